@@ -1,0 +1,1 @@
+"""Retrieval and gate benchmarks for tierclaw memory (data converters live in bench.datasets)."""

@@ -1,0 +1,550 @@
+"""Convert the public data in ../shared/data into the generic benchmark format (see bench.dataset_format).
+
+Usage (from the project root)::
+
+    python -m bench.datasets locomo ../shared/data/locomo/locomo10.json -o FILE.json
+    python -m bench.datasets madial ../shared/data/madial --lang zh -o FILE.json
+    python -m bench.datasets gate ../shared/data -o FILE.jsonl
+
+The data is never copied into the repository: converters read it where it lives and write wherever ``-o``
+points. A missing input is reported in one line on stderr with exit code 1, because benchmarks run on
+machines without the shared data and a traceback there would look like a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import json
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bench.dataset_format import format_timestamp, read_jsonl, write_dataset, write_jsonl
+
+SHARED_DATA_HINT = "the benchmark data lives in ../shared/data (relative to the project root)"
+
+LOCOMO_KINDS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+MADIAL_QUERY_KIND = "implicit"
+MADIAL_LANGS = ("zh", "en")
+
+DIA_ID = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$", re.IGNORECASE)
+SESSION_KEY = re.compile(r"^session_(\d+)$")
+SESSION_DATE_KEY = re.compile(r"^session_(\d+)_date_time$")
+OBSERVATION_KEY = re.compile(r"^session_(\d+)_observation$")
+SPEAKER_PREFIX = re.compile(r"^\s*<(\w+)>\s*:\s*")
+MADIAL_ASSISTANT = "Assistant"
+TURN_QUOTES = "\"'“”‘’「」"
+
+_MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
+_MONTHS.update({name.lower(): number for number, name in enumerate(calendar.month_abbr) if name})
+_MONTHS["sept"] = 9
+_TIME = r"(?:(?P<hour>\d{1,2})(?:[:.](?P<minute>\d{2}))?\s*(?P<ampm>[ap]\.?\s?m\.?)?\s*(?:on\s+|,\s*)?)?"
+_DAY_MONTH_YEAR = re.compile(
+    _TIME + r"(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?P<month>[A-Za-z]+)\.?,?\s+(?P<year>\d{4})$", re.IGNORECASE
+)
+_MONTH_DAY_YEAR = re.compile(
+    _TIME + r"(?P<month>[A-Za-z]+)\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<year>\d{4})$", re.IGNORECASE
+)
+
+
+class MissingInputError(FileNotFoundError):
+    """An input file or folder does not exist; ``main`` turns it into a one-line message and exit code 1."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"missing input: {path} does not exist; {SHARED_DATA_HINT}")
+        self.path = path
+
+
+def require_input(path: str | Path) -> Path:
+    """Return ``path`` if it exists, else raise MissingInputError naming it (not a bare FileNotFoundError)."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingInputError(path)
+    return path
+
+
+def note(message: str) -> None:
+    """Report a count or oddity on stderr so stdout stays free for pipes."""
+    print(message, file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------------------------- dates
+
+
+def _hour_24(hour: int, ampm: str | None) -> int:
+    """Convert a 12-hour clock reading (``12 am`` is midnight) to 24-hour."""
+    if not ampm:
+        return hour
+    is_pm = ampm.lower().startswith("p")
+    return (hour % 12) + (12 if is_pm else 0)
+
+
+def parse_datetime(text: str) -> datetime:
+    """Parse LoCoMo-style dates ("1:56 pm on 8 May, 2023", "May 8, 2023", ISO) into a naive datetime.
+
+    LoCoMo session dates are free text; being lenient here is cheaper than dropping sessions.
+    """
+    cleaned = " ".join(text.split())
+    for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR):
+        match = pattern.match(cleaned)
+        if match and match["month"].lower() in _MONTHS:
+            hour = _hour_24(int(match["hour"] or 0), match["ampm"])
+            return datetime(
+                int(match["year"]),
+                _MONTHS[match["month"].lower()],
+                int(match["day"]),
+                hour,
+                int(match["minute"] or 0),
+            )
+    try:
+        return datetime.fromisoformat(cleaned).replace(tzinfo=None, microsecond=0)
+    except ValueError:
+        raise ValueError(f"unrecognised date {text!r}") from None
+
+
+# ---------------------------------------------------------------------------------------------- LoCoMo
+
+
+def split_dia_ids(raw: str | Sequence[str]) -> tuple[list[str], int]:
+    """Split evidence/source turn ids into normalised "D<session>:<turn>" ids, plus how many were malformed.
+
+    LoCoMo stores them as a list, but items may hold several ids ("D8:6; D9:17", "D9:1 D4:4") or be
+    malformed ("D", "D:11:26"); a strict reader would silently lose evidence.
+    """
+    items = [raw] if isinstance(raw, str) else list(raw)
+    ids: list[str] = []
+    malformed = 0
+    for item in items:
+        for token in re.split(r"[;,\s]+(?=D)|[;,]", str(item), flags=re.IGNORECASE):
+            token = token.strip()
+            if not token:
+                continue
+            match = DIA_ID.match(token)
+            if match is None:
+                malformed += 1
+                continue
+            dia_id = f"D{int(match[1])}:{int(match[2])}"
+            if dia_id not in ids:
+                ids.append(dia_id)
+    return ids, malformed
+
+
+def _numbered(keys: Iterable[str], pattern: re.Pattern[str]) -> dict[int, str]:
+    """Map session numbers to the keys matching ``pattern`` (e.g. session_3_observation -> 3)."""
+    found: dict[int, str] = {}
+    for key in keys:
+        match = pattern.match(key)
+        if match:
+            found[int(match[1])] = key
+    return found
+
+
+def locomo_session_dates(conversation: dict[str, Any]) -> dict[int, datetime]:
+    """Parse every ``session_N_date_time`` of a conversation."""
+    keys = _numbered(conversation, SESSION_DATE_KEY)
+    return {number: parse_datetime(conversation[key]) for number, key in keys.items()}
+
+
+def locomo_last_session(conversation: dict[str, Any]) -> int:
+    """Number of the last session that has turns.
+
+    Some conversations list dates for sessions that hold no turns (conv-26 has dates up to session 35 but
+    turns only up to 19); the questions are asked after the last real session, not after those.
+    """
+    sessions = [n for n, key in _numbered(conversation, SESSION_KEY).items() if conversation[key]]
+    if sessions:
+        return max(sessions)
+    dated = _numbered(conversation, SESSION_DATE_KEY)
+    if not dated:
+        raise ValueError("conversation has neither sessions nor session dates")
+    return max(dated)
+
+
+def locomo_memories(
+    sample: dict[str, Any], dates: dict[int, datetime]
+) -> tuple[list[dict[str, Any]], dict[str, set[str]]]:
+    """Turn observations into memories; also return memory id -> source turn ids for evidence matching.
+
+    Ids are "<first source turn>#<k>" because one turn can yield several observations.
+    """
+    sample_id = sample.get("sample_id", "?")
+    memories: list[dict[str, Any]] = []
+    sources: dict[str, set[str]] = {}
+    per_turn: Counter[str] = Counter()
+    malformed = 0
+    observations = sample.get("observation", {})
+    for session, key in sorted(_numbered(observations, OBSERVATION_KEY).items()):
+        if session not in dates:
+            raise ValueError(f"LoCoMo {sample_id}: {key} has no session_{session}_date_time")
+        created_at = format_timestamp(dates[session])
+        for facts in observations[key].values():
+            for text, raw_ids in facts:
+                turn_ids, bad = split_dia_ids(raw_ids)
+                malformed += bad
+                if not turn_ids or not str(text).strip():
+                    malformed += 1
+                    continue
+                memory_id = f"{turn_ids[0]}#{per_turn[turn_ids[0]]}"
+                per_turn[turn_ids[0]] += 1
+                memories.append({"id": memory_id, "content": str(text).strip(), "created_at": created_at})
+                sources[memory_id] = set(turn_ids)
+    if malformed:
+        note(f"LoCoMo {sample_id}: {malformed} malformed observation source ids ignored")
+    return memories, sources
+
+
+def locomo_queries(
+    sample: dict[str, Any], sources: dict[str, set[str]], at: datetime
+) -> tuple[list[dict[str, Any]], int]:
+    """Build queries from QA items of categories 1-4; return them and how many had no evidence observation.
+
+    Category 5 (adversarial) has no answer in memory, so it is not a recall query. Questions whose evidence
+    turns produced no observation cannot be found by any retriever over observations: they are dropped
+    and counted, so the benchmark can still report recall against all questions.
+    """
+    queries: list[dict[str, Any]] = []
+    dropped = 0
+    malformed = 0
+    for index, item in enumerate(sample.get("qa", [])):
+        kind = LOCOMO_KINDS.get(item.get("category"))
+        if kind is None:
+            continue
+        evidence, bad = split_dia_ids(item.get("evidence", []))
+        malformed += bad
+        wanted = set(evidence)
+        if not wanted:
+            continue  # no evidence at all: not a recall question (4 in LoCoMo), as in the reference numbers
+        relevant = [memory_id for memory_id, turns in sources.items() if turns & wanted]
+        if not relevant:
+            dropped += 1
+            continue
+        queries.append(
+            {
+                "id": f"q{index}",
+                "text": str(item["question"]).strip(),
+                "relevant": relevant,
+                "kind": kind,
+                "at": format_timestamp(at),
+            }
+        )
+    if malformed:
+        note(f"LoCoMo {sample.get('sample_id', '?')}: {malformed} malformed evidence ids ignored")
+    return queries, dropped
+
+
+def convert_locomo(path: str | Path) -> dict[str, Any]:
+    """Convert locomo10.json: one owner per conversation, observations as memories, QA as queries."""
+    samples = json.loads(require_input(path).read_text(encoding="utf-8"))
+    owners: list[dict[str, Any]] = []
+    dropped = 0
+    for sample in samples:
+        conversation = sample["conversation"]
+        dates = locomo_session_dates(conversation)
+        last = locomo_last_session(conversation)
+        memories, sources = locomo_memories(sample, dates)
+        queries, sample_dropped = locomo_queries(sample, sources, dates[last] + timedelta(days=1))
+        dropped += sample_dropped
+        owners.append({"owner": str(sample["sample_id"]), "memories": memories, "queries": queries})
+    return {"name": "locomo10", "dropped_no_evidence": dropped, "owners": owners}
+
+
+def locomo_questions(path: str | Path) -> list[str]:
+    """All category 1-4 questions, evidence or not: for the gate every one of them needs memory."""
+    samples = json.loads(require_input(path).read_text(encoding="utf-8"))
+    return [
+        str(item["question"]).strip()
+        for sample in samples
+        for item in sample.get("qa", [])
+        if item.get("category") in LOCOMO_KINDS
+    ]
+
+
+# ---------------------------------------------------------------------------------------------- MADial
+
+
+def madial_paths(folder: str | Path, lang: str) -> tuple[Path, Path]:
+    """The (memory, dialogue) files of one language, checked to exist."""
+    folder = require_input(folder)
+    return (
+        require_input(folder / f"MADial-Bench-{lang}-memory.json"),
+        require_input(folder / f"MADial-Bench-{lang}-dialogue.json"),
+    )
+
+
+def load_madial_memories(path: Path) -> dict[str, dict[str, Any]]:
+    """Merge the one-object-per-line memory file into {memory id: record}."""
+    merged: dict[str, dict[str, Any]] = {}
+    for row in read_jsonl(path):
+        for memory_id, record in row.items():
+            if str(memory_id) in merged:
+                raise ValueError(f"{path}: duplicate memory id {memory_id!r}")
+            merged[str(memory_id)] = record
+    return merged
+
+
+def madial_speaker(turn: str) -> str | None:
+    """The "<Name>:" speaker of a turn, or None (markers like <BOD>, or a turn that lost its prefix)."""
+    match = SPEAKER_PREFIX.match(turn)
+    return match[1] if match else None
+
+
+def is_user_turn(turn: str) -> bool:
+    """A user turn carries a named, non-assistant speaker prefix.
+
+    The English file has a few assistant turns with the prefix missing or mangled ("<Basketball is ...");
+    treating anything unprefixed as not-the-user keeps those out of the query text.
+    """
+    speaker = madial_speaker(turn)
+    return speaker is not None and speaker != MADIAL_ASSISTANT
+
+
+def clean_turn(turn: str) -> str:
+    """Strip the speaker prefix and the quotes around the utterance, leaving what the person typed."""
+    text = SPEAKER_PREFIX.sub("", turn, count=1).strip()
+    return text.strip(TURN_QUOTES).strip()
+
+
+def madial_query_text(dialogue: Sequence[str], test_turns: Sequence[int]) -> str:
+    """The user's turns before the first test turn, one per line.
+
+    ``test-turn`` indexes ``dialogue`` (index 0 is "<BOD>") at the assistant turns where a memory should
+    be recalled; later indices are alternative recall points or variants, so the first one is where the
+    assistant must first decide to recall, from what the user has said so far.
+    """
+    first = min(test_turns)
+    said = [clean_turn(turn) for turn in dialogue[:first] if is_user_turn(turn)]
+    return "\n".join(text for text in said if text)
+
+
+def _sibling_memories(folder: Path, lang: str) -> dict[str, dict[str, Any]]:
+    """Memories of the parallel language, used only to recover user ids missing in this language's file."""
+    for other in MADIAL_LANGS:
+        path = folder / f"MADial-Bench-{other}-memory.json"
+        if other != lang and path.exists():
+            return load_madial_memories(path)
+    return {}
+
+
+def _user_names(dialogues: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Speaker name -> user id, learned from the dialogues' user turns."""
+    names: dict[str, str] = {}
+    for dialogue in dialogues:
+        for turn in dialogue["dialogue"]:
+            speaker = madial_speaker(turn)
+            if speaker and speaker != MADIAL_ASSISTANT:
+                names.setdefault(speaker, str(dialogue["user-id"]))
+    return names
+
+
+def madial_memory_owners(
+    memories: dict[str, dict[str, Any]],
+    sibling: dict[str, dict[str, Any]],
+    dialogues: Sequence[dict[str, Any]],
+) -> dict[str, str]:
+    """Memory id -> user id.
+
+    The English memory file has no ``user-id``; fall back to the parallel (same ids) Chinese record, then to
+    the one user whose name the event mentions. Memories still unresolved are left out by the caller.
+    """
+    names = _user_names(dialogues)
+    owners: dict[str, str] = {}
+    for memory_id, record in memories.items():
+        user = record.get("user-id", sibling.get(memory_id, {}).get("user-id"))
+        if user is None:
+            mentioned = {uid for name, uid in names.items() if name in str(record.get("event", ""))}
+            user = mentioned.pop() if len(mentioned) == 1 else None
+        if user is not None:
+            owners[memory_id] = str(user)
+    return owners
+
+
+def _madial_memory(memory_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    """One MADial memory event in the generic format (content = event text, dated at midnight)."""
+    return {
+        "id": memory_id,
+        "content": str(record["event"]).strip(),
+        "created_at": format_timestamp(parse_datetime(str(record["time"]))),
+    }
+
+
+def convert_madial(folder: str | Path, lang: str) -> dict[str, Any]:
+    """Convert MADial-Bench of one language: owners are the users, one implicit-recall query per dialogue."""
+    if lang not in MADIAL_LANGS:
+        raise ValueError(f"unknown MADial language {lang!r}; expected one of {MADIAL_LANGS}")
+    memory_path, dialogue_path = madial_paths(folder, lang)
+    memories = load_madial_memories(memory_path)
+    dialogues = read_jsonl(dialogue_path)
+    owner_of = madial_memory_owners(memories, _sibling_memories(Path(folder), lang), dialogues)
+    if len(owner_of) < len(memories):
+        note(f"MADial {lang}: {len(memories) - len(owner_of)} memories with no known user left out")
+    blocks: dict[str, dict[str, Any]] = {}
+    for memory_id, user in sorted(owner_of.items(), key=lambda item: (item[1], _id_key(item[0]))):
+        block = blocks.setdefault(user, {"owner": f"madial-user-{user}", "memories": [], "queries": []})
+        block["memories"].append(_madial_memory(memory_id, memories[memory_id]))
+    dropped = 0
+    for line, dialogue in enumerate(dialogues):
+        user = str(dialogue["user-id"])
+        relevant = [str(r) for r in dialogue.get("relevant-id", []) if owner_of.get(str(r)) == user]
+        text = madial_query_text(dialogue["dialogue"], dialogue["test-turn"])
+        if not relevant or not text or user not in blocks:
+            dropped += 1
+            continue
+        query_id = f"d{dialogue.get('id', line)}"
+        blocks[user]["queries"].append(
+            {"id": query_id, "text": text, "relevant": relevant, "kind": MADIAL_QUERY_KIND}
+        )
+    owners = [blocks[user] for user in sorted(blocks, key=_id_key)]
+    return {"name": f"madial-{lang}", "dropped_no_evidence": dropped, "owners": owners}
+
+
+def _id_key(value: str) -> tuple[int, str]:
+    """Sort numeric ids numerically ("2" before "10"), others after them."""
+    return (int(value), "") if value.isdigit() else (sys.maxsize, value)
+
+
+# ------------------------------------------------------------------------------------------------ gate
+
+
+def normalise_dailydialog(text: str) -> str:
+    """Undo DailyDialog's tokenisation ("Hello , how are you ?", "I ’ m") so it reads like typed chat."""
+    text = " ".join(text.split())
+    text = re.sub(r"(?<=\w) ?([’‘']) ?(?=(?:s|t|m|d|ll|re|ve)\b)", r"\1", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?<=[sS]) ([’']) ", r"\1 ", text)
+    text = re.sub(r" +([,.!?;:%)\]}]|\.\.\.)", r"\1", text)
+    text = re.sub(r"([(\[{$]) +", r"\1", text)
+    text = re.sub(r'" ?([^"]*?) ?"', r'"\1"', text)
+    return text.strip()
+
+
+def lccc_negatives(path: str | Path) -> list[str]:
+    """Every utterance of the LCCC toy set (all splits) with the tokenising spaces removed."""
+    data = json.loads(require_input(path).read_text(encoding="utf-8"))
+    splits = data.values() if isinstance(data, dict) else [data]
+    texts = [
+        "".join(str(utterance).split()) for split in splits for dialogue in split for utterance in dialogue
+    ]
+    return [text for text in texts if text]
+
+
+def dailydialog_negatives(path: str | Path) -> list[str]:
+    """Every non-empty turn of the DailyDialog file (turns end with ``__eou__``), normalised."""
+    texts: list[str] = []
+    for line in require_input(path).read_text(encoding="utf-8").splitlines():
+        texts.extend(normalise_dailydialog(turn) for turn in line.split("__eou__"))
+    return [text for text in texts if text]
+
+
+def _gate_row(text: str, needs_memory: bool, lang: str, source: str) -> dict[str, Any]:
+    """One gate line; a function so every source produces identical keys in the same order."""
+    return {"text": text, "needs_memory": needs_memory, "lang": lang, "source": source}
+
+
+def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the first line of each (text, lang); chit-chat repeats ("ok", "哈哈") would dominate otherwise."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[dict[str, Any]] = []
+    for row in rows:
+        key = (row["text"], row["lang"])
+        if key not in seen:
+            seen.add(key)
+            kept.append(row)
+    return kept
+
+
+def build_gate(root: str | Path) -> list[dict[str, Any]]:
+    """Gate set: questions that need memory (LoCoMo, MADial zh) vs. chit-chat (LCCC, DailyDialog)."""
+    root = require_input(root)
+    locomo = require_input(root / "locomo" / "locomo10.json")
+    madial_folder = root / "madial"
+    madial_paths(madial_folder, "zh")
+    lccc = require_input(root / "chat" / "lccc_toy_data.json")
+    dailydialog = require_input(root / "chat" / "dailydialog_dialogues_test.txt")
+    positives = [_gate_row(text, True, "en", "locomo") for text in locomo_questions(locomo)]
+    madial = convert_madial(madial_folder, "zh")
+    positives += [
+        _gate_row(query["text"], True, "zh", "madial-zh")
+        for owner in madial["owners"]
+        for query in owner["queries"]
+    ]
+    negatives = [_gate_row(text, False, "zh", "lccc") for text in lccc_negatives(lccc)]
+    negatives += [_gate_row(text, False, "en", "dailydialog") for text in dailydialog_negatives(dailydialog)]
+    return positives + dedupe_rows(negatives)
+
+
+# ------------------------------------------------------------------------------------------------- CLI
+
+
+def dataset_summary(data: dict[str, Any]) -> str:
+    """One line: owners, memories, queries, dropped."""
+    owners = data["owners"]
+    memories = sum(len(owner["memories"]) for owner in owners)
+    queries = sum(len(owner["queries"]) for owner in owners)
+    return (
+        f"{data['name']}: {len(owners)} owners, {memories} memories, {queries} queries "
+        f"({data.get('dropped_no_evidence', 0)} dropped)"
+    )
+
+
+def _run_locomo(args: argparse.Namespace) -> None:
+    """locomo subcommand."""
+    data = convert_locomo(args.path)
+    note(f"dropped {data['dropped_no_evidence']} queries with no evidence observation")
+    write_dataset(args.output, data)
+    note(dataset_summary(data))
+
+
+def _run_madial(args: argparse.Namespace) -> None:
+    """madial subcommand."""
+    data = convert_madial(args.path, args.lang)
+    note(f"dropped {data['dropped_no_evidence']} queries with no relevant memory of their user")
+    write_dataset(args.output, data)
+    note(dataset_summary(data))
+
+
+def _run_gate(args: argparse.Namespace) -> None:
+    """gate subcommand."""
+    rows = build_gate(args.path)
+    write_jsonl(args.output, rows)
+    counts = Counter(row["source"] for row in rows)
+    positives = sum(row["needs_memory"] for row in rows)
+    note("gate sources: " + ", ".join(f"{source}={count}" for source, count in counts.items()))
+    note(f"gate: {len(rows)} lines ({positives} need memory, {len(rows) - positives} do not)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse CLI (one subcommand per converter)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.datasets", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    locomo = commands.add_parser("locomo", help="LoCoMo locomo10.json -> retrieval dataset")
+    locomo.add_argument("path", help="path to locomo10.json")
+    locomo.set_defaults(run=_run_locomo)
+    madial = commands.add_parser("madial", help="MADial-Bench folder -> retrieval dataset")
+    madial.add_argument("path", help="folder holding MADial-Bench-<lang>-{memory,dialogue}.json")
+    madial.add_argument("--lang", choices=MADIAL_LANGS, required=True)
+    madial.set_defaults(run=_run_madial)
+    gate = commands.add_parser("gate", help="data root -> gate set (needs memory or not), JSON lines")
+    gate.add_argument("path", help="the shared data folder (../shared/data)")
+    gate.set_defaults(run=_run_gate)
+    for command in (locomo, madial, gate):
+        command.add_argument("-o", "--output", required=True, help="output file (parent dirs are created)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (1 with a one-line message when an input is missing)."""
+    args = build_parser().parse_args(argv)
+    try:
+        args.run(args)
+    except MissingInputError as exc:
+        note(str(exc))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

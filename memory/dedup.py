@@ -1,0 +1,52 @@
+"""When two memories say the same thing: exact-normalised keys and lexical near-duplicate similarity.
+
+A store that keeps "User likes coffee." and "the user likes coffee" as two rows wastes prompt space and
+splits access counts. Exact duplicates are found through ``norm_key`` (an index lookup); near
+duplicates through the Dice coefficient of content-word sets. Negations, numbers and names are content
+words here on purpose: "likes coffee" and "does not like coffee" must never merge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from memory.tokenizer import STOP_WORDS, segment, stem
+
+# Dice similarity at or above which two memories of one owner are merged. Chosen on LoCoMo's 2,541
+# observations (bench/dedup_threshold.py): at 0.85 the pairs that qualify are restatements of the same
+# fact across sessions; at 0.75 distinct facts that share a subject and most words start to qualify.
+NEAR_DUPLICATE_DICE = 0.85
+
+NEGATIONS = frozenset(
+    {"not", "no", "nor", "never", "don", "doesn", "didn", "isn", "wasn", "aren", "weren", "won", "wouldn"}
+    | {"shouldn", "couldn", "hasn", "haven", "hadn", "不", "没", "没有", "别", "不是", "未", "无", "非"}
+)
+_PUNCT_OR_SPACE = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def norm_key(content: str) -> str:
+    """Key equal for texts that differ only in case, width, spacing or punctuation."""
+    folded = unicodedata.normalize("NFKC", content).casefold()
+    return hashlib.blake2b(_PUNCT_OR_SPACE.sub("", folded).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def content_words(content: str) -> frozenset[str]:
+    """Stemmed tokens minus stop words, but with negations kept (they change a fact's meaning)."""
+    return frozenset(stem(t) for t in segment(content) if t not in STOP_WORDS or t in NEGATIONS)
+
+
+def dice(a: frozenset[str], b: frozenset[str]) -> float:
+    """Dice coefficient of two word sets: 2|A∩B| / (|A|+|B|); 0 when both are empty."""
+    if not a and not b:
+        return 0.0
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+def is_near_duplicate(a: frozenset[str], b: frozenset[str], threshold: float = NEAR_DUPLICATE_DICE) -> bool:
+    """True when two content-word sets are similar enough to be one memory."""
+    # A difference in negation flips the meaning whatever the overlap.
+    if (a & NEGATIONS) != (b & NEGATIONS):
+        return False
+    return dice(a, b) >= threshold

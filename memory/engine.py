@@ -1,0 +1,702 @@
+"""The memory engine: one SQLite file (aiosqlite, WAL) holding tiers 1–3 for every owner.
+
+Every public method takes the ``owner`` and every SQL statement filters on it: no call ever returns or
+touches another owner's rows. Writes go through one clean path (``write``) that merges exact and near
+duplicates and lets a fact with the same subject+predicate supersede the old one, so the store stays
+small and nothing is silently lost (rows are archived, never deleted, except by ``purge``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime
+from pathlib import Path
+
+import aiosqlite
+
+from memory import tokenizer
+from memory.clock import days_between, to_db, utcnow
+from memory.decay import CATEGORIES, relevance_score
+from memory.dedup import content_words, is_near_duplicate, norm_key
+from memory.models import GLOBAL_PROJECT, Event, Fact, Memory, Retrieved, WriteResult
+from memory.schema import migrate
+
+log = logging.getLogger("tierclaw.memory")
+
+_MEMORY_COLUMNS = (
+    "id, owner, tier, project, topic, category, content, importance, source, source_ref, subject, "
+    "predicate, created_at, updated_at, last_accessed, access_count, is_archived, superseded_by"
+)
+_EVENT_COLUMNS = "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at"
+
+# How many FTS candidates are ranked in Python after bm25 has ordered them.
+FTS_CANDIDATES = 50
+# How many rows of a matched project partition join the candidates (seed 000 §5.3: LIMIT 20).
+PARTITION_CANDIDATES = 20
+# Terms found in more than this share of all indexed rows are dropped from the MATCH when rarer terms
+# exist: they add little to bm25 but make SQLite walk long posting lists (100 ms at 100k rows).
+COMMON_TERM_SHARE = 0.05
+COMMON_TERM_FLOOR = 200
+# Weight of the seed-000 decay score against text relevance: final = text * (1 + DECAY_WEIGHT * decay).
+DECAY_WEIGHT = 0.3
+# Text relevance given to a partition row that matched the project but no query term.
+PARTITION_ONLY_TEXT = 0.25
+
+
+class MemoryDatabaseError(RuntimeError):
+    """The memory database is missing, corrupt, or of an unknown schema; the message says which."""
+
+
+def _row_to_memory(row: Sequence) -> Memory:
+    return Memory(
+        id=row[0],
+        owner=row[1],
+        tier=row[2],
+        project=row[3],
+        topic=row[4],
+        category=row[5],
+        content=row[6],
+        importance=row[7],
+        source=row[8],
+        source_ref=row[9],
+        subject=row[10],
+        predicate=row[11],
+        created_at=row[12],
+        updated_at=row[13],
+        last_accessed=row[14],
+        access_count=row[15],
+        is_archived=bool(row[16]),
+        superseded_by=row[17],
+    )
+
+
+def _row_to_event(row: Sequence) -> Event:
+    return Event(*row[:7], is_compressed=bool(row[7]), created_at=row[8])
+
+
+def _prepare_file(path: str) -> None:
+    """Open synchronously once: WAL, then forward migrations. Raises MemoryDatabaseError on bad files."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise MemoryDatabaseError(f"cannot open memory database {path}: {exc}") from exc
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        old, new = migrate(conn)
+        if old != new:
+            log.info("[memory] schema of %s upgraded from version %d to %d", path, old, new)
+    except sqlite3.DatabaseError as exc:
+        raise MemoryDatabaseError(f"{path} is not a usable memory database ({exc})") from exc
+    except RuntimeError as exc:
+        raise MemoryDatabaseError(str(exc)) from exc
+    finally:
+        conn.close()
+
+
+class MemoryEngine:
+    """Async access to the tiered memory store. Create with ``await MemoryEngine.open(path)``."""
+
+    def __init__(self, db: aiosqlite.Connection, path: str) -> None:
+        self._db = db
+        self.path = path
+        self._write_lock = asyncio.Lock()
+        self._projects: dict[str, frozenset[str]] = {}
+        self._indexed_rows = 0
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @classmethod
+    async def open(cls, path: str | Path, *, create: bool = True) -> MemoryEngine:
+        """Open (and create or upgrade) the database at ``path``; jieba is loaded off the event loop."""
+        path = str(path)
+        if path != ":memory:":
+            target = Path(path)
+            if not create and not target.exists():
+                raise MemoryDatabaseError(f"memory database {path} does not exist")
+            target.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.gather(asyncio.to_thread(_prepare_file, path), asyncio.to_thread(tokenizer.warm_up))
+        db = await aiosqlite.connect(path, isolation_level=None)
+        await db.execute("PRAGMA busy_timeout = 5000")
+        await db.execute("PRAGMA synchronous = NORMAL")
+        await db.execute("PRAGMA foreign_keys = ON")
+        engine = cls(db, path)
+        engine._indexed_rows = await engine._scalar("SELECT COUNT(*) FROM memories")
+        log.info("[memory] opened %s", path)
+        return engine
+
+    async def close(self) -> None:
+        """Close the connection (WAL is checkpointed by SQLite on the last close)."""
+        await self._db.close()
+
+    async def __aenter__(self) -> MemoryEngine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _scalar(self, sql: str, params: Sequence = ()) -> int:
+        async with self._db.execute(sql, params) as cur:
+            row = await cur.fetchone()
+        return int(row[0] or 0) if row else 0
+
+    async def _fetchall(self, sql: str, params: Sequence = ()) -> list[sqlite3.Row | tuple]:
+        async with self._db.execute(sql, params) as cur:
+            return list(await cur.fetchall())
+
+    # ----------------------------------------------------------------- writes
+
+    async def write(self, owner: str, fact: Fact, now: datetime | None = None) -> WriteResult:
+        """Store one fact through the clean path (merge duplicates, supersede same subject+predicate)."""
+        return (await self.write_many(owner, [fact], now=now))[0]
+
+    async def write_many(
+        self, owner: str, facts: Iterable[Fact], now: datetime | None = None
+    ) -> list[WriteResult]:
+        """Store several facts in one transaction, each through the clean path."""
+        _check_owner(owner)
+        results: list[WriteResult] = []
+        async with self._write_lock:
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for fact in facts:
+                    results.append(await self._write_one(owner, _validated(fact), now or utcnow()))
+                await self._db.execute("COMMIT")
+            except BaseException:
+                await self._db.execute("ROLLBACK")
+                raise
+        self._projects.pop(owner, None)
+        for r in results:
+            log.info("[memory] write owner=%s id=%d action=%s", owner, r.id, r.action)
+        return results
+
+    async def _write_one(self, owner: str, fact: Fact, now: datetime) -> WriteResult:
+        key = norm_key(fact.content)
+        if fact.subject and fact.predicate:
+            rows = await self._fetchall(
+                "SELECT id, norm_key FROM memories WHERE owner = ? AND subject = ? AND predicate = ? "
+                "AND is_archived = 0 ORDER BY id DESC",
+                (owner, fact.subject, fact.predicate),
+            )
+            for old_id, old_key in rows:
+                if old_key == key:
+                    return await self._merge_into(old_id, fact, now)
+            if rows:
+                new_id = await self._insert(owner, fact, key, now)
+                await self._db.executemany(
+                    "UPDATE memories SET is_archived = 1, superseded_by = ?, updated_at = ? WHERE id = ?",
+                    [(new_id, to_db(now), old_id) for old_id, _ in rows],
+                )
+                return WriteResult(new_id, "superseded", rows[0][0])
+        same = await self._fetchall(
+            "SELECT id FROM memories WHERE owner = ? AND norm_key = ? AND is_archived = 0 AND tier = ? "
+            "LIMIT 1",
+            (owner, key, fact.tier),
+        )
+        if same:
+            return await self._merge_into(same[0][0], fact, now)
+        near = await self._near_duplicate(owner, fact)
+        if near is not None:
+            return await self._merge_into(near, fact, now)
+        return WriteResult(await self._insert(owner, fact, key, now), "inserted")
+
+    async def _near_duplicate(self, owner: str, fact: Fact) -> int | None:
+        words = content_words(fact.content)
+        if not words:
+            return None
+        terms = tokenizer.query_terms(fact.content)
+        for cand in await self._fts_candidates(owner, terms, tiers=(fact.tier,), limit=5):
+            if is_near_duplicate(words, content_words(cand[6])):
+                return int(cand[0])
+        return None
+
+    async def _insert(self, owner: str, fact: Fact, key: str, now: datetime) -> int:
+        created = to_db(fact.created_at or now)
+        cur = await self._db.execute(
+            "INSERT INTO memories (owner, tier, project, topic, category, content, search_text, norm_key, "
+            "importance, source, source_ref, subject, predicate, created_at, updated_at, last_accessed) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                owner,
+                fact.tier,
+                fact.project,
+                fact.topic,
+                fact.category,
+                fact.content,
+                tokenizer.index_text(fact.content),
+                key,
+                fact.importance,
+                fact.source,
+                fact.source_ref,
+                fact.subject,
+                fact.predicate,
+                created,
+                created,
+                created,
+            ),
+        )
+        new_id = int(cur.lastrowid)
+        if fact.source_ref:
+            await self._db.execute(
+                "INSERT OR IGNORE INTO memory_refs(memory_id, ref) VALUES (?, ?)", (new_id, fact.source_ref)
+            )
+        self._indexed_rows += 1
+        return new_id
+
+    async def _merge_into(self, memory_id: int, fact: Fact, now: datetime) -> WriteResult:
+        await self._db.execute(
+            "UPDATE memories SET access_count = access_count + 1, importance = MAX(importance, ?), "
+            "updated_at = ? WHERE id = ?",
+            (fact.importance, to_db(now), memory_id),
+        )
+        if fact.source_ref:
+            await self._db.execute(
+                "INSERT OR IGNORE INTO memory_refs(memory_id, ref) VALUES (?, ?)",
+                (memory_id, fact.source_ref),
+            )
+        return WriteResult(memory_id, "merged")
+
+    async def edit(
+        self,
+        owner: str,
+        memory_id: int,
+        *,
+        content: str | None = None,
+        project: str | None = None,
+        topic: str | None = None,
+        category: str | None = None,
+        importance: float | None = None,
+        tier: int | None = None,
+    ) -> Memory:
+        """Change fields of one live memory the owner has; raises KeyError when there is none."""
+        current = await self.get(owner, memory_id)
+        if current is None or current.is_archived:
+            raise KeyError(f"no live memory {memory_id} for this owner")
+        fact = _validated(
+            Fact(
+                content=content if content is not None else current.content,
+                project=project or current.project,
+                topic=topic or current.topic,
+                category=category or current.category,
+                importance=importance if importance is not None else current.importance,
+                tier=tier or current.tier,
+            )
+        )
+        async with self._write_lock:
+            await self._db.execute(
+                "UPDATE memories SET content = ?, search_text = ?, norm_key = ?, project = ?, topic = ?, "
+                "category = ?, importance = ?, tier = ?, updated_at = ? WHERE id = ? AND owner = ?",
+                (
+                    fact.content,
+                    tokenizer.index_text(fact.content),
+                    norm_key(fact.content),
+                    fact.project,
+                    fact.topic,
+                    fact.category,
+                    fact.importance,
+                    fact.tier,
+                    to_db(utcnow()),
+                    memory_id,
+                    owner,
+                ),
+            )
+        self._projects.pop(owner, None)
+        log.info("[memory] edit owner=%s id=%d", owner, memory_id)
+        updated = await self.get(owner, memory_id)
+        assert updated is not None
+        return updated
+
+    async def archive(self, owner: str, memory_id: int) -> bool:
+        """Soft-delete one memory of the owner; False when the owner has no such live memory."""
+        async with self._write_lock:
+            cur = await self._db.execute(
+                "UPDATE memories SET is_archived = 1, updated_at = ? WHERE id = ? AND owner = ? "
+                "AND is_archived = 0",
+                (to_db(utcnow()), memory_id, owner),
+            )
+        done = cur.rowcount > 0
+        if done:
+            self._projects.pop(owner, None)
+            log.info("[memory] archive owner=%s id=%d", owner, memory_id)
+        return done
+
+    async def purge(self, owner: str, memory_id: int) -> bool:
+        """Delete one memory of the owner for good (the explicit exception to soft delete)."""
+        async with self._write_lock:
+            await self._db.execute(
+                "UPDATE memories SET superseded_by = NULL WHERE superseded_by = ? AND owner = ?",
+                (memory_id, owner),
+            )
+            cur = await self._db.execute(
+                "DELETE FROM memories WHERE id = ? AND owner = ?", (memory_id, owner)
+            )
+        done = cur.rowcount > 0
+        if done:
+            self._indexed_rows -= 1
+            self._projects.pop(owner, None)
+            log.info("[memory] purge owner=%s id=%d", owner, memory_id)
+        return done
+
+    # ----------------------------------------------------------------- reads
+
+    async def get(self, owner: str, memory_id: int) -> Memory | None:
+        """One memory of the owner (live or archived), with all its source references."""
+        rows = await self._fetchall(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ? AND owner = ?", (memory_id, owner)
+        )
+        if not rows:
+            return None
+        mem = _row_to_memory(rows[0])
+        mem.refs = (await self.refs(owner, [mem.id])).get(mem.id, [])
+        return mem
+
+    async def list(
+        self,
+        owner: str,
+        *,
+        tier: int | None = None,
+        project: str | None = None,
+        include_archived: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Memory]:
+        """The owner's memories, newest first, optionally filtered by tier and project."""
+        where, params = ["owner = ?"], [owner]
+        if tier is not None:
+            where.append("tier = ?")
+            params.append(tier)
+        if project is not None:
+            where.append("project = ?")
+            params.append(project)
+        if not include_archived:
+            where.append("is_archived = 0")
+        rows = await self._fetchall(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(where)} "
+            "ORDER BY id DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        )
+        mems = [_row_to_memory(r) for r in rows]
+        refs = await self.refs(owner, [m.id for m in mems])
+        for m in mems:
+            m.refs = refs.get(m.id, [])
+        return mems
+
+    async def refs(self, owner: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
+        """Every source reference each memory absorbed (its own plus those of merged duplicates)."""
+        out: dict[int, list[str]] = {}
+        for chunk_start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[chunk_start : chunk_start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = await self._fetchall(
+                f"SELECT r.memory_id, r.ref FROM memory_refs r JOIN memories m ON m.id = r.memory_id "
+                f"WHERE m.owner = ? AND r.memory_id IN ({marks}) ORDER BY r.ref",
+                (owner, *chunk),
+            )
+            for mid, ref in rows:
+                out.setdefault(mid, []).append(ref)
+        return out
+
+    async def profile(self, owner: str, limit: int = 100) -> list[Memory]:
+        """Tier 1, the core profile that is always in the system prompt (most important first)."""
+        rows = await self._fetchall(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE owner = ? AND tier = 1 AND is_archived = 0 "
+            "ORDER BY importance DESC, id LIMIT ?",
+            (owner, limit),
+        )
+        return [_row_to_memory(r) for r in rows]
+
+    async def profile_text(self, owner: str, limit: int = 100) -> str:
+        """Tier 1 as a Markdown list for the system prompt; empty when the profile is empty."""
+        return "\n".join(f"- {m.content}" for m in await self.profile(owner, limit))
+
+    async def known_projects(self, owner: str) -> frozenset[str]:
+        """Project names the owner's live memories use (cached until the owner's next write)."""
+        cached = self._projects.get(owner)
+        if cached is None:
+            rows = await self._fetchall(
+                "SELECT DISTINCT project FROM memories WHERE owner = ? AND tier = 2 AND is_archived = 0",
+                (owner,),
+            )
+            cached = frozenset(r[0] for r in rows if r[0] != GLOBAL_PROJECT)
+            self._projects[owner] = cached
+        return cached
+
+    async def stats(self, owner: str | None = None) -> dict[str, int]:
+        """Row counts per tier, archived, events and buffered turns (one owner, or all when None)."""
+        cond, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
+        counts: dict[str, int] = {}
+        rows = await self._fetchall(
+            f"SELECT tier, is_archived, COUNT(*) FROM memories {cond} GROUP BY tier, is_archived", params
+        )
+        counts["tier1"] = sum(n for t, a, n in rows if t == 1 and not a)
+        counts["tier2"] = sum(n for t, a, n in rows if t == 2 and not a)
+        counts["archived"] = sum(n for _, a, n in rows if a)
+        counts["tier3_events"] = await self._scalar(f"SELECT COUNT(*) FROM daily_events {cond}", params)
+        counts["buffered_turns"] = await self._scalar(
+            f"SELECT COUNT(*) FROM extraction_buffer {cond}", params
+        )
+        counts["owners"] = await self._scalar(f"SELECT COUNT(DISTINCT owner) FROM memories {cond}", params)
+        return counts
+
+    async def owners(self) -> list[str]:
+        """Every owner that has memories or events (for export and the CLI)."""
+        rows = await self._fetchall(
+            "SELECT owner FROM memories UNION SELECT owner FROM daily_events ORDER BY 1"
+        )
+        return [r[0] for r in rows]
+
+    # ----------------------------------------------------------------- retrieval
+
+    async def retrieve(
+        self,
+        owner: str,
+        text: str,
+        now: datetime | None = None,
+        *,
+        k: int = 5,
+        min_match: float = 0.0,
+        touch: bool = True,
+    ) -> list[Retrieved]:
+        """Tier 2 memories for a message: project partition + FTS5, ranked, top ``k``, marked accessed.
+
+        ``min_match`` drops hits whose idf-weighted share of the query's terms is below it, so that a
+        permissive gate does not inject noise. ``touch=False`` leaves access times alone (benchmarks
+        use it so that the order of queries does not change the ranking).
+        """
+        hits = await self._rank(owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match)
+        if hits and touch:
+            await self._touch([h.id for h in hits], now or utcnow())
+            log.info("[memory] retrieve owner=%s hits=%d", owner, len(hits))
+        return hits
+
+    async def search(
+        self, owner: str, query: str, k: int = 10, *, tiers: tuple[int, ...] = (1, 2)
+    ) -> list[Retrieved]:
+        """Memories matching ``query`` for browsing (CLI, model tool): ranked like retrieve, not touched."""
+        return await self._rank(owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0)
+
+    async def _rank(
+        self, owner: str, text: str, now: datetime, *, tiers: tuple[int, ...], k: int, min_match: float
+    ) -> list[Retrieved]:
+        _check_owner(owner)
+        terms = tokenizer.query_terms(text)
+        lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
+        project = _match_project(lowered, terms, await self.known_projects(owner))
+        weights = await self._term_weights(terms)
+        candidates: dict[int, tuple[Sequence, float]] = {}
+        fts_rows = await self._fts_candidates(
+            owner, terms, tiers=tiers, limit=FTS_CANDIDATES, weights=weights
+        )
+        best = min((r[-1] for r in fts_rows), default=0.0)
+        for row in fts_rows:
+            candidates[row[0]] = (row, (row[-1] / best) if best < 0 else 0.0)
+        if project is not None:
+            for row in await self._partition_rows(owner, project, tiers):
+                if row[0] not in candidates:
+                    candidates[row[0]] = (row, PARTITION_ONLY_TEXT)
+        total_weight = sum(weights.values()) or 1.0
+        hits: list[Retrieved] = []
+        for row, text_score in candidates.values():
+            words = set(row[10].split())
+            match = sum(w for t, w in weights.items() if t in words) / total_weight
+            if match < min_match:
+                continue
+            decay = relevance_score(row[5], row[7], days_between(row[9], now))
+            hits.append(
+                Retrieved(
+                    id=row[0],
+                    content=row[6],
+                    tier=row[2],
+                    project=row[3],
+                    topic=row[4],
+                    category=row[5],
+                    importance=row[7],
+                    created_at=row[8],
+                    score=text_score * (1.0 + DECAY_WEIGHT * decay),
+                    match=match,
+                )
+            )
+        hits.sort(key=lambda h: (-h.score, -h.id))
+        return hits[:k]
+
+    async def _term_weights(self, terms: tuple[str, ...]) -> dict[str, float]:
+        """idf of each term over the whole index; a term not in the index keeps weight 0."""
+        if not terms:
+            return {}
+        marks = ",".join("?" * len(terms))
+        rows = await self._fetchall(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", terms)
+        n = max(self._indexed_rows, 1)
+        return {t: math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for t, df in rows}
+
+    async def _fts_candidates(
+        self,
+        owner: str,
+        terms: tuple[str, ...],
+        *,
+        tiers: tuple[int, ...],
+        limit: int,
+        weights: dict[str, float] | None = None,
+    ) -> list[Sequence]:
+        """FTS5 rows of the owner's live memories matching any term, best bm25 first.
+
+        Row layout: id, tier, project, topic, category... see the SELECT; the last two columns are
+        search_text and bm25 (negative, lower is better).
+        """
+        if weights is None:
+            weights = await self._term_weights(terms)
+        selected = _selective_terms(weights, self._indexed_rows)
+        if not selected:
+            return []
+        tier_marks = ",".join("?" * len(tiers))
+        return await self._fetchall(
+            "SELECT m.id, m.owner, m.tier, m.project, m.topic, m.category, m.content, m.importance, "
+            "m.created_at, m.last_accessed, m.search_text, bm25(memories_fts) AS b "
+            "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND m.owner = ? AND m.is_archived = 0 AND m.tier IN ({tier_marks}) "
+            "ORDER BY b LIMIT ?",
+            (tokenizer.match_expression(selected), owner, *tiers, limit),
+        )
+
+    async def _partition_rows(self, owner: str, project: str, tiers: tuple[int, ...]) -> list[Sequence]:
+        tier_marks = ",".join("?" * len(tiers))
+        return await self._fetchall(
+            "SELECT id, owner, tier, project, topic, category, content, importance, created_at, "
+            f"last_accessed, search_text, 0.0 FROM memories WHERE owner = ? AND tier IN ({tier_marks}) "
+            "AND project = ? AND is_archived = 0 ORDER BY importance DESC, id DESC LIMIT ?",
+            (owner, *tiers, project, PARTITION_CANDIDATES),
+        )
+
+    async def _touch(self, ids: list[int], now: datetime) -> None:
+        marks = ",".join("?" * len(ids))
+        async with self._write_lock:
+            await self._db.execute(
+                "UPDATE memories SET last_accessed = ?, access_count = access_count + 1 "
+                f"WHERE id IN ({marks})",
+                (to_db(now), *ids),
+            )
+
+    # ----------------------------------------------------------------- tier 3
+
+    async def add_event(
+        self,
+        owner: str,
+        summary: str,
+        *,
+        event_date: date | str | None = None,
+        channel: str = "unknown",
+        sender_id: str = "",
+        raw_tokens: int = 0,
+        source_ref: str | None = None,
+    ) -> int:
+        """Write one Tier 3 daily event summary; returns its id."""
+        _check_owner(owner)
+        if not summary.strip():
+            raise ValueError("an event summary must not be empty")
+        day = (
+            event_date.isoformat()
+            if isinstance(event_date, date)
+            else (event_date or utcnow().date().isoformat())
+        )
+        date.fromisoformat(day)  # raises ValueError on a malformed date
+        async with self._write_lock:
+            cur = await self._db.execute(
+                "INSERT INTO daily_events (owner, event_date, channel, sender_id, summary, search_text, "
+                "raw_tokens, source_ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    owner,
+                    day,
+                    channel,
+                    sender_id,
+                    summary,
+                    tokenizer.index_text(summary),
+                    raw_tokens,
+                    source_ref,
+                ),
+            )
+        log.info("[memory] event owner=%s id=%d date=%s", owner, cur.lastrowid, day)
+        return int(cur.lastrowid)
+
+    async def events(
+        self,
+        owner: str,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        query: str | None = None,
+        include_compressed: bool = True,
+        limit: int = 50,
+    ) -> list[Event]:
+        """Tier 3 events of the owner by date range (inclusive, YYYY-MM-DD) and/or keywords."""
+        where, params = ["e.owner = ?"], [owner]
+        if since:
+            where.append("e.event_date >= ?")
+            params.append(since)
+        if until:
+            where.append("e.event_date <= ?")
+            params.append(until)
+        if not include_compressed:
+            where.append("e.is_compressed = 0")
+        columns = ", ".join(f"e.{c.strip()}" for c in _EVENT_COLUMNS.split(","))
+        if query:
+            terms = tokenizer.query_terms(query)
+            if not terms:
+                return []
+            sql = (
+                f"SELECT {columns} FROM events_fts JOIN daily_events e ON e.id = events_fts.rowid "
+                f"WHERE events_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(events_fts) LIMIT ?"
+            )
+            params = [tokenizer.match_expression(terms), *params]
+        else:
+            sql = (
+                f"SELECT {columns} FROM daily_events e WHERE {' AND '.join(where)} "
+                "ORDER BY e.event_date DESC, e.id DESC LIMIT ?"
+            )
+        return [_row_to_event(r) for r in await self._fetchall(sql, (*params, limit))]
+
+
+def _check_owner(owner: str) -> None:
+    if not isinstance(owner, str) or not owner.strip():
+        raise ValueError("owner must be a non-empty string")
+
+
+def _validated(fact: Fact) -> Fact:
+    """Reject facts the store must never hold, with a message that says what is wrong."""
+    if not isinstance(fact.content, str) or not fact.content.strip():
+        raise ValueError("memory content must be non-empty text")
+    if "\x00" in fact.content:
+        fact.content = fact.content.replace("\x00", "")
+    fact.content = fact.content.strip()
+    if fact.tier not in (1, 2):
+        raise ValueError(f"tier must be 1 or 2, got {fact.tier!r}")
+    if fact.category not in CATEGORIES:
+        raise ValueError(f"category must be one of {', '.join(CATEGORIES)}; got {fact.category!r}")
+    if not 0.0 <= float(fact.importance) <= 1.0:
+        raise ValueError(f"importance must be within [0, 1], got {fact.importance!r}")
+    fact.project = (fact.project or GLOBAL_PROJECT).strip() or GLOBAL_PROJECT
+    return fact
+
+
+def _selective_terms(weights: dict[str, float], indexed_rows: int) -> list[str]:
+    """Terms worth matching: those in the index, minus very common ones when rarer ones exist."""
+    if not weights:
+        return []
+    n = max(indexed_rows, 1)
+    cap = max(COMMON_TERM_FLOOR, COMMON_TERM_SHARE * n)
+    # idf is monotone in df, so a df cap is an idf floor.
+    idf_floor = math.log(1.0 + (n - cap + 0.5) / (cap + 0.5)) if cap < n else 0.0
+    rare = [t for t, w in weights.items() if w >= idf_floor]
+    return rare or sorted(weights, key=lambda t: -weights[t])[:3]
+
+
+def _match_project(lowered: str, terms: tuple[str, ...], projects: frozenset[str]) -> str | None:
+    """The known project the message names (as a term, or as a substring for multi-word names)."""
+    term_set = set(terms)
+    for name in sorted(projects, key=len, reverse=True):
+        low = name.lower()
+        if low in term_set or (len(low) >= 3 and low in lowered):
+            return name
+    return None

@@ -1,0 +1,94 @@
+"""Plain data types that cross the engine's boundary: what goes in, what comes out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory.decay import DEFAULT_CATEGORY
+
+GLOBAL_PROJECT = "_global"
+GENERAL_TOPIC = "_general"
+PROFILE_TOPIC = "_profile"
+
+
+@dataclass(slots=True)
+class Fact:
+    """A memory to write. Everything but ``content`` has the seed's defaults."""
+
+    content: str
+    tier: int = 2
+    project: str = GLOBAL_PROJECT
+    topic: str = GENERAL_TOPIC
+    category: str = DEFAULT_CATEGORY
+    importance: float = 0.5
+    source: str = "extraction"
+    source_ref: str | None = None
+    subject: str | None = None
+    predicate: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(slots=True)
+class Memory:
+    """A stored memory row (tiers 1 and 2)."""
+
+    id: int
+    owner: str
+    tier: int
+    project: str
+    topic: str
+    category: str
+    content: str
+    importance: float
+    source: str
+    source_ref: str | None
+    subject: str | None
+    predicate: str | None
+    created_at: str
+    updated_at: str
+    last_accessed: str
+    access_count: int
+    is_archived: bool
+    superseded_by: int | None
+    refs: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class WriteResult:
+    """What a clean write did: ``inserted``, ``merged`` into an existing row, or ``superseded`` one."""
+
+    id: int
+    action: str
+    replaced_id: int | None = None
+
+
+@dataclass(slots=True)
+class Retrieved:
+    """One retrieval hit. ``score`` ranks; ``match`` is the idf-weighted share of query terms it contains."""
+
+    id: int
+    content: str
+    tier: int
+    project: str
+    topic: str
+    category: str
+    importance: float
+    created_at: str
+    score: float
+    match: float
+
+
+@dataclass(slots=True)
+class Event:
+    """A Tier 3 daily event summary."""
+
+    id: int
+    owner: str
+    event_date: str
+    channel: str
+    sender_id: str
+    summary: str
+    raw_tokens: int
+    is_compressed: bool
+    created_at: str

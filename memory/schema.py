@@ -1,0 +1,159 @@
+"""The SQLite schema and its forward migrations, versioned with ``PRAGMA user_version``.
+
+Each entry of ``MIGRATIONS`` upgrades the file from version ``i`` to ``i + 1``; opening an older file runs
+the missing steps in one transaction each, opening a newer file refuses (an older tierclaw must never
+write into a schema it does not understand).
+
+Version 1 is seed 000 §3.2 plus an ``owner`` on every row, ``source_ref``, ``subject``/``predicate``,
+``superseded_by`` and a ``search_text`` column holding the jieba-segmented text that FTS5 indexes.
+Version 2 adds ``memory_refs``: every source reference a memory absorbed through merges.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+_V1 = """
+CREATE TABLE memories (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner         TEXT    NOT NULL,
+    tier          INTEGER NOT NULL DEFAULT 2 CHECK (tier IN (1, 2)),
+    project       TEXT    NOT NULL DEFAULT '_global',
+    topic         TEXT    NOT NULL DEFAULT '_general',
+    category      TEXT    NOT NULL DEFAULT 'event',
+    content       TEXT    NOT NULL,
+    search_text   TEXT    NOT NULL DEFAULT '',
+    norm_key      TEXT    NOT NULL DEFAULT '',
+    importance    REAL    NOT NULL DEFAULT 0.5,
+    source        TEXT    NOT NULL DEFAULT 'extraction',
+    source_ref    TEXT,
+    subject       TEXT,
+    predicate     TEXT,
+    created_at    TEXT    NOT NULL DEFAULT (datetime('now')),
+    updated_at    TEXT    NOT NULL DEFAULT (datetime('now')),
+    last_accessed TEXT    NOT NULL DEFAULT (datetime('now')),
+    access_count  INTEGER NOT NULL DEFAULT 0,
+    is_archived   INTEGER NOT NULL DEFAULT 0,
+    superseded_by INTEGER REFERENCES memories(id)
+);
+CREATE INDEX idx_memories_partition ON memories(owner, tier, project, topic, is_archived);
+CREATE INDEX idx_memories_norm ON memories(owner, norm_key) WHERE is_archived = 0;
+CREATE INDEX idx_memories_subject ON memories(owner, subject, predicate)
+    WHERE is_archived = 0 AND subject IS NOT NULL;
+CREATE INDEX idx_memories_category ON memories(category, last_accessed);
+CREATE INDEX idx_memories_created ON memories(created_at);
+
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    search_text, content='memories', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_fts, 'row');
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, search_text) VALUES (new.id, new.search_text);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, search_text) VALUES ('delete', old.id, old.search_text);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE OF search_text ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, search_text) VALUES ('delete', old.id, old.search_text);
+    INSERT INTO memories_fts(rowid, search_text) VALUES (new.id, new.search_text);
+END;
+
+CREATE TABLE daily_events (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner         TEXT    NOT NULL,
+    event_date    TEXT    NOT NULL,
+    channel       TEXT    NOT NULL DEFAULT 'unknown',
+    sender_id     TEXT    NOT NULL DEFAULT '',
+    summary       TEXT    NOT NULL,
+    search_text   TEXT    NOT NULL DEFAULT '',
+    raw_tokens    INTEGER NOT NULL DEFAULT 0,
+    source_ref    TEXT,
+    is_compressed INTEGER NOT NULL DEFAULT 0,
+    created_at    TEXT    NOT NULL DEFAULT (datetime('now'))
+);
+CREATE INDEX idx_events_owner_date ON daily_events(owner, event_date, is_compressed);
+CREATE VIRTUAL TABLE events_fts USING fts5(
+    search_text, content='daily_events', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE TRIGGER events_ai AFTER INSERT ON daily_events BEGIN
+    INSERT INTO events_fts(rowid, search_text) VALUES (new.id, new.search_text);
+END;
+CREATE TRIGGER events_ad AFTER DELETE ON daily_events BEGIN
+    INSERT INTO events_fts(events_fts, rowid, search_text) VALUES ('delete', old.id, old.search_text);
+END;
+CREATE TRIGGER events_au AFTER UPDATE OF search_text ON daily_events BEGIN
+    INSERT INTO events_fts(events_fts, rowid, search_text) VALUES ('delete', old.id, old.search_text);
+    INSERT INTO events_fts(rowid, search_text) VALUES (new.id, new.search_text);
+END;
+
+CREATE TABLE extraction_buffer (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner       TEXT    NOT NULL,
+    channel     TEXT    NOT NULL,
+    chat_id     TEXT    NOT NULL DEFAULT '',
+    sender_id   TEXT    NOT NULL DEFAULT '',
+    role        TEXT    NOT NULL CHECK (role IN ('user', 'assistant')),
+    content     TEXT    NOT NULL,
+    token_count INTEGER NOT NULL DEFAULT 0,
+    created_at  TEXT    NOT NULL DEFAULT (datetime('now'))
+);
+CREATE INDEX idx_buffer_owner_created ON extraction_buffer(owner, created_at);
+"""
+
+_V2 = """
+CREATE TABLE memory_refs (
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    ref       TEXT    NOT NULL,
+    PRIMARY KEY (memory_id, ref)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO memory_refs(memory_id, ref)
+    SELECT id, source_ref FROM memories WHERE source_ref IS NOT NULL AND source_ref != '';
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaTooNewError(RuntimeError):
+    """The database was written by a newer tierclaw; this one must not touch it."""
+
+
+def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> tuple[int, int]:
+    """Bring a synchronous connection (autocommit mode) up to schema ``target``; returns (old, new).
+
+    The engine runs it in a worker thread before opening its aiosqlite connection; tests call it with
+    a lower ``target`` to build an old-version file.
+    """
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > SCHEMA_VERSION:
+        raise SchemaTooNewError(
+            f"memory database schema is version {current}, this tierclaw understands up to "
+            f"{SCHEMA_VERSION}: upgrade tierclaw, or point --db at another file"
+        )
+    for version in range(current, target):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # executescript would COMMIT the open transaction first; run statement by statement instead.
+            for statement in _split_statements(MIGRATIONS[version]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return current, max(current, target)
+
+
+def _split_statements(script: str) -> list[str]:
+    """Split a DDL script into complete statements (triggers contain ``;`` inside BEGIN … END)."""
+    statements: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        statements.append(buf.strip())
+    return statements

@@ -1,0 +1,118 @@
+"""Text → tokens for the full-text index and for queries, correct for Chinese and English.
+
+SQLite's ``unicode61`` tokenizer treats a run of Han characters as one token, so Chinese recall on raw
+text is zero. We therefore segment with jieba (search mode, which also emits the shorter words inside
+long ones), stem English words (Snowball), and store the space-joined tokens in the FTS column; FTS5's
+``unicode61`` tokenizer then only splits on those spaces. Because the index holds exactly the tokens
+this module makes, a term's document frequency can be read from the index's vocabulary table.
+
+Query terms come from the same segmentation minus stop words, and every term is emitted as a quoted
+FTS5 string, so no user text is ever interpreted as FTS syntax (``OR``, ``NEAR(``, ``*``, ``-``...).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+from importlib import resources
+
+import jieba
+import snowballstemmer
+
+jieba.setLogLevel(logging.WARNING)
+
+# A query longer than this is cut before segmentation: a 1 MB paste must not cost seconds of jieba on
+# the reply path, and its first few thousand characters say what it is about.
+MAX_QUERY_CHARS = 2000
+# More terms than this make an OR query slow and unfocused; the first ones are kept.
+MAX_QUERY_TERMS = 24
+
+# Runs of letters/digits/Han, the same units FTS5's unicode61 tokenizer keeps ("_" and "-" split).
+_WORD_RUN = re.compile(r"[^\W_]+", re.UNICODE)
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_init_lock = threading.Lock()
+_initialised = False
+
+
+def warm_up() -> None:
+    """Load jieba's dictionary (~0.7 s) once. Call it off the event loop (``asyncio.to_thread``)."""
+    global _initialised
+    with _init_lock:
+        if not _initialised:
+            jieba.initialize()
+            _initialised = True
+
+
+def _load_words(name: str) -> frozenset[str]:
+    text = resources.files("memory").joinpath(name).read_text(encoding="utf-8")
+    return frozenset(
+        line.strip().lower() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
+
+
+STOP_WORDS: frozenset[str] = _load_words("stopwords_en.txt") | _load_words("stopwords_zh.txt")
+
+
+_stemmer = snowballstemmer.stemmer("english")
+
+
+def _clean(text: str) -> str:
+    # NFKC folds full-width Latin/digits to ASCII; control characters (NUL included) are never content.
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+@lru_cache(maxsize=65536)
+def stem(token: str) -> str:
+    """English stem of a lower-case ASCII word; any other token is returned unchanged."""
+    if token.isascii() and token.isalpha() and len(token) > 3:
+        return _stemmer.stemWord(token)
+    return token
+
+
+def segment(text: str) -> list[str]:
+    """Lower-cased word tokens of ``text`` (jieba search mode), unstemmed; punctuation and emoji dropped."""
+    warm_up()
+    out: list[str] = []
+    for tok in jieba.lcut_for_search(_clean(text).lower()):
+        out.extend(_WORD_RUN.findall(tok))
+    return out
+
+
+def index_text(text: str) -> str:
+    """The string stored in the FTS column for ``text``: its stemmed tokens joined by single spaces."""
+    return " ".join(stem(t) for t in segment(text))
+
+
+def has_han(text: str) -> bool:
+    """True when ``text`` contains at least one Chinese character."""
+    return _HAN.search(text) is not None
+
+
+@lru_cache(maxsize=4096)
+def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> tuple[str, ...]:
+    """Distinct stemmed content-word terms of a query, in order of appearance, stop words removed."""
+    seen: dict[str, None] = {}
+    for tok in segment(text[:MAX_QUERY_CHARS]):
+        if tok in STOP_WORDS or tok in seen:
+            continue
+        # A lone Latin letter or digit is noise ("s" of "it's", "2" of a list number).
+        if len(tok) == 1 and tok.isascii():
+            continue
+        seen[stem(tok)] = None
+        if len(seen) >= max_terms:
+            break
+    return tuple(seen)
+
+
+def quote_term(term: str) -> str:
+    """One FTS5 string literal: double quotes inside are doubled, so the term can never be syntax."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(terms: tuple[str, ...] | list[str]) -> str:
+    """An FTS5 MATCH expression that ORs the quoted terms; empty string when there is nothing to match."""
+    return " OR ".join(quote_term(t) for t in terms)
