@@ -31,7 +31,9 @@ _MEMORY_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, source, source_ref, subject, "
     "predicate, created_at, updated_at, last_accessed, access_count, is_archived, superseded_by"
 )
-_EVENT_COLUMNS = "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at"
+_EVENT_COLUMNS = (
+    "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at, source_ref"
+)
 
 # How many FTS candidates are ranked in Python after bm25 has ordered them.
 FTS_CANDIDATES = 50
@@ -75,7 +77,7 @@ def _row_to_memory(row: Sequence) -> Memory:
 
 
 def _row_to_event(row: Sequence) -> Event:
-    return Event(*row[:7], is_compressed=bool(row[7]), created_at=row[8])
+    return Event(*row[:7], is_compressed=bool(row[7]), created_at=row[8], source_ref=row[9])
 
 
 def _prepare_file(path: str) -> None:
@@ -628,10 +630,14 @@ class MemoryEngine:
         until: str | None = None,
         query: str | None = None,
         include_compressed: bool = True,
+        source_ref: str | None = None,
         limit: int = 50,
     ) -> list[Event]:
-        """Tier 3 events of the owner by date range (inclusive, YYYY-MM-DD) and/or keywords."""
+        """Tier 3 events of the owner by date range (inclusive, YYYY-MM-DD), source_ref and/or keywords."""
         where, params = ["e.owner = ?"], [owner]
+        if source_ref is not None:
+            where.append("e.source_ref = ?")
+            params.append(source_ref)
         if since:
             where.append("e.event_date >= ?")
             params.append(since)

@@ -92,3 +92,4 @@ class Event:
     raw_tokens: int
     is_compressed: bool
     created_at: str
+    source_ref: str | None = None
