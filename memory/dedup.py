@@ -9,7 +9,6 @@ words here on purpose: "likes coffee" and "does not like coffee" must never merg
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 
 from memory.tokenizer import STOP_WORDS, segment, stem
@@ -23,18 +22,36 @@ NEGATIONS = frozenset(
     {"not", "no", "nor", "never", "don", "doesn", "didn", "isn", "wasn", "aren", "weren", "won", "wouldn"}
     | {"shouldn", "couldn", "hasn", "haven", "hadn", "不", "没", "没有", "别", "不是", "未", "无", "非"}
 )
-_PUNCT_OR_SPACE = re.compile(r"[\W_]+", re.UNICODE)
+
+
+# Punctuation that only shapes a sentence. Every other non-word character ("#" of C#, "+" of C++, "%",
+# "$", emoji) is part of what a fact says.
+_SENTENCE_PUNCT = frozenset(",.;:!?'\"()[]{}<>、，。；：！？“”‘’（）《》【】「」…—-_~·`")
+
+
+def _symbols(text: str) -> set[str]:
+    return {ch for ch in text if not ch.isalnum() and not ch.isspace() and ch not in _SENTENCE_PUNCT}
 
 
 def norm_key(content: str) -> str:
-    """Key equal for texts that differ only in case, width, spacing or punctuation."""
+    """Key equal for texts that differ only in case, width, spacing or punctuation.
+
+    Symbols (``+`` of C++, ``#`` of C#, emoji) are kept: they change what a fact says.
+    """
     folded = unicodedata.normalize("NFKC", content).casefold()
-    return hashlib.blake2b(_PUNCT_OR_SPACE.sub("", folded).encode("utf-8"), digest_size=16).hexdigest()
+    kept = "".join(ch for ch in folded if not ch.isspace() and ch not in _SENTENCE_PUNCT)
+    return hashlib.blake2b(kept.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def content_words(content: str) -> frozenset[str]:
-    """Stemmed tokens minus stop words, but with negations kept (they change a fact's meaning)."""
-    return frozenset(stem(t) for t in segment(content) if t not in STOP_WORDS or t in NEGATIONS)
+    """Stemmed tokens minus stop words, with negations and symbols kept (they change a fact's meaning).
+
+    The tokenizer drops symbols, so "C++" and "C#" would both be "c"; adding each symbol character
+    as a word of its own keeps them apart.
+    """
+    words = {stem(t) for t in segment(content) if t not in STOP_WORDS or t in NEGATIONS}
+    words.update(_symbols(unicodedata.normalize("NFKC", content)))
+    return frozenset(words)
 
 
 def dice(a: frozenset[str], b: frozenset[str]) -> float:

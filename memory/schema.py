@@ -118,18 +118,24 @@ class SchemaTooNewError(RuntimeError):
     """The database was written by a newer tierclaw; this one must not touch it."""
 
 
+def check_version(conn: sqlite3.Connection) -> int:
+    """The file's schema version; raises SchemaTooNewError when a newer tierclaw wrote it."""
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if current > SCHEMA_VERSION:
+        raise SchemaTooNewError(
+            f"memory database schema is version {current}, this tierclaw understands up to "
+            f"{SCHEMA_VERSION}: upgrade tierclaw, or point --db at another file"
+        )
+    return current
+
+
 def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> tuple[int, int]:
     """Bring a synchronous connection (autocommit mode) up to schema ``target``; returns (old, new).
 
     The engine runs it in a worker thread before opening its aiosqlite connection; tests call it with
     a lower ``target`` to build an old-version file.
     """
-    current = conn.execute("PRAGMA user_version").fetchone()[0]
-    if current > SCHEMA_VERSION:
-        raise SchemaTooNewError(
-            f"memory database schema is version {current}, this tierclaw understands up to "
-            f"{SCHEMA_VERSION}: upgrade tierclaw, or point --db at another file"
-        )
+    current = check_version(conn)
     for version in range(current, target):
         conn.execute("BEGIN IMMEDIATE")
         try:

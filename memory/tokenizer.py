@@ -93,16 +93,22 @@ def has_han(text: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
+def query_tokens(text: str) -> tuple[str, ...]:
+    """Every stemmed token of a query in order (stop words kept), for phrase-proximity scoring."""
+    return tuple(stem(t) for t in segment(text[:MAX_QUERY_CHARS]))
+
+
+@lru_cache(maxsize=4096)
 def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> tuple[str, ...]:
     """Distinct stemmed content-word terms of a query, in order of appearance, stop words removed."""
     seen: dict[str, None] = {}
     for tok in segment(text[:MAX_QUERY_CHARS]):
-        if tok in STOP_WORDS or tok in seen:
+        if tok in STOP_WORDS:
             continue
         # A lone Latin letter or digit is noise ("s" of "it's", "2" of a list number).
         if len(tok) == 1 and tok.isascii():
             continue
-        seen[stem(tok)] = None
+        seen.setdefault(stem(tok), None)
         if len(seen) >= max_terms:
             break
     return tuple(seen)
