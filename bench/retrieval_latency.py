@@ -83,9 +83,11 @@ def _zh_vocabulary(size: int) -> tuple[list[str], list[float]]:
 
 def _en_vocabulary(size: int, rng: random.Random) -> tuple[list[str], list[float]]:
     """Pseudo-English words with Zipf weights (rank r has weight 1/r)."""
+    if size > len(_SYLLABLES) ** 4 // 2:
+        raise ValueError(f"at most {len(_SYLLABLES) ** 4 // 2} pseudo-words can be made")
     words: set[str] = set()
     while len(words) < size:
-        words.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))))
+        words.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))))
     ordered = sorted(words)
     rng.shuffle(ordered)
     return ordered, [1.0 / (rank + 1) for rank in range(size)]

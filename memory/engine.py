@@ -128,6 +128,10 @@ class MemoryEngine:
         self._write_lock = asyncio.Lock()
         self._projects: dict[str, frozenset[str]] = {}
         self._indexed_rows = 0
+        # Document frequencies read from the FTS vocabulary, reused until enough rows changed that they
+        # may be off by more than a few percent (idf moves slowly; the lookup costs ~0.3 ms per query).
+        self._df_cache: dict[str, int] = {}
+        self._df_cache_rows = 0
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -257,6 +261,8 @@ class MemoryEngine:
 
     async def _insert(self, owner: str, fact: Fact, key: str, now: datetime) -> int:
         created = to_db(fact.created_at or now)
+        search_text = tokenizer.index_text(fact.content)
+        self._forget_df(search_text)
         cur = await self._db.execute(
             "INSERT INTO memories (owner, tier, project, topic, category, content, search_text, norm_key, "
             "importance, source, source_ref, subject, predicate, created_at, updated_at, last_accessed) "
@@ -268,7 +274,7 @@ class MemoryEngine:
                 fact.topic,
                 fact.category,
                 fact.content,
-                tokenizer.index_text(fact.content),
+                search_text,
                 key,
                 fact.importance,
                 fact.source,
@@ -287,6 +293,11 @@ class MemoryEngine:
             )
         self._indexed_rows += 1
         return new_id
+
+    def _forget_df(self, search_text: str) -> None:
+        """Drop cached frequencies of a written text's terms: a new word must be matchable at once."""
+        for term in set(search_text.split()):
+            self._df_cache.pop(term, None)
 
     async def _merge_into(self, memory_id: int, fact: Fact, now: datetime) -> WriteResult:
         await self._db.execute(
@@ -327,6 +338,7 @@ class MemoryEngine:
                 tier=tier or current.tier,
             )
         )
+        self._forget_df(tokenizer.index_text(fact.content))
         async with self._write_lock:
             await self._db.execute(
                 "UPDATE memories SET content = ?, search_text = ?, norm_key = ?, project = ?, topic = ?, "
@@ -586,9 +598,17 @@ class MemoryEngine:
         """idf of each term over the whole index (df 0 for a term no memory has: the highest weight)."""
         if not terms:
             return {}
-        marks = ",".join("?" * len(terms))
-        rows = await self._fetchall(f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", terms)
-        df = dict.fromkeys(terms, 0) | {t: int(d) for t, d in rows}
+        if abs(self._indexed_rows - self._df_cache_rows) > max(50, self._df_cache_rows // 20):
+            self._df_cache.clear()
+            self._df_cache_rows = self._indexed_rows
+        missing = [t for t in terms if t not in self._df_cache]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            rows = await self._fetchall(
+                f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})", missing
+            )
+            self._df_cache.update(dict.fromkeys(missing, 0) | {t: int(d) for t, d in rows})
+        df = {t: self._df_cache[t] for t in terms}
         n = max(self._indexed_rows, 1)
         return {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
 
@@ -609,9 +629,12 @@ class MemoryEngine:
         """
         if weights is None:
             weights = await self._term_weights(terms)
-        selected = _selective_terms(weights, self._indexed_rows)
+        selected, all_common = _selective_terms(weights, self._indexed_rows)
         if not selected:
             return []
+        # All-common terms: take the newest matches (FTS5 walks its doclist by rowid and stops early)
+        # instead of scoring every match; bm25 then orders that sample.
+        order = "memories_fts.rowid DESC" if all_common else "b"
         tier_marks = ",".join("?" * len(tiers))
         when, when_params = "", ()
         if window is not None:
@@ -621,7 +644,7 @@ class MemoryEngine:
             "m.created_at, m.last_accessed, m.search_text, bm25(memories_fts) AS b "
             "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND m.owner = ? AND m.is_archived = 0 AND m.tier IN ({tier_marks}) "
-            f"{when}ORDER BY b LIMIT ?",
+            f"{when}ORDER BY {order} LIMIT ?",
             (tokenizer.match_expression(selected), owner, *tiers, *when_params, limit),
         )
 
@@ -774,18 +797,25 @@ def _validated(fact: Fact) -> Fact:
     return fact
 
 
-def _selective_terms(weights: dict[str, float], indexed_rows: int) -> list[str]:
-    """Terms worth matching: those in the index, minus very common ones when rarer ones exist."""
+def _selective_terms(weights: dict[str, float], indexed_rows: int) -> tuple[list[str], bool]:
+    """Terms worth matching, and whether they are all very common.
+
+    Terms no memory contains are dropped; very common terms are dropped when rarer ones exist. When only
+    common terms remain, the three rarest are kept and the flag says so: bm25 barely separates rows
+    then, and scoring thousands of them would cost milliseconds.
+    """
     n = max(indexed_rows, 1)
     absent = math.log(1.0 + (n + 0.5) / 0.5)  # the weight of a term no memory contains
     present = {t: w for t, w in weights.items() if w < absent - 1e-9}
     if not present:
-        return []
+        return [], False
     cap = max(COMMON_TERM_FLOOR, COMMON_TERM_SHARE * n)
     # idf is monotone in df, so a df cap is an idf floor.
     idf_floor = math.log(1.0 + (n - cap + 0.5) / (cap + 0.5)) if cap < n else 0.0
     rare = [t for t, w in present.items() if w >= idf_floor]
-    return rare or sorted(present, key=lambda t: -present[t])[:3]
+    if rare:
+        return rare, False
+    return sorted(present, key=lambda t: -present[t])[:3], True
 
 
 def _match_project(lowered: str, terms: tuple[str, ...], projects: frozenset[str]) -> str | None:

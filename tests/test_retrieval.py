@@ -451,3 +451,20 @@ def test_search_never_raises_for_any_text(search_db: str, text: str) -> None:
     except UnicodeEncodeError:
         # Only lone surrogates may be refused, and only as a ValueError.
         assert any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+async def test_a_word_first_seen_after_a_query_is_found_at_once(engine: MemoryEngine) -> None:
+    """Term frequencies are cached between queries; a newly written word must not stay invisible."""
+    await engine.write(OWNER, Fact("User likes green tea"))
+    assert await engine.search(OWNER, "kombucha") == []
+    written = await engine.write(OWNER, Fact("User brews kombucha at home"))
+    assert [h.id for h in await engine.search(OWNER, "kombucha")] == [written.id]
+
+
+async def test_a_query_of_only_very_common_words_still_finds_matches(engine: MemoryEngine) -> None:
+    """When every query word is in most memories the engine samples the newest matches, not nothing."""
+    facts = [Fact(f"Project alpha note number {i} about deployment step {i * 7}") for i in range(300)]
+    await engine.write_many(OWNER, facts)
+    hits = await engine.retrieve(OWNER, "alpha deployment", k=5)
+    assert len(hits) == 5
+    assert all("alpha" in h.content.lower() for h in hits)

@@ -1,0 +1,64 @@
+"""The ``tierclaw`` command line: global options and one registration per subcommand.
+
+To add a subcommand, write ``register(subparsers)`` in its own module (it adds a parser and sets
+``func=<callable(args) -> int>`` as a default) and list it in ``SUBCOMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from gateway import memory_cli
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+# Each entry adds one subcommand to the parser.
+SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (memory_cli.register,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tierclaw",
+        description="Personal AI assistant gateway with a tiered long-term memory in SQLite.",
+    )
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default="WARNING",
+        help="logging level (default WARNING)",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in SUBCOMMANDS:
+        register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``tierclaw``; returns the exit status (0 ok, 1 declined/failed, 2 usage or data error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error argparse already printed
+        return exc.code if isinstance(exc.code, int) else 2
+    logging.basicConfig(
+        level=getattr(logging, args.log_level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
