@@ -1,0 +1,1 @@
+"""Chat platforms (Telegram, Feishu, terminal). Nothing here imports ``gateway``."""

@@ -15,6 +15,17 @@ from gateway import memory_cli
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
+GETTING_STARTED = """
+Getting started (no API key needed):
+  tierclaw memory add "I prefer Go for backend services" --project myclaw
+  tierclaw memory search "backend language"
+  tierclaw memory stats
+Memory lives in ~/.tierclaw/data/memory.db (choose another with --db or TIERCLAW_MEMORY_DB).
+Already have myclaw file memory?  tierclaw memory migrate --workspace DIR
+The chat loop (tierclaw chat), the Telegram/Feishu gateway and model configuration
+(~/.tierclaw/config.json, TIERCLAW_PROVIDER_API_KEY) are not built yet: see README.md.
+"""
+
 # Each entry adds one subcommand to the parser.
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (memory_cli.register,)
 
@@ -52,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
+        print(GETTING_STARTED)
         return 0
     try:
         return int(func(args))

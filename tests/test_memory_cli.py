@@ -357,3 +357,13 @@ def test_subprocess_missing_db(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert MISSING_DB_HINT in proc.stderr and "Traceback" not in proc.stderr
     assert not db.exists()
+
+
+def test_bare_tierclaw_says_how_to_start(capsys: pytest.CaptureFixture[str]) -> None:
+    """With no subcommand the user sees the commands and what is not configurable yet, exit 0."""
+    from gateway.cli import main
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "tierclaw memory add" in out
+    assert "TIERCLAW_MEMORY_DB" in out
