@@ -14,6 +14,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import sys
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.clock import from_db
+from memory.decay import CATEGORIES
 from memory.engine import MemoryDatabaseError, MemoryEngine
 from memory.migrate import migrate_files
 from memory.models import PROFILE_TOPIC, Event, Fact, Memory
@@ -33,7 +35,9 @@ DB_ENV = "TIERCLAW_MEMORY_DB"
 DEFAULT_DB = "~/.tierclaw/data/memory.db"
 EXPORT_FORMAT = "tierclaw-memory-export"
 EXPORT_VERSION = 1
+# Used when the terminal width is unknown (output piped); a real terminal's width wins.
 TABLE_WIDTH = 100
+MIN_TABLE_WIDTH = 70
 # Widest a non-content column may get before it is truncated.
 MAX_COLUMN = 24
 PAGE = 1000
@@ -119,8 +123,25 @@ def _fact_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tier", type=int, choices=(1, 2))
     p.add_argument("--project")
     p.add_argument("--topic")
-    p.add_argument("--category")
-    p.add_argument("--importance", type=float)
+    p.add_argument("--category", type=_category, metavar="{" + ",".join(CATEGORIES) + "}")
+    p.add_argument("--importance", type=_importance, metavar="0..1")
+
+
+# Validated while parsing, so that a bad value never gets as far as creating the database.
+def _category(value: str) -> str:
+    if value not in CATEGORIES:
+        raise argparse.ArgumentTypeError(f"category must be one of {', '.join(CATEGORIES)}; got {value!r}")
+    return value
+
+
+def _importance(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"importance must be a number within [0, 1], got {value!r}")
+    return number
 
 
 def _print_help(parser: argparse.ArgumentParser) -> int:
@@ -140,7 +161,7 @@ def execute(command: Command, args: argparse.Namespace, *, must_exist: bool) -> 
         if must_exist and not args.db_path.exists():
             raise CliError(
                 f"memory database not found: {args.db_path} "
-                "(run `tierclaw memory add`, or point --db at an existing file)"
+                "(run tierclaw memory add, or point --db at an existing file)"
             )
         return asyncio.run(_with_engine(command, args, must_exist))
     except CliError as exc:
@@ -204,10 +225,17 @@ def _one_line(value: Any) -> str:
     return " ".join(str(value).split())
 
 
+def table_width() -> int:
+    """Columns available for a table: the terminal's (or $COLUMNS), never below a readable minimum."""
+    return max(shutil.get_terminal_size((TABLE_WIDTH, 24)).columns, MIN_TABLE_WIDTH)
+
+
 def render_table(
-    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, max_width: int = TABLE_WIDTH
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, max_width: int | None = None
 ) -> str:
-    """An aligned table; the last column takes what is left of ``max_width`` and is truncated with …."""
+    """An aligned table; the last column takes what is left of the width and is truncated with …."""
+    if max_width is None:
+        max_width = table_width()
     cells = [[_one_line(c) for c in row] for row in rows]
     last = len(headers) - 1
     for row in cells:
@@ -258,7 +286,7 @@ async def _list(engine: MemoryEngine, args: argparse.Namespace) -> int:
             m.project,
             m.category,
             f"{m.importance:.2f}",
-            m.created_at[:16],
+            m.created_at[:10],
             f"[archived] {m.content}" if m.is_archived else m.content,
         )
         for m in mems
@@ -279,9 +307,14 @@ async def _search(engine: MemoryEngine, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _add(engine: MemoryEngine, args: argparse.Namespace) -> int:
+def _prepare_add(args: argparse.Namespace) -> None:
+    if not args.text.strip():
+        raise CliError("memory content must be non-empty text")
     if bool(args.subject) != bool(args.predicate):
         raise CliError("--subject and --predicate go together: give both or neither")
+
+
+async def _add(engine: MemoryEngine, args: argparse.Namespace) -> int:
     tier = args.tier or 2
     fact = Fact(content=args.text, tier=tier, source="manual", subject=args.subject, predicate=args.predicate)
     if args.project:
@@ -299,6 +332,9 @@ async def _add(engine: MemoryEngine, args: argparse.Namespace) -> int:
     else:
         print(f"added #{result.id}")
     return 0
+
+
+_add.prepare = _prepare_add  # type: ignore[attr-defined]
 
 
 async def _edit(engine: MemoryEngine, args: argparse.Namespace) -> int:

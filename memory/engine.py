@@ -492,7 +492,11 @@ class MemoryEngine:
         counts["buffered_turns"] = await self._scalar(
             f"SELECT COUNT(*) FROM extraction_buffer {cond}", params
         )
-        counts["owners"] = await self._scalar(f"SELECT COUNT(DISTINCT owner) FROM memories {cond}", params)
+        counts["owners"] = await self._scalar(
+            f"SELECT COUNT(*) FROM (SELECT owner FROM memories {cond} "
+            f"UNION SELECT owner FROM daily_events {cond})",
+            params * 2,
+        )
         return counts
 
     async def owners(self) -> list[str]:

@@ -18,6 +18,12 @@ TIERCLAW = Path(sys.executable).with_name("tierclaw")
 MISSING_DB_HINT = "memory database not found"
 
 
+@pytest.fixture(autouse=True)
+def _fixed_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables follow the terminal width; pin it so the tests do not depend on who runs them."""
+    monkeypatch.setenv("COLUMNS", "100")
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -251,7 +257,10 @@ def test_missing_db_is_a_message_not_a_traceback(
     name, *rest = command.split()
     code, out, err = mem(capsys, db, name, *rest)
     assert code == 2
-    assert MISSING_DB_HINT in err and str(db) in err and "Traceback" not in err + out
+    assert err.strip() == (
+        f"error: memory database not found: {db} (run tierclaw memory add, or point --db at an existing file)"
+    )
+    assert "Traceback" not in err + out
     assert not db.exists() and not db.parent.exists()
 
 
@@ -274,6 +283,7 @@ def test_bad_values_and_unknown_ids(capsys: pytest.CaptureFixture[str], tmp_path
     assert code == 2 and "importance" in err
     code, _, err = mem(capsys, db, "add", "something", "--subject", "x")
     assert code == 2 and "--predicate" in err
+    assert not db.exists()  # bad values are refused before the database is created
     assert mem(capsys, db, "add", "a real memory about tea")[0] == 0
     for argv in (["edit", "42", "--content", "x"], ["forget", "42"], ["forget", "42", "--purge", "--yes"]):
         code, out, err = mem(capsys, db, *argv)
@@ -367,3 +377,22 @@ def test_bare_tierclaw_says_how_to_start(capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "tierclaw memory add" in out
     assert "TIERCLAW_MEMORY_DB" in out
+
+
+def test_list_fits_the_terminal_width(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "w.db"
+    long_zh = "用户在柏林工作，" * 20
+    assert mem(capsys, db, "add", long_zh, "--project", "tierclaw")[0] == 0
+    assert mem(capsys, db, "add", "short note")[0] == 0
+    monkeypatch.setenv("COLUMNS", "70")
+    code, out, _ = mem(capsys, db, "list")
+    assert code == 0
+    lines = out.splitlines()
+    assert all(display_width(line) <= 70 for line in lines)
+    zh_line = next(line for line in lines if "用户" in line)
+    assert zh_line.endswith("…") and "short note" in out
+    # the content column starts at the same display column on every row
+    starts = {display_width(line[: line.index(c)]) for line, c in ((zh_line, "用"), (lines[0], "content"))}
+    assert len(starts) == 1

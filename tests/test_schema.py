@@ -202,3 +202,16 @@ def test_in_memory_database_is_refused_clearly_without_hanging() -> None:
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
         pytest.fail(f"open(':memory:') hung (leaked connection after a failed open?):\n{err[-2000:]}")
     assert proc.returncode == 0 and proc.stdout.strip() == "OK", proc.stderr[-2000:]
+
+
+async def test_stats_counts_an_owner_who_has_only_events(tmp_path: Path) -> None:
+    """owners() and stats()['owners'] agree, also for an owner with Tier 3 events and no memories."""
+    from memory.engine import MemoryEngine
+
+    engine = await MemoryEngine.open(tmp_path / "m.db")
+    try:
+        await engine.add_event("bob", "went hiking", event_date="2024-05-01")
+        assert await engine.owners() == ["bob"]
+        assert (await engine.stats())["owners"] == 1
+    finally:
+        await engine.close()
