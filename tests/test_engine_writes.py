@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
+from sqlite_peek import sql as _sql
 
 from memory.engine import MemoryEngine
 from memory.models import Fact
 
 OWNER = "alice"
-
-
-def _sql(engine: MemoryEngine, query: str, params: tuple = ()) -> list[tuple]:
-    conn = sqlite3.connect(engine.path)
-    try:
-        return conn.execute(query, params).fetchall()
-    finally:
-        conn.close()
 
 
 async def _live_contents(engine: MemoryEngine, owner: str = OWNER) -> list[str]:

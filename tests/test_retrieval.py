@@ -6,27 +6,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import sqlite3
 import time
 from datetime import date, timedelta
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlite_peek import sql as _sql
 
 from memory.clock import to_db, utcnow
 from memory.engine import MAX_CONTENT_CHARS, MemoryEngine
 from memory.models import Fact, Retrieved
 
 OWNER = "alice"
-
-
-def _sql(engine: MemoryEngine, query: str, params: tuple = ()) -> list[tuple]:
-    conn = sqlite3.connect(engine.path)
-    try:
-        return conn.execute(query, params).fetchall()
-    finally:
-        conn.close()
 
 
 # ----------------------------------------------------------------- recall
