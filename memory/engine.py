@@ -9,11 +9,12 @@ small and nothing is silently lost (rows are archived, never deleted, except by 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -168,6 +169,33 @@ class MemoryEngine:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    # ----------------------------------------------------------------- for sibling modules
+
+    # The buffer, sessions and job log share this one connection. Every write must hold the write lock:
+    # a statement run while ``write_many`` has BEGIN open would join (and roll back with) its transaction.
+
+    async def fetchall(self, sql: str, params: Sequence = ()) -> list[sqlite3.Row | tuple]:
+        """Run a read-only statement on the engine's connection (for memory/ modules, not callers)."""
+        return await self._fetchall(sql, params)
+
+    async def execute_write(self, sql: str, params: Sequence = ()) -> int:
+        """Run one write statement under the write lock; returns lastrowid (or rowcount for updates)."""
+        async with self._write_lock:
+            cur = await self._db.execute(sql, params)
+        return int(cur.lastrowid or 0) if sql.lstrip().upper().startswith("INSERT") else int(cur.rowcount)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Hold the write lock and one IMMEDIATE transaction; commits on success, rolls back on error."""
+        async with self._write_lock:
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                await self._db.execute("COMMIT")
+            except BaseException:
+                await self._db.execute("ROLLBACK")
+                raise
 
     async def _scalar(self, sql: str, params: Sequence = ()) -> int:
         async with self._db.execute(sql, params) as cur:
@@ -466,6 +494,24 @@ class MemoryEngine:
         """Tier 1 as a Markdown list for the system prompt; empty when the profile is empty."""
         return "\n".join(f"- {m.content}" for m in await self.profile(owner, limit))
 
+    async def top_memories(self, owner: str, limit: int = 10, now: datetime | None = None) -> list[Memory]:
+        """The owner's live Tier 2 memories that weigh most now (importance after category decay).
+
+        Used by ``/memory``, which has no query to rank by: what the assistant would recall first.
+        """
+        now = now or utcnow()
+        rows = await self._fetchall(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE owner = ? AND tier = 2 AND is_archived = 0",
+            (owner,),
+        )
+        mems = [_row_to_memory(r) for r in rows]
+
+        def weight(m: Memory) -> tuple[float, int]:
+            return -relevance_score(m.category, m.importance, days_between(m.last_accessed, now)), -m.id
+
+        mems.sort(key=weight)
+        return mems[:limit]
+
     async def known_projects(self, owner: str) -> frozenset[str]:
         """Project names the owner's live memories use (cached until the owner's next write)."""
         cached = self._projects.get(owner)
@@ -721,6 +767,19 @@ class MemoryEngine:
             )
         log.info("[memory] event owner=%s id=%d date=%s", owner, cur.lastrowid, day)
         return int(cur.lastrowid)
+
+    async def mark_events_compressed(self, owner: str, event_ids: Sequence[int]) -> int:
+        """Flag Tier 3 events as folded into Tier 2 by the daily job; returns how many changed."""
+        if not event_ids:
+            return 0
+        marks = ",".join("?" * len(event_ids))
+        async with self._write_lock:
+            cur = await self._db.execute(
+                f"UPDATE daily_events SET is_compressed = 1 WHERE owner = ? AND id IN ({marks}) "
+                "AND is_compressed = 0",
+                (owner, *event_ids),
+            )
+        return int(cur.rowcount)
 
     async def events(
         self,

@@ -7,6 +7,9 @@ write into a schema it does not understand).
 Version 1 is seed 000 §3.2 plus an ``owner`` on every row, ``source_ref``, ``subject``/``predicate``,
 ``superseded_by`` and a ``search_text`` column holding the jieba-segmented text that FTS5 indexes.
 Version 2 adds ``memory_refs``: every source reference a memory absorbed through merges.
+Version 3 adds the message path's state: retry bookkeeping on ``extraction_buffer`` (attempts, next try,
+dead letters), Tier 0 ``session_messages`` with the current session of each chat, and ``job_runs``
+(when each scheduled job last ran, so a run missed while the process was down happens at start).
 """
 
 from __future__ import annotations
@@ -110,7 +113,36 @@ INSERT OR IGNORE INTO memory_refs(memory_id, ref)
     SELECT id, source_ref FROM memories WHERE source_ref IS NOT NULL AND source_ref != '';
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+_V3 = """
+ALTER TABLE extraction_buffer ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE extraction_buffer ADD COLUMN next_attempt_at TEXT;
+ALTER TABLE extraction_buffer ADD COLUMN dead INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE extraction_buffer ADD COLUMN last_error TEXT;
+CREATE INDEX idx_buffer_dead ON extraction_buffer(dead, owner);
+
+CREATE TABLE chat_sessions (
+    chat_key   TEXT    PRIMARY KEY,
+    session_no INTEGER NOT NULL DEFAULT 1,
+    started_at TEXT    NOT NULL DEFAULT (datetime('now'))
+) WITHOUT ROWID;
+CREATE TABLE session_messages (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    chat_key   TEXT    NOT NULL,
+    session_no INTEGER NOT NULL,
+    role       TEXT    NOT NULL CHECK (role IN ('user', 'assistant')),
+    content    TEXT    NOT NULL,
+    created_at TEXT    NOT NULL DEFAULT (datetime('now'))
+);
+CREATE INDEX idx_session_messages_chat ON session_messages(chat_key, session_no, id);
+
+CREATE TABLE job_runs (
+    job         TEXT PRIMARY KEY,
+    last_run    TEXT NOT NULL,
+    last_status TEXT NOT NULL DEFAULT 'ok'
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -90,7 +90,7 @@ async def test_v1_file_is_migrated_with_rows_intact_and_refs_backfilled(tmp_path
         conn.close()
 
     async with await MemoryEngine.open(path) as eng:
-        assert _user_version(path) == 2
+        assert _user_version(path) == schema.SCHEMA_VERSION
         assert "memory_refs" in _tables(path)
         mem = await eng.get("alice", ids[content])
         assert mem is not None

@@ -1,0 +1,70 @@
+"""The messages that cross between channels and the gateway, and the protocol every channel implements.
+
+Channels import only this module (never ``gateway/``): a channel turns platform updates into
+``InboundMessage`` objects, hands them to the ``deliver`` callback it was started with, and sends the
+``OutboundMessage`` replies the gateway routes back to it by ``channel`` name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """One message a person sent, as every channel reports it."""
+
+    channel: str  # "console", "telegram", "feishu"
+    chat_id: str
+    sender_id: str
+    text: str
+    message_id: str = ""
+    is_group: bool = False
+    mentions_bot: bool = False
+    reply_to: str = ""  # platform message id a reply should thread under, if any
+
+    @property
+    def chat_key(self) -> str:
+        """Identity of the conversation across channels: ``channel:chat_id``."""
+        return f"{self.channel}:{self.chat_id}"
+
+    @property
+    def sender_key(self) -> str:
+        """Identity of the sender across channels: ``channel:sender_id`` (what ``users`` maps)."""
+        return f"{self.channel}:{self.sender_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboundMessage:
+    """A reply for the channel that owns the chat."""
+
+    channel: str
+    chat_id: str
+    text: str
+    reply_to: str = ""
+
+
+Deliver = Callable[[InboundMessage], Awaitable[None]]
+
+
+class Channel(Protocol):
+    """A chat platform adapter. ``start`` begins receiving; ``send`` delivers one reply."""
+
+    @property
+    def name(self) -> str:
+        """The ``channel`` value of its messages (routing key for replies)."""
+        ...
+
+    async def start(self, deliver: Deliver) -> None:
+        """Begin receiving; each message is passed to ``deliver`` (which queues it, never blocks long)."""
+        ...
+
+    async def send(self, message: OutboundMessage) -> None:
+        """Send one reply; raise on failure (the gateway logs it)."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop receiving and release connections."""
+        ...

@@ -1,0 +1,61 @@
+"""What the memory model is asked to do, as a protocol: extract, compress, refresh the profile.
+
+The extraction service and the compression jobs depend on this protocol only. Two implementations:
+``memory/openai_model.py`` (any OpenAI-compatible endpoint, JSON-object output) and
+``memory/offline_model.py`` (deterministic rules, no network, for trying tierclaw without a key).
+An implementation raises ``MemoryModelError`` when the call failed or its output was unusable: the
+caller keeps its input (buffered turns, uncompressed events) and tries again later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from memory.models import Event, Fact, Memory
+
+
+class MemoryModelError(RuntimeError):
+    """The memory model call failed (network, HTTP error, timeout) or returned invalid output."""
+
+
+@dataclass(slots=True)
+class Turn:
+    """One buffered message handed to extraction: who said it, what, and when (UTC, database format)."""
+
+    role: str  # "user" or "assistant"
+    content: str
+    created_at: str
+
+
+@dataclass(slots=True)
+class Extraction:
+    """What the model found in a batch of turns: Tier 2 facts and one Tier 3 summary (may be empty)."""
+
+    facts: list[Fact] = field(default_factory=list)
+    summary: str = ""
+
+
+class MemoryModel(Protocol):
+    """The memory model (seed 000 §11): single structured completions, no tools, no streaming."""
+
+    @property
+    def label(self) -> str:
+        """Human-readable name for logs and ``tierclaw status`` (e.g. ``openai:gpt-4o-mini``)."""
+        ...
+
+    async def extract(self, turns: list[Turn]) -> Extraction:
+        """Lasting facts and a short summary from a conversation batch (seed 000 §6.4)."""
+        ...
+
+    async def compress_events(self, events: list[Event]) -> list[Fact]:
+        """Daily job: a day's Tier 3 summaries distilled into Tier 2 facts (seed 000 §7.2)."""
+        ...
+
+    async def merge_partition(self, memories: list[Memory]) -> list[Fact]:
+        """Weekly job: one project/topic partition's entries, deduplicated and merged (seed 000 §7.3)."""
+        ...
+
+    async def refresh_profile(self, profile: list[Memory], important: list[Memory]) -> list[Fact]:
+        """Weekly job: the new Tier 1 core profile from the current one and high-importance Tier 2."""
+        ...
