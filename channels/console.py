@@ -1,0 +1,85 @@
+"""The terminal channel: read lines from standard input, print replies to standard output.
+
+One chat (``console:local``) with one sender (``local``), so its owner is ``console:local`` unless the
+``users`` map in the config assigns it to a person. Input can be piped (``printf 'hi\\n/memory\\n' |
+tierclaw chat``): at end of input ``finished`` is set and the runner waits for the pending replies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from typing import TextIO
+
+from channels.base import Deliver, InboundMessage, OutboundMessage
+
+CHAT_ID = "local"
+SENDER_ID = "local"
+PROMPT = "> "
+
+
+class ConsoleChannel:
+    """Line-oriented terminal chat. Lines are read in a worker thread so the event loop never blocks."""
+
+    def __init__(
+        self,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        *,
+        interactive: bool | None = None,
+    ) -> None:
+        self._stdin = stdin if stdin is not None else sys.stdin
+        self._stdout = stdout if stdout is not None else sys.stdout
+        self._interactive = self._stdin.isatty() if interactive is None else interactive
+        self._reader: asyncio.Task | None = None
+        self._counter = 0
+        self.finished = asyncio.Event()
+
+    @property
+    def name(self) -> str:
+        return "console"
+
+    async def start(self, deliver: Deliver) -> None:
+        """Start reading lines in the background; each non-empty line becomes one InboundMessage."""
+        self._reader = asyncio.create_task(self._read_lines(deliver), name="console-reader")
+
+    async def _read_lines(self, deliver: Deliver) -> None:
+        try:
+            while True:
+                if self._interactive:
+                    self.write(PROMPT, end="")
+                line = await asyncio.to_thread(self._stdin.readline)
+                if not line:  # end of input
+                    break
+                text = line.rstrip("\r\n")
+                if not text.strip():
+                    continue
+                self._counter += 1
+                await deliver(
+                    InboundMessage(
+                        channel=self.name,
+                        chat_id=CHAT_ID,
+                        sender_id=SENDER_ID,
+                        text=text,
+                        message_id=str(self._counter),
+                    )
+                )
+        finally:
+            self.finished.set()
+
+    async def send(self, message: OutboundMessage) -> None:
+        """Print a reply (one blank line after it, so a transcript stays readable)."""
+        self.write(message.text + "\n")
+
+    def write(self, text: str, end: str = "\n") -> None:
+        """Print a line of the channel's own (notices, prompts)."""
+        self._stdout.write(text + end)
+        self._stdout.flush()
+
+    async def stop(self) -> None:
+        """Stop reading (a blocked readline thread ends with the process)."""
+        if self._reader is not None and not self._reader.done():
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader

@@ -1,0 +1,151 @@
+"""The path of one message (DESIGN.md steps 3–7), from an InboundMessage to the reply text.
+
+Order matters and is the point of this module: the user's words are buffered for extraction before
+anything else happens to them; retrieval only runs when the gate says so; the memory block is sent to the
+model beside the user's words and never buffered; a model failure still leaves the turn recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from channels.base import InboundMessage
+from gateway.agent import ChatModel, ChatRequest
+from gateway.commands import CommandContext, is_command, run_command
+from gateway.identity import Identities
+from gateway.prompt import build_system_prompt, memory_block, read_workspace
+from memory.engine import MemoryEngine
+from memory.extraction import ExtractionService
+from memory.file_memory import FileMemory
+from memory.gate import should_retrieve
+from memory.models import Retrieved
+from memory.sessions import SessionStore
+
+log = logging.getLogger("tierclaw.gateway")
+
+APOLOGY = "Sorry — I couldn't reach my language model just now. Please try again in a moment."
+
+
+@dataclass(slots=True)
+class AssistantSettings:
+    """Per-message knobs from the config."""
+
+    workspace: Path
+    history_messages: int = 20
+    top_k: int = 5
+
+
+@dataclass(slots=True)
+class MemoryTiming:
+    """Time spent on memory on the reply path, per message (the throughput benchmark reads it)."""
+
+    samples_ms: list[float] = field(default_factory=list)
+
+
+class Assistant:
+    """Answers messages: commands, Tier 0 history, gated retrieval, prompt, main model, extraction hand-off.
+
+    ``extraction`` is None when ``memory.enabled`` is false: then the file memory feeds the system prompt
+    and nothing is retrieved or extracted. The engine is still used for Tier 0 sessions.
+    """
+
+    def __init__(
+        self,
+        *,
+        engine: MemoryEngine,
+        sessions: SessionStore,
+        chat_model: ChatModel,
+        settings: AssistantSettings,
+        identities: Identities | None = None,
+        extraction: ExtractionService | None = None,
+        file_memory: FileMemory | None = None,
+    ) -> None:
+        self.engine = engine
+        self.sessions = sessions
+        self.chat_model = chat_model
+        self.settings = settings
+        self.identities = identities or Identities()
+        self.extraction = extraction
+        self.file_memory = file_memory
+        self.memory_timing = MemoryTiming()
+        self._commands = CommandContext(engine, sessions, extraction, file_memory)
+
+    async def handle(self, msg: InboundMessage) -> str | None:
+        """The reply to one message, or None when there is nothing to answer (empty text)."""
+        text = msg.text.strip()
+        if not text:
+            return None
+        owner = self.identities.owner_for(msg.sender_key)
+        if is_command(text):
+            return await run_command(self._commands, owner, msg.chat_key, text)
+
+        started = time.perf_counter()
+        if self.extraction is not None:
+            await self.extraction.record(
+                owner,
+                channel=msg.channel,
+                chat_id=msg.chat_id,
+                sender_id=msg.sender_id,
+                role="user",
+                content=text,
+            )
+        history = await self.sessions.history(msg.chat_key, self.settings.history_messages)
+        await self.sessions.append(msg.chat_key, "user", text)
+        memories = await self._recall(owner, text)
+        request = ChatRequest(
+            system=await self._system_prompt(owner),
+            history=history,
+            user_text=text,
+            memories=memories,
+            memory_block=memory_block(memories),
+        )
+        self.memory_timing.samples_ms.append((time.perf_counter() - started) * 1000.0)
+
+        try:
+            reply = (await self.chat_model.reply(request)).strip()
+        except Exception as exc:  # ModelError, or anything unexpected from a model: apologise, keep going
+            log.error("[gateway] model %s failed for %s: %s", self.chat_model.label, msg.chat_key, exc)
+            return APOLOGY
+        if not reply:
+            log.error("[gateway] model %s gave an empty reply for %s", self.chat_model.label, msg.chat_key)
+            return APOLOGY
+
+        await self.sessions.append(msg.chat_key, "assistant", reply)
+        if self.extraction is not None:
+            await self.extraction.record(
+                owner,
+                channel=msg.channel,
+                chat_id=msg.chat_id,
+                sender_id="",
+                role="assistant",
+                content=reply,
+            )
+        return reply
+
+    async def _recall(self, owner: str, text: str) -> list[Retrieved]:
+        """Tier 2 memories for the message when the gate fires; a failing store never blocks the reply."""
+        if self.extraction is None:
+            return []
+        try:
+            projects = await self.engine.known_projects(owner)
+            if not should_retrieve(text, projects):
+                return []
+            return await self.engine.retrieve(owner, text, k=self.settings.top_k)
+        except Exception as exc:
+            log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)
+            return []
+
+    async def _system_prompt(self, owner: str) -> str:
+        workspace = read_workspace(self.settings.workspace)
+        if self.extraction is None:
+            file_context = self.file_memory.context() if self.file_memory else ""
+            return build_system_prompt(workspace, file_memory=file_context)
+        try:
+            profile = await self.engine.profile_text(owner)
+        except Exception as exc:
+            log.error("[memory] profile failed for owner=%s: %s", owner, exc)
+            profile = ""
+        return build_system_prompt(workspace, profile=profile)

@@ -1,0 +1,136 @@
+"""Chat commands: /help, /new, /memory, /remember, /forget.
+
+Commands are handled before the model is called and are not conversation: they are neither sent to the
+model nor buffered for extraction. Memory ids shown by ``/memory`` are the numbers ``/forget`` takes,
+stable across restarts and channels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.engine import MemoryEngine
+from memory.extraction import ExtractionService
+from memory.file_memory import FileMemory
+from memory.models import GLOBAL_PROJECT, Fact, Memory
+from memory.sessions import SessionStore
+
+HELP_TEXT = """Commands:
+/new — start a fresh conversation (what you said so far still goes to memory)
+/memory — what I remember about you, numbered
+/remember TEXT — remember TEXT now
+/forget N — forget memory number N (from /memory); /forget TEXT forgets the best match
+/help — this list"""
+
+# How many Tier 2 memories /memory lists after the core profile.
+MEMORY_LIST_LIMIT = 15
+# A /forget TEXT hit must contain at least this idf-weighted share of the words to be forgotten.
+FORGET_MIN_MATCH = 0.6
+MANUAL_IMPORTANCE = 0.8
+
+
+@dataclass(slots=True)
+class CommandContext:
+    """The parts commands act on. ``extraction`` is None when SQLite memory is disabled."""
+
+    engine: MemoryEngine
+    sessions: SessionStore
+    extraction: ExtractionService | None
+    file_memory: FileMemory | None
+
+
+def is_command(text: str) -> bool:
+    """True for ``/word ...`` messages (a Telegram ``/cmd@botname`` suffix is allowed)."""
+    return text.startswith("/") and len(text) > 1 and not text[1].isspace()
+
+
+async def run_command(ctx: CommandContext, owner: str, chat_key: str, text: str) -> str:
+    """Execute one command and return the reply text."""
+    word, _, rest = text.strip().partition(" ")
+    name = word[1:].split("@", 1)[0].lower()
+    rest = rest.strip()
+    if name in ("help", "start"):
+        return HELP_TEXT
+    if name == "new":
+        return await _new(ctx, owner, chat_key)
+    if name == "memory":
+        return await _memory(ctx, owner)
+    if name == "remember":
+        return await _remember(ctx, owner, rest)
+    if name == "forget":
+        return await _forget(ctx, owner, rest)
+    return f"Unknown command /{name}.\n{HELP_TEXT}"
+
+
+async def _new(ctx: CommandContext, owner: str, chat_key: str) -> str:
+    if ctx.extraction is not None:
+        ctx.extraction.flush_soon(owner)  # the old session's turns are already buffered; extract them now
+    await ctx.sessions.new_session(chat_key)
+    return "Started a new conversation. What you told me before is kept in memory."
+
+
+def _describe(mem: Memory) -> str:
+    where = "" if mem.project == GLOBAL_PROJECT else f" (project {mem.project})"
+    return f"[{mem.id}] {' '.join(mem.content.split())}{where}"
+
+
+async def _memory(ctx: CommandContext, owner: str) -> str:
+    if ctx.extraction is None:
+        notes = ctx.file_memory.read_long_term().strip() if ctx.file_memory else ""
+        return f"My notes (file memory):\n{notes}" if notes else "I have no notes yet."
+    profile = await ctx.engine.profile(owner)
+    knowledge = await ctx.engine.top_memories(owner, MEMORY_LIST_LIMIT)
+    waiting = await ctx.extraction.buffer.pending_tokens(owner)
+    lines: list[str] = []
+    if profile:
+        lines.append("About you:")
+        lines.extend(_describe(m) for m in profile)
+    if knowledge:
+        lines.append("What I remember:" if not profile else "\nWhat I remember:")
+        lines.extend(_describe(m) for m in knowledge)
+    if not lines:
+        lines.append("I don't remember anything about you yet. Tell me, or use /remember TEXT.")
+    else:
+        lines.append("\nForget one with /forget N.")
+    if waiting:
+        lines.append("(Our latest messages are still being turned into memories.)")
+    return "\n".join(lines)
+
+
+async def _remember(ctx: CommandContext, owner: str, text: str) -> str:
+    if not text:
+        return "Usage: /remember TEXT — for example /remember I prefer answers in Chinese"
+    if ctx.extraction is None:
+        if ctx.file_memory is None:
+            return "Memory is disabled."
+        ctx.file_memory.append_long_term(f"- {text}")
+        return f"Noted in MEMORY.md: {text}"
+    try:
+        result = await ctx.engine.write(
+            owner, Fact(content=text, source="manual", importance=MANUAL_IMPORTANCE, category="event")
+        )
+    except ValueError as exc:
+        return f"I could not remember that: {exc}"
+    if result.action == "merged":
+        return f"I already knew that [{result.id}]."
+    return f"Remembered [{result.id}]: {text}"
+
+
+async def _forget(ctx: CommandContext, owner: str, arg: str) -> str:
+    if not arg:
+        return "Usage: /forget N (a number from /memory) or /forget TEXT"
+    if ctx.extraction is None:
+        return "Forgetting works with the SQLite memory; edit MEMORY.md in the workspace instead."
+    if arg.lstrip("#[").rstrip("]").isdigit():
+        memory_id = int(arg.lstrip("#[").rstrip("]"))
+        mem = await ctx.engine.get(owner, memory_id)
+        if mem is None or mem.is_archived:
+            return f"You have no memory number {memory_id}. /memory lists them."
+        await ctx.engine.archive(owner, memory_id)
+        return f"Forgot [{memory_id}]: {mem.content}"
+    hits = await ctx.engine.search(owner, arg, k=3)
+    if not hits or hits[0].match < FORGET_MIN_MATCH:
+        return f"Nothing I remember matches “{arg}”. /memory lists what I remember."
+    top = hits[0]
+    await ctx.engine.archive(owner, top.id)
+    return f"Forgot [{top.id}]: {top.content}"

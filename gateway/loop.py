@@ -1,0 +1,150 @@
+"""The process loop: inbound queue → per-chat workers (in order, bounded) → outbound queue → channels.
+
+Messages of one chat are answered strictly in order; different chats run concurrently up to
+``max_concurrent`` at a time. A slow or failing chat holds only its own worker, never the others, and a
+reply that a channel fails to send is logged and dropped without stopping the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from channels.base import Channel, InboundMessage, OutboundMessage
+
+log = logging.getLogger("tierclaw.gateway")
+
+Handler = Callable[[InboundMessage], Awaitable[str | None]]
+
+FAILURE_REPLY = "Sorry — something went wrong while handling that message."
+
+
+class ProcessLoop:
+    """Routes messages from channels to the handler and replies back to the channel that owns the chat."""
+
+    def __init__(self, handler: Handler, *, max_concurrent: int = 8) -> None:
+        if max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1")
+        self._handler = handler
+        self._limit = asyncio.Semaphore(max_concurrent)
+        self.inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
+        self.outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
+        self._channels: dict[str, Channel] = {}
+        self._chats: dict[str, asyncio.Queue[InboundMessage]] = {}
+        self._workers: dict[str, asyncio.Task] = {}
+        self._tasks: list[asyncio.Task] = []
+        self._unfinished = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def add_channel(self, channel: Channel) -> None:
+        """Register a channel as the destination of replies to its chats."""
+        self._channels[channel.name] = channel
+
+    async def deliver(self, message: InboundMessage) -> None:
+        """The callback channels are started with: queue one inbound message."""
+        self._unfinished += 1
+        self._idle.clear()
+        await self.inbound.put(message)
+
+    def start(self) -> None:
+        """Start the dispatcher and the sender tasks."""
+        self._tasks = [
+            asyncio.create_task(self._dispatch(), name="gateway-dispatch"),
+            asyncio.create_task(self._send_replies(), name="gateway-send"),
+        ]
+
+    async def drain(self) -> None:
+        """Wait until every delivered message is answered and every reply handed to its channel."""
+        await self._idle.wait()
+
+    async def stop(self) -> None:
+        """Cancel the dispatcher, sender and chat workers (call ``drain`` first to finish pending work)."""
+        tasks = [*self._tasks, *self._workers.values()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        self._workers.clear()
+
+    async def _dispatch(self) -> None:
+        while True:
+            message = await self.inbound.get()
+            queue = self._chats.get(message.chat_key)
+            if queue is None:
+                queue = self._chats[message.chat_key] = asyncio.Queue()
+            queue.put_nowait(message)
+            if message.chat_key not in self._workers:
+                self._workers[message.chat_key] = asyncio.create_task(
+                    self._chat_worker(message.chat_key, queue), name=f"chat:{message.chat_key}"
+                )
+
+    async def _chat_worker(self, chat_key: str, queue: asyncio.Queue[InboundMessage]) -> None:
+        """Answer one chat's messages in order; ends when the chat has nothing more queued."""
+        try:
+            while not queue.empty():
+                message = queue.get_nowait()
+                async with self._limit:
+                    reply = await self._answer(message)
+                if reply:
+                    self._unfinished += 1  # the reply is pending until a channel has it
+                    self.outbound.put_nowait(
+                        OutboundMessage(message.channel, message.chat_id, reply, reply_to=message.message_id)
+                    )
+                self._done()
+        finally:
+            self._workers.pop(chat_key, None)
+            if queue.empty():
+                self._chats.pop(chat_key, None)
+            else:  # a message arrived while this worker was finishing: hand the queue to a new worker
+                self._workers[chat_key] = asyncio.create_task(
+                    self._chat_worker(chat_key, queue), name=f"chat:{chat_key}"
+                )
+
+    async def _answer(self, message: InboundMessage) -> str | None:
+        try:
+            return await self._handler(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("[gateway] handling a message from %s failed", message.chat_key)
+            return FAILURE_REPLY
+
+    async def _send_replies(self) -> None:
+        """Take replies off the outbound queue; each chat's sends are chained, chats send independently."""
+        sending: dict[str, asyncio.Task] = {}
+        while True:
+            reply = await self.outbound.get()
+            key = f"{reply.channel}:{reply.chat_id}"
+            task = asyncio.create_task(self._send_after(sending.get(key), reply), name=f"send:{key}")
+            sending[key] = task
+            task.add_done_callback(lambda t, k=key: sending.pop(k, None) if sending.get(k) is t else None)
+            self._tasks = [t for t in self._tasks if not t.done()]
+            self._tasks.append(task)
+
+    async def _send_after(self, previous: asyncio.Task | None, reply: OutboundMessage) -> None:
+        if previous is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(previous)
+        channel = self._channels.get(reply.channel)
+        try:
+            if channel is None:
+                log.error("[gateway] no channel %r for a reply to %s", reply.channel, reply.chat_id)
+            else:
+                await channel.send(reply)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.error("[gateway] sending to %s:%s failed: %s", reply.channel, reply.chat_id, exc)
+        finally:
+            self._done()
+
+    def _done(self) -> None:
+        self._unfinished -= 1
+        if self._unfinished <= 0:
+            self._unfinished = 0
+            self._idle.set()

@@ -1,0 +1,169 @@
+"""Scheduled memory jobs on apscheduler's AsyncIOScheduler, with catch-up of runs missed while down.
+
+Three jobs, times in the configured timezone: the extraction sweep (``memory.extraction.dailyFlush``),
+the daily compression (``memory.compression.daily``: yesterday's Tier 3 → Tier 2, after a sweep) and the
+weekly deep compression (``memory.compression.weeklyDay`` + ``weekly``). Each run is recorded in the
+``job_runs`` table; at start, a job whose next fire time after its last run is already past runs once
+(seed 000 §7; the in-memory job store alone would silently skip it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from memory.compression import daily_compress, weekly_compress
+from memory.engine import MemoryEngine
+from memory.extraction import ExtractionService
+from memory.job_log import JobLog
+from memory.model import MemoryModel
+
+log = logging.getLogger("tierclaw.gateway")
+
+SWEEP_JOB = "extraction_sweep"
+DAILY_JOB = "daily_compress"
+WEEKLY_JOB = "weekly_compress"
+
+
+@dataclass(slots=True)
+class JobTimes:
+    """When the jobs run: "HH:MM" strings and a weekday (mon..sun)."""
+
+    sweep: str = "03:00"
+    daily: str = "03:00"
+    weekly_day: str = "mon"
+    weekly: str = "04:00"
+
+
+def _cron(at: str, tz: tzinfo, day_of_week: str | None = None) -> CronTrigger:
+    hour, minute = (int(part) for part in at.split(":"))
+    # timezone= must be given: a CronTrigger built without it uses the machine's zone, not the scheduler's.
+    return CronTrigger(hour=hour, minute=minute, day_of_week=day_of_week, timezone=tz)
+
+
+class MemoryJobs:
+    """The memory jobs, runnable by the scheduler, at start (catch-up) or by hand (CLI)."""
+
+    def __init__(
+        self,
+        engine: MemoryEngine,
+        extraction: ExtractionService,
+        model: MemoryModel,
+        *,
+        tz: tzinfo,
+        times: JobTimes | None = None,
+    ) -> None:
+        self.engine = engine
+        self.extraction = extraction
+        self.model = model
+        self.tz = tz
+        self.times = times or JobTimes()
+        self.log = JobLog(engine)
+        self.triggers: dict[str, CronTrigger] = {
+            SWEEP_JOB: _cron(self.times.sweep, tz),
+            DAILY_JOB: _cron(self.times.daily, tz),
+            WEEKLY_JOB: _cron(self.times.weekly, tz, self.times.weekly_day),
+        }
+        self._jobs: dict[str, Callable[[], Awaitable[str]]] = {
+            SWEEP_JOB: self.sweep,
+            DAILY_JOB: self.daily,
+            WEEKLY_JOB: self.weekly,
+        }
+        self._scheduler: AsyncIOScheduler | None = None
+
+    # ----------------------------------------------------------------- the jobs
+
+    async def sweep(self) -> str:
+        """Extract every owner's buffer now (the daily sweep of seed 000 §6.2)."""
+        result = await self.extraction.sweep()
+        return f"{result.turns} turns extracted, {result.failed} failed batches"
+
+    async def daily(self, now: datetime | None = None) -> str:
+        """Sweep, then compress yesterday's (and any older uncompressed) Tier 3 events into Tier 2."""
+        await self.extraction.sweep()
+        yesterday = (now or datetime.now(self.tz)).astimezone(self.tz).date() - timedelta(days=1)
+        report = await daily_compress(self.engine, self.model, yesterday)
+        return f"{report.events_compressed} events -> {report.facts_written} facts" + _failures(report)
+
+    async def weekly(self, now: datetime | None = None) -> str:
+        """Merge large partitions, refresh the Tier 1 profile, archive decayed temp/debug memories."""
+        report = await weekly_compress(self.engine, self.model, now)
+        return (
+            f"{report.partitions_merged} partitions merged, {report.profile_entries} profile entries, "
+            f"{report.archived} archived" + _failures(report)
+        )
+
+    async def run(self, name: str) -> str:
+        """Run one job now and record the run; returns its one-line outcome."""
+        try:
+            outcome = await self._jobs[name]()
+        except Exception as exc:
+            log.exception("[gateway] job %s failed", name)
+            await self.log.record(name, f"failed: {type(exc).__name__}: {exc}")
+            raise
+        await self.log.record(name, outcome)
+        log.info("[gateway] job %s: %s", name, outcome)
+        return outcome
+
+    # ----------------------------------------------------------------- scheduling
+
+    async def catch_up(self, now: datetime | None = None) -> list[str]:
+        """Run once each job whose scheduled time passed since its last run; returns their names.
+
+        A job that never ran is only stamped (a fresh install does not compress at first start).
+        """
+        now = now or datetime.now(self.tz)
+        ran: list[str] = []
+        for name, trigger in self.triggers.items():
+            last = await self.log.last_run(name)
+            if last is None:
+                await self.log.record(name, "scheduled", when=now)
+                continue
+            due = trigger.get_next_fire_time(None, last.astimezone(self.tz))
+            if due is not None and due <= now:
+                log.info("[gateway] job %s missed its run at %s; running it now", name, due.isoformat())
+                try:
+                    await self.run(name)
+                except Exception:  # already logged and recorded; the scheduler tries again next time
+                    continue
+                ran.append(name)
+        return ran
+
+    def start(self) -> AsyncIOScheduler:
+        """Start the scheduler on the running loop."""
+        scheduler = AsyncIOScheduler(
+            timezone=self.tz,
+            job_defaults={"coalesce": True, "misfire_grace_time": 6 * 3600, "max_instances": 1},
+        )
+        for name, trigger in self.triggers.items():
+            scheduler.add_job(self._scheduled, trigger, args=[name], id=name, replace_existing=True)
+        scheduler.start()
+        self._scheduler = scheduler
+        return scheduler
+
+    async def _scheduled(self, name: str) -> None:
+        # run() has logged and recorded a failure; re-raising would only reach apscheduler's own log.
+        with contextlib.suppress(Exception):
+            await self.run(name)
+
+    def next_runs(self) -> dict[str, datetime | None]:
+        """Next fire time of each job (for status)."""
+        now = datetime.now(self.tz)
+        return {name: trigger.get_next_fire_time(None, now) for name, trigger in self.triggers.items()}
+
+    def shutdown(self) -> None:
+        """Stop the scheduler (running jobs are cancelled with the loop)."""
+        if self._scheduler is not None and self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
+        self._scheduler = None
+
+
+def _failures(report: object) -> str:
+    failures = getattr(report, "failures", [])
+    return f", {len(failures)} owners failed" if failures else ""

@@ -1,0 +1,278 @@
+"""The extraction service (seed 000 §6): buffered turns become Tier 2 facts and a Tier 3 summary.
+
+Every message is written to the buffer first (``record``); extraction runs later, per owner, when one of
+three triggers fires: a quiet gap with no new message from the owner (default 3 min), the owner's buffer
+reaching the token budget (default ~6000 estimated tokens), or the daily sweep (``sweep``, scheduled by
+the gateway). Nothing here is awaited on the reply path except the buffer INSERT.
+
+A failed call (model error, invalid JSON) leaves the turns in the buffer and schedules a retry with
+exponential backoff; after ``max_attempts`` failures the turns become dead letters. Turns leave the buffer
+only once their facts and summary are written, and a re-run after a crash cannot duplicate them: facts
+merge through the engine's clean write path and the summary is keyed by the batch's ``source_ref``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
+
+from memory.buffer import BufferedTurn, ExtractionBuffer
+from memory.clock import from_db, utcnow
+from memory.engine import MemoryEngine
+from memory.model import Extraction, MemoryModel, Turn
+from memory.models import Fact
+
+log = logging.getLogger("tierclaw.memory")
+
+
+@dataclass(slots=True)
+class ExtractionSettings:
+    """The triggers and retry policy (``memory.extraction`` in the config)."""
+
+    quiet_gap: float = 180.0
+    token_budget: int = 6000
+    max_attempts: int = 5
+    retry_backoff: float = 60.0
+
+
+@dataclass(slots=True)
+class FlushResult:
+    """What one flush of an owner's buffer did."""
+
+    batches: int = 0
+    turns: int = 0
+    facts: int = 0
+    events: int = 0
+    failed: int = 0
+    dead: int = 0
+
+
+class ExtractionService:
+    """Buffers turns and runs batch extraction per owner in background tasks."""
+
+    def __init__(
+        self,
+        engine: MemoryEngine,
+        model: MemoryModel,
+        settings: ExtractionSettings | None = None,
+        *,
+        tz: tzinfo = UTC,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.engine = engine
+        self.buffer = ExtractionBuffer(engine)
+        self.model = model
+        self.settings = settings or ExtractionSettings()
+        self._tz = tz
+        self._clock = clock
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._closed = False
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def start(self) -> int:
+        """Re-arm timers for turns left in the buffer by an earlier run; returns how many owners wait.
+
+        An owner whose quiet gap already passed while the process was down is extracted right away.
+        """
+        backlog = await self.buffer.backlog()
+        now = self._clock()
+        for item in backlog:
+            due = from_db(item.last_created_at) + timedelta(seconds=self.settings.quiet_gap)
+            if item.next_attempt_at:
+                due = max(due, from_db(item.next_attempt_at))
+            self._arm(item.owner, max(0.0, (due - now).total_seconds()))
+        if backlog:
+            log.info("[memory] extraction resumed with %d owners waiting", len(backlog))
+        return len(backlog)
+
+    async def close(self) -> None:
+        """Stop timers and cancel running extractions; unextracted turns stay in the buffer."""
+        self._closed = True
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def idle(self) -> None:
+        """Wait until no extraction task is running (tests and ``/new`` use it)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # ----------------------------------------------------------------- recording
+
+    async def record(
+        self,
+        owner: str,
+        *,
+        channel: str,
+        chat_id: str,
+        sender_id: str,
+        role: str,
+        content: str,
+    ) -> int:
+        """Buffer one message (awaited: a single INSERT), then (re)start the owner's quiet-gap timer.
+
+        If the owner's buffer reached the token budget, extraction starts at once in the background.
+        """
+        turn_id = await self.buffer.append(
+            owner,
+            channel=channel,
+            chat_id=chat_id,
+            sender_id=sender_id,
+            role=role,
+            content=content,
+            now=self._clock(),
+        )
+        if await self.buffer.pending_tokens(owner) >= self.settings.token_budget:
+            self._arm(owner, 0.0)
+        else:
+            self._arm(owner, self.settings.quiet_gap)
+        return turn_id
+
+    def flush_soon(self, owner: str) -> None:
+        """Start extracting the owner's buffer now, in the background (``/new`` hands a session over)."""
+        self._arm(owner, 0.0)
+
+    def _arm(self, owner: str, delay: float) -> None:
+        """(Re)schedule the owner's extraction ``delay`` seconds from now."""
+        if self._closed:
+            return
+        old = self._timers.pop(owner, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self._timers[owner] = loop.call_later(max(0.0, delay), self._fire, owner)
+
+    def _fire(self, owner: str) -> None:
+        self._timers.pop(owner, None)
+        if self._closed:
+            return
+        task = asyncio.get_running_loop().create_task(self.flush(owner), name=f"extract:{owner}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ----------------------------------------------------------------- extraction
+
+    async def flush(self, owner: str, *, force: bool = False) -> FlushResult:
+        """Extract the owner's buffered turns, one budget-sized batch at a time.
+
+        Without ``force`` (timer path) turns in a retry backoff wait; with ``force`` (``/new``, the daily
+        sweep) they are tried now. Stops at the first failing batch, which is scheduled for retry.
+        """
+        result = FlushResult()
+        lock = self._locks.setdefault(owner, asyncio.Lock())
+        async with lock:
+            while True:
+                batch = await self.buffer.batch(
+                    owner, self.settings.token_budget, now=self._clock(), ignore_backoff=force
+                )
+                if not batch:
+                    break
+                if not await self._extract_batch(owner, batch, result):
+                    break
+        return result
+
+    async def sweep(self) -> FlushResult:
+        """The daily sweep: flush every owner's buffer regardless of the quiet gap."""
+        total = FlushResult()
+        for item in await self.buffer.backlog():
+            one = await self.flush(item.owner, force=True)
+            for name in ("batches", "turns", "facts", "events", "failed", "dead"):
+                setattr(total, name, getattr(total, name) + getattr(one, name))
+        log.info("[memory] sweep extracted %d turns, %d failed batches", total.turns, total.failed)
+        return total
+
+    async def _extract_batch(self, owner: str, batch: list[BufferedTurn], result: FlushResult) -> bool:
+        ids = [t.id for t in batch]
+        ref = f"buffer:{ids[0]}-{ids[-1]}"
+        turns = [Turn(t.role, t.content, t.created_at) for t in batch]
+        try:
+            extraction = await self.model.extract(turns)
+            written = await self._store(owner, batch, extraction, ref)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # model or parse failure: keep the turns, retry later
+            dead, next_at = await self.buffer.record_failure(
+                ids,
+                f"{type(exc).__name__}: {exc}",
+                max_attempts=self.settings.max_attempts,
+                backoff_seconds=self.settings.retry_backoff,
+                now=self._clock(),
+            )
+            result.failed += 1
+            if dead:
+                result.dead += len(ids)
+                log.warning(
+                    "[memory] extraction failed for owner=%s (%s); %d turns moved to dead letters",
+                    owner,
+                    type(exc).__name__,
+                    len(ids),
+                )
+            else:
+                log.warning(
+                    "[memory] extraction failed for owner=%s (%s); retry at %s",
+                    owner,
+                    type(exc).__name__,
+                    next_at.isoformat(timespec="seconds"),
+                )
+                self._arm(owner, (next_at - self._clock()).total_seconds())
+            return False
+        await self.buffer.remove(ids)
+        result.batches += 1
+        result.turns += len(ids)
+        result.facts += written
+        result.events += 1 if extraction.summary.strip() else 0
+        log.info(
+            "[memory] extracted %d facts, %d summary from %d turns owner=%s",
+            written,
+            1 if extraction.summary.strip() else 0,
+            len(ids),
+            owner,
+        )
+        return True
+
+    async def _store(self, owner: str, batch: list[BufferedTurn], extraction: Extraction, ref: str) -> int:
+        """Write facts (clean path) and the summary (once per batch ref); returns facts written."""
+        now = self._clock()
+        facts: list[Fact] = []
+        for fact in extraction.facts:
+            fact.source = "extraction"
+            fact.source_ref = ref
+            facts.append(fact)
+        written = 0
+        if facts:
+            try:
+                written = len(await self.engine.write_many(owner, facts, now=now))
+            except ValueError:
+                # One malformed fact must not sink the batch: write the good ones one by one.
+                for fact in facts:
+                    try:
+                        await self.engine.write(owner, fact, now=now)
+                        written += 1
+                    except ValueError as exc:
+                        log.warning("[memory] dropped an invalid extracted fact owner=%s: %s", owner, exc)
+        summary = extraction.summary.strip()
+        if summary and not await self.engine.events(owner, source_ref=ref, limit=1):
+            first = batch[0]
+            await self.engine.add_event(
+                owner,
+                summary,
+                event_date=from_db(first.created_at).astimezone(self._tz).date(),
+                channel=first.channel,
+                sender_id=next((t.sender_id for t in batch if t.role == "user"), first.sender_id),
+                raw_tokens=sum(t.token_count for t in batch),
+                source_ref=ref,
+            )
+        return written
