@@ -1,0 +1,263 @@
+"""The extraction service: buffer first, quiet gap / token budget / sweep triggers, retries, dead letters.
+
+The memory model here is a scripted implementation of our own ``MemoryModel`` protocol (no client library
+is replaced); the OpenAI-backed model is exercised end to end in test_message_path.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memory.engine import MemoryEngine
+from memory.extraction import ExtractionService, ExtractionSettings
+from memory.model import Extraction, MemoryModelError, Turn
+from memory.models import Event, Fact, Memory
+
+OWNER = "telegram:42"
+
+
+class ScriptedModel:
+    """Returns a fact per user turn, or raises while ``failures`` > 0."""
+
+    label = "scripted"
+
+    def __init__(self, failures: int = 0) -> None:
+        self.failures = failures
+        self.calls: list[list[Turn]] = []
+
+    async def extract(self, turns: list[Turn]) -> Extraction:
+        self.calls.append(turns)
+        if self.failures > 0:
+            self.failures -= 1
+            raise MemoryModelError("invalid JSON from the model")
+        facts = [Fact(content=t.content) for t in turns if t.role == "user"]
+        return Extraction(facts=facts, summary=f"talked about {len(facts)} things")
+
+    async def compress_events(self, events: list[Event]) -> list[Fact]:
+        return []
+
+    async def merge_partition(self, memories: list[Memory]) -> list[Fact]:
+        return []
+
+    async def refresh_profile(self, profile: list[Memory], important: list[Memory]) -> list[Fact]:
+        return []
+
+
+async def _record(service: ExtractionService, role: str, text: str, owner: str = OWNER) -> None:
+    await service.record(owner, channel="telegram", chat_id="42", sender_id="42", role=role, content=text)
+
+
+async def _wait(predicate, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+async def test_quiet_gap_extracts_facts_and_summary(engine: MemoryEngine) -> None:
+    model = ScriptedModel()
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=0.1))
+    try:
+        await _record(service, "user", "I keep my dotfiles in a private GitHub repo")
+        await _record(service, "assistant", "Good idea.")
+        assert (await engine.stats(OWNER))["buffered_turns"] == 2
+        assert model.calls == []  # nothing before the gap
+        await _wait(lambda: _buffer_empty(engine))
+        await service.idle()
+    finally:
+        await service.close()
+    assert len(model.calls) == 1 and [t.role for t in model.calls[0]] == ["user", "assistant"]
+    contents = [m.content for m in await engine.list(OWNER)]
+    assert contents == ["I keep my dotfiles in a private GitHub repo"]
+    (event,) = await engine.events(OWNER)
+    assert event.summary == "talked about 1 things" and event.channel == "telegram"
+    assert event.source_ref and event.source_ref.startswith("buffer:")
+
+
+async def _buffer_empty(engine: MemoryEngine) -> bool:
+    return (await engine.stats())["buffered_turns"] == 0
+
+
+async def test_new_messages_restart_the_quiet_gap(engine: MemoryEngine) -> None:
+    model = ScriptedModel()
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=0.3))
+    try:
+        for i in range(4):
+            await _record(service, "user", f"fact number {i} about gardening")
+            await asyncio.sleep(0.1)
+        assert model.calls == []  # each message pushed the timer back
+        await _wait(lambda: _buffer_empty(engine))
+    finally:
+        await service.close()
+    assert len(model.calls) == 1 and len(model.calls[0]) == 4
+
+
+async def test_token_budget_triggers_at_once(engine: MemoryEngine) -> None:
+    model = ScriptedModel()
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, token_budget=200))
+    try:
+        await _record(service, "user", "word " * 100)  # ~125 tokens: under the budget
+        await asyncio.sleep(0.1)
+        assert model.calls == []
+        await _record(service, "user", "another " * 100)  # now over 200
+        await _wait(lambda: _buffer_empty(engine))
+    finally:
+        await service.close()
+    assert sum(len(c) for c in model.calls) == 2
+    assert all(sum(len(t.content) for t in call) > 0 for call in model.calls)
+
+
+async def test_batches_respect_the_token_budget(engine: MemoryEngine) -> None:
+    model = ScriptedModel()
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, token_budget=10_000))
+    try:
+        for i in range(6):
+            await _record(service, "user", f"sentence {i} " + "x" * 400)  # ~100 tokens each
+        service.settings.token_budget = 250
+        result = await service.flush(OWNER, force=True)
+    finally:
+        await service.close()
+    assert result.turns == 6 and result.batches == 3
+    assert [len(c) for c in model.calls] == [2, 2, 2]
+
+
+async def test_failure_keeps_turns_and_retries_with_backoff(engine: MemoryEngine) -> None:
+    model = ScriptedModel(failures=2)
+    service = ExtractionService(
+        engine, model, ExtractionSettings(quiet_gap=0.05, retry_backoff=0.1, max_attempts=5)
+    )
+    try:
+        await _record(service, "user", "My cat is called Miso")
+        await _wait(lambda: _buffer_empty(engine))
+    finally:
+        await service.close()
+    assert len(model.calls) == 3  # two failures, then success
+    assert [m.content for m in await engine.list(OWNER)] == ["My cat is called Miso"]
+    assert await service.buffer.dead_letters() == 0
+
+
+async def test_repeated_failures_become_dead_letters_and_can_be_requeued(engine: MemoryEngine) -> None:
+    model = ScriptedModel(failures=3)
+    service = ExtractionService(
+        engine, model, ExtractionSettings(quiet_gap=0.02, retry_backoff=0.02, max_attempts=3)
+    )
+    try:
+        await _record(service, "user", "I run the Berlin marathon every year")
+
+        async def dead() -> bool:
+            return await service.buffer.dead_letters() == 1
+
+        await _wait(dead)
+        await asyncio.sleep(0.2)
+        assert len(model.calls) == 3  # no more attempts once dead
+        assert (await engine.stats())["buffered_turns"] == 1  # kept, never dropped
+        skipped = await service.flush(OWNER, force=True)
+        assert skipped.turns == 0 and len(model.calls) == 3  # dead letters are not retried by a flush
+        assert await service.buffer.requeue_dead() == 1
+        result = await service.flush(OWNER)
+    finally:
+        await service.close()
+    assert result.turns == 1
+    assert [m.content for m in await engine.list(OWNER)] == ["I run the Berlin marathon every year"]
+
+
+async def test_buffer_survives_restart_mid_gap(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    engine = await MemoryEngine.open(path)
+    service = ExtractionService(engine, ScriptedModel(), ExtractionSettings(quiet_gap=0.3))
+    try:
+        await _record(service, "user", "Remember that my passport expires in May")
+    finally:
+        await service.close()
+        await engine.close()
+    engine = await MemoryEngine.open(path)
+    model = ScriptedModel()
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=0.3))
+    try:
+        assert await service.start() == 1
+        await _wait(lambda: _buffer_empty(engine))
+    finally:
+        await service.close()
+        await engine.close()
+    assert len(model.calls) == 1
+    assert model.calls[0][0].content == "Remember that my passport expires in May"
+
+
+async def test_gap_that_passed_while_down_extracts_at_start(engine: MemoryEngine) -> None:
+    clock_now = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+    service = ExtractionService(
+        engine, ScriptedModel(), ExtractionSettings(quiet_gap=180), clock=lambda: clock_now
+    )
+    await _record(service, "user", "I switched my editor to Helix")
+    await service.close()
+    later = clock_now + timedelta(minutes=10)
+    model = ScriptedModel()
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=180), clock=lambda: later)
+    try:
+        await service.start()
+        await _wait(lambda: _buffer_empty(engine), timeout=2)
+    finally:
+        await service.close()
+    assert len(model.calls) == 1
+
+
+async def test_sweep_flushes_every_owner(engine: MemoryEngine) -> None:
+    model = ScriptedModel()
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
+    try:
+        await _record(service, "user", "alice likes tea", owner="user:alice")
+        await _record(service, "user", "bob likes coffee", owner="user:bob")
+        result = await service.sweep()
+    finally:
+        await service.close()
+    assert result.turns == 2 and (await engine.stats())["buffered_turns"] == 0
+    assert [m.content for m in await engine.list("user:alice")] == ["alice likes tea"]
+    assert [m.content for m in await engine.list("user:bob")] == ["bob likes coffee"]
+
+
+async def test_event_date_follows_the_configured_timezone(engine: MemoryEngine) -> None:
+    late_evening_utc = datetime(2026, 11, 22, 20, 30, tzinfo=UTC)  # 04:30 next day in UTC+8
+    service = ExtractionService(
+        engine,
+        ScriptedModel(),
+        ExtractionSettings(quiet_gap=3600),
+        tz=timezone(timedelta(hours=8)),
+        clock=lambda: late_evening_utc,
+    )
+    try:
+        await _record(service, "user", "deployed the new release")
+        await service.flush(OWNER)
+    finally:
+        await service.close()
+    (event,) = await engine.events(OWNER)
+    assert event.event_date == "2026-11-23"
+
+
+async def test_a_bad_fact_does_not_sink_the_batch(engine: MemoryEngine) -> None:
+    class OneBadFact(ScriptedModel):
+        async def extract(self, turns: list[Turn]) -> Extraction:
+            return Extraction(facts=[Fact(content="good fact about rust"), Fact(content="x", importance=7)])
+
+    service = ExtractionService(engine, OneBadFact(), ExtractionSettings(quiet_gap=3600))
+    try:
+        await _record(service, "user", "irrelevant")
+        result = await service.flush(OWNER)
+    finally:
+        await service.close()
+    assert result.turns == 1 and result.facts == 1
+    assert [m.content for m in await engine.list(OWNER)] == ["good fact about rust"]
+
+
+@pytest.mark.parametrize("role", ["system", "tool", ""])
+async def test_buffer_rejects_unknown_roles(engine: MemoryEngine, role: str) -> None:
+    service = ExtractionService(engine, ScriptedModel())
+    try:
+        with pytest.raises(ValueError, match="role"):
+            await _record(service, role, "text")
+    finally:
+        await service.close()

@@ -1,0 +1,134 @@
+"""The process loop: per-chat order, bounded concurrency across chats, isolation of slow/failing chats."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from channels.base import InboundMessage, OutboundMessage
+from gateway.loop import FAILURE_REPLY, ProcessLoop
+
+
+class RecordingChannel:
+    """A channel that records what it was asked to send (optionally failing for one chat)."""
+
+    name = "test"
+
+    def __init__(self, fail_chat: str | None = None) -> None:
+        self.sent: list[OutboundMessage] = []
+        self.fail_chat = fail_chat
+
+    async def start(self, deliver) -> None:  # pragma: no cover - not used by these tests
+        pass
+
+    async def send(self, message: OutboundMessage) -> None:
+        if message.chat_id == self.fail_chat:
+            raise ConnectionError("platform down")
+        self.sent.append(message)
+
+    async def stop(self) -> None:
+        pass
+
+
+def _msg(chat: str, text: str) -> InboundMessage:
+    return InboundMessage(channel="test", chat_id=chat, sender_id=chat, text=text, message_id=text)
+
+
+async def _run(loop: ProcessLoop, messages: list[InboundMessage]) -> None:
+    loop.start()
+    try:
+        for m in messages:
+            await loop.deliver(m)
+        await asyncio.wait_for(loop.drain(), timeout=10)
+    finally:
+        await loop.stop()
+
+
+async def test_each_chat_is_answered_in_order_while_chats_interleave() -> None:
+    rng = random.Random(7)
+    active = 0
+    peak = 0
+
+    async def handler(msg: InboundMessage) -> str:
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        await asyncio.sleep(rng.uniform(0, 0.01))
+        active -= 1
+        return f"re:{msg.text}"
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler, max_concurrent=3)
+    loop.add_channel(channel)
+    messages = [_msg(f"c{c}", f"c{c}-{i}") for i in range(10) for c in range(6)]
+    await _run(loop, messages)
+    assert len(channel.sent) == 60
+    for c in range(6):
+        texts = [m.text for m in channel.sent if m.chat_id == f"c{c}"]
+        assert texts == [f"re:c{c}-{i}" for i in range(10)]
+    assert 1 < peak <= 3  # concurrent across chats, but bounded
+
+
+async def test_a_slow_chat_does_not_stall_the_others() -> None:
+    release = asyncio.Event()
+    order: list[str] = []
+
+    async def handler(msg: InboundMessage) -> str:
+        if msg.chat_id == "slow":
+            await release.wait()
+        order.append(msg.text)
+        return msg.text
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler, max_concurrent=4)
+    loop.add_channel(channel)
+    loop.start()
+    try:
+        await loop.deliver(_msg("slow", "s1"))
+        for i in range(5):
+            await loop.deliver(_msg("fast", f"f{i}"))
+        for _ in range(100):
+            if len(order) == 5:
+                break
+            await asyncio.sleep(0.01)
+        assert order == [f"f{i}" for i in range(5)]  # answered while "slow" still waits
+        release.set()
+        await asyncio.wait_for(loop.drain(), timeout=5)
+    finally:
+        await loop.stop()
+    assert order[-1] == "s1"
+
+
+async def test_handler_errors_get_a_failure_reply_and_the_loop_goes_on() -> None:
+    async def handler(msg: InboundMessage) -> str:
+        if msg.text == "boom":
+            raise RuntimeError("database is locked")
+        return f"re:{msg.text}"
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    await _run(loop, [_msg("a", "boom"), _msg("a", "next")])
+    assert [m.text for m in channel.sent] == [FAILURE_REPLY, "re:next"]
+
+
+async def test_a_failing_send_does_not_block_other_chats() -> None:
+    async def handler(msg: InboundMessage) -> str:
+        return msg.text
+
+    channel = RecordingChannel(fail_chat="down")
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    await _run(loop, [_msg("down", "x1"), _msg("up", "y1"), _msg("down", "x2"), _msg("up", "y2")])
+    assert [m.text for m in channel.sent] == ["y1", "y2"]
+
+
+async def test_no_reply_for_none_and_replies_thread_under_the_message() -> None:
+    async def handler(msg: InboundMessage) -> str | None:
+        return None if msg.text == "quiet" else "ok"
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    await _run(loop, [_msg("a", "quiet"), _msg("a", "loud")])
+    assert [(m.text, m.reply_to) for m in channel.sent] == [("ok", "loud")]
