@@ -17,6 +17,8 @@ from channels.base import Deliver, InboundMessage, OutboundMessage
 CHAT_ID = "local"
 SENDER_ID = "local"
 PROMPT = "> "
+# How long an interactive prompt waits for the reply before letting the person type again.
+REPLY_WAIT_SECONDS = 300.0
 
 
 class ConsoleChannel:
@@ -34,11 +36,17 @@ class ConsoleChannel:
         self._interactive = self._stdin.isatty() if interactive is None else interactive
         self._reader: asyncio.Task | None = None
         self._counter = 0
+        self._replied = asyncio.Event()
         self.finished = asyncio.Event()
 
     @property
     def name(self) -> str:
         return "console"
+
+    @property
+    def interactive(self) -> bool:
+        """True when a person types (a TTY): prompts and banners are shown; False for piped input."""
+        return self._interactive
 
     async def start(self, deliver: Deliver) -> None:
         """Start reading lines in the background; each non-empty line becomes one InboundMessage."""
@@ -65,12 +73,17 @@ class ConsoleChannel:
                         message_id=str(self._counter),
                     )
                 )
+                if self._interactive:  # show the next prompt after the reply, not before it
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._replied.wait(), timeout=REPLY_WAIT_SECONDS)
+                    self._replied.clear()
         finally:
             self.finished.set()
 
     async def send(self, message: OutboundMessage) -> None:
         """Print a reply (one blank line after it, so a transcript stays readable)."""
         self.write(message.text + "\n")
+        self._replied.set()
 
     def write(self, text: str, end: str = "\n") -> None:
         """Print a line of the channel's own (notices, prompts)."""

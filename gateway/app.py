@@ -1,0 +1,151 @@
+"""Wire one running tierclaw together: database, models, extraction, scheduler, process loop, channels.
+
+``Runtime.open`` builds everything from a ``Config``; ``start`` brings it up (resuming buffered
+extraction, catching up missed jobs in the background); ``close`` takes it down in the reverse order,
+leaving unextracted turns in the buffer for the next run. ``tierclaw chat`` and ``tierclaw gateway`` and
+the throughput benchmark all run through this one path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from datetime import tzinfo
+from zoneinfo import ZoneInfo
+
+from tzlocal import get_localzone
+
+from channels.base import Channel
+from gateway.assistant import Assistant, AssistantSettings
+from gateway.config import Config
+from gateway.identity import Identities
+from gateway.loop import ProcessLoop
+from gateway.providers import Models, build_models
+from gateway.scheduler import JobTimes, MemoryJobs
+from memory.engine import MemoryEngine
+from memory.extraction import ExtractionService, ExtractionSettings
+from memory.file_memory import FileMemory
+from memory.sessions import SessionStore
+
+log = logging.getLogger("tierclaw.gateway")
+
+
+def timezone_of(config: Config) -> tzinfo:
+    """The configured zone, or the machine's local zone when ``timezone`` is empty."""
+    return ZoneInfo(config.timezone) if config.timezone else get_localzone()
+
+
+class Runtime:
+    """Everything one tierclaw process runs. Create with ``await Runtime.open(config, channels)``."""
+
+    def __init__(
+        self,
+        config: Config,
+        engine: MemoryEngine,
+        models: Models,
+        assistant: Assistant,
+        loop: ProcessLoop,
+        channels: Sequence[Channel],
+        jobs: MemoryJobs | None,
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.models = models
+        self.assistant = assistant
+        self.loop = loop
+        self.channels = list(channels)
+        self.jobs = jobs
+        self._catch_up: asyncio.Task | None = None
+
+    @classmethod
+    async def open(
+        cls, config: Config, channels: Sequence[Channel], *, models: Models | None = None
+    ) -> Runtime:
+        """Open the database and build the parts (nothing runs until ``start``)."""
+        engine = await MemoryEngine.open(config.db_path())
+        try:
+            models = models or build_models(config)
+            tz = timezone_of(config)
+            sessions = SessionStore(engine)
+            extraction: ExtractionService | None = None
+            file_memory: FileMemory | None = None
+            jobs: MemoryJobs | None = None
+            if config.memory.enabled:
+                ex = config.memory.extraction
+                extraction = ExtractionService(
+                    engine,
+                    models.memory,
+                    ExtractionSettings(
+                        quiet_gap=ex.quiet_gap,
+                        token_budget=ex.token_budget,
+                        max_attempts=ex.max_attempts,
+                        retry_backoff=ex.retry_backoff,
+                    ),
+                    tz=tz,
+                )
+                co = config.memory.compression
+                jobs = MemoryJobs(
+                    engine,
+                    extraction,
+                    models.memory,
+                    tz=tz,
+                    times=JobTimes(ex.daily_flush, co.daily, co.weekly_day, co.weekly),
+                )
+            else:
+                file_memory = FileMemory(config.workspace_path())
+            assistant = Assistant(
+                engine=engine,
+                sessions=sessions,
+                chat_model=models.chat,
+                settings=AssistantSettings(
+                    workspace=config.workspace_path(),
+                    history_messages=config.agent.history_messages,
+                    top_k=config.memory.top_k,
+                ),
+                identities=Identities(config.users),
+                extraction=extraction,
+                file_memory=file_memory,
+            )
+            loop = ProcessLoop(assistant.handle, max_concurrent=config.agent.max_concurrent_chats)
+            for channel in channels:
+                loop.add_channel(channel)
+        except BaseException:
+            await engine.close()
+            raise
+        return cls(config, engine, models, assistant, loop, channels, jobs)
+
+    async def start(self, *, schedule: bool = True) -> None:
+        """Resume extraction, start the loop and the channels; jobs are scheduled and caught up."""
+        if self.assistant.extraction is not None:
+            await self.assistant.extraction.start()
+        self.loop.start()
+        if self.jobs is not None and schedule:
+            self.jobs.start()
+            self._catch_up = asyncio.create_task(self.jobs.catch_up(), name="jobs-catch-up")
+        for channel in self.channels:
+            await channel.start(self.loop.deliver)
+        log.info(
+            "[gateway] started: model=%s memory=%s channels=%s",
+            self.models.chat.label,
+            self.models.memory.label if self.assistant.extraction else "files",
+            ",".join(c.name for c in self.channels) or "none",
+        )
+
+    async def close(self) -> None:
+        """Stop channels, loop, jobs and extraction, then close clients and the database."""
+        for channel in self.channels:
+            with contextlib.suppress(Exception):
+                await channel.stop()
+        await self.loop.stop()
+        if self._catch_up is not None and not self._catch_up.done():
+            self._catch_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._catch_up
+        if self.jobs is not None:
+            self.jobs.shutdown()
+        if self.assistant.extraction is not None:
+            await self.assistant.extraction.close()
+        await self.models.close()
+        await self.engine.close()

@@ -1,0 +1,88 @@
+"""Build the main model and the memory model from the configuration.
+
+``provider.type = "offline"``, or an ``"openai"`` provider without an API key, gives the labelled offline
+models, so tierclaw always starts; ``notice`` then says plainly how to configure a real model. The memory
+model uses ``memory.provider`` when given, else the main provider (seed 000 §9), sharing its client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from openai import AsyncOpenAI
+
+from gateway.agent import ChatModel, OpenAIChatModel
+from gateway.config import Config, ProviderConfig, has_api_key
+from gateway.offline_chat import OfflineChatModel
+from memory.model import MemoryModel
+from memory.offline_model import OfflineMemoryModel
+from memory.openai_model import OpenAIMemoryModel
+
+NO_KEY_NOTICE = (
+    "No API key configured, so tierclaw answers with its offline model (it repeats what it remembers).\n"
+    "To use a real model: set provider.apiKey in ~/.tierclaw/config.json (`tierclaw onboard` writes a "
+    "starter file)\nor export TIERCLAW_PROVIDER_API_KEY=sk-...; any OpenAI-compatible endpoint works via "
+    "provider.baseUrl / TIERCLAW_PROVIDER_BASE_URL."
+)
+OFFLINE_NOTICE = 'provider.type is "offline": answering with the offline model.'
+
+
+@dataclass(slots=True)
+class Models:
+    """The two models and the HTTP clients behind them (closed by ``close``)."""
+
+    chat: ChatModel
+    memory: MemoryModel
+    notice: str | None = None
+    clients: list[AsyncOpenAI] = field(default_factory=list)
+
+    async def close(self) -> None:
+        """Close the HTTP clients."""
+        for client in self.clients:
+            await client.close()
+        self.clients.clear()
+
+
+def make_client(provider: ProviderConfig) -> AsyncOpenAI:
+    """An AsyncOpenAI client for one provider, with the configured timeout and retries."""
+    return AsyncOpenAI(
+        api_key=provider.api_key.get_secret_value(),
+        base_url=provider.base_url,
+        timeout=provider.timeout_seconds,
+        max_retries=provider.max_retries,
+    )
+
+
+def _usable(provider: ProviderConfig) -> bool:
+    return provider.type == "openai" and has_api_key(provider)
+
+
+def build_models(config: Config) -> Models:
+    """The main and memory models the configuration asks for (offline where no key is set)."""
+    clients: dict[int, AsyncOpenAI] = {}
+
+    def client_for(provider: ProviderConfig) -> AsyncOpenAI:
+        if id(provider) not in clients:
+            clients[id(provider)] = make_client(provider)
+        return clients[id(provider)]
+
+    notice: str | None = None
+    if _usable(config.provider):
+        chat: ChatModel = OpenAIChatModel(
+            client_for(config.provider),
+            config.agent.model,
+            max_tokens=config.agent.max_tokens,
+            temperature=config.agent.temperature,
+        )
+    else:
+        chat = OfflineChatModel()
+        notice = OFFLINE_NOTICE if config.provider.type == "offline" else NO_KEY_NOTICE
+
+    memory_provider = config.memory_provider()
+    if _usable(memory_provider):
+        memory: MemoryModel = OpenAIMemoryModel(
+            client_for(memory_provider), config.memory_model(), max_tokens=config.memory_max_tokens()
+        )
+    else:
+        memory = OfflineMemoryModel()
+    return Models(chat=chat, memory=memory, notice=notice, clients=list(clients.values()))

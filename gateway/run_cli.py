@@ -1,0 +1,129 @@
+"""``tierclaw chat`` (the terminal channel) and ``tierclaw gateway`` (the long-running service).
+
+Both load the configuration, print a one-line error and exit 2 when it is invalid, and run the same
+``Runtime``. ``chat`` ends at end of input after the pending replies are printed (exit 0), leaving
+unextracted turns in the buffer for the next run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+
+from channels.base import Channel
+from channels.console import ConsoleChannel
+from gateway.app import Runtime
+from gateway.config import ConfigError, load_config
+from memory.engine import MemoryDatabaseError
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--config`` option every config-reading subcommand shares."""
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        default=None,
+        help="config file (default $TIERCLAW_CONFIG or ~/.tierclaw/config.json; built-in defaults if absent)",
+    )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``chat`` and ``gateway``."""
+    chat = subparsers.add_parser(
+        "chat",
+        help="talk to the assistant in this terminal (reads lines from standard input)",
+        description="Talk to the assistant in the terminal, memory included. Lines can be piped in: "
+        "printf 'hello\\n/memory\\n' | tierclaw chat. /help lists the commands.",
+    )
+    add_config_argument(chat)
+    chat.set_defaults(func=run_chat)
+    service = subparsers.add_parser(
+        "gateway",
+        help="run the assistant for the chat channels enabled in the config (Telegram, Feishu)",
+    )
+    add_config_argument(service)
+    service.set_defaults(func=run_gateway)
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    """Entry point of ``tierclaw chat``."""
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_chat(config))
+    except MemoryDatabaseError as exc:
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _chat(config) -> int:
+    console = ConsoleChannel()
+    runtime = await Runtime.open(config, [console])
+    try:
+        if runtime.models.notice:
+            print(runtime.models.notice, file=sys.stderr)
+        if console.interactive:
+            print(
+                f"tierclaw chat · model {runtime.models.chat.label} · memory {runtime.engine.path}\n"
+                "Type a message, /help for commands, Ctrl-D to quit.",
+                file=sys.stderr,
+            )
+        await runtime.start()
+        await console.finished.wait()
+        await runtime.loop.drain()
+    finally:
+        await runtime.close()
+    return 0
+
+
+def enabled_channels(config) -> list[Channel]:
+    """The chat platform channels the config enables (Telegram and Feishu arrive with issue 4)."""
+    names = [name for name in ("telegram", "feishu") if getattr(config.channels, name).enabled]
+    if names:
+        raise ConfigError(
+            f"channels.{names[0]}.enabled is true, but this version of tierclaw has no {names[0]} channel "
+            "yet; use `tierclaw chat` in the terminal for now"
+        )
+    raise ConfigError(
+        "no chat channel is enabled: set channels.telegram.enabled or channels.feishu.enabled "
+        "(with their credentials), or use `tierclaw chat` to talk in the terminal"
+    )
+
+
+def run_gateway(args: argparse.Namespace) -> int:
+    """Entry point of ``tierclaw gateway``: run until SIGINT/SIGTERM."""
+    try:
+        config = load_config(args.config)
+        channels = enabled_channels(config)
+    except ConfigError as exc:
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_serve(config, channels))
+    except MemoryDatabaseError as exc:
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _serve(config, channels: list[Channel]) -> int:
+    runtime = await Runtime.open(config, channels)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        if runtime.models.notice:
+            print(runtime.models.notice, file=sys.stderr)
+        await runtime.start()
+        await stop.wait()
+        await asyncio.wait_for(runtime.loop.drain(), timeout=30)
+    finally:
+        await runtime.close()
+    return 0
