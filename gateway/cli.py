@@ -11,7 +11,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from gateway import memory_cli
+from gateway import memory_cli, onboard
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -27,7 +27,10 @@ The chat loop (tierclaw chat), the Telegram/Feishu gateway and model configurati
 """
 
 # Each entry adds one subcommand to the parser.
-SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (memory_cli.register,)
+SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+    memory_cli.register,
+    onboard.register,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
