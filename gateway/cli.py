@@ -11,25 +11,26 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from gateway import memory_cli, onboard
+from gateway import memory_cli, onboard, run_cli, status
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 GETTING_STARTED = """
-Getting started (no API key needed):
-  tierclaw memory add "I prefer Go for backend services" --project myclaw
-  tierclaw memory search "backend language"
-  tierclaw memory stats
-Memory lives in ~/.tierclaw/data/memory.db (choose another with --db or TIERCLAW_MEMORY_DB).
-Already have myclaw file memory?  tierclaw memory migrate --workspace DIR
-The chat loop (tierclaw chat), the Telegram/Feishu gateway and model configuration
-(~/.tierclaw/config.json, TIERCLAW_PROVIDER_API_KEY) are not built yet: see README.md.
+Getting started:
+  tierclaw chat            talk in this terminal (works without an API key, on the offline model)
+  tierclaw onboard         write ~/.tierclaw/config.json and a workspace with AGENTS.md / SOUL.md
+  tierclaw status          what is configured, memory counts, buffered turns, jobs
+A real model: set provider.apiKey in the config, or export TIERCLAW_PROVIDER_API_KEY=sk-...
+(any OpenAI-compatible endpoint: provider.baseUrl or TIERCLAW_PROVIDER_BASE_URL).
+Memory lives in ~/.tierclaw/data/memory.db; browse it with tierclaw memory list/search/stats.
 """
 
 # Each entry adds one subcommand to the parser.
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
-    memory_cli.register,
+    run_cli.register,
+    status.register,
     onboard.register,
+    memory_cli.register,
 )
 
 

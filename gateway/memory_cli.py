@@ -1,7 +1,8 @@
 """``tierclaw memory …``: inspect and curate one owner's long-term memory from the terminal.
 
-Every subcommand takes ``--db`` (default ``$TIERCLAW_MEMORY_DB`` or ``~/.tierclaw/data/memory.db``) and
-``--owner`` (default ``console:local``), runs one ``asyncio.run``, and turns every expected failure
+Every subcommand takes ``--db`` (default: ``memory.dbPath`` of the config, which ``$TIERCLAW_MEMORY_DB``
+overrides; ``~/.tierclaw/data/memory.db`` out of the box), ``--config`` and ``--owner`` (default
+``console:local``), runs one ``asyncio.run``, and turns every expected failure
 (missing or corrupt database, invalid values, unknown ids, bad import files) into a one-line message on
 stderr with exit status 2 — never a traceback. Read-only commands never create the database.
 """
@@ -13,7 +14,6 @@ import asyncio
 import dataclasses
 import json
 import logging
-import os
 import shutil
 import sys
 import unicodedata
@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gateway.config import Config, ConfigError, load_config
 from memory.clock import from_db
 from memory.decay import CATEGORIES
 from memory.engine import MemoryDatabaseError, MemoryEngine
@@ -56,15 +57,25 @@ class CliError(Exception):
 # --------------------------------------------------------------------------- registration
 
 
-def default_db() -> str:
-    return os.environ.get(DB_ENV) or DEFAULT_DB
+def load_cli_config(args: argparse.Namespace) -> Config:
+    """The configuration for this command (``--config``, env overrides); a bad file is a CliError."""
+    try:
+        return load_config(getattr(args, "config", None))
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``memory`` and its subcommands to the ``tierclaw`` parser."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--db", default=None, help=f"memory database (default ${DB_ENV} or {DEFAULT_DB})", metavar="PATH"
+        "--db",
+        default=None,
+        help=f"memory database (default: memory.dbPath of the config, ${DB_ENV}, or {DEFAULT_DB})",
+        metavar="PATH",
+    )
+    common.add_argument(
+        "--config", default=None, metavar="PATH", help="config file (for defaults and models)"
     )
     common.add_argument("--owner", default=None, help=f"whose memory (default {DEFAULT_OWNER})")
 
@@ -118,6 +129,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add("migrate", "import file memory (MEMORY.md, YYYY-MM-DD.md)", _migrate, must_exist=False)
     p.add_argument("--workspace", required=True, metavar="DIR")
 
+    p = add(
+        "retry",
+        "re-queue turns whose extraction failed too often (dead letters); all owners unless --owner",
+        _retry,
+        must_exist=True,
+    )
+    p.add_argument("--now", action="store_true", help="extract them now with the configured memory model")
+
+    p = add("compress", "run the daily or weekly compression job now", _compress, must_exist=True)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--daily", action="store_true", help="Tier 3 events up to yesterday -> Tier 2 facts")
+    which.add_argument(
+        "--weekly", action="store_true", help="merge partitions, refresh Tier 1, archive decayed"
+    )
+
 
 def _fact_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tier", type=int, choices=(1, 2))
@@ -154,10 +180,11 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 
 def execute(command: Command, args: argparse.Namespace, *, must_exist: bool) -> int:
     """Open the database, run one command, close; map expected failures to a message and exit 2."""
-    args.db_path = Path(args.db or default_db()).expanduser()
     args.owner_given = args.owner is not None
     args.owner = args.owner or DEFAULT_OWNER
     try:
+        args.loaded_config = load_cli_config(args)
+        args.db_path = Path(args.db).expanduser() if args.db else args.loaded_config.db_path()
         if must_exist and not args.db_path.exists():
             raise CliError(
                 f"memory database not found: {args.db_path} "
@@ -568,3 +595,71 @@ async def _migrate(engine: MemoryEngine, args: argparse.Namespace) -> int:
 
 
 _migrate.prepare = _prepare_migrate  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- message-path maintenance
+
+
+async def _with_memory_jobs(engine: MemoryEngine, args: argparse.Namespace, body) -> int:
+    """Build the configured memory model, extraction service and jobs around ``engine`` for ``body``."""
+    # Imported here: the message-path modules pull in openai and apscheduler, which the browsing
+    # commands never need.
+    from gateway.app import timezone_of
+    from gateway.providers import build_models
+    from gateway.scheduler import JobTimes, MemoryJobs
+    from memory.extraction import ExtractionService, ExtractionSettings
+
+    config: Config = args.loaded_config
+    models = build_models(config)
+    ex, co = config.memory.extraction, config.memory.compression
+    tz = timezone_of(config)
+    extraction = ExtractionService(
+        engine,
+        models.memory,
+        ExtractionSettings(ex.quiet_gap, ex.token_budget, ex.max_attempts, ex.retry_backoff),
+        tz=tz,
+    )
+    times = JobTimes(ex.daily_flush, co.daily, co.weekly_day, co.weekly)
+    jobs = MemoryJobs(engine, extraction, models.memory, tz=tz, times=times)
+    try:
+        return await body(extraction, jobs, models.memory.label)
+    finally:
+        await extraction.close()
+        await models.close()
+
+
+async def _retry(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    from memory.buffer import ExtractionBuffer
+
+    owner = args.owner if args.owner_given else None
+    count = await ExtractionBuffer(engine).requeue_dead(owner)
+    if not count:
+        print("no dead letters to re-queue")
+        return 0
+    print(f"re-queued {count} turns")
+    if not args.now:
+        print("the gateway extracts them at the owner's next message or the daily sweep (or use --now)")
+        return 0
+
+    async def run(extraction, _jobs, label: str) -> int:
+        owners = [b.owner for b in await extraction.buffer.backlog(owner)]
+        failed = 0
+        for who in owners:
+            result = await extraction.flush(who, force=True)
+            failed += result.failed
+            print(f"{who}: {result.turns} turns extracted with {label}, {result.facts} facts")
+        return 1 if failed else 0
+
+    return await _with_memory_jobs(engine, args, run)
+
+
+async def _compress(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    from gateway.scheduler import DAILY_JOB, WEEKLY_JOB
+
+    async def run(_extraction, jobs, label: str) -> int:
+        name = DAILY_JOB if args.daily else WEEKLY_JOB
+        outcome = await jobs.run(name)
+        print(f"{name} ({label}): {outcome}")
+        return 1 if "failed" in outcome else 0
+
+    return await _with_memory_jobs(engine, args, run)

@@ -1,0 +1,143 @@
+"""``tierclaw status``: what this installation would run with, and the state of its memory.
+
+Config file in use, channels, models (with masked keys), memory database path, counts per tier, buffered
+turns, dead letters, and the last and next run of each job. Reads only: the database is never created.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+
+from gateway.app import timezone_of
+from gateway.config import ENV_OVERRIDES, Config, ConfigError, load_config, masked_secret, redacted
+from gateway.providers import build_models
+from gateway.run_cli import add_config_argument
+from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB, JobTimes
+from memory.buffer import ExtractionBuffer
+from memory.engine import MemoryDatabaseError, MemoryEngine
+from memory.job_log import JobLog
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``status``."""
+    parser = subparsers.add_parser("status", help="configuration in use, models, memory counts, jobs")
+    add_config_argument(parser)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the status; exit 2 when the configuration is invalid or the database unreadable."""
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = asyncio.run(collect(config))
+    except MemoryDatabaseError as exc:
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(render(report))
+    return 0
+
+
+async def collect(config: Config) -> dict:
+    """Everything status shows, as a JSON-ready dict (secrets masked)."""
+    models = build_models(config)
+    await models.close()
+    memory_provider = config.memory_provider()
+    report: dict = {
+        "config": str(config.source) if config.source else "(none: built-in defaults)",
+        "env_overrides": [o.name for o in ENV_OVERRIDES if _env_set(o.name)],
+        "channels": {
+            "console": "tierclaw chat",
+            "telegram": "enabled" if config.channels.telegram.enabled else "disabled",
+            "feishu": "enabled" if config.channels.feishu.enabled else "disabled",
+        },
+        "main_model": models.chat.label,
+        "main_provider": {
+            "baseUrl": config.provider.base_url,
+            "apiKey": masked_secret(config.provider.api_key),
+        },
+        "memory_model": models.memory.label,
+        "memory_provider": {
+            "baseUrl": memory_provider.base_url,
+            "apiKey": masked_secret(memory_provider.api_key),
+        },
+        "memory_enabled": config.memory.enabled,
+        "workspace": str(config.workspace_path()),
+        "memory_db": str(config.db_path()),
+        "timezone": str(timezone_of(config)),
+        "settings": redacted(config),
+    }
+    if not config.db_path().exists():
+        report["memory"] = None
+        return report
+    engine = await MemoryEngine.open(config.db_path(), create=False)
+    try:
+        stats = await engine.stats()
+        dead = await ExtractionBuffer(engine).dead_letters()
+        runs = await JobLog(engine).all_runs()
+    finally:
+        await engine.close()
+    report["memory"] = {**stats, "buffered_turns": stats["buffered_turns"] - dead, "dead_letters": dead}
+    co = config.memory.compression
+    times = JobTimes(config.memory.extraction.daily_flush, co.daily, co.weekly_day, co.weekly)
+    report["jobs"] = {
+        name: {
+            "schedule": schedule,
+            "last_run": runs[name][0].isoformat(timespec="seconds") if name in runs else None,
+            "last_status": runs[name][1] if name in runs else None,
+        }
+        for name, schedule in (
+            (SWEEP_JOB, f"daily {times.sweep}"),
+            (DAILY_JOB, f"daily {times.daily}"),
+            (WEEKLY_JOB, f"{times.weekly_day} {times.weekly}"),
+        )
+    }
+    return report
+
+
+def _env_set(name: str) -> bool:
+    return bool(os.environ.get(name))
+
+
+def render(report: dict) -> str:
+    """The human-readable status."""
+    lines = [
+        f"config file     {report['config']}",
+        f"env overrides   {', '.join(report['env_overrides']) or 'none'}",
+        "channels        " + ", ".join(f"{k}: {v}" for k, v in report["channels"].items()),
+        f"main model      {report['main_model']}  ({report['main_provider']['baseUrl']}, "
+        f"key {report['main_provider']['apiKey']})",
+        f"memory model    {report['memory_model']}  ({report['memory_provider']['baseUrl']}, "
+        f"key {report['memory_provider']['apiKey']})",
+        f"memory          {'SQLite' if report['memory_enabled'] else 'files (memory.enabled = false)'}",
+        f"memory db       {report['memory_db']}",
+        f"workspace       {report['workspace']}",
+        f"timezone        {report['timezone']}",
+    ]
+    memory = report.get("memory")
+    if memory is None:
+        lines.append("memory state    database not created yet (it is created on first use)")
+        return "\n".join(lines)
+    lines.append(
+        f"memories        tier1 {memory['tier1']} · tier2 {memory['tier2']} · tier3 events "
+        f"{memory['tier3_events']} · archived {memory['archived']} · owners {memory['owners']}"
+    )
+    lines.append(
+        f"extraction      {memory['buffered_turns']} turns buffered · {memory['dead_letters']} dead letters"
+        + ("  (tierclaw memory retry re-queues them)" if memory["dead_letters"] else "")
+    )
+    for name, job in report["jobs"].items():
+        last = f"last {job['last_run']} ({job['last_status']})" if job["last_run"] else "never ran"
+        lines.append(f"job {name:<19} {job['schedule']:<12} {last}")
+    return "\n".join(lines)

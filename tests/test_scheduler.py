@@ -1,0 +1,98 @@
+"""Scheduled memory jobs: cron times in the configured zone, runs recorded, missed runs caught up at start."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB, JobTimes, MemoryJobs
+from memory.engine import MemoryEngine
+from memory.extraction import ExtractionService, ExtractionSettings
+from memory.job_log import JobLog
+from memory.offline_model import OfflineMemoryModel
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+
+
+def _jobs(engine: MemoryEngine) -> tuple[MemoryJobs, ExtractionService]:
+    model = OfflineMemoryModel()
+    extraction = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
+    return MemoryJobs(engine, extraction, model, tz=SHANGHAI, times=JobTimes()), extraction
+
+
+async def test_triggers_fire_at_the_configured_local_times(engine: MemoryEngine) -> None:
+    jobs, extraction = _jobs(engine)
+    await extraction.close()
+    sunday_morning = datetime(2026, 11, 22, 10, 0, tzinfo=SHANGHAI)
+    assert jobs.triggers[DAILY_JOB].get_next_fire_time(None, sunday_morning) == datetime(
+        2026, 11, 23, 3, 0, tzinfo=SHANGHAI
+    )
+    assert jobs.triggers[WEEKLY_JOB].get_next_fire_time(None, sunday_morning) == datetime(
+        2026, 11, 23, 4, 0, tzinfo=SHANGHAI
+    )  # Monday 04:00 Shanghai, not 04:00 UTC
+
+
+async def test_first_start_only_stamps_the_jobs(engine: MemoryEngine) -> None:
+    jobs, extraction = _jobs(engine)
+    try:
+        assert await jobs.catch_up(datetime(2026, 11, 23, 12, 0, tzinfo=SHANGHAI)) == []
+    finally:
+        await extraction.close()
+    runs = await JobLog(engine).all_runs()
+    assert set(runs) == {SWEEP_JOB, DAILY_JOB, WEEKLY_JOB}
+
+
+async def test_a_run_missed_while_down_runs_once_at_start(engine: MemoryEngine) -> None:
+    log = JobLog(engine)
+    now = datetime(2026, 11, 23, 12, 0, tzinfo=SHANGHAI)  # Monday noon
+    # daily last ran Saturday 03:00 (Sunday's and Monday's runs were missed); weekly ran this Monday
+    await log.record(DAILY_JOB, when=datetime(2026, 11, 21, 3, 0, tzinfo=SHANGHAI))
+    await log.record(SWEEP_JOB, when=now - timedelta(hours=1))
+    await log.record(WEEKLY_JOB, when=datetime(2026, 11, 23, 4, 0, tzinfo=SHANGHAI))
+    await engine.add_event("alice", "I started learning Rust this week", event_date="2026-11-21")
+    await engine.add_event("alice", "Met Bo at the climbing gym", event_date="2026-11-22")
+    jobs, extraction = _jobs(engine)
+    try:
+        assert await jobs.catch_up(now) == [DAILY_JOB]  # once, not once per missed day
+        assert await jobs.catch_up(now) == []  # recorded: a second start does not rerun it
+    finally:
+        await extraction.close()
+    assert all(e.is_compressed for e in await engine.events("alice"))  # both missed days compressed
+    last, status = (await log.all_runs())[DAILY_JOB]
+    assert last > datetime(2026, 11, 23, tzinfo=UTC) - timedelta(days=1)
+    assert "events" in status
+
+
+async def test_the_scheduler_runs_a_due_job_and_records_it(engine: MemoryEngine) -> None:
+    jobs, extraction = _jobs(engine)
+    scheduler = jobs.start()
+    try:
+        scheduler.get_job(SWEEP_JOB).modify(next_run_time=datetime.now(SHANGHAI))
+        scheduler.wakeup()
+        for _ in range(200):
+            if SWEEP_JOB in await JobLog(engine).all_runs():
+                break
+            await asyncio.sleep(0.02)
+        assert SWEEP_JOB in await JobLog(engine).all_runs()
+    finally:
+        jobs.shutdown()
+        await extraction.close()
+
+
+async def test_daily_job_sweeps_the_buffer_first(engine: MemoryEngine) -> None:
+    jobs, extraction = _jobs(engine)
+    try:
+        await extraction.record(
+            "alice",
+            channel="console",
+            chat_id="local",
+            sender_id="local",
+            role="user",
+            content="My name is Alice and I live in Lisbon",
+        )
+        await jobs.run(DAILY_JOB)
+    finally:
+        await extraction.close()
+    assert (await engine.stats())["buffered_turns"] == 0
+    assert await engine.list("alice")  # the offline model kept the first-person facts
