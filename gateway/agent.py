@@ -8,10 +8,17 @@ the labelled local stand-in used without an API key.
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memory.models import Retrieved
+
+if TYPE_CHECKING:
+    import openai
+
+log = logging.getLogger("tierclaw.gateway")
 
 
 class ModelError(RuntimeError):
@@ -48,3 +55,71 @@ class ChatModel(Protocol):
     async def reply(self, request: ChatRequest) -> str:
         """The assistant's reply text."""
         ...
+
+
+class OpenAIChatModel:
+    """The main model on any OpenAI-compatible endpoint, through ``openai.AsyncOpenAI``.
+
+    One chat completion per reply: ``request.messages()`` (system, history, user turn with its memory
+    block), ``temperature`` and ``max_tokens``. Retries and timeouts are the client's own settings. Any
+    SDK error, a malformed response or an empty reply raises ``ModelError``, whose message names the
+    cause (status, error code, exception class) but never the API key, the server's error text or the
+    conversation. ``openai`` is imported on first use, so importing this module stays cheap.
+    """
+
+    def __init__(
+        self, client: openai.AsyncOpenAI, model: str, max_tokens: int = 1024, temperature: float = 0.7
+    ) -> None:
+        if not model:
+            raise ValueError("model name must be non-empty")
+        if max_tokens <= 0:
+            raise ValueError("max_tokens must be positive")
+        self._client = client
+        self.model = model
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+
+    @property
+    def label(self) -> str:
+        return f"openai:{self.model}"
+
+    async def reply(self, request: ChatRequest) -> str:
+        import openai
+
+        from memory.openai_model import completion_text, describe_openai_error
+
+        started = time.monotonic()
+
+        def fail(reason: str) -> ModelError:
+            elapsed = time.monotonic() - started
+            log.warning("[gateway] model %s reply failed after %.2fs: %s", self.label, elapsed, reason)
+            return ModelError(f"main model {self.label} failed: {reason}")
+
+        messages = request.messages()
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+            )
+        except openai.OpenAIError as exc:
+            log.debug("[gateway] model %s error detail: %r", self.label, exc)
+            raise fail(describe_openai_error(exc)) from None
+        except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
+            raise fail("response body is not JSON") from None
+        content, finish = completion_text(response)
+        text = (content or "").strip()
+        if not text:
+            reason = "empty reply" if content is not None else "response has no message content"
+            if finish and finish != "stop":
+                reason += f" (finish_reason={finish})"
+            raise fail(reason)
+        log.info(
+            "[gateway] model %s reply ok: %d messages in, %d chars out, %.2fs",
+            self.label,
+            len(messages),
+            len(text),
+            time.monotonic() - started,
+        )
+        return text

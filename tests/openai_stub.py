@@ -1,0 +1,380 @@
+"""A local OpenAI-compatible server for tests and benchmarks (stdlib only).
+
+The openai SDK v3 sends through ``httpx2``, which ``respx``/``pytest-httpx`` do not intercept, so tests talk
+to a real HTTP server instead: a ``ThreadingHTTPServer`` on 127.0.0.1 (port 0) in a daemon thread. The
+server runs in its own thread, so it serves sync and async tests alike without touching the event loop.
+
+    from openai_stub import OpenAIStub, StubReply   # tests/ is on sys.path (no package), as for sqlite_peek
+
+    with OpenAIStub() as stub:
+        client = openai.AsyncOpenAI(base_url=stub.base_url, api_key="sk-test", max_retries=0)
+        stub.script(StubReply(content='{"facts": [], "summary": "hi"}'), StubReply(status=500))
+        ...
+        assert stub.json_requests()[0]["temperature"] == 0.3
+
+Replies come from the script queue first (in order), then from the responder (``responder(body)`` gets
+the JSON body of the request and returns a ``StubReply``, a plain string meaning ``StubReply(content=s)``,
+or ``None`` to fall through), then from the default:
+``{"facts": [], "summary": ""}`` for ``response_format`` json_object requests, otherwise
+``"stub reply: " + <last line of the last user message>``.
+
+Endpoints: ``POST /v1/chat/completions`` and ``GET /v1/models``; anything else answers 404.
+Every response is HTTP/1.1 with Content-Type and Content-Length, so kept-alive connections never hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHAT_PATH = "/v1/chat/completions"
+MODELS_PATH = "/v1/models"
+DEFAULT_JSON_CONTENT = '{"facts": [], "summary": ""}'
+DEFAULT_CHAT_PREFIX = "stub reply: "
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    409: "conflict_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+@dataclass
+class StubReply:
+    """One scripted answer.
+
+    ``content`` is the assistant message (a JSON string for extraction replies). A non-200 ``status``
+    answers with ``{"error": {"message", "type", "code"}}`` (``content``, when given, becomes the message).
+    ``delay`` sleeps before answering (to trigger client timeouts). ``raw_body`` is sent verbatim instead
+    of any JSON. ``headers`` are added to the response (e.g. ``{"retry-after": "0"}``; a ``Content-Type``
+    here replaces application/json). Note the SDK treats ``retry-after: 0`` as "no hint" and waits its
+    default ~0.5 s backoff; ``{"retry-after-ms": "1"}`` retries almost at once.
+    """
+
+    content: str | None = None
+    status: int = 200
+    delay: float = 0.0
+    raw_body: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Responder = Callable[[dict], "StubReply | str | None"]
+
+
+def is_json_request(body: dict) -> bool:
+    """Whether a chat-completions body asks for ``response_format={"type": "json_object"}``."""
+    fmt = body.get("response_format")
+    return isinstance(fmt, dict) and fmt.get("type") == "json_object"
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content: a string, or the text parts of a content-part list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
+
+
+def default_reply(body: dict) -> StubReply:
+    """The reply used when neither the script nor a responder answers."""
+    if is_json_request(body):
+        return StubReply(content=DEFAULT_JSON_CONTENT)
+    last_user = ""
+    for message in body.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            last_user = _text_of(message.get("content"))
+    lines = last_user.strip().splitlines()
+    return StubReply(content=DEFAULT_CHAT_PREFIX + (lines[-1].strip() if lines else ""))
+
+
+def completion_body(content: str | None, model: str = "stub-model") -> dict:
+    """The minimal ``chat.completion`` object the openai SDK accepts."""
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+    }
+
+
+def error_body(status: int, message: str | None = None) -> dict:
+    """``{"error": {...}}`` in OpenAI's shape for an HTTP error status."""
+    kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return {"error": {"message": message or f"stub error {status}", "type": kind, "code": kind}}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256  # the default 5 drops SYNs under concurrent clients (1 s retransmit stalls)
+
+    def __init__(self, stub: OpenAIStub) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.stub = stub
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+    timeout = 60  # an idle kept-alive connection is dropped after this many seconds
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.stub._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.stub._track(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    # --- helpers -------------------------------------------------------------------------------------
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send(self, status: int, body: str | bytes, headers: dict[str, str] | None = None) -> None:
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        try:
+            self.send_response(status)
+            extra = dict(headers or {})
+            content_type = next((v for k, v in extra.items() if k.lower() == "content-type"), None)
+            self.send_header("Content-Type", content_type or "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in extra.items():
+                if name.lower() not in ("content-length", "content-type"):
+                    self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:  # the client gave up (timeout) and closed the connection
+            self.close_connection = True
+
+    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(obj, ensure_ascii=False), headers)
+
+    # --- endpoints -----------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == MODELS_PATH:
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": "stub-model", "object": "model", "created": 0, "owned_by": "stub"}],
+                },
+            )
+        else:
+            self._send_json(404, error_body(404, f"no route GET {path}"))
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        raw = self._read_body()
+        if path != CHAT_PATH:
+            self._send_json(404, error_body(404, f"no route POST {path}"))
+            return
+        try:
+            body = json.loads(raw.decode("utf-8")) if raw else None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            body = None
+        if not isinstance(body, dict):
+            self._send_json(400, error_body(400, "request body is not a JSON object"))
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        stub = self.server.stub
+        reply = stub._next_reply(body, headers)
+        if reply.delay > 0 and stub._stopping.wait(reply.delay):
+            self.close_connection = True
+            return
+        if reply.raw_body is not None:
+            self._send(reply.status, reply.raw_body, reply.headers)
+        elif reply.status != 200:
+            self._send_json(reply.status, error_body(reply.status, reply.content), reply.headers)
+        else:
+            model = body.get("model") if isinstance(body.get("model"), str) else "stub-model"
+            self._send_json(200, completion_body(reply.content, model), reply.headers)
+
+
+class OpenAIStub:
+    """A local OpenAI-compatible chat-completions server; see the module docstring."""
+
+    def __init__(self, responder: Responder | None = None) -> None:
+        self.responder = responder
+        self.requests: list[dict] = []  # JSON bodies POSTed to /v1/chat/completions, in arrival order
+        self.request_headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order
+        self._lock = threading.Lock()
+        self._script: deque[StubReply | str] = deque()
+        self._stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    def start(self) -> OpenAIStub:
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread. Returns self."""
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, cut open connections and wake delayed replies. Safe to call twice."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> OpenAIStub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> OpenAIStub:
+        return self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("OpenAIStub is not started")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` — pass it as ``AsyncOpenAI(base_url=...)``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # --- scripting -----------------------------------------------------------------------------------
+
+    def script(self, *replies: StubReply | str) -> None:
+        """Queue replies, consumed in order before the responder. A string means ``StubReply(content=s)``."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def pending(self) -> int:
+        """How many scripted replies are not yet consumed."""
+        with self._lock:
+            return len(self._script)
+
+    def reset(self) -> None:
+        """Forget recorded requests and any unconsumed script."""
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+            self.request_headers.clear()
+
+    def _next_reply(self, body: dict, headers: dict[str, str]) -> StubReply:
+        with self._lock:
+            self.requests.append(body)
+            self.request_headers.append(headers)
+            scripted = self._script.popleft() if self._script else None
+        reply = scripted
+        if reply is None and self.responder is not None:
+            try:
+                reply = self.responder(body)
+            except Exception as exc:  # a broken responder should fail the test, not hang the client
+                return StubReply(status=500, content=f"stub responder raised {type(exc).__name__}: {exc}")
+        if reply is None:
+            reply = default_reply(body)
+        if isinstance(reply, str):
+            reply = StubReply(content=reply)
+        return reply
+
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    # --- inspection ----------------------------------------------------------------------------------
+
+    def chat_requests(self) -> list[dict]:
+        """Recorded bodies without ``response_format`` json_object (main-model calls)."""
+        with self._lock:
+            return [b for b in self.requests if not is_json_request(b)]
+
+    def json_requests(self) -> list[dict]:
+        """Recorded bodies with ``response_format={"type": "json_object"}`` (memory-model calls)."""
+        with self._lock:
+            return [b for b in self.requests if is_json_request(b)]
+
+    def wait_for(self, predicate: Callable[[OpenAIStub], bool], timeout: float = 5.0) -> bool:
+        """Poll ``predicate(self)`` until true or ``timeout`` seconds pass (sync code; blocks the thread)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate(self):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+    async def await_for(self, predicate: Callable[[OpenAIStub], bool], timeout: float = 5.0) -> bool:
+        """Like ``wait_for`` but polls with ``asyncio.sleep``, so the event loop keeps running."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate(self):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
