@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import threading
 from typing import TextIO
 
 from channels.base import Deliver, InboundMessage, OutboundMessage
@@ -50,15 +51,36 @@ class ConsoleChannel:
 
     async def start(self, deliver: Deliver) -> None:
         """Start reading lines in the background; each non-empty line becomes one InboundMessage."""
-        self._reader = asyncio.create_task(self._read_lines(deliver), name="console-reader")
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        # A daemon thread, not asyncio.to_thread: a readline blocked on a terminal must not keep the
+        # process alive at exit (the default executor is joined when the loop closes).
+        threading.Thread(
+            target=self._read_stdin, args=(loop, lines), name="console-stdin", daemon=True
+        ).start()
+        self._reader = asyncio.create_task(self._deliver_lines(lines, deliver), name="console-reader")
 
-    async def _read_lines(self, deliver: Deliver) -> None:
+    def _read_stdin(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str | None]) -> None:
+        """Runs in the reader thread: every line (then None at end of input) onto the loop's queue."""
+        try:
+            while True:
+                line = self._stdin.readline()
+                if not line:
+                    break
+                loop.call_soon_threadsafe(lines.put_nowait, line)
+        except (OSError, ValueError):  # stdin closed under us
+            pass
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                loop.call_soon_threadsafe(lines.put_nowait, None)
+
+    async def _deliver_lines(self, lines: asyncio.Queue[str | None], deliver: Deliver) -> None:
         try:
             while True:
                 if self._interactive:
                     self.write(PROMPT, end="")
-                line = await asyncio.to_thread(self._stdin.readline)
-                if not line:  # end of input
+                line = await lines.get()
+                if line is None:  # end of input
                     break
                 text = line.rstrip("\r\n")
                 if not text.strip():
@@ -91,7 +113,7 @@ class ConsoleChannel:
         self._stdout.flush()
 
     async def stop(self) -> None:
-        """Stop reading (a blocked readline thread ends with the process)."""
+        """Stop delivering lines (a reader thread blocked in readline ends with the process)."""
         if self._reader is not None and not self._reader.done():
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -92,8 +92,9 @@ class OpenAIChatModel:
 
         def fail(reason: str) -> ModelError:
             elapsed = time.monotonic() - started
-            log.warning("[gateway] model %s reply failed after %.2fs: %s", self.label, elapsed, reason)
-            return ModelError(f"main model {self.label} failed: {reason}")
+            # The caller (Assistant) logs the failure once at ERROR; this adds the timing at DEBUG.
+            log.debug("[gateway] model %s reply failed after %.2fs: %s", self.label, elapsed, reason)
+            return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {reason}")
 
         messages = request.messages()
         try:
@@ -104,7 +105,6 @@ class OpenAIChatModel:
                 max_tokens=self.max_tokens,
             )
         except openai.OpenAIError as exc:
-            log.debug("[gateway] model %s error detail: %r", self.label, exc)
             raise fail(describe_openai_error(exc)) from None
         except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
             raise fail("response body is not JSON") from None

@@ -125,7 +125,8 @@ class MemoryJobs:
             if last is None:
                 await self.log.record(name, "scheduled", when=now)
                 continue
-            due = trigger.get_next_fire_time(None, last.astimezone(self.tz))
+            # get_next_fire_time is inclusive of the moment given: start just after the last run.
+            due = trigger.get_next_fire_time(None, last.astimezone(self.tz) + timedelta(seconds=1))
             if due is not None and due <= now:
                 log.info("[gateway] job %s missed its run at %s; running it now", name, due.isoformat())
                 try:

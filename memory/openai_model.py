@@ -190,7 +190,6 @@ class OpenAIMemoryModel:
                 max_tokens=self.max_tokens,
             )
         except openai.OpenAIError as exc:
-            log.debug("[memory] model %s %s error detail: %r", self.label, task, exc)
             raise fail(describe_openai_error(exc)) from None
         except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
             raise fail("response body is not JSON") from None

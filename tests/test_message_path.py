@@ -245,7 +245,8 @@ async def test_invalid_extraction_json_is_retried_then_dead_lettered_then_requeu
             await runtime.close()
     # `tierclaw memory retry` re-queues them; the next run extracts them
     db = str(tmp_path / "memory.db")
-    assert main(["memory", "retry", "--db", db, "--config", str(tmp_path / "config.json")]) == 0
+    retry = ["memory", "retry", "--db", db, "--config", str(tmp_path / "config.json")]
+    assert await asyncio.to_thread(main, retry) == 0  # the CLI runs its own event loop
     with OpenAIStub(responder=extraction_reply) as stub:
         config = make_config(tmp_path, stub, quietGap=0.05)
         runtime = await Runtime.open(config, [Terminal()])

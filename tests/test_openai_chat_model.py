@@ -144,8 +144,9 @@ async def test_logs_with_gateway_prefix_and_no_content(caplog: pytest.LogCapture
         await model.reply(request())
         with pytest.raises(ModelError):
             await model.reply(request())
-    records = [r for r in caplog.records if r.name == "tierclaw.gateway" and r.levelno >= logging.INFO]
-    assert [r.levelno for r in records] == [logging.INFO, logging.WARNING]
+    records = [r for r in caplog.records if r.name == "tierclaw.gateway"]
+    # one INFO per reply; the failure only at DEBUG here, because the Assistant logs it once at ERROR
+    assert [r.levelno for r in records] == [logging.INFO, logging.DEBUG]
     for record in records:
         text = record.getMessage()
         assert text.startswith("[gateway]")
