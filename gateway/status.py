@@ -138,6 +138,9 @@ def render(report: dict) -> str:
         + ("  (tierclaw memory retry re-queues them)" if memory["dead_letters"] else "")
     )
     for name, job in report["jobs"].items():
-        last = f"last {job['last_run']} ({job['last_status']})" if job["last_run"] else "never ran"
+        if not job["last_run"] or job["last_status"] == "scheduled":  # stamped at first start, never ran
+            last = "not run yet"
+        else:
+            last = f"last {job['last_run']} ({job['last_status']})"
         lines.append(f"job {name:<19} {job['schedule']:<12} {last}")
     return "\n".join(lines)

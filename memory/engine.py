@@ -822,6 +822,195 @@ class MemoryEngine:
             )
         return [_row_to_event(r) for r in await self._fetchall(sql, (*params, limit))]
 
+    # ----------------------------------------------------------------- for the compression jobs
+
+    async def owners_with_uncompressed_events(self, until: date | str) -> list[str]:
+        """Owners with Tier 3 events dated on or before ``until`` that the daily job has not compressed."""
+        rows = await self._fetchall(
+            "SELECT DISTINCT owner FROM daily_events WHERE is_compressed = 0 AND event_date <= ? "
+            "ORDER BY owner",
+            (_day(until),),
+        )
+        return [r[0] for r in rows]
+
+    async def uncompressed_events(self, owner: str, until: date | str) -> list[Event]:
+        """The owner's uncompressed Tier 3 events dated on or before ``until``, oldest first."""
+        rows = await self._fetchall(
+            f"SELECT {_EVENT_COLUMNS} FROM daily_events WHERE owner = ? AND is_compressed = 0 "
+            "AND event_date <= ? ORDER BY event_date, id",
+            (owner, _day(until)),
+        )
+        return [_row_to_event(r) for r in rows]
+
+    async def partitions(self, owner: str, *, tier: int = 2) -> list[tuple[str, str, int]]:
+        """(project, topic, live count) of every partition of the owner's live memories in ``tier``."""
+        rows = await self._fetchall(
+            "SELECT project, topic, COUNT(*) FROM memories WHERE owner = ? AND tier = ? AND is_archived = 0 "
+            "GROUP BY project, topic ORDER BY project, topic",
+            (owner, tier),
+        )
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    async def partition_memories(
+        self, owner: str, project: str, topic: str, *, tier: int = 2
+    ) -> list[Memory]:
+        """Every live memory of one project/topic partition, most important first (seed 000 §7.3)."""
+        rows = await self._fetchall(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE owner = ? AND tier = ? AND project = ? "
+            "AND topic = ? AND is_archived = 0 ORDER BY importance DESC, id",
+            (owner, tier, project, topic),
+        )
+        return [_row_to_memory(r) for r in rows]
+
+    async def important_memories(
+        self, owner: str, min_importance: float = 0.7, limit: int = 200, *, tier: int = 2
+    ) -> list[Memory]:
+        """Live memories of ``tier`` with importance >= ``min_importance``, most important first."""
+        rows = await self._fetchall(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE owner = ? AND tier = ? AND is_archived = 0 "
+            "AND importance >= ? ORDER BY importance DESC, id DESC LIMIT ?",
+            (owner, tier, min_importance, limit),
+        )
+        return [_row_to_memory(r) for r in rows]
+
+    async def memories_by_category(
+        self, owner: str, categories: Iterable[str], *, tier: int = 2
+    ) -> list[Memory]:
+        """Every live memory of ``tier`` in one of ``categories`` (oldest first)."""
+        cats = list(dict.fromkeys(categories))
+        if not cats:
+            return []
+        marks = ",".join("?" * len(cats))
+        rows = await self._fetchall(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE owner = ? AND tier = ? AND is_archived = 0 "
+            f"AND category IN ({marks}) ORDER BY id",
+            (owner, tier, *cats),
+        )
+        return [_row_to_memory(r) for r in rows]
+
+    async def archive_many(self, owner: str, memory_ids: Iterable[int], now: datetime | None = None) -> int:
+        """Soft-delete several of the owner's memories in one transaction; returns how many were live."""
+        _check_owner(owner)
+        ids = list(dict.fromkeys(int(i) for i in memory_ids))
+        if not ids:
+            return 0
+        done = 0
+        async with self.transaction() as db:
+            for chunk in _chunks(ids):
+                cur = await db.execute(
+                    "UPDATE memories SET is_archived = 1, updated_at = ? WHERE owner = ? AND is_archived = 0 "
+                    f"AND id IN ({','.join('?' * len(chunk))})",
+                    (to_db(now or utcnow()), owner, *chunk),
+                )
+                done += int(cur.rowcount)
+        if done:
+            self._projects.pop(owner, None)
+        log.info("[memory] archive owner=%s count=%d", owner, done)
+        return done
+
+    async def replace_memories(
+        self,
+        owner: str,
+        old_ids: Iterable[int],
+        facts: Iterable[Fact],
+        now: datetime | None = None,
+    ) -> tuple[list[WriteResult], list[int]]:
+        """Replace memories by new facts in one transaction; returns (one result per fact, archived ids).
+
+        For the compaction jobs (weekly partition merge, Tier 1 refresh). A fact whose normalised content
+        equals a live old row of its tier keeps that row (action ``kept``: same id, its references and
+        access history intact; importance raised to the fact's if higher). Every other fact goes through
+        the clean write path (it may merge into a row, old or not, or supersede one). Old rows no result
+        points to are then archived; one with the same content as a result row points to it
+        (``superseded_by``) and hands it its source references. All or nothing: an invalid fact raises
+        ``ValueError`` before anything changes, and a failure rolls the whole replacement back. Facts
+        must not be empty while old rows are given (that would only delete).
+        """
+        _check_owner(owner)
+        new_facts = [_validated(f) for f in facts]
+        old = list(dict.fromkeys(int(i) for i in old_ids))
+        if old and not new_facts:
+            raise ValueError("refusing to archive memories without any replacement fact")
+        now = now or utcnow()
+        results: list[WriteResult] = []
+        archived: list[int] = []
+        async with self._write_lock:
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                live: dict[int, tuple[str, int]] = {}  # old id -> (norm_key, tier), live rows only
+                for chunk in _chunks(old):
+                    rows = await self._fetchall(
+                        "SELECT id, norm_key, tier FROM memories WHERE owner = ? AND is_archived = 0 "
+                        f"AND id IN ({','.join('?' * len(chunk))})",
+                        (owner, *chunk),
+                    )
+                    live.update({int(i): (k, int(t)) for i, k, t in rows})
+                live = {i: live[i] for i in old if i in live}  # in the caller's order
+                by_key = {v: i for i, v in reversed(live.items())}  # the first old row of each key wins
+                result_by_key: dict[tuple[str, int], int] = {}
+                for fact in new_facts:
+                    key = (norm_key(fact.content), fact.tier)
+                    same = by_key.get(key)
+                    if same is not None:
+                        await self._db.execute(
+                            "UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?",
+                            (fact.importance, same),
+                        )
+                        result = WriteResult(same, "kept")
+                    else:
+                        result = await self._write_one(owner, fact, now)
+                    results.append(result)
+                    result_by_key.setdefault(key, result.id)
+                keep = {r.id for r in results}
+                stamp = to_db(now)
+                for old_id, key in live.items():
+                    if old_id in keep:
+                        continue
+                    target = result_by_key.get(key)
+                    await self._db.execute(
+                        "UPDATE memories SET is_archived = 1, updated_at = ?, "
+                        "superseded_by = COALESCE(?, superseded_by) WHERE id = ? AND is_archived = 0",
+                        (stamp, target, old_id),
+                    )
+                    if target is not None:
+                        await self._db.execute(
+                            "INSERT OR IGNORE INTO memory_refs(memory_id, ref) "
+                            "SELECT ?, ref FROM memory_refs WHERE memory_id = ?",
+                            (target, old_id),
+                        )
+                for chunk in _chunks(list(live)):
+                    rows = await self._fetchall(
+                        "SELECT id FROM memories WHERE is_archived = 1 "
+                        f"AND id IN ({','.join('?' * len(chunk))}) ORDER BY id",
+                        chunk,
+                    )
+                    archived.extend(int(r[0]) for r in rows)
+                await self._db.execute("COMMIT")
+            except BaseException:
+                await self._db.execute("ROLLBACK")
+                raise
+        self._projects.pop(owner, None)
+        log.info(
+            "[memory] replace owner=%s facts=%d kept=%d archived=%d",
+            owner,
+            len(results),
+            sum(1 for r in results if r.action == "kept"),
+            len(archived),
+        )
+        return results, archived
+
+
+def _day(value: date | str) -> str:
+    """A date as stored in ``daily_events.event_date`` (YYYY-MM-DD); raises ValueError when malformed."""
+    day = value.isoformat() if isinstance(value, date) else value
+    date.fromisoformat(day)
+    return day
+
+
+def _chunks(ids: Sequence[int], size: int = 500) -> list[Sequence[int]]:
+    """``ids`` in slices small enough for one ``IN (...)`` list."""
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
+
 
 def _window_bounds(window: TimeWindow) -> tuple[str, str]:
     """Stored-timestamp bounds [start 00:00, day after end 00:00) for a date window."""

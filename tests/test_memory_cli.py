@@ -370,13 +370,13 @@ def test_subprocess_missing_db(tmp_path: Path) -> None:
 
 
 def test_bare_tierclaw_says_how_to_start(capsys: pytest.CaptureFixture[str]) -> None:
-    """With no subcommand the user sees the commands and what is not configurable yet, exit 0."""
+    """With no subcommand the user sees the commands and how to start and configure, exit 0."""
     from gateway.cli import main
 
     assert main([]) == 0
     out = capsys.readouterr().out
-    assert "tierclaw memory add" in out
-    assert "TIERCLAW_MEMORY_DB" in out
+    assert "tierclaw chat" in out and "tierclaw onboard" in out
+    assert "TIERCLAW_PROVIDER_API_KEY" in out
 
 
 def test_list_fits_the_terminal_width(
