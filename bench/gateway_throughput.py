@@ -1,0 +1,843 @@
+"""Messages per second through the whole gateway with tiered memory on vs off, and cold-start time.
+
+    python -m bench.gateway_throughput [--chats N] [--messages M] [--json]
+
+Everything runs through the production path: ``Runtime`` (config file → ``load_config``), the process
+loop, the assistant, SQLite, and the real ``openai`` client talking HTTP to the local OpenAI-compatible
+stub (tests/openai_stub.py) at zero latency, so the model costs nothing and what is left is the gateway.
+
+Each mode runs on a fresh temporary directory:
+
+* memory ON (``memory.enabled: true``): before the clock starts, every chat owner gets a realistic store
+  (200 memories by default, English and Chinese, some in named projects, plus a small Tier 1 profile), so
+  the gate, ``known_projects``, retrieval (FTS + ranking + access-time touch) and the profile really run.
+  The extraction quiet gap is 1 h and the token budget is at its maximum, so no background extraction
+  (memory-model call) runs inside the timed window; buffering each turn (an INSERT, awaited on the reply
+  path) *is* timed, as are Tier 0 history reads and writes.
+* memory OFF (``memory.enabled: false``): file memory (MEMORY.md + daily notes) in the temp workspace;
+  no retrieval, no buffering, no extraction. Tier 0 history still lives in SQLite.
+
+N chats (one sender each, so N owners) × M messages are delivered all at once, round-robin over chats;
+the loop answers each chat in order, at most ``agent.maxConcurrentChats`` (default 8) chats at a time.
+Throughput is messages answered / wall time from the first deliver to the last reply sent (a bench
+channel records ``send`` times). Reply latency is send time − deliver time per message, so it includes
+waiting behind the chat's earlier messages. A few untimed warm-up messages run per mode first.
+
+Startup is measured in fresh subprocesses (``--startup-probe``): from spawning the interpreter to the
+first reply sent for one message delivered right after ``start``, on a fresh database with memory on. It
+therefore includes interpreter start, imports (openai, jieba, pydantic…), config loading, jieba's
+dictionary load, schema creation and the first model round trip — what a user waits for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bench.report import emit_json, percentile, table
+from channels.base import Deliver, InboundMessage, OutboundMessage
+from gateway.app import Runtime
+from gateway.assistant import APOLOGY
+from gateway.config import load_config
+from gateway.loop import FAILURE_REPLY
+from memory.engine import MemoryEngine
+from memory.gate import should_retrieve
+from memory.models import Fact
+
+REPO = Path(__file__).resolve().parent.parent
+# The stub model lives in tests/ (the issue put it there, beside the tests that drive it) and is not an
+# installed module. The benchmark must talk to that same server, not a copy of it, so tests/ is put on
+# sys.path and ``openai_stub`` imported from there (pytest does the same for the tests).
+TESTS_DIR = REPO / "tests"
+
+CHANNEL = "bench"
+DEFAULT_CHATS = 20
+DEFAULT_MESSAGES = 50
+DEFAULT_MEMORIES = 200
+PROFILE_FACTS = 4  # Tier 1 facts per owner (always in the system prompt)
+WARMUP_MESSAGES = 4
+SERIAL_MESSAGES = 40  # one at a time, after the timed window (not part of the throughput)
+STARTUP_RUNS = 3
+RATIO_TARGET = 0.8
+STARTUP_TARGET_S = 1.5
+STARTUP_MESSAGE = "What did I tell you about the Orion project?"
+
+PROJECTS = ("Orion", "Nebula", "Kestrel", "Atlas", "Helios", "星火", "青松", "鲲鹏")
+PEOPLE = ("Alice", "Marco", "Priya", "Kenji", "Sofia", "Daniel", "Lena", "Omar")
+ZH_PEOPLE = ("小王", "李娜", "张伟", "陈静", "刘洋", "老赵", "王芳", "周杰")
+RELATIONS = ("sister", "brother", "colleague", "manager", "friend", "neighbour", "cousin")
+ZH_RELATIONS = ("同事", "朋友", "表妹", "老板", "邻居", "大学同学", "室友")
+CITIES = ("Berlin", "Lisbon", "Osaka", "Toronto", "Chengdu", "Nairobi", "Oslo", "Melbourne")
+ZH_CITIES = ("成都", "杭州", "深圳", "西安", "厦门", "青岛", "昆明", "苏州")
+FOODS = ("ramen", "falafel", "dumplings", "sushi", "tacos", "pho", "risotto", "curry")
+ZH_FOODS = ("火锅", "饺子", "小笼包", "烤鸭", "酸菜鱼", "麻辣烫", "凉皮", "煎饼")
+THINGS = ("laptop", "bike", "passport", "camera", "car", "guitar", "router", "kindle")
+ZH_THINGS = ("护照", "钥匙", "相机", "自行车", "充电器", "身份证", "耳机", "雨伞")
+ZH_PLACES = ("书房抽屉", "车库", "办公室", "床头柜", "行李箱", "鞋柜")
+COMPONENTS = ("billing", "search", "auth", "sync", "export", "dashboard", "scheduler")
+ZH_COMPONENTS = ("支付", "搜索", "登录", "同步", "报表", "推送")
+TECH = ("Postgres", "Redis", "Kafka", "SQLite", "gRPC", "Rust", "Go", "Terraform")
+HOBBIES = ("climbing", "chess", "pottery", "running", "baking", "photography")
+ZH_HOBBIES = ("爬山", "下棋", "摄影", "跑步", "烘焙", "钓鱼")
+MONTHS = ("January", "March", "May", "July", "September", "November")
+
+# Memory templates: (text, category, importance, uses a project).
+_EN_MEMORIES = (
+    ("{person} is my {relation}; they live in {city} and love {hobby}.", "identity", 0.8, False),
+    ("I prefer {food} for lunch and avoid {food2} on weekdays.", "identity", 0.6, False),
+    (
+        "Project {project}: the {component} migration to {tech} is due on {month} {day}.",
+        "decision",
+        0.7,
+        True,
+    ),
+    (
+        "Discussed the {project} {component} rollout with {person}; we chose {tech} over {tech2}.",
+        "decision",
+        0.6,
+        True,
+    ),
+    (
+        "{project} deploy failed because the {component} service ran out of memory; fixed by tuning {tech}.",
+        "solution",
+        0.5,
+        True,
+    ),
+    ("My {thing} is at the repair shop in {city} until {month} {day}.", "event", 0.4, False),
+    (
+        "{person}'s birthday is on {month} {day}; a gift idea is something for {hobby}.",
+        "identity",
+        0.7,
+        False,
+    ),
+    ("I went to {city} with {person} last {month} and tried the {food} there.", "event", 0.3, False),
+    (
+        "The {project} staging password rotates every {day} days; ask {person} for the vault path.",
+        "credential",
+        0.6,
+        True,
+    ),
+)
+_ZH_MEMORIES = (
+    ("{zperson}是我的{zrel}，住在{zcity}，喜欢{zhobby}。", "identity", 0.8, False),
+    ("我喜欢吃{zfood}，不太喜欢{zfood2}。", "identity", 0.6, False),
+    ("{project}项目的{zcomp}模块要在{n}月{d}日前上线，用{tech}。", "decision", 0.7, True),
+    ("上次和{zperson}讨论了{project}的{zcomp}方案，决定先做灰度发布。", "decision", 0.6, True),
+    ("我的{zthing}放在{zplace}里。", "event", 0.5, False),
+    ("{zperson}的生日是{n}月{d}日，送礼可以考虑和{zhobby}有关的东西。", "identity", 0.7, False),
+    ("{n}月份和{zperson}去{zcity}出差，吃了当地的{zfood}。", "event", 0.3, False),
+    ("{project}的{zcomp}服务内存泄漏，重启后用{tech}的新版本解决了。", "solution", 0.5, True),
+)
+_PROFILE = (
+    "The user's name is {person}'s {relation} and works as a software engineer in {city}.",
+    "用户喜欢简洁的回答，说中文和英文。",
+    "The user is vegetarian except for {food}.",
+    "用户的时区是北京时间，早上{n}点前不要打扰。",
+)
+# Messages: the gate fires on these (questions, "my …", "remember …", project names, 上次/我的) …
+_FIRING = (
+    "What did I tell you about {person}?",
+    "Do you remember where my {thing} is?",
+    "How is the {project} {component} migration going?",
+    "Remember that {person} moved to {city} last month.",
+    "My {relation} {person} wants to visit {city} in {month}, any ideas?",
+    "What did we decide for {project} last week?",
+    "上次我们聊的{project}方案是什么？",
+    "我的{zthing}放在哪里了？",
+    "你还记得{zperson}的生日吗？",
+    "{project}的{zcomp}模块什么时候上线？",
+)
+# … and skips these (acknowledgements and short small talk).
+_SKIPPED = ("ok", "thanks", "好的", "谢谢", "cool", "got it")
+# One skipped message after every SKIP_EVERY - 1 firing ones (~25 % chit-chat).
+SKIP_EVERY = 4
+
+
+def _import_stub() -> Any:
+    """tests/openai_stub.py (see TESTS_DIR), with Nagle's algorithm off on its connections.
+
+    The stub writes the response headers and the body in two ``send`` calls; with Nagle on, the body
+    waits for the client's delayed ACK, ~40 ms per request on Linux. A "zero latency" model must not
+    add that, so the benchmark sets the standard ``StreamRequestHandler.disable_nagle_algorithm`` flag
+    (TCP_NODELAY) on the stub's handler class, in the benchmark's own process only.
+    """
+    if str(TESTS_DIR) not in sys.path:
+        sys.path.insert(0, str(TESTS_DIR))
+    import openai_stub
+
+    openai_stub._Handler.disable_nagle_algorithm = True
+    return openai_stub
+
+
+def serve_stub() -> int:
+    """``--serve-stub``: run the stub, print its base URL, serve until stdin closes."""
+    stub = _import_stub().OpenAIStub().start()
+    try:
+        print(stub.base_url, flush=True)
+        sys.stdin.read()
+    finally:
+        stub.stop()
+    return 0
+
+
+@contextlib.contextmanager
+def stub_server(where: str) -> Iterator[str]:
+    """The stub's base URL, served from a child process (default) or a thread of this process.
+
+    In a child process the stub's own CPU work (HTTP parsing, JSON) does not compete with the gateway
+    for this interpreter's GIL, as a remote model server would not; in a thread it does, which inflates
+    both modes' per-message cost by the same amount and so pulls the on/off ratio towards 1.
+    """
+    if where == "thread":
+        with _import_stub().OpenAIStub() as stub:
+            yield stub.base_url
+        return
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.gateway_throughput", "--serve-stub"],
+        cwd=REPO,
+        env=_child_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http://"):
+            raise RuntimeError(f"the stub process did not start (exit {proc.poll()})")
+        yield url
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _child_env() -> dict[str, str]:
+    """This environment with the repository first on PYTHONPATH (``-m bench…`` from any cwd)."""
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": str(REPO) + (os.pathsep + path if path else "")}
+
+
+# --------------------------------------------------------------------------- synthetic data
+
+
+@dataclass(slots=True)
+class Owner:
+    """One chat, its single sender and that sender's words (so memories and messages share names)."""
+
+    index: int
+    projects: tuple[str, ...]
+    rng: random.Random
+
+    @property
+    def chat_id(self) -> str:
+        return f"c{self.index:03d}"
+
+    @property
+    def sender_id(self) -> str:
+        return f"u{self.index:03d}"
+
+    @property
+    def owner(self) -> str:
+        # The config has no ``users`` map, so the owner is the sender's identity ``channel:sender_id``.
+        return f"{CHANNEL}:{self.sender_id}"
+
+    def fill(self, template: str) -> str:
+        r = self.rng
+        a, b = r.sample(FOODS, 2)
+        za, zb = r.sample(ZH_FOODS, 2)
+        t1, t2 = r.sample(TECH, 2)
+        return template.format(
+            person=r.choice(PEOPLE),
+            relation=r.choice(RELATIONS),
+            city=r.choice(CITIES),
+            food=a,
+            food2=b,
+            thing=r.choice(THINGS),
+            project=r.choice(self.projects),
+            component=r.choice(COMPONENTS),
+            tech=t1,
+            tech2=t2,
+            hobby=r.choice(HOBBIES),
+            month=r.choice(MONTHS),
+            day=r.randint(1, 28),
+            zperson=r.choice(ZH_PEOPLE),
+            zrel=r.choice(ZH_RELATIONS),
+            zcity=r.choice(ZH_CITIES),
+            zfood=za,
+            zfood2=zb,
+            zthing=r.choice(ZH_THINGS),
+            zplace=r.choice(ZH_PLACES),
+            zcomp=r.choice(ZH_COMPONENTS),
+            zhobby=r.choice(ZH_HOBBIES),
+            n=r.randint(1, 12),
+            d=r.randint(1, 28),
+        )
+
+
+def make_owners(n: int, seed: int = 11) -> list[Owner]:
+    """``n`` owners, each with three projects (two English names, one Chinese)."""
+    rng = random.Random(seed)
+    owners = []
+    for i in range(n):
+        projects = (*rng.sample(PROJECTS[:5], 2), rng.choice(PROJECTS[5:]))
+        owners.append(Owner(i, projects, random.Random(seed * 1000 + i)))
+    return owners
+
+
+def memories_for(owner: Owner, count: int, now: datetime) -> list[Fact]:
+    """``count`` Tier 2 facts (half English, half Chinese) plus the Tier 1 profile, spread over a year."""
+    facts = []
+    for i in range(count):
+        text, category, importance, in_project = owner.rng.choice(_EN_MEMORIES if i % 2 else _ZH_MEMORIES)
+        content = owner.fill(text)
+        project = next((p for p in owner.projects if p in content), None) if in_project else None
+        facts.append(
+            Fact(
+                content=content,
+                category=category,
+                importance=importance,
+                project=project or "_global",
+                created_at=now - timedelta(days=owner.rng.uniform(1, 365)),
+            )
+        )
+    facts += [
+        Fact(content=owner.fill(t), tier=1, category="identity", importance=0.9)
+        for t in _PROFILE[:PROFILE_FACTS]
+    ]
+    return facts
+
+
+def messages_for(owner: Owner, count: int) -> list[str]:
+    """The chat's ``count`` messages: firing ones with a skipped acknowledgement every SKIP_EVERY."""
+    out = []
+    for i in range(count):
+        if i % SKIP_EVERY == SKIP_EVERY - 1:
+            out.append(owner.rng.choice(_SKIPPED))
+        else:
+            out.append(owner.fill(owner.rng.choice(_FIRING)))
+    return out
+
+
+async def seed_store(db_path: Path, owners: list[Owner], per_owner: int) -> int:
+    """Write every owner's memories through the clean-write path; returns the live Tier 2 count."""
+    now = datetime.now(UTC)
+    engine = await MemoryEngine.open(db_path)
+    try:
+        for owner in owners:
+            await engine.write_many(owner.owner, memories_for(owner, per_owner, now), now=now)
+        stats = await engine.stats()
+    finally:
+        await engine.close()
+    return int(stats.get("tier2", 0))
+
+
+def seed_files(workspace: Path, owners: list[Owner]) -> None:
+    """Memory OFF: a MEMORY.md and a week of daily notes, the file memory's usual content."""
+    notes = workspace / "memory"
+    notes.mkdir(parents=True, exist_ok=True)
+    owner = owners[0]
+    lines = ["# Long-term notes", ""] + [f"- {owner.fill(t[0])}" for t in _EN_MEMORIES + _ZH_MEMORIES]
+    (notes / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    today = date.today()
+    for back in range(7):
+        day = today - timedelta(days=back)
+        text = "\n".join(f"- {owner.fill(t[0])}" for t in _EN_MEMORIES[back : back + 3])
+        (notes / f"{day.isoformat()}.md").write_text(text + "\n", encoding="utf-8")
+
+
+def write_workspace(workspace: Path) -> None:
+    workspace.mkdir(parents=True, exist_ok=True)
+    (workspace / "AGENTS.md").write_text(
+        "You are tierclaw, a personal assistant. Be brief and concrete.\n", encoding="utf-8"
+    )
+    (workspace / "SOUL.md").write_text("Warm, direct, never invents facts.\n", encoding="utf-8")
+
+
+def write_config(tmp: Path, base_url: str, *, memory: bool) -> Path:
+    """A config file for the run (temp workspace and database, the stub as provider)."""
+    raw = {
+        "provider": {
+            "apiKey": "sk-bench-00000000",
+            "baseUrl": base_url,
+            "maxRetries": 0,
+            "timeoutSeconds": 30,
+        },
+        "agent": {"model": "bench-main", "workspace": str(tmp / "workspace")},
+        "memory": {
+            "enabled": memory,
+            "dbPath": str(tmp / "memory.db"),
+            "model": "bench-memory",
+            # No background extraction inside the timed window (see the module docstring).
+            "extraction": {"quietGap": "1h", "tokenBudget": 100_000},
+        },
+        "timezone": "UTC",
+    }
+    path = tmp / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- the bench channel
+
+
+class BenchChannel:
+    """A Channel that records when each reply was sent (by the ``reply_to`` message id)."""
+
+    def __init__(self) -> None:
+        self.sent_at: dict[str, float] = {}
+        self.texts: dict[str, str] = {}
+        self.first_reply = asyncio.Event()
+        self.deliver: Deliver | None = None
+
+    @property
+    def name(self) -> str:
+        return CHANNEL
+
+    async def start(self, deliver: Deliver) -> None:
+        self.deliver = deliver
+
+    async def send(self, message: OutboundMessage) -> None:
+        self.sent_at[message.reply_to] = time.perf_counter()
+        self.texts[message.reply_to] = message.text
+        self.first_reply.set()
+
+    async def stop(self) -> None:
+        self.deliver = None
+
+    def reset(self) -> None:
+        self.sent_at.clear()
+        self.texts.clear()
+
+
+# --------------------------------------------------------------------------- one mode
+
+
+@dataclass(slots=True)
+class ModeResult:
+    memory: bool
+    messages: int
+    wall_s: float
+    cpu_s: float
+    latencies_ms: list[float]
+    memory_ms: list[float]
+    gate_fired: int = 0
+    memories: int = 0
+    buffered_turns: int = 0
+    max_concurrent: int = 0
+    serial_memory_ms: list[float] = field(default_factory=list)
+    serial_reply_ms: list[float] = field(default_factory=list)
+
+    @property
+    def msgs_per_s(self) -> float:
+        return self.messages / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_ms_per_msg(self) -> float:
+        """This process's CPU time (all threads, so SQLite's too) per message in the timed window."""
+        return self.cpu_s * 1000.0 / self.messages
+
+
+async def run_mode(
+    *, memory: bool, base_url: str, chats: int, messages: int, per_owner: int, tmp: Path
+) -> ModeResult:
+    """Seed, open, warm up, then deliver chats × messages at once and wait for every reply."""
+    owners = make_owners(chats)
+    config = load_config(write_config(tmp, base_url, memory=memory), env={})
+    write_workspace(config.workspace_path())
+    stored = 0
+    if memory:
+        stored = await seed_store(config.db_path(), owners, per_owner)
+    else:
+        seed_files(config.workspace_path(), owners)
+    plan = [(o, messages_for(o, messages)) for o in owners]
+    warm = [make_owners(chats)[i % chats] for i in range(WARMUP_MESSAGES)]
+    channel = BenchChannel()
+    runtime = await Runtime.open(config, [channel])
+    try:
+        await runtime.start(schedule=False)
+        # Warm-up (untimed): separate chats of the same owners, so per-owner caches are as in a running
+        # gateway but the timed chats start with empty histories.
+        for i, o in enumerate(warm):
+            text = o.fill(_FIRING[i % len(_FIRING)])
+            await runtime.loop.deliver(InboundMessage(CHANNEL, f"warm{i}", o.sender_id, text, f"warm{i}"))
+        await runtime.loop.drain()
+        runtime.assistant.memory_timing.samples_ms.clear()
+        channel.reset()
+
+        inbound = [
+            InboundMessage(CHANNEL, o.chat_id, o.sender_id, texts[j], f"{o.chat_id}:{j}")
+            for j in range(messages)
+            for o, texts in plan
+        ]
+        projects = {o.owner: frozenset(o.projects) for o in owners}
+        fired = sum(should_retrieve(m.text, projects[f"{CHANNEL}:{m.sender_id}"]) for m in inbound)
+        delivered_at: dict[str, float] = {}
+        cpu_started = time.process_time()
+        started = time.perf_counter()
+        for m in inbound:
+            delivered_at[m.message_id] = time.perf_counter()
+            await runtime.loop.deliver(m)
+        await runtime.loop.drain()
+        if len(channel.sent_at) != len(inbound):
+            raise RuntimeError(f"{len(channel.sent_at)} replies for {len(inbound)} messages")
+        failed = [t for t in channel.texts.values() if t in (APOLOGY, FAILURE_REPLY)]
+        if failed:
+            raise RuntimeError(f"{len(failed)} of {len(inbound)} replies were failures: {failed[0]!r}")
+        wall = max(channel.sent_at.values()) - started
+        cpu = time.process_time() - cpu_started
+        latencies = [(channel.sent_at[k] - t) * 1000.0 for k, t in delivered_at.items()]
+        buffered = (await runtime.engine.stats()).get("buffered_turns", 0) if memory else 0
+        timed_memory = list(runtime.assistant.memory_timing.samples_ms)
+        serial_memory, serial_reply = await _serial(runtime, channel, plan)
+        return ModeResult(
+            memory=memory,
+            messages=len(inbound),
+            wall_s=wall,
+            cpu_s=cpu,
+            latencies_ms=latencies,
+            memory_ms=timed_memory,
+            gate_fired=fired if memory else 0,
+            memories=stored,
+            buffered_turns=int(buffered),
+            max_concurrent=config.agent.max_concurrent_chats,
+            serial_memory_ms=serial_memory,
+            serial_reply_ms=serial_reply,
+        )
+    finally:
+        await runtime.close()
+
+
+async def _serial(
+    runtime: Runtime, channel: BenchChannel, plan: list[tuple[Owner, list[str]]]
+) -> tuple[list[float], list[float]]:
+    """After the timed window: SERIAL_MESSAGES more messages in the same chats, one at a time.
+
+    Under load the memory samples also hold time spent waiting for the event loop and the shared
+    SQLite connection; alone they show what the memory steps themselves cost. The chats keep their full
+    history, so the serial reply time is the per-message cost of the timed run without queueing.
+    """
+    samples = runtime.assistant.memory_timing.samples_ms
+    samples.clear()
+    channel.reset()
+    reply_ms = []
+    for k in range(SERIAL_MESSAGES):
+        owner, texts = plan[k % len(plan)]
+        message_id = f"serial{k}"
+        msg = InboundMessage(CHANNEL, owner.chat_id, owner.sender_id, texts[k % len(texts)], message_id)
+        started = time.perf_counter()
+        await runtime.loop.deliver(msg)
+        await runtime.loop.drain()
+        reply_ms.append((channel.sent_at[message_id] - started) * 1000.0)
+    return list(samples), reply_ms
+
+
+async def run_modes(
+    base_url: str, chats: int, messages: int, per_owner: int, rounds: int
+) -> tuple[list[ModeResult], list[ModeResult]]:
+    """``rounds`` × (memory ON, then OFF), each run on its own fresh temporary directory.
+
+    Alternating the modes spreads slow moments of a shared machine over both of them.
+    """
+    on: list[ModeResult] = []
+    off: list[ModeResult] = []
+    for _ in range(rounds):
+        for memory, out in ((True, on), (False, off)):
+            with tempfile.TemporaryDirectory(prefix="tierclaw-bench-") as tmp:
+                out.append(
+                    await run_mode(
+                        memory=memory,
+                        base_url=base_url,
+                        chats=chats,
+                        messages=messages,
+                        per_owner=per_owner,
+                        tmp=Path(tmp),
+                    )
+                )
+    return on, off
+
+
+# --------------------------------------------------------------------------- startup
+
+
+async def _probe(base_url: str, spawned: float) -> dict[str, float]:
+    """In the probe subprocess: open a fresh ON runtime, deliver one message, time the first reply."""
+    imported = time.time()
+    with tempfile.TemporaryDirectory(prefix="tierclaw-startup-") as tmp:
+        opening = time.time()
+        config = load_config(write_config(Path(tmp), base_url, memory=True), env={})
+        channel = BenchChannel()
+        runtime = await Runtime.open(config, [channel])
+        try:
+            opened = time.time()
+            await runtime.start(schedule=False)
+            await runtime.loop.deliver(InboundMessage(CHANNEL, "c000", "u000", STARTUP_MESSAGE, "startup"))
+            await channel.first_reply.wait()
+            replied = time.time()
+        finally:
+            await runtime.close()
+        if channel.texts.get("startup") in (APOLOGY, FAILURE_REPLY, None):
+            raise RuntimeError(f"startup probe got no real reply: {channel.texts!r}")
+    return {
+        "startup_s": replied - spawned,
+        "import_s": imported - spawned,
+        "open_s": opened - opening,
+        "open_to_reply_s": replied - opening,
+    }
+
+
+def measure_startup(base_url: str, runs: int) -> list[dict[str, float]]:
+    """Run ``--startup-probe`` in ``runs`` fresh interpreters; one timing dict per run."""
+    out = []
+    for _ in range(runs):
+        spawned = time.time()
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.gateway_throughput", "--startup-probe", base_url, str(spawned)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=_child_env(),
+        )
+        if proc.returncode != 0 or not proc.stdout.strip():
+            raise RuntimeError(f"startup probe failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
+        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def _pooled(runs: list[ModeResult], attr: str) -> list[float]:
+    return [x for run in runs for x in getattr(run, attr)]
+
+
+def summarize(
+    on_runs: list[ModeResult], off_runs: list[ModeResult], startups: list[dict[str, float]], chats: int
+) -> dict[str, Any]:
+    """The JSON result: the five contract keys plus details.
+
+    With several rounds, rates and CPU are the median over rounds; percentiles pool every round's samples.
+    """
+    ordered = sorted(startups, key=lambda s: s["startup_s"])
+    mid = ordered[len(ordered) // 2]
+    on = statistics.median(r.msgs_per_s for r in on_runs)
+    off = statistics.median(r.msgs_per_s for r in off_runs)
+    on_memory = _pooled(on_runs, "memory_ms")
+    on_serial = _pooled(on_runs, "serial_memory_ms")
+    first = on_runs[0]
+    return {
+        "msgs_per_s_on": on,
+        "msgs_per_s_off": off,
+        "ratio": on / off if off else 0.0,
+        "p95_memory_ms": percentile(on_memory, 95),
+        "startup_s": mid["startup_s"],
+        "msgs_per_s_on_runs": [r.msgs_per_s for r in on_runs],
+        "msgs_per_s_off_runs": [r.msgs_per_s for r in off_runs],
+        "rounds": len(on_runs),
+        "cpu_ms_per_msg_on": statistics.median(r.cpu_ms_per_msg for r in on_runs),
+        "cpu_ms_per_msg_off": statistics.median(r.cpu_ms_per_msg for r in off_runs),
+        "startup_runs_s": [s["startup_s"] for s in startups],
+        "startup_import_s": mid["import_s"],
+        "startup_open_s": mid["open_s"],
+        "startup_open_to_reply_s": mid["open_to_reply_s"],
+        "p50_memory_ms": percentile(on_memory, 50),
+        "p50_memory_ms_off": percentile(_pooled(off_runs, "memory_ms"), 50),
+        "p95_memory_ms_off": percentile(_pooled(off_runs, "memory_ms"), 95),
+        "p95_memory_ms_serial_off": percentile(_pooled(off_runs, "serial_memory_ms"), 95),
+        "p50_memory_ms_serial": percentile(on_serial, 50),
+        "p95_memory_ms_serial": percentile(on_serial, 95),
+        "p50_reply_ms_serial_on": percentile(_pooled(on_runs, "serial_reply_ms"), 50),
+        "p50_reply_ms_serial_off": percentile(_pooled(off_runs, "serial_reply_ms"), 50),
+        "p50_reply_ms_on": percentile(_pooled(on_runs, "latencies_ms"), 50),
+        "p95_reply_ms_on": percentile(_pooled(on_runs, "latencies_ms"), 95),
+        "p50_reply_ms_off": percentile(_pooled(off_runs, "latencies_ms"), 50),
+        "p95_reply_ms_off": percentile(_pooled(off_runs, "latencies_ms"), 95),
+        "wall_s_on": statistics.median(r.wall_s for r in on_runs),
+        "wall_s_off": statistics.median(r.wall_s for r in off_runs),
+        "chats": chats,
+        "messages_per_chat": first.messages // chats,
+        "messages": first.messages,
+        "gate_fired": first.gate_fired,
+        "memories": first.memories,
+        "buffered_turns": first.buffered_turns,
+        "max_concurrent_chats": first.max_concurrent,
+        "ratio_target": RATIO_TARGET,
+        "startup_target_s": STARTUP_TARGET_S,
+    }
+
+
+def _status(ok: bool) -> str:
+    return "met" if ok else "short"
+
+
+def print_report(result: dict[str, Any]) -> None:
+    print(
+        f"{result['chats']} chats x {result['messages_per_chat']} messages ({result['messages']} per mode), "
+        f"at most {result['max_concurrent_chats']} chats at a time, stub model ({result['stub']}) at zero "
+        f"latency; memory on: {result['memories']} Tier 2 memories, gate fired on {result['gate_fired']} "
+        "messages"
+    )
+    if result["rounds"] > 1:
+        on = ", ".join(f"{v:.1f}" for v in result["msgs_per_s_on_runs"])
+        off = ", ".join(f"{v:.1f}" for v in result["msgs_per_s_off_runs"])
+        print(f"{result['rounds']} rounds (median shown): msgs/s on {on}; off {off}")
+    print(
+        table(
+            [
+                "mode",
+                "msgs/s",
+                "CPU ms/msg",
+                "p50 reply ms",
+                "p95 reply ms",
+                "p50 mem ms",
+                "p95 mem ms",
+                "alone: p95 mem ms",
+                "alone: p50 reply ms",
+            ],
+            [
+                [
+                    "memory on",
+                    result["msgs_per_s_on"],
+                    result["cpu_ms_per_msg_on"],
+                    result["p50_reply_ms_on"],
+                    result["p95_reply_ms_on"],
+                    result["p50_memory_ms"],
+                    result["p95_memory_ms"],
+                    result["p95_memory_ms_serial"],
+                    result["p50_reply_ms_serial_on"],
+                ],
+                [
+                    "memory off",
+                    result["msgs_per_s_off"],
+                    result["cpu_ms_per_msg_off"],
+                    result["p50_reply_ms_off"],
+                    result["p95_reply_ms_off"],
+                    result["p50_memory_ms_off"],
+                    result["p95_memory_ms_off"],
+                    result["p95_memory_ms_serial_off"],
+                    result["p50_reply_ms_serial_off"],
+                ],
+            ],
+        )
+    )
+    print(
+        "mem ms: the reply-path steps before the model call (memory off: history + file memory only); "
+        "alone: messages sent one at a time after the timed window"
+    )
+    print()
+    print(
+        table(
+            ["measure", "value", "target", "status"],
+            [
+                [
+                    "ratio on/off",
+                    result["ratio"],
+                    f">= {RATIO_TARGET}",
+                    _status(result["ratio"] >= RATIO_TARGET),
+                ],
+                [
+                    "startup s (median)",
+                    result["startup_s"],
+                    f"<= {STARTUP_TARGET_S}",
+                    _status(result["startup_s"] <= STARTUP_TARGET_S),
+                ],
+            ],
+        )
+    )
+    runs = ", ".join(f"{s:.2f}" for s in result["startup_runs_s"])
+    print(
+        f"startup runs: {runs} s, from spawning python to the first reply sent (median run: interpreter + "
+        f"imports {result['startup_import_s']:.2f} s, Runtime.open {result['startup_open_s']:.2f} s, "
+        f"open to first reply {result['startup_open_to_reply_s']:.2f} s)"
+    )
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.gateway_throughput", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--chats", type=int, default=DEFAULT_CHATS, help=f"chats/owners (default {DEFAULT_CHATS})"
+    )
+    parser.add_argument(
+        "--messages",
+        type=int,
+        default=DEFAULT_MESSAGES,
+        help=f"messages per chat (default {DEFAULT_MESSAGES})",
+    )
+    parser.add_argument(
+        "--memories",
+        type=int,
+        default=DEFAULT_MEMORIES,
+        help=f"Tier 2 memories seeded per owner in the ON run (default {DEFAULT_MEMORIES})",
+    )
+    parser.add_argument(
+        "--startup-runs",
+        type=int,
+        default=STARTUP_RUNS,
+        help=f"startup subprocesses (default {STARTUP_RUNS})",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="ON/OFF pairs to run; rates are the median over rounds (default 1)",
+    )
+    parser.add_argument(
+        "--stub",
+        choices=("process", "thread"),
+        default="process",
+        help="run the stub model in a child process (default) or in a thread of this process",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    parser.add_argument("--startup-probe", nargs=2, metavar=("BASE_URL", "SPAWNED"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve-stub", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.serve_stub:
+        return serve_stub()
+    if args.startup_probe:
+        base_url, spawned = args.startup_probe
+        print(json.dumps(asyncio.run(_probe(base_url, float(spawned)))))
+        return 0
+    if args.chats < 1 or args.messages < 1:
+        parser.error(f"--chats and --messages must be at least 1 (got {args.chats} and {args.messages})")
+    if args.memories < 0 or args.startup_runs < 1 or args.rounds < 1:
+        parser.error("--memories must be >= 0, --startup-runs and --rounds >= 1")
+
+    with stub_server(args.stub) as base_url:
+        startups = measure_startup(base_url, args.startup_runs)
+        on, off = asyncio.run(run_modes(base_url, args.chats, args.messages, args.memories, args.rounds))
+    result = summarize(on, off, startups, args.chats)
+    result["stub"] = args.stub
+    print_report(result)
+    if args.json:
+        emit_json(result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
