@@ -176,9 +176,8 @@ _CONVERSATIONAL_NOUNS = frozenset(
     | {"问题", "意思", "想法", "看法", "错", "代码", "需求", "观点", "理解"}
 )
 _DATE_LIKE = re.compile(
-    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|[月日号]|[一二三四五六七八九十]+月"
+    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|[一二三四五六七八九十]+[月日号]"
 )
-_HOME = re.compile(r"^(?:家|家里|home|the house)$")
 
 # --- rules ---------------------------------------------------------------------------------------------
 

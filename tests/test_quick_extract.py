@@ -221,3 +221,11 @@ async def test_two_different_likes_do_not_supersede_each_other(engine: MemoryEng
     for fact in quick_facts("I like tea. I like hiking."):
         await engine.write(OWNER, fact)
     assert sorted(m.content for m in await engine.list(OWNER)) == ["I like hiking.", "I like tea."]
+
+
+def test_birthday_needs_a_date() -> None:
+    assert _one("My birthday is May 3rd").predicate == "birthday"
+    assert _one("我的生日是五月三号").predicate == "birthday"
+    for text in ("My birthday is tomorrow", "我的生日是下个月"):
+        fact = _one(text)
+        assert (fact.category, fact.predicate) == ("event", None)
