@@ -199,8 +199,8 @@ def stub_server(where: str) -> Iterator[str]:
     """The stub's base URL, served from a child process (default) or a thread of this process.
 
     In a child process the stub's own CPU work (HTTP parsing, JSON) does not compete with the gateway
-    for this interpreter's GIL, as a remote model server would not; in a thread it does, which inflates
-    both modes' per-message cost by the same amount and so pulls the on/off ratio towards 1.
+    for this interpreter's GIL, as a remote model server would not; in a thread it does, adding the same
+    cost to both modes' messages (measured here: about the same ratio, lower rates).
     """
     if where == "thread":
         with _import_stub().OpenAIStub() as stub:
