@@ -198,13 +198,13 @@ class MemoryEngine:
                 raise
 
     async def _scalar(self, sql: str, params: Sequence = ()) -> int:
-        async with self._db.execute(sql, params) as cur:
-            row = await cur.fetchone()
-        return int(row[0] or 0) if row else 0
+        rows = await self._db.execute_fetchall(sql, params)
+        return int(rows[0][0] or 0) if rows else 0
 
     async def _fetchall(self, sql: str, params: Sequence = ()) -> list[sqlite3.Row | tuple]:
-        async with self._db.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+        # One hop to the database thread (execute + fetch + close) instead of three: hops, not SQL,
+        # dominate the reply path's memory cost (bench/gateway_throughput.py).
+        return list(await self._db.execute_fetchall(sql, params))
 
     # ----------------------------------------------------------------- writes
 
