@@ -25,6 +25,7 @@ from memory.clock import from_db, utcnow
 from memory.engine import MemoryEngine
 from memory.model import Extraction, MemoryModel, Turn
 from memory.models import Fact
+from memory.tokens import estimate_tokens
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -71,6 +72,9 @@ class ExtractionService:
         self._clock = clock
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        # Estimated tokens recorded per owner since the owner's last flush started: a cheap, slightly
+        # generous stand-in for SUM(token_count) on the reply path (the buffer stays the truth).
+        self._recorded_tokens: dict[str, int] = {}
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
 
@@ -135,7 +139,13 @@ class ExtractionService:
             content=content,
             now=self._clock(),
         )
-        if await self.buffer.pending_tokens(owner) >= self.settings.token_budget:
+        tokens = self._recorded_tokens.get(owner)
+        if tokens is None:  # first message from this owner in this process: count what is buffered
+            tokens = await self.buffer.pending_tokens(owner)
+        else:
+            tokens += estimate_tokens(content)
+        self._recorded_tokens[owner] = tokens
+        if tokens >= self.settings.token_budget:
             self._arm(owner, 0.0)
         else:
             self._arm(owner, self.settings.quiet_gap)
@@ -174,6 +184,7 @@ class ExtractionService:
         result = FlushResult()
         lock = self._locks.setdefault(owner, asyncio.Lock())
         async with lock:
+            self._recorded_tokens.pop(owner, None)  # recounted from the buffer at the next record
             while True:
                 batch = await self.buffer.batch(
                     owner, self.settings.token_budget, now=self._clock(), ignore_backoff=force
