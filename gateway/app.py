@@ -27,6 +27,7 @@ from gateway.scheduler import JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
 from memory.extraction import ExtractionService, ExtractionSettings
 from memory.file_memory import FileMemory
+from memory.model import MemoryModel
 from memory.sessions import SessionStore
 
 log = logging.getLogger("tierclaw.gateway")
@@ -35,6 +36,32 @@ log = logging.getLogger("tierclaw.gateway")
 def timezone_of(config: Config) -> tzinfo:
     """The configured zone, or the machine's local zone when ``timezone`` is empty."""
     return ZoneInfo(config.timezone) if config.timezone else get_localzone()
+
+
+def job_times(config: Config) -> JobTimes:
+    """When the memory jobs run, from ``memory.extraction.dailyFlush`` and ``memory.compression``."""
+    co = config.memory.compression
+    return JobTimes(config.memory.extraction.daily_flush, co.daily, co.weekly_day, co.weekly)
+
+
+def memory_services(
+    config: Config, engine: MemoryEngine, model: MemoryModel
+) -> tuple[ExtractionService, MemoryJobs]:
+    """The extraction service and the scheduled jobs as the config sets them (gateway and CLI alike)."""
+    ex = config.memory.extraction
+    tz = timezone_of(config)
+    extraction = ExtractionService(
+        engine,
+        model,
+        ExtractionSettings(
+            quiet_gap=ex.quiet_gap,
+            token_budget=ex.token_budget,
+            max_attempts=ex.max_attempts,
+            retry_backoff=ex.retry_backoff,
+        ),
+        tz=tz,
+    )
+    return extraction, MemoryJobs(engine, extraction, model, tz=tz, times=job_times(config))
 
 
 class Runtime:
@@ -67,32 +94,12 @@ class Runtime:
         engine = await MemoryEngine.open(config.db_path())
         try:
             models = models or build_models(config)
-            tz = timezone_of(config)
             sessions = SessionStore(engine)
             extraction: ExtractionService | None = None
             file_memory: FileMemory | None = None
             jobs: MemoryJobs | None = None
             if config.memory.enabled:
-                ex = config.memory.extraction
-                extraction = ExtractionService(
-                    engine,
-                    models.memory,
-                    ExtractionSettings(
-                        quiet_gap=ex.quiet_gap,
-                        token_budget=ex.token_budget,
-                        max_attempts=ex.max_attempts,
-                        retry_backoff=ex.retry_backoff,
-                    ),
-                    tz=tz,
-                )
-                co = config.memory.compression
-                jobs = MemoryJobs(
-                    engine,
-                    extraction,
-                    models.memory,
-                    tz=tz,
-                    times=JobTimes(ex.daily_flush, co.daily, co.weekly_day, co.weekly),
-                )
+                extraction, jobs = memory_services(config, engine, models.memory)
             else:
                 file_memory = FileMemory(config.workspace_path())
             assistant = Assistant(

@@ -604,23 +604,11 @@ async def _with_memory_jobs(engine: MemoryEngine, args: argparse.Namespace, body
     """Build the configured memory model, extraction service and jobs around ``engine`` for ``body``."""
     # Imported here: the message-path modules pull in openai and apscheduler, which the browsing
     # commands never need.
-    from gateway.app import timezone_of
+    from gateway.app import memory_services
     from gateway.providers import build_models
-    from gateway.scheduler import JobTimes, MemoryJobs
-    from memory.extraction import ExtractionService, ExtractionSettings
 
-    config: Config = args.loaded_config
-    models = build_models(config)
-    ex, co = config.memory.extraction, config.memory.compression
-    tz = timezone_of(config)
-    extraction = ExtractionService(
-        engine,
-        models.memory,
-        ExtractionSettings(ex.quiet_gap, ex.token_budget, ex.max_attempts, ex.retry_backoff),
-        tz=tz,
-    )
-    times = JobTimes(ex.daily_flush, co.daily, co.weekly_day, co.weekly)
-    jobs = MemoryJobs(engine, extraction, models.memory, tz=tz, times=times)
+    models = build_models(args.loaded_config)
+    extraction, jobs = memory_services(args.loaded_config, engine, models.memory)
     try:
         return await body(extraction, jobs, models.memory.label)
     finally:

@@ -12,11 +12,12 @@ import asyncio
 import contextlib
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 
 from channels.base import Channel
 from channels.console import ConsoleChannel
 from gateway.app import Runtime
-from gateway.config import ConfigError, load_config
+from gateway.config import Config, ConfigError, load_config
 from memory.engine import MemoryDatabaseError
 
 
@@ -48,21 +49,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     service.set_defaults(func=run_gateway)
 
 
+def run_configured(args: argparse.Namespace, main: Callable[[Config], Awaitable[int]]) -> int:
+    """Load the config, run ``main(config)`` in a fresh event loop; a bad config or database is exit 2."""
+    try:
+        return asyncio.run(main(load_config(args.config)))
+    except (ConfigError, MemoryDatabaseError) as exc:
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 2
+
+
 def run_chat(args: argparse.Namespace) -> int:
     """Entry point of ``tierclaw chat``."""
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"tierclaw: {exc}", file=sys.stderr)
-        return 2
-    try:
-        return asyncio.run(_chat(config))
-    except MemoryDatabaseError as exc:
-        print(f"tierclaw: {exc}", file=sys.stderr)
-        return 2
+    return run_configured(args, _chat)
 
 
-async def _chat(config) -> int:
+async def _chat(config: Config) -> int:
     console = ConsoleChannel()
     runtime = await Runtime.open(config, [console])
     try:
@@ -82,7 +83,7 @@ async def _chat(config) -> int:
     return 0
 
 
-def enabled_channels(config) -> list[Channel]:
+def enabled_channels(config: Config) -> list[Channel]:
     """The chat platform channels the config enables (Telegram and Feishu arrive with issue 4)."""
     names = [name for name in ("telegram", "feishu") if getattr(config.channels, name).enabled]
     if names:
@@ -98,21 +99,11 @@ def enabled_channels(config) -> list[Channel]:
 
 def run_gateway(args: argparse.Namespace) -> int:
     """Entry point of ``tierclaw gateway``: run until SIGINT/SIGTERM."""
-    try:
-        config = load_config(args.config)
-        channels = enabled_channels(config)
-    except ConfigError as exc:
-        print(f"tierclaw: {exc}", file=sys.stderr)
-        return 2
-    try:
-        return asyncio.run(_serve(config, channels))
-    except MemoryDatabaseError as exc:
-        print(f"tierclaw: {exc}", file=sys.stderr)
-        return 2
+    return run_configured(args, _serve)
 
 
-async def _serve(config, channels: list[Channel]) -> int:
-    runtime = await Runtime.open(config, channels)
+async def _serve(config: Config) -> int:
+    runtime = await Runtime.open(config, enabled_channels(config))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, tzinfo
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from memory.compression import daily_compress, weekly_compress
+from memory.compression import CompressionReport, daily_compress, weekly_compress
 from memory.engine import MemoryEngine
 from memory.extraction import ExtractionService
 from memory.job_log import JobLog
@@ -165,6 +165,5 @@ class MemoryJobs:
         self._scheduler = None
 
 
-def _failures(report: object) -> str:
-    failures = getattr(report, "failures", [])
-    return f", {len(failures)} owners failed" if failures else ""
+def _failures(report: CompressionReport) -> str:
+    return f", {len(report.failures)} owners failed" if report.failures else ""

@@ -7,18 +7,16 @@ turns, dead letters, and the last and next run of each job. Reads only: the data
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import sys
 
-from gateway.app import timezone_of
-from gateway.config import ENV_OVERRIDES, Config, ConfigError, load_config, masked_secret, redacted
+from gateway.app import job_times, timezone_of
+from gateway.config import ENV_OVERRIDES, Config, masked_secret, redacted
 from gateway.providers import build_models
-from gateway.run_cli import add_config_argument
-from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB, JobTimes
+from gateway.run_cli import add_config_argument, run_configured
+from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
 from memory.buffer import ExtractionBuffer
-from memory.engine import MemoryDatabaseError, MemoryEngine
+from memory.engine import MemoryEngine
 from memory.job_log import JobLog
 
 
@@ -32,21 +30,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the status; exit 2 when the configuration is invalid or the database unreadable."""
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"tierclaw: {exc}", file=sys.stderr)
-        return 2
-    try:
-        report = asyncio.run(collect(config))
-    except MemoryDatabaseError as exc:
-        print(f"tierclaw: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
-    else:
-        print(render(report))
-    return 0
+
+    async def show(config: Config) -> int:
+        report = await collect(config)
+        if args.json:
+            print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+        else:
+            print(render(report))
+        return 0
+
+    return run_configured(args, show)
 
 
 async def collect(config: Config) -> dict:
@@ -89,8 +82,7 @@ async def collect(config: Config) -> dict:
     finally:
         await engine.close()
     report["memory"] = {**stats, "buffered_turns": stats["buffered_turns"] - dead, "dead_letters": dead}
-    co = config.memory.compression
-    times = JobTimes(config.memory.extraction.daily_flush, co.daily, co.weekly_day, co.weekly)
+    times = job_times(config)
     report["jobs"] = {
         name: {
             "schedule": schedule,
