@@ -8,6 +8,7 @@ Channels import only this module (never ``gateway/``): a channel turns platform 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -24,6 +25,7 @@ class InboundMessage:
     is_group: bool = False
     mentions_bot: bool = False
     reply_to: str = ""  # platform message id a reply should thread under, if any
+    attachment: str = ""  # "photo", "voice", "document", …: non-text content (``text`` is then its caption)
 
     @property
     def chat_key(self) -> str:
@@ -67,4 +69,16 @@ class Channel(Protocol):
 
     async def stop(self) -> None:
         """Stop receiving and release connections."""
+        ...
+
+
+class ShowsWork(Protocol):
+    """Optional part of a channel: a visible sign that a reply is being worked on (Telegram's "typing").
+
+    The gateway enters ``working(message)`` while it answers ``message`` and leaves it when the reply has
+    been handed to the channel, so the sign lasts until the reply appears.
+    """
+
+    def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
+        """A context that shows the sign for ``message``'s chat while it is open."""
         ...

@@ -27,6 +27,8 @@ from memory.sessions import SessionStore
 log = logging.getLogger("tierclaw.gateway")
 
 APOLOGY = "Sorry — I couldn't reach my language model just now. Please try again in a moment."
+TEXT_ONLY_REPLY = "I can only understand text for now, so I can't look at that {kind}."
+CAPTION_NOTED = " I've noted its caption."
 
 
 @dataclass(slots=True)
@@ -76,9 +78,11 @@ class Assistant:
     async def handle(self, msg: InboundMessage) -> str | None:
         """The reply to one message, or None when there is nothing to answer (empty text)."""
         text = msg.text.strip()
+        owner = self.identities.owner_for(msg.sender_key)
+        if msg.attachment:
+            return await self._attachment(msg, owner, text)
         if not text:
             return None
-        owner = self.identities.owner_for(msg.sender_key)
         if is_command(text):
             return await run_command(self._commands, owner, msg.chat_key, text)
 
@@ -123,6 +127,23 @@ class Assistant:
                 role="assistant",
                 content=reply,
             )
+        return reply
+
+    async def _attachment(self, msg: InboundMessage, owner: str, caption: str) -> str:
+        """A photo, voice note or file: say only text is understood; keep the caption like any words."""
+        reply = TEXT_ONLY_REPLY.format(kind=msg.attachment)
+        if caption:
+            reply += CAPTION_NOTED
+            await self.sessions.append(msg.chat_key, "user", caption)
+            if self.extraction is not None:
+                await self.extraction.record(
+                    owner,
+                    channel=msg.channel,
+                    chat_id=msg.chat_id,
+                    sender_id=msg.sender_id,
+                    role="user",
+                    content=caption,
+                )
         return reply
 
     async def _recall(self, owner: str, text: str) -> list[Retrieved]:

@@ -135,7 +135,7 @@ Weekday = Annotated[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"], Be
 Secret = Annotated[SecretStr, PlainSerializer(_secret_to_json, return_type=str, when_used="json")]
 
 # Fields whose values are never echoed in an error message (JSON spelling of the last path element).
-SECRET_KEYS = frozenset({"apiKey", "token", "appSecret", "verificationToken", "encryptKey"})
+SECRET_KEYS = frozenset({"apiKey", "token", "appSecret", "verificationToken", "encryptKey", "secretToken"})
 
 
 def masked_secret(value: SecretStr | str) -> str:
@@ -225,10 +225,54 @@ class MemoryConfig(_Model):
     compression: CompressionConfig = Field(default_factory=CompressionConfig)
 
 
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+_SECRET_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
+FEISHU_DOMAINS = {"feishu": "https://open.feishu.cn", "lark": "https://open.larksuite.com"}
+
+
+def _origin(value: str, example: str) -> str:
+    """An https origin, or http on this machine only (a self-hosted server in a test or behind a proxy)."""
+    parts = urlsplit(value)
+    local = parts.scheme == "http" and parts.hostname in _LOCAL_HOSTS
+    if not parts.netloc or not (parts.scheme == "https" or local):
+        raise ValueError(f"expected an https URL such as {example!r} (http only on 127.0.0.1/localhost)")
+    return value
+
+
+class TelegramWebhookConfig(_Model):
+    """Where Telegram posts updates in webhook mode: ``url`` is public, ``listen:port/path`` is local."""
+
+    url: str = ""
+    listen: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(8443, ge=1, le=65535)
+    path: str = Field("telegram", min_length=1)
+    secret_token: Secret = SecretStr("")
+
+    @field_validator("secret_token")
+    @classmethod
+    def _token_chars(cls, value: SecretStr) -> SecretStr:
+        text = value.get_secret_value()
+        if text and not _SECRET_TOKEN_RE.fullmatch(text):
+            raise ValueError("expected 1-256 characters from A-Z, a-z, 0-9, _ and - (Telegram's rule)")
+        return value
+
+
 class TelegramConfig(_Model):
+    """A Telegram bot: long polling by default, or a webhook; ``allowFrom`` empty lets nobody in."""
+
     enabled: bool = False
     token: Secret = SecretStr("")
     allow_from: list[str] = Field(default_factory=list)
+    mode: Literal["polling", "webhook"] = "polling"
+    base_url: str = "https://api.telegram.org/bot"
+    group_policy: Literal["mention", "open"] = "mention"
+    timeout_seconds: float = Field(30.0, gt=0, le=600)
+    webhook: TelegramWebhookConfig = Field(default_factory=TelegramWebhookConfig)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        return _origin(value.strip(), "https://api.telegram.org/bot")
 
     @model_validator(mode="after")
     def _needs_token(self) -> TelegramConfig:
@@ -236,16 +280,50 @@ class TelegramConfig(_Model):
             raise ValueError(
                 "enabled, but token is empty: set channels.telegram.token or TIERCLAW_TELEGRAM_TOKEN"
             )
+        if self.enabled and self.mode == "webhook":
+            if not self.webhook.url:
+                raise ValueError(
+                    "mode is webhook, but webhook.url is empty: set channels.telegram.webhook.url to the "
+                    "public https URL Telegram should post to (or use mode polling)"
+                )
+            _origin(self.webhook.url, "https://bot.example.com/telegram")
         return self
 
 
+class FeishuCallbackConfig(_Model):
+    """The local address the HTTP event callback listens on (put it behind your public https URL)."""
+
+    listen: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(9000, ge=1, le=65535)
+    path: str = Field("/feishu/events", pattern=r"^/\S*$")
+
+
 class FeishuConfig(_Model):
+    """A Feishu/Lark app: websocket long connection by default, or the HTTP event callback."""
+
     enabled: bool = False
     app_id: str = ""
     app_secret: Secret = SecretStr("")
     verification_token: Secret = SecretStr("")
     encrypt_key: Secret = SecretStr("")
     allow_from: list[str] = Field(default_factory=list)
+    mode: Literal["websocket", "callback"] = "websocket"
+    domain: str = "feishu"
+    timeout_seconds: float = Field(10.0, gt=0, le=600)
+    callback: FeishuCallbackConfig = Field(default_factory=FeishuCallbackConfig)
+
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, value: str) -> str:
+        value = value.strip()
+        if value in FEISHU_DOMAINS:
+            return value
+        _origin(value, "https://open.feishu.cn")
+        if urlsplit(value).path not in ("", "/"):
+            raise ValueError(
+                'expected "feishu", "lark" or an origin without a path such as "https://open.feishu.cn"'
+            )
+        return value.rstrip("/")
 
     @model_validator(mode="after")
     def _needs_app(self) -> FeishuConfig:
@@ -254,9 +332,18 @@ class FeishuConfig(_Model):
             missing.append("appId is empty: set channels.feishu.appId or TIERCLAW_FEISHU_APP_ID")
         if not self.app_secret.get_secret_value():
             missing.append("appSecret is empty: set channels.feishu.appSecret or TIERCLAW_FEISHU_APP_SECRET")
+        if self.mode == "callback" and not self.verification_token.get_secret_value():
+            missing.append(
+                "verificationToken is empty (mode callback checks it on every event): set "
+                "channels.feishu.verificationToken or TIERCLAW_FEISHU_VERIFICATION_TOKEN"
+            )
         if self.enabled and missing:
             raise ValueError("\n".join("enabled, but " + m for m in missing))
         return self
+
+    def domain_url(self) -> str:
+        """The API origin: ``feishu`` and ``lark`` spelled out, a URL as given."""
+        return FEISHU_DOMAINS.get(self.domain, self.domain)
 
 
 class ChannelsConfig(_Model):
@@ -342,6 +429,10 @@ class Config(_Model):
         """``memory.dbPath`` with ``~`` expanded, absolute (relative paths are taken from the cwd)."""
         return Path(self.memory.db_path).expanduser().absolute()
 
+    def channel_state_path(self) -> Path:
+        """The channels' own small database (seen Feishu events), beside the memory database."""
+        return self.db_path().parent / "channels.db"
+
     def has_api_key(self, provider: ProviderConfig | None = None) -> bool:
         """Whether ``provider`` (default: the main provider) has a non-empty API key."""
         return has_api_key(provider if provider is not None else self.provider)
@@ -362,6 +453,7 @@ class EnvOverride:
     name: str
     path: tuple[str, ...]
     help: str
+    is_list: bool = False  # comma-separated: "123, alice" -> ["123", "alice"]
 
     @property
     def field(self) -> str:
@@ -392,7 +484,15 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
         ("memory", "provider", "baseUrl"),
         "base URL of the memory provider (creates one from the main provider if absent)",
     ),
+    EnvOverride("TIERCLAW_TELEGRAM_ENABLED", ("channels", "telegram", "enabled"), "true: serve Telegram"),
     EnvOverride("TIERCLAW_TELEGRAM_TOKEN", ("channels", "telegram", "token"), "Telegram bot token"),
+    EnvOverride(
+        "TIERCLAW_TELEGRAM_ALLOW_FROM",
+        ("channels", "telegram", "allowFrom"),
+        'comma-separated Telegram user ids or usernames allowed in ("*" = everyone)',
+        is_list=True,
+    ),
+    EnvOverride("TIERCLAW_FEISHU_ENABLED", ("channels", "feishu", "enabled"), "true: serve Feishu/Lark"),
     EnvOverride("TIERCLAW_FEISHU_APP_ID", ("channels", "feishu", "appId"), "Feishu app id"),
     EnvOverride("TIERCLAW_FEISHU_APP_SECRET", ("channels", "feishu", "appSecret"), "Feishu app secret"),
     EnvOverride(
@@ -402,6 +502,12 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
     ),
     EnvOverride(
         "TIERCLAW_FEISHU_ENCRYPT_KEY", ("channels", "feishu", "encryptKey"), "Feishu event encrypt key"
+    ),
+    EnvOverride(
+        "TIERCLAW_FEISHU_ALLOW_FROM",
+        ("channels", "feishu", "allowFrom"),
+        'comma-separated Feishu open_ids allowed in ("*" = everyone)',
+        is_list=True,
     ),
     EnvOverride("TIERCLAW_TIMEZONE", ("timezone",), 'IANA time zone of the scheduler ("" = local)'),
 )
@@ -433,7 +539,9 @@ def _apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[tuple[
                 break
             node = node.setdefault(key, {})
         if isinstance(node, dict):  # else the file's own value is wrong, and validation says so
-            node[override.path[-1]] = value
+            node[override.path[-1]] = (
+                [item.strip() for item in value.split(",") if item.strip()] if override.is_list else value
+            )
             applied[override.path] = override.name
     return applied, created_by
 

@@ -2,7 +2,9 @@
 
 Messages of one chat are answered strictly in order; different chats run concurrently up to
 ``max_concurrent`` at a time. A slow or failing chat holds only its own worker, never the others, and a
-reply that a channel fails to send is logged and dropped without stopping the loop.
+reply that a channel fails to send is logged and dropped without stopping the loop. A channel that can
+show work in progress (``working``, e.g. Telegram's "typing") shows it from the moment a message is taken
+up until its reply has been sent.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class ProcessLoop:
         self._workers: dict[str, asyncio.Task] = {}
         self._tasks: list[asyncio.Task] = []
         self._unfinished = 0
+        self._sent: dict[int, asyncio.Event] = {}  # id(reply) -> set once the channel has sent it
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -88,13 +91,18 @@ class ProcessLoop:
         try:
             while not queue.empty():
                 message = queue.get_nowait()
-                async with self._limit:
-                    reply = await self._answer(message)
-                if reply:
-                    self._unfinished += 1  # the reply is pending until a channel has it
-                    self.outbound.put_nowait(
-                        OutboundMessage(message.channel, message.chat_id, reply, reply_to=message.message_id)
-                    )
+                async with self._working(message):
+                    async with self._limit:
+                        reply = await self._answer(message)
+                    if reply:
+                        self._unfinished += 1  # the reply is pending until a channel has it
+                        outbound = OutboundMessage(
+                            message.channel, message.chat_id, reply, reply_to=message.message_id
+                        )
+                        sent = self._sent[id(outbound)] = asyncio.Event()
+                        self.outbound.put_nowait(outbound)
+                        if self._shows_work(message):
+                            await sent.wait()
                 self._done()
         finally:
             self._workers.pop(chat_key, None)
@@ -104,6 +112,19 @@ class ProcessLoop:
                 self._workers[chat_key] = asyncio.create_task(
                     self._chat_worker(chat_key, queue), name=f"chat:{chat_key}"
                 )
+
+    def _shows_work(self, message: InboundMessage) -> bool:
+        return hasattr(self._channels.get(message.channel), "working")
+
+    def _working(self, message: InboundMessage) -> contextlib.AbstractAsyncContextManager[None]:
+        """The channel's work-in-progress sign for this message's chat, if it has one."""
+        channel = self._channels.get(message.channel)
+        if channel is not None and hasattr(channel, "working"):
+            try:
+                return channel.working(message)
+            except Exception as exc:  # a broken sign must never cost the reply
+                log.warning("[gateway] %s could not show work in progress: %s", message.channel, exc)
+        return contextlib.nullcontext()
 
     async def _answer(self, message: InboundMessage) -> str | None:
         try:
@@ -141,6 +162,9 @@ class ProcessLoop:
         except Exception as exc:
             log.error("[gateway] sending to %s:%s failed: %s", reply.channel, reply.chat_id, exc)
         finally:
+            sent = self._sent.pop(id(reply), None)
+            if sent is not None:
+                sent.set()
             self._done()
 
     def _done(self) -> None:

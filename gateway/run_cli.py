@@ -84,17 +84,57 @@ async def _chat(config: Config) -> int:
 
 
 def enabled_channels(config: Config) -> list[Channel]:
-    """The chat platform channels the config enables (Telegram and Feishu arrive with issue 4)."""
-    names = [name for name in ("telegram", "feishu") if getattr(config.channels, name).enabled]
-    if names:
-        raise ConfigError(
-            f"channels.{names[0]}.enabled is true, but this version of tierclaw has no {names[0]} channel "
-            "yet; use `tierclaw chat` in the terminal for now"
+    """The chat platform channels the config enables, built from their config sections."""
+    channels: list[Channel] = []
+    tg = config.channels.telegram
+    if tg.enabled:
+        from channels.telegram import TelegramChannel, TelegramSettings  # imports PTB only when used
+
+        channels.append(
+            TelegramChannel(
+                TelegramSettings(
+                    token=tg.token.get_secret_value(),
+                    allow_from=tuple(tg.allow_from),
+                    base_url=tg.base_url,
+                    mode=tg.mode,
+                    group_policy=tg.group_policy,
+                    timeout_seconds=tg.timeout_seconds,
+                    webhook_url=tg.webhook.url,
+                    webhook_listen=tg.webhook.listen,
+                    webhook_port=tg.webhook.port,
+                    webhook_path=tg.webhook.path,
+                    webhook_secret=tg.webhook.secret_token.get_secret_value(),
+                )
+            )
         )
-    raise ConfigError(
-        "no chat channel is enabled: set channels.telegram.enabled or channels.feishu.enabled "
-        "(with their credentials), or use `tierclaw chat` to talk in the terminal"
-    )
+    fs = config.channels.feishu
+    if fs.enabled:
+        from channels.feishu import FeishuChannel, FeishuSettings  # imports lark-oapi only when used
+
+        channels.append(
+            FeishuChannel(
+                FeishuSettings(
+                    app_id=fs.app_id,
+                    app_secret=fs.app_secret.get_secret_value(),
+                    allow_from=tuple(fs.allow_from),
+                    verification_token=fs.verification_token.get_secret_value(),
+                    encrypt_key=fs.encrypt_key.get_secret_value(),
+                    domain=fs.domain_url(),
+                    mode=fs.mode,
+                    timeout_seconds=fs.timeout_seconds,
+                    callback_listen=fs.callback.listen,
+                    callback_port=fs.callback.port,
+                    callback_path=fs.callback.path,
+                    state_path=config.channel_state_path(),
+                )
+            )
+        )
+    if not channels:
+        raise ConfigError(
+            "no chat channel is enabled: set channels.telegram.enabled or channels.feishu.enabled "
+            "(with their credentials), or use `tierclaw chat` to talk in the terminal"
+        )
+    return channels
 
 
 def run_gateway(args: argparse.Namespace) -> int:

@@ -287,6 +287,11 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "TIERCLAW_FEISHU_VERIFICATION_TOKEN": ("vt", "vt"),
     "TIERCLAW_FEISHU_ENCRYPT_KEY": ("ek", "ek"),
     "TIERCLAW_TIMEZONE": ("Europe/Berlin", "Europe/Berlin"),
+    # enabled=true alone fails validation (no token), so the sample switches a channel off
+    "TIERCLAW_TELEGRAM_ENABLED": ("false", False),
+    "TIERCLAW_FEISHU_ENABLED": ("false", False),
+    "TIERCLAW_TELEGRAM_ALLOW_FROM": (" 123, alice ,,", ["123", "alice"]),
+    "TIERCLAW_FEISHU_ALLOW_FROM": ("*", ["*"]),
 }
 
 

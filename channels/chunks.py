@@ -1,0 +1,117 @@
+"""Cutting a long reply into messages a platform accepts (Telegram: 4096 characters).
+
+Cuts fall on the largest boundary that fits: between paragraphs, then lines, then sentences, and only as a
+last resort inside a word. A fenced code block is never cut while it fits in one message; a block longer
+than that is cut between its lines, and every piece is closed and reopened with the same fence line, so
+each message renders on its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCE_RE = re.compile(r"^\s*(```+|~~~+)")
+_SENTENCE_RE = re.compile(r"[^.!?。！？]*(?:[.!?。！？]+[\"'”’)\]]*\s*|$)")
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """``text`` as pieces of at most ``limit`` characters, cut at the best boundaries (see module doc)."""
+    if limit < 16:
+        raise ValueError("limit must be at least 16 characters")
+    text = text.strip()
+    if len(text) <= limit:
+        return [text] if text else []
+    pieces = _pack(_blocks(text), "\n", limit, _split_block)
+    return [piece.strip() for piece in pieces if piece.strip()]
+
+
+def _blocks(text: str) -> list[str]:
+    """Runs of ordinary lines and whole fenced code blocks (an unclosed fence runs to the end)."""
+    blocks: list[str] = []
+    run: list[str] = []
+    fence: list[str] | None = None
+    marker = ""
+    for line in text.split("\n"):
+        if fence is None:
+            match = _FENCE_RE.match(line)
+            if match:
+                if run:
+                    blocks.append("\n".join(run))
+                    run = []
+                fence, marker = [line], match.group(1)
+            else:
+                run.append(line)
+        else:
+            fence.append(line)
+            if line.strip().startswith(marker[:3]) and line.strip().strip(marker[0]) == "":
+                blocks.append("\n".join(fence))
+                fence = None
+    if fence is not None:
+        blocks.append("\n".join(fence))
+    if run:
+        blocks.append("\n".join(run))
+    return blocks
+
+
+def _split_block(block: str, limit: int) -> list[str]:
+    if _FENCE_RE.match(block):
+        return _split_fence(block, limit)
+    return _split_plain(block, limit, 0)
+
+
+_PLAIN_SEPARATORS = ("\n\n", "\n", "sentence", "")
+
+
+def _split_plain(text: str, limit: int, level: int) -> list[str]:
+    """Cut at paragraph, then line, then sentence boundaries, then every ``limit`` characters."""
+    if len(text) <= limit:
+        return [text]
+    sep = _PLAIN_SEPARATORS[level]
+    if sep == "":
+        return [text[i : i + limit] for i in range(0, len(text), limit)]
+    if sep == "sentence":
+        units = [u for u in _SENTENCE_RE.findall(text) if u]
+        return _pack(units, "", limit, lambda unit, lim: _split_plain(unit, lim, level + 1))
+    units = text.split(sep)
+    return _pack(units, sep, limit, lambda unit, lim: _split_plain(unit, lim, level + 1))
+
+
+def _split_fence(block: str, limit: int) -> list[str]:
+    """A code block too long for one message: its lines in pieces, each closed and reopened."""
+    lines = block.split("\n")
+    opening = lines[0]
+    marker = _FENCE_RE.match(opening).group(1)  # type: ignore[union-attr]
+    body = lines[1:]
+    if body and body[-1].strip().startswith(marker[:3]) and body[-1].strip().strip(marker[0]) == "":
+        body = body[:-1]
+    closing = marker
+    room = limit - len(opening) - len(closing) - 2
+    if room < 8:  # an absurdly long fence line: treat the block as plain text
+        return _split_plain(block, limit, 1)
+    inner = _pack(body, "\n", room, lambda line, lim: [line[i : i + lim] for i in range(0, len(line), lim)])
+    return [f"{opening}\n{piece}\n{closing}" for piece in inner]
+
+
+def _pack(units: list[str], sep: str, limit: int, split_unit) -> list[str]:
+    """Greedily join ``units`` with ``sep`` into pieces ≤ ``limit``; a unit too long is cut by ``split_unit``.
+
+    The pieces of a cut unit are never re-joined with ``sep`` (their boundary is a finer one): only the
+    first may join the piece before it and only the last the piece after it.
+    """
+    out: list[str] = []
+    current: str | None = None
+    for unit in units:
+        parts = [unit] if len(unit) <= limit else split_unit(unit, limit)
+        for i, part in enumerate(parts):
+            if i == 0 and current is not None and len(current) + len(sep) + len(part) <= limit:
+                current = current + sep + part
+                continue
+            if current is not None:
+                out.append(current)
+            current = part
+            if 0 < i < len(parts) - 1:
+                out.append(current)
+                current = None
+    if current is not None:
+        out.append(current)
+    return out
