@@ -9,9 +9,10 @@ import pytest
 
 from channels.base import InboundMessage
 from gateway.agent import ChatRequest
-from gateway.assistant import Assistant, AssistantSettings
+from gateway.assistant import CAPTION_NOTED, TEXT_ONLY_REPLY, Assistant, AssistantSettings
 from gateway.commands import HELP_TEXT
 from gateway.identity import Identities
+from memory.buffer import ExtractionBuffer
 from memory.engine import MemoryEngine
 from memory.extraction import ExtractionService, ExtractionSettings
 from memory.file_memory import FileMemory
@@ -139,3 +140,19 @@ async def test_prompt_has_workspace_profile_and_delimited_memories(
     assert "Docker" not in request.user_text
     await assistant.handle(_msg("ok"))  # the gate skips acknowledgements
     assert assistant.chat_model.requests[-1].memories == []
+
+
+async def test_attachment_gets_the_text_only_reply_and_its_caption_is_recorded(assistant: Assistant) -> None:
+    photo = InboundMessage(
+        channel="telegram", chat_id="1", sender_id="1", text="my cat Miso", attachment="photo"
+    )
+    reply = await assistant.handle(photo)
+    assert reply == TEXT_ONLY_REPLY.format(kind="photo") + CAPTION_NOTED
+    assert assistant.chat_model.requests == []  # the model is not asked about a picture it cannot see
+    pending = await ExtractionBuffer(assistant.engine).batch("user:alice", 10_000)
+    assert [turn.content for turn in pending] == ["my cat Miso"]
+    assert await assistant.sessions.history("telegram:1", 10) == [("user", "my cat Miso")]
+
+    voice = InboundMessage(channel="telegram", chat_id="1", sender_id="1", text="", attachment="voice")
+    assert await assistant.handle(voice) == TEXT_ONLY_REPLY.format(kind="voice")
+    assert len(await ExtractionBuffer(assistant.engine).batch("user:alice", 10_000)) == 1

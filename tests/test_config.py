@@ -228,6 +228,50 @@ def test_enabled_feishu_needs_app_id_and_secret(tmp_path: Path) -> None:
     assert load_config(path, env={"TIERCLAW_FEISHU_APP_ID": "cli_a1"}).channels.feishu.app_id == "cli_a1"
 
 
+def test_telegram_webhook_mode_needs_a_public_url_and_a_valid_secret(tmp_path: Path) -> None:
+    tg = {"enabled": True, "token": OTHER_SECRET, "mode": "webhook"}
+    message = error_of(write(tmp_path, {"channels": {"telegram": tg}}))
+    assert "webhook.url is empty" in message
+    tg["webhook"] = {"url": "http://bot.example.com/tg"}
+    assert "https" in error_of(write(tmp_path, {"channels": {"telegram": tg}}))
+    tg["webhook"] = {"url": "https://bot.example.com/tg", "secretToken": "has spaces!"}
+    message = error_of(write(tmp_path, {"channels": {"telegram": tg}}))
+    assert "secretToken" in message and "has spaces" not in message  # a secret is never echoed
+    tg["webhook"] = {"url": "https://bot.example.com/tg", "secretToken": "ok_Secret-1"}
+    config = load_config(write(tmp_path, {"channels": {"telegram": tg}}), env={})
+    assert config.channels.telegram.webhook.secret_token.get_secret_value() == "ok_Secret-1"
+
+
+def test_endpoints_are_https_or_this_machine(tmp_path: Path) -> None:
+    def channels(**sections: Any) -> Path:
+        return write(tmp_path, {"channels": sections})
+
+    assert "baseUrl" in error_of(channels(telegram={"baseUrl": "http://api.example.com/bot"}))
+    local = load_config(channels(telegram={"baseUrl": "http://127.0.0.1:8081/bot"}), env={})
+    assert local.channels.telegram.base_url == "http://127.0.0.1:8081/bot"
+    for name, url in (("feishu", "https://open.feishu.cn"), ("lark", "https://open.larksuite.com")):
+        assert load_config(channels(feishu={"domain": name}), env={}).channels.feishu.domain_url() == url
+    own = load_config(channels(feishu={"domain": "http://localhost:9999/"}), env={})
+    assert own.channels.feishu.domain_url() == "http://localhost:9999"
+    assert "domain" in error_of(channels(feishu={"domain": "open.feishu.cn"}))
+    assert "domain" in error_of(channels(feishu={"domain": "https://open.feishu.cn/open-apis"}))
+
+
+def test_feishu_callback_mode_needs_the_verification_token(tmp_path: Path) -> None:
+    fs = {"enabled": True, "appId": "cli_a", "appSecret": OTHER_SECRET, "mode": "callback"}
+    message = error_of(write(tmp_path, {"channels": {"feishu": fs}}))
+    assert "verificationToken" in message and "TIERCLAW_FEISHU_VERIFICATION_TOKEN" in message
+    config = load_config(
+        write(tmp_path, {"channels": {"feishu": fs}}), env={"TIERCLAW_FEISHU_VERIFICATION_TOKEN": "vt"}
+    )
+    assert config.channels.feishu.mode == "callback"
+
+
+def test_channel_state_lives_beside_the_memory_database(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, {"memory": {"dbPath": str(tmp_path / "d" / "m.db")}}), env={})
+    assert config.channel_state_path() == tmp_path / "d" / "channels.db"
+
+
 def test_disabled_channels_need_nothing(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, {"channels": {"telegram": {"enabled": False}}}), env={})
     assert config.channels.telegram.enabled is False

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+from collections.abc import AsyncIterator
 
 from channels.base import InboundMessage, OutboundMessage
 from gateway.loop import FAILURE_REPLY, ProcessLoop
@@ -132,3 +134,61 @@ async def test_no_reply_for_none_and_replies_thread_under_the_message() -> None:
     loop.add_channel(channel)
     await _run(loop, [_msg("a", "quiet"), _msg("a", "loud")])
     assert [(m.text, m.reply_to) for m in channel.sent] == [("ok", "loud")]
+
+
+class WorkingChannel(RecordingChannel):
+    """A channel with a work-in-progress sign; records when it is shown and taken down."""
+
+    def __init__(self, broken: bool = False) -> None:
+        super().__init__()
+        self.events: list[str] = []
+        self.broken = broken
+
+    @contextlib.asynccontextmanager
+    async def _sign(self, message: InboundMessage) -> AsyncIterator[None]:
+        self.events.append(f"show:{message.text}")
+        try:
+            yield
+        finally:
+            self.events.append(f"hide:{message.text}")
+
+    def working(self, message: InboundMessage) -> contextlib.AbstractAsyncContextManager[None]:
+        if self.broken:
+            raise RuntimeError("sign broken")
+        return self._sign(message)
+
+    async def send(self, message: OutboundMessage) -> None:
+        await asyncio.sleep(0.01)  # a send that takes a moment: the sign must still be up
+        self.events.append(f"send:{message.text}")
+        await super().send(message)
+
+
+async def test_work_sign_is_shown_from_pickup_until_the_reply_is_sent() -> None:
+    async def handler(msg: InboundMessage) -> str | None:
+        return None if msg.text == "silent" else f"re:{msg.text}"
+
+    channel = WorkingChannel()
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    await _run(loop, [_msg("a", "one"), _msg("a", "silent"), _msg("a", "two")])
+    assert channel.events == [
+        "show:one",
+        "send:re:one",
+        "hide:one",
+        "show:silent",
+        "hide:silent",
+        "show:two",
+        "send:re:two",
+        "hide:two",
+    ]
+
+
+async def test_a_broken_work_sign_never_costs_the_reply() -> None:
+    async def handler(msg: InboundMessage) -> str:
+        return f"re:{msg.text}"
+
+    channel = WorkingChannel(broken=True)
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    await _run(loop, [_msg("a", "one")])
+    assert [m.text for m in channel.sent] == ["re:one"]
