@@ -11,7 +11,7 @@ import json
 import os
 
 from gateway.app import job_times, timezone_of
-from gateway.config import ENV_OVERRIDES, Config, masked_secret, redacted
+from gateway.config import ENV_OVERRIDES, Config, FeishuConfig, TelegramConfig, masked_secret, redacted
 from gateway.providers import build_models
 from gateway.run_cli import add_config_argument, run_configured
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
@@ -42,6 +42,15 @@ def run(args: argparse.Namespace) -> int:
     return run_configured(args, show)
 
 
+def _channel_state(section: TelegramConfig | FeishuConfig) -> str:
+    """``disabled``, or ``enabled (<mode>, N allowed)`` / ``(…, everyone)`` / ``(…, nobody allowed yet)``."""
+    if not section.enabled:
+        return "disabled"
+    entries = [e for e in section.allow_from if e.strip()]
+    who = "everyone" if "*" in entries else f"{len(entries)} allowed" if entries else "nobody allowed yet"
+    return f"enabled ({section.mode}, {who})"
+
+
 async def collect(config: Config) -> dict:
     """Everything status shows, as a JSON-ready dict (secrets masked)."""
     models = build_models(config)
@@ -52,8 +61,8 @@ async def collect(config: Config) -> dict:
         "env_overrides": [o.name for o in ENV_OVERRIDES if _env_set(o.name)],
         "channels": {
             "console": "tierclaw chat",
-            "telegram": "enabled" if config.channels.telegram.enabled else "disabled",
-            "feishu": "enabled" if config.channels.feishu.enabled else "disabled",
+            "telegram": _channel_state(config.channels.telegram),
+            "feishu": _channel_state(config.channels.feishu),
         },
         "main_model": models.chat.label,
         "main_provider": {

@@ -74,3 +74,21 @@ def test_gateway_without_a_channel_says_what_to_enable(tmp_path: Path, capsys, m
     monkeypatch.setenv("HOME", str(tmp_path))
     assert main(["gateway"]) == 2
     assert "channels.telegram.enabled" in capsys.readouterr().err
+
+
+def test_status_shows_each_channel_mode_and_who_is_let_in(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in [k for k in os.environ if k.startswith("TIERCLAW_")]:
+        monkeypatch.delenv(name)
+    config = tmp_path / "config.json"
+    channels = {
+        "telegram": {"enabled": True, "token": SECRET},
+        "feishu": {"enabled": True, "appId": "cli_a", "appSecret": SECRET, "allowFrom": ["ou_a", "ou_b"]},
+    }
+    config.write_text(json.dumps({"channels": channels}), encoding="utf-8")
+    assert main(["status", "--config", str(config), "--json"]) == 0
+    out = capsys.readouterr().out
+    report = json.loads(out)
+    assert report["channels"]["telegram"] == "enabled (polling, nobody allowed yet)"
+    assert report["channels"]["feishu"] == "enabled (websocket, 2 allowed)"
+    assert SECRET not in out
