@@ -1,0 +1,599 @@
+"""Feishu / Lark: receive by websocket long connection or HTTP event callback, reply with the Reply API.
+
+Receiving. Both modes hand the SDK's parsed ``im.message.receive_v1`` event to one intake queue on our
+event loop and return at once, so Feishu gets its acknowledgement (callback: HTTP 200 within 3 s;
+websocket: the ``{"code": 200}`` echo) however slow the model is — a late answer makes Feishu redeliver.
+One intake task then checks, in order: the sender's open_id against ``allowFrom`` (a stranger leaves no
+trace), group messages must @mention the bot, the event is new (``SeenStore``: an event is a duplicate if
+its event_id *or* its message_id was seen in the last 48 h, also across restarts), and only then delivers.
+
+* websocket: ``lark.ws.Client`` runs in a daemon thread on its own event loop. lark-oapi 1.7.5 keeps that
+  loop in a module global (``lark_oapi.ws.client.loop``), so only one websocket channel can run per
+  process; ``start()`` blocks forever and has no stop, so ``stop`` cancels every task on that loop (after
+  turning auto-reconnect off) and closes the connection itself.
+* callback: a small aiohttp server feeds each POST to lark's ``EventDispatcherHandler``, which decrypts
+  (``encryptKey``), checks the verification token and the ``X-Lark-Signature``, answers
+  ``url_verification`` and dispatches. lark reads the signature headers with a case-sensitive
+  ``dict.get``, so their exact spelling is restored first.
+
+Groups: the bot's open_id comes from ``GET /open-apis/bot/v3/info`` at start; a group message is answered
+only when one of its mentions is that open_id. If the bot info cannot be read, any @mention counts as
+addressing the bot (a warning says so) — Feishu only delivers group messages that @mention the bot unless
+the app has the "read all group messages" permission. The bot's placeholder (``@_user_1``) is removed from
+the text and other people's placeholders become ``@Name``.
+
+Sending. Each reply is cut with ``split_text(text, 4000)``; every piece is a Reply API call on the inbound
+message (``create`` in the chat when there is nothing to reply to) with a ``uuid`` derived from the target,
+the piece's index and its text, so a retried send never posts twice (Feishu keeps a uuid for 1 h). A piece
+with Markdown goes as a ``post`` (see ``feishu_post``), and as plain ``text`` if Feishu refuses the post.
+HTTP 429, rate-limit codes, 5xx and network errors are retried a few times with backoff (honouring
+``x-ogw-ratelimit-reset``); any other refusal raises ``FeishuApiError`` with Feishu's code and message.
+The SDK fetches the tenant token with a blocking ``requests`` call even from its async methods, so every
+API call runs in a worker thread (``asyncio.to_thread``) and the event loop never waits on the network.
+
+Secrets (app secret, encrypt key, verification token, tenant token) are never logged; the SDK's "Lark"
+logger is kept at WARNING, where it logs only error texts and status codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import lark_oapi as lark
+import lark_oapi.ws.client as lark_ws_client
+import requests
+from aiohttp import web
+from lark_oapi.api.im.v1 import (
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    P2ImMessageReceiveV1,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+)
+
+from channels.access import AllowList
+from channels.base import Deliver, InboundMessage, OutboundMessage
+from channels.chunks import split_text
+from channels.feishu_post import post_media, post_plain_text, reply_body, text_content
+from channels.seen import SeenStore
+
+log = logging.getLogger("tierclaw.channels")
+
+CHUNK_LIMIT = 4000  # characters per message; a post body may be ~30 KB, 4000 CJK characters are ~12 KB
+RATE_LIMIT_CODES = frozenset({99991400, 230020, 11232})  # app, per-chat and custom-bot rate limits
+MAX_SEND_ATTEMPTS = 4
+MAX_RETRY_WAIT_SECONDS = 30.0
+BOT_INFO_URI = "/open-apis/bot/v3/info"
+# lark's EventDispatcherHandler reads these with a case-sensitive dict.get.
+LARK_HEADERS = ("X-Lark-Request-Timestamp", "X-Lark-Request-Nonce", "X-Lark-Signature", "X-Request-Id")
+
+_ws_owner_lock = threading.Lock()
+_ws_owner: FeishuChannel | None = None  # lark-oapi's websocket loop is a module global: one user at a time
+
+
+class FeishuError(RuntimeError):
+    """The channel cannot run (websocket refused, second websocket in one process)."""
+
+
+class FeishuApiError(RuntimeError):
+    """Feishu refused an API call; carries its ``code``, ``msg`` and HTTP status (never a secret)."""
+
+    def __init__(self, action: str, code: int | None, msg: str | None, status: int | None) -> None:
+        super().__init__(f"Feishu refused to {action}: code {code} ({msg or 'no message'}), HTTP {status}")
+        self.code = code
+        self.msg = msg
+        self.status = status
+
+
+@dataclass(frozen=True)
+class FeishuSettings:
+    """What the gateway passes in (see ``gateway/run_cli.py::enabled_channels``)."""
+
+    app_id: str
+    app_secret: str = field(repr=False)
+    allow_from: tuple[str, ...]
+    state_path: Path  # SQLite file for seen event/message ids
+    verification_token: str = field(default="", repr=False)
+    encrypt_key: str = field(default="", repr=False)
+    domain: str = "https://open.feishu.cn"
+    mode: str = "websocket"  # or "callback"
+    timeout_seconds: float = 10.0
+    callback_listen: str = "127.0.0.1"
+    callback_port: int = 9000  # 0 = any free port (FeishuChannel.callback_port has the bound one)
+    callback_path: str = "/feishu/events"
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    key: str  # the placeholder in the text, e.g. "@_user_1"
+    open_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class FeishuEvent:
+    """The parts of an ``im.message.receive_v1`` event the channel uses (plain data, thread-safe)."""
+
+    event_id: str
+    message_id: str
+    chat_id: str
+    chat_type: str  # "p2p" or "group"
+    sender_open_id: str
+    sender_type: str  # "user", "app", ...
+    message_type: str  # "text", "post", "image", ...
+    content: str  # the message content, a JSON string
+    mentions: tuple[Mention, ...] = ()
+
+
+def event_from_lark(data: P2ImMessageReceiveV1) -> FeishuEvent:
+    """Copy the fields we need out of the SDK's event object (missing parts become empty strings)."""
+    header = data.header
+    event = data.event
+    message = getattr(event, "message", None)
+    sender = getattr(event, "sender", None)
+    sender_ids = getattr(sender, "sender_id", None)
+    mentions = tuple(
+        Mention(
+            key=m.key or "",
+            open_id=getattr(m.id, "open_id", None) or "",
+            name=m.name or "",
+        )
+        for m in (getattr(message, "mentions", None) or [])
+    )
+    return FeishuEvent(
+        event_id=getattr(header, "event_id", None) or "",
+        message_id=getattr(message, "message_id", None) or "",
+        chat_id=getattr(message, "chat_id", None) or "",
+        chat_type=getattr(message, "chat_type", None) or "",
+        sender_open_id=getattr(sender_ids, "open_id", None) or "",
+        sender_type=getattr(sender, "sender_type", None) or "",
+        message_type=getattr(message, "message_type", None) or "",
+        content=getattr(message, "content", None) or "",
+        mentions=mentions,
+    )
+
+
+def inbound_message(event: FeishuEvent, bot_open_id: str) -> InboundMessage | None:
+    """The gateway's message for ``event``, or None when a group message does not @mention the bot.
+
+    ``bot_open_id`` empty means unknown: then any mention counts as the bot (see the module doc).
+    """
+    is_bot = {m.key: (m.open_id == bot_open_id if bot_open_id else True) for m in event.mentions}
+    mentions_bot = any(is_bot.values())
+    is_group = event.chat_type != "p2p"
+    if is_group and not mentions_bot:
+        return None
+    text, attachment = _text_and_attachment(event.message_type, event.content)
+    for mention in sorted(event.mentions, key=lambda m: len(m.key), reverse=True):  # @_user_10 before _1
+        if not mention.key:
+            continue
+        if is_bot[mention.key]:
+            text = text.replace(mention.key + " ", "").replace(mention.key, "")
+        else:
+            text = text.replace(mention.key, f"@{mention.name}" if mention.name else "")
+    return InboundMessage(
+        channel=FeishuChannel.name,
+        chat_id=event.chat_id,
+        sender_id=event.sender_open_id,
+        text=text.strip(),
+        message_id=event.message_id,
+        is_group=is_group,
+        mentions_bot=mentions_bot,
+        attachment=attachment,
+    )
+
+
+def _text_and_attachment(message_type: str, content: str) -> tuple[str, str]:
+    try:
+        body: Any = json.loads(content) if content else {}
+    except json.JSONDecodeError:
+        body = {}
+    if message_type == "text":
+        return str(body.get("text") or "") if isinstance(body, dict) else "", ""
+    if message_type == "post":
+        text = post_plain_text(body)
+        return text, "" if text else post_media(body)
+    # image, file, audio, media, sticker, and anything else we cannot read (cards, shared chats, …)
+    return "", message_type or "message"
+
+
+def message_uuid(target: str, index: int, text: str) -> str:
+    """Feishu's idempotency key (≤ 50 chars) for piece ``index`` of a reply to ``target``."""
+    digest = hashlib.sha256(f"{target}\x00{index}\x00{text}".encode()).hexdigest()
+    return f"tc-{digest[:40]}"
+
+
+class FeishuChannel:
+    """The Feishu/Lark channel; see the module doc. ``start`` returns once receiving has started."""
+
+    name = "feishu"
+
+    def __init__(self, settings: FeishuSettings) -> None:
+        if settings.mode not in ("websocket", "callback"):
+            raise ValueError(f"unknown Feishu mode {settings.mode!r} (websocket or callback)")
+        self.settings = settings
+        self.allow = AllowList(self.name, settings.allow_from)
+        self.client = (
+            lark.Client.builder()
+            .app_id(settings.app_id)
+            .app_secret(settings.app_secret)
+            .domain(settings.domain)
+            .timeout(settings.timeout_seconds)
+            .log_level(lark.LogLevel.WARNING)
+            .build()
+        )
+        self.bot_open_id = ""
+        self.callback_port: int | None = None
+        self.retry_base_seconds = 0.5  # backoff: base, 2×base, 4×base … when Feishu gives no reset time
+        self.seen: SeenStore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._deliver: Deliver | None = None
+        self._intake: asyncio.Queue[FeishuEvent] = asyncio.Queue()
+        self._worker: asyncio.Task | None = None
+        self._runner: web.AppRunner | None = None
+        self._dispatcher: lark.EventDispatcherHandler | None = None
+        self._ws_client: lark.ws.Client | None = None
+        self._ws_loop: asyncio.AbstractEventLoop | None = None
+        self._ws_thread: threading.Thread | None = None
+        self._ws_error: BaseException | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    async def start(self, deliver: Deliver) -> None:
+        """Open the seen-ids store, learn the bot's open_id, then connect (websocket) or listen (callback)."""
+        self._loop = asyncio.get_running_loop()
+        self._deliver = deliver
+        self.allow.warn_if_empty()
+        self.seen = await SeenStore.open(self.settings.state_path, self.name)
+        self.bot_open_id = await self._fetch_bot_open_id()
+        self._dispatcher = self._event_dispatcher()
+        self._worker = asyncio.create_task(self._consume(), name="feishu-intake")
+        try:
+            if self.settings.mode == "websocket":
+                await self._start_websocket()
+            else:
+                await self._start_callback()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stop receiving (close the websocket and end its thread, or the HTTP server), then the store."""
+        await self._stop_websocket()
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+        if self._worker is not None:
+            worker, self._worker = self._worker, None
+            worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+        if self.seen is not None:
+            seen, self.seen = self.seen, None
+            await seen.close()
+
+    # --- receiving -----------------------------------------------------------------------------------
+
+    def _event_dispatcher(self) -> lark.EventDispatcherHandler:
+        ignore = _ignore_event
+        return (
+            lark.EventDispatcherHandler.builder(
+                self.settings.encrypt_key, self.settings.verification_token, lark.LogLevel.WARNING
+            )
+            .register_p2_im_message_receive_v1(self._on_receive)
+            # Events an app commonly subscribes to as well: acknowledge them, or Feishu retries for hours.
+            .register_p2_im_message_message_read_v1(ignore)
+            .register_p2_im_message_recalled_v1(ignore)
+            .register_p2_im_message_reaction_created_v1(ignore)
+            .register_p2_im_message_reaction_deleted_v1(ignore)
+            .register_p2_im_chat_member_bot_added_v1(ignore)
+            .register_p2_im_chat_member_bot_deleted_v1(ignore)
+            .register_p2_im_chat_access_event_bot_p2p_chat_entered_v1(ignore)
+            .build()
+        )
+
+    def _on_receive(self, data: P2ImMessageReceiveV1) -> None:
+        """Called by lark (websocket thread, or the callback handler on our loop): parse and enqueue only."""
+        if self._loop is None:
+            raise FeishuError("event received before start")
+        self._loop.call_soon_threadsafe(self._intake.put_nowait, event_from_lark(data))
+
+    async def _consume(self) -> None:
+        while True:
+            event = await self._intake.get()
+            try:
+                await self._accept(event)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("[feishu] handling event %s failed", event.event_id)
+
+    async def _accept(self, event: FeishuEvent) -> None:
+        """allowFrom first, then group mention, then dedup, then deliver."""
+        if not self.allow.allows([event.sender_open_id]):
+            self.allow.refuse(event.sender_open_id)
+            return
+        if event.sender_type == "app":  # another bot: never answer (two bots could talk forever)
+            return
+        message = inbound_message(event, self.bot_open_id)
+        if message is None:
+            return
+        assert self.seen is not None and self._deliver is not None
+        if not await self.seen.first_time(f"event:{event.event_id}", f"message:{event.message_id}"):
+            log.info("[feishu] event %s (message %s) already handled", event.event_id, event.message_id)
+            return
+        await self._deliver(message)
+
+    async def _fetch_bot_open_id(self) -> str:
+        """The bot's open_id from the bot info API (this also fetches the tenant token, in a thread)."""
+        request = (
+            lark.BaseRequest.builder()
+            .http_method(lark.HttpMethod.GET)
+            .uri(BOT_INFO_URI)
+            .token_types({lark.AccessTokenType.TENANT})
+            .build()
+        )
+        problem = ""
+        try:
+            resp = await asyncio.to_thread(self.client.request, request)
+        except Exception as exc:  # token refused (its text has code and msg only), network, non-JSON
+            problem = str(exc)
+        else:
+            if resp.success():
+                try:
+                    open_id = json.loads(resp.raw.content).get("bot", {}).get("open_id", "")
+                except (ValueError, AttributeError):
+                    open_id = ""
+                if open_id:
+                    return str(open_id)
+                problem = "no open_id in the answer"
+            else:
+                problem = f"code {resp.code} ({resp.msg})"
+        log.warning(
+            "[feishu] could not read the bot's identity from %s: %s; in groups any @mention will count "
+            "as addressing the bot",
+            BOT_INFO_URI,
+            problem,
+        )
+        return ""
+
+    # --- websocket mode ------------------------------------------------------------------------------
+
+    async def _start_websocket(self) -> None:
+        global _ws_owner
+        with _ws_owner_lock:
+            if _ws_owner is not None:
+                raise FeishuError(
+                    "another Feishu websocket channel is running in this process (lark-oapi keeps one "
+                    "global loop); use mode callback for a second app"
+                )
+            _ws_owner = self
+        client = lark.ws.Client(
+            self.settings.app_id,
+            self.settings.app_secret,
+            log_level=lark.LogLevel.WARNING,  # its constructor resets the shared "Lark" logger level
+            event_handler=self._dispatcher,
+            domain=self.settings.domain,
+            auto_reconnect=True,
+        )
+        client.on_reconnecting = lambda: log.warning("[feishu] websocket lost; reconnecting")
+        client.on_reconnected = lambda: log.info("[feishu] websocket reconnected")
+        self._ws_client, self._ws_error = client, None
+        self._ws_loop = asyncio.new_event_loop()
+        self._ws_thread = threading.Thread(
+            target=self._run_websocket, args=(client, self._ws_loop), name="feishu-websocket", daemon=True
+        )
+        self._ws_thread.start()
+        await self._wait_connected(client, self._ws_thread)
+
+    async def _wait_connected(self, client: lark.ws.Client, thread: threading.Thread) -> None:
+        """Return once connected; raise if lark gave up (bad credentials); after the timeout, return with
+        a warning while lark keeps retrying in the background."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.timeout_seconds
+        while getattr(client, "_conn", None) is None:
+            if not thread.is_alive():
+                raise FeishuError(f"Feishu websocket could not connect: {self._ws_error or 'stopped'}")
+            if loop.time() >= deadline:
+                log.warning("[feishu] websocket not connected yet; lark keeps retrying in the background")
+                return
+            await asyncio.sleep(0.02)
+        log.info("[feishu] websocket connected (app %s)", self.settings.app_id)
+
+    def _run_websocket(self, client: lark.ws.Client, ws_loop: asyncio.AbstractEventLoop) -> None:
+        """The websocket thread: lark's blocking ``start()`` on this thread's own loop until stopped."""
+        asyncio.set_event_loop(ws_loop)
+        lark_ws_client.loop = ws_loop  # lark schedules everything on this module global
+        try:
+            client.start()
+        except asyncio.CancelledError:  # stop() cancelled the loop's tasks
+            pass
+        except Exception as exc:  # lark logged it; keep it for _wait_connected
+            self._ws_error = exc
+        finally:
+            _close_ws_loop(client, ws_loop)
+
+    async def _stop_websocket(self) -> None:
+        global _ws_owner
+        thread, ws_loop, client = self._ws_thread, self._ws_loop, self._ws_client
+        self._ws_thread = self._ws_loop = self._ws_client = None
+        if thread is not None and ws_loop is not None and client is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed: the thread has ended
+                ws_loop.call_soon_threadsafe(_cancel_ws_tasks, client, ws_loop)
+            await asyncio.to_thread(thread.join, self.settings.timeout_seconds + 5)
+            if thread.is_alive():
+                log.warning("[feishu] websocket thread did not end; it is a daemon and ends with the process")
+        with _ws_owner_lock:
+            if _ws_owner is self:
+                _ws_owner = None
+
+    # --- callback mode -------------------------------------------------------------------------------
+
+    async def _start_callback(self) -> None:
+        app = web.Application()
+        app.router.add_post(self.settings.callback_path, self._on_callback)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        self._runner = runner
+        site = web.TCPSite(runner, self.settings.callback_listen, self.settings.callback_port)
+        await site.start()
+        self.callback_port = int(runner.addresses[0][1])
+        log.info(
+            "[feishu] event callback listening on http://%s:%s%s",
+            self.settings.callback_listen,
+            self.callback_port,
+            self.settings.callback_path,
+        )
+
+    async def _on_callback(self, request: web.Request) -> web.Response:
+        """Verify and parse with lark, enqueue, answer at once (processing happens after the answer)."""
+        assert self._dispatcher is not None
+        raw = lark.RawRequest()
+        raw.uri = request.path_qs
+        raw.body = await request.read()
+        raw.headers = lark_headers(request.headers)
+        resp = self._dispatcher.do(raw)
+        return web.Response(
+            status=resp.status_code or 500,
+            body=resp.content or b"",
+            content_type="application/json",
+            charset="utf-8",
+        )
+
+    # --- sending -------------------------------------------------------------------------------------
+
+    async def send(self, message: OutboundMessage) -> None:
+        """Send the reply as one or more messages (see the module doc); raise FeishuApiError on refusal."""
+        for index, piece in enumerate(split_text(message.text, CHUNK_LIMIT)):
+            await self._send_piece(message, index, piece)
+
+    async def _send_piece(self, message: OutboundMessage, index: int, piece: str) -> None:
+        uuid = message_uuid(message.reply_to or message.chat_id, index, piece)
+        msg_type, content = reply_body(piece)
+        resp = await self._call_with_retries(message, msg_type, content, uuid)
+        if not resp.success() and msg_type == "post" and not _retryable(resp):
+            log.warning(
+                "[feishu] a Markdown reply was refused (code %s: %s); sending it as plain text",
+                resp.code,
+                resp.msg,
+            )
+            resp = await self._call_with_retries(message, "text", text_content(piece), uuid)
+        if not resp.success():
+            action = f"reply to {message.reply_to}" if message.reply_to else f"send to {message.chat_id}"
+            raise FeishuApiError(action, resp.code, resp.msg, _status(resp))
+
+    async def _call_with_retries(
+        self, message: OutboundMessage, msg_type: str, content: str, uuid: str
+    ) -> lark.BaseResponse:
+        """One send, retried on rate limits, 5xx and network errors (safe: the uuid makes it idempotent)."""
+        for attempt in range(MAX_SEND_ATTEMPTS):
+            last = attempt == MAX_SEND_ATTEMPTS - 1
+            try:
+                resp = await asyncio.to_thread(self._post_message, message, msg_type, content, uuid)
+            except (requests.RequestException, ValueError) as exc:  # network, timeout, non-JSON answer
+                if last:
+                    raise FeishuError(f"no answer from Feishu: {type(exc).__name__}: {exc}") from None
+                await asyncio.sleep(self._backoff(attempt))
+                continue
+            if resp.success() or not _retryable(resp) or last:
+                return resp
+            log.warning("[feishu] send got code %s (HTTP %s); retrying", resp.code, _status(resp))
+            reset = _reset_seconds(resp)
+            await asyncio.sleep(reset if reset is not None else self._backoff(attempt))
+        raise AssertionError("unreachable")
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.retry_base_seconds * 2**attempt, MAX_RETRY_WAIT_SECONDS)
+
+    def _post_message(
+        self, message: OutboundMessage, msg_type: str, content: str, uuid: str
+    ) -> lark.BaseResponse:
+        """The SDK's sync call (runs in a worker thread: the token fetch inside it blocks)."""
+        if message.reply_to:
+            body = (
+                ReplyMessageRequestBody.builder()
+                .msg_type(msg_type)
+                .content(content)
+                .reply_in_thread(False)
+                .uuid(uuid)
+                .build()
+            )
+            request = ReplyMessageRequest.builder().message_id(message.reply_to).request_body(body).build()
+            return self.client.im.v1.message.reply(request)
+        create = (
+            CreateMessageRequestBody.builder()
+            .receive_id(message.chat_id)
+            .msg_type(msg_type)
+            .content(content)
+            .uuid(uuid)
+            .build()
+        )
+        request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(create).build()
+        return self.client.im.v1.message.create(request)
+
+
+def lark_headers(headers: Any) -> dict[str, str]:
+    """Request headers as a dict with lark's signature headers under the exact names lark looks up."""
+    out = {str(k): str(v) for k, v in headers.items()}
+    lowered = {k.lower(): v for k, v in out.items()}
+    for name in LARK_HEADERS:
+        if name.lower() in lowered:
+            out[name] = lowered[name.lower()]
+    return out
+
+
+def _ignore_event(_data: object) -> None:
+    return None
+
+
+def _status(resp: lark.BaseResponse) -> int | None:
+    return getattr(resp.raw, "status_code", None)
+
+
+def _retryable(resp: lark.BaseResponse) -> bool:
+    status = _status(resp) or 0
+    return status == 429 or status >= 500 or resp.code in RATE_LIMIT_CODES
+
+
+def _reset_seconds(resp: lark.BaseResponse) -> float | None:
+    """Feishu's ``x-ogw-ratelimit-reset`` (seconds until the limit resets), capped; None if absent."""
+    headers = getattr(resp.raw, "headers", None) or {}
+    for name, value in headers.items():
+        if name.lower() == "x-ogw-ratelimit-reset":
+            with contextlib.suppress(ValueError):
+                return max(0.0, min(float(value), MAX_RETRY_WAIT_SECONDS))
+    return None
+
+
+def _cancel_ws_tasks(client: lark.ws.Client, ws_loop: asyncio.AbstractEventLoop) -> None:
+    """Runs on the websocket loop: no reconnect, then cancel everything (lark's ``start()`` returns)."""
+    client._auto_reconnect = False  # lark-oapi 1.7.5 has no stop(); this is what its reconnect loop reads
+    for task in asyncio.all_tasks(ws_loop):
+        task.cancel()
+
+
+def _close_ws_loop(client: lark.ws.Client, ws_loop: asyncio.AbstractEventLoop) -> None:
+    """Runs on the websocket thread after ``start()`` ended: finish cancelled tasks, close the connection."""
+    try:
+        client._auto_reconnect = False
+        pending = asyncio.all_tasks(ws_loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            ws_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        conn = getattr(client, "_conn", None)
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                ws_loop.run_until_complete(asyncio.wait_for(conn.close(), timeout=5))
+            client._conn = None
+        ws_loop.run_until_complete(ws_loop.shutdown_asyncgens())
+    finally:
+        ws_loop.close()

@@ -1,0 +1,406 @@
+"""The Feishu channel on its own (no gateway) against the local Feishu stub: parsing events, sending
+replies (uuid, retries, fallbacks, errors), both connection modes' start/stop, and secrets kept out of logs.
+The real lark-oapi SDK does every request."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from feishu_stub import (
+    BOT_NOT_IN_CHAT,
+    BOT_OPEN_ID,
+    RATE_LIMITED,
+    SERVER_ERROR,
+    FeishuStub,
+    mention,
+    message_event,
+    post_callback,
+)
+
+from channels.base import InboundMessage, OutboundMessage
+from channels.feishu import (
+    FeishuApiError,
+    FeishuChannel,
+    FeishuError,
+    FeishuEvent,
+    FeishuSettings,
+    Mention,
+    inbound_message,
+    message_uuid,
+)
+
+SECRET = "app-secret-Zq8vK2"
+ENCRYPT_KEY = "encrypt-key-Xy7pL4"
+TOKEN = "verify-token-Wq3mN9"
+
+
+class Inbox:
+    """The ``deliver`` callback, recording what the channel hands over."""
+
+    def __init__(self) -> None:
+        self.messages: list[InboundMessage] = []
+
+    async def deliver(self, message: InboundMessage) -> None:
+        self.messages.append(message)
+
+    async def wait(self, count: int, timeout: float = 10.0) -> list[InboundMessage]:
+        for _ in range(int(timeout / 0.01)):
+            if len(self.messages) >= count:
+                return self.messages
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{len(self.messages)} messages delivered, expected {count}")
+
+
+@pytest.fixture
+def feishu() -> FeishuStub:
+    with FeishuStub() as stub:
+        yield stub
+
+
+def make_settings(tmp_path: Path, feishu: FeishuStub, **overrides: object) -> FeishuSettings:
+    values: dict[str, object] = {
+        "app_id": f"cli_{uuid.uuid4().hex[:12]}",  # lark caches tenant tokens per app_id, process-wide
+        "app_secret": SECRET,
+        "allow_from": ("ou_alice",),
+        "state_path": tmp_path / "channels.db",
+        "verification_token": TOKEN,
+        "encrypt_key": ENCRYPT_KEY,
+        "domain": feishu.domain,
+        "mode": "callback",
+        "timeout_seconds": 5.0,
+        "callback_port": 0,
+    }
+    values.update(overrides)
+    return FeishuSettings(**values)  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def running(settings: FeishuSettings) -> AsyncIterator[tuple[FeishuChannel, Inbox]]:
+    channel, inbox = FeishuChannel(settings), Inbox()
+    await channel.start(inbox.deliver)
+    try:
+        yield channel, inbox
+    finally:
+        await channel.stop()
+
+
+def callback_url(channel: FeishuChannel) -> str:
+    return f"http://127.0.0.1:{channel.callback_port}{channel.settings.callback_path}"
+
+
+def reply(text: str, to: str = "om_in_1") -> OutboundMessage:
+    return OutboundMessage("feishu", "oc_chat_alice", text, reply_to=to)
+
+
+# --- parsing -----------------------------------------------------------------------------------------
+
+
+def event(text: str = "hi", **fields: object) -> FeishuEvent:
+    values: dict[str, object] = {
+        "event_id": "ev1",
+        "message_id": "om1",
+        "chat_id": "oc1",
+        "chat_type": "p2p",
+        "sender_open_id": "ou_alice",
+        "sender_type": "user",
+        "message_type": "text",
+        "content": json.dumps({"text": text}),
+    }
+    values.update(fields)
+    return FeishuEvent(**values)  # type: ignore[arg-type]
+
+
+BOT = Mention("@_user_1", BOT_OPEN_ID, "StubBot")
+
+
+def test_p2p_text() -> None:
+    message = inbound_message(event("hello"), BOT_OPEN_ID)
+    assert message == InboundMessage(
+        channel="feishu", chat_id="oc1", sender_id="ou_alice", text="hello", message_id="om1"
+    )
+
+
+def test_group_needs_the_bot_mentioned_and_placeholders_are_resolved() -> None:
+    assert inbound_message(event("hello all", chat_type="group"), BOT_OPEN_ID) is None
+    bob = Mention("@_user_2", "ou_bob", "Bob")
+    other_only = event("@_user_2 hi", chat_type="group", mentions=(bob,))
+    assert inbound_message(other_only, BOT_OPEN_ID) is None
+    many = tuple(Mention(f"@_user_{i}", f"ou_{i}", f"P{i}") for i in range(2, 11))
+    text = "@_user_1 ask @_user_2 and @_user_10 about lunch"
+    message = inbound_message(event(text, chat_type="group", mentions=(BOT, *many)), BOT_OPEN_ID)
+    assert message is not None
+    assert message.text == "ask @P2 and @P10 about lunch"
+    assert message.is_group and message.mentions_bot
+
+
+def test_unknown_bot_id_any_mention_counts() -> None:
+    bob = Mention("@_user_1", "ou_bob", "Bob")
+    message = inbound_message(event("@_user_1 hi", chat_type="group", mentions=(bob,)), "")
+    assert message is not None and message.text == "hi"
+
+
+@pytest.mark.parametrize("kind", ["image", "file", "audio", "media", "sticker", "interactive"])
+def test_non_text_messages_are_attachments(kind: str) -> None:
+    message = inbound_message(event(message_type=kind, content='{"image_key": "img_1"}'), BOT_OPEN_ID)
+    assert message is not None
+    assert (message.text, message.attachment) == ("", kind)
+
+
+def test_post_becomes_its_text() -> None:
+    content = '{"title": "", "content": [[{"tag": "text", "text": "see "}, {"tag": "a", "text": "this"}]]}'
+    message = inbound_message(event(message_type="post", content=content), BOT_OPEN_ID)
+    assert message is not None
+    assert (message.text, message.attachment) == ("see this", "")
+
+
+def test_message_uuid_is_deterministic_short_and_distinct() -> None:
+    first = message_uuid("om_1", 0, "hello")
+    assert first == message_uuid("om_1", 0, "hello")
+    assert len(first) <= 50
+    assert len({first, message_uuid("om_1", 1, "hello"), message_uuid("om_2", 0, "hello")}) == 3
+    assert message_uuid("om_1", 0, "hello!") != first
+
+
+def test_settings_repr_hides_secrets(tmp_path: Path) -> None:
+    settings = FeishuSettings("cli_x", SECRET, ("*",), tmp_path / "c.db", TOKEN, ENCRYPT_KEY)
+    shown = repr(settings)
+    assert "cli_x" in shown
+    assert SECRET not in shown and TOKEN not in shown and ENCRYPT_KEY not in shown
+
+
+# --- sending -----------------------------------------------------------------------------------------
+
+
+async def test_plain_reply_is_a_text_reply_with_a_uuid(tmp_path: Path, feishu: FeishuStub) -> None:
+    async with running(make_settings(tmp_path, feishu)) as (channel, _):
+        await channel.send(reply("Hello there"))
+    [sent] = feishu.sent
+    assert (sent.kind, sent.target, sent.msg_type, sent.text) == ("reply", "om_in_1", "text", "Hello there")
+    assert sent.uuid == message_uuid("om_in_1", 0, "Hello there")
+    assert feishu.send_requests()[0].body["reply_in_thread"] is False
+
+
+async def test_without_reply_to_the_message_is_created_in_the_chat(
+    tmp_path: Path, feishu: FeishuStub
+) -> None:
+    async with running(make_settings(tmp_path, feishu)) as (channel, _):
+        await channel.send(OutboundMessage("feishu", "oc_chat_alice", "Good morning"))
+    [sent] = feishu.sent
+    assert (sent.kind, sent.target, sent.text) == ("create", "oc_chat_alice", "Good morning")
+    assert feishu.send_requests()[0].query == {"receive_id_type": "chat_id"}
+
+
+async def test_a_retried_send_is_not_posted_twice(tmp_path: Path, feishu: FeishuStub) -> None:
+    async with running(make_settings(tmp_path, feishu)) as (channel, _):
+        await channel.send(reply("Only once, please"))
+        await channel.send(reply("Only once, please"))
+    requests = feishu.send_requests()
+    assert len(requests) == 2
+    assert requests[0].body["uuid"] == requests[1].body["uuid"]
+    assert len(feishu.sent) == 1
+
+
+async def test_rate_limit_is_retried(tmp_path: Path, feishu: FeishuStub) -> None:
+    feishu.fail_sends(RATE_LIMITED, RATE_LIMITED)
+    async with running(make_settings(tmp_path, feishu)) as (channel, _):
+        await channel.send(reply("after the limit"))
+    assert len(feishu.send_requests()) == 3
+    assert [s.text for s in feishu.sent] == ["after the limit"]
+
+
+async def test_server_errors_are_retried_a_bounded_number_of_times(
+    tmp_path: Path, feishu: FeishuStub
+) -> None:
+    feishu.fail_sends(SERVER_ERROR)
+    async with running(make_settings(tmp_path, feishu)) as (channel, _):
+        channel.retry_base_seconds = 0.001
+        await channel.send(reply("second time lucky"))
+        assert len(feishu.sent) == 1
+        feishu.fail_sends(*[SERVER_ERROR] * 10)
+        with pytest.raises(FeishuApiError) as caught:
+            await channel.send(reply("never"))
+    assert caught.value.status == 500
+    assert len(feishu.send_requests()) == 2 + 4
+
+
+async def test_a_refusal_raises_with_code_and_message_but_no_secret(
+    tmp_path: Path, feishu: FeishuStub
+) -> None:
+    feishu.fail_sends(BOT_NOT_IN_CHAT)
+    async with running(make_settings(tmp_path, feishu)) as (channel, _):
+        with pytest.raises(FeishuApiError) as caught:
+            await channel.send(reply("hello?"))
+    text = str(caught.value)
+    assert "230002" in text and "out of the chat" in text and "om_in_1" in text
+    assert SECRET not in text
+    assert len(feishu.send_requests()) == 1  # not retried
+    assert feishu.sent == []
+
+
+async def test_markdown_goes_as_post_and_falls_back_to_text(tmp_path: Path, feishu: FeishuStub) -> None:
+    markdown = "**Plan**\n- one\n- two"
+    async with running(make_settings(tmp_path, feishu)) as (channel, _):
+        await channel.send(reply(markdown, to="om_a"))
+        feishu.refuse_posts = True
+        await channel.send(reply(markdown, to="om_b"))
+    first, second = feishu.sent
+    assert first.msg_type == "post"
+    assert first.content == {"zh_cn": {"content": [[{"tag": "md", "text": markdown}]]}}
+    assert (second.msg_type, second.text, second.target) == ("text", markdown, "om_b")
+    assert [r.body["msg_type"] for r in feishu.send_requests()] == ["post", "post", "text"]
+
+
+# --- receiving ---------------------------------------------------------------------------------------
+
+
+async def test_callback_restores_lowercased_signature_headers(tmp_path: Path, feishu: FeishuStub) -> None:
+    async with running(make_settings(tmp_path, feishu)) as (channel, inbox):
+        status, _ = await post_callback(
+            callback_url(channel),
+            message_event("hi", token=TOKEN),
+            encrypt_key=ENCRYPT_KEY,
+            lowercase_headers=True,
+        )
+        assert status == 200
+        [message] = await inbox.wait(1)
+    assert message.text == "hi"
+
+
+async def test_callback_without_encryption(tmp_path: Path, feishu: FeishuStub) -> None:
+    settings = make_settings(tmp_path, feishu, encrypt_key="")
+    async with running(settings) as (channel, inbox):
+        status, _ = await post_callback(
+            callback_url(channel), message_event("plain", token=TOKEN), encrypt_key=""
+        )
+        assert status == 200
+        assert (await inbox.wait(1))[0].text == "plain"
+        status, _ = await post_callback(
+            callback_url(channel), message_event("forged", token="wrong"), encrypt_key=""
+        )
+        assert status != 200
+
+
+async def test_bot_info_unavailable_any_mention_counts(
+    tmp_path: Path, feishu: FeishuStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    feishu.bot_info_code = 99991672
+    async with running(make_settings(tmp_path, feishu)) as (channel, inbox):
+        assert channel.bot_open_id == ""
+        group = message_event(
+            "@_user_1 hi",
+            chat_type="group",
+            chat_id="oc_group",
+            mentions=[mention(open_id="ou_bob")],
+            token=TOKEN,
+        )
+        await post_callback(callback_url(channel), group, encrypt_key=ENCRYPT_KEY)
+        [message] = await inbox.wait(1)
+    assert message.text == "hi" and message.mentions_bot
+    assert "any @mention will count" in caplog.text
+
+
+async def test_bot_messages_are_never_answered(tmp_path: Path, feishu: FeishuStub) -> None:
+    async with running(make_settings(tmp_path, feishu, allow_from=("*",))) as (channel, inbox):
+        url = callback_url(channel)
+        await post_callback(
+            url, message_event("beep", sender_type="app", token=TOKEN), encrypt_key=ENCRYPT_KEY
+        )
+        await post_callback(url, message_event("human", token=TOKEN), encrypt_key=ENCRYPT_KEY)
+        messages = await inbox.wait(1)  # the intake is in order: "beep" was decided before "human"
+    assert [m.text for m in messages] == ["human"]
+
+
+def _websocket_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "feishu-websocket"]
+
+
+async def test_websocket_receives_and_stop_ends_the_connection_and_thread(
+    tmp_path: Path, feishu: FeishuStub
+) -> None:
+    channel, inbox = FeishuChannel(make_settings(tmp_path, feishu, mode="websocket")), Inbox()
+    await channel.start(inbox.deliver)
+    try:
+        assert len(feishu.open_connections()) == 1 and len(_websocket_threads()) == 1
+        frame = await feishu.push_event(message_event("over the socket"))
+        assert await feishu.wait_for_ack(frame) == {"code": 200}
+        assert (await inbox.wait(1))[0].text == "over the socket"
+    finally:
+        await channel.stop()
+    assert _websocket_threads() == []
+    await feishu.wait_disconnected()
+    # a new websocket channel can run after the first stopped (lark's global loop is free again)
+    async with running(make_settings(tmp_path, feishu, mode="websocket")) as (_, again):
+        frame = await feishu.push_event(message_event("again"))
+        await feishu.wait_for_ack(frame)
+        assert (await again.wait(1))[0].text == "again"
+
+
+async def test_websocket_reconnects_and_a_replayed_event_is_not_answered_twice(
+    tmp_path: Path, feishu: FeishuStub
+) -> None:
+    feishu.reconnect_nonce = 0  # lark waits a random 0..nonce seconds before reconnecting
+    async with running(make_settings(tmp_path, feishu, mode="websocket")) as (_, inbox):
+        first = message_event("before the drop")
+        await feishu.wait_for_ack(await feishu.push_event(first))
+        await inbox.wait(1)
+        old = feishu.open_connections()
+        feishu.drop_connections()
+        assert await feishu.wait_for(lambda s: bool(s.open_connections()) and s.open_connections() != old)
+        await feishu.wait_for_ack(await feishu.push_event(first))  # replayed after the reconnect
+        await feishu.wait_for_ack(await feishu.push_event(message_event("after the drop")))
+        messages = await inbox.wait(2)
+    assert [m.text for m in messages] == ["before the drop", "after the drop"]
+
+
+async def test_websocket_refused_app_raises_at_start(tmp_path: Path, feishu: FeishuStub) -> None:
+    feishu.ws_endpoint_code = 10003
+    channel = FeishuChannel(make_settings(tmp_path, feishu, mode="websocket"))
+    with pytest.raises(FeishuError, match="10003"):
+        await channel.start(Inbox().deliver)
+    assert _websocket_threads() == []
+    feishu.ws_endpoint_code = 0
+    async with running(make_settings(tmp_path, feishu, mode="websocket")):
+        assert len(feishu.open_connections()) == 1
+
+
+async def test_only_one_websocket_channel_per_process(tmp_path: Path, feishu: FeishuStub) -> None:
+    async with running(make_settings(tmp_path, feishu, mode="websocket")):
+        second = FeishuChannel(make_settings(tmp_path / "b", feishu, mode="websocket"))
+        with pytest.raises(FeishuError, match="one"):
+            await second.start(Inbox().deliver)
+
+
+async def test_secrets_never_reach_the_logs(
+    tmp_path: Path, feishu: FeishuStub, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    settings = make_settings(tmp_path, feishu, mode="websocket", allow_from=())
+    async with running(settings) as (channel, _):
+        frame = await feishu.push_event(message_event("let me in"))  # refused: logged with the sender id
+        await feishu.wait_for_ack(frame)
+        await channel.send(reply("**md**"))
+        feishu.fail_sends(BOT_NOT_IN_CHAT, BOT_NOT_IN_CHAT)
+        with pytest.raises(FeishuApiError):
+            await channel.send(reply("**md**", to="om_2"))
+    callback = make_settings(tmp_path, feishu)
+    async with running(callback) as (channel, _):
+        await post_callback(
+            callback_url(channel),
+            message_event("x", token=TOKEN),
+            encrypt_key=ENCRYPT_KEY,
+            bad_signature=True,
+        )
+    out, err = capfd.readouterr()
+    logged = caplog.text + out + err
+    assert "ou_alice" in caplog.text  # the refusal was logged, so logging really was on
+    tenant_token = f"t-stubtoken-{settings.app_id}"
+    for secret in (SECRET, ENCRYPT_KEY, TOKEN, tenant_token):
+        assert secret not in logged
