@@ -51,6 +51,14 @@ class OutboundMessage:
 Deliver = Callable[[InboundMessage], Awaitable[None]]
 
 
+class ChannelError(RuntimeError):
+    """A channel cannot run: credentials refused, address in use, platform unreachable at start.
+
+    ``tierclaw gateway`` prints its message as one line and exits instead of showing a traceback, so the
+    message must say what to fix and must never contain a secret.
+    """
+
+
 class Channel(Protocol):
     """A chat platform adapter. ``start`` begins receiving; ``send`` delivers one reply."""
 

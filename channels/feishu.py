@@ -60,7 +60,7 @@ from lark_oapi.api.im.v1 import (
 )
 
 from channels.access import AllowList
-from channels.base import Deliver, InboundMessage, OutboundMessage
+from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
 from channels.chunks import split_text
 from channels.feishu_post import post_media, post_plain_text, reply_body, text_content
 from channels.seen import SeenStore
@@ -79,7 +79,7 @@ _ws_owner_lock = threading.Lock()
 _ws_owner: FeishuChannel | None = None  # lark-oapi's websocket loop is a module global: one user at a time
 
 
-class FeishuError(RuntimeError):
+class FeishuError(ChannelError):
     """The channel cannot run (websocket refused, second websocket in one process)."""
 
 
@@ -211,6 +211,14 @@ def message_uuid(target: str, index: int, text: str) -> str:
     return f"tc-{digest[:40]}"
 
 
+def _route_lark_logs_through_ours() -> None:
+    """lark-oapi logs to *stdout* with its own handler (so every line also printed twice via the root
+    logger); drop that handler so its records go through the application's logging, on stderr."""
+    lark_log = logging.getLogger("Lark")
+    for handler in list(lark_log.handlers):
+        lark_log.removeHandler(handler)
+
+
 class FeishuChannel:
     """The Feishu/Lark channel; see the module doc. ``start`` returns once receiving has started."""
 
@@ -220,6 +228,7 @@ class FeishuChannel:
         if settings.mode not in ("websocket", "callback"):
             raise ValueError(f"unknown Feishu mode {settings.mode!r} (websocket or callback)")
         self.settings = settings
+        _route_lark_logs_through_ours()
         self.allow = AllowList(self.name, settings.allow_from)
         self.client = (
             lark.Client.builder()

@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 
-from channels.base import Channel
+from channels.base import Channel, ChannelError
 from channels.console import ConsoleChannel
 from gateway.app import Runtime
 from gateway.config import Config, ConfigError, load_config
@@ -152,7 +152,11 @@ async def _serve(config: Config) -> int:
     try:
         if runtime.models.notice:
             print(runtime.models.notice, file=sys.stderr)
-        await runtime.start()
+        try:
+            await runtime.start()
+        except ChannelError as exc:
+            print(f"tierclaw: {exc}", file=sys.stderr)
+            return 1
         await stop.wait()
         await asyncio.wait_for(runtime.loop.drain(), timeout=30)
     finally:
