@@ -91,6 +91,7 @@ class Sent:
     content: dict[str, Any]
     uuid: str
     message_id: str
+    at: float = 0.0  # time.monotonic() when it was posted (the round-trip benchmark reads it)
 
     @property
     def text(self) -> str:
@@ -319,7 +320,7 @@ class FeishuStub:
             message_id = f"om_stub_{next(self._ids)}"
             content = json.loads(body.get("content") or "{}")
             chat_id = target.split(":", 1)[1] if kind == "create" else "oc_stub_chat"
-            self.sent.append(Sent(kind, target.split(":", 1)[-1], msg_type, content, uuid, message_id))
+            self.sent.append(Sent(kind, target.split(":", 1)[-1], msg_type, content, uuid, message_id, now))
             data = {
                 "message_id": message_id,
                 "root_id": target if kind == "reply" else "",
