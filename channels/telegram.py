@@ -1,0 +1,540 @@
+"""The Telegram channel: python-telegram-bot (PTB) for the Bot API, long polling by default or a webhook.
+
+What this module decides, and why:
+
+- **Polling is our own small loop** over ``bot.get_updates`` rather than PTB's ``Updater.start_polling``.
+  PTB's loop already retries a 409 Conflict forever with a growing sleep, but it logs every failure and
+  offers no stall detection; here one loop owns the backoff, logs one line per kind of trouble ("another
+  bot instance is polling with this token"), and bounds every ``getUpdates`` by ``poll_timeout +
+  timeout_seconds + stall_margin_seconds`` (a watchdog for a connection that trickles bytes and never
+  trips httpx's per-read timeout). An update's offset is confirmed only after it was handed to the
+  gateway. Webhook mode uses PTB's ``Updater.start_webhook`` (its server checks the secret token).
+- **Who is answered** is decided before anything is sent or delivered: ``allowFrom`` first (a stranger
+  gets no typing, no reply, no memory row), then group gating (a group message must @mention the bot,
+  reply to it, or be a command for it, unless ``group_policy`` is "open"). Edited messages, channel
+  posts and messages from bots are ignored.
+- **Replies** are cut with ``split_text(text, 4096)`` and rendered to Telegram HTML per chunk; a chunk
+  Telegram cannot parse is resent as plain text (that chunk only), a chunk Telegram finds too long
+  (it counts UTF-16 units after parsing) is cut smaller. 429s wait ``retry_after``; network errors are
+  retried with backoff, a bounded number of times, then raised for the gateway to log.
+- **The token is a secret**: it is part of every request URL PTB and httpx log, so a redacting log
+  filter runs while the channel is up and ``httpx`` is kept at WARNING.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import secrets
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from telegram import Bot, Message, MessageEntity, ReplyParameters, Update
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import (
+    BadRequest,
+    Conflict,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+
+from channels.access import AllowList
+from channels.base import Deliver, InboundMessage, OutboundMessage
+from channels.chunks import split_text
+from channels.telegram_format import markdown_to_html
+
+log = logging.getLogger("tierclaw.channels")
+
+MAX_MESSAGE = 4096  # telegram.constants.MessageLimit.MAX_TEXT_LENGTH
+MIN_PIECE = 64  # "message is too long" re-splits stop here
+ALLOWED_UPDATES = ("message",)
+# Non-text content, in the order checked (an animation is also a document).
+_MEDIA = ("photo", "voice", "audio", "video", "video_note", "animation", "sticker", "document")
+_COMMAND_RE = re.compile(r"^(/\w+)(?:@(\w+))?")
+_LOGGERS = ("", "telegram", "httpx", "httpcore", "tornado", "asyncio", "tierclaw")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class TelegramSettings:
+    """What ``TelegramChannel`` needs from ``channels.telegram`` in the config."""
+
+    token: str
+    allow_from: tuple[str, ...]
+    base_url: str = "https://api.telegram.org/bot"  # PTB appends the token
+    mode: str = "polling"  # or "webhook"
+    group_policy: str = "mention"  # or "open"
+    timeout_seconds: float = 30.0  # HTTP timeouts for API calls
+    webhook_url: str = ""  # public URL Telegram posts to (setWebhook)
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = 8443
+    webhook_path: str = "telegram"
+    webhook_secret: str = ""  # empty: a random one per start (set via setWebhook and checked)
+    poll_timeout: int = 10  # getUpdates long-poll seconds
+
+
+class TelegramChannel:
+    """A Telegram bot as a gateway channel (``Channel`` plus ``working`` for the typing indicator).
+
+    The class attributes are the retry and timing knobs; tests shorten them on an instance.
+    """
+
+    name = "telegram"
+    typing_every_seconds = 4.0  # Telegram shows "typing" for 5 s per sendChatAction
+    retry_base_seconds = 1.0  # first backoff after a failure; doubles per failure up to retry_max_seconds
+    retry_max_seconds = 30.0
+    send_attempts = 4  # tries per chunk on 429s and network errors
+    max_retry_after_seconds = 60.0  # a longer flood wait is not slept through: the send fails instead
+    stall_margin_seconds = 5.0
+
+    def __init__(self, settings: TelegramSettings) -> None:
+        if settings.mode not in ("polling", "webhook"):
+            raise ValueError(f"telegram mode must be 'polling' or 'webhook', not {settings.mode!r}")
+        if settings.group_policy not in ("mention", "open"):
+            raise ValueError(
+                f"telegram group_policy must be 'mention' or 'open', not {settings.group_policy!r}"
+            )
+        self.settings = settings
+        self.allow = AllowList(self.name, settings.allow_from)
+        self._app: Application | None = None
+        self._deliver: Deliver | None = None
+        self._poller: asyncio.Task | None = None
+        self._stopped = asyncio.Event()
+        self._offset = 0
+        self._typing: set[asyncio.Task] = set()
+        self._redact: _Redact | None = None
+        self._bot_id = 0
+        self._bot_username = ""
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    async def start(self, deliver: Deliver) -> None:
+        """Connect (getMe), then start receiving in the background; returns once receiving has started."""
+        s = self.settings
+        self._deliver = deliver
+        self._stopped = asyncio.Event()
+        self.allow.warn_if_empty()
+        secret = s.webhook_secret or secrets.token_urlsafe(32)
+        self._redact = _Redact((s.token, secret))
+        self._redact.install()
+        t = s.timeout_seconds
+        builder = (
+            ApplicationBuilder()
+            .token(s.token)
+            .base_url(s.base_url)
+            .connect_timeout(t)
+            .read_timeout(t)
+            .write_timeout(t)
+            .pool_timeout(t)
+            .get_updates_connect_timeout(t)
+            .get_updates_read_timeout(t)  # PTB adds the long-poll timeout to this
+            .get_updates_write_timeout(t)
+            .get_updates_pool_timeout(t)
+            .job_queue(None)  # PTB would start an APScheduler of its own
+        )
+        if s.mode == "polling":
+            builder = builder.updater(None)  # polling is our loop (module doc); the Updater serves webhooks
+        app = builder.build()
+        # One handler for every update: PTB's CommandHandler would take /commands away from the gateway.
+        app.add_handler(TypeHandler(Update, self._on_update))
+        app.add_error_handler(self._on_error)
+        try:
+            await app.initialize()
+        except InvalidToken:  # PTB's message quotes the token: never let it reach a log or traceback
+            self._redact.remove()
+            raise RuntimeError(
+                "[telegram] the Bot API rejected the token: check channels.telegram.token"
+            ) from None
+        except TelegramError as exc:
+            self._redact.remove()
+            raise RuntimeError(f"[telegram] could not reach the Bot API at {s.base_url}: {exc}") from None
+        self._app = app
+        self._bot_id = app.bot.id
+        self._bot_username = app.bot.username or ""
+        try:
+            await app.start()
+            if s.mode == "webhook":
+                await app.updater.start_webhook(  # type: ignore[union-attr]
+                    listen=s.webhook_listen,
+                    port=s.webhook_port,
+                    url_path=s.webhook_path,
+                    webhook_url=s.webhook_url or None,
+                    secret_token=secret,
+                    allowed_updates=list(ALLOWED_UPDATES),
+                )
+            else:
+                self._poller = asyncio.create_task(self._poll(app), name="telegram-poll")
+        except BaseException:
+            await self.stop()
+            raise
+        log.info("[telegram] @%s is receiving messages (%s)", self._bot_username, s.mode)
+
+    async def stop(self) -> None:
+        """Stop receiving, confirm the last polled update, close connections (fast; safe to call twice)."""
+        app, self._app = self._app, None
+        tasks = [*self._typing, *([self._poller] if self._poller else [])]
+        self._typing.clear()
+        self._poller = None
+        # The flag as well as cancel(): on Python 3.11 a cancel that lands as a request completes can be
+        # swallowed inside the HTTP stack, and a loop that only relies on it would poll on forever.
+        self._stopped.set()
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.settings.timeout_seconds)
+        try:
+            if app is not None:
+                if self._offset:  # mark everything handed to the gateway as read, or it comes back on restart
+                    with contextlib.suppress(Exception):
+                        async with asyncio.timeout(self.settings.timeout_seconds):
+                            await app.bot.get_updates(
+                                offset=self._offset, timeout=0, allowed_updates=ALLOWED_UPDATES
+                            )
+                if app.updater is not None and app.updater.running:
+                    await app.updater.stop()
+                if app.running:
+                    await app.stop()
+                await app.shutdown()
+        finally:
+            if self._redact is not None:
+                self._redact.remove()
+                self._redact = None
+
+    # --- receiving -----------------------------------------------------------------------------------
+
+    async def _poll(self, app: Application) -> None:
+        """Long-poll getUpdates forever; every failure backs off, one log line per kind of trouble."""
+        s = self.settings
+        bot = app.bot
+        limit = s.poll_timeout + s.timeout_seconds + self.stall_margin_seconds
+        failures = 0
+        trouble = ""
+        webhook_cleared = False
+        stopped = self._stopped
+        while not stopped.is_set():
+            try:
+                async with asyncio.timeout(limit):  # the stall watchdog (asyncio.wait_for can eat a cancel)
+                    if not webhook_cleared:  # getUpdates answers 409 while a webhook is set
+                        await bot.delete_webhook()
+                        webhook_cleared = True
+                    updates = await bot.get_updates(
+                        offset=self._offset or None, timeout=s.poll_timeout, allowed_updates=ALLOWED_UPDATES
+                    )
+            except asyncio.CancelledError:
+                raise
+            except RetryAfter as exc:
+                await _pause(stopped, _retry_after(exc))
+                continue
+            except Exception as exc:
+                failures += 1
+                kind = type(exc).__name__
+                if kind != trouble:
+                    trouble = kind
+                    log.warning("[telegram] %s", _polling_trouble(exc, limit))
+                await _pause(stopped, self._backoff(failures))
+                continue
+            if trouble:
+                log.info("[telegram] receiving messages again")
+                trouble, failures = "", 0
+            for update in updates:
+                if stopped.is_set():
+                    return
+                await app.process_update(update)
+                self._offset = update.update_id + 1
+
+    async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
+        inbound = self.inbound(update)
+        if inbound is not None and self._deliver is not None:
+            await self._deliver(inbound)
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        log.error("[telegram] handling an update failed: %s", context.error)
+
+    def inbound(self, update: Update) -> InboundMessage | None:
+        """The message to deliver for ``update``, or None when it is not for the gateway (see module doc).
+
+        Nothing observable happens before the allow-list check; a refused sender is logged (once) only
+        when the message was addressed to the bot, so a busy group does not fill the log.
+        """
+        msg = update.message
+        user = msg.from_user if msg is not None else None
+        if (
+            msg is None
+            or user is None
+            or user.is_bot
+            or msg.chat.type not in ("private", "group", "supergroup")
+        ):
+            return None
+        attachment = _attachment(msg)
+        if msg.text is None and not attachment:
+            return None  # a service message, location, poll…: nothing to answer
+        text = msg.text if msg.text is not None else msg.caption or ""
+        entities = msg.entities if msg.text is not None else msg.caption_entities
+        is_group = msg.chat.type != "private"
+        spans = self._mention_spans(text, entities)
+        replied = self._replies_to_bot(msg)
+        command = _COMMAND_RE.match(text)
+        command_for_other = bool(
+            command and command.group(2) and command.group(2).casefold() != self._bot_username.casefold()
+        )
+        addressed = not command_for_other and (
+            not is_group or self.settings.group_policy == "open" or bool(spans) or replied or bool(command)
+        )
+        sender = str(user.id)
+        if not self.allow.allows((sender, user.username or "")):
+            if addressed:
+                self.allow.refuse(sender, f"@{user.username}" if user.username else user.full_name)
+            return None
+        if not addressed:
+            return None
+        return InboundMessage(
+            channel=self.name,
+            chat_id=str(msg.chat.id),
+            sender_id=sender,
+            text=_normalise_command(_cut(text, spans), self._bot_username),
+            message_id=str(msg.message_id),
+            is_group=is_group,
+            mentions_bot=bool(spans) or replied,
+            attachment=attachment,
+        )
+
+    def _mention_spans(self, text: str, entities: Sequence[MessageEntity]) -> list[tuple[int, int]]:
+        """UTF-16 ``(offset, end)`` of each @mention of this bot (by username or as a text mention)."""
+        me = f"@{self._bot_username}".casefold()
+        spans = []
+        for entity in entities:
+            if entity.type == MessageEntity.MENTION:
+                if _utf16_slice(text, entity.offset, entity.offset + entity.length).casefold() == me:
+                    spans.append((entity.offset, entity.offset + entity.length))
+            elif entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == self._bot_id:
+                spans.append((entity.offset, entity.offset + entity.length))
+        return spans
+
+    def _replies_to_bot(self, msg: Message) -> bool:
+        original = msg.reply_to_message
+        return bool(
+            original is not None
+            and original.from_user is not None
+            and original.from_user.id == self._bot_id
+            and not original.forum_topic_created  # in a forum, every message "replies" to its topic
+        )
+
+    # --- sending -------------------------------------------------------------------------------------
+
+    async def send(self, message: OutboundMessage) -> None:
+        """Send a reply as ≤4096-character HTML chunks; the first one replies to ``reply_to``."""
+        bot = self._bot()
+        reply_to = message.reply_to
+        for chunk in split_text(message.text, MAX_MESSAGE):
+            await self._send_chunk(bot, message.chat_id, chunk, reply_to, html=True)
+            reply_to = ""
+
+    async def _send_chunk(self, bot: Bot, chat_id: str, markdown: str, reply_to: str, *, html: bool) -> None:
+        reply = (
+            ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True)
+            if reply_to.isdigit()
+            else None
+        )
+        text = markdown_to_html(markdown) if html else markdown
+        try:
+            await self._call(
+                lambda: bot.send_message(
+                    chat_id, text, parse_mode=ParseMode.HTML if html else None, reply_parameters=reply
+                )
+            )
+        except BadRequest as exc:
+            reason = exc.message.casefold()
+            if html and "can't parse entities" in reason:
+                log.info(
+                    "[telegram] Telegram could not parse a reply chunk as HTML (%s); sent it as plain text",
+                    exc,
+                )
+                await self._send_chunk(bot, chat_id, markdown, reply_to, html=False)
+            elif "message is too long" in reason and len(markdown) > MIN_PIECE:
+                for piece in split_text(markdown, max(MIN_PIECE, len(markdown) // 2)):
+                    await self._send_chunk(bot, chat_id, piece, reply_to, html=html)
+                    reply_to = ""
+            else:
+                raise
+
+    async def _call(self, request: Callable[[], Awaitable[T]]) -> T:
+        """One API call with retries: a 429 waits ``retry_after``, a network error backs off; then raise."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await request()
+            except RetryAfter as exc:
+                wait = _retry_after(exc)
+                if attempt >= self.send_attempts or wait > self.max_retry_after_seconds:
+                    raise
+                log.info("[telegram] rate limited by Telegram; retrying in %.0f s", wait)
+                await asyncio.sleep(wait)
+            except BadRequest:
+                raise
+            except NetworkError as exc:  # includes TimedOut
+                if attempt >= self.send_attempts:
+                    raise
+                log.debug("[telegram] send failed (%s); retrying", exc)
+                await asyncio.sleep(self._backoff(attempt))
+
+    def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
+        """Show "typing…" in the message's chat now and every few seconds until the context exits.
+
+        Never raises and never delays the reply: the indicator runs in its own task, errors are logged at
+        debug level.
+        """
+        app = self._app
+        if app is None:
+            return contextlib.nullcontext()
+        return self._typing_while(app.bot, message.chat_id)
+
+    @contextlib.asynccontextmanager
+    async def _typing_while(self, bot: Bot, chat_id: str) -> AsyncIterator[None]:
+        done = asyncio.Event()
+        task = asyncio.create_task(self._keep_typing(bot, chat_id, done), name=f"telegram-typing:{chat_id}")
+        self._typing.add(task)
+        try:
+            yield
+        finally:
+            done.set()
+            task.cancel()  # not awaited: the reply is already out, nothing should wait on the sign
+            self._typing.discard(task)
+
+    async def _keep_typing(self, bot: Bot, chat_id: str, done: asyncio.Event) -> None:
+        while not done.is_set() and not self._stopped.is_set():
+            try:
+                await bot.send_chat_action(chat_id, ChatAction.TYPING)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.debug("[telegram] typing indicator for %s failed: %s", chat_id, exc)
+            await _pause(done, self.typing_every_seconds)
+
+    # --- helpers -------------------------------------------------------------------------------------
+
+    def _bot(self) -> Bot:
+        if self._app is None:
+            raise RuntimeError("the telegram channel is not started")
+        return self._app.bot
+
+    def _backoff(self, failures: int) -> float:
+        return min(self.retry_max_seconds, self.retry_base_seconds * 2 ** (failures - 1))
+
+
+def _polling_trouble(exc: Exception, limit: float) -> str:
+    """One clear line per kind of polling failure (the loop logs it once per streak)."""
+    if isinstance(exc, Conflict):
+        return (
+            "another bot instance is polling with this token (409 Conflict): stop the other one; "
+            "retrying with backoff"
+        )
+    if isinstance(exc, InvalidToken):
+        return "Telegram rejected the bot token while polling; check channels.telegram.token; retrying"
+    if isinstance(exc, TimeoutError | TimedOut):
+        return f"getUpdates stalled (no answer within {limit:.0f} s); restarting the long poll"
+    return f"polling Telegram failed ({type(exc).__name__}: {exc}); retrying with backoff"
+
+
+async def _pause(event: asyncio.Event, seconds: float) -> None:
+    """Sleep ``seconds``, or less when ``event`` is set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await event.wait()
+
+
+def _retry_after(exc: RetryAfter) -> float:
+    with warnings.catch_warnings():  # PTB 22 warns that the int form of retry_after will become a timedelta
+        warnings.simplefilter("ignore")
+        value: Any = exc.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def _attachment(msg: Message) -> str:
+    for kind in _MEDIA:
+        if getattr(msg, kind):
+            return kind.replace("_", " ")
+    return ""
+
+
+def _utf16_slice(text: str, start: int, end: int) -> str:
+    """Telegram's entity offsets count UTF-16 code units, not Python characters."""
+    return text.encode("utf-16-le")[start * 2 : end * 2].decode("utf-16-le", errors="ignore")
+
+
+def _cut(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` without the bot's mentions (UTF-16 spans) and the comma or colon right after one."""
+    if not spans:
+        return text
+    units = text.encode("utf-16-le")
+    for start, end in sorted(spans, reverse=True):
+        head = units[: start * 2].decode("utf-16-le", errors="ignore")
+        tail = units[end * 2 :].decode("utf-16-le", errors="ignore")
+        tail = tail[1:] if tail[:1] in (",", ":", ";") else tail
+        if head.endswith(" ") and tail.startswith(" "):
+            tail = tail.lstrip(" ")
+        units = (head + tail).encode("utf-16-le")
+    return units.decode("utf-16-le").strip()
+
+
+def _normalise_command(text: str, username: str) -> str:
+    """``/cmd@this_bot args`` → ``/cmd args`` (the gateway recognises a leading ``/``)."""
+    match = _COMMAND_RE.match(text)
+    if match and match.group(2) and match.group(2).casefold() == username.casefold():
+        return match.group(1) + text[match.end() :]
+    return text
+
+
+class _Redact(logging.Filter):
+    """Replaces the secrets in log records of the libraries and tierclaw while the channel runs.
+
+    A filter on a logger applies only to records created on that very logger, so it is put on every
+    existing logger of those libraries (PTB and httpx create theirs at import).
+    """
+
+    def __init__(self, secrets_: tuple[str, ...]) -> None:
+        super().__init__()
+        self.secrets = tuple(s for s in secrets_ if s)
+        self._loggers: list[logging.Logger] = []
+
+    def install(self) -> None:
+        httpx_log = logging.getLogger("httpx")  # logs every request URL, token included, at INFO
+        if httpx_log.level == logging.NOTSET:
+            httpx_log.setLevel(logging.WARNING)
+        names = {name for name in logging.root.manager.loggerDict if name.split(".")[0] in _LOGGERS}
+        self._loggers = [logging.getLogger(name) for name in sorted(names | set(_LOGGERS))]
+        for logger in self._loggers:
+            logger.addFilter(self)
+
+    def remove(self) -> None:
+        for logger in self._loggers:
+            logger.removeFilter(self)
+        self._loggers = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        if any(s in message for s in self.secrets):
+            record.msg, record.args = self._clean(message), None
+        if record.exc_info and not record.exc_text:
+            text = logging.Formatter().formatException(record.exc_info)
+            if any(s in text for s in self.secrets):
+                record.exc_text = self._clean(text)
+        return True
+
+    def _clean(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "<redacted>")
+        return text

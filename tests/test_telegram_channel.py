@@ -1,0 +1,448 @@
+"""The Telegram channel: the real python-telegram-bot against the local Bot API stub (telegram_stub.py).
+
+Deliveries go to a list instead of the gateway, so these tests see exactly what the channel lets through;
+tests/test_telegram_gateway.py runs the same channel inside the real gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import pytest
+from telegram.error import BadRequest, NetworkError
+from telegram_stub import (
+    BOT_ID,
+    Fault,
+    TelegramStub,
+    cant_parse,
+    conflict,
+    free_port,
+    post_webhook,
+    rate_limited,
+    unauthorized,
+)
+
+from channels.base import InboundMessage, OutboundMessage
+from channels.telegram import TelegramChannel, TelegramSettings
+
+ME = 42
+
+
+@pytest.fixture
+def tg() -> Iterator[TelegramStub]:
+    with TelegramStub() as stub:
+        yield stub
+
+
+def quick(channel: TelegramChannel) -> TelegramChannel:
+    """Short backoffs and watchdog margin, so failure paths run in a test's time."""
+    channel.retry_base_seconds = 0.05
+    channel.retry_max_seconds = 0.2
+    channel.stall_margin_seconds = 0.5
+    return channel
+
+
+def settings(tg: TelegramStub, allow: tuple[str, ...] = (str(ME),), **extra: object) -> TelegramSettings:
+    values: dict = {"poll_timeout": 1, "timeout_seconds": 2.0, **extra}
+    return TelegramSettings(token=tg.token, allow_from=allow, base_url=tg.base_url, **values)
+
+
+class Inbox(list[InboundMessage]):
+    """The channel's ``deliver``: collects what the gateway would have received."""
+
+    async def __call__(self, message: InboundMessage) -> None:
+        self.append(message)
+
+    async def wait(self, count: int, timeout: float = 10.0) -> InboundMessage:
+        for _ in range(int(timeout / 0.01)):
+            if len(self) >= count:
+                return self[count - 1]
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"only {len(self)} messages delivered, expected {count}: {list(self)}")
+
+
+@asynccontextmanager
+async def running(
+    tg: TelegramStub, allow: tuple[str, ...] = (str(ME),), **extra: object
+) -> AsyncIterator[tuple[TelegramChannel, Inbox]]:
+    channel = quick(TelegramChannel(settings(tg, allow, **extra)))
+    inbox = Inbox()
+    await channel.start(inbox)
+    try:
+        yield channel, inbox
+    finally:
+        await channel.stop()
+
+
+async def settled(tg: TelegramStub) -> None:
+    """Every pushed update was handled: the channel confirmed them all with its next getUpdates offset."""
+    await tg.wait_until(lambda: not tg.pending_updates(), what="all updates confirmed")
+
+
+# --- who is answered ---------------------------------------------------------------------------------
+
+
+async def test_private_text_is_delivered_with_its_ids(tg: TelegramStub) -> None:
+    async with running(tg) as (_, inbox):
+        message_id = tg.push(tg.message("hello there"))
+        got = await inbox.wait(1)
+    assert got == InboundMessage(
+        channel="telegram", chat_id="42", sender_id="42", text="hello there", message_id=str(message_id)
+    )
+    assert tg.requests()[0].method == "getMe" and tg.requests()[1].method == "deleteWebhook"
+    polls = tg.requests("getUpdates")
+    assert polls[0].json("allowed_updates") == ["message"] and polls[0].params["timeout"] == "1"
+
+
+async def test_a_stranger_is_refused_before_anything_and_logged_once(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    stranger = tg.user(7, username="mallory")
+    with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):
+        async with running(tg) as (_, inbox):
+            tg.push(tg.message("hi", sender=stranger))
+            tg.push(tg.message("hi again", sender=stranger))
+            tg.push(tg.message("me"))
+            assert (await inbox.wait(1)).text == "me"
+            await settled(tg)
+    assert [m.text for m in inbox] == ["me"]
+    refusals = [r for r in caplog.records if "ignored a message from 7" in r.getMessage()]
+    assert len(refusals) == 1 and "@mallory" in refusals[0].getMessage()
+    assert not tg.requests("sendChatAction") and not tg.requests("sendMessage")
+
+
+async def test_empty_allow_list_lets_nobody_in_and_warns_at_start(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):
+        async with running(tg, allow=()) as (_, inbox):
+            tg.push(tg.message("hello"))
+            await settled(tg)
+    assert inbox == []
+    assert "channels.telegram.allowFrom is empty" in caplog.text
+
+
+async def test_star_lets_everyone_in_and_usernames_match(tg: TelegramStub) -> None:
+    async with running(tg, allow=("*",)) as (_, inbox):
+        tg.push(tg.message("anyone", sender=tg.user(999)))
+        assert (await inbox.wait(1)).sender_id == "999"
+    async with running(tg, allow=("@Alice",)) as (_, inbox):
+        tg.push(tg.message("not alice", sender=tg.user(5, username="bob")))
+        tg.push(tg.message("alice here", sender=tg.user(6, username="alice")))
+        assert (await inbox.wait(1)).text == "alice here"
+        await settled(tg)
+    assert len(inbox) == 1
+
+
+async def test_group_answers_only_mentions_replies_and_commands_for_the_bot(tg: TelegramStub) -> None:
+    group = tg.group()
+    async with running(tg) as (_, inbox):
+        tg.push(tg.message("just chatting", chat=group))
+        tg.push(tg.message("@other_bot are you there", chat=group))
+        tg.push(tg.message("/help@other_bot", chat=group))
+        tg.push(tg.message("hey @Stub_Bot, what is 2+2?", chat=group))
+        tg.push(tg.message("and 3+3?", chat=group, reply_to=tg.bot_message(group)))
+        tg.push(tg.message("/remember@stub_bot tea at 5", chat=group))
+        name_mention = [{"type": "text_mention", "offset": 0, "length": 4, "user": tg.bot}]
+        tg.push(tg.message("Stub summarise this", chat=group, entities=name_mention))
+        await inbox.wait(4)
+        await settled(tg)
+    assert [m.text for m in inbox] == ["hey what is 2+2?", "and 3+3?", "/remember tea at 5", "summarise this"]
+    first = inbox[0]
+    assert first.is_group and first.mentions_bot and first.chat_id == "-1001" and first.sender_id == str(ME)
+    assert inbox[1].mentions_bot and not inbox[2].mentions_bot
+
+
+async def test_open_group_policy_answers_everything_but_other_bots_commands(tg: TelegramStub) -> None:
+    group = tg.group(-5, kind="group")
+    async with running(tg, group_policy="open") as (_, inbox):
+        tg.push(tg.message("just chatting", chat=group))
+        tg.push(tg.message("/help@other_bot", chat=group))
+        tg.push(tg.message("🙂 @stub_bot", chat=group))
+        await inbox.wait(2)
+        await settled(tg)
+    assert [(m.text, m.is_group, m.mentions_bot) for m in inbox] == [
+        ("just chatting", True, False),
+        ("🙂", True, True),
+    ]
+
+
+async def test_commands_arrive_as_text_without_the_bot_suffix(tg: TelegramStub) -> None:
+    async with running(tg) as (_, inbox):
+        for text in ("/start", "/help@stub_bot", "/remember@STUB_BOT buy milk", "/forget 3", "/new"):
+            tg.push(tg.message(text))
+        await inbox.wait(5)
+    assert [m.text for m in inbox] == ["/start", "/help", "/remember buy milk", "/forget 3", "/new"]
+
+
+async def test_media_is_delivered_as_an_attachment_with_its_caption(tg: TelegramStub) -> None:
+    group = tg.group()
+    async with running(tg) as (_, inbox):
+        tg.push(tg.message(media="photo", caption="my cat"))
+        tg.push(tg.message(media="voice"))
+        tg.push(tg.message(media="document", caption="the report"))
+        tg.push(tg.message(media="sticker"))
+        tg.push(tg.message(media="video_note"))
+        tg.push(tg.message(media="photo", caption="no mention", chat=group))
+        tg.push(tg.message(media="photo", caption="@stub_bot look", chat=group))
+        await inbox.wait(6)
+        await settled(tg)
+    assert [(m.attachment, m.text) for m in inbox] == [
+        ("photo", "my cat"),
+        ("voice", ""),
+        ("document", "the report"),
+        ("sticker", ""),
+        ("video note", ""),
+        ("photo", "look"),
+    ]
+
+
+async def test_edits_channel_posts_bots_and_service_messages_are_ignored(tg: TelegramStub) -> None:
+    async with running(tg, allow=("*",)) as (_, inbox):
+        tg.push(tg.message("edited"), kind="edited_message")
+        tg.push(tg.message("post", chat={"id": -77, "type": "channel", "title": "news"}), kind="channel_post")
+        tg.push(tg.message("beep", sender={"id": 9, "is_bot": True, "first_name": "Other"}))
+        tg.push({**tg.message(), "new_chat_members": [tg.user(8)]})
+        tg.push(tg.message("real"))
+        assert (await inbox.wait(1)).text == "real"
+        await settled(tg)
+    assert len(inbox) == 1
+
+
+# --- sending -----------------------------------------------------------------------------------------
+
+
+async def test_reply_is_html_and_threads_under_the_message(tg: TelegramStub) -> None:
+    text = "**Done** — see `x < y` & [docs](https://e.com)"
+    async with running(tg) as (channel, _):
+        await channel.send(OutboundMessage("telegram", "42", text, "9"))
+    (sent,) = tg.sent()
+    assert sent.params["chat_id"] == "42" and sent.params["parse_mode"] == "HTML"
+    assert (
+        sent.params["text"]
+        == '<b>Done</b> — see <code>x &lt; y</code> &amp; <a href="https://e.com">docs</a>'
+    )
+    assert sent.json("reply_parameters") == {"message_id": 9, "allow_sending_without_reply": True}
+
+
+async def test_long_reply_is_split_without_cutting_the_code_fence(tg: TelegramStub) -> None:
+    code = "```python\n" + "\n".join(f"print({i})" for i in range(300)) + "\n```"
+    text = "word " * 700 + "\n\n" + code + "\n\n" + "Done. " * 200
+    async with running(tg) as (channel, _):
+        await channel.send(OutboundMessage("telegram", "42", text, "3"))
+    sent = tg.sent()
+    assert len(sent) == 3
+    assert all(len(c.params["text"]) <= 4096 for c in sent)
+    assert all(c.params["parse_mode"] == "HTML" for c in sent)
+    assert sent[1].params["text"].startswith('<pre><code class="language-python">print(0)')
+    assert sent[1].params["text"].endswith("print(299)</code></pre>")
+    assert sent[0].json("reply_parameters")["message_id"] == 3
+    assert sent[1].json("reply_parameters") is None and sent[2].json("reply_parameters") is None
+
+
+async def test_a_chunk_telegram_cannot_parse_is_resent_plain_alone(tg: TelegramStub) -> None:
+    paragraphs = [f"**part {n}** " + "x" * 3000 for n in (1, 2, 3)]
+    tg.fail("sendMessage", None, cant_parse())
+    async with running(tg) as (channel, _):
+        await channel.send(OutboundMessage("telegram", "42", "\n\n".join(paragraphs), "1"))
+    calls = tg.requests("sendMessage")
+    assert [c.status for c in calls] == [200, 400, 200, 200]
+    first, _, plain, third = calls
+    assert first.params["parse_mode"] == "HTML" and first.params["text"].startswith("<b>part 1</b>")
+    assert "parse_mode" not in plain.params and plain.params["text"] == paragraphs[1]
+    assert third.params["parse_mode"] == "HTML" and third.params["text"].startswith("<b>part 3</b>")
+
+
+async def test_a_chunk_too_long_in_utf16_units_is_cut_smaller(tg: TelegramStub) -> None:
+    text = "😀" * 3000  # 3000 characters, but 6000 UTF-16 units: Telegram says "message is too long"
+    async with running(tg) as (channel, _):
+        await channel.send(OutboundMessage("telegram", "42", text, "1"))
+    sent = tg.sent()
+    assert len(sent) >= 2 and "".join(c.params["text"] for c in sent) == text
+    assert tg.requests("sendMessage")[0].status == 400
+
+
+async def test_rate_limit_is_waited_out_then_sent(tg: TelegramStub) -> None:
+    tg.fail("sendMessage", rate_limited(1))
+    async with running(tg) as (channel, _):
+        await channel.send(OutboundMessage("telegram", "42", "after the flood", "1"))
+    limited, sent = tg.requests("sendMessage")
+    assert (limited.status, sent.status) == (429, 200)
+    assert sent.at - limited.at >= 1.0
+
+
+async def test_network_errors_are_retried_then_raised(tg: TelegramStub) -> None:
+    tg.fail("sendMessage", Fault(502, "Bad Gateway"), Fault(500, "Internal Server Error"))
+    async with running(tg) as (channel, _):
+        await channel.send(OutboundMessage("telegram", "42", "eventually", "1"))
+        assert [c.status for c in tg.requests("sendMessage")] == [502, 500, 200]
+        tg.fail("sendMessage", *[Fault(500, "Internal Server Error")] * channel.send_attempts)
+        with pytest.raises(NetworkError):
+            await channel.send(OutboundMessage("telegram", "42", "never", "1"))
+    assert len(tg.requests("sendMessage")) == 3 + channel.send_attempts
+
+
+async def test_other_bad_requests_fail_at_once(tg: TelegramStub) -> None:
+    tg.fail("sendMessage", Fault(400, "Bad Request: chat not found"))
+    async with running(tg) as (channel, _):
+        with pytest.raises(BadRequest, match="Chat not found"):
+            await channel.send(OutboundMessage("telegram", "777", "hello", ""))
+    assert len(tg.requests("sendMessage")) == 1
+
+
+async def test_send_before_start_raises(tg: TelegramStub) -> None:
+    channel = TelegramChannel(settings(tg))
+    with pytest.raises(RuntimeError, match="not started"):
+        await channel.send(OutboundMessage("telegram", "42", "hello", ""))
+
+
+# --- typing ------------------------------------------------------------------------------------------
+
+
+async def test_typing_is_sent_at_once_renewed_and_stopped(tg: TelegramStub) -> None:
+    message = InboundMessage("telegram", "42", "42", "hi", message_id="1")
+    async with running(tg) as (channel, _):
+        channel.typing_every_seconds = 0.1
+        async with channel.working(message):
+            await tg.wait_until(lambda: len(tg.requests("sendChatAction")) >= 3, what="renewed typing")
+        count = len(tg.requests("sendChatAction"))
+        await asyncio.sleep(0.3)
+        assert len(tg.requests("sendChatAction")) == count  # stopped with the context
+    action = tg.requests("sendChatAction")[0]
+    assert action.params == {"chat_id": "42", "action": "typing"}
+
+
+async def test_typing_failures_never_reach_the_reply(tg: TelegramStub) -> None:
+    message = InboundMessage("telegram", "42", "42", "hi", message_id="1")
+    tg.fail("sendChatAction", Fault(500, "Internal Server Error"), Fault(403, "Forbidden: bot was blocked"))
+    async with running(tg) as (channel, _):
+        channel.typing_every_seconds = 0.05
+        async with channel.working(message):
+            await tg.wait_until(lambda: len(tg.requests("sendChatAction")) >= 3, what="typing retried")
+            await channel.send(OutboundMessage("telegram", "42", "reply", "1"))
+    assert len(tg.sent()) == 1
+    async with TelegramChannel(settings(tg)).working(message):  # not started: no sign, no error
+        pass
+
+
+# --- receiving: failures and restarts ----------------------------------------------------------------
+
+
+async def test_conflict_is_logged_once_and_polling_recovers(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    tg.fail("getUpdates", conflict(), conflict(), conflict())
+    with caplog.at_level(logging.INFO, logger="tierclaw.channels"):
+        async with running(tg) as (_, inbox):
+            tg.push(tg.message("still there?"))
+            assert (await inbox.wait(1)).text == "still there?"
+    lines = [r.getMessage() for r in caplog.records if r.name == "tierclaw.channels"]
+    assert sum("another bot instance is polling with this token" in line for line in lines) == 1
+    assert any("receiving messages again" in line for line in lines)
+    assert [c.status for c in tg.requests("getUpdates")][:4] == [409, 409, 409, 200]
+
+
+@pytest.mark.parametrize(
+    ("fault", "logged"),
+    [
+        (Fault(hang=30), "getUpdates stalled"),  # httpx's read timeout fires
+        (Fault(trickle=30), "getUpdates stalled"),  # a byte now and then: only the watchdog notices
+        (unauthorized(), "Telegram rejected the bot token"),  # PTB's own loop would stop for good here
+        (Fault(502, "Bad Gateway"), "polling Telegram failed"),
+    ],
+)
+async def test_a_stalled_or_failing_poll_is_restarted(
+    tg: TelegramStub, fault: Fault, logged: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    tg.fail("getUpdates", fault)
+    with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):
+        async with running(tg, timeout_seconds=1.0) as (_, inbox):
+            tg.push(tg.message("after the stall"))
+            assert (await inbox.wait(1)).text == "after the stall"
+    assert len(tg.requests("getUpdates")) >= 2
+    assert logged in caplog.text
+
+
+async def test_stop_confirms_handled_updates_so_a_restart_does_not_repeat_them(tg: TelegramStub) -> None:
+    async with running(tg, poll_timeout=30) as (_, inbox):
+        tg.push(tg.message("once"))
+        await inbox.wait(1)
+    assert tg.pending_updates() == []
+    last = tg.requests("getUpdates")[-1]
+    assert last.params["timeout"] == "0"
+    async with running(tg) as (_, inbox):
+        tg.push(tg.message("twice"))
+        assert (await inbox.wait(1)).text == "twice"
+        await settled(tg)
+    assert [m.text for m in inbox] == ["twice"]
+
+
+async def test_a_rejected_token_fails_start_without_showing_it(tg: TelegramStub) -> None:
+    secret = "999:this-token-is-wrong"
+    channel = TelegramChannel(TelegramSettings(token=secret, allow_from=("42",), base_url=tg.base_url))
+    with pytest.raises(RuntimeError) as failure:
+        await channel.start(Inbox())
+    assert "rejected the token" in str(failure.value)
+    assert secret not in str(failure.value) and failure.value.__suppress_context__
+
+
+async def test_the_token_never_reaches_the_logs(tg: TelegramStub, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="httpx")  # httpx logs each request URL (with the token) at INFO
+    tg.fail("getUpdates", conflict())
+    async with running(tg) as (channel, inbox):
+        tg.push(tg.message("hello"))
+        await inbox.wait(1)
+        await channel.send(OutboundMessage("telegram", "42", "reply", "1"))
+    assert "HTTP Request: POST" in caplog.text and "<redacted>" in caplog.text
+    assert tg.token not in caplog.text
+    assert tg.token.split(":")[1] not in caplog.text
+    assert not logging.getLogger("httpx").filters  # the redaction is removed with the channel
+
+
+# --- webhook -----------------------------------------------------------------------------------------
+
+
+async def test_webhook_sets_a_random_secret_and_checks_it(tg: TelegramStub) -> None:
+    port = free_port()
+    async with running(tg, mode="webhook", webhook_url="https://bot.example.com/tg", webhook_port=port) as (
+        _,
+        inbox,
+    ):
+        assert tg.webhook["url"] == "https://bot.example.com/tg"
+        secret = tg.webhook["secret_token"]
+        assert len(secret) >= 32 and tg.requests("getUpdates") == []
+        url = f"http://127.0.0.1:{port}/telegram"
+        assert await post_webhook(url, tg.update(tg.message("no secret"))) == 403
+        assert await post_webhook(url, tg.update(tg.message("wrong")), secret="nope") == 403
+        typed = tg.update(tg.message("wrong type"))
+        assert await post_webhook(url, typed, secret, content_type="application/json; charset=utf-8") == 403
+        assert await post_webhook(url, tg.update(tg.message("right")), secret=secret) == 200
+        assert (await inbox.wait(1)).text == "right"
+        await asyncio.sleep(0.1)
+    assert [m.text for m in inbox] == ["right"]
+
+
+async def test_webhook_uses_the_configured_secret(tg: TelegramStub) -> None:
+    port = free_port()
+    extra = {"mode": "webhook", "webhook_url": "https://b.example.com/h", "webhook_port": port}
+    async with running(tg, webhook_path="hook", webhook_secret="my-Secret_1", **extra) as (_, inbox):
+        assert tg.webhook["secret_token"] == "my-Secret_1"
+        update = tg.update(tg.message("hi", chat=tg.group(), entities=[]))  # group, no mention
+        assert await post_webhook(f"http://127.0.0.1:{port}/hook", update, "my-Secret_1") == 200
+        update = tg.update(tg.message("@stub_bot hi", chat=tg.group()))
+        assert await post_webhook(f"http://127.0.0.1:{port}/hook", update, "my-Secret_1") == 200
+        assert (await inbox.wait(1)).text == "hi"
+    assert len(inbox) == 1 and inbox[0].is_group
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="mode"):
+        TelegramChannel(TelegramSettings(token="1:a", allow_from=(), mode="pull"))
+    with pytest.raises(ValueError, match="group_policy"):
+        TelegramChannel(TelegramSettings(token="1:a", allow_from=(), group_policy="all"))
+    assert TelegramChannel(TelegramSettings(token="1:a", allow_from=())).name == "telegram"
+    assert BOT_ID == 123456
