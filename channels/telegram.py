@@ -249,8 +249,11 @@ class TelegramChannel:
             for update in updates:
                 if stopped.is_set():
                     return
-                await app.process_update(update)
-                self._offset = update.update_id + 1
+                try:
+                    await app.process_update(update)  # handler errors go to _on_error; this is a backstop
+                except Exception as exc:
+                    log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
+                self._offset = update.update_id + 1  # never fetch a poisonous update again
 
     async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
         inbound = self.inbound(update)

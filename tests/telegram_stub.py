@@ -59,6 +59,7 @@ class ApiCall:
     method: str
     params: dict[str, str]
     status: int = 200
+    result: Any = None  # what a successful call returned (the sent Message for sendMessage)
 
     def json(self, name: str) -> Any:
         """A JSON-encoded field (``reply_parameters``, ``allowed_updates``…), or None when absent."""
@@ -214,8 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._fault(fault, call)
             return
         status, body = stub._answer(call)
-        if status != 200:
-            call.status = status
+        call.status, call.result = status, body.get("result")
         self._send(status, body)
 
     do_GET = do_POST

@@ -30,6 +30,10 @@ from channels.telegram import TelegramChannel, TelegramSettings
 
 ME = 42
 
+# PTB warns when it builds a RetryAfter (its int ``retry_after`` becomes a timedelta in v23); the channel
+# reads either form.
+pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2:DeprecationWarning")
+
 
 @pytest.fixture
 def tg() -> Iterator[TelegramStub]:
