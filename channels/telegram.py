@@ -49,7 +49,7 @@ from telegram.error import (
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
 from channels.access import AllowList
-from channels.base import Deliver, InboundMessage, OutboundMessage
+from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
 from channels.chunks import split_text
 from channels.telegram_format import markdown_to_html
 
@@ -152,12 +152,12 @@ class TelegramChannel:
             await app.initialize()
         except InvalidToken:  # PTB's message quotes the token: never let it reach a log or traceback
             self._redact.remove()
-            raise RuntimeError(
+            raise ChannelError(
                 "[telegram] the Bot API rejected the token: check channels.telegram.token"
             ) from None
         except TelegramError as exc:
             self._redact.remove()
-            raise RuntimeError(f"[telegram] could not reach the Bot API at {s.base_url}: {exc}") from None
+            raise ChannelError(f"[telegram] could not reach the Bot API at {s.base_url}: {exc}") from None
         self._app = app
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username or ""
@@ -174,6 +174,11 @@ class TelegramChannel:
                 )
             else:
                 self._poller = asyncio.create_task(self._poll(app), name="telegram-poll")
+        except OSError as exc:  # the webhook port is taken, or the address is not this machine's
+            await self.stop()
+            raise ChannelError(
+                f"[telegram] cannot listen for the webhook on {s.webhook_listen}:{s.webhook_port}: {exc}"
+            ) from None
         except BaseException:
             await self.stop()
             raise
