@@ -90,3 +90,16 @@ class ShowsWork(Protocol):
     def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
         """A context that shows the sign for ``message``'s chat while it is open."""
         ...
+
+
+class StopsReceiving(Protocol):
+    """Optional part of a channel: stop taking new messages while replies can still be sent.
+
+    At shutdown the gateway calls ``stop_receiving`` on every channel that has it, answers what it already
+    took in, then calls ``stop``. A message not yet taken in must stay with the platform (Telegram: its
+    update is not confirmed; Feishu: its event is not acknowledged) so it is delivered after the restart.
+    """
+
+    async def stop_receiving(self) -> None:
+        """Stop intake; ``send`` keeps working until ``stop``."""
+        ...

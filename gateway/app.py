@@ -140,6 +140,33 @@ class Runtime:
             ",".join(c.name for c in self.channels) or "none",
         )
 
+    async def shutdown(self, drain_timeout: float) -> int:
+        """Stop intake on every channel, answer what was taken in (up to ``drain_timeout`` s), close.
+
+        Returns how many messages or replies were still pending when the time ran out (logged). Intake
+        stops first so nothing new is taken in that could not be answered.
+        """
+        for channel in self.channels:
+            stop_receiving = getattr(channel, "stop_receiving", None)
+            if stop_receiving is not None:
+                try:
+                    await stop_receiving()
+                except Exception as exc:
+                    log.warning("[gateway] %s did not stop receiving cleanly: %s", channel.name, exc)
+        unanswered = 0
+        try:
+            await asyncio.wait_for(self.loop.drain(), timeout=drain_timeout)
+        except TimeoutError:
+            unanswered = self.loop.pending
+            log.warning(
+                "[gateway] stopping with %d message(s) unanswered after %.0f s (the model did not finish)",
+                unanswered,
+                drain_timeout,
+            )
+        finally:
+            await self.close()
+        return unanswered
+
     async def close(self) -> None:
         """Stop channels, loop, jobs and extraction, then close clients and the database."""
         for channel in self.channels:

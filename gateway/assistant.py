@@ -84,7 +84,7 @@ class Assistant:
         if not text:
             return None
         if is_command(text):
-            return await run_command(self._commands, owner, msg.chat_key, text)
+            return await run_command(self._commands, owner, msg.chat_key, text, in_group=msg.is_group)
 
         started = time.perf_counter()
         if self.extraction is not None:

@@ -44,11 +44,20 @@ def is_command(text: str) -> bool:
     return text.startswith("/") and len(text) > 1 and not text[1].isspace()
 
 
-async def run_command(ctx: CommandContext, owner: str, chat_key: str, text: str) -> str:
-    """Execute one command and return the reply text."""
+# Commands whose answer shows someone's memories: in a group everyone would read it.
+PRIVATE_COMMANDS = frozenset({"memory", "forget"})
+PRIVATE_ONLY_REPLY = "/{name} shows your memories, so ask me in a private chat, not in a group."
+
+
+async def run_command(
+    ctx: CommandContext, owner: str, chat_key: str, text: str, *, in_group: bool = False
+) -> str:
+    """Execute one command and return the reply text (``in_group``: refuse the private ones)."""
     word, _, rest = text.strip().partition(" ")
     name = word[1:].split("@", 1)[0].lower()
     rest = rest.strip()
+    if in_group and name in PRIVATE_COMMANDS:
+        return PRIVATE_ONLY_REPLY.format(name=name)
     if name in ("help", "start"):
         return HELP_TEXT
     if name == "new":

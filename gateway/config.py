@@ -226,6 +226,16 @@ class MemoryConfig(_Model):
 
 
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _ids_as_text(value: Any) -> Any:
+    """``allowFrom: [123456789]`` (a Telegram id typed as a number) means the same as ``["123456789"]``."""
+    if isinstance(value, list):
+        return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+    return value
+
+
+AllowFrom = Annotated[list[str], BeforeValidator(_ids_as_text)]
 _SECRET_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
 FEISHU_DOMAINS = {"feishu": "https://open.feishu.cn", "lark": "https://open.larksuite.com"}
 
@@ -262,7 +272,7 @@ class TelegramConfig(_Model):
 
     enabled: bool = False
     token: Secret = SecretStr("")
-    allow_from: list[str] = Field(default_factory=list)
+    allow_from: AllowFrom = Field(default_factory=list)
     mode: Literal["polling", "webhook"] = "polling"
     base_url: str = "https://api.telegram.org/bot"
     group_policy: Literal["mention", "open"] = "mention"
@@ -306,7 +316,7 @@ class FeishuConfig(_Model):
     app_secret: Secret = SecretStr("")
     verification_token: Secret = SecretStr("")
     encrypt_key: Secret = SecretStr("")
-    allow_from: list[str] = Field(default_factory=list)
+    allow_from: AllowFrom = Field(default_factory=list)
     mode: Literal["websocket", "callback"] = "websocket"
     domain: str = "feishu"
     timeout_seconds: float = Field(10.0, gt=0, le=600)
@@ -336,6 +346,14 @@ class FeishuConfig(_Model):
             missing.append(
                 "verificationToken is empty (mode callback checks it on every event): set "
                 "channels.feishu.verificationToken or TIERCLAW_FEISHU_VERIFICATION_TOKEN"
+            )
+        if self.mode == "callback" and not self.encrypt_key.get_secret_value():
+            # Without an encrypt key lark checks no X-Lark-Signature: anyone who learns the callback URL
+            # and the token could post events. So callback mode requires it.
+            missing.append(
+                "encryptKey is empty (mode callback needs it to check each request's signature): set an "
+                "Encrypt Key in the Feishu console and channels.feishu.encryptKey or "
+                "TIERCLAW_FEISHU_ENCRYPT_KEY"
             )
         if self.enabled and missing:
             raise ValueError("\n".join("enabled, but " + m for m in missing))

@@ -59,6 +59,11 @@ class ProcessLoop:
             asyncio.create_task(self._send_replies(), name="gateway-send"),
         ]
 
+    @property
+    def pending(self) -> int:
+        """Messages taken in but not yet answered, plus replies not yet handed to their channel."""
+        return self._unfinished
+
     async def drain(self) -> None:
         """Wait until every delivered message is answered and every reply handed to its channel."""
         await self._idle.wait()

@@ -137,6 +137,9 @@ def enabled_channels(config: Config) -> list[Channel]:
     return channels
 
 
+DRAIN_SECONDS = 30.0  # at shutdown: time to answer what was already taken in
+
+
 def run_gateway(args: argparse.Namespace) -> int:
     """Entry point of ``tierclaw gateway``: run until SIGINT/SIGTERM."""
     return run_configured(args, _serve)
@@ -152,13 +155,14 @@ async def _serve(config: Config) -> int:
     try:
         if runtime.models.notice:
             print(runtime.models.notice, file=sys.stderr)
-        try:
-            await runtime.start()
-        except ChannelError as exc:
-            print(f"tierclaw: {exc}", file=sys.stderr)
-            return 1
-        await stop.wait()
-        await asyncio.wait_for(runtime.loop.drain(), timeout=30)
-    finally:
+        await runtime.start()
+    except ChannelError as exc:
         await runtime.close()
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 1
+    except BaseException:
+        await runtime.close()
+        raise
+    await stop.wait()
+    await runtime.shutdown(DRAIN_SECONDS)
     return 0

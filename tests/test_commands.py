@@ -10,7 +10,7 @@ import pytest
 from channels.base import InboundMessage
 from gateway.agent import ChatRequest
 from gateway.assistant import CAPTION_NOTED, TEXT_ONLY_REPLY, Assistant, AssistantSettings
-from gateway.commands import HELP_TEXT
+from gateway.commands import HELP_TEXT, PRIVATE_ONLY_REPLY
 from gateway.identity import Identities
 from memory.buffer import ExtractionBuffer
 from memory.engine import MemoryEngine
@@ -156,3 +156,18 @@ async def test_attachment_gets_the_text_only_reply_and_its_caption_is_recorded(a
     voice = InboundMessage(channel="telegram", chat_id="1", sender_id="1", text="", attachment="voice")
     assert await assistant.handle(voice) == TEXT_ONLY_REPLY.format(kind="voice")
     assert len(await ExtractionBuffer(assistant.engine).batch("user:alice", 10_000)) == 1
+
+
+async def test_memory_and_forget_are_refused_in_groups(assistant: Assistant) -> None:
+    await assistant.handle(_msg("/remember my PIN hint is the dog's birthday"))
+    group = InboundMessage(
+        channel="telegram", chat_id="-100", sender_id="1", text="/memory", is_group=True, mentions_bot=True
+    )
+    reply = await assistant.handle(group)
+    assert reply == PRIVATE_ONLY_REPLY.format(name="memory") and "PIN" not in reply
+    forget = InboundMessage(
+        channel="telegram", chat_id="-100", sender_id="1", text="/forget PIN", is_group=True
+    )
+    assert await assistant.handle(forget) == PRIVATE_ONLY_REPLY.format(name="forget")
+    assert len(await assistant.engine.list("user:alice")) == 1  # nothing forgotten
+    assert "PIN" in await assistant.handle(_msg("/memory"))  # a private chat still shows it

@@ -257,14 +257,25 @@ def test_endpoints_are_https_or_this_machine(tmp_path: Path) -> None:
     assert "domain" in error_of(channels(feishu={"domain": "https://open.feishu.cn/open-apis"}))
 
 
-def test_feishu_callback_mode_needs_the_verification_token(tmp_path: Path) -> None:
+def test_feishu_callback_mode_needs_the_verification_token_and_encrypt_key(tmp_path: Path) -> None:
     fs = {"enabled": True, "appId": "cli_a", "appSecret": OTHER_SECRET, "mode": "callback"}
     message = error_of(write(tmp_path, {"channels": {"feishu": fs}}))
     assert "verificationToken" in message and "TIERCLAW_FEISHU_VERIFICATION_TOKEN" in message
+    assert "encryptKey" in message and "signature" in message
+    env = {"TIERCLAW_FEISHU_VERIFICATION_TOKEN": "vt"}
+    assert "encryptKey" in error_of(write(tmp_path, {"channels": {"feishu": fs}}), env)
     config = load_config(
-        write(tmp_path, {"channels": {"feishu": fs}}), env={"TIERCLAW_FEISHU_VERIFICATION_TOKEN": "vt"}
+        write(tmp_path, {"channels": {"feishu": fs}}), env={**env, "TIERCLAW_FEISHU_ENCRYPT_KEY": "ek"}
     )
     assert config.channels.feishu.mode == "callback"
+
+
+def test_numeric_allow_from_ids_are_read_as_text(tmp_path: Path) -> None:
+    config = load_config(
+        write(tmp_path, {"channels": {"telegram": {"allowFrom": [123456789, "alice"]}}}), env={}
+    )
+    assert config.channels.telegram.allow_from == ["123456789", "alice"]
+    assert "allowFrom" in error_of(write(tmp_path, {"channels": {"telegram": {"allowFrom": [True]}}}))
 
 
 def test_channel_state_lives_beside_the_memory_database(tmp_path: Path) -> None:

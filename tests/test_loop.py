@@ -192,3 +192,28 @@ async def test_a_broken_work_sign_never_costs_the_reply() -> None:
     loop.add_channel(channel)
     await _run(loop, [_msg("a", "one")])
     assert [m.text for m in channel.sent] == ["re:one"]
+
+
+async def test_pending_counts_messages_and_replies_not_yet_out() -> None:
+    release = asyncio.Event()
+
+    async def handler(msg: InboundMessage) -> str:
+        await release.wait()
+        return f"re:{msg.text}"
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    loop.start()
+    try:
+        await loop.deliver(_msg("a", "one"))
+        await loop.deliver(_msg("b", "two"))
+        await asyncio.sleep(0.01)
+        assert loop.pending == 2
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(loop.drain(), timeout=0.05)
+        release.set()
+        await asyncio.wait_for(loop.drain(), timeout=5)
+        assert loop.pending == 0 and len(channel.sent) == 2
+    finally:
+        await loop.stop()
