@@ -43,7 +43,7 @@ def _blocks(text: str) -> list[str]:
                 run.append(line)
         else:
             fence.append(line)
-            if line.strip().startswith(marker[:3]) and line.strip().strip(marker[0]) == "":
+            if _closes(line, marker):
                 blocks.append("\n".join(fence))
                 fence = None
     if fence is not None:
@@ -51,6 +51,12 @@ def _blocks(text: str) -> list[str]:
     if run:
         blocks.append("\n".join(run))
     return blocks
+
+
+def _closes(line: str, marker: str) -> bool:
+    """A closing fence: only the opening character, at least as many as opened (CommonMark)."""
+    text = line.strip()
+    return len(text) >= len(marker) and text == marker[0] * len(text)
 
 
 def _split_block(block: str, limit: int) -> list[str]:
@@ -82,7 +88,7 @@ def _split_fence(block: str, limit: int) -> list[str]:
     opening = lines[0]
     marker = _FENCE_RE.match(opening).group(1)  # type: ignore[union-attr]
     body = lines[1:]
-    if body and body[-1].strip().startswith(marker[:3]) and body[-1].strip().strip(marker[0]) == "":
+    if body and _closes(body[-1], marker):
         body = body[:-1]
     closing = marker
     room = limit - len(opening) - len(closing) - 2

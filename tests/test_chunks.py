@@ -108,3 +108,14 @@ def test_pieces_fit_keep_every_character_and_balance_fences(parts: list[str], li
         assert len(FENCE.findall(piece)) % 2 == 0
     # reopened fences add fence lines; everything else is kept, in order
     assert squash(FENCE.sub("", "\n".join(pieces))) == squash(FENCE.sub("", text))
+
+
+def test_a_longer_fence_is_not_closed_by_a_shorter_one() -> None:
+    inner = "\n".join(["```", "shown literally"] * 30)
+    text = "intro\n\n````md\n" + inner + "\n````\n\nafter"
+    pieces = split_text(text, 200)
+    assert all(len(p) <= 200 for p in pieces)
+    fenced = [p for p in pieces if "shown literally" in p]
+    assert len(fenced) > 1  # the block was cut, and every piece is reopened and closed with four backticks
+    assert all(p.startswith("````md\n") and "\n````" in p.removeprefix("````md") for p in fenced)
+    assert pieces[-1].endswith("after")
