@@ -8,15 +8,25 @@ What this module decides, and why:
   bot instance is polling with this token"), and bounds every ``getUpdates`` by ``poll_timeout +
   timeout_seconds + stall_margin_seconds`` (a watchdog for a connection that trickles bytes and never
   trips httpx's per-read timeout). An update's offset is confirmed only after it was handed to the
-  gateway. Webhook mode uses PTB's ``Updater.start_webhook`` (its server checks the secret token).
+  gateway. A 409 Conflict says either that a webhook is set (we delete it again and poll) or that another
+  process polls with the token (we back off). Webhook mode uses PTB's ``Updater.start_webhook`` (its
+  server checks the secret token).
+- **Shutting down** is two steps: ``stop_receiving`` ends intake (the poll loop, or the webhook server)
+  and confirms exactly the updates already handed to the gateway, while ``send`` and ``working`` keep
+  working so the gateway can drain its replies; ``stop`` then closes everything (it also does the first
+  step itself when nobody called it).
 - **Who is answered** is decided before anything is sent or delivered: ``allowFrom`` first (a stranger
   gets no typing, no reply, no memory row), then group gating (a group message must @mention the bot,
-  reply to it, or be a command for it, unless ``group_policy`` is "open"). Edited messages, channel
-  posts and messages from bots are ignored.
+  reply to it, or be a ``/command@this_bot``, unless ``group_policy`` is "open"; a bare ``/command``
+  in a group is for whichever bot the person meant, so it is not taken as addressed to us). Edited
+  messages, channel posts and messages from bots are ignored.
 - **Replies** are cut with ``split_text(text, 4096)`` and rendered to Telegram HTML per chunk; a chunk
   Telegram cannot parse is resent as plain text (that chunk only), a chunk Telegram finds too long
-  (it counts UTF-16 units after parsing) is cut smaller. 429s wait ``retry_after``; network errors are
-  retried with backoff, a bounded number of times, then raised for the gateway to log.
+  (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent, so retries
+  depend on whether Telegram may already have the message (see ``_call``): a 429 or a request that
+  never left (connection refused, connect or pool timeout) is retried up to ``send_attempts`` times;
+  a failure after the request went out (read timeout, connection lost, any 5xx) is retried at most
+  ``ambiguous_retries`` (1) time, so a person sees at most one duplicate of a chunk.
 - **The token is a secret**: it is part of every request URL PTB and httpx log, so a redacting log
   filter runs while the channel is up and ``httpx`` is kept at WARNING.
 """
@@ -29,12 +39,13 @@ import logging
 import re
 import secrets
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
+import httpx
 from telegram import Bot, Message, MessageEntity, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
@@ -93,7 +104,8 @@ class TelegramChannel:
     typing_every_seconds = 4.0  # Telegram shows "typing" for 5 s per sendChatAction
     retry_base_seconds = 1.0  # first backoff after a failure; doubles per failure up to retry_max_seconds
     retry_max_seconds = 30.0
-    send_attempts = 4  # tries per chunk on 429s and network errors
+    send_attempts = 4  # tries per chunk on 429s and on requests that never reached Telegram
+    ambiguous_retries = 1  # retries after a failure that may have delivered the chunk (see _call)
     max_retry_after_seconds = 60.0  # a longer flood wait is not slept through: the send fails instead
     stall_margin_seconds = 5.0
 
@@ -109,8 +121,10 @@ class TelegramChannel:
         self._app: Application | None = None
         self._deliver: Deliver | None = None
         self._poller: asyncio.Task | None = None
-        self._stopped = asyncio.Event()
-        self._offset = 0
+        self._stopped = asyncio.Event()  # stop(): typing ends too
+        self._intake_stopped = asyncio.Event()  # stop_receiving(): no new updates, replies still go out
+        self._offset = 0  # update_id + 1 of the last update handed to the gateway
+        self._confirmed = 0  # the offset Telegram was last told (getUpdates offset)
         self._typing: set[asyncio.Task] = set()
         self._redact: _Redact | None = None
         self._bot_id = 0
@@ -123,6 +137,7 @@ class TelegramChannel:
         s = self.settings
         self._deliver = deliver
         self._stopped = asyncio.Event()
+        self._intake_stopped = asyncio.Event()
         self.allow.warn_if_empty()
         secret = s.webhook_secret or secrets.token_urlsafe(32)
         self._redact = _Redact((s.token, secret))
@@ -164,14 +179,17 @@ class TelegramChannel:
         try:
             await app.start()
             if s.mode == "webhook":
-                await app.updater.start_webhook(  # type: ignore[union-attr]
-                    listen=s.webhook_listen,
-                    port=s.webhook_port,
-                    url_path=s.webhook_path,
-                    webhook_url=s.webhook_url or None,
-                    secret_token=secret,
-                    allowed_updates=list(ALLOWED_UPDATES),
-                )
+                # PTB logs a refused setWebhook with a traceback before raising; the ChannelError below
+                # says it in one line instead.
+                with _quiet_bootstrap():
+                    await app.updater.start_webhook(  # type: ignore[union-attr]
+                        listen=s.webhook_listen,
+                        port=s.webhook_port,
+                        url_path=s.webhook_path,
+                        webhook_url=s.webhook_url or None,
+                        secret_token=secret,
+                        allowed_updates=list(ALLOWED_UPDATES),
+                    )
             else:
                 self._poller = asyncio.create_task(self._poll(app), name="telegram-poll")
         except OSError as exc:  # the webhook port is taken, or the address is not this machine's
@@ -179,62 +197,110 @@ class TelegramChannel:
             raise ChannelError(
                 f"[telegram] cannot listen for the webhook on {s.webhook_listen}:{s.webhook_port}: {exc}"
             ) from None
+        except TelegramError as exc:  # setWebhook (the only API call start_webhook makes) failed
+            clean = self._redact.clean(str(exc))
+            await self.stop()
+            # A transport failure has an httpx cause (a 400 is a NetworkError too in PTB, so not isinstance).
+            if isinstance(exc.__cause__, httpx.HTTPError):
+                raise ChannelError(
+                    f"[telegram] setWebhook failed, the Bot API at {s.base_url} did not answer: {clean}"
+                ) from None
+            raise ChannelError(
+                f"[telegram] setWebhook refused: {clean} (check channels.telegram.webhook.url)"
+            ) from None
         except BaseException:
             await self.stop()
             raise
         log.info("[telegram] @%s is receiving messages (%s)", self._bot_username, s.mode)
 
+    async def stop_receiving(self) -> None:
+        """Stop taking in updates; ``send`` and ``working`` keep working (the gateway drains, then ``stop``).
+
+        Polling: the loop ends (a long poll in flight is abandoned and whatever it returns is never
+        confirmed, so Telegram delivers it again on the next start), then the offset of every update
+        already handed to the gateway is confirmed. Webhook: the webhook server closes (Telegram keeps
+        the webhook and queues updates until the next start); updates it already accepted are handed
+        over first. Idempotent; bounded by ``timeout_seconds``.
+        """
+        self._intake_stopped.set()
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            done, _ = await asyncio.wait({poller}, timeout=self.settings.timeout_seconds)
+            if not done:  # the loop is stuck in a hand-over: give up on it
+                poller.cancel()
+                await asyncio.wait({poller}, timeout=self.settings.timeout_seconds)
+        app = self._app
+        if app is None:
+            return
+        await self._confirm(app)
+        try:
+            if app.updater is not None and app.updater.running:
+                await app.updater.stop()
+            if app.running:  # hands queued webhook updates to the gateway, then stops PTB's fetcher
+                await app.stop()
+        except Exception as exc:
+            log.warning("[telegram] stopping intake failed: %s", exc)
+
     async def stop(self) -> None:
         """Stop receiving, confirm the last polled update, close connections (fast; safe to call twice)."""
-        app, self._app = self._app, None
-        tasks = [*self._typing, *([self._poller] if self._poller else [])]
-        self._typing.clear()
-        self._poller = None
-        # The flag as well as cancel(): on Python 3.11 a cancel that lands as a request completes can be
-        # swallowed inside the HTTP stack, and a loop that only relies on it would poll on forever.
-        self._stopped.set()
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=self.settings.timeout_seconds)
         try:
-            if app is not None:
-                if self._offset:  # mark everything handed to the gateway as read, or it comes back on restart
-                    with contextlib.suppress(Exception):
-                        async with asyncio.timeout(self.settings.timeout_seconds):
-                            await app.bot.get_updates(
-                                offset=self._offset, timeout=0, allowed_updates=ALLOWED_UPDATES
-                            )
-                if app.updater is not None and app.updater.running:
-                    await app.updater.stop()
-                if app.running:
-                    await app.stop()
-                await app.shutdown()
+            await self.stop_receiving()
         finally:
-            if self._redact is not None:
-                self._redact.remove()
-                self._redact = None
+            app, self._app = self._app, None
+            tasks = list(self._typing)
+            self._typing.clear()
+            # The flag as well as cancel(): on Python 3.11 a cancel that lands as a request completes can
+            # be swallowed inside the HTTP stack, and a loop that only relies on it would run on.
+            self._stopped.set()
+            for task in tasks:
+                task.cancel()
+            try:
+                if tasks:
+                    await asyncio.wait(tasks, timeout=self.settings.timeout_seconds)
+                if app is not None:
+                    await app.shutdown()
+            finally:
+                if self._redact is not None:
+                    self._redact.remove()
+                    self._redact = None
+
+    async def _confirm(self, app: Application) -> None:
+        """Tell Telegram (getUpdates ``offset``) that every update handed to the gateway was read."""
+        offset = self._offset
+        if not offset or offset <= self._confirmed:
+            return
+        try:
+            async with asyncio.timeout(self.settings.timeout_seconds):
+                await app.bot.get_updates(offset=offset, timeout=0, allowed_updates=ALLOWED_UPDATES)
+            self._confirmed = offset
+        except Exception as exc:  # they come back on the next start; the gateway sees them twice
+            log.warning("[telegram] could not confirm the last handled updates: %s", exc)
 
     # --- receiving -----------------------------------------------------------------------------------
 
     async def _poll(self, app: Application) -> None:
-        """Long-poll getUpdates forever; every failure backs off, one log line per kind of trouble."""
+        """Long-poll getUpdates until intake stops; every failure backs off, one log line per kind."""
         s = self.settings
         bot = app.bot
         limit = s.poll_timeout + s.timeout_seconds + self.stall_margin_seconds
         failures = 0
         trouble = ""
         webhook_cleared = False
-        stopped = self._stopped
+        stopped = self._intake_stopped
+
+        async def fetch() -> tuple[Update, ...]:
+            nonlocal webhook_cleared
+            async with asyncio.timeout(limit):  # the stall watchdog (asyncio.wait_for can eat a cancel)
+                if not webhook_cleared:  # getUpdates answers 409 while a webhook is set
+                    await bot.delete_webhook()
+                    webhook_cleared = True
+                return await bot.get_updates(
+                    offset=self._offset or None, timeout=s.poll_timeout, allowed_updates=ALLOWED_UPDATES
+                )
+
         while not stopped.is_set():
             try:
-                async with asyncio.timeout(limit):  # the stall watchdog (asyncio.wait_for can eat a cancel)
-                    if not webhook_cleared:  # getUpdates answers 409 while a webhook is set
-                        await bot.delete_webhook()
-                        webhook_cleared = True
-                    updates = await bot.get_updates(
-                        offset=self._offset or None, timeout=s.poll_timeout, allowed_updates=ALLOWED_UPDATES
-                    )
+                updates = await _unless_set(stopped, fetch())
             except asyncio.CancelledError:
                 raise
             except RetryAfter as exc:
@@ -242,17 +308,21 @@ class TelegramChannel:
                 continue
             except Exception as exc:
                 failures += 1
-                kind = type(exc).__name__
+                kind = _trouble_kind(exc)
+                if kind == "webhook-active":
+                    webhook_cleared = False  # someone set a webhook meanwhile: delete it again
                 if kind != trouble:
                     trouble = kind
                     log.warning("[telegram] %s", _polling_trouble(exc, limit))
                 await _pause(stopped, self._backoff(failures))
                 continue
+            if updates is None:  # intake stopped during the long poll: its updates stay unconfirmed
+                return
             if trouble:
                 log.info("[telegram] receiving messages again")
                 trouble, failures = "", 0
             for update in updates:
-                if stopped.is_set():
+                if stopped.is_set():  # the rest is neither handed over nor confirmed
                     return
                 try:
                     await app.process_update(update)  # handler errors go to _on_error; this is a backstop
@@ -292,11 +362,13 @@ class TelegramChannel:
         spans = self._mention_spans(text, entities)
         replied = self._replies_to_bot(msg)
         command = _COMMAND_RE.match(text)
-        command_for_other = bool(
-            command and command.group(2) and command.group(2).casefold() != self._bot_username.casefold()
-        )
+        target = command.group(2) if command else None  # "/cmd@target"
+        command_for_me = bool(target) and target.casefold() == self._bot_username.casefold()
+        command_for_other = bool(target) and not command_for_me
+        # A bare "/cmd" in a group is for every bot there (Telegram's menus send "/cmd@bot" when they
+        # mean one), so only "/cmd@this_bot", a mention or a reply makes it ours.
         addressed = not command_for_other and (
-            not is_group or self.settings.group_policy == "open" or bool(spans) or replied or bool(command)
+            not is_group or self.settings.group_policy == "open" or bool(spans) or replied or command_for_me
         )
         sender = str(user.id)
         if not self.allow.allows((sender, user.username or "")):
@@ -376,8 +448,23 @@ class TelegramChannel:
                 raise
 
     async def _call(self, request: Callable[[], Awaitable[T]]) -> T:
-        """One API call with retries: a 429 waits ``retry_after``, a network error backs off; then raise."""
+        """A sendMessage with retries that never send a chunk more than twice.
+
+        sendMessage has no idempotency key, so a retry after Telegram already took the message shows it
+        twice. Failures are therefore sorted by whether the request may have been processed:
+
+        - **not processed**: a 429 (Telegram refused it; waits ``retry_after``) and a request that never
+          left this machine (connection refused or reset while connecting, connect or pool timeout):
+          retried with backoff, up to ``send_attempts`` tries in all;
+        - **maybe processed**: a read or write timeout, a connection lost after the request was written,
+          and any 5xx (Telegram's front end answers 502/504 when its backend was slow, which may still
+          have sent the message): retried at most ``ambiguous_retries`` (1) time, because a lost reply is
+          worse than a duplicate, but a flaky link must not post the same chunk four times.
+
+        Other errors (400s, 403…) are raised at once.
+        """
         attempt = 0
+        ambiguous = 0
         while True:
             attempt += 1
             try:
@@ -390,10 +477,16 @@ class TelegramChannel:
                 await asyncio.sleep(wait)
             except BadRequest:
                 raise
-            except NetworkError as exc:  # includes TimedOut
-                if attempt >= self.send_attempts:
+            except NetworkError as exc:  # includes TimedOut and 5xx answers
+                if _may_have_arrived(exc):
+                    ambiguous += 1
+                    if ambiguous > self.ambiguous_retries or attempt >= self.send_attempts:
+                        raise
+                    log.info("[telegram] sending may have failed (%s); retrying once", exc)
+                elif attempt >= self.send_attempts:
                     raise
-                log.debug("[telegram] send failed (%s); retrying", exc)
+                else:
+                    log.debug("[telegram] send failed (%s); retrying", exc)
                 await asyncio.sleep(self._backoff(attempt))
 
     def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
@@ -440,18 +533,100 @@ class TelegramChannel:
         return min(self.retry_max_seconds, self.retry_base_seconds * 2 ** (failures - 1))
 
 
+def _trouble_kind(exc: Exception) -> str:
+    """What kind of polling failure ``exc`` is (one log line per streak of the same kind)."""
+    if isinstance(exc, Conflict):
+        reason = exc.message.casefold()
+        if "webhook is active" in reason:
+            return "webhook-active"
+        if "other getupdates" in reason:
+            return "other-poller"
+        return "conflict"
+    return type(exc).__name__
+
+
 def _polling_trouble(exc: Exception, limit: float) -> str:
     """One clear line per kind of polling failure (the loop logs it once per streak)."""
-    if isinstance(exc, Conflict):
+    kind = _trouble_kind(exc)
+    if kind == "webhook-active":
         return (
-            "another bot instance is polling with this token (409 Conflict): stop the other one; "
-            "retrying with backoff"
+            "a webhook is set for this bot, so Telegram refuses getUpdates (409 Conflict); tierclaw "
+            "deletes it and polls again (if another deployment runs this token in webhook mode, stop "
+            "it or switch this one to webhook mode)"
         )
+    if kind == "other-poller":
+        return (
+            "another bot instance is polling with this token (409 Conflict: terminated by other "
+            "getUpdates request): stop the other one; retrying with backoff"
+        )
+    if isinstance(exc, Conflict):
+        return f"Telegram answered 409 Conflict to getUpdates ({exc}); retrying with backoff"
     if isinstance(exc, InvalidToken):
         return "Telegram rejected the bot token while polling; check channels.telegram.token; retrying"
     if isinstance(exc, TimeoutError | TimedOut):
         return f"getUpdates stalled (no answer within {limit:.0f} s); restarting the long poll"
     return f"polling Telegram failed ({type(exc).__name__}: {exc}); retrying with backoff"
+
+
+def _may_have_arrived(exc: NetworkError) -> bool:
+    """False only when the request certainly never reached Telegram (see ``TelegramChannel._call``).
+
+    PTB raises ``TimedOut``/``NetworkError`` *from* the httpx exception for transport failures, and a
+    plain ``NetworkError`` (no httpx cause) for an HTTP error status it has no class for (5xx).
+    """
+    cause = exc.__cause__
+    return not isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+
+
+async def _unless_set(event: asyncio.Event, awaitable: Awaitable[T]) -> T | None:
+    """``await awaitable``, or None as soon as ``event`` is set (the awaitable is then cancelled).
+
+    A cancel that Python 3.11's HTTP stack swallows only lets the request finish: its result is
+    dropped either way.
+    """
+    task = asyncio.ensure_future(awaitable)
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        task.add_done_callback(_discard)
+        raise
+    finally:
+        waiter.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    task.add_done_callback(_discard)
+    await asyncio.wait((task,), timeout=1.0)  # let httpx release the connection before shutdown
+    return None
+
+
+def _discard(task: asyncio.Future) -> None:
+    """Retrieve an abandoned task's outcome, so asyncio does not log "exception was never retrieved"."""
+    if not task.cancelled():
+        task.exception()
+
+
+@contextlib.contextmanager
+def _quiet_bootstrap() -> Iterator[None]:
+    """Drop PTB's traceback for a failed setWebhook ("Network Retry Loop (Bootstrap …) Aborting")."""
+    logger = logging.getLogger("telegram.ext")  # PTB's networkloop module logs here
+    quiet = _DropBootstrapFailures()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
+class _DropBootstrapFailures(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        return not (record.levelno >= logging.ERROR and message.startswith("Network Retry Loop (Bootstrap"))
 
 
 async def _pause(event: asyncio.Event, seconds: float) -> None:
@@ -535,14 +710,15 @@ class _Redact(logging.Filter):
         except Exception:
             return True
         if any(s in message for s in self.secrets):
-            record.msg, record.args = self._clean(message), None
+            record.msg, record.args = self.clean(message), None
         if record.exc_info and not record.exc_text:
             text = logging.Formatter().formatException(record.exc_info)
             if any(s in text for s in self.secrets):
-                record.exc_text = self._clean(text)
+                record.exc_text = self.clean(text)
         return True
 
-    def _clean(self, text: str) -> str:
+    def clean(self, text: str) -> str:
+        """``text`` with every secret replaced."""
         for secret in self.secrets:
             text = text.replace(secret, "<redacted>")
         return text

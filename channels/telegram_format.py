@@ -54,8 +54,12 @@ def markdown_to_html(text: str) -> str:
 
 
 def _closes(line: str, marker: str) -> bool:
+    """CommonMark: a fence closes with the same character, at least as many of it, and nothing else.
+
+    So a block opened with four backticks can show a three-backtick fence inside it.
+    """
     stripped = line.strip()
-    return stripped.startswith(marker[:3]) and stripped.strip(marker[0]) == ""
+    return len(stripped) >= len(marker) and stripped == marker[0] * len(stripped)
 
 
 def _line(line: str) -> str:

@@ -16,8 +16,12 @@ Behaviour worth knowing:
 - ``sendMessage`` checks what Telegram checks: ``parse_mode=HTML`` text must use only Telegram's tags
   and entities, balanced (else 400 "can't parse entities"), and the visible text, counted in UTF-16
   units after entity parsing, must be 1..4096 long (else 400 "message is too long" / "text is empty").
+- ``getUpdates`` answers 409 "can't use getUpdates method while webhook is active" while a webhook is set
+  (``setWebhook``, or ``set_webhook()`` playing another deployment), until ``deleteWebhook``.
 - ``fail(method, *faults)`` scripts the answers to that method's next calls; ``None`` in the list means
   "answer normally", so ``fail("sendMessage", None, cant_parse())`` breaks only the second call.
+  ``slow(s)`` carries a call out (a sendMessage is sent) but answers only after ``s`` seconds.
+- ``refuse_connections(s)`` closes the port for ``s`` seconds (connection refused), then listens again.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ class Fault:
     description: str = "Bad Request"
     retry_after: int | None = None
     hang: float = 0.0  # wait this long, then drop the connection without answering
+    delay: float = 0.0  # carry the call out as usual, but answer only after this long
     trickle: float = 0.0  # send headers, then a byte every 0.2 s for this long (per-read timeouts never fire)
 
 
@@ -93,6 +98,19 @@ def conflict() -> Fault:
         409,
         "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
     )
+
+
+def webhook_active() -> Fault:
+    return Fault(
+        409,
+        "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete "
+        "the webhook first",
+    )
+
+
+def slow(seconds: float) -> Fault:
+    """The call takes effect at once (a sendMessage is delivered), the answer comes ``seconds`` later."""
+    return Fault(200, "", delay=seconds)
 
 
 def unauthorized() -> Fault:
@@ -172,8 +190,8 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, stub: TelegramStub) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, stub: TelegramStub, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.stub = stub
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -211,11 +229,14 @@ class _Handler(BaseHTTPRequestHandler):
         params = _params(raw, self.headers.get("Content-Type") or "")
         call = ApiCall(time.monotonic(), method, params)
         fault = stub._record(call)
-        if fault is not None:
+        if fault is not None and not fault.delay:
             self._fault(fault, call)
             return
         status, body = stub._answer(call)
         call.status, call.result = status, body.get("result")
+        if fault is not None and stub._stopping.wait(fault.delay):
+            self.close_connection = True
+            return
         self._send(status, body)
 
     do_GET = do_POST
@@ -310,6 +331,34 @@ class TelegramStub:
         self._stopping.set()
         with self._cond:
             self._cond.notify_all()
+        self._close(server)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def refuse_connections(self, seconds: float) -> None:
+        """Stop listening and cut open connections now; listen on the same port again after ``seconds``.
+
+        Meanwhile every connection attempt is refused (a request that certainly never arrived).
+        """
+        server = self._server
+        if server is None:
+            raise RuntimeError("TelegramStub is not started")
+        port = server.server_address[1]
+        self._close(server)
+
+        def reopen() -> None:
+            if self._stopping.wait(seconds):
+                return
+            server = self._server = _Server(self, port)
+            if self._stopping.is_set():  # stop() ran meanwhile
+                server.server_close()
+                return
+            server.serve_forever(poll_interval=0.05)
+
+        self._thread = threading.Thread(target=reopen, daemon=True)
+        self._thread.start()
+
+    def _close(self, server: _Server) -> None:
         server.shutdown()
         server.server_close()
         with self._cond:
@@ -317,8 +366,6 @@ class TelegramStub:
         for conn in connections:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
 
     def __enter__(self) -> TelegramStub:
         return self.start()
@@ -405,6 +452,12 @@ class TelegramStub:
             self._cond.notify_all()
         return int(message["message_id"])
 
+    def set_webhook(self, url: str) -> None:
+        """A webhook set from elsewhere (another deployment): getUpdates now answers 409."""
+        with self._cond:
+            self.webhook = {"url": url}
+            self._cond.notify_all()
+
     def pending_updates(self) -> list[int]:
         """Update ids not yet confirmed by a getUpdates offset."""
         with self._cond:
@@ -467,6 +520,9 @@ class TelegramStub:
         if call.method == "getMe":
             return _ok(self.bot)
         if call.method == "getUpdates":
+            if self.webhook:
+                fault = webhook_active()
+                return fault.status, {"ok": False, "error_code": 409, "description": fault.description}
             return _ok(self._get_updates(int(p.get("offset") or 0), float(p.get("timeout") or 0)))
         if call.method == "sendMessage":
             return self._send_message(p)
@@ -488,7 +544,7 @@ class TelegramStub:
             while True:
                 if offset:
                     self._updates = [u for u in self._updates if u["update_id"] >= offset]
-                if self._updates or self._stopping.is_set():
+                if self._updates or self._stopping.is_set() or self.webhook:  # setWebhook ends a long poll
                     return list(self._updates[:100])
                 left = deadline - time.monotonic()
                 if left <= 0:

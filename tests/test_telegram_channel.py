@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
+import httpx
 import pytest
-from telegram.error import BadRequest, NetworkError
+from telegram.error import BadRequest, NetworkError, TimedOut
 from telegram_stub import (
     BOT_ID,
     Fault,
@@ -22,11 +25,13 @@ from telegram_stub import (
     free_port,
     post_webhook,
     rate_limited,
+    slow,
     unauthorized,
+    webhook_active,
 )
 
-from channels.base import InboundMessage, OutboundMessage
-from channels.telegram import TelegramChannel, TelegramSettings
+from channels.base import ChannelError, InboundMessage, OutboundMessage
+from channels.telegram import TelegramChannel, TelegramSettings, _may_have_arrived
 
 ME = 42
 
@@ -147,14 +152,25 @@ async def test_group_answers_only_mentions_replies_and_commands_for_the_bot(tg: 
         tg.push(tg.message("just chatting", chat=group))
         tg.push(tg.message("@other_bot are you there", chat=group))
         tg.push(tg.message("/help@other_bot", chat=group))
+        tg.push(tg.message("/help", chat=group))  # for every bot in the group: not taken as ours
+        tg.push(tg.message("/new please", chat=group))
         tg.push(tg.message("hey @Stub_Bot, what is 2+2?", chat=group))
         tg.push(tg.message("and 3+3?", chat=group, reply_to=tg.bot_message(group)))
         tg.push(tg.message("/remember@stub_bot tea at 5", chat=group))
         name_mention = [{"type": "text_mention", "offset": 0, "length": 4, "user": tg.bot}]
         tg.push(tg.message("Stub summarise this", chat=group, entities=name_mention))
-        await inbox.wait(4)
+        tg.push(tg.message("/help", chat=group, reply_to=tg.bot_message(group)))  # a reply to the bot
+        tg.push(tg.message("/forget 3 @stub_bot", chat=group))
+        await inbox.wait(6)
         await settled(tg)
-    assert [m.text for m in inbox] == ["hey what is 2+2?", "and 3+3?", "/remember tea at 5", "summarise this"]
+    assert [m.text for m in inbox] == [
+        "hey what is 2+2?",
+        "and 3+3?",
+        "/remember tea at 5",
+        "summarise this",
+        "/help",
+        "/forget 3",
+    ]
     first = inbox[0]
     assert first.is_group and first.mentions_bot and first.chat_id == "-1001" and first.sender_id == str(ME)
     assert inbox[1].mentions_bot and not inbox[2].mentions_bot
@@ -165,11 +181,13 @@ async def test_open_group_policy_answers_everything_but_other_bots_commands(tg: 
     async with running(tg, group_policy="open") as (_, inbox):
         tg.push(tg.message("just chatting", chat=group))
         tg.push(tg.message("/help@other_bot", chat=group))
+        tg.push(tg.message("/help", chat=group))  # "open" answers everything, bare commands included
         tg.push(tg.message("🙂 @stub_bot", chat=group))
-        await inbox.wait(2)
+        await inbox.wait(3)
         await settled(tg)
     assert [(m.text, m.is_group, m.mentions_bot) for m in inbox] == [
         ("just chatting", True, False),
+        ("/help", True, False),
         ("🙂", True, True),
     ]
 
@@ -278,15 +296,59 @@ async def test_rate_limit_is_waited_out_then_sent(tg: TelegramStub) -> None:
     assert sent.at - limited.at >= 1.0
 
 
-async def test_network_errors_are_retried_then_raised(tg: TelegramStub) -> None:
-    tg.fail("sendMessage", Fault(502, "Bad Gateway"), Fault(500, "Internal Server Error"))
+async def test_a_5xx_is_retried_once_then_raised(tg: TelegramStub) -> None:
+    # A 5xx may come after Telegram sent the message (its front end timing out on a slow backend): one
+    # retry, so the person sees at most one duplicate.
+    tg.fail("sendMessage", Fault(502, "Bad Gateway"))
     async with running(tg) as (channel, _):
         await channel.send(OutboundMessage("telegram", "42", "eventually", "1"))
-        assert [c.status for c in tg.requests("sendMessage")] == [502, 500, 200]
-        tg.fail("sendMessage", *[Fault(500, "Internal Server Error")] * channel.send_attempts)
-        with pytest.raises(NetworkError):
+        assert [c.status for c in tg.requests("sendMessage")] == [502, 200]
+        tg.fail("sendMessage", Fault(500, "Internal Server Error"), Fault(502, "Bad Gateway"))
+        with pytest.raises(NetworkError, match="Bad Gateway"):
             await channel.send(OutboundMessage("telegram", "42", "never", "1"))
-    assert len(tg.requests("sendMessage")) == 3 + channel.send_attempts
+    assert [c.status for c in tg.requests("sendMessage")] == [502, 200, 500, 502]
+
+
+async def test_a_read_timeout_on_send_is_retried_once_so_at_most_one_duplicate(tg: TelegramStub) -> None:
+    # Telegram takes each message, then answers too late: every try reaches the chat.
+    tg.fail("sendMessage", slow(2.0), slow(2.0), slow(2.0), slow(2.0))
+    async with running(tg, timeout_seconds=0.5) as (channel, _):
+        with pytest.raises(TimedOut):
+            await channel.send(OutboundMessage("telegram", "42", "only once, please", "1"))
+        await asyncio.sleep(0.3)  # a further retry would have arrived by now
+    delivered = [c.params["text"] for c in tg.sent()]
+    assert delivered == ["only once, please"] * 2  # the original and one retry: at most one duplicate
+
+
+async def test_a_request_that_never_left_is_retried_fully(tg: TelegramStub) -> None:
+    async with running(tg) as (channel, _):
+        channel.retry_base_seconds, channel.retry_max_seconds = 0.2, 1.0  # tries at 0, 0.2, 0.6, 1.4 s
+        tg.refuse_connections(0.4)  # connection refused: Telegram never saw those tries
+        await channel.send(OutboundMessage("telegram", "42", "after the outage", "1"))
+    (sent,) = tg.requests("sendMessage")
+    assert sent.status == 200 and sent.params["text"] == "after the outage"
+
+
+def test_which_failures_may_have_delivered_the_message() -> None:
+    request = httpx.Request("POST", "http://127.0.0.1/bot1:a/sendMessage")
+
+    def raised(exc: NetworkError, cause: Exception | None) -> NetworkError:
+        exc.__cause__ = cause
+        return exc
+
+    never_left = [
+        raised(TimedOut(), httpx.ConnectTimeout("connect", request=request)),
+        raised(TimedOut("Pool timeout"), httpx.PoolTimeout("pool", request=request)),
+        raised(NetworkError("httpx.ConnectError: refused"), httpx.ConnectError("refused", request=request)),
+    ]
+    maybe_arrived = [
+        raised(TimedOut(), httpx.ReadTimeout("read", request=request)),
+        raised(TimedOut(), httpx.WriteTimeout("write", request=request)),
+        raised(NetworkError("httpx.RemoteProtocolError"), httpx.RemoteProtocolError("gone", request=request)),
+        raised(NetworkError("Bad Gateway"), None),  # an HTTP 5xx answer
+    ]
+    assert [_may_have_arrived(e) for e in never_left] == [False] * 3
+    assert [_may_have_arrived(e) for e in maybe_arrived] == [True] * 4
 
 
 async def test_other_bad_requests_fail_at_once(tg: TelegramStub) -> None:
@@ -346,8 +408,41 @@ async def test_conflict_is_logged_once_and_polling_recovers(
             assert (await inbox.wait(1)).text == "still there?"
     lines = [r.getMessage() for r in caplog.records if r.name == "tierclaw.channels"]
     assert sum("another bot instance is polling with this token" in line for line in lines) == 1
+    assert not any("webhook" in line for line in lines)
     assert any("receiving messages again" in line for line in lines)
     assert [c.status for c in tg.requests("getUpdates")][:4] == [409, 409, 409, 200]
+    assert len(tg.requests("deleteWebhook")) == 1  # no webhook was in the way
+
+
+async def test_a_webhook_set_while_polling_is_deleted_again(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="tierclaw.channels"):
+        async with running(tg) as (_, inbox):
+            tg.push(tg.message("first"))
+            await inbox.wait(1)
+            tg.set_webhook("https://other-deployment.example/hook")  # getUpdates now answers 409
+            await tg.wait_until(lambda: any(c.status == 409 for c in tg.requests("getUpdates")))
+            tg.push(tg.message("second"))
+            assert (await inbox.wait(2)).text == "second"
+    lines = [r.getMessage() for r in caplog.records if r.name == "tierclaw.channels"]
+    assert sum("a webhook is set for this bot" in line for line in lines) == 1
+    assert not any("another bot instance" in line for line in lines)
+    assert len(tg.requests("deleteWebhook")) == 2 and tg.webhook == {}
+
+
+async def test_a_scripted_webhook_conflict_is_told_apart(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    tg.fail("getUpdates", webhook_active(), conflict())
+    with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):
+        async with running(tg) as (_, inbox):
+            tg.push(tg.message("hi"))
+            await inbox.wait(1)
+    assert "a webhook is set for this bot" in caplog.text
+    assert "another bot instance is polling with this token" in caplog.text
+    calls = [c.method for c in tg.requests() if c.method in ("deleteWebhook", "getUpdates")]
+    assert calls[:4] == ["deleteWebhook", "getUpdates", "deleteWebhook", "getUpdates"]
 
 
 @pytest.mark.parametrize(
@@ -406,6 +501,136 @@ async def test_the_token_never_reaches_the_logs(tg: TelegramStub, caplog: pytest
     assert tg.token not in caplog.text
     assert tg.token.split(":")[1] not in caplog.text
     assert not logging.getLogger("httpx").filters  # the redaction is removed with the channel
+
+
+# --- stopping in two steps -----------------------------------------------------------------------
+
+
+class Gate(Inbox):
+    """A ``deliver`` that holds the first message until ``release()`` (the gateway being slow to take it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = asyncio.Event()
+        self.released = asyncio.Event()
+
+    def release(self) -> None:
+        self.released.set()
+
+    async def __call__(self, message: InboundMessage) -> None:
+        self.entered.set()
+        await self.released.wait()
+        self.append(message)
+
+
+async def test_stop_receiving_confirms_only_what_was_handed_over_and_replies_still_go_out(
+    tg: TelegramStub,
+) -> None:
+    first = tg.push(tg.message("one"))
+    tg.push(tg.message("two"))
+    tg.push(tg.message("three"))  # all three come back from the first getUpdates
+    channel = quick(TelegramChannel(settings(tg)))
+    gate = Gate()
+    await channel.start(gate)
+    try:
+        await asyncio.wait_for(gate.entered.wait(), 10)
+        stopping = asyncio.create_task(channel.stop_receiving())
+        await asyncio.sleep(0.1)
+        gate.release()  # "one" reaches the gateway after intake stopped; "two" and "three" never do
+        await asyncio.wait_for(stopping, 5)
+        assert [m.message_id for m in gate] == [str(first)]
+        assert tg.pending_updates() == [2, 3]  # "one" confirmed, the others Telegram sends again
+        polls = len(tg.requests("getUpdates"))
+        tg.push(tg.message("four"))
+        # the gateway drains: typing and replies still work
+        channel.typing_every_seconds = 0.05
+        async with channel.working(gate[0]):
+            await tg.wait_until(lambda: len(tg.requests("sendChatAction")) >= 2, what="typing")
+            await channel.send(OutboundMessage("telegram", "42", "answer to one", str(first)))
+        await channel.stop_receiving()  # idempotent
+        await asyncio.sleep(0.2)
+        assert len(tg.requests("getUpdates")) == polls  # nothing is fetched any more
+    finally:
+        started = time.monotonic()
+        await channel.stop()
+        assert time.monotonic() - started < 1.0
+    await channel.stop()  # safe twice
+    assert [c.params["text"] for c in tg.sent()] == ["answer to one"]
+    assert tg.pending_updates() == [2, 3, 4] and [m.text for m in gate] == ["one"]
+
+
+async def test_stop_receiving_abandons_a_long_poll_at_once(tg: TelegramStub) -> None:
+    async with running(tg, poll_timeout=30) as (channel, inbox):
+        tg.push(tg.message("handled"))
+        await inbox.wait(1)
+        await tg.wait_until(lambda: len(tg.requests("getUpdates")) >= 2, what="a long poll in flight")
+        started = time.monotonic()
+        await channel.stop_receiving()
+        assert time.monotonic() - started < 1.5
+        assert tg.pending_updates() == []
+        tg.push(tg.message("too late"))
+        await channel.send(OutboundMessage("telegram", "42", "still sending", ""))
+        await asyncio.sleep(0.2)
+    assert [m.text for m in inbox] == ["handled"]
+    assert len(tg.pending_updates()) == 1  # "too late" waits at Telegram for the next start
+    assert [c.params["text"] for c in tg.sent()] == ["still sending"]
+
+
+async def test_stop_receiving_closes_the_webhook_server_but_sending_works(tg: TelegramStub) -> None:
+    port = free_port()
+    extra = {"mode": "webhook", "webhook_url": "https://b.example.com/h", "webhook_port": port}
+    async with running(tg, webhook_secret="s3cret-s3cret", **extra) as (channel, inbox):
+        url = f"http://127.0.0.1:{port}/telegram"
+        assert await post_webhook(url, tg.update(tg.message("before")), "s3cret-s3cret") == 200
+        await channel.stop_receiving()
+        assert [m.text for m in inbox] == ["before"]  # what the server accepted was handed over
+        with pytest.raises(OSError):  # connection refused: Telegram keeps the update and retries later
+            await post_webhook(url, tg.update(tg.message("after")), "s3cret-s3cret")
+        await channel.send(OutboundMessage("telegram", "42", "reply to before", ""))
+    assert [c.params["text"] for c in tg.sent()] == ["reply to before"]
+    assert tg.webhook  # not deleted: updates wait at Telegram for the next start
+
+
+# --- start failures ----------------------------------------------------------------------------------
+
+
+async def test_a_refused_set_webhook_is_a_channel_error_without_a_traceback(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    tg.fail("setWebhook", Fault(400, "Bad Request: bad webhook: HTTPS url must be provided for webhook"))
+    port = free_port()
+    channel = TelegramChannel(
+        settings(tg, mode="webhook", webhook_url="http://insecure.example/h", webhook_port=port)
+    )
+    with pytest.raises(ChannelError) as failure:
+        await channel.start(Inbox())
+    message = str(failure.value)
+    assert message.startswith("[telegram] setWebhook refused: Bad webhook: https url must be provided")
+    assert tg.token not in message and failure.value.__suppress_context__
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    assert tg.token not in caplog.text
+    assert channel._app is None and not logging.getLogger("httpx").filters  # cleaned up
+    assert not logging.getLogger("telegram.ext").filters
+    with socket.socket() as probe:  # no webhook server left behind
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
+    await channel.stop()  # still safe
+
+
+async def test_a_webhook_port_in_use_is_a_channel_error(tg: TelegramStub) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        channel = TelegramChannel(
+            settings(tg, mode="webhook", webhook_url="https://b.example.com/h", webhook_port=port)
+        )
+        with pytest.raises(ChannelError) as failure:
+            await channel.start(Inbox())
+    message = str(failure.value)
+    assert message.startswith(f"[telegram] cannot listen for the webhook on 127.0.0.1:{port}:")
+    assert tg.token not in message and failure.value.__suppress_context__
+    assert channel._app is None and not logging.getLogger("httpx").filters
 
 
 # --- webhook -----------------------------------------------------------------------------------------

@@ -48,6 +48,17 @@ def test_fenced_code_becomes_pre_with_the_language_and_is_escaped() -> None:
     assert check_html(html)[1] == ""
 
 
+def test_a_fence_closes_only_with_at_least_as_many_of_its_characters() -> None:
+    markdown = "````markdown\nExample:\n```python\nx = 1\n```\n````\nafter"
+    html = markdown_to_html(markdown)
+    assert html == (
+        '<pre><code class="language-markdown">Example:\n```python\nx = 1\n```</code></pre>\nafter'
+    )
+    assert markdown_to_html("~~~\n```\nstill code\n~~~~~") == "<pre><code>```\nstill code</code></pre>"
+    assert markdown_to_html("```\na\n```` \nb") == "<pre><code>a</code></pre>\nb"  # longer closes too
+    assert check_html(html)[1] == ""
+
+
 def test_a_fence_without_language_or_end() -> None:
     assert markdown_to_html("```\n<x>") == "<pre><code>&lt;x&gt;</code></pre>"
 

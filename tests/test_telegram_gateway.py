@@ -7,6 +7,7 @@ reached Telegram (sendMessage/sendChatAction), what reached the model, and what 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator
@@ -24,6 +25,7 @@ from telegram_stub import (
     free_port,
     post_webhook,
     rate_limited,
+    webhook_active,
 )
 
 from channels.telegram import TelegramChannel
@@ -173,6 +175,7 @@ async def test_groups_answer_mentions_and_replies_to_the_bot_only(
     group = tg.group()
     async with gateway(make_config(tmp_path, model, tg)) as runtime:
         tg.push(tg.message("talking among ourselves", chat=group))
+        tg.push(tg.message("/help", chat=group))  # meant for whichever bot: only /help@stub_bot is ours
         asked = tg.push(tg.message("@stub_bot what is the capital of France?", chat=group))
         await tg.wait_sent(1)
         tg.push(tg.message("and of Spain?", chat=group, reply_to=tg.sent()[0].result))
@@ -264,6 +267,43 @@ async def test_polling_recovers_from_a_conflict(
             (reply,) = await tg.wait_sent(1)
     assert visible(reply.params["text"]) == "stub reply: are you still answering?"
     assert caplog.text.count("another bot instance is polling with this token") == 1
+
+
+async def test_polling_deletes_a_webhook_that_blocks_it(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    tg.fail("getUpdates", webhook_active())
+    with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):
+        async with gateway(make_config(tmp_path, model, tg)):
+            tg.push(tg.message("anyone home?"))
+            (reply,) = await tg.wait_sent(1)
+    assert visible(reply.params["text"]) == "stub reply: anyone home?"
+    assert caplog.text.count("a webhook is set for this bot") == 1
+    assert "another bot instance" not in caplog.text
+    assert len(tg.requests("deleteWebhook")) == 2
+
+
+async def test_shutdown_stops_intake_then_still_sends_the_reply_being_written(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+) -> None:
+    model.script(StubReply(content="worth the wait", delay=1.0))
+    config = make_config(tmp_path, model, tg)
+    runtime = await Runtime.open(config, enabled_channels(config))
+    try:
+        await runtime.start(schedule=False)
+        asked = tg.push(tg.message("a slow question"))
+        await tg.wait_until(lambda: len(model.chat_requests()) == 1, what="the model asked")
+        shutting = asyncio.create_task(runtime.shutdown(drain_timeout=10))
+        await asyncio.sleep(0.2)  # intake stops first
+        tg.push(tg.message("one more thing"))  # arrives during the drain: left at Telegram for next time
+        assert await shutting == 0
+    except BaseException:
+        await runtime.close()
+        raise
+    (reply,) = tg.sent()
+    assert visible(reply.params["text"]) == "worth the wait"
+    assert reply.json("reply_parameters")["message_id"] == asked
+    assert len(tg.pending_updates()) == 1 and len(model.chat_requests()) == 1
 
 
 async def test_photo_gets_the_text_only_answer_and_its_caption_is_kept(
