@@ -7,20 +7,33 @@ One intake task then checks, in order: the sender's open_id against ``allowFrom`
 trace), group messages must @mention the bot, the event is new (``SeenStore``: an event is a duplicate if
 its event_id *or* its message_id was seen in the last 48 h, also across restarts), and only then delivers.
 
-* websocket: ``lark.ws.Client`` runs in a daemon thread on its own event loop. lark-oapi 1.7.5 keeps that
-  loop in a module global (``lark_oapi.ws.client.loop``), so only one websocket channel can run per
-  process; ``start()`` blocks forever and has no stop, so ``stop`` cancels every task on that loop (after
-  turning auto-reconnect off) and closes the connection itself.
+* websocket: ``lark.ws.Client`` is built and runs in a daemon thread on its own event loop (built there,
+  after ``set_event_loop``, because its constructor starts a cache-clearing task on the current loop).
+  lark-oapi 1.7.5 keeps that loop in a module global (``lark_oapi.ws.client.loop``), so only one
+  websocket channel can run per process; ``start()`` blocks forever and has no stop, so ``stop`` cancels
+  every task on that loop (after turning auto-reconnect off) and closes the connection itself. lark's
+  bootstrap request (``POST /callback/ws/endpoint``, a sync ``requests.post`` without a timeout) would
+  hang the thread forever on a server that never answers; the ``requests`` name inside
+  ``lark_oapi.ws.client`` only is bound to a thin wrapper whose ``post`` defaults ``timeout`` to the
+  channel's ``timeoutSeconds`` (see ``_RequestsWithTimeout``), so a silent server costs one timeout per
+  attempt, lark keeps retrying, and ``stop`` ends the thread.
 * callback: a small aiohttp server feeds each POST to lark's ``EventDispatcherHandler``, which decrypts
   (``encryptKey``), checks the verification token and the ``X-Lark-Signature``, answers
   ``url_verification`` and dispatches. lark reads the signature headers with a case-sensitive
-  ``dict.get``, so their exact spelling is restored first.
+  ``dict.get``, so their exact spelling is restored first. Without ``encryptKey`` lark checks no
+  signature (only the verification token): ``start`` warns. A port already in use is a ``FeishuError``.
+
+Stopping. ``stop_receiving`` (called by the gateway before it drains) stops taking new events — the
+websocket is closed and its thread ended, or the HTTP server stops listening, so Feishu redelivers what it
+could not hand over (nothing unacknowledged is lost) — then waits until every event already acknowledged
+is through the intake and handed to ``deliver``; ``send`` keeps working until ``stop``.
 
 Groups: the bot's open_id comes from ``GET /open-apis/bot/v3/info`` at start; a group message is answered
-only when one of its mentions is that open_id. If the bot info cannot be read, any @mention counts as
-addressing the bot (a warning says so) — Feishu only delivers group messages that @mention the bot unless
-the app has the "read all group messages" permission. The bot's placeholder (``@_user_1``) is removed from
-the text and other people's placeholders become ``@Name``.
+only when one of its mentions is that open_id. If the bot info cannot be read, it is retried in the
+background with backoff (``bot_info_retry_seconds``, doubling up to 5 minutes) until it succeeds; until
+then any @mention counts as addressing the bot (a warning says so) — Feishu only delivers group messages
+that @mention the bot unless the app has the "read all group messages" permission. The bot's
+placeholder (``@_user_1``) is removed from the text and other people's placeholders become ``@Name``.
 
 Sending. Each reply is cut with ``split_text(text, 4000)``; every piece is a Reply API call on the inbound
 message (``create`` in the chat when there is nothing to reply to) with a ``uuid`` derived from the target,
@@ -72,11 +85,54 @@ RATE_LIMIT_CODES = frozenset({99991400, 230020, 11232})  # app, per-chat and cus
 MAX_SEND_ATTEMPTS = 4
 MAX_RETRY_WAIT_SECONDS = 30.0
 BOT_INFO_URI = "/open-apis/bot/v3/info"
+BOT_INFO_RETRY_MAX_SECONDS = 300.0
+DEFAULT_WS_BOOTSTRAP_TIMEOUT = 10.0  # for lark's endpoint request on a thread that is not ours
 # lark's EventDispatcherHandler reads these with a case-sensitive dict.get.
 LARK_HEADERS = ("X-Lark-Request-Timestamp", "X-Lark-Request-Nonce", "X-Lark-Signature", "X-Request-Id")
 
 _ws_owner_lock = threading.Lock()
 _ws_owner: FeishuChannel | None = None  # lark-oapi's websocket loop is a module global: one user at a time
+_ws_bootstrap = threading.local()  # .timeout: set by the websocket thread for lark's endpoint request
+
+
+class _RequestsWithTimeout:
+    """Stands in for the ``requests`` module inside ``lark_oapi.ws.client`` (and nowhere else).
+
+    That module's only use of it is ``requests.post(domain + "/callback/ws/endpoint", ...)`` in
+    ``Client._get_conn_url``, without a timeout. ``post`` here adds ``timeout`` when the caller gave none:
+    the running websocket thread's ``timeoutSeconds`` (a thread-local, so it is exact per thread), else
+    ``DEFAULT_WS_BOOTSTRAP_TIMEOUT``. Everything else is the real module. Rebinding one name in one lark
+    module is the least invasive fix: no copy of lark's code, and the process-wide ``requests`` module
+    (used by the API client and everyone else) is untouched.
+    """
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def post(self, url: str, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("timeout", getattr(_ws_bootstrap, "timeout", DEFAULT_WS_BOOTSTRAP_TIMEOUT))
+        return self._real.post(url, *args, **kwargs)
+
+
+def _bind_lark_bootstrap_requests() -> None:
+    """Give lark's websocket module the ``requests`` wrapper (once; safe to call again)."""
+    with _ws_owner_lock:
+        if not isinstance(lark_ws_client.requests, _RequestsWithTimeout):
+            lark_ws_client.requests = _RequestsWithTimeout(lark_ws_client.requests)  # type: ignore[assignment]
+
+
+class _WebsocketRun:
+    """One run of the websocket thread: its loop, and the lark client once the thread has built it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.client: lark.ws.Client | None = None  # set by the thread
+        self.error: BaseException | None = None  # why lark's start() gave up, set by the thread
+        self.thread: threading.Thread | None = None
+        self.stopping = False
 
 
 class FeishuError(ChannelError):
@@ -240,6 +296,7 @@ class FeishuChannel:
             .build()
         )
         self.bot_open_id = ""
+        self.bot_info_retry_seconds = 5.0  # first wait before asking the bot info again; doubles each time
         self.callback_port: int | None = None
         self.retry_base_seconds = 0.5  # backoff: base, 2×base, 4×base … when Feishu gives no reset time
         self.seen: SeenStore | None = None
@@ -247,12 +304,10 @@ class FeishuChannel:
         self._deliver: Deliver | None = None
         self._intake: asyncio.Queue[FeishuEvent] = asyncio.Queue()
         self._worker: asyncio.Task | None = None
+        self._bot_info_task: asyncio.Task | None = None
         self._runner: web.AppRunner | None = None
         self._dispatcher: lark.EventDispatcherHandler | None = None
-        self._ws_client: lark.ws.Client | None = None
-        self._ws_loop: asyncio.AbstractEventLoop | None = None
-        self._ws_thread: threading.Thread | None = None
-        self._ws_error: BaseException | None = None
+        self._ws: _WebsocketRun | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -261,11 +316,25 @@ class FeishuChannel:
         self._loop = asyncio.get_running_loop()
         self._deliver = deliver
         self.allow.warn_if_empty()
+        if self.settings.mode == "callback" and not self.settings.encrypt_key:
+            log.warning(
+                "[feishu] callback mode without encryptKey: the X-Lark-Signature of incoming events is "
+                "not checked (only the verification token); set encryptKey"
+            )
         self.seen = await SeenStore.open(self.settings.state_path, self.name)
-        self.bot_open_id = await self._fetch_bot_open_id()
-        self._dispatcher = self._event_dispatcher()
-        self._worker = asyncio.create_task(self._consume(), name="feishu-intake")
         try:
+            open_id, problem = await self._read_bot_open_id()
+            self.bot_open_id = open_id
+            if not open_id:
+                log.warning(
+                    "[feishu] could not read the bot's identity from %s: %s; retrying in the background, "
+                    "until then in groups any @mention will count as addressing the bot",
+                    BOT_INFO_URI,
+                    problem,
+                )
+                self._bot_info_task = asyncio.create_task(self._retry_bot_info(), name="feishu-bot-info")
+            self._dispatcher = self._event_dispatcher()
+            self._worker = asyncio.create_task(self._consume(), name="feishu-intake")
             if self.settings.mode == "websocket":
                 await self._start_websocket()
             else:
@@ -274,20 +343,44 @@ class FeishuChannel:
             await self.stop()
             raise
 
-    async def stop(self) -> None:
-        """Stop receiving (close the websocket and end its thread, or the HTTP server), then the store."""
+    async def stop_receiving(self) -> None:
+        """Take in no new events, and return once every event already taken in is handed to ``deliver``.
+
+        Websocket: the connection is closed and its thread ended. Callback: the HTTP server stops
+        listening, so new POSTs are refused and Feishu redelivers them later (they were never
+        acknowledged). ``send`` keeps working, so the gateway can still answer; ``stop`` finishes up.
+        """
         await self._stop_websocket()
-        if self._runner is not None:
-            runner, self._runner = self._runner, None
-            await runner.cleanup()
-        if self._worker is not None:
-            worker, self._worker = self._worker, None
-            worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await worker
+        await self._stop_callback()
+        await self._drain_intake()
+
+    async def stop(self) -> None:
+        """Stop receiving (close the websocket and end its thread, or the HTTP server), then the store.
+
+        Safe to call more than once, and after ``stop_receiving``.
+        """
+        await self._stop_websocket()
+        await self._stop_callback()
+        for name in ("_bot_info_task", "_worker"):
+            task = getattr(self, name)
+            if task is not None:
+                setattr(self, name, None)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self.seen is not None:
             seen, self.seen = self.seen, None
             await seen.close()
+
+    async def _drain_intake(self) -> None:
+        """Wait (bounded) until the intake task has handled every queued event."""
+        if self._worker is None or self._worker.done():
+            return
+        await asyncio.sleep(0)  # puts scheduled by call_soon_threadsafe before this point run first
+        try:
+            await asyncio.wait_for(self._intake.join(), timeout=max(self.settings.timeout_seconds, 5.0))
+        except TimeoutError:
+            log.warning("[feishu] %d received event(s) not handed over yet", self._intake.qsize())
 
     # --- receiving -----------------------------------------------------------------------------------
 
@@ -324,6 +417,8 @@ class FeishuChannel:
                 raise
             except Exception:
                 log.exception("[feishu] handling event %s failed", event.event_id)
+            finally:
+                self._intake.task_done()
 
     async def _accept(self, event: FeishuEvent) -> None:
         """allowFrom first, then group mention, then dedup, then deliver."""
@@ -341,8 +436,22 @@ class FeishuChannel:
             return
         await self._deliver(message)
 
-    async def _fetch_bot_open_id(self) -> str:
-        """The bot's open_id from the bot info API (this also fetches the tenant token, in a thread)."""
+    async def _retry_bot_info(self) -> None:
+        """Ask the bot info again with backoff until it answers; then group gating is exact."""
+        delay = self.bot_info_retry_seconds
+        while True:
+            await asyncio.sleep(delay)
+            open_id, problem = await self._read_bot_open_id()
+            if open_id:
+                self.bot_open_id = open_id
+                log.info("[feishu] read the bot's identity; in groups only @mentions of the bot count now")
+                return
+            log.info("[feishu] bot identity still unavailable (%s); retrying in %.0f s", problem, delay)
+            delay = min(delay * 2, BOT_INFO_RETRY_MAX_SECONDS)
+
+    async def _read_bot_open_id(self) -> tuple[str, str]:
+        """The bot's open_id from the bot info API (this also fetches the tenant token, in a thread),
+        or ``("", what went wrong)``."""
         request = (
             lark.BaseRequest.builder()
             .http_method(lark.HttpMethod.GET)
@@ -362,17 +471,11 @@ class FeishuChannel:
                 except (ValueError, AttributeError):
                     open_id = ""
                 if open_id:
-                    return str(open_id)
+                    return str(open_id), ""
                 problem = "no open_id in the answer"
             else:
                 problem = f"code {resp.code} ({resp.msg})"
-        log.warning(
-            "[feishu] could not read the bot's identity from %s: %s; in groups any @mention will count "
-            "as addressing the bot",
-            BOT_INFO_URI,
-            problem,
-        )
-        return ""
+        return "", problem
 
     # --- websocket mode ------------------------------------------------------------------------------
 
@@ -385,6 +488,16 @@ class FeishuChannel:
                     "global loop); use mode callback for a second app"
                 )
             _ws_owner = self
+        _bind_lark_bootstrap_requests()
+        run = self._ws = _WebsocketRun(asyncio.new_event_loop())
+        run.thread = threading.Thread(
+            target=self._run_websocket, args=(run,), name="feishu-websocket", daemon=True
+        )
+        run.thread.start()
+        await self._wait_connected(run)
+
+    def _new_ws_client(self) -> lark.ws.Client:
+        """Built on the websocket thread: its constructor starts a task on the current event loop."""
         client = lark.ws.Client(
             self.settings.app_id,
             self.settings.app_secret,
@@ -395,50 +508,52 @@ class FeishuChannel:
         )
         client.on_reconnecting = lambda: log.warning("[feishu] websocket lost; reconnecting")
         client.on_reconnected = lambda: log.info("[feishu] websocket reconnected")
-        self._ws_client, self._ws_error = client, None
-        self._ws_loop = asyncio.new_event_loop()
-        self._ws_thread = threading.Thread(
-            target=self._run_websocket, args=(client, self._ws_loop), name="feishu-websocket", daemon=True
-        )
-        self._ws_thread.start()
-        await self._wait_connected(client, self._ws_thread)
+        return client
 
-    async def _wait_connected(self, client: lark.ws.Client, thread: threading.Thread) -> None:
+    async def _wait_connected(self, run: _WebsocketRun) -> None:
         """Return once connected; raise if lark gave up (bad credentials); after the timeout, return with
         a warning while lark keeps retrying in the background."""
+        assert run.thread is not None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.timeout_seconds
-        while getattr(client, "_conn", None) is None:
-            if not thread.is_alive():
-                raise FeishuError(f"Feishu websocket could not connect: {self._ws_error or 'stopped'}")
+        while getattr(run.client, "_conn", None) is None:
+            if not run.thread.is_alive():
+                raise FeishuError(f"Feishu websocket could not connect: {run.error or 'stopped'}")
             if loop.time() >= deadline:
                 log.warning("[feishu] websocket not connected yet; lark keeps retrying in the background")
                 return
             await asyncio.sleep(0.02)
         log.info("[feishu] websocket connected (app %s)", self.settings.app_id)
 
-    def _run_websocket(self, client: lark.ws.Client, ws_loop: asyncio.AbstractEventLoop) -> None:
-        """The websocket thread: lark's blocking ``start()`` on this thread's own loop until stopped."""
+    def _run_websocket(self, run: _WebsocketRun) -> None:
+        """The websocket thread: build lark's client and run its blocking ``start()`` on this thread's own
+        loop until stopped."""
+        ws_loop = run.loop
         asyncio.set_event_loop(ws_loop)
         lark_ws_client.loop = ws_loop  # lark schedules everything on this module global
+        _ws_bootstrap.timeout = self.settings.timeout_seconds  # for lark's endpoint request (see module doc)
         try:
-            client.start()
+            if run.stopping:
+                return
+            run.client = self._new_ws_client()
+            run.client.start()
         except asyncio.CancelledError:  # stop() cancelled the loop's tasks
             pass
         except Exception as exc:  # lark logged it; keep it for _wait_connected
-            self._ws_error = exc
+            run.error = exc
         finally:
-            _close_ws_loop(client, ws_loop)
+            _close_ws_loop(run.client, ws_loop)
 
     async def _stop_websocket(self) -> None:
         global _ws_owner
-        thread, ws_loop, client = self._ws_thread, self._ws_loop, self._ws_client
-        self._ws_thread = self._ws_loop = self._ws_client = None
-        if thread is not None and ws_loop is not None and client is not None:
+        run, self._ws = self._ws, None
+        if run is not None and run.thread is not None:
+            run.stopping = True
             with contextlib.suppress(RuntimeError):  # the loop is already closed: the thread has ended
-                ws_loop.call_soon_threadsafe(_cancel_ws_tasks, client, ws_loop)
-            await asyncio.to_thread(thread.join, self.settings.timeout_seconds + 5)
-            if thread.is_alive():
+                run.loop.call_soon_threadsafe(_cancel_ws_tasks, run)
+            # at worst the thread is inside lark's endpoint request, which ends within the timeout
+            await asyncio.to_thread(run.thread.join, self.settings.timeout_seconds + 5)
+            if run.thread.is_alive():
                 log.warning("[feishu] websocket thread did not end; it is a daemon and ends with the process")
         with _ws_owner_lock:
             if _ws_owner is self:
@@ -452,8 +567,14 @@ class FeishuChannel:
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         self._runner = runner
-        site = web.TCPSite(runner, self.settings.callback_listen, self.settings.callback_port)
-        await site.start()
+        host, port = self.settings.callback_listen, self.settings.callback_port
+        site = web.TCPSite(runner, host, port)
+        try:
+            await site.start()
+        except OSError as exc:  # address in use, not an address of this machine, no permission
+            raise FeishuError(
+                f"Feishu callback cannot listen on {host}:{port}: {exc.strerror or exc}"
+            ) from None
         self.callback_port = int(runner.addresses[0][1])
         log.info(
             "[feishu] event callback listening on http://%s:%s%s",
@@ -461,6 +582,12 @@ class FeishuChannel:
             self.callback_port,
             self.settings.callback_path,
         )
+
+    async def _stop_callback(self) -> None:
+        """Stop listening (new connections are refused), answer requests in flight, close the server."""
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
 
     async def _on_callback(self, request: web.Request) -> web.Response:
         """Verify and parse with lark, enqueue, answer at once (processing happens after the answer)."""
@@ -582,17 +709,19 @@ def _reset_seconds(resp: lark.BaseResponse) -> float | None:
     return None
 
 
-def _cancel_ws_tasks(client: lark.ws.Client, ws_loop: asyncio.AbstractEventLoop) -> None:
+def _cancel_ws_tasks(run: _WebsocketRun) -> None:
     """Runs on the websocket loop: no reconnect, then cancel everything (lark's ``start()`` returns)."""
-    client._auto_reconnect = False  # lark-oapi 1.7.5 has no stop(); this is what its reconnect loop reads
-    for task in asyncio.all_tasks(ws_loop):
+    if run.client is not None:
+        run.client._auto_reconnect = False  # lark-oapi 1.7.5 has no stop(); its reconnect loop reads this
+    for task in asyncio.all_tasks(run.loop):
         task.cancel()
 
 
-def _close_ws_loop(client: lark.ws.Client, ws_loop: asyncio.AbstractEventLoop) -> None:
+def _close_ws_loop(client: lark.ws.Client | None, ws_loop: asyncio.AbstractEventLoop) -> None:
     """Runs on the websocket thread after ``start()`` ended: finish cancelled tasks, close the connection."""
     try:
-        client._auto_reconnect = False
+        if client is not None:
+            client._auto_reconnect = False
         pending = asyncio.all_tasks(ws_loop)
         for task in pending:
             task.cancel()

@@ -17,12 +17,14 @@ HTTP API (JSON, ``{"code": 0, ...}`` like Feishu):
     makes it fail)
   * ``POST /open-apis/im/v1/messages?receive_id_type=chat_id`` (create), ``POST
     /open-apis/im/v1/messages/{id}/reply``, ``PUT /open-apis/im/v1/messages/{id}`` (update)
-  * ``POST /callback/ws/endpoint`` → the websocket URL (``ws_endpoint_code`` != 0 refuses the app)
+  * ``POST /callback/ws/endpoint`` → the websocket URL (``ws_endpoint_code`` != 0 refuses the app;
+    ``ws_endpoint_hangs = True`` accepts the request and never answers, until the stub stops)
 
 Sends honour ``uuid`` like Feishu: a second request with a uuid already sent within an hour answers with the
 first message and posts nothing. Scripted failures (``fail_sends(ApiError...)``) answer the next sends in
-order; ``refuse_posts = True`` refuses every ``post`` with a content error (``POST_REFUSED``). ``sent``
-holds the messages really posted, ``requests`` every request.
+order; ``delay_sends(seconds...)`` makes the next sends post their message and answer only that much
+later (a client timeout after Feishu accepted); ``refuse_posts = True`` refuses every ``post`` with a
+content error (``POST_REFUSED``). ``sent`` holds the messages really posted, ``requests`` every request.
 
 The websocket server (``websockets``) speaks lark's protobuf ``Frame``: it answers pings with pongs,
 ``await push_event(...)`` sends a data frame (``type=event``, plaintext JSON payload) and ``wait_for_ack``
@@ -122,6 +124,9 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.stub = stub
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up before a late answer (delay_sends) is expected, not an error
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -174,10 +179,13 @@ class FeishuStub:
         self.refuse_posts = False
         self.bot_info_code = 0
         self.ws_endpoint_code = 0
+        self.ws_endpoint_hangs = False
         self.reconnect_nonce = (
             30  # ClientConfig sent with the websocket URL: max random wait before a reconnect
         )
         self._failures: deque[ApiError] = deque()
+        self._delays: deque[float] = deque()
+        self._stopping = threading.Event()  # releases requests held by ws_endpoint_hangs / delay_sends
         self._by_uuid: dict[str, tuple[float, dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -202,6 +210,7 @@ class FeishuStub:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
@@ -239,6 +248,16 @@ class FeishuStub:
         """The next sends (create/reply) answer with these errors, in order."""
         with self._lock:
             self._failures.extend(errors)
+
+    def delay_sends(self, *seconds: float) -> None:
+        """The next sends (create/reply) post their message at once but answer only after these delays."""
+        with self._lock:
+            self._delays.extend(seconds)
+
+    def endpoint_requests(self) -> list[StubRequest]:
+        """Every websocket bootstrap request (``POST /callback/ws/endpoint``)."""
+        with self._lock:
+            return [r for r in self.requests if r.path == WS_ENDPOINT_PATH]
 
     def send_requests(self) -> list[StubRequest]:
         """Every create/reply request, refused or not, in arrival order."""
@@ -302,6 +321,14 @@ class FeishuStub:
         return 404, {"code": 404, "msg": f"no route {req.method} {req.path}"}, None
 
     def _send(self, kind: str, target: str, req: StubRequest) -> tuple[int, Any, dict[str, str] | None]:
+        with self._lock:
+            delay = self._delays.popleft() if kind != "update" and self._delays else 0.0
+        answer = self._post(kind, target, req)
+        if delay:
+            self._stopping.wait(delay)
+        return answer
+
+    def _post(self, kind: str, target: str, req: StubRequest) -> tuple[int, Any, dict[str, str] | None]:
         body = req.body or {}
         msg_type = body.get("msg_type", "")
         with self._lock:
@@ -339,6 +366,9 @@ class FeishuStub:
             return 200, {"code": 0, "msg": "success", "data": data}, None
 
     def _ws_endpoint(self, req: StubRequest) -> tuple[int, Any, dict[str, str] | None]:
+        if self.ws_endpoint_hangs:
+            self._stopping.wait()
+            return 503, {"code": 1, "msg": "stub stopped"}, None
         if self.ws_endpoint_code:
             return 200, {"code": self.ws_endpoint_code, "msg": "app id or app secret is invalid"}, None
         device = uuid_module.uuid4().hex[:12]

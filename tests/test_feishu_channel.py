@@ -8,11 +8,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import socket
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 from feishu_stub import (
     BOT_NOT_IN_CHAT,
@@ -43,12 +46,16 @@ TOKEN = "verify-token-Wq3mN9"
 
 
 class Inbox:
-    """The ``deliver`` callback, recording what the channel hands over."""
+    """The ``deliver`` callback, recording what the channel hands over (``gate``: a closed gate holds
+    every delivery until it is opened)."""
 
     def __init__(self) -> None:
         self.messages: list[InboundMessage] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
 
     async def deliver(self, message: InboundMessage) -> None:
+        await self.gate.wait()
         self.messages.append(message)
 
     async def wait(self, count: int, timeout: float = 10.0) -> list[InboundMessage]:
@@ -274,9 +281,12 @@ async def test_callback_restores_lowercased_signature_headers(tmp_path: Path, fe
     assert message.text == "hi"
 
 
-async def test_callback_without_encryption(tmp_path: Path, feishu: FeishuStub) -> None:
+async def test_callback_without_encryption(
+    tmp_path: Path, feishu: FeishuStub, caplog: pytest.LogCaptureFixture
+) -> None:
     settings = make_settings(tmp_path, feishu, encrypt_key="")
     async with running(settings) as (channel, inbox):
+        assert "X-Lark-Signature of incoming events is not checked" in caplog.text
         status, _ = await post_callback(
             callback_url(channel), message_event("plain", token=TOKEN), encrypt_key=""
         )
@@ -305,6 +315,128 @@ async def test_bot_info_unavailable_any_mention_counts(
         [message] = await inbox.wait(1)
     assert message.text == "hi" and message.mentions_bot
     assert "any @mention will count" in caplog.text
+
+
+async def test_with_encryption_no_signature_warning(
+    tmp_path: Path, feishu: FeishuStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running(make_settings(tmp_path, feishu)):
+        pass
+    assert "not checked" not in caplog.text
+
+
+async def test_bot_info_is_retried_until_known_then_groups_are_exact(
+    tmp_path: Path, feishu: FeishuStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    feishu.bot_info_code = 99991672
+    channel, inbox = FeishuChannel(make_settings(tmp_path, feishu)), Inbox()
+    channel.bot_info_retry_seconds = 0.05
+    await channel.start(inbox.deliver)
+    try:
+        assert channel.bot_open_id == ""
+        assert "retrying in the background" in caplog.text
+        await asyncio.sleep(0.2)  # a retry or two that still fail
+        feishu.bot_info_code = 0
+        assert await feishu.wait_for(lambda _: channel.bot_open_id == BOT_OPEN_ID, timeout=5)
+        group = {"chat_type": "group", "chat_id": "oc_group", "token": TOKEN}
+        someone_else = message_event("@_user_1 hi Bob", mentions=[mention(open_id="ou_bob")], **group)
+        to_the_bot = message_event("@_user_1 hi bot", mentions=[mention()], **group)
+        for incoming in (someone_else, to_the_bot):
+            status, _ = await post_callback(callback_url(channel), incoming, encrypt_key=ENCRYPT_KEY)
+            assert status == 200
+        messages = await inbox.wait(1)  # the intake is in order: Bob's was decided first
+    finally:
+        await channel.stop()
+    assert [m.text for m in messages] == ["hi bot"]
+    assert channel._bot_info_task is None
+
+
+async def test_callback_port_in_use_is_a_feishu_error(tmp_path: Path, feishu: FeishuStub) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        channel = FeishuChannel(make_settings(tmp_path, feishu, callback_port=port))
+        with pytest.raises(FeishuError, match=f"cannot listen on 127.0.0.1:{port}: ") as caught:
+            await channel.start(Inbox().deliver)
+    assert not isinstance(caught.value.__cause__, OSError)
+    assert channel.seen is None and channel._runner is None and channel._worker is None  # cleaned up
+    await channel.stop()  # still fine
+    async with running(make_settings(tmp_path, feishu, callback_port=port)) as (channel, _):
+        assert channel.callback_port == port  # the port was released by the failed start's cleanup
+
+
+async def test_a_reply_answered_too_late_is_retried_and_posted_once(
+    tmp_path: Path, feishu: FeishuStub
+) -> None:
+    feishu.delay_sends(2.0)  # Feishu posts the message, but its answer comes after the client's timeout
+    async with running(make_settings(tmp_path, feishu, timeout_seconds=0.5)) as (channel, _):
+        channel.retry_base_seconds = 0.01
+        await channel.send(reply("just once"))
+    first, second = feishu.send_requests()
+    assert first.body["uuid"] == second.body["uuid"] == message_uuid("om_in_1", 0, "just once")
+    assert [(s.kind, s.text) for s in feishu.sent] == [("reply", "just once")]
+
+
+async def _refused(port: int) -> bool:
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return True
+    writer.close()
+    return False
+
+
+@pytest.mark.parametrize("mode", ["callback", "websocket"])
+async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
+    tmp_path: Path, feishu: FeishuStub, mode: str
+) -> None:
+    channel, inbox = FeishuChannel(make_settings(tmp_path, feishu, mode=mode)), Inbox()
+    await channel.start(inbox.deliver)
+    try:
+        inbox.gate.clear()  # the gateway is slow to take messages: both wait in the intake
+        for text in ("first", "second"):
+            incoming = message_event(text, token=TOKEN)
+            if mode == "callback":
+                status, _ = await post_callback(callback_url(channel), incoming, encrypt_key=ENCRYPT_KEY)
+                assert status == 200
+            else:
+                assert await feishu.wait_for_ack(await feishu.push_event(incoming)) == {"code": 200}
+        stopping = asyncio.create_task(channel.stop_receiving())
+        if mode == "callback":
+            deadline = time.monotonic() + 5
+            while not await _refused(channel.callback_port or 0):
+                assert time.monotonic() < deadline, "the callback server still accepts connections"
+                await asyncio.sleep(0.02)
+            with pytest.raises(aiohttp.ClientConnectionError):  # Feishu will redeliver it later
+                await post_callback(
+                    callback_url(channel), message_event("too late", token=TOKEN), encrypt_key=ENCRYPT_KEY
+                )
+        else:
+            await feishu.wait_disconnected()
+            assert await feishu.wait_for(lambda _: not _websocket_threads(), timeout=5)
+        await asyncio.sleep(0.1)
+        assert not stopping.done()  # it waits until what was taken in is handed over
+        inbox.gate.set()
+        await asyncio.wait_for(stopping, timeout=5)
+        assert [m.text for m in inbox.messages] == ["first", "second"]
+        await channel.send(reply("still answering"))
+        assert [s.text for s in feishu.sent] == ["still answering"]
+        if mode == "websocket":  # lark's global loop is free for another channel
+            assert feishu.open_connections() == []
+    finally:
+        await channel.stop()
+        await channel.stop()  # idempotent
+    assert channel.seen is None and _websocket_threads() == []
+
+
+async def test_stop_receiving_then_stop_on_an_idle_channel(tmp_path: Path, feishu: FeishuStub) -> None:
+    channel = FeishuChannel(make_settings(tmp_path, feishu))
+    await channel.start(Inbox().deliver)
+    await channel.stop_receiving()
+    await channel.stop_receiving()
+    await channel.stop()
+    assert channel.seen is None
 
 
 async def test_bot_messages_are_never_answered(tmp_path: Path, feishu: FeishuStub) -> None:
@@ -358,6 +490,44 @@ async def test_websocket_reconnects_and_a_replayed_event_is_not_answered_twice(
         await feishu.wait_for_ack(await feishu.push_event(message_event("after the drop")))
         messages = await inbox.wait(2)
     assert [m.text for m in messages] == ["before the drop", "after the drop"]
+
+
+def _lark_tasks() -> list[asyncio.Task]:
+    """Tasks on the running (main) loop whose coroutine is lark-oapi's."""
+    return [
+        t
+        for t in asyncio.all_tasks()
+        if "lark_oapi" in getattr(getattr(t.get_coro(), "cr_code", None), "co_filename", "")
+    ]
+
+
+async def test_websocket_leaves_no_lark_task_on_the_main_loop(tmp_path: Path, feishu: FeishuStub) -> None:
+    async with running(make_settings(tmp_path, feishu, mode="websocket")) as (_, inbox):
+        assert _lark_tasks() == []  # lark's client was built on its own thread and loop
+        await feishu.wait_for_ack(await feishu.push_event(message_event("hi")))
+        await inbox.wait(1)
+    assert _lark_tasks() == []
+
+
+async def test_websocket_endpoint_that_never_answers(
+    tmp_path: Path, feishu: FeishuStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    feishu.ws_endpoint_hangs = True  # accepts lark's bootstrap request and never answers it
+    settings = make_settings(tmp_path, feishu, mode="websocket", timeout_seconds=1.0)
+    channel = FeishuChannel(settings)
+    await channel.start(Inbox().deliver)  # returns after its timeout: not connected yet
+    try:
+        assert "lark keeps retrying" in caplog.text
+        assert len(feishu.endpoint_requests()) == 1
+        # …and that is true: lark's request timed out and its reconnect loop took over
+        assert await feishu.wait_for(lambda _: "timed out" in caplog.text, timeout=5)
+        assert len(_websocket_threads()) == 1
+    finally:
+        began = time.monotonic()
+        await channel.stop()
+    assert time.monotonic() - began < settings.timeout_seconds + 2
+    assert _websocket_threads() == []
+    assert "did not end" not in caplog.text
 
 
 async def test_websocket_refused_app_raises_at_start(tmp_path: Path, feishu: FeishuStub) -> None:

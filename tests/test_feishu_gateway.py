@@ -303,3 +303,24 @@ async def test_a_long_reply_is_split_into_replies_with_distinct_uuids(
     assert {s.target for s in sent} == {incoming["event"]["message"]["message_id"]}
     assert len({s.uuid for s in sent}) == 3
     assert all(len(s.text) <= 4000 for s in sent)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_shutdown_stops_intake_then_still_answers_what_was_taken_in(
+    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, mode: str
+) -> None:
+    model.script(StubReply(content="answered while stopping", delay=1.0))
+    config = write_config(tmp_path, model, feishu, mode=mode)
+    runtime = await Runtime.open(config, enabled_channels(config))
+    await runtime.start(schedule=False)
+    channel = runtime.channels[0]
+    assert isinstance(channel, FeishuChannel)
+    assert await push(feishu, channel, event("one last question")) == 200  # acknowledged: ours to answer
+    assert await runtime.shutdown(drain_timeout=10) == 0
+    assert [s.text for s in feishu.sent] == ["answered while stopping"]
+    assert user_turns(model) == ["one last question"]
+    if mode == "callback":  # new events are refused, so Feishu redelivers them to the next run
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", channel.callback_port or 0)) != 0
+    else:
+        await feishu.wait_disconnected()
