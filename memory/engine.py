@@ -17,8 +17,10 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 import aiosqlite
+import numpy as np
 
 from memory import tokenizer
 from memory.clock import days_between, to_db, utcnow
@@ -27,6 +29,7 @@ from memory.dedup import content_words, is_near_duplicate, norm_key
 from memory.models import GLOBAL_PROJECT, Event, Fact, Memory, Retrieved, WriteResult
 from memory.schema import check_version, migrate
 from memory.timeref import TimeWindow, find_window
+from memory.vector_index import OwnerVectors, vector_to_blob
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -66,6 +69,19 @@ PARTITION_ONLY_TEXT = 0.25
 TIME_WINDOW_BOOST = 2.0
 # Text relevance of a memory inside the window that matched no query term ("what did I say yesterday?").
 WINDOW_ONLY_TEXT = 0.2
+
+
+class MemoryEmbedder(Protocol):
+    """What the engine needs of an embedder (``embedding_cache.CachedEmbedder`` is the one in use).
+
+    ``model_key`` names model and dimension: stored vectors of another key are never compared.
+    """
+
+    model_key: str
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    async def embed_query(self, text: str) -> np.ndarray: ...
 
 
 class MemoryDatabaseError(RuntimeError):
@@ -133,6 +149,10 @@ class MemoryEngine:
         # may be off by more than a few percent (idf moves slowly; the lookup costs ~0.3 ms per query).
         self._df_cache: dict[str, int] = {}
         self._df_cache_rows = 0
+        # Embeddings (issue 5): the embedder (None = FTS only), and each owner's vector matrix, loaded on
+        # first use and dropped whenever that owner's memories change.
+        self.embedder: MemoryEmbedder | None = None
+        self._vectors: dict[str, OwnerVectors] = {}
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -206,6 +226,11 @@ class MemoryEngine:
         # dominate the reply path's memory cost (bench/gateway_throughput.py).
         return list(await self._db.execute_fetchall(sql, params))
 
+    def _changed(self, owner: str) -> None:
+        """Forget what is cached about the owner's memories (known projects, vector matrix)."""
+        self._projects.pop(owner, None)
+        self._vectors.pop(owner, None)
+
     # ----------------------------------------------------------------- writes
 
     async def write(self, owner: str, fact: Fact, now: datetime | None = None) -> WriteResult:
@@ -227,7 +252,7 @@ class MemoryEngine:
             except BaseException:
                 await self._db.execute("ROLLBACK")
                 raise
-        self._projects.pop(owner, None)
+        self._changed(owner)
         for r in results:
             log.info("[memory] write owner=%s id=%d action=%s", owner, r.id, r.action)
         return results
@@ -385,7 +410,7 @@ class MemoryEngine:
                     owner,
                 ),
             )
-        self._projects.pop(owner, None)
+        self._changed(owner)
         log.info("[memory] edit owner=%s id=%d", owner, memory_id)
         updated = await self.get(owner, memory_id)
         assert updated is not None
@@ -401,7 +426,7 @@ class MemoryEngine:
             )
         done = cur.rowcount > 0
         if done:
-            self._projects.pop(owner, None)
+            self._changed(owner)
             log.info("[memory] archive owner=%s id=%d", owner, memory_id)
         return done
 
@@ -418,7 +443,7 @@ class MemoryEngine:
         done = cur.rowcount > 0
         if done:
             self._indexed_rows -= 1
-            self._projects.pop(owner, None)
+            self._changed(owner)
             log.info("[memory] purge owner=%s id=%d", owner, memory_id)
         return done
 
@@ -727,6 +752,69 @@ class MemoryEngine:
                 (to_db(now), *ids),
             )
 
+    # ----------------------------------------------------------------- embeddings
+
+    async def missing_embeddings(
+        self, model_key: str, *, after_id: int = 0, limit: int = 256, owner: str | None = None
+    ) -> list[tuple[int, str, str]]:
+        """Live memories without a ``model_key`` vector: (id, owner, content) in id order after ``after_id``.
+
+        For the background backfill and ``tierclaw memory reindex``: walking by id makes both resumable.
+        """
+        where, params = "", ()
+        if owner is not None:
+            where, params = "AND owner = ? ", (owner,)
+        rows = await self._fetchall(
+            "SELECT id, owner, content FROM memories WHERE is_archived = 0 AND id > ? "
+            f"AND (embedding_model IS NOT ? OR embedding IS NULL) {where}ORDER BY id LIMIT ?",
+            (after_id, model_key, *params, limit),
+        )
+        return [(int(i), str(o), str(c)) for i, o, c in rows]
+
+    async def count_missing_embeddings(self, model_key: str, owner: str | None = None) -> int:
+        """How many live memories have no vector of ``model_key`` (what a reindex still has to do)."""
+        where, params = "", ()
+        if owner is not None:
+            where, params = "AND owner = ? ", (owner,)
+        return await self._scalar(
+            "SELECT COUNT(*) FROM memories WHERE is_archived = 0 "
+            f"AND (embedding_model IS NOT ? OR embedding IS NULL) {where}",
+            (model_key, *params),
+        )
+
+    async def set_embeddings(self, model_key: str, items: Sequence[tuple[int, str, np.ndarray]]) -> int:
+        """Store vectors for memories given as (id, the content that was embedded, vector).
+
+        A row whose content changed since it was read (an edit in between) is left alone: its vector
+        would describe the old text, and the next backfill picks it up again. Returns rows updated.
+        """
+        if not items:
+            return 0
+        async with self._write_lock:
+            cur = await self._db.executemany(
+                "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ? AND content = ?",
+                [(vector_to_blob(v), model_key, int(i), content) for i, content, v in items],
+            )
+            owners = await self._db.execute_fetchall(
+                f"SELECT DISTINCT owner FROM memories WHERE id IN ({','.join('?' * len(items))})",
+                [int(i) for i, _, _ in items],
+            )
+        for (owner,) in owners:
+            self._vectors.pop(owner, None)
+        return int(cur.rowcount)
+
+    async def _owner_vectors(self, owner: str, model_key: str) -> OwnerVectors:
+        """The owner's live memory vectors of ``model_key`` (tiers 1 and 2), loaded once per change."""
+        vectors = self._vectors.get(owner)
+        if vectors is None:
+            rows = await self._fetchall(
+                "SELECT id, tier, embedding FROM memories WHERE owner = ? AND is_archived = 0 "
+                "AND embedding_model = ? AND embedding IS NOT NULL",
+                (owner, model_key),
+            )
+            vectors = self._vectors[owner] = OwnerVectors.build(rows)
+        return vectors
+
     # ----------------------------------------------------------------- tier 3
 
     async def add_event(
@@ -904,7 +992,7 @@ class MemoryEngine:
                 )
                 done += int(cur.rowcount)
         if done:
-            self._projects.pop(owner, None)
+            self._changed(owner)
         log.info("[memory] archive owner=%s count=%d", owner, done)
         return done
 
@@ -989,7 +1077,7 @@ class MemoryEngine:
             except BaseException:
                 await self._db.execute("ROLLBACK")
                 raise
-        self._projects.pop(owner, None)
+        self._changed(owner)
         log.info(
             "[memory] replace owner=%s facts=%d kept=%d archived=%d",
             owner,

@@ -10,6 +10,10 @@ Version 2 adds ``memory_refs``: every source reference a memory absorbed through
 Version 3 adds the message path's state: retry bookkeeping on ``extraction_buffer`` (attempts, next try,
 dead letters), Tier 0 ``session_messages`` with the current session of each chat, and ``job_runs``
 (when each scheduled job last ran, so a run missed while the process was down happens at start).
+Version 4 adds embeddings: each memory's vector (``embedding``, little-endian float32) and the model key
+that made it (``embedding_model``: a vector is only compared with vectors of the same key), and
+``embedding_cache``: vectors keyed by SHA-256 of the exact text + model key, with the dimension stored
+and checked, and when each was last used (for eviction).
 """
 
 from __future__ import annotations
@@ -142,7 +146,23 @@ CREATE TABLE job_runs (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+_V4 = """
+ALTER TABLE memories ADD COLUMN embedding BLOB;
+ALTER TABLE memories ADD COLUMN embedding_model TEXT;
+CREATE INDEX idx_memories_embedding ON memories(owner, is_archived, embedding_model);
+
+CREATE TABLE embedding_cache (
+    text_hash TEXT    NOT NULL,
+    model     TEXT    NOT NULL,
+    dim       INTEGER NOT NULL CHECK (dim > 0),
+    vector    BLOB    NOT NULL,
+    last_used TEXT    NOT NULL DEFAULT (datetime('now')),
+    PRIMARY KEY (text_hash, model)
+) WITHOUT ROWID;
+CREATE INDEX idx_embedding_cache_last_used ON embedding_cache(last_used);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

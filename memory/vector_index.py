@@ -1,0 +1,86 @@
+"""Brute-force cosine search over one owner's live memory vectors, held in RAM as one float32 matrix.
+
+Why brute force: a personal memory holds thousands of rows, not millions. One matrix-vector product over
+10k × 384 float32 (15 MB) takes about a millisecond with numpy, needs no index to build or keep in sync,
+and is exact. It stops being the right tool around 100k memories per owner (~150 MB of RAM per loaded
+owner and ~10 ms per query); past that an approximate index (HNSW, IVF) would pay for itself.
+
+The engine loads an owner's matrix on first use and drops it whenever that owner's memories change, so
+a matrix never holds an archived memory or a vector from another embedding model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+FLOAT32_LE = np.dtype("<f4")
+
+
+def vector_to_blob(vector: np.ndarray) -> bytes:
+    """A vector as stored in SQLite: little-endian float32 bytes."""
+    return np.ascontiguousarray(vector, dtype=FLOAT32_LE).tobytes()
+
+
+def blob_to_vector(blob: bytes, dim: int | None = None) -> np.ndarray | None:
+    """The stored bytes as a float32 vector, or None when they do not hold ``dim`` floats (stale/corrupt)."""
+    if not blob or len(blob) % 4:
+        return None
+    vector = np.frombuffer(blob, dtype=FLOAT32_LE)
+    if dim is not None and vector.shape[0] != dim:
+        return None
+    return vector
+
+
+@dataclass(slots=True)
+class OwnerVectors:
+    """The vectors of one owner's live memories under one embedding model, row i belonging to ``ids[i]``."""
+
+    ids: np.ndarray  # int64, memory ids
+    tiers: np.ndarray  # int8, the tier of each row (retrieve searches tier 2, search tiers 1 and 2)
+    matrix: np.ndarray  # (n, dim) float32, unit length rows
+
+    @classmethod
+    def build(cls, rows: Sequence[tuple[int, int, bytes]], dim: int | None = None) -> OwnerVectors:
+        """From (id, tier, blob) rows; a blob that is not a ``dim``-vector is left out (re-embedded later)."""
+        ids: list[int] = []
+        tiers: list[int] = []
+        vectors: list[np.ndarray] = []
+        for memory_id, tier, blob in rows:
+            vector = blob_to_vector(blob, dim)
+            if vector is None or (vectors and vector.shape[0] != vectors[0].shape[0]):
+                continue
+            ids.append(int(memory_id))
+            tiers.append(int(tier))
+            vectors.append(vector)
+        width = vectors[0].shape[0] if vectors else (dim or 0)
+        matrix = np.vstack(vectors) if vectors else np.zeros((0, width), dtype=np.float32)
+        return cls(np.asarray(ids, dtype=np.int64), np.asarray(tiers, dtype=np.int8), matrix)
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def top(self, query: np.ndarray, n: int, tiers: tuple[int, ...] = (2,)) -> list[tuple[int, float]]:
+        """The ``n`` most similar memories of the given tiers as (id, cosine), best first."""
+        if not len(self) or n <= 0 or query.shape[0] != self.matrix.shape[1]:
+            return []
+        scores = self.matrix @ query.astype(np.float32, copy=False)
+        if len(tiers) < 2:
+            scores = np.where(np.isin(self.tiers, tiers), scores, -np.inf)
+        n = min(n, len(self))
+        best = np.argpartition(-scores, n - 1)[:n]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [(int(self.ids[i]), float(scores[i])) for i in best if np.isfinite(scores[i])]
+
+    def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+        """Cosine of ``query`` with each of ``ids`` that has a vector here."""
+        if not len(self) or not ids or query.shape[0] != self.matrix.shape[1]:
+            return {}
+        position = {int(i): p for p, i in enumerate(self.ids)}
+        rows = [(i, position[i]) for i in ids if i in position]
+        if not rows:
+            return {}
+        scores = self.matrix[[p for _, p in rows]] @ query.astype(np.float32, copy=False)
+        return {i: float(s) for (i, _), s in zip(rows, scores, strict=True)}
