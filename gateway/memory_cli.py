@@ -5,6 +5,7 @@ overrides; ``~/.tierclaw/data/memory.db`` out of the box), ``--config`` and ``--
 ``console:local``), runs one ``asyncio.run``, and turns every expected failure
 (missing or corrupt database, invalid values, unknown ids, bad import files) into a one-line message on
 stderr with exit status 2 — never a traceback. Read-only commands never create the database.
+``reindex`` exits 1 when embeddings are off or the embedder fails (what was embedded is kept).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import json
 import logging
 import shutil
 import sys
+import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.config import Config, ConfigError, load_config
 from memory.clock import from_db
@@ -28,6 +30,9 @@ from memory.decay import CATEGORIES
 from memory.engine import MemoryDatabaseError, MemoryEngine
 from memory.migrate import migrate_files
 from memory.models import PROFILE_TOPIC, Event, Fact, Memory
+
+if TYPE_CHECKING:
+    from memory.embedding import EmbeddingSettings
 
 log = logging.getLogger("tierclaw.cli")
 
@@ -42,6 +47,10 @@ MIN_TABLE_WIDTH = 70
 # Widest a non-content column may get before it is truncated.
 MAX_COLUMN = 24
 PAGE = 1000
+# tierclaw memory reindex: memories per embedder call, width of the progress bar, redraws per second.
+REINDEX_BATCH_SIZE = 64
+BAR_WIDTH = 30
+BAR_REDRAW_SECONDS = 0.1
 
 Command = Callable[[MemoryEngine, argparse.Namespace], Awaitable[int]]
 
@@ -137,6 +146,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--now", action="store_true", help="extract them now with the configured memory model")
 
+    p = add(
+        "reindex",
+        "give every live memory a vector of the configured embedding model (resumable); "
+        "all owners unless --owner",
+        _reindex,
+        must_exist=True,
+    )
+    p.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=REINDEX_BATCH_SIZE,
+        metavar="N",
+        help=f"memories per embedder call (default {REINDEX_BATCH_SIZE})",
+    )
+
     p = add("compress", "run the daily or weekly compression job now", _compress, must_exist=True)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--daily", action="store_true", help="Tier 3 events up to yesterday -> Tier 2 facts")
@@ -167,6 +191,16 @@ def _importance(value: str) -> float:
         number = float("nan")
     if not 0.0 <= number <= 1.0:
         raise argparse.ArgumentTypeError(f"importance must be a number within [0, 1], got {value!r}")
+    return number
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value!r}")
     return number
 
 
@@ -651,3 +685,146 @@ async def _compress(engine: MemoryEngine, args: argparse.Namespace) -> int:
         return 1 if "failed" in outcome else 0
 
     return await _with_memory_jobs(engine, args, run)
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+def _embedding_settings(config: Config) -> EmbeddingSettings:
+    """The embedding settings of ``config`` (``memory.embedding``), or the defaults (local model).
+
+    Uses the section's own ``settings()`` when it has one; otherwise copies the fields it shares with
+    ``EmbeddingSettings`` (snake_case names, secrets unwrapped).
+    """
+    # TODO(embedding config): once gateway/config.py has memory.embedding for good, this is just
+    # ``config.memory.embedding.settings()``.
+    from memory.embedding import EmbeddingSettings
+
+    section = getattr(config.memory, "embedding", None)
+    if section is None:
+        return EmbeddingSettings()
+    to_settings = getattr(section, "settings", None)
+    if callable(to_settings):
+        return to_settings()
+    values = section.model_dump() if hasattr(section, "model_dump") else dict(vars(section))
+    names = {f.name for f in dataclasses.fields(EmbeddingSettings)}
+    return EmbeddingSettings(
+        **{
+            k: v.get_secret_value() if hasattr(v, "get_secret_value") else v
+            for k, v in values.items()
+            if k in names and v is not None
+        }
+    )
+
+
+def _reindex_embedder(config: Config, engine: MemoryEngine) -> Any:
+    """The configured embedder behind the persistent vector cache; CliError (exit 1) when embeddings are off.
+
+    The cache means a reindex after switching models back and forth reuses the vectors made before.
+    """
+    # Imported here: the browsing commands never need numpy models or the openai client.
+    try:
+        from memory.embedding import build_embedder
+    except ImportError as exc:
+        raise CliError(f"embeddings are not available in this tierclaw ({exc})", 1) from None
+    try:
+        inner = build_embedder(_embedding_settings(config))
+    except ValueError as exc:
+        raise CliError(f"memory.embedding: {exc}") from None
+    if inner is None:
+        raise CliError('embeddings are off: set memory.embedding.provider to "local" or "openai"', 1)
+    try:
+        from memory.embedding_cache import CachedEmbedder
+    except ImportError:
+        return inner
+    return CachedEmbedder(inner, engine)
+
+
+def _memories(n: int) -> str:
+    return f"{n} memory" if n == 1 else f"{n} memories"
+
+
+class _ReindexProgress:
+    """``progress(done, total)`` for reindex: a bar redrawn in place on a terminal, silent otherwise."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+        self.done = 0
+        self.total = 0
+        self._drawn = 0.0
+        self._width = 0
+
+    def rate(self) -> float:
+        """Memories per second since the start."""
+        return self.done / max(time.monotonic() - self.started, 1e-6)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        now = time.monotonic()
+        if not self.tty or not total or (now - self._drawn < BAR_REDRAW_SECONDS and done < total):
+            return
+        self._drawn = now
+        filled = BAR_WIDTH * done // total
+        line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} memories, {self.rate():.0f}/s"
+        self.stream.write("\r" + line.ljust(self._width))
+        self.stream.flush()
+        self._width = len(line)
+
+    def end_line(self) -> None:
+        """Leave the bar's line, so that what is printed next starts on its own."""
+        if self.tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0
+
+
+async def _reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    from memory.reindex import EmbeddingError, reindex
+
+    owner = args.owner if args.owner_given else None
+    scope = f" of {owner}" if owner else ""
+    embedder = _reindex_embedder(args.loaded_config, engine)
+    model_key = embedder.model_key
+    progress = _ReindexProgress(sys.stderr)
+    try:
+        # Known before the first batch, so that an early Ctrl-C or failure can say "0 of N", and the bar
+        # shows up while a local model is still loading.
+        progress(0, await engine.count_missing_embeddings(model_key, owner))
+        result = await reindex(engine, embedder, owner=owner, batch_size=args.batch_size, progress=progress)
+    except EmbeddingError as exc:
+        progress.end_line()
+        _fail(str(exc), 1)
+        if progress.done:
+            print(
+                f"{progress.done} of {progress.total} memories{scope} were embedded and kept; "
+                "run tierclaw memory reindex again to resume",
+                file=sys.stderr,
+            )
+        return 1
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C: asyncio.run cancels this task (or the interrupt lands here directly). The batches stored
+        # so far stay; the exit status is the usual one for SIGINT.
+        progress.end_line()
+        print(
+            f"interrupted after {progress.done} of {progress.total} memories{scope}; finished batches are "
+            "saved, run tierclaw memory reindex again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    finally:
+        close = getattr(embedder, "close", None)
+        if close is not None:
+            await close()
+    progress.end_line()
+    if not result.done:
+        print(f"nothing to reindex: every live memory{scope} has a {model_key} vector")
+        return 0
+    rate = result.done / result.seconds if result.seconds > 0 else 0.0
+    line = f"embedded {_memories(result.embedded)}{scope} with {model_key}"
+    line += f" in {result.seconds:.1f}s ({rate:.0f}/s)"
+    if result.skipped:
+        line += f"; {result.skipped} changed while being embedded: run it again to embed them"
+    print(line)
+    return 0

@@ -1,0 +1,287 @@
+"""Filling in memory vectors: ``reindex`` (one resumable pass) and ``EmbeddingBackfill`` (the gateway's
+background filler).
+
+Why a separate pass at all: a memory is written first and embedded when possible. The embedder may be
+failing (API down, rate limited), embeddings may have been switched on after years of memories, or the
+model may have changed (another ``model_key``: its vectors are never compared with the old ones). In all
+these cases the memory is stored without a usable vector, FTS still finds it, and this module makes up
+the difference later, without anyone waiting for it.
+
+Why walk by id: ``MemoryEngine.missing_embeddings`` returns the rows still lacking a vector of the model,
+in id order after a cursor. Each batch is stored as soon as it is embedded, so a pass stopped at any point
+(Ctrl-C, crash, embedder failure) has kept every completed batch, and the next pass finds only the rest:
+nothing is embedded twice. The cursor also guarantees that a pass ends even when some rows cannot be
+stored (edited between read and write): they lie behind the cursor and wait for the next pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from memory.engine import MemoryEngine
+
+try:
+    from memory.embedding import EmbeddingError
+except ModuleNotFoundError as _exc:  # pragma: no cover - only until memory/embedding.py lands
+    if _exc.name != "memory.embedding":
+        raise
+
+    # TODO(embedding): memory/embedding.py is being written in parallel; drop this stand-in once it lands.
+    class EmbeddingError(RuntimeError):  # type: ignore[no-redef]
+        """The embedder could not produce vectors (stand-in until ``memory.embedding`` exists)."""
+
+
+__all__ = ["EmbeddingBackfill", "EmbeddingError", "PassageEmbedder", "ReindexResult", "reindex"]
+
+log = logging.getLogger("tierclaw.memory")
+
+# Texts per embedder call for ``tierclaw memory reindex``: large enough to amortise a model or API call,
+# small enough that an interrupted run loses little work.
+DEFAULT_BATCH_SIZE = 64
+# The background filler uses smaller batches and pauses between them: a local model shares the CPU (and
+# the engine its write lock) with the reply path, which must never wait behind a long backfill.
+BACKFILL_BATCH_SIZE = 32
+BACKFILL_PAUSE = 0.05
+# A full pass runs at least this often even if nobody calls ``notify`` (catches anything missed).
+BACKFILL_INTERVAL = 600.0
+# After a failed pass: wait RETRY_INITIAL, doubling on every further failure up to RETRY_MAX.
+RETRY_INITIAL = 30.0
+RETRY_MAX = 600.0
+
+
+class PassageEmbedder(Protocol):
+    """What a pass needs of an embedder: its ``model_key`` and passage embedding (a ``MemoryEmbedder``,
+    usually a ``CachedEmbedder``, satisfies it)."""
+
+    @property
+    def model_key(self) -> str: ...
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(slots=True)
+class ReindexResult:
+    """What one pass did.
+
+    ``total`` is how many memories lacked a vector when the pass started (raised if memories written
+    during the pass were picked up too); ``embedded`` got one; ``skipped`` were edited between being read
+    and stored, so their vector would have described the old text: the next pass embeds them again.
+    """
+
+    embedded: int = 0
+    skipped: int = 0
+    total: int = 0
+    seconds: float = 0.0
+
+    @property
+    def done(self) -> int:
+        """Memories handled so far (embedded or skipped)."""
+        return self.embedded + self.skipped
+
+
+async def reindex(
+    engine: MemoryEngine,
+    embedder: PassageEmbedder,
+    *,
+    owner: str | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Callable[[int, int], None] | None = None,
+    pause: float = 0.0,
+) -> ReindexResult:
+    """Give every live memory (of ``owner``, or of everyone) a vector of ``embedder.model_key``.
+
+    Walks the missing rows by id, ``batch_size`` at a time; each batch is embedded with one
+    ``embed_passages`` call and stored at once, then ``progress(done, total)`` is called. An error from the
+    embedder (``EmbeddingError``) or the database propagates after the completed batches were stored, so
+    running it again resumes where it stopped. ``pause`` seconds are slept between batches (the background
+    filler yields to the reply path this way).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    started = time.monotonic()
+    model_key = embedder.model_key
+    result = ReindexResult(total=await engine.count_missing_embeddings(model_key, owner))
+    after_id = 0
+    try:
+        while True:
+            batch = await engine.missing_embeddings(
+                model_key, after_id=after_id, limit=batch_size, owner=owner
+            )
+            if not batch:
+                break
+            after_id = batch[-1][0]
+            texts = [content for _, _, content in batch]
+            vectors = _checked(await embedder.embed_passages(texts), len(texts), model_key)
+            stored = await engine.set_embeddings(
+                model_key,
+                [(memory_id, content, vectors[i]) for i, (memory_id, _, content) in enumerate(batch)],
+            )
+            result.embedded += stored
+            result.skipped += len(batch) - stored
+            result.total = max(result.total, result.done)
+            if progress is not None:
+                progress(result.done, result.total)
+            if len(batch) < batch_size:
+                break  # the walk reached the end; memories written from now on are the next pass's
+            await asyncio.sleep(pause)
+    finally:
+        result.seconds = time.monotonic() - started
+    return result
+
+
+def _checked(vectors: np.ndarray, n: int, model_key: str) -> np.ndarray:
+    """The embedder's output as (n, dim) float32, or an ``EmbeddingError`` (never a wrong row stored)."""
+    arr = np.asarray(vectors, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] == 0:
+        raise EmbeddingError(f"embedder {model_key} returned shape {arr.shape} for {n} texts")
+    if not np.isfinite(arr).all():
+        raise EmbeddingError(f"embedder {model_key} returned non-finite values")
+    return arr
+
+
+class EmbeddingBackfill:
+    """The gateway's background filler: memories without a vector get one, without anyone waiting.
+
+    ``start()`` runs a pass at once (memories from before embeddings were enabled), then one whenever
+    ``notify()`` is called (a memory was written while the embedder was failing) or every ``interval``
+    seconds. A failing embedder is logged once per streak of failures and retried after a backoff that
+    doubles up to ``retry_max``; ``notify`` does not cut a backoff short, so a burst of writes during an
+    outage does not hammer the embedder. ``stop()`` cancels the task; a pass interrupted this way keeps
+    its completed batches. Closing the engine under a running pass ends the task quietly.
+
+    ``embedder`` defaults to ``engine.embedder``, read at every pass (None: nothing to do until one is set).
+    """
+
+    def __init__(
+        self,
+        engine: MemoryEngine,
+        embedder: PassageEmbedder | None = None,
+        *,
+        batch_size: int = BACKFILL_BATCH_SIZE,
+        pause: float = BACKFILL_PAUSE,
+        interval: float = BACKFILL_INTERVAL,
+        retry_initial: float = RETRY_INITIAL,
+        retry_max: float = RETRY_MAX,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self._engine = engine
+        self._embedder = embedder
+        self.batch_size = batch_size
+        self.pause = pause
+        self.interval = interval
+        self.retry_initial = retry_initial
+        self.retry_max = max(retry_max, retry_initial)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        # For status and tests: passes completed, failures in the current streak, the last good pass.
+        self.passes = 0
+        self.failures = 0
+        self.last_result: ReindexResult | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether the background task is alive."""
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        """Start the background task (on the running loop); a second call does nothing."""
+        if self.running:
+            return
+        self._stopping = False
+        self._wake.set()  # first pass at once
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="memory-embedding-backfill")
+
+    def notify(self) -> None:
+        """Something may be missing a vector now: run a pass soon (after the current one, if any)."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Cancel the task and wait for it to end; safe to call twice or without ``start``."""
+        self._stopping = True
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        # asyncio.wait, not ``await task``: our own cancellation (if stop itself is cancelled) must still
+        # propagate, while the task's CancelledError is the expected outcome.
+        await asyncio.wait([task])
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("[memory] embedding backfill ended with an error", exc_info=task.exception())
+
+    async def _run(self) -> None:
+        delay = self.retry_initial
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.interval)
+            self._wake.clear()  # a notify during the pass below sets it again: another pass follows
+            embedder = self._embedder if self._embedder is not None else self._engine.embedder
+            if embedder is None:
+                continue
+            try:
+                result = await reindex(self._engine, embedder, batch_size=self.batch_size, pause=self.pause)
+            except Exception as exc:
+                if self._stopping or _engine_closed(exc):
+                    log.debug("[memory] embedding backfill stopped: the engine is closed")
+                    return
+                self.failures += 1
+                self._log_failure(exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.retry_max)
+                self._wake.set()  # retry after the backoff, not at the next interval
+                continue
+            if self.failures:
+                log.info("[memory] embedding backfill working again after %d failed attempts", self.failures)
+            self.failures = 0
+            delay = self.retry_initial
+            self.passes += 1
+            self.last_result = result
+            if result.done:
+                log.info(
+                    "[memory] embedding backfill: %d vectors (%s) in %.1fs, %d changed meanwhile",
+                    result.embedded,
+                    embedder.model_key,
+                    result.seconds,
+                    result.skipped,
+                )
+            if result.skipped:
+                self._wake.set()  # the edited rows are behind this pass's cursor: fetch them now
+
+    def _log_failure(self, exc: Exception, delay: float) -> None:
+        """One WARNING per failure streak, the rest at DEBUG. Only an ``EmbeddingError``'s, a database
+        error's or an OS error's message is shown above DEBUG: any other exception's text might quote a
+        memory."""
+        if isinstance(exc, EmbeddingError | sqlite3.Error | OSError):
+            what = f"{type(exc).__name__}: {exc}"
+        else:
+            what = f"{type(exc).__name__} (details at DEBUG)"
+        if self.failures == 1:
+            log.warning(
+                "[memory] embedding backfill failed, memories stay searchable by text; retrying in %.0fs "
+                "(further failures at DEBUG): %s",
+                delay,
+                what,
+            )
+        else:
+            log.debug("[memory] embedding backfill failed again (%d in a row)", self.failures)
+        log.debug("[memory] embedding backfill failure", exc_info=exc)
+
+
+def _engine_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` is aiosqlite's or sqlite3's complaint about a closed connection (gateway shutdown)."""
+    if isinstance(exc, sqlite3.ProgrammingError):
+        return "closed" in str(exc).lower()
+    if isinstance(exc, ValueError):
+        text = str(exc).lower()
+        return "connection closed" in text or "no active connection" in text
+    return False
