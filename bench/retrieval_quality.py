@@ -1,11 +1,13 @@
 """Retrieval quality on a generic benchmark file: recall@1/5/10 and MRR, engine vs the seed-literal baseline.
 
-    python -m bench.retrieval_quality --data FILE [--k 5] [--json]
+    python -m bench.retrieval_quality --data FILE [--k 5] [--embedding local|openai|none] [--json]
 
 Memories are loaded through the engine's real write path (clean-write merges included; the dataset id
 is kept in ``source_ref``, and a merged memory answers for every id it absorbed). Queries go through the
 real ``retrieve`` with the gate bypassed and access times left untouched, so the result does not depend
-on query order. A query counts at k when any of its top k results is relevant.
+on query order. A query counts at k when any of its top k results is relevant. With an embedder (the
+default: the bundled local model) memories are embedded on the write path, as extraction does, and
+retrieval is hybrid; ``embed_s`` reports how long embedding took and ``embedded_per_s`` its rate.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset_format import load_dataset
+from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
 from bench.report import emit_json, require_file, table
 from bench.seed_literal import SeedLiteralIndex
 from memory.clock import from_db, utcnow
+from memory.embedding import EmbeddingSettings
 from memory.engine import MemoryEngine
 from memory.models import Fact
 
@@ -69,9 +73,18 @@ def summarise(ranks: list[tuple[str, int | None]]) -> dict[str, Any]:
     return result
 
 
-async def evaluate(data: dict[str, Any], db_path: Path) -> tuple[dict[str, Any], dict[str, Any], float]:
-    """Run engine and baseline over every owner; returns (engine summary, baseline summary, load seconds)."""
+async def evaluate(
+    data: dict[str, Any], db_path: Path, embedding: EmbeddingSettings | None = None
+) -> tuple[dict[str, Any], dict[str, Any], float]:
+    """Run engine and baseline over every owner; returns (engine summary, baseline summary, load seconds).
+
+    With ``embedding`` the engine summary also holds ``embed_s`` and ``embedded_per_s`` (the write-path
+    embedding of the memories, through the content-hash cache).
+    """
     engine = await MemoryEngine.open(db_path)
+    embedder = attach_embedder(engine, embedding) if embedding is not None else None
+    if embedder is not None:
+        await embedder.embed_query("warm up")  # model load is start-up cost, not per-memory cost
     baseline = SeedLiteralIndex()
     engine_ranks: list[tuple[str, int | None]] = []
     base_ranks: list[tuple[str, int | None]] = []
@@ -104,6 +117,8 @@ async def evaluate(data: dict[str, Any], db_path: Path) -> tuple[dict[str, Any],
                 base = baseline.query(owner, q["text"], load_time, k=max(CUTOFFS))
                 base_ranks.append((q["kind"], first_relevant_rank([[r] for r in base], relevant)))
     finally:
+        if embedder is not None:
+            await embedder.close()
         await engine.close()
     # Questions whose evidence no memory covers are misses for every method: counting them keeps the
     # numbers comparable with the reference table (LoCoMo ceiling 0.851).
@@ -111,6 +126,9 @@ async def evaluate(data: dict[str, Any], db_path: Path) -> tuple[dict[str, Any],
     answerable = summarise(engine_ranks)
     engine_summary = summarise(engine_ranks + unanswerable)
     engine_summary["answerable"] = {key: answerable[key] for key in answerable if key != "by_kind"}
+    if embedder is not None:
+        engine_summary["embedded"] = embedder.misses
+        engine_summary["embedded_per_s"] = round(embedder.misses / load_s, 1) if load_s else 0.0
     return engine_summary, summarise(base_ranks + unanswerable), load_s
 
 
@@ -122,16 +140,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", required=True, help="a benchmark file made by python -m bench.datasets")
     parser.add_argument("--k", type=int, default=5, help="the cut-off shown first in the table (default 5)")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    add_embedding_args(parser)
     args = parser.parse_args(argv)
     data = load_dataset(require_file(args.data, "benchmark file"))
+    try:
+        settings = embedding_settings(args)
+    except ValueError as exc:
+        parser.error(str(exc))
     with tempfile.TemporaryDirectory() as tmp:
-        engine, base, load_s = asyncio.run(evaluate(data, Path(tmp) / "bench.db"))
+        engine, base, load_s = asyncio.run(evaluate(data, Path(tmp) / "bench.db", settings))
     n_memories = sum(len(b["memories"]) for b in data["owners"])
     rows = [["tierclaw", *[engine[f"recall@{c}"] for c in CUTOFFS], engine["mrr"], engine["n"]]]
     rows.append(["seed-literal", *[base[f"recall@{c}"] for c in CUTOFFS], base["mrr"], base["n"]])
     for kind, block in engine["by_kind"].items():
         rows.append([f"  {kind}", *[block[f"recall@{c}"] for c in CUTOFFS], block["mrr"], block["n"]])
-    print(f"{data['name']}: {n_memories} memories, {engine['n']} queries; loaded in {load_s:.1f} s")
+    print(
+        f"{data['name']}: {n_memories} memories, {engine['n']} queries; loaded in {load_s:.1f} s; "
+        f"embedding {args.embedding}"
+    )
     print(table(["method / kind", "R@1", "R@5", "R@10", "MRR", "n"], rows))
     dropped = int(data.get("dropped_no_evidence", 0) or 0)
     if dropped:
@@ -147,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         result["dropped_no_evidence"] = dropped
         result["memories"] = n_memories
         result["load_s"] = round(load_s, 3)
+        result["embedding"] = args.embedding
         emit_json(result)
     return 0
 

@@ -24,10 +24,13 @@ from gateway.identity import Identities
 from gateway.loop import ProcessLoop
 from gateway.providers import Models, build_models
 from gateway.scheduler import JobTimes, MemoryJobs
+from memory.embedding import build_embedder
+from memory.embedding_cache import CachedEmbedder
 from memory.engine import MemoryEngine
 from memory.extraction import ExtractionService, ExtractionSettings
 from memory.file_memory import FileMemory
 from memory.model import MemoryModel
+from memory.reindex import EmbeddingBackfill
 from memory.sessions import SessionStore
 
 log = logging.getLogger("tierclaw.gateway")
@@ -61,7 +64,32 @@ def memory_services(
         ),
         tz=tz,
     )
-    return extraction, MemoryJobs(engine, extraction, model, tz=tz, times=job_times(config))
+    jobs = MemoryJobs(
+        engine,
+        extraction,
+        model,
+        tz=tz,
+        times=job_times(config),
+        embedding_cache_days=config.memory.embedding.cache_days,
+    )
+    return extraction, jobs
+
+
+def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill | None:
+    """Give the engine the configured embedder (behind the content-hash cache) and its backfill.
+
+    Nothing is loaded or contacted here (the local model loads on first use, off the event loop).
+    Returns None when ``memory.embedding.provider`` is "none" (keyword search only).
+    """
+    settings = config.memory.embedding
+    inner = build_embedder(settings.settings())
+    if inner is None:
+        return None
+    engine.embedder = CachedEmbedder(inner, engine)
+    engine.query_embed_timeout = settings.query_timeout_ms / 1000
+    backfill = EmbeddingBackfill(engine)
+    engine.on_vectors_missing = backfill.notify
+    return backfill
 
 
 class Runtime:
@@ -85,6 +113,8 @@ class Runtime:
         self.channels = list(channels)
         self.jobs = jobs
         self._catch_up: asyncio.Task | None = None
+        self.backfill: EmbeddingBackfill | None = None
+        self._warm_up: asyncio.Task | None = None
 
     @classmethod
     async def open(
@@ -93,6 +123,7 @@ class Runtime:
         """Open the database and build the parts (nothing runs until ``start``)."""
         engine = await MemoryEngine.open(config.db_path())
         try:
+            backfill = attach_embedder(config, engine) if config.memory.enabled else None
             models = models or build_models(config)
             sessions = SessionStore(engine)
             extraction: ExtractionService | None = None
@@ -121,12 +152,19 @@ class Runtime:
         except BaseException:
             await engine.close()
             raise
-        return cls(config, engine, models, assistant, loop, channels, jobs)
+        runtime = cls(config, engine, models, assistant, loop, channels, jobs)
+        runtime.backfill = backfill
+        return runtime
 
     async def start(self, *, schedule: bool = True) -> None:
         """Resume extraction, start the loop and the channels; jobs are scheduled and caught up."""
         if self.assistant.extraction is not None:
             await self.assistant.extraction.start()
+        if self.backfill is not None:
+            # The first load of the local model may take a second: in the background, so start-up does
+            # not wait and the first reply most likely does not either.
+            self._warm_up = asyncio.create_task(self.engine.warm_up_embedder(), name="embedder-warm-up")
+            self.backfill.start()
         self.loop.start()
         if self.jobs is not None and schedule:
             self.jobs.start()
@@ -181,5 +219,14 @@ class Runtime:
             self.jobs.shutdown()
         if self.assistant.extraction is not None:
             await self.assistant.extraction.close()
+        if self._warm_up is not None and not self._warm_up.done():
+            self._warm_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._warm_up
+        if self.backfill is not None:
+            await self.backfill.stop()
+        if self.engine.embedder is not None:
+            with contextlib.suppress(Exception):
+                await self.engine.embedder.close()
         await self.models.close()
         await self.engine.close()

@@ -115,8 +115,11 @@ async def _remember(ctx: CommandContext, owner: str, text: str) -> str:
         ctx.file_memory.append_long_term(f"- {text}")
         return f"Noted in MEMORY.md: {text}"
     try:
+        # embed=False: the user is waiting; the backfill gives the row its vector moments later.
         result = await ctx.engine.write(
-            owner, Fact(content=text, source="manual", importance=MANUAL_IMPORTANCE, category="event")
+            owner,
+            Fact(content=text, source="manual", importance=MANUAL_IMPORTANCE, category="event"),
+            embed=False,
         )
     except ValueError as exc:
         return f"I could not remember that: {exc}"

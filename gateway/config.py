@@ -42,6 +42,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from memory.embedding import EmbeddingSettings
+
 DEFAULT_CONFIG_PATH = "~/.tierclaw/config.json"
 CONFIG_ENV = "TIERCLAW_CONFIG"
 # Used when memory.maxTokens is omitted: extraction output is a short JSON document.
@@ -169,10 +171,15 @@ class ProviderConfig(_Model):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        parts = urlsplit(value.strip())
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError('expected an http(s) URL such as "https://api.openai.com/v1"')
-        return value.strip()
+        return _http_base_url(value)
+
+
+def _http_base_url(value: str) -> str:
+    """An http(s) API base URL, stripped; ValueError otherwise."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError('expected an http(s) URL such as "https://api.openai.com/v1"')
+    return value.strip()
 
 
 class AgentConfig(_Model):
@@ -212,6 +219,47 @@ class CompressionConfig(_Model):
     weekly: Clock = "04:00"
 
 
+class EmbeddingConfig(_Model):
+    """Vectors beside FTS5 (hybrid retrieval, semantic dedup): the bundled local model, an API, or none."""
+
+    provider: Literal["local", "openai", "none"] = "local"
+    model: str = ""
+    base_url: str = "https://api.openai.com/v1"
+    api_key: Secret = SecretStr("")
+    dimensions: int | None = Field(None, ge=1, le=16384)
+    timeout_seconds: float = Field(10.0, gt=0)
+    # How long a reply waits for its query's vector before that retrieval goes keyword-only.
+    query_timeout_ms: int = Field(1000, ge=10, le=60_000)
+    batch_size: int = Field(64, ge=1, le=2048)
+    # Cached vectors not used for this long are deleted by the weekly job.
+    cache_days: int = Field(90, ge=1, le=3650)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        return _http_base_url(value)
+
+    @model_validator(mode="after")
+    def _openai_needs_model(self) -> EmbeddingConfig:
+        if self.provider == "openai" and not self.model.strip():
+            raise ValueError('provider "openai" needs a model, e.g. "text-embedding-3-small"')
+        if self.provider == "local" and self.dimensions not in (None, 384):
+            raise ValueError("the local model always gives 384 dimensions: leave dimensions unset")
+        return self
+
+    def settings(self) -> EmbeddingSettings:
+        """What ``memory.embedding.build_embedder`` takes."""
+        return EmbeddingSettings(
+            provider=self.provider,
+            model=self.model.strip(),
+            base_url=self.base_url,
+            api_key=self.api_key.get_secret_value(),
+            dimensions=self.dimensions,
+            timeout_seconds=self.timeout_seconds,
+            batch_size=self.batch_size,
+        )
+
+
 class MemoryConfig(_Model):
     """Tiered SQLite memory; ``enabled = false`` falls back to MEMORY.md + daily files in the workspace."""
 
@@ -223,6 +271,7 @@ class MemoryConfig(_Model):
     top_k: int = Field(5, ge=1, le=20)
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     compression: CompressionConfig = Field(default_factory=CompressionConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
 
 
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -501,6 +550,16 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
         "TIERCLAW_MEMORY_BASE_URL",
         ("memory", "provider", "baseUrl"),
         "base URL of the memory provider (creates one from the main provider if absent)",
+    ),
+    EnvOverride(
+        "TIERCLAW_EMBEDDING_PROVIDER",
+        ("memory", "embedding", "provider"),
+        '"local" (bundled model), "openai" (any compatible API) or "none"',
+    ),
+    EnvOverride("TIERCLAW_EMBEDDING_MODEL", ("memory", "embedding", "model"), "the embedding model (openai)"),
+    EnvOverride("TIERCLAW_EMBEDDING_API_KEY", ("memory", "embedding", "apiKey"), "key of the embedding API"),
+    EnvOverride(
+        "TIERCLAW_EMBEDDING_BASE_URL", ("memory", "embedding", "baseUrl"), "base URL of the embedding API"
     ),
     EnvOverride("TIERCLAW_TELEGRAM_ENABLED", ("channels", "telegram", "enabled"), "true: serve Telegram"),
     EnvOverride("TIERCLAW_TELEGRAM_TOKEN", ("channels", "telegram", "token"), "Telegram bot token"),

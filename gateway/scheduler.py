@@ -58,8 +58,10 @@ class MemoryJobs:
         *,
         tz: tzinfo,
         times: JobTimes | None = None,
+        embedding_cache_days: int = 90,
     ) -> None:
         self.engine = engine
+        self.embedding_cache_days = embedding_cache_days
         self.extraction = extraction
         self.model = model
         self.tz = tz
@@ -94,9 +96,14 @@ class MemoryJobs:
     async def weekly(self, now: datetime | None = None) -> str:
         """Merge large partitions, refresh the Tier 1 profile, archive decayed temp/debug memories."""
         report = await weekly_compress(self.engine, self.model, now)
+        evicted = ""
+        evict = getattr(self.engine.embedder, "evict", None)
+        if evict is not None:  # vectors of texts nobody embedded for cacheDays: old drafts, other models
+            count = await evict(timedelta(days=self.embedding_cache_days), now)
+            evicted = f", {count} cached vectors evicted"
         return (
             f"{report.partitions_merged} partitions merged, {report.profile_entries} profile entries, "
-            f"{report.archived} archived" + _failures(report)
+            f"{report.archived} archived{evicted}" + _failures(report)
         )
 
     async def run(self, name: str) -> str:

@@ -14,7 +14,7 @@ import itertools
 import logging
 import math
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -25,7 +25,7 @@ import numpy as np
 from memory import tokenizer
 from memory.clock import days_between, to_db, utcnow
 from memory.decay import CATEGORIES, relevance_score
-from memory.dedup import content_words, is_near_duplicate, norm_key
+from memory.dedup import content_words, is_near_duplicate, may_merge, norm_key
 from memory.models import GLOBAL_PROJECT, Event, Fact, Memory, Retrieved, WriteResult
 from memory.schema import check_version, migrate
 from memory.timeref import TimeWindow, find_window
@@ -69,6 +69,19 @@ PARTITION_ONLY_TEXT = 0.25
 TIME_WINDOW_BOOST = 2.0
 # Text relevance of a memory inside the window that matched no query term ("what did I say yesterday?").
 WINDOW_ONLY_TEXT = 0.2
+# Hybrid ranking (with an embedder): the FTS ranking above and the cosine ranking of the owner's
+# vectors are fused by weighted reciprocal rank, fused = 1/(RRF_K + text rank) + DENSE_WEIGHT/(RRF_K +
+# dense rank), then decay on top as above. Chosen on LoCoMo and MADial zh/en (bench/README.md: ranks
+# beat score mixing because bm25 and cosine scales differ per query; a small k trusts the top ranks).
+RRF_K = 3
+DENSE_WEIGHT = 1.5
+DENSE_CANDIDATES = 50
+# e5 cosines live in a narrow band (top hits 0.78–0.90); below this a vector hit is noise.
+DENSE_MIN_COSINE = 0.75
+# Semantic dedup on write: merge into a live memory this similar (bench/dedup_threshold.py).
+SEMANTIC_DUP_COSINE = 0.95
+QUERY_EMBED_TIMEOUT_SECONDS = 1.0
+WARM_UP_TIMEOUT_SECONDS = 60.0  # a cold start reads the model file from disk
 
 
 class MemoryEmbedder(Protocol):
@@ -82,6 +95,8 @@ class MemoryEmbedder(Protocol):
     async def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
     async def embed_query(self, text: str) -> np.ndarray: ...
+
+    async def close(self) -> None: ...
 
 
 class MemoryDatabaseError(RuntimeError):
@@ -153,6 +168,11 @@ class MemoryEngine:
         # first use and dropped whenever that owner's memories change.
         self.embedder: MemoryEmbedder | None = None
         self._vectors: dict[str, OwnerVectors] = {}
+        self._embedding_failing = False
+        # Called when rows were stored without a vector (the gateway wakes its backfill with it).
+        self.on_vectors_missing: Callable[[], None] | None = None
+        # How long a reply may wait for its query embedding before retrieval goes keyword-only.
+        self.query_embed_timeout = QUERY_EMBED_TIMEOUT_SECONDS
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -233,31 +253,82 @@ class MemoryEngine:
 
     # ----------------------------------------------------------------- writes
 
-    async def write(self, owner: str, fact: Fact, now: datetime | None = None) -> WriteResult:
+    async def write(
+        self, owner: str, fact: Fact, now: datetime | None = None, *, embed: bool = True
+    ) -> WriteResult:
         """Store one fact through the clean path (merge duplicates, supersede same subject+predicate)."""
-        return (await self.write_many(owner, [fact], now=now))[0]
+        return (await self.write_many(owner, [fact], now=now, embed=embed))[0]
 
     async def write_many(
-        self, owner: str, facts: Iterable[Fact], now: datetime | None = None
+        self, owner: str, facts: Iterable[Fact], now: datetime | None = None, *, embed: bool = True
     ) -> list[WriteResult]:
-        """Store several facts in one transaction, each through the clean path."""
+        """Store several facts in one transaction, each through the clean path.
+
+        With an embedder, the facts are embedded first (outside the write lock) so that each row gets
+        its vector and a fact that means the same as a live memory merges into it (semantic dedup).
+        ``embed=False`` is for writes someone waits on (``/remember``): the row is stored at once
+        without a vector and the background backfill embeds it. An embedder failure never fails a
+        write: the rows are stored without vectors and backfilled later.
+        """
         _check_owner(owner)
+        checked = [_validated(fact) for fact in facts]
+        vectors = await self._passage_vectors([f.content for f in checked]) if embed else None
         results: list[WriteResult] = []
         async with self._write_lock:
             await self._db.execute("BEGIN IMMEDIATE")
             try:
-                for fact in facts:
-                    results.append(await self._write_one(owner, _validated(fact), now or utcnow()))
+                for index, fact in enumerate(checked):
+                    vector = vectors[index] if vectors is not None else None
+                    results.append(await self._write_one(owner, fact, now or utcnow(), vector))
                 await self._db.execute("COMMIT")
             except BaseException:
                 await self._db.execute("ROLLBACK")
+                self._changed(owner)
                 raise
         self._changed(owner)
+        if self.embedder is not None and vectors is None and any(r.action != "merged" for r in results):
+            self._vectors_missing()
         for r in results:
             log.info("[memory] write owner=%s id=%d action=%s", owner, r.id, r.action)
         return results
 
-    async def _write_one(self, owner: str, fact: Fact, now: datetime) -> WriteResult:
+    async def _passage_vectors(self, texts: list[str]) -> np.ndarray | None:
+        """Vectors for texts about to be written, or None (no embedder, or it failed: backfill later)."""
+        embedder = self.embedder
+        if embedder is None or not texts:
+            return None
+        try:
+            vectors = await embedder.embed_passages(texts)
+        except Exception as exc:  # EmbeddingError, or anything else: a write must not fail for a vector
+            self._embedding_failed("embedding new memories", exc)
+            return None
+        self._embedding_recovered()
+        return vectors
+
+    def _embedding_failed(self, what: str, exc: BaseException) -> None:
+        """Log the first failure of a streak only: a dead API must not flood the log on every message."""
+        if not self._embedding_failing:
+            log.warning(
+                "[memory] %s failed (%s: %s); keyword search only, vectors are filled in later",
+                what,
+                type(exc).__name__,
+                str(exc)[:200],
+            )
+        self._embedding_failing = True
+
+    def _embedding_recovered(self) -> None:
+        if self._embedding_failing:
+            log.info("[memory] embeddings work again")
+        self._embedding_failing = False
+
+    def _vectors_missing(self) -> None:
+        """Tell the backfill (if one is attached) that some live memories have no vector yet."""
+        if self.on_vectors_missing is not None:
+            self.on_vectors_missing()
+
+    async def _write_one(
+        self, owner: str, fact: Fact, now: datetime, vector: np.ndarray | None = None
+    ) -> WriteResult:
         key = norm_key(fact.content)
         if fact.subject and fact.predicate:
             rows = await self._fetchall(
@@ -269,7 +340,7 @@ class MemoryEngine:
                 if old_key == key:
                     return await self._merge_into(old_id, fact, now)
             if rows:
-                new_id = await self._insert(owner, fact, key, now)
+                new_id = await self._insert(owner, fact, key, now, vector)
                 await self._db.executemany(
                     "UPDATE memories SET is_archived = 1, superseded_by = ?, updated_at = ? WHERE id = ?",
                     [(new_id, to_db(now), old_id) for old_id, _ in rows],
@@ -283,9 +354,31 @@ class MemoryEngine:
         if same:
             return await self._merge_into(same[0][0], fact, now)
         near = await self._near_duplicate(owner, fact)
+        if near is None and vector is not None:
+            near = await self._semantic_duplicate(owner, fact, vector)
         if near is not None:
             return await self._merge_into(near, fact, now)
-        return WriteResult(await self._insert(owner, fact, key, now), "inserted")
+        return WriteResult(await self._insert(owner, fact, key, now, vector), "inserted")
+
+    async def _semantic_duplicate(self, owner: str, fact: Fact, vector: np.ndarray) -> int | None:
+        """A live memory of the same tier whose vector says the same thing (cosine ≥ SEMANTIC_DUP_COSINE).
+
+        The lexical guard (``dedup.may_merge``) vetoes pairs whose numbers, dates or names differ: the
+        embedding model scores "met Anna on 7 May" and "met Anna on 2 June" as near-identical, and
+        merging them would lose a fact.
+        """
+        assert self.embedder is not None
+        vectors = await self._owner_vectors(owner, self.embedder.model_key)
+        for cand_id, cosine in vectors.top(vector, 3, (fact.tier,)):
+            if cosine < SEMANTIC_DUP_COSINE:
+                break
+            rows = await self._fetchall(
+                "SELECT content FROM memories WHERE id = ? AND owner = ? AND is_archived = 0 AND tier = ?",
+                (cand_id, owner, fact.tier),
+            )
+            if rows and may_merge(fact.content, rows[0][0]):
+                return cand_id
+        return None
 
     async def _near_duplicate(self, owner: str, fact: Fact) -> int | None:
         """A live memory of the same tier that says nearly the same thing, if any.
@@ -312,14 +405,16 @@ class MemoryEngine:
                 return int(cand_id)
         return None
 
-    async def _insert(self, owner: str, fact: Fact, key: str, now: datetime) -> int:
+    async def _insert(
+        self, owner: str, fact: Fact, key: str, now: datetime, vector: np.ndarray | None = None
+    ) -> int:
         created = to_db(fact.created_at or now)
         search_text = tokenizer.index_text(fact.content)
         self._forget_df(search_text)
         cur = await self._db.execute(
             "INSERT INTO memories (owner, tier, project, topic, category, content, search_text, norm_key, "
-            "importance, source, source_ref, subject, predicate, created_at, updated_at, last_accessed) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "importance, source, source_ref, subject, predicate, created_at, updated_at, last_accessed, "
+            "embedding, embedding_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 owner,
                 fact.tier,
@@ -337,9 +432,16 @@ class MemoryEngine:
                 created,
                 created,
                 created,
+                vector_to_blob(vector) if vector is not None else None,
+                self.embedder.model_key if vector is not None and self.embedder is not None else None,
             ),
         )
         new_id = int(cur.lastrowid)
+        if vector is not None and self.embedder is not None:
+            # Later facts of the same transaction must see this row (a batch may repeat itself).
+            vectors = self._vectors.get(owner)
+            if vectors is not None:
+                self._vectors[owner] = vectors.with_row(new_id, fact.tier, vector)
         if fact.source_ref:
             await self._db.execute(
                 "INSERT OR IGNORE INTO memory_refs(memory_id, ref) VALUES (?, ?)", (new_id, fact.source_ref)
@@ -395,7 +497,10 @@ class MemoryEngine:
         async with self._write_lock:
             await self._db.execute(
                 "UPDATE memories SET content = ?, search_text = ?, norm_key = ?, project = ?, topic = ?, "
-                "category = ?, importance = ?, tier = ?, updated_at = ? WHERE id = ? AND owner = ?",
+                "category = ?, importance = ?, tier = ?, updated_at = ?, "
+                "embedding = CASE WHEN content = ? THEN embedding END, "
+                "embedding_model = CASE WHEN content = ? THEN embedding_model END "
+                "WHERE id = ? AND owner = ?",
                 (
                     fact.content,
                     tokenizer.index_text(fact.content),
@@ -406,11 +511,15 @@ class MemoryEngine:
                     fact.importance,
                     fact.tier,
                     to_db(utcnow()),
+                    fact.content,
+                    fact.content,
                     memory_id,
                     owner,
                 ),
             )
         self._changed(owner)
+        if fact.content != current.content and self.embedder is not None:
+            self._vectors_missing()  # the old vector described the old text: the backfill re-embeds it
         log.info("[memory] edit owner=%s id=%d", owner, memory_id)
         updated = await self.get(owner, memory_id)
         assert updated is not None
@@ -589,13 +698,19 @@ class MemoryEngine:
         min_match: float = 0.0,
         touch: bool = True,
     ) -> list[Retrieved]:
-        """Tier 2 memories for a message: project partition + FTS5, ranked, top ``k``, marked accessed.
+        """Tier 2 memories for a message: project partition + FTS5 (+ vectors), ranked, top ``k``, touched.
 
-        ``min_match`` drops hits whose idf-weighted share of the query's terms is below it, so that a
-        permissive gate does not inject noise. ``touch=False`` leaves access times alone (benchmarks
-        use it so that the order of queries does not change the ranking).
+        With an embedder the query is embedded (bounded by ``query_embed_timeout``; on failure or
+        timeout this query is keyword-only and the failure is logged once) and the cosine ranking is
+        fused with the keyword ranking. ``min_match`` drops keyword-only hits whose idf-weighted share
+        of the query's terms is below it, so that a permissive gate does not inject noise.
+        ``touch=False`` leaves access times alone (benchmarks use it so that the order of queries does
+        not change the ranking).
         """
-        hits = await self._rank(owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match)
+        query_vector = await self._query_vector(text)
+        hits = await self._rank(
+            owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match, query_vector=query_vector
+        )
         if hits and touch:
             await self._touch([h.id for h in hits], now or utcnow())
             log.info("[memory] retrieve owner=%s hits=%d", owner, len(hits))
@@ -605,10 +720,39 @@ class MemoryEngine:
         self, owner: str, query: str, k: int = 10, *, tiers: tuple[int, ...] = (1, 2)
     ) -> list[Retrieved]:
         """Memories matching ``query`` for browsing (CLI, model tool): ranked like retrieve, not touched."""
-        return await self._rank(owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0)
+        query_vector = await self._query_vector(query)
+        return await self._rank(
+            owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0, query_vector=query_vector
+        )
+
+    async def warm_up_embedder(self) -> bool:
+        """Load the embedding model now (at start) so the first reply does not pay for it."""
+        return await self._query_vector("warm up", timeout=WARM_UP_TIMEOUT_SECONDS) is not None
+
+    async def _query_vector(self, text: str, timeout: float | None = None) -> np.ndarray | None:
+        """The query's vector, or None (no embedder, empty text, or it failed / was too slow)."""
+        embedder = self.embedder
+        text = text[: tokenizer.MAX_QUERY_CHARS].strip()
+        if embedder is None or not text:
+            return None
+        try:
+            vector = await asyncio.wait_for(embedder.embed_query(text), timeout or self.query_embed_timeout)
+        except Exception as exc:  # EmbeddingError, TimeoutError, anything: retrieval must still answer
+            self._embedding_failed("embedding a query", exc)
+            return None
+        self._embedding_recovered()
+        return vector
 
     async def _rank(
-        self, owner: str, text: str, now: datetime, *, tiers: tuple[int, ...], k: int, min_match: float
+        self,
+        owner: str,
+        text: str,
+        now: datetime,
+        *,
+        tiers: tuple[int, ...],
+        k: int,
+        min_match: float,
+        query_vector: np.ndarray | None = None,
     ) -> list[Retrieved]:
         _check_owner(owner)
         lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
@@ -633,18 +777,30 @@ class MemoryEngine:
             extra.append((await self._partition_rows(owner, project, tiers), PARTITION_ONLY_TEXT))
         if window is not None:
             extra.append((await self._window_rows(owner, window, tiers), WINDOW_ONLY_TEXT))
+        dense_rank: dict[int, int] = {}
+        if query_vector is not None and self.embedder is not None:
+            vectors = await self._owner_vectors(owner, self.embedder.model_key)
+            dense = [
+                memory_id
+                for memory_id, cosine in vectors.top(query_vector, DENSE_CANDIDATES, tiers)
+                if cosine >= DENSE_MIN_COSINE
+            ]
+            dense_rank = {memory_id: rank for rank, memory_id in enumerate(dense, start=1)}
+            unseen = [i for i in dense if i not in candidates]
+            if unseen:
+                extra.append((await self._rows_by_id(owner, unseen), 0.0))
         for rows, floor in extra:
             for row in rows:
                 candidates.setdefault(row[0], (row, 0.0, floor))
         total_weight = sum(weights.values()) or 1.0
         query_seq = tokenizer.query_tokens(without_date)
         query_pairs = set(itertools.pairwise(query_seq))
-        hits: list[Retrieved] = []
+        scored: list[tuple[Sequence, float, float, float]] = []  # row, text score, match, decay
         for row, bm25_share, floor in candidates.values():
             tokens = row[10].split()
             words = set(tokens)
             match = sum(w for t, w in weights.items() if t in words) / total_weight
-            if match < min_match:
+            if match < min_match and row[0] not in dense_rank:
                 continue
             proximity = len(query_pairs.intersection(itertools.pairwise(tokens)))
             text_score = (bm25_share + COVERAGE_WEIGHT * match) / (1.0 + COVERAGE_WEIGHT)
@@ -652,22 +808,37 @@ class MemoryEngine:
             if window is not None and _in_window(row[8], window):
                 text_score *= 1.0 + TIME_WINDOW_BOOST
             decay = relevance_score(row[5], row[7], days_between(row[9], now))
-            hits.append(
-                Retrieved(
-                    id=row[0],
-                    content=row[6],
-                    tier=row[2],
-                    project=row[3],
-                    topic=row[4],
-                    category=row[5],
-                    importance=row[7],
-                    created_at=row[8],
-                    score=text_score * (1.0 + DECAY_WEIGHT * decay),
-                    match=match,
-                )
+            scored.append((row, text_score, match, decay))
+        if dense_rank:
+            fused = _fuse_ranks(scored, dense_rank)
+        else:
+            fused = {row[0]: text_score for row, text_score, _, _ in scored}
+        hits = [
+            Retrieved(
+                id=row[0],
+                content=row[6],
+                tier=row[2],
+                project=row[3],
+                topic=row[4],
+                category=row[5],
+                importance=row[7],
+                created_at=row[8],
+                score=fused[row[0]] * (1.0 + DECAY_WEIGHT * decay),
+                match=match,
             )
+            for row, _, match, decay in scored
+        ]
         hits.sort(key=lambda h: (-h.score, -h.id))
         return hits[:k]
+
+    async def _rows_by_id(self, owner: str, ids: Sequence[int]) -> list[Sequence]:
+        """Candidate rows (same layout as the partition rows) for memories found by their vectors."""
+        return await self._fetchall(
+            "SELECT id, owner, tier, project, topic, category, content, importance, created_at, "
+            f"last_accessed, search_text, 0.0 FROM memories WHERE owner = ? AND is_archived = 0 "
+            f"AND id IN ({','.join('?' * len(ids))})",
+            (owner, *ids),
+        )
 
     async def _term_weights(self, terms: tuple[str, ...]) -> dict[str, float]:
         """idf of each term over the whole index (df 0 for a term no memory has: the highest weight)."""
@@ -1020,6 +1191,7 @@ class MemoryEngine:
         if old and not new_facts:
             raise ValueError("refusing to archive memories without any replacement fact")
         now = now or utcnow()
+        vectors = await self._passage_vectors([f.content for f in new_facts])
         results: list[WriteResult] = []
         archived: list[int] = []
         async with self._write_lock:
@@ -1036,7 +1208,7 @@ class MemoryEngine:
                 live = {i: live[i] for i in old if i in live}  # in the caller's order
                 by_key = {v: i for i, v in reversed(live.items())}  # the first old row of each key wins
                 result_by_key: dict[tuple[str, int], int] = {}
-                for fact in new_facts:
+                for index, fact in enumerate(new_facts):
                     key = (norm_key(fact.content), fact.tier)
                     same = by_key.get(key)
                     if same is not None:
@@ -1046,7 +1218,8 @@ class MemoryEngine:
                         )
                         result = WriteResult(same, "kept")
                     else:
-                        result = await self._write_one(owner, fact, now)
+                        vector = vectors[index] if vectors is not None else None
+                        result = await self._write_one(owner, fact, now, vector)
                     results.append(result)
                     result_by_key.setdefault(key, result.id)
                 keep = {r.id for r in results}
@@ -1076,6 +1249,7 @@ class MemoryEngine:
                 await self._db.execute("COMMIT")
             except BaseException:
                 await self._db.execute("ROLLBACK")
+                self._changed(owner)  # rows appended to the vector matrix were rolled back
                 raise
         self._changed(owner)
         log.info(
@@ -1156,6 +1330,28 @@ def _selective_terms(weights: dict[str, float], indexed_rows: int) -> tuple[list
     if rare:
         return rare, False
     return sorted(present, key=lambda t: -present[t])[:3], True
+
+
+def _fuse_ranks(
+    scored: Sequence[tuple[Sequence, float, float, float]], dense_rank: dict[int, int]
+) -> dict[int, float]:
+    """Weighted reciprocal-rank fusion of the keyword ranking (text score) and the cosine ranking.
+
+    Ranks, not scores: bm25-derived text scores and cosines have unrelated, query-dependent scales, and
+    on the dev sets rank fusion beat every tried mix of normalised scores (bench/README.md).
+    """
+    by_text = sorted((s for s in scored if s[1] > 0), key=lambda s: (-s[1], -s[0][0]))
+    text_rank = {s[0][0]: rank for rank, s in enumerate(by_text, start=1)}
+    fused: dict[int, float] = {}
+    for row, _, _, _ in scored:
+        memory_id = row[0]
+        score = 0.0
+        if memory_id in text_rank:
+            score += 1.0 / (RRF_K + text_rank[memory_id])
+        if memory_id in dense_rank:
+            score += DENSE_WEIGHT / (RRF_K + dense_rank[memory_id])
+        fused[memory_id] = score
+    return fused
 
 
 def _match_project(lowered: str, terms: tuple[str, ...], projects: frozenset[str]) -> str | None:

@@ -84,3 +84,12 @@ class OwnerVectors:
             return {}
         scores = self.matrix[[p for _, p in rows]] @ query.astype(np.float32, copy=False)
         return {i: float(s) for (i, _), s in zip(rows, scores, strict=True)}
+
+    def with_row(self, memory_id: int, tier: int, vector: np.ndarray) -> OwnerVectors:
+        """A copy with one more row (a memory just written; O(n), for background writes only)."""
+        if len(self) and vector.shape[0] != self.matrix.shape[1]:
+            return self
+        matrix = np.vstack([self.matrix.reshape(-1, vector.shape[0]), vector[None, :].astype(np.float32)])
+        return OwnerVectors(
+            np.append(self.ids, np.int64(memory_id)), np.append(self.tiers, np.int8(tier)), matrix
+        )

@@ -347,6 +347,10 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "TIERCLAW_FEISHU_ENABLED": ("false", False),
     "TIERCLAW_TELEGRAM_ALLOW_FROM": (" 123, alice ,,", ["123", "alice"]),
     "TIERCLAW_FEISHU_ALLOW_FROM": ("*", ["*"]),
+    "TIERCLAW_EMBEDDING_PROVIDER": ("none", "none"),
+    "TIERCLAW_EMBEDDING_MODEL": ("text-embedding-3-small", "text-embedding-3-small"),
+    "TIERCLAW_EMBEDDING_API_KEY": ("sk-emb", "sk-emb"),
+    "TIERCLAW_EMBEDDING_BASE_URL": ("https://emb.example/v1", "https://emb.example/v1"),
 }
 
 
