@@ -974,6 +974,15 @@ class MemoryEngine:
             self._vectors.pop(owner, None)
         return int(cur.rowcount)
 
+    async def owner_vectors(self, owner: str) -> OwnerVectors | None:
+        """The owner's live memory vectors under the current embedder (None without one).
+
+        For jobs that compare memories with each other (the weekly merge clusters by similarity).
+        """
+        if self.embedder is None:
+            return None
+        return await self._owner_vectors(owner, self.embedder.model_key)
+
     async def _owner_vectors(self, owner: str, model_key: str) -> OwnerVectors:
         """The owner's live memory vectors of ``model_key`` (tiers 1 and 2), loaded once per change."""
         vectors = self._vectors.get(owner)
