@@ -9,7 +9,6 @@ words here on purpose: "likes coffee" and "does not like coffee" must never merg
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 
 from memory.tokenizer import STOP_WORDS, segment, stem
@@ -71,28 +70,3 @@ def is_near_duplicate(a: frozenset[str], b: frozenset[str], threshold: float = N
     if (a & NEGATIONS) != (b & NEGATIONS):
         return False
     return dice(a, b) >= threshold
-
-
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z'’-]+")
-_CJK_NUMERALS = frozenset("零一二三四五六七八九十百千万两")
-
-
-def _facts_markers(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """Numbers (incl. Chinese numerals), capitalised words (names, months) and negations of a text."""
-    folded = unicodedata.normalize("NFKC", text)
-    numbers = set(_NUMBER.findall(folded)) | {ch for ch in folded if ch in _CJK_NUMERALS}
-    names = {w.casefold() for w in _CAPITALISED.findall(folded)}
-    negations = {t for t in segment(folded.casefold()) if t in NEGATIONS}
-    return frozenset(numbers), frozenset(names), frozenset(negations)
-
-
-def may_merge(a: str, b: str) -> bool:
-    """Whether two texts an embedding model finds near-identical may be merged as one memory.
-
-    Sentence embeddings barely move when a number, a date, a name or a negation changes ("met Anna on
-    7 May" vs "met Anna on 2 June" score ~0.97), yet those are different facts. A wrong merge loses a
-    fact while a missed one only keeps a duplicate row, so any difference in these markers vetoes.
-    A capitalised first word of a sentence counts as a name too: that can only block a merge.
-    """
-    return _facts_markers(a) == _facts_markers(b)

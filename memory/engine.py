@@ -25,7 +25,8 @@ import numpy as np
 from memory import tokenizer
 from memory.clock import days_between, to_db, utcnow
 from memory.decay import CATEGORIES, relevance_score
-from memory.dedup import content_words, is_near_duplicate, may_merge, norm_key
+from memory.dedup import content_words, is_near_duplicate, norm_key
+from memory.merge_guard import guard_allows_merge
 from memory.models import GLOBAL_PROJECT, Event, Fact, Memory, Retrieved, WriteResult
 from memory.schema import check_version, migrate
 from memory.timeref import TimeWindow, find_window
@@ -78,8 +79,8 @@ DENSE_WEIGHT = 1.5
 DENSE_CANDIDATES = 50
 # e5 cosines live in a narrow band (top hits 0.78–0.90); below this a vector hit is noise.
 DENSE_MIN_COSINE = 0.75
-# Semantic dedup on write: merge into a live memory this similar (bench/dedup_threshold.py).
-SEMANTIC_DUP_COSINE = 0.95
+# Semantic dedup: 0.99 is the lowest cosine with no wrong guarded merge (bench/README.md, "Dedup threshold").
+SEMANTIC_DUP_COSINE = 0.99
 QUERY_EMBED_TIMEOUT_SECONDS = 1.0
 WARM_UP_TIMEOUT_SECONDS = 60.0  # a cold start reads the model file from disk
 
@@ -363,7 +364,7 @@ class MemoryEngine:
     async def _semantic_duplicate(self, owner: str, fact: Fact, vector: np.ndarray) -> int | None:
         """A live memory of the same tier whose vector says the same thing (cosine ≥ SEMANTIC_DUP_COSINE).
 
-        The lexical guard (``dedup.may_merge``) vetoes pairs whose numbers, dates or names differ: the
+        The guard (``merge_guard.guard_allows_merge``) vetoes pairs whose numbers, dates or names differ: the
         embedding model scores "met Anna on 7 May" and "met Anna on 2 June" as near-identical, and
         merging them would lose a fact.
         """
@@ -376,7 +377,7 @@ class MemoryEngine:
                 "SELECT content FROM memories WHERE id = ? AND owner = ? AND is_archived = 0 AND tier = ?",
                 (cand_id, owner, fact.tier),
             )
-            if rows and may_merge(fact.content, rows[0][0]):
+            if rows and guard_allows_merge(fact.content, rows[0][0]):
                 return cand_id
         return None
 
