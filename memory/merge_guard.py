@@ -111,6 +111,14 @@ _ZH_NEGATIONS = {w for w in NEGATIONS if not w.isascii()} | {
     "并没有", "不肯", "不敢", "不用", "不必", "不让", "不愿", "不愿意", "毫无", "绝不", "决不", "尚未",
     "还没", "还没有", "不曾", "没法", "不可", "不该", "不应该", "不许", "未曾", "不太", "不怎么",
 }  # fmt: skip
+# jieba keeps a negation fused with its verb as one word (不吃, 没去, 从来不): a word that starts with a
+# negation character is a negation, unless it is one of these common words that only start with one.
+_ZH_NEGATION_PREFIXES = ("不", "没", "未", "别", "从不", "从来不", "从没", "从未")
+_ZH_NOT_NEGATIONS = {
+    "不错", "不好意思", "不仅", "不仅如此", "不久", "不断", "不过", "不少", "不同", "不然", "不如", "不管",
+    "不止", "不时", "不禁", "不由得", "不知不觉", "不客气", "不得不", "别人", "别的", "别墅", "别处",
+    "未来", "没关系", "没事", "不一会儿", "不光", "不但",
+}  # fmt: skip
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _TITLE = re.compile(r"《([^》]+)》")
 
@@ -197,7 +205,7 @@ def anchors(text: str) -> Anchors:
                 names.append(low)
     if _HAN.search(text):
         warm_up()
-        negations += sum(1 for t in jieba.lcut(text) if t in _ZH_NEGATIONS)
+        negations += sum(1 for t in jieba.lcut(text) if _is_zh_negation(t))
     return Anchors(
         numbers=frozenset(numbers),
         times=frozenset(times),
@@ -207,6 +215,13 @@ def anchors(text: str) -> Anchors:
         negations=negations,
         words=frozenset(words),
     )
+
+
+def _is_zh_negation(word: str) -> bool:
+    """A negation word of jieba's segmentation, also when fused with its verb (不吃, 没去)."""
+    if word in _ZH_NEGATIONS:
+        return True
+    return word.startswith(_ZH_NEGATION_PREFIXES) and word not in _ZH_NOT_NEGATIONS
 
 
 def guard_allows_merge(a: str, b: str) -> bool:
