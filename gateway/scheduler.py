@@ -102,7 +102,8 @@ class MemoryJobs:
             count = await evict(timedelta(days=self.embedding_cache_days), now)
             evicted = f", {count} cached vectors evicted"
         return (
-            f"{report.partitions_merged} partitions merged, {report.profile_entries} profile entries, "
+            f"{report.partitions_merged} partitions merged ({report.groups_merged} groups of similar "
+            f"entries), {report.profile_entries} profile entries, "
             f"{report.archived} archived{evicted}" + _failures(report)
         )
 

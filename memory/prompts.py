@@ -121,8 +121,9 @@ Answer with one JSON object and nothing else:
 "importance": 0.8}}]}}"""
 
 WEEKLY_MERGE_PROMPT = f"""You are a memory deduplication engine for a personal assistant. The user message
-holds every entry of one knowledge-base partition (one project and topic), each with its id, category,
-importance and date. Rewrite them as a deduplicated, merged list of facts.
+holds entries of one knowledge-base partition (one project and topic) that look alike — a group of similar
+entries, or the whole partition — each with its id, category, importance and date. Rewrite them as a
+deduplicated, merged list of facts.
 
 Rules:
 1. Keep every distinct piece of information: each entry's information must survive in some output fact.
