@@ -169,6 +169,8 @@ class MemoryEngine:
         # first use and dropped whenever that owner's memories change.
         self.embedder: MemoryEmbedder | None = None
         self._vectors: dict[str, OwnerVectors] = {}
+        self._vectors_model_key = ""  # the model the cached matrices belong to
+        self._vectors_data_version = -1  # SQLite data_version when they were loaded (other processes)
         self._embedding_failing = False
         # Called when rows were stored without a vector (the gateway wakes its backfill with it).
         self.on_vectors_missing: Callable[[], None] | None = None
@@ -737,7 +739,9 @@ class MemoryEngine:
         if embedder is None or not text:
             return None
         try:
-            vector = await asyncio.wait_for(embedder.embed_query(text), timeout or self.query_embed_timeout)
+            # asyncio.timeout, not wait_for: wait_for (3.11) can swallow the reply task's own cancel.
+            async with asyncio.timeout(timeout or self.query_embed_timeout):
+                vector = await embedder.embed_query(text)
         except Exception as exc:  # EmbeddingError, TimeoutError, anything: retrieval must still answer
             self._embedding_failed("embedding a query", exc)
             return None
@@ -985,7 +989,16 @@ class MemoryEngine:
         return await self._owner_vectors(owner, self.embedder.model_key)
 
     async def _owner_vectors(self, owner: str, model_key: str) -> OwnerVectors:
-        """The owner's live memory vectors of ``model_key`` (tiers 1 and 2), loaded once per change."""
+        """The owner's live memory vectors of ``model_key`` (tiers 1 and 2), loaded once per change.
+
+        Changes made through this engine drop the matrix at once (``_changed``). Changes committed by
+        another process (``tierclaw memory edit`` while the gateway runs) show in SQLite's
+        ``data_version``, which is checked first: then every cached matrix is dropped.
+        """
+        version = await self._scalar("PRAGMA data_version")
+        if version != self._vectors_data_version or model_key != self._vectors_model_key:
+            self._vectors.clear()
+            self._vectors_data_version, self._vectors_model_key = version, model_key
         vectors = self._vectors.get(owner)
         if vectors is None:
             rows = await self._fetchall(

@@ -221,9 +221,12 @@ class EmbeddingBackfill:
 
     async def _run(self) -> None:
         delay = self.retry_initial
-        while True:
+        while not self._stopping:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancel that arrives once
+            # the event is already set, and stop() would wait for this task forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
+                async with asyncio.timeout(self.interval):
+                    await self._wake.wait()
             self._wake.clear()  # a notify during the pass below sets it again: another pass follows
             embedder = self._embedder if self._embedder is not None else self._engine.embedder
             if embedder is None:

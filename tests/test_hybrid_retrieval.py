@@ -515,11 +515,6 @@ async def test_tier1_memories_come_back_through_vectors_in_search_only(
     assert ids(await engine.search("alice", "what pet do I have?")) == [profile.id]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine._owner_vectors caches each owner's matrix by owner only, not by model_key: after the "
-    "embedder changes, vectors of the old key are compared with queries of the new one",
-)
 async def test_vectors_of_another_model_key_are_never_compared(
     engine: MemoryEngine, local: Switchable
 ) -> None:
@@ -533,11 +528,6 @@ async def test_vectors_of_another_model_key_are_never_compared(
     assert await engine.retrieve("alice", "what pet do I have?", touch=False) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine._owner_vectors keeps an owner's matrix until this engine changes that owner: a memory "
-    "edited by another process (tierclaw memory edit) is still found through the vector of its old text",
-)
 async def test_memory_edited_by_another_process_is_not_found_by_its_old_vector(
     engine: MemoryEngine, local: Switchable
 ) -> None:

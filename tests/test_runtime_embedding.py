@@ -300,12 +300,6 @@ async def test_file_memory_runs_without_an_embedder(tmp_path: Path) -> None:
             await closed(runtime)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory/reindex.py EmbeddingBackfill._run waits in asyncio.wait_for(self._wake.wait(), "
-    "interval): on Python 3.11 wait_for swallows a cancel that comes once the wake-up event is set, the "
-    "loop goes on, and stop() (so Runtime.close) never returns",
-)
 async def test_backfill_stop_right_after_a_notify_ends_the_task(engine: MemoryEngine) -> None:
     """What ``Runtime.close`` relies on: ``stop()`` ends the task whenever it comes, e.g. in the same
     loop turn as a ``notify()`` (a /remember just before shutdown)."""
