@@ -710,9 +710,8 @@ class MemoryEngine:
         ``touch=False`` leaves access times alone (benchmarks use it so that the order of queries does
         not change the ranking).
         """
-        query_vector = await self._query_vector(text)
         hits = await self._rank(
-            owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match, query_vector=query_vector
+            owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match, embed_query=True
         )
         if hits and touch:
             await self._touch([h.id for h in hits], now or utcnow())
@@ -723,10 +722,7 @@ class MemoryEngine:
         self, owner: str, query: str, k: int = 10, *, tiers: tuple[int, ...] = (1, 2)
     ) -> list[Retrieved]:
         """Memories matching ``query`` for browsing (CLI, model tool): ranked like retrieve, not touched."""
-        query_vector = await self._query_vector(query)
-        return await self._rank(
-            owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0, query_vector=query_vector
-        )
+        return await self._rank(owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0, embed_query=True)
 
     async def warm_up_embedder(self) -> bool:
         """Load the embedding model now (at start) so the first reply does not pay for it."""
@@ -757,9 +753,32 @@ class MemoryEngine:
         tiers: tuple[int, ...],
         k: int,
         min_match: float,
-        query_vector: np.ndarray | None = None,
+        embed_query: bool = False,
     ) -> list[Retrieved]:
         _check_owner(owner)
+        # The query embedding (a worker thread, or an API call) runs while SQLite finds the keyword
+        # candidates (the database thread): the slower of the two sets the latency, not their sum.
+        vector_task = (
+            asyncio.ensure_future(self._query_vector(text))
+            if embed_query and self.embedder is not None
+            else None
+        )
+        try:
+            return await self._rank_with(owner, text, now, tiers, k, min_match, vector_task)
+        finally:
+            if vector_task is not None and not vector_task.done():
+                vector_task.cancel()
+
+    async def _rank_with(
+        self,
+        owner: str,
+        text: str,
+        now: datetime,
+        tiers: tuple[int, ...],
+        k: int,
+        min_match: float,
+        vector_task: asyncio.Future[np.ndarray | None] | None,
+    ) -> list[Retrieved]:
         lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
@@ -783,6 +802,7 @@ class MemoryEngine:
         if window is not None:
             extra.append((await self._window_rows(owner, window, tiers), WINDOW_ONLY_TEXT))
         dense_rank: dict[int, int] = {}
+        query_vector = await vector_task if vector_task is not None else None
         if query_vector is not None and self.embedder is not None:
             vectors = await self._owner_vectors(owner, self.embedder.model_key)
             dense = [
