@@ -184,6 +184,10 @@ class LocalEmbedder:
         self._load_error: str | None = None  # why loading failed (a fresh EmbeddingError per call)
         self._load_lock = threading.Lock()  # a thread lock, not asyncio's: usable from any event loop
         self._closed = False
+        # Single queries waiting to be embedded together (see embed_queries), on one event loop.
+        self._pending_queries: list[tuple[str, asyncio.Future[np.ndarray]]] = []
+        self._query_flusher: asyncio.Task[None] | None = None
+        self._query_loop: asyncio.AbstractEventLoop | None = None
 
     async def warm_up(self) -> None:
         """Load the model and run one tiny embedding now (e.g. at startup), off the event loop.
@@ -197,8 +201,48 @@ class LocalEmbedder:
         await asyncio.to_thread(self._run, model, ["warm up"], True)
 
     async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Search queries → ``(n, 384)`` float32 unit rows (e5 "query: " prefix)."""
-        return await self._embed(texts, is_query=True)
+        """Search queries → ``(n, 384)`` float32 unit rows (e5 "query: " prefix).
+
+        Single queries arriving while another embedding runs are embedded together in one engine call
+        when it is done: a batch of 8 costs about half of 8 separate calls on 2 cores, and with several
+        chats answered at once the queue behind the engine lock is what users wait for.
+        """
+        items = _check_texts(texts)
+        if len(items) != 1:
+            return await self._embed(items, is_query=True)
+        self._check_open()
+        loop = asyncio.get_running_loop()
+        if self._query_loop is not loop:  # a new event loop (tests, a restarted runtime): start afresh
+            self._query_loop, self._pending_queries, self._query_flusher = loop, [], None
+        future: asyncio.Future[np.ndarray] = loop.create_future()
+        self._pending_queries.append((items[0], future))
+        if self._query_flusher is None or self._query_flusher.done():
+            self._query_flusher = loop.create_task(self._flush_queries(), name="embed-queries")
+        return (await future)[None, :]
+
+    async def _flush_queries(self) -> None:
+        """Embed the waiting single queries, as many per engine call as have gathered."""
+        while self._pending_queries:
+            batch = self._pending_queries[: self.batch_size]
+            del self._pending_queries[: len(batch)]
+            live = [(text, future) for text, future in batch if not future.done()]  # not timed out
+            if not live:
+                continue
+            try:
+                vectors = await self._embed([text for text, _ in live], is_query=True)
+            except Exception as exc:
+                for _, future in live:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            except BaseException:  # cancelled: the waiters must not hang
+                for _, future in live + self._pending_queries:
+                    future.cancel()
+                self._pending_queries.clear()
+                raise
+            for (_, future), vector in zip(live, vectors, strict=True):
+                if not future.done():
+                    future.set_result(vector)
 
     async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Stored texts → ``(n, 384)`` float32 unit rows (e5 "passage: " prefix)."""

