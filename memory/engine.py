@@ -280,6 +280,8 @@ class MemoryEngine:
         async with self._write_lock:
             await self._db.execute("BEGIN IMMEDIATE")
             try:
+                if vectors is not None:
+                    await self._drop_vectors_if_others_wrote()  # once, not per fact: we hold the lock now
                 for index, fact in enumerate(checked):
                     vector = vectors[index] if vectors is not None else None
                     results.append(await self._write_one(owner, fact, now or utcnow(), vector))
@@ -288,7 +290,12 @@ class MemoryEngine:
                 await self._db.execute("ROLLBACK")
                 self._changed(owner)
                 raise
-        self._changed(owner)
+        # Inserted rows were appended to a loaded vector matrix and merges change no vector, so the
+        # matrix stays right; reloading it (~30 ms at 10k) would land on the next reply. A supersede
+        # archives rows, so then it is dropped.
+        self._projects.pop(owner, None)
+        if any(r.action == "superseded" for r in results):
+            self._changed(owner)
         if self.embedder is not None and vectors is None and any(r.action != "merged" for r in results):
             self._vectors_missing()
         for r in results:
@@ -371,7 +378,7 @@ class MemoryEngine:
         merging them would lose a fact.
         """
         assert self.embedder is not None
-        vectors = await self._owner_vectors(owner, self.embedder.model_key)
+        vectors = await self._owner_vectors(owner, self.embedder.model_key, check_others=False)
         for cand_id, cosine in vectors.top(vector, 3, (fact.tier,)):
             if cosine < SEMANTIC_DUP_COSINE:
                 break
@@ -444,7 +451,7 @@ class MemoryEngine:
             # Later facts of the same transaction must see this row (a batch may repeat itself).
             vectors = self._vectors.get(owner)
             if vectors is not None:
-                self._vectors[owner] = vectors.with_row(new_id, fact.tier, vector)
+                vectors.append(new_id, fact.tier, vector)
         if fact.source_ref:
             await self._db.execute(
                 "INSERT OR IGNORE INTO memory_refs(memory_id, ref) VALUES (?, ?)", (new_id, fact.source_ref)
@@ -860,7 +867,8 @@ class MemoryEngine:
         """Candidate rows (same layout as the partition rows) for memories found by their vectors."""
         return await self._fetchall(
             "SELECT id, owner, tier, project, topic, category, content, importance, created_at, "
-            f"last_accessed, search_text, 0.0 FROM memories WHERE owner = ? AND is_archived = 0 "
+            # "+owner", "+is_archived": look the ids up by primary key, not through an owner index
+            f"last_accessed, search_text, 0.0 FROM memories WHERE +owner = ? AND +is_archived = 0 "
             f"AND id IN ({','.join('?' * len(ids))})",
             (owner, *ids),
         )
@@ -1008,17 +1016,25 @@ class MemoryEngine:
             return None
         return await self._owner_vectors(owner, self.embedder.model_key)
 
-    async def _owner_vectors(self, owner: str, model_key: str) -> OwnerVectors:
+    async def _drop_vectors_if_others_wrote(self) -> None:
+        """Drop every cached matrix when another connection committed since they were loaded."""
+        version = await self._scalar("PRAGMA data_version")
+        if version != self._vectors_data_version:
+            self._vectors.clear()
+            self._vectors_data_version = version
+
+    async def _owner_vectors(self, owner: str, model_key: str, *, check_others: bool = True) -> OwnerVectors:
         """The owner's live memory vectors of ``model_key`` (tiers 1 and 2), loaded once per change.
 
         Changes made through this engine drop the matrix at once (``_changed``). Changes committed by
         another process (``tierclaw memory edit`` while the gateway runs) show in SQLite's
         ``data_version``, which is checked first: then every cached matrix is dropped.
         """
-        version = await self._scalar("PRAGMA data_version")
-        if version != self._vectors_data_version or model_key != self._vectors_model_key:
+        if check_others:
+            await self._drop_vectors_if_others_wrote()
+        if model_key != self._vectors_model_key:
             self._vectors.clear()
-            self._vectors_data_version, self._vectors_model_key = version, model_key
+            self._vectors_model_key = model_key
         vectors = self._vectors.get(owner)
         if vectors is None:
             rows = await self._fetchall(

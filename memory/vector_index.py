@@ -12,7 +12,6 @@ a matrix never holds an archived memory or a vector from another embedding model
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,13 +33,20 @@ def blob_to_vector(blob: bytes, dim: int | None = None) -> np.ndarray | None:
     return vector
 
 
-@dataclass(slots=True)
 class OwnerVectors:
-    """The vectors of one owner's live memories under one embedding model, row i belonging to ``ids[i]``."""
+    """The vectors of one owner's live memories under one embedding model, row i belonging to ``ids[i]``.
 
-    ids: np.ndarray  # int64, memory ids
-    tiers: np.ndarray  # int8, the tier of each row (retrieve searches tier 2, search tiers 1 and 2)
-    matrix: np.ndarray  # (n, dim) float32, unit length rows
+    ``append`` adds a memory just written without copying the matrix each time: rows wait in a list and
+    are stacked on the next search (one copy per search that follows writes, not one per write).
+    """
+
+    __slots__ = ("_ids", "_matrix", "_pending", "_tiers")
+
+    def __init__(self, ids: np.ndarray, tiers: np.ndarray, matrix: np.ndarray) -> None:
+        self._ids = ids  # int64, memory ids
+        self._tiers = tiers  # int8, the tier of each row (retrieve searches tier 2, search tiers 1 and 2)
+        self._matrix = matrix  # (n, dim) float32, unit length rows
+        self._pending: list[tuple[int, int, np.ndarray]] = []
 
     @classmethod
     def build(cls, rows: Sequence[tuple[int, int, bytes]], dim: int | None = None) -> OwnerVectors:
@@ -59,37 +65,64 @@ class OwnerVectors:
         matrix = np.vstack(vectors) if vectors else np.zeros((0, width), dtype=np.float32)
         return cls(np.asarray(ids, dtype=np.int64), np.asarray(tiers, dtype=np.int8), matrix)
 
+    @property
+    def ids(self) -> np.ndarray:
+        self._flush()
+        return self._ids
+
+    @property
+    def tiers(self) -> np.ndarray:
+        self._flush()
+        return self._tiers
+
+    @property
+    def matrix(self) -> np.ndarray:
+        self._flush()
+        return self._matrix
+
     def __len__(self) -> int:
-        return int(self.ids.shape[0])
+        return int(self._ids.shape[0]) + len(self._pending)
+
+    def append(self, memory_id: int, tier: int, vector: np.ndarray) -> None:
+        """Add a memory just written (its vector must have this matrix's width; others are ignored)."""
+        width = self._matrix.shape[1] if self._matrix.shape[0] else None
+        if width is None and self._pending:
+            width = self._pending[0][2].shape[0]
+        if width is not None and vector.shape[0] != width:
+            return
+        self._pending.append((int(memory_id), int(tier), np.asarray(vector, dtype=np.float32)))
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        width = pending[0][2].shape[0]
+        base = self._matrix if self._matrix.shape[0] else np.zeros((0, width), dtype=np.float32)
+        self._matrix = np.vstack([base, np.stack([v for _, _, v in pending])])
+        self._ids = np.concatenate([self._ids, np.asarray([i for i, _, _ in pending], dtype=np.int64)])
+        self._tiers = np.concatenate([self._tiers, np.asarray([t for _, t, _ in pending], dtype=np.int8)])
 
     def top(self, query: np.ndarray, n: int, tiers: tuple[int, ...] = (2,)) -> list[tuple[int, float]]:
         """The ``n`` most similar memories of the given tiers as (id, cosine), best first."""
-        if not len(self) or n <= 0 or query.shape[0] != self.matrix.shape[1]:
+        matrix = self.matrix
+        if not len(self) or n <= 0 or query.shape[0] != matrix.shape[1]:
             return []
-        scores = self.matrix @ query.astype(np.float32, copy=False)
+        scores = matrix @ query.astype(np.float32, copy=False)
         if len(tiers) < 2:
-            scores = np.where(np.isin(self.tiers, tiers), scores, -np.inf)
+            scores = np.where(np.isin(self._tiers, tiers), scores, -np.inf)
         n = min(n, len(self))
         best = np.argpartition(-scores, n - 1)[:n]
         best = best[np.argsort(-scores[best], kind="stable")]
-        return [(int(self.ids[i]), float(scores[i])) for i in best if np.isfinite(scores[i])]
+        return [(int(self._ids[i]), float(scores[i])) for i in best if np.isfinite(scores[i])]
 
     def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
         """Cosine of ``query`` with each of ``ids`` that has a vector here."""
-        if not len(self) or not ids or query.shape[0] != self.matrix.shape[1]:
+        matrix = self.matrix
+        if not len(self) or not ids or query.shape[0] != matrix.shape[1]:
             return {}
-        position = {int(i): p for p, i in enumerate(self.ids)}
+        position = {int(i): p for p, i in enumerate(self._ids)}
         rows = [(i, position[i]) for i in ids if i in position]
         if not rows:
             return {}
-        scores = self.matrix[[p for _, p in rows]] @ query.astype(np.float32, copy=False)
+        scores = matrix[[p for _, p in rows]] @ query.astype(np.float32, copy=False)
         return {i: float(s) for (i, _), s in zip(rows, scores, strict=True)}
-
-    def with_row(self, memory_id: int, tier: int, vector: np.ndarray) -> OwnerVectors:
-        """A copy with one more row (a memory just written; O(n), for background writes only)."""
-        if len(self) and vector.shape[0] != self.matrix.shape[1]:
-            return self
-        matrix = np.vstack([self.matrix.reshape(-1, vector.shape[0]), vector[None, :].astype(np.float32)])
-        return OwnerVectors(
-            np.append(self.ids, np.int64(memory_id)), np.append(self.tiers, np.int8(tier)), matrix
-        )

@@ -538,3 +538,18 @@ async def test_memory_edited_by_another_process_is_not_found_by_its_old_vector(
         await cli.edit("alice", pet, content="Sold the old bicycle to a neighbour")
     assert await missing_ids(engine, local.model_key) == {pet}  # the stored vector is gone
     assert pet not in ids(await engine.retrieve("alice", "what pet do I have?", k=20, touch=False))
+
+
+async def test_memories_written_after_the_vectors_were_loaded_are_found_by_meaning(
+    engine: MemoryEngine, local: Switchable
+) -> None:
+    # Writes keep the loaded vector matrix (rows are appended) instead of reloading it on the next reply.
+    by_content = await write_corpus(engine, "alice")
+    await engine.retrieve("alice", "what pet do I have?", touch=False)  # the owner's vectors are loaded
+    new = await engine.write("alice", Fact(content="Plays the cello in an amateur orchestra"))
+    assert new.action == "inserted"
+    hits = await engine.retrieve("alice", "what instrument do I play in a group?", touch=False)
+    assert new.id in ids(hits[:2]), [h.content for h in hits]
+    vectors = await engine.owner_vectors("alice")
+    assert vectors is not None
+    assert sorted(vectors.ids.tolist()) == sorted([*by_content.values(), new.id])
