@@ -19,6 +19,7 @@ embedded text. Log lines start with ``[memory]``; texts are never logged.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
@@ -256,6 +257,12 @@ class LocalEmbedder:
         """
         self._closed = True
         self._model = None
+        flusher, self._query_flusher = self._query_flusher, None
+        same_loop = self._query_loop is asyncio.get_running_loop()
+        if flusher is not None and same_loop and not flusher.done():  # waiting queries end cancelled
+            flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await flusher
 
     def _check_open(self) -> None:
         if self._closed:
