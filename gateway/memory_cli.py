@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.config import Config, ConfigError, load_config
 from memory.clock import from_db
 from memory.decay import CATEGORIES
+from memory.embedding_cache import CachedEmbedder
 from memory.engine import MemoryDatabaseError, MemoryEngine
 from memory.migrate import migrate_files
 from memory.models import PROFILE_TOPIC, Event, Fact, Memory
@@ -249,8 +250,11 @@ async def _with_engine(command: Command, args: argparse.Namespace, must_exist: b
         prepare(args)  # validate inputs before the database is opened (or created)
     engine = await MemoryEngine.open(args.db_path, create=not must_exist)
     try:
+        engine.embedder = _configured_embedder(args.loaded_config, engine)
         return await command(engine, args)
     finally:
+        if engine.embedder is not None:
+            await engine.embedder.close()
         await engine.close()
 
 
@@ -691,53 +695,34 @@ async def _compress(engine: MemoryEngine, args: argparse.Namespace) -> int:
 
 
 def _embedding_settings(config: Config) -> EmbeddingSettings:
-    """The embedding settings of ``config`` (``memory.embedding``), or the defaults (local model).
+    """The embedding settings of ``config`` (``memory.embedding``)."""
+    return config.memory.embedding.settings()
 
-    Uses the section's own ``settings()`` when it has one; otherwise copies the fields it shares with
-    ``EmbeddingSettings`` (snake_case names, secrets unwrapped).
+
+def _configured_embedder(config: Config, engine: MemoryEngine) -> CachedEmbedder | None:
+    """The configured embedder behind the vector cache, or None when embeddings are off.
+
+    Nothing loads until a command embeds something (``search`` ranks like the assistant, writes get
+    their vectors and semantic dedup); ``list``, ``stats`` and ``export`` never touch the model.
     """
-    # TODO(embedding config): once gateway/config.py has memory.embedding for good, this is just
-    # ``config.memory.embedding.settings()``.
-    from memory.embedding import EmbeddingSettings
+    from memory import embedding  # looked up at call time, so tests can substitute a backend
 
-    section = getattr(config.memory, "embedding", None)
-    if section is None:
-        return EmbeddingSettings()
-    to_settings = getattr(section, "settings", None)
-    if callable(to_settings):
-        return to_settings()
-    values = section.model_dump() if hasattr(section, "model_dump") else dict(vars(section))
-    names = {f.name for f in dataclasses.fields(EmbeddingSettings)}
-    return EmbeddingSettings(
-        **{
-            k: v.get_secret_value() if hasattr(v, "get_secret_value") else v
-            for k, v in values.items()
-            if k in names and v is not None
-        }
-    )
+    try:
+        inner = embedding.build_embedder(_embedding_settings(config))
+    except ValueError as exc:
+        raise CliError(f"memory.embedding: {exc}") from None
+    return CachedEmbedder(inner, engine) if inner is not None else None
 
 
-def _reindex_embedder(config: Config, engine: MemoryEngine) -> Any:
+def _reindex_embedder(engine: MemoryEngine) -> CachedEmbedder:
     """The configured embedder behind the persistent vector cache; CliError (exit 1) when embeddings are off.
 
     The cache means a reindex after switching models back and forth reuses the vectors made before.
     """
-    # Imported here: the browsing commands never need numpy models or the openai client.
-    try:
-        from memory.embedding import build_embedder
-    except ImportError as exc:
-        raise CliError(f"embeddings are not available in this tierclaw ({exc})", 1) from None
-    try:
-        inner = build_embedder(_embedding_settings(config))
-    except ValueError as exc:
-        raise CliError(f"memory.embedding: {exc}") from None
-    if inner is None:
+    embedder = engine.embedder if isinstance(engine.embedder, CachedEmbedder) else None
+    if embedder is None:
         raise CliError('embeddings are off: set memory.embedding.provider to "local" or "openai"', 1)
-    try:
-        from memory.embedding_cache import CachedEmbedder
-    except ImportError:
-        return inner
-    return CachedEmbedder(inner, engine)
+    return embedder
 
 
 def _memories(n: int) -> str:
@@ -785,7 +770,7 @@ async def _reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
 
     owner = args.owner if args.owner_given else None
     scope = f" of {owner}" if owner else ""
-    embedder = _reindex_embedder(args.loaded_config, engine)
+    embedder = _reindex_embedder(engine)  # closed by _with_engine
     model_key = embedder.model_key
     progress = _ReindexProgress(sys.stderr)
     try:
@@ -813,10 +798,6 @@ async def _reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    finally:
-        close = getattr(embedder, "close", None)
-        if close is not None:
-            await close()
     progress.end_line()
     if not result.done:
         print(f"nothing to reindex: every live memory{scope} has a {model_key} vector")

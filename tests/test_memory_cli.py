@@ -396,3 +396,18 @@ def test_list_fits_the_terminal_width(
     # the content column starts at the same display column on every row
     starts = {display_width(line[: line.index(c)]) for line, c in ((zh_line, "用"), (lines[0], "content"))}
     assert len(starts) == 1
+
+
+def test_search_ranks_by_meaning_like_the_assistant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Default (local) embeddings: `memory add` stores a vector, `memory search` finds by meaning."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # no user config file: embedded defaults
+    db = tmp_path / "m.db"
+    assert mem(capsys, db, "add", "Adopted a golden retriever puppy last spring")[0] == 0
+    assert mem(capsys, db, "add", "Works as a nurse at the city hospital")[0] == 0
+    code, out, _ = mem(capsys, db, "search", "what pet do I have?")
+    assert code == 0 and "golden retriever" in out
+    monkeypatch.setenv("TIERCLAW_EMBEDDING_PROVIDER", "none")  # keyword search alone has no shared word
+    code, out, _ = mem(capsys, db, "search", "what pet do I have?")
+    assert "golden retriever" not in out

@@ -464,13 +464,15 @@ async def test_reindex_with_the_real_local_model(engine: MemoryEngine) -> None:
 def cli_env(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[Path, Path]:
-    """A database with 5 memories of console:local and 2 of alice, and an empty config file."""
+    """A database with 5 memories of console:local and 2 of alice written while embeddings were off, and
+    an empty config file (embeddings on, with the defaults) for the reindex."""
     config = tmp_path / "config.json"
-    config.write_text("{}", encoding="utf-8")
+    config.write_text(json.dumps({"memory": {"embedding": {"provider": "none"}}}), encoding="utf-8")
     db = tmp_path / "cli.db"
     for i in range(7):
         owner = ["--owner", "alice"] if i >= 5 else []
         assert main(["memory", "add", content(i), "--db", str(db), "--config", str(config), *owner]) == 0
+    config.write_text("{}", encoding="utf-8")
     capsys.readouterr()
     return db, config
 
