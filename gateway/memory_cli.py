@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tierclaw.cli")
 
 DEFAULT_OWNER = "console:local"
+CLI_QUERY_TIMEOUT_SECONDS = 60.0
 DB_ENV = "TIERCLAW_MEMORY_DB"
 DEFAULT_DB = "~/.tierclaw/data/memory.db"
 EXPORT_FORMAT = "tierclaw-memory-export"
@@ -251,6 +252,9 @@ async def _with_engine(command: Command, args: argparse.Namespace, must_exist: b
     engine = await MemoryEngine.open(args.db_path, create=not must_exist)
     try:
         engine.embedder = _configured_embedder(args.loaded_config, engine)
+        # The person at the terminal waits for the model to load on the first search (up to seconds on a
+        # cold start); the reply path's queryTimeoutMs bound is for chats, not for this.
+        engine.query_embed_timeout = CLI_QUERY_TIMEOUT_SECONDS
         return await command(engine, args)
     finally:
         if engine.embedder is not None:
@@ -807,5 +811,7 @@ async def _reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     line += f" in {result.seconds:.1f}s ({rate:.0f}/s)"
     if result.skipped:
         line += f"; {result.skipped} changed while being embedded: run it again to embed them"
+    if result.refused:
+        line += f"; {result.refused} refused by the embedder (--log-level DEBUG says which), left without"
     print(line)
     return 0

@@ -52,6 +52,10 @@ OMP_WAIT_POLICY_DEFAULT = "PASSIVE"
 _ENGINE_LOCK = threading.Lock()
 
 
+# Longest text sent to an embeddings API (CJK text can take more than one token per character).
+API_MAX_CHARS = 4000
+
+
 class EmbeddingError(RuntimeError):
     """The embedder could not produce vectors (model package missing, API unreachable/timeout, bad answer)."""
 
@@ -236,10 +240,8 @@ class LocalEmbedder:
                     if not future.done():
                         future.set_exception(exc)
                 continue
-            except BaseException:  # cancelled: the waiters must not hang
-                for _, future in live + self._pending_queries:
-                    future.cancel()
-                self._pending_queries.clear()
+            except BaseException:  # cancelled (close, loop shutting down): the waiters must not hang
+                self._fail_waiting(live)
                 raise
             for (_, future), vector in zip(live, vectors, strict=True):
                 if not future.done():
@@ -259,10 +261,20 @@ class LocalEmbedder:
         self._model = None
         flusher, self._query_flusher = self._query_flusher, None
         same_loop = self._query_loop is asyncio.get_running_loop()
-        if flusher is not None and same_loop and not flusher.done():  # waiting queries end cancelled
+        if flusher is not None and same_loop and not flusher.done():
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await flusher
+        if same_loop:
+            self._fail_waiting([])  # also queries the flusher never got to (cancelled before it started)
+
+    def _fail_waiting(self, taken: list[tuple[str, asyncio.Future[np.ndarray]]]) -> None:
+        """End every waiting query with an ``EmbeddingError`` (callers fall back; a bare cancel would
+        look like their own task being cancelled)."""
+        for _, future in taken + self._pending_queries:
+            if not future.done():
+                future.set_exception(EmbeddingError(f"embedder {self.model_key} is closed"))
+        self._pending_queries.clear()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -338,7 +350,7 @@ class LocalEmbedder:
             raise self._failure(f"engine error {type(exc).__name__}") from None
 
     def _failure(self, reason: str) -> EmbeddingError:
-        log.warning("[memory] embedder %s failed: %s", self.model_key, reason)
+        log.debug("[memory] embedder %s failed: %s", self.model_key, reason)  # callers log once per streak
         return EmbeddingError(f"embedder {self.model_key} failed: {reason}")
 
 
@@ -418,7 +430,9 @@ class OpenAIEmbedder:
             await self._client.close()
 
     async def _embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
-        items = [text if text else " " for text in _check_texts(texts)]
+        # An API refuses the whole batch for one text over its token limit (8,192 for OpenAI's models);
+        # a memory is a fact, so its first API_MAX_CHARS characters say what it is about.
+        items = [text[:API_MAX_CHARS] if text else " " for text in _check_texts(texts)]
         if self._closed:
             raise EmbeddingError(f"embedder {self.model_key} is closed")
         if not items:
@@ -434,7 +448,9 @@ class OpenAIEmbedder:
         started = time.monotonic()
 
         def fail(reason: str) -> EmbeddingError:
-            log.warning(
+            # DEBUG: the engine and the backfill log a failure streak once; one line per request would
+            # flood the log while an API is down.
+            log.debug(
                 "[memory] embedder %s failed after %.2fs (%d %s): %s",
                 self.model_key,
                 time.monotonic() - started,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import logging
 import math
@@ -166,7 +167,8 @@ class MemoryEngine:
         self._df_cache: dict[str, int] = {}
         self._df_cache_rows = 0
         # Embeddings (issue 5): the embedder (None = FTS only), and each owner's vector matrix, loaded on
-        # first use and dropped whenever that owner's memories change.
+        # first use, appended to by inserts, dropped on other changes (archive, supersede, edit, purge,
+        # backfill, another process's commit). Every vector hit is re-read from SQLite as live.
         self.embedder: MemoryEmbedder | None = None
         self._vectors: dict[str, OwnerVectors] = {}
         self._vectors_model_key = ""  # the model the cached matrices belong to
@@ -382,9 +384,12 @@ class MemoryEngine:
         for cand_id, cosine in vectors.top(vector, 3, (fact.tier,)):
             if cosine < SEMANTIC_DUP_COSINE:
                 break
+            # Still live, and still holding this model's vector (an edit elsewhere clears it): a stale
+            # cached vector can then never pull a new fact into a row that now says something else.
             rows = await self._fetchall(
-                "SELECT content FROM memories WHERE id = ? AND owner = ? AND is_archived = 0 AND tier = ?",
-                (cand_id, owner, fact.tier),
+                "SELECT content FROM memories WHERE id = ? AND owner = ? AND is_archived = 0 AND tier = ? "
+                "AND embedding_model = ? AND embedding IS NOT NULL",
+                (cand_id, owner, fact.tier, self.embedder.model_key),
             )
             if rows and guard_allows_merge(fact.content, rows[0][0]):
                 return cand_id
@@ -556,9 +561,15 @@ class MemoryEngine:
                 "UPDATE memories SET superseded_by = NULL WHERE superseded_by = ? AND owner = ?",
                 (memory_id, owner),
             )
+            content = await self._db.execute_fetchall(
+                "SELECT content FROM memories WHERE id = ? AND owner = ?", (memory_id, owner)
+            )
             cur = await self._db.execute(
                 "DELETE FROM memories WHERE id = ? AND owner = ?", (memory_id, owner)
             )
+            if content:  # "for good": the cached vector of the exact text goes too
+                digest = hashlib.sha256(str(content[0][0]).encode("utf-8")).hexdigest()
+                await self._db.execute("DELETE FROM embedding_cache WHERE text_hash = ?", (digest,))
         done = cur.rowcount > 0
         if done:
             self._indexed_rows -= 1
@@ -1256,6 +1267,8 @@ class MemoryEngine:
         async with self._write_lock:
             await self._db.execute("BEGIN IMMEDIATE")
             try:
+                if vectors is not None:
+                    await self._drop_vectors_if_others_wrote()
                 live: dict[int, tuple[str, int]] = {}  # old id -> (norm_key, tier), live rows only
                 for chunk in _chunks(old):
                     rows = await self._fetchall(

@@ -81,11 +81,12 @@ class ReindexResult:
     skipped: int = 0
     total: int = 0
     seconds: float = 0.0
+    refused: int = 0  # texts the embedder refused on their own (e.g. over an API's limit): left without
 
     @property
     def done(self) -> int:
-        """Memories handled so far (embedded or skipped)."""
-        return self.embedded + self.skipped
+        """Memories handled so far (embedded, skipped or refused)."""
+        return self.embedded + self.skipped + self.refused
 
 
 async def reindex(
@@ -119,14 +120,11 @@ async def reindex(
             if not batch:
                 break
             after_id = batch[-1][0]
-            texts = [content for _, _, content in batch]
-            vectors = _checked(await embedder.embed_passages(texts), len(texts), model_key)
-            stored = await engine.set_embeddings(
-                model_key,
-                [(memory_id, content, vectors[i]) for i, (memory_id, _, content) in enumerate(batch)],
-            )
+            items = await _embed_batch(embedder, batch, model_key)
+            stored = await engine.set_embeddings(model_key, items)
             result.embedded += stored
-            result.skipped += len(batch) - stored
+            result.skipped += len(items) - stored
+            result.refused += len(batch) - len(items)
             result.total = max(result.total, result.done)
             if progress is not None:
                 progress(result.done, result.total)
@@ -136,6 +134,39 @@ async def reindex(
     finally:
         result.seconds = time.monotonic() - started
     return result
+
+
+async def _embed_batch(
+    embedder: PassageEmbedder, batch: list[tuple[int, str, str]], model_key: str
+) -> list[tuple[int, str, np.ndarray]]:
+    """(id, content, vector) for a batch of missing rows.
+
+    When the batch fails, its texts are tried one by one: a single text the embedder always refuses
+    (one over an API's token limit) must not stop every memory behind it from ever getting a vector.
+    Texts that fail alone are left out; if every one fails, the embedder itself is down and the first
+    error propagates.
+    """
+    texts = [content for _, _, content in batch]
+    try:
+        vectors = _checked(await embedder.embed_passages(texts), len(texts), model_key)
+    except EmbeddingError:
+        if len(batch) == 1:
+            raise
+    else:
+        return [(memory_id, content, vectors[i]) for i, (memory_id, _, content) in enumerate(batch)]
+    items: list[tuple[int, str, np.ndarray]] = []
+    first_error: EmbeddingError | None = None
+    for memory_id, _, content in batch:
+        try:
+            vector = _checked(await embedder.embed_passages([content]), 1, model_key)[0]
+        except EmbeddingError as exc:
+            first_error = first_error or exc
+            log.debug("[memory] embedder %s refused memory %d", model_key, memory_id)
+            continue
+        items.append((memory_id, content, vector))
+    if not items and first_error is not None:
+        raise first_error
+    return items
 
 
 def _checked(vectors: np.ndarray, n: int, model_key: str) -> np.ndarray:
@@ -251,11 +282,13 @@ class EmbeddingBackfill:
             self.last_result = result
             if result.done:
                 log.info(
-                    "[memory] embedding backfill: %d vectors (%s) in %.1fs, %d changed meanwhile",
+                    "[memory] embedding backfill: %d vectors (%s) in %.1fs, %d changed meanwhile, "
+                    "%d refused by the embedder",
                     result.embedded,
                     embedder.model_key,
                     result.seconds,
                     result.skipped,
+                    result.refused,
                 )
             if result.skipped:
                 self._wake.set()  # the edited rows are behind this pass's cursor: fetch them now

@@ -5,8 +5,9 @@ Why brute force: a personal memory holds thousands of rows, not millions. One ma
 and is exact. It stops being the right tool around 100k memories per owner (~150 MB of RAM per loaded
 owner and ~10 ms per query); past that an approximate index (HNSW, IVF) would pay for itself.
 
-The engine loads an owner's matrix on first use and drops it whenever that owner's memories change, so
-a matrix never holds an archived memory or a vector from another embedding model.
+The engine loads an owner's matrix on first use, appends rows it inserts, and drops the matrix on other
+changes (archive, supersede, edit, purge, backfill, a commit by another process). A matrix only ever holds
+vectors of one embedding model; the engine re-reads every hit from SQLite as live before using it.
 """
 
 from __future__ import annotations

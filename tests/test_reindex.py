@@ -192,7 +192,7 @@ async def test_reindex_one_owner(engine: MemoryEngine) -> None:
 
 async def test_reindex_resumes_after_embedding_error(engine: MemoryEngine) -> None:
     ids = await add(engine, "alice", 0, 10)
-    failing = HashEmbedder(fail_calls=[2])
+    failing = HashEmbedder(fail_calls=range(2, 100))  # down from the second batch on
     seen: list[tuple[int, int]] = []
 
     with pytest.raises(EmbeddingError):
@@ -208,6 +208,25 @@ async def test_reindex_resumes_after_embedding_error(engine: MemoryEngine) -> No
     assert (result.embedded, result.total) == (6, 6)
     assert second.texts == [content(i) for i in range(4, 10)]  # only the rest, in id order
     assert len(failing.texts) + len(second.texts) == 10  # nothing embedded twice
+
+
+async def test_one_text_the_embedder_always_refuses_does_not_block_the_rest(engine: MemoryEngine) -> None:
+    ids = await add(engine, "alice", 0, 10)
+    poison = content(5)
+
+    async def refuse(_call: int, texts: list[str]) -> None:
+        if poison in texts:  # e.g. a text over an API's token limit: the whole request fails
+            raise EmbeddingError("embedder test:hash@16 failed: input too long")
+
+    result = await reindex(engine, HashEmbedder(before=refuse), batch_size=4)
+    assert (result.embedded, result.refused, result.total) == (9, 1, 10)
+    stored = await vectors(engine)
+    assert [i for i in ids if stored[i][2] is None] == [ids[5]]  # only the refused one is left without
+    # the next pass tries the refused text again (with the new ones), and a one-off failure of a whole
+    # batch is retried text by text instead of giving up
+    await add(engine, "alice", 10, 3)
+    again = await reindex(engine, HashEmbedder(fail_calls=[1], before=refuse), batch_size=4)
+    assert (again.embedded, again.refused) == (3, 1)
 
 
 async def test_model_change_reembeds_and_cache_serves_a_switch_back(engine: MemoryEngine) -> None:
@@ -547,7 +566,7 @@ def test_cli_reindex_embedding_error_keeps_what_was_done(
     cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db, config = cli_env
-    use_embedder(monkeypatch, HashEmbedder(fail_calls=[2]))
+    use_embedder(monkeypatch, HashEmbedder(fail_calls=range(2, 100)))  # down from the second batch on
     code, out, err = reindex_cli(capsys, db, config, "--batch-size", "3")
     assert code == 1 and out == ""
     lines = err.splitlines()
