@@ -166,6 +166,10 @@ class TimedQueryEmbedder:
     def model_key(self) -> str:
         return self.inner.model_key
 
+    @property
+    def uses_local_cores(self) -> bool:
+        return self.inner.uses_local_cores
+
     async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return await self.inner.embed_passages(texts)
 

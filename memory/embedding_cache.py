@@ -108,6 +108,11 @@ class CachedEmbedder:
         return self._inner.model_key
 
     @property
+    def uses_local_cores(self) -> bool:
+        """Whether the inner embedder computes on this machine's CPU (see ``Embedder``)."""
+        return self._inner.uses_local_cores
+
+    @property
     def dim(self) -> int | None:
         """The inner embedder's dimension, or the one seen in its output if it did not say."""
         inner_dim = self._inner.dim

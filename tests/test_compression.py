@@ -354,6 +354,7 @@ class TableEmbedder:
     """An embedder with chosen unit vectors per text; any other text gets its own random direction."""
 
     model_key = f"test:table@{GROUP_DIM}"
+    uses_local_cores = False
 
     def __init__(self, table: dict[str, np.ndarray]) -> None:
         self.table = table

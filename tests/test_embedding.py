@@ -8,6 +8,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -138,6 +139,32 @@ class CountingLocalEmbedder(LocalEmbedder):
         return super()._run(model, chunk, is_query)
 
 
+async def test_local_engine_calls_all_run_on_one_thread() -> None:
+    # libgomp keeps a team of worker threads per calling thread: calls from several threads made teams
+    # that preempted each other. Load, warm-up, queries and passages all use the one engine thread.
+    threads: set[int] = set()
+
+    class ThreadRecording(LocalEmbedder):
+        def _load(self) -> object:
+            threads.add(threading.get_ident())
+            return super()._load()
+
+        def _run(self, model: object, chunk: list[str], is_query: bool) -> np.ndarray:
+            threads.add(threading.get_ident())
+            return super()._run(model, chunk, is_query)
+
+    embedder = ThreadRecording()
+    await embedder.warm_up()
+    await asyncio.gather(
+        *(embedder.embed_queries([f"question {i}"]) for i in range(4)),
+        embedder.embed_passages(["a stored fact", "another one"]),
+        asyncio.to_thread(time.sleep, 0.01),  # keeps the default executor busy meanwhile
+    )
+    await embedder.close()
+    assert len(threads) == 1
+    assert threading.get_ident() not in threads  # never the event loop's thread
+
+
 async def test_local_concurrent_single_queries_share_engine_calls() -> None:
     embedder = CountingLocalEmbedder()
     await embedder.warm_up()
@@ -235,19 +262,33 @@ async def test_local_missing_package_is_an_embedding_error_saying_what_to_instal
     assert len([r for r in caplog.records if "unavailable" in r.getMessage()]) == 1  # remembered, not retried
 
 
-async def test_local_load_defaults_omp_wait_policy_to_passive(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_local_load_defaults_openmp_to_passive_with_a_short_spin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Only takes effect if the engine library is not loaded yet in this process; the setting itself is
-    # checked here. An explicit value is kept.
+    # checked here. A choice already in the environment (either variable) is kept, and nothing is added to it.
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     embedder = LocalEmbedder()
     await embedder.warm_up()
     assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert os.environ["GOMP_SPINCOUNT"] == "1000"
+
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    monkeypatch.delenv("GOMP_SPINCOUNT")
     other = LocalEmbedder()
     await other.warm_up()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
-    await embedder.close()
-    await other.close()
+    assert "GOMP_SPINCOUNT" not in os.environ
+
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "0")
+    third = LocalEmbedder()
+    await third.warm_up()
+    assert os.environ["GOMP_SPINCOUNT"] == "0"
+    assert "OMP_WAIT_POLICY" not in os.environ
+    for each in (embedder, other, third):
+        await each.close()
 
 
 async def test_local_refuses_a_bare_string_and_works_no_more_after_close() -> None:

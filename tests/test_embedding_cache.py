@@ -32,6 +32,7 @@ class FakeEmbedder:
     def __init__(self, model_key: str = "fake:m", dim: int | None = 8, *, out_dim: int | None = None) -> None:
         self.model_key = model_key
         self.dim = dim
+        self.uses_local_cores = False
         self.out_dim = out_dim or dim or 8
         self.passage_calls: list[list[str]] = []
         self.query_calls: list[list[str]] = []

@@ -65,6 +65,8 @@ class Switchable:
 
     ``queries_down`` / ``passages_down`` make the respective call raise ``EmbeddingError``;
     ``query_delay`` sleeps before answering a query (an embedder slower than the engine's bound).
+    ``local_cores`` overrides what the inner embedder says of ``uses_local_cores`` when not None;
+    ``query_done_at`` is when the last query embedding returned (``time.monotonic``).
     """
 
     def __init__(self, inner: CachedEmbedder) -> None:
@@ -75,10 +77,16 @@ class Switchable:
         self.query_calls = 0
         self.passage_calls = 0
         self.cancelled_queries = 0
+        self.local_cores: bool | None = None
+        self.query_done_at = 0.0
 
     @property
     def model_key(self) -> str:
         return self.inner.model_key
+
+    @property
+    def uses_local_cores(self) -> bool:
+        return self.inner.uses_local_cores if self.local_cores is None else self.local_cores
 
     @property
     def dim(self) -> int | None:
@@ -100,7 +108,9 @@ class Switchable:
                 raise
         if self.queries_down:
             raise EmbeddingError(f"embedder {self.model_key} failed: connection refused")
-        return await self.inner.embed_query(text)
+        vector = await self.inner.embed_query(text)
+        self.query_done_at = time.monotonic()
+        return vector
 
     async def close(self) -> None:
         await self.inner.close()
@@ -260,6 +270,33 @@ async def test_slow_query_embedder_is_cut_off_at_the_bound(
     assert local.cancelled_queries == 3  # no embedding call is left running behind the reply
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and "TimeoutError" in warnings[0].getMessage()
+
+
+@pytest.mark.parametrize("local_cores", [True, False])
+async def test_a_local_model_embeds_the_query_before_the_keyword_search_an_api_beside_it(
+    engine: MemoryEngine, local: Switchable, monkeypatch: pytest.MonkeyPatch, local_cores: bool
+) -> None:
+    # The local model's threads use every core, so SQLite must not run beside them; an API call is I/O
+    # and overlaps with the keyword search.
+    by_content = await write_corpus(engine, "alice")
+    assert local.uses_local_cores is True  # what LocalEmbedder says of itself
+    local.local_cores = local_cores
+    local.query_delay = 0.3
+    queried_at: list[float] = []
+    fetchall = engine._fetchall
+
+    async def recording_fetchall(sql: str, params: Sequence = ()) -> list:
+        queried_at.append(time.monotonic())
+        return await fetchall(sql, params)
+
+    monkeypatch.setattr(engine, "_fetchall", recording_fetchall)
+    hits = await engine.retrieve("alice", "golden retriever", touch=False)
+    assert ids(hits)[0] == by_content[PET_EN]
+    assert queried_at and local.query_done_at
+    if local_cores:
+        assert min(queried_at) >= local.query_done_at
+    else:
+        assert min(queried_at) < local.query_done_at
 
 
 async def test_without_an_embedder_retrieval_and_writes_are_keyword_only(engine: MemoryEngine) -> None:

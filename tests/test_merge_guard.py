@@ -164,6 +164,7 @@ class FixedEmbedder:
     """The engine's embedder interface, answering a fixed unit vector per text (unknown text: KeyError)."""
 
     model_key = "test:fixed@8"
+    uses_local_cores = False
 
     def __init__(self, vectors: dict[str, np.ndarray]) -> None:
         self.vectors = vectors

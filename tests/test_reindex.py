@@ -101,6 +101,8 @@ class HashEmbedder:
     ``before``: awaited with the texts at the start of each call (to edit rows or interrupt mid-batch).
     """
 
+    uses_local_cores = False
+
     def __init__(
         self,
         model_key: str = "test:hash@16",
