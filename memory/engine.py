@@ -15,6 +15,7 @@ import itertools
 import logging
 import math
 import sqlite3
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -80,6 +81,10 @@ DENSE_WEIGHT = 1.5
 DENSE_CANDIDATES = 50
 # e5 cosines live in a narrow band (top hits 0.78–0.90); below this a vector hit is noise.
 DENSE_MIN_COSINE = 0.75
+# RAM for loaded owner matrices, all owners together (1.5 KB per memory at 384 dimensions: ~170k
+# memories). Past it the least recently searched owners are dropped and reloaded on their next search
+# (~35 ms per 10k memories), so a gateway serving many people for months does not grow without bound.
+VECTOR_CACHE_BYTES = 256 * 2**20
 # Semantic dedup: 0.99 is the lowest cosine with no wrong guarded merge (bench/README.md, "Dedup threshold").
 SEMANTIC_DUP_COSINE = 0.99
 QUERY_EMBED_TIMEOUT_SECONDS = 1.0
@@ -172,7 +177,8 @@ class MemoryEngine:
         # first use, appended to by inserts, dropped on other changes (archive, supersede, edit, purge,
         # backfill, another process's commit). Every vector hit is re-read from SQLite as live.
         self.embedder: MemoryEmbedder | None = None
-        self._vectors: dict[str, OwnerVectors] = {}
+        self._vectors: OrderedDict[str, OwnerVectors] = OrderedDict()  # least recently searched first
+        self.vector_cache_bytes = VECTOR_CACHE_BYTES
         self._vectors_model_key = ""  # the model the cached matrices belong to
         self._vectors_data_version = -1  # SQLite data_version when they were loaded (other processes)
         self._embedding_failing = False
@@ -1053,14 +1059,26 @@ class MemoryEngine:
             self._vectors.clear()
             self._vectors_model_key = model_key
         vectors = self._vectors.get(owner)
-        if vectors is None:
-            rows = await self._fetchall(
-                "SELECT id, tier, embedding FROM memories WHERE owner = ? AND is_archived = 0 "
-                "AND embedding_model = ? AND embedding IS NOT NULL",
-                (owner, model_key),
-            )
-            vectors = self._vectors[owner] = OwnerVectors.build(rows)
+        if vectors is not None:
+            self._vectors.move_to_end(owner)
+            return vectors
+        rows = await self._fetchall(
+            "SELECT id, tier, embedding FROM memories WHERE owner = ? AND is_archived = 0 "
+            "AND embedding_model = ? AND embedding IS NOT NULL",
+            (owner, model_key),
+        )
+        vectors = self._vectors[owner] = OwnerVectors.build(rows)
+        self._evict_vectors()
         return vectors
+
+    def _evict_vectors(self) -> None:
+        """Drop the least recently searched owners' matrices while all of them exceed the RAM budget
+        (the owner just loaded is kept, however large)."""
+        total = sum(v.nbytes for v in self._vectors.values())
+        while total > self.vector_cache_bytes and len(self._vectors) > 1:
+            owner, dropped = self._vectors.popitem(last=False)
+            total -= dropped.nbytes
+            log.debug("[memory] vectors of owner=%s dropped from RAM (%d bytes)", owner, dropped.nbytes)
 
     # ----------------------------------------------------------------- tier 3
 

@@ -6,8 +6,10 @@ and is exact. It stops being the right tool around 100k memories per owner (~150
 owner and ~10 ms per query); past that an approximate index (HNSW, IVF) would pay for itself.
 
 The engine loads an owner's matrix on first use, appends rows it inserts, and drops the matrix on other
-changes (archive, supersede, edit, purge, backfill, a commit by another process). A matrix only ever holds
-vectors of one embedding model; the engine re-reads every hit from SQLite as live before using it.
+changes (archive, supersede, edit, purge, backfill, a commit by another process); it also drops the
+least recently searched owners' matrices when all of them together exceed ``engine.VECTOR_CACHE_BYTES``.
+A matrix only ever holds vectors of one embedding model; the engine re-reads every hit from SQLite as live
+before using it.
 """
 
 from __future__ import annotations
@@ -94,6 +96,14 @@ class OwnerVectors:
 
     def __len__(self) -> int:
         return int(self._ids.shape[0]) + len(self._pending)
+
+    @property
+    def nbytes(self) -> int:
+        """RAM held by the vectors (pending rows included), for the engine's cache budget."""
+        width = self._matrix.shape[1] if self._matrix.shape[0] else 0
+        if not width and self._pending:
+            width = self._pending[0][2].shape[0]
+        return len(self) * (width * 4 + 9)  # float32 row + int64 id + int8 tier
 
     def append(self, memory_id: int, tier: int, vector: np.ndarray) -> None:
         """Add a memory just written (its vector must have this matrix's width; others are ignored)."""

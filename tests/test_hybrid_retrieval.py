@@ -272,6 +272,29 @@ async def test_slow_query_embedder_is_cut_off_at_the_bound(
     assert len(warnings) == 1 and "TimeoutError" in warnings[0].getMessage()
 
 
+async def test_loaded_vectors_stay_within_the_ram_budget_least_recently_searched_dropped_first(
+    engine: MemoryEngine, local: Switchable
+) -> None:
+    row_bytes = LocalEmbedder.DIM * 4 + 9
+    engine.vector_cache_bytes = int(2.5 * len(CORPUS) * row_bytes)  # room for two owners' corpora
+    pets = {owner: (await write_corpus(engine, owner))[PET_EN] for owner in ("alice", "bob", "carol")}
+    loaded = await engine.owner_vectors("alice")
+    assert loaded is not None and loaded.nbytes == len(CORPUS) * row_bytes
+    # Loaded while writing; the budget is enforced when a matrix is loaded, so all three are still here.
+    assert list(engine._vectors) == ["bob", "carol", "alice"]
+
+    assert await engine.retrieve("dave", "what pet do I have?", touch=False) == []  # loads dave's (empty)
+    assert list(engine._vectors) == ["carol", "alice", "dave"]  # bob, the least recently searched, dropped
+
+    hits = await engine.retrieve("bob", "what pet do I have?", touch=False)
+    assert ids(hits)[0] == pets["bob"]  # reloaded from SQLite, same answer
+    assert list(engine._vectors) == ["alice", "dave", "bob"]
+
+    engine.vector_cache_bytes = 0  # even then the matrix in use is kept
+    assert ids(await engine.retrieve("carol", "what pet do I have?", touch=False))[0] == pets["carol"]
+    assert list(engine._vectors) == ["carol"]
+
+
 @pytest.mark.parametrize("local_cores", [True, False])
 async def test_a_local_model_embeds_the_query_before_the_keyword_search_an_api_beside_it(
     engine: MemoryEngine, local: Switchable, monkeypatch: pytest.MonkeyPatch, local_cores: bool
