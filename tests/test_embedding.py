@@ -165,6 +165,25 @@ async def test_local_engine_calls_all_run_on_one_thread() -> None:
     assert threading.get_ident() not in threads  # never the event loop's thread
 
 
+async def test_local_query_waits_for_one_passage_chunk_not_the_whole_batch() -> None:
+    # A backfill's batch is cut into engine calls of PASSAGE_CALL_TEXTS; a query arriving meanwhile is
+    # queued after the running call, so it is answered long before the batch is done.
+    embedder = CountingLocalEmbedder()
+    await embedder.warm_up()
+    embedder.calls.clear()
+    passages = [f"stored fact number {i} about a project deadline and who owns it" for i in range(64)]
+    batch = asyncio.create_task(embedder.embed_passages(passages))
+    while not embedder.calls:  # the first chunk has started
+        await asyncio.sleep(0.001)
+    await embedder.embed_queries(["when is the deadline?"])
+    assert not batch.done()
+    assert (await batch).shape == (64, LocalEmbedder.DIM)
+    await embedder.close()
+    assert embedder.calls[0] == LocalEmbedder.PASSAGE_CALL_TEXTS
+    assert sum(embedder.calls) == 64 + 1
+    assert 1 in embedder.calls[1:-1]  # the query went in between two chunks
+
+
 async def test_local_concurrent_single_queries_share_engine_calls() -> None:
     embedder = CountingLocalEmbedder()
     await embedder.warm_up()
