@@ -243,6 +243,14 @@ class EmbeddingConfig(_Model):
     def _openai_needs_model(self) -> EmbeddingConfig:
         if self.provider == "openai" and not self.model.strip():
             raise ValueError('provider "openai" needs a model, e.g. "text-embedding-3-small"')
+        # A keyless self-hosted server is fine (any token is sent); OpenAI itself would answer every
+        # request with 401 and retrieval would quietly run keyword-only, so refuse to start instead.
+        official = urlsplit(self.base_url).hostname == "api.openai.com"
+        if self.provider == "openai" and official and not self.api_key.get_secret_value().strip():
+            raise ValueError(
+                'provider "openai" at api.openai.com needs apiKey (or TIERCLAW_EMBEDDING_API_KEY); '
+                "for a keyless OpenAI-compatible server set baseUrl to it"
+            )
         if self.provider == "local" and self.dimensions not in (None, 384):
             raise ValueError("the local model always gives 384 dimensions: leave dimensions unset")
         return self

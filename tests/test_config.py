@@ -177,6 +177,36 @@ def test_clock_and_day_are_normalised(tmp_path: Path) -> None:
     assert config.memory.compression.weekly_day == "sun"
 
 
+@pytest.mark.parametrize(
+    ("embedding", "expected"),
+    [
+        ({"provider": "openai", "apiKey": "sk-emb"}, "needs a model"),
+        ({"provider": "openai", "model": "text-embedding-3-small"}, "needs apiKey"),
+        ({"provider": "openai", "model": "m", "apiKey": "  "}, "TIERCLAW_EMBEDDING_API_KEY"),
+        ({"provider": "local", "dimensions": 512}, "384 dimensions"),
+        ({"provider": "openai", "model": "m", "baseUrl": "localhost:11434"}, "http(s) URL"),
+    ],
+)
+def test_bad_embedding_config_is_refused_with_what_to_fix(
+    tmp_path: Path, embedding: dict, expected: str
+) -> None:
+    message = error_of(write(tmp_path, {"memory": {"embedding": embedding}}))
+    assert "memory.embedding" in message and expected in message
+
+
+def test_embedding_api_key_can_come_from_the_environment_or_be_absent_for_a_self_hosted_server(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path, {"memory": {"embedding": {"provider": "openai", "model": "text-embedding-3-small"}}}
+    )
+    config = load_config(path, env={"TIERCLAW_EMBEDDING_API_KEY": LONG_SECRET})
+    assert config.memory.embedding.settings().api_key == LONG_SECRET
+    keyless = {"provider": "openai", "model": "bge-m3", "baseUrl": "http://127.0.0.1:11434/v1"}
+    config = load_config(write(tmp_path, {"memory": {"embedding": keyless}}), env={})
+    assert config.memory.embedding.settings().api_key == ""
+
+
 def test_bad_weekday_shows_what_was_given(tmp_path: Path) -> None:
     message = error_of(write(tmp_path, {"memory": {"compression": {"weeklyDay": "Funday"}}}))
     assert "memory.compression.weeklyDay" in message and '"Funday"' in message
