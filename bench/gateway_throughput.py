@@ -70,14 +70,14 @@ import numpy as np
 
 from bench.embedding_option import add_embedding_args
 from bench.report import emit_json, percentile, table
+from bench.vector_cache import load_vector_cache, prefill_cache, save_vector_cache
 from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
 from gateway.loop import FAILURE_REPLY
-from memory.clock import to_db, utcnow
 from memory.embedding import EmbeddingSettings, build_embedder
-from memory.embedding_cache import PASSAGE_SUFFIX, CachedEmbedder, text_hash, vector_to_blob
+from memory.embedding_cache import CachedEmbedder, text_hash
 from memory.engine import MemoryEngine
 from memory.gate import should_retrieve
 from memory.models import Fact
@@ -413,52 +413,6 @@ async def wait_until_embedder_ready(runtime: Runtime, timeout: float = READY_TIM
         if time.perf_counter() - started > timeout:
             raise RuntimeError(f"{missing} memories still lack a vector after {timeout:.0f} s")
         await asyncio.sleep(0.05)
-
-
-def load_vector_cache(path: Path, model_key: str) -> dict[str, np.ndarray]:
-    """Text hash → passage vector from an earlier run's .npz; empty (with a note) if absent or foreign.
-
-    The same layout as bench/retrieval_latency.py's file (``model``, ``keys``, ``vectors``).
-    """
-    if not path.exists():
-        return {}
-    try:
-        with np.load(path, allow_pickle=False) as stored:
-            model = str(stored["model"])
-            keys = stored["keys"].tolist()
-            vectors = stored["vectors"].astype(np.float32, copy=False)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"vector cache {path} unreadable ({exc}); embedding without it", file=sys.stderr)
-        return {}
-    if model != model_key:
-        print(f"vector cache {path} holds {model} vectors, not {model_key}; ignored", file=sys.stderr)
-        return {}
-    return dict(zip(keys, vectors, strict=True))
-
-
-def save_vector_cache(path: Path, model_key: str, vectors: dict[str, np.ndarray]) -> None:
-    """Write text hash → vector as .npz, atomically (a half-written file is never left behind)."""
-    keys = sorted(vectors)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as fh:
-        np.savez(
-            fh, model=np.array(model_key), keys=np.array(keys), vectors=np.stack([vectors[k] for k in keys])
-        )
-    os.replace(tmp, path)
-
-
-async def prefill_cache(engine: MemoryEngine, model_key: str, vectors: dict[str, np.ndarray]) -> None:
-    """Rows of the engine's ``embedding_cache`` (memory/embedding_cache.py's format), as an earlier run of
-    the gateway would have left them: SHA-256 of the text, ``<model_key>|passage``, dim, float32 LE blob."""
-    stamp = to_db(utcnow())
-    model = model_key + PASSAGE_SUFFIX
-    rows = [(k, model, int(v.shape[0]), vector_to_blob(v), stamp) for k, v in vectors.items()]
-    async with engine.transaction() as db:
-        await db.executemany(
-            "INSERT OR REPLACE INTO embedding_cache (text_hash, model, dim, vector, last_used) "
-            "VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
 
 
 # --------------------------------------------------------------------------- synthetic data

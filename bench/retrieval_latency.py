@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import sys
 import tempfile
@@ -44,10 +43,10 @@ import numpy as np
 from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
 from bench.report import emit_json, percentile, table
 from bench.seed_literal import SeedLiteralIndex
-from memory.clock import to_db, utcnow
+from bench.vector_cache import load_vector_cache, prefill_cache, save_vector_cache
 from memory.decay import CATEGORIES
 from memory.embedding import EmbeddingSettings
-from memory.embedding_cache import PASSAGE_SUFFIX, CachedEmbedder, text_hash, vector_to_blob
+from memory.embedding_cache import CachedEmbedder, text_hash
 from memory.engine import MemoryEngine
 from memory.gate import should_retrieve
 from memory.models import Fact
@@ -206,49 +205,6 @@ def distinct_queries(
         seen.add(query)
         out.append(query)
     return out
-
-
-def load_vector_cache(path: Path, model_key: str) -> dict[str, np.ndarray]:
-    """text hash -> passage vector from an earlier run's .npz; empty (with a note) if absent or foreign."""
-    if not path.exists():
-        return {}
-    try:
-        with np.load(path, allow_pickle=False) as stored:
-            model = str(stored["model"])
-            keys = stored["keys"].tolist()
-            vectors = stored["vectors"].astype(np.float32, copy=False)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"vector cache {path} unreadable ({exc}); embedding without it", file=sys.stderr)
-        return {}
-    if model != model_key:
-        print(f"vector cache {path} holds {model} vectors, not {model_key}; ignored", file=sys.stderr)
-        return {}
-    return dict(zip(keys, vectors, strict=True))
-
-
-def save_vector_cache(path: Path, model_key: str, vectors: dict[str, np.ndarray]) -> None:
-    """Write text hash -> vector as .npz (atomically: a half-written file is never left behind)."""
-    keys = sorted(vectors)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as fh:
-        np.savez(
-            fh, model=np.array(model_key), keys=np.array(keys), vectors=np.stack([vectors[k] for k in keys])
-        )
-    os.replace(tmp, path)
-
-
-async def prefill_cache(engine: MemoryEngine, model_key: str, vectors: dict[str, np.ndarray]) -> None:
-    """Put vectors into the engine's embedding cache, as an earlier gateway run would have left them."""
-    stamp = to_db(utcnow())
-    rows = [
-        (k, model_key + PASSAGE_SUFFIX, int(v.shape[0]), vector_to_blob(v), stamp) for k, v in vectors.items()
-    ]
-    async with engine.transaction() as db:
-        await db.executemany(
-            "INSERT OR REPLACE INTO embedding_cache (text_hash, model, dim, vector, last_used) "
-            "VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
 
 
 def _progress(message: str) -> None:

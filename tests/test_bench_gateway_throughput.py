@@ -8,14 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.gateway_throughput import (
-    STUB_EMBEDDING_DIM,
-    Embedding,
-    load_vector_cache,
-    main,
-    save_vector_cache,
-    write_config,
-)
+from bench.gateway_throughput import STUB_EMBEDDING_DIM, Embedding, main, write_config
+from bench.vector_cache import load_vector_cache, save_vector_cache
 from gateway.config import load_config
 
 CONTRACT_KEYS = ("msgs_per_s_on", "msgs_per_s_off", "ratio", "p95_memory_ms", "startup_s")
