@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memory.clock import to_db, utcnow
-from memory.engine import MemoryEngine
 from memory.vector_index import blob_to_vector, vector_to_blob
 
 if TYPE_CHECKING:
     from memory.embedding import Embedder
+    from memory.engine import MemoryEngine
 
 __all__ = ["CachedEmbedder", "blob_to_vector", "text_hash", "vector_to_blob"]
 

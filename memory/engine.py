@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import itertools
 import logging
 import math
@@ -28,6 +27,7 @@ from memory import tokenizer
 from memory.clock import days_between, to_db, utcnow
 from memory.decay import CATEGORIES, relevance_score
 from memory.dedup import content_words, is_near_duplicate, norm_key
+from memory.embedding_cache import text_hash
 from memory.merge_guard import guard_allows_merge
 from memory.models import GLOBAL_PROJECT, Event, Fact, Memory, Retrieved, WriteResult
 from memory.schema import check_version, migrate
@@ -576,7 +576,7 @@ class MemoryEngine:
                 "DELETE FROM memories WHERE id = ? AND owner = ?", (memory_id, owner)
             )
             if content:  # "for good": the cached vector of the exact text goes too
-                digest = hashlib.sha256(str(content[0][0]).encode("utf-8")).hexdigest()
+                digest = text_hash(str(content[0][0]))
                 await self._db.execute("DELETE FROM embedding_cache WHERE text_hash = ?", (digest,))
         done = cur.rowcount > 0
         if done:
@@ -736,9 +736,7 @@ class MemoryEngine:
         ``touch=False`` leaves access times alone (benchmarks use it so that the order of queries does
         not change the ranking).
         """
-        hits = await self._rank(
-            owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match, embed_query=True
-        )
+        hits = await self._rank(owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match)
         if hits and touch:
             await self._touch([h.id for h in hits], now or utcnow())
             log.info("[memory] retrieve owner=%s hits=%d", owner, len(hits))
@@ -748,7 +746,7 @@ class MemoryEngine:
         self, owner: str, query: str, k: int = 10, *, tiers: tuple[int, ...] = (1, 2)
     ) -> list[Retrieved]:
         """Memories matching ``query`` for browsing (CLI, model tool): ranked like retrieve, not touched."""
-        return await self._rank(owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0, embed_query=True)
+        return await self._rank(owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0)
 
     async def warm_up_embedder(self) -> bool:
         """Load the embedding model now (at start) so the first reply does not pay for it."""
@@ -779,20 +777,16 @@ class MemoryEngine:
         tiers: tuple[int, ...],
         k: int,
         min_match: float,
-        embed_query: bool = False,
     ) -> list[Retrieved]:
         _check_owner(owner)
         # An API embedding runs while SQLite finds the keyword candidates: the slower of the two sets
         # the latency, not their sum. The local model is waited for first: its OpenMP threads use every
         # core, and an SQLite query running beside them stalls each of their parallel steps (measured at
         # 10k memories on 2 cores: p95 18 ms one after the other, 23 ms overlapped).
-        vector_task = (
-            asyncio.ensure_future(self._query_vector(text))
-            if embed_query and self.embedder is not None
-            else None
-        )
+        embedder = self.embedder
+        vector_task = asyncio.ensure_future(self._query_vector(text)) if embedder is not None else None
         try:
-            if vector_task is not None and self.embedder is not None and self.embedder.uses_local_cores:
+            if vector_task is not None and embedder is not None and embedder.uses_local_cores:
                 await asyncio.wait([vector_task])
             return await self._rank_with(owner, text, now, tiers, k, min_match, vector_task)
         finally:
