@@ -28,8 +28,8 @@ from typing import Any
 
 from bench.dataset_format import load_dataset
 from bench.report import emit_json, require_file, table
-from memory.dedup import NEAR_DUPLICATE_DICE, NEGATIONS, content_words, dice, norm_key
-from memory.merge_guard import guard_allows_merge
+from memory.text.dedup import NEAR_DUPLICATE_DICE, NEGATIONS, content_words, dice, norm_key
+from memory.text.merge_guard import guard_allows_merge
 
 THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 COSINE_THRESHOLDS = (0.86, 0.88, 0.90, 0.92, 0.94, 0.96, 0.98, 0.99)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from memory.embedding import EmbeddingSettings, build_embedder
-from memory.embedding_cache import CachedEmbedder
 from memory.engine import MemoryEngine
+from memory.vectors.cache import CachedEmbedder
+from memory.vectors.embedding import EmbeddingSettings, build_embedder
 
 CHOICES = ("local", "openai", "none")
 BENCH_QUERY_TIMEOUT_SECONDS = 60.0

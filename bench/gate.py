@@ -16,7 +16,7 @@ from typing import Any
 
 from bench.dataset_format import read_jsonl
 from bench.report import emit_json, require_file, table
-from memory.gate import should_retrieve
+from memory.retrieval.gate import should_retrieve
 
 
 def measure(rows: list[dict[str, Any]]) -> dict[str, Any]:

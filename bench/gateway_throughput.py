@@ -76,11 +76,11 @@ from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
 from gateway.loop import FAILURE_REPLY
-from memory.embedding import EmbeddingSettings, build_embedder
-from memory.embedding_cache import CachedEmbedder, text_hash
 from memory.engine import MemoryEngine
-from memory.gate import should_retrieve
-from memory.models import Fact
+from memory.records import Fact
+from memory.retrieval.gate import should_retrieve
+from memory.vectors.cache import CachedEmbedder, text_hash
+from memory.vectors.embedding import EmbeddingSettings, build_embedder
 
 REPO = Path(__file__).resolve().parent.parent
 # The stub model lives in tests/ (the issue put it there, beside the tests that drive it) and is not an

@@ -44,12 +44,12 @@ from bench.embedding_option import add_embedding_args, attach_embedder, embeddin
 from bench.report import emit_json, percentile, table
 from bench.seed_literal import SeedLiteralIndex
 from bench.vector_cache import load_vector_cache, prefill_cache, save_vector_cache
-from memory.decay import CATEGORIES
-from memory.embedding import EmbeddingSettings
-from memory.embedding_cache import CachedEmbedder, text_hash
 from memory.engine import MemoryEngine
-from memory.gate import should_retrieve
-from memory.models import Fact
+from memory.records import Fact
+from memory.retrieval.decay import CATEGORIES
+from memory.retrieval.gate import should_retrieve
+from memory.vectors.cache import CachedEmbedder, text_hash
+from memory.vectors.embedding import EmbeddingSettings
 
 OWNER = "bench:owner"
 NOISE_OWNERS = ("bench:noise1", "bench:noise2", "bench:noise3")

@@ -26,9 +26,9 @@ from bench.embedding_option import add_embedding_args, attach_embedder, embeddin
 from bench.report import emit_json, require_file, table
 from bench.seed_literal import SeedLiteralIndex
 from memory.clock import from_db, utcnow
-from memory.embedding import EmbeddingSettings
 from memory.engine import MemoryEngine
-from memory.models import Fact
+from memory.records import Fact
+from memory.vectors.embedding import EmbeddingSettings
 
 CUTOFFS = (1, 5, 10)
 

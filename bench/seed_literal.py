@@ -12,7 +12,7 @@ import sqlite3
 from datetime import datetime
 
 from memory.clock import days_between, to_db
-from memory.decay import relevance_score
+from memory.retrieval.decay import relevance_score
 
 _KEYWORD = re.compile(r"\w+", re.UNICODE)
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from memory.clock import to_db, utcnow
-from memory.embedding_cache import PASSAGE_SUFFIX, vector_to_blob
 from memory.engine import MemoryEngine
+from memory.vectors.cache import PASSAGE_SUFFIX, vector_to_blob
 
 
 def load_vector_cache(path: Path, model_key: str) -> dict[str, np.ndarray]:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from memory.models import Retrieved
+from memory.records import Retrieved
 
 if TYPE_CHECKING:
     import openai
@@ -86,7 +86,7 @@ class OpenAIChatModel:
     async def reply(self, request: ChatRequest) -> str:
         import openai
 
-        from memory.openai_model import completion_text, describe_openai_error
+        from memory.model.openai_model import completion_text, describe_openai_error
 
         started = time.monotonic()
 

@@ -24,14 +24,14 @@ from gateway.identity import Identities
 from gateway.loop import ProcessLoop
 from gateway.providers import Models, build_models
 from gateway.scheduler import JobTimes, MemoryJobs
-from memory.embedding import build_embedder
-from memory.embedding_cache import CachedEmbedder
 from memory.engine import MemoryEngine
-from memory.extraction import ExtractionService, ExtractionSettings
-from memory.file_memory import FileMemory
-from memory.model import MemoryModel
-from memory.reindex import EmbeddingBackfill
+from memory.files.file_memory import FileMemory
+from memory.model.protocol import MemoryModel
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.sessions import SessionStore
+from memory.vectors.cache import CachedEmbedder
+from memory.vectors.embedding import build_embedder
+from memory.vectors.reindex import EmbeddingBackfill
 
 log = logging.getLogger("tierclaw.gateway")
 

@@ -18,10 +18,10 @@ from gateway.commands import CommandContext, is_command, run_command
 from gateway.identity import Identities
 from gateway.prompt import build_system_prompt, memory_block, read_workspace
 from memory.engine import MemoryEngine
-from memory.extraction import ExtractionService
-from memory.file_memory import FileMemory
-from memory.gate import should_retrieve
-from memory.models import Retrieved
+from memory.files.file_memory import FileMemory
+from memory.pipeline.extraction import ExtractionService
+from memory.records import Retrieved
+from memory.retrieval.gate import should_retrieve
 from memory.sessions import SessionStore
 
 log = logging.getLogger("tierclaw.gateway")

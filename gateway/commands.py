@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memory.engine import MemoryEngine
-from memory.extraction import ExtractionService
-from memory.file_memory import FileMemory
-from memory.models import GLOBAL_PROJECT, Fact, Memory
+from memory.files.file_memory import FileMemory
+from memory.pipeline.extraction import ExtractionService
+from memory.records import GLOBAL_PROJECT, Fact, Memory
 from memory.sessions import SessionStore
 
 HELP_TEXT = """Commands:

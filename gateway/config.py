@@ -42,7 +42,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from memory.embedding import EmbeddingSettings
+from memory.vectors.embedding import EmbeddingSettings
 
 DEFAULT_CONFIG_PATH = "~/.tierclaw/config.json"
 CONFIG_ENV = "TIERCLAW_CONFIG"

@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.config import Config, ConfigError, load_config
 from memory.clock import from_db
-from memory.decay import CATEGORIES
-from memory.embedding_cache import CachedEmbedder
 from memory.engine import MemoryDatabaseError, MemoryEngine
-from memory.migrate import migrate_files
-from memory.models import PROFILE_TOPIC, Event, Fact, Memory
+from memory.files.migrate import migrate_files
+from memory.records import PROFILE_TOPIC, Event, Fact, Memory
+from memory.retrieval.decay import CATEGORIES
+from memory.vectors.cache import CachedEmbedder
 
 if TYPE_CHECKING:
-    from memory.embedding import EmbeddingSettings
+    from memory.vectors.embedding import EmbeddingSettings
 
 log = logging.getLogger("tierclaw.cli")
 
@@ -659,7 +659,7 @@ async def _with_memory_jobs(engine: MemoryEngine, args: argparse.Namespace, body
 
 
 async def _retry(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    from memory.buffer import ExtractionBuffer
+    from memory.pipeline.buffer import ExtractionBuffer
 
     owner = args.owner if args.owner_given else None
     count = await ExtractionBuffer(engine).requeue_dead(owner)
@@ -709,7 +709,7 @@ def _configured_embedder(config: Config, engine: MemoryEngine) -> CachedEmbedder
     Nothing loads until a command embeds something (``search`` ranks like the assistant, writes get
     their vectors and semantic dedup); ``list``, ``stats`` and ``export`` never touch the model.
     """
-    from memory import embedding  # looked up at call time, so tests can substitute a backend
+    from memory.vectors import embedding  # looked up at call time, so tests can substitute a backend
 
     try:
         inner = embedding.build_embedder(_embedding_settings(config))
@@ -770,7 +770,7 @@ class _ReindexProgress:
 
 
 async def _reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    from memory.reindex import EmbeddingError, reindex
+    from memory.vectors.reindex import EmbeddingError, reindex
 
     owner = args.owner if args.owner_given else None
     scope = f" of {owner}" if owner else ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory.models import GLOBAL_PROJECT, Retrieved
+from memory.records import GLOBAL_PROJECT, Retrieved
 
 DEFAULT_IDENTITY = "You are tierclaw, a personal assistant. Answer in the language the user writes in."
 

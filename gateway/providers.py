@@ -14,9 +14,9 @@ from openai import AsyncOpenAI
 from gateway.agent import ChatModel, OpenAIChatModel
 from gateway.config import Config, ProviderConfig, has_api_key
 from gateway.offline_chat import OfflineChatModel
-from memory.model import MemoryModel
-from memory.offline_model import OfflineMemoryModel
-from memory.openai_model import OpenAIMemoryModel
+from memory.model.offline_model import OfflineMemoryModel
+from memory.model.openai_model import OpenAIMemoryModel
+from memory.model.protocol import MemoryModel
 
 NO_KEY_NOTICE = (
     "No API key configured, so tierclaw answers with its offline model (it repeats what it remembers).\n"

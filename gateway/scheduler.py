@@ -18,11 +18,11 @@ from datetime import datetime, timedelta, tzinfo
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from memory.compression import CompressionReport, daily_compress, weekly_compress
 from memory.engine import MemoryEngine
-from memory.extraction import ExtractionService
-from memory.job_log import JobLog
-from memory.model import MemoryModel
+from memory.model.protocol import MemoryModel
+from memory.pipeline.compression import CompressionReport, daily_compress, weekly_compress
+from memory.pipeline.extraction import ExtractionService
+from memory.pipeline.job_log import JobLog
 
 log = logging.getLogger("tierclaw.gateway")
 

@@ -16,10 +16,10 @@ from gateway.config import ENV_OVERRIDES, Config, FeishuConfig, TelegramConfig, 
 from gateway.providers import build_models
 from gateway.run_cli import add_config_argument, run_configured
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
-from memory.buffer import ExtractionBuffer
-from memory.embedding import LocalEmbedder, build_embedder
 from memory.engine import MemoryEngine
-from memory.job_log import JobLog
+from memory.pipeline.buffer import ExtractionBuffer
+from memory.pipeline.job_log import JobLog
+from memory.vectors.embedding import LocalEmbedder, build_embedder
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -23,16 +23,16 @@ from typing import Protocol
 import aiosqlite
 import numpy as np
 
-from memory import tokenizer
 from memory.clock import days_between, to_db, utcnow
-from memory.decay import CATEGORIES, relevance_score
-from memory.dedup import content_words, is_near_duplicate, norm_key
-from memory.embedding_cache import text_hash
-from memory.merge_guard import guard_allows_merge
-from memory.models import GLOBAL_PROJECT, Event, Fact, Memory, Retrieved, WriteResult
-from memory.schema import check_version, migrate
-from memory.timeref import TimeWindow, find_window
-from memory.vector_index import OwnerVectors, vector_to_blob
+from memory.records import GLOBAL_PROJECT, Event, Fact, Memory, Retrieved, WriteResult
+from memory.retrieval.decay import CATEGORIES, relevance_score
+from memory.store.schema import check_version, migrate
+from memory.text import tokenizer
+from memory.text.dedup import content_words, is_near_duplicate, norm_key
+from memory.text.merge_guard import guard_allows_merge
+from memory.text.timeref import TimeWindow, find_window
+from memory.vectors.cache import text_hash
+from memory.vectors.index import OwnerVectors, vector_to_blob
 
 log = logging.getLogger("tierclaw.memory")
 

@@ -15,9 +15,9 @@ import pytest
 from openai_stub import OpenAIStub
 
 from gateway.cli import main
-from memory.embedding import LOCAL_MODEL_KEY
 from memory.engine import MemoryEngine
-from memory.models import Fact
+from memory.records import Fact
+from memory.vectors.embedding import LOCAL_MODEL_KEY
 
 SECRET = "sk-test-abcdefghijkl-9876"
 

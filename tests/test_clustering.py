@@ -1,11 +1,11 @@
-"""memory.clustering: similar groups by sorted LSH windows, checked against exact all-pairs."""
+"""memory.vectors.clustering: similar groups by sorted LSH windows, checked against exact all-pairs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from memory.clustering import (
+from memory.vectors.clustering import (
     DEFAULT_ROUNDS,
     DEFAULT_WINDOW,
     EXACT_FACTOR,

@@ -12,12 +12,12 @@ from gateway.agent import ChatRequest
 from gateway.assistant import CAPTION_NOTED, TEXT_ONLY_REPLY, Assistant, AssistantSettings
 from gateway.commands import HELP_TEXT, PRIVATE_ONLY_REPLY
 from gateway.identity import Identities
-from memory.buffer import ExtractionBuffer
 from memory.engine import MemoryEngine
-from memory.extraction import ExtractionService, ExtractionSettings
-from memory.file_memory import FileMemory
-from memory.models import Fact
-from memory.offline_model import OfflineMemoryModel
+from memory.files.file_memory import FileMemory
+from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.records import Fact
 from memory.sessions import SessionStore
 
 

@@ -10,8 +10,10 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 import pytest
 
-from memory.clustering import median_cosine
-from memory.compression import (
+from memory.engine import SEMANTIC_DUP_COSINE, MemoryEngine
+from memory.model.offline_model import OfflineMemoryModel
+from memory.model.protocol import Extraction, MemoryModel, MemoryModelError, Turn
+from memory.pipeline.compression import (
     MERGE_CLUSTER_COSINE,
     MERGE_CLUSTER_DISTANCE_RATIO,
     MERGE_GROUP_MAX,
@@ -20,10 +22,8 @@ from memory.compression import (
     merge_cluster_cosine,
     weekly_compress,
 )
-from memory.engine import SEMANTIC_DUP_COSINE, MemoryEngine
-from memory.model import Extraction, MemoryModel, MemoryModelError, Turn
-from memory.models import Event, Fact, Memory
-from memory.offline_model import OfflineMemoryModel
+from memory.records import Event, Fact, Memory
+from memory.vectors.clustering import median_cosine
 
 ALICE, BOB = "alice", "bob"
 DAY = date(2026, 3, 10)

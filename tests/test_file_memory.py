@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from pathlib import Path
 
-from memory.file_memory import FileMemory
+from memory.files.file_memory import FileMemory
 
 TODAY = date(2024, 5, 10)
 

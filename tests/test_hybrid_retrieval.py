@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from openai_stub import OpenAIStub, StubReply, stub_embedding
 
-from memory import tokenizer
-from memory.embedding import EmbeddingError, EmbeddingSettings, LocalEmbedder, build_embedder
-from memory.embedding_cache import CachedEmbedder
 from memory.engine import MemoryEngine
-from memory.models import Fact, Retrieved
-from memory.reindex import reindex
+from memory.records import Fact, Retrieved
+from memory.text import tokenizer
+from memory.vectors.cache import CachedEmbedder
+from memory.vectors.embedding import EmbeddingError, EmbeddingSettings, LocalEmbedder, build_embedder
+from memory.vectors.reindex import reindex
 
 # The embedding model may load on the first query (cold file cache on a busy machine): the tests that are
 # not about the timeout give it plenty of time, so a slow CI box never turns them into keyword-only runs.

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from memory.engine import SEMANTIC_DUP_COSINE, MemoryEngine
-from memory.merge_guard import anchors, guard_allows_merge
-from memory.models import Fact
+from memory.records import Fact
+from memory.text.merge_guard import anchors, guard_allows_merge
 
 # ------------------------------------------------------------------------------------------ the rules
 
@@ -262,7 +262,7 @@ async def test_engine_never_merges_into_a_row_edited_by_another_process(engine: 
 
 
 async def test_purge_forgets_the_cached_vector_of_the_text(engine: MemoryEngine) -> None:
-    from memory.embedding_cache import CachedEmbedder
+    from memory.vectors.cache import CachedEmbedder
 
     cached = CachedEmbedder(FixedEmbedderAsInner({LIKES: _axis(0)}), engine)
     engine.embedder = cached

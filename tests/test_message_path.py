@@ -18,7 +18,7 @@ from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.cli import main
 from gateway.config import Config, load_config
-from memory.buffer import ExtractionBuffer
+from memory.pipeline.buffer import ExtractionBuffer
 
 OWNER = "console:local"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory.engine import MemoryEngine
-from memory.migrate import MigrationReport, migrate_files
+from memory.files.migrate import MigrationReport, migrate_files
 
 OWNER = "alice"
 

@@ -7,9 +7,9 @@ from datetime import date
 from gateway.agent import ChatModel, ChatRequest
 from gateway.offline_chat import OFFLINE_HINT, OfflineChatModel, looks_like_statement
 from memory.engine import MemoryEngine
-from memory.model import MemoryModel, Turn
-from memory.models import Memory, Retrieved
-from memory.offline_model import PROFILE_MAX_ENTRIES, SUMMARY_MAX_CHARS, OfflineMemoryModel
+from memory.model.offline_model import PROFILE_MAX_ENTRIES, SUMMARY_MAX_CHARS, OfflineMemoryModel
+from memory.model.protocol import MemoryModel, Turn
+from memory.records import Memory, Retrieved
 
 OWNER = "alice"
 NOW = "2026-01-05 10:00:00"

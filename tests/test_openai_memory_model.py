@@ -10,12 +10,12 @@ import openai
 import pytest
 from openai_stub import OpenAIStub, StubReply
 
-from memory import prompts
-from memory.decay import CATEGORIES
-from memory.model import MemoryModelError, Turn
-from memory.model_output import load_json_object, parse_extraction, parse_fact, parse_facts, parse_profile
-from memory.models import Event, Memory
-from memory.openai_model import OpenAIMemoryModel, completion_text, describe_openai_error
+from memory.model import prompts
+from memory.model.openai_model import OpenAIMemoryModel, completion_text, describe_openai_error
+from memory.model.output import load_json_object, parse_extraction, parse_fact, parse_facts, parse_profile
+from memory.model.protocol import MemoryModelError, Turn
+from memory.records import Event, Memory
+from memory.retrieval.decay import CATEGORIES
 
 SECRET_KEY = "sk-secret-KEY-0123456789abcdef"
 

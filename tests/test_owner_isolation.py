@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.engine import MemoryEngine
-from memory.models import Fact
+from memory.records import Fact
 
 OWNERS = ("a", "b", "c")
 WORDS = (

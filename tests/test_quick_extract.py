@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory.engine import MemoryEngine
-from memory.quick_extract import (
+from memory.model.quick_extract import (
     IMPORTANCE,
     MAX_SENTENCE_CHARS,
     PREFERENCES_TOPIC,

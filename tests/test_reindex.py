@@ -1,4 +1,4 @@
-"""memory.reindex (resumable vector backfill, the background filler) and `tierclaw memory reindex`.
+"""memory.vectors.reindex (resumable vector backfill, the background filler) and `tierclaw memory reindex`.
 
 The embedder here is a small deterministic class (a unit vector from the SHA-256 of the text) that counts
 what it embeds, so "never re-embeds what is done" is checked by counting texts, not by timing.
@@ -23,19 +23,19 @@ import pytest
 
 from gateway import memory_cli
 from gateway.cli import main
-from memory.embedding_cache import CachedEmbedder
 from memory.engine import MemoryEngine
-from memory.models import Fact
-from memory.reindex import EmbeddingBackfill, EmbeddingError, ReindexResult, reindex
-from memory.vector_index import blob_to_vector
+from memory.records import Fact
+from memory.vectors.cache import CachedEmbedder
+from memory.vectors.index import blob_to_vector
+from memory.vectors.reindex import EmbeddingBackfill, EmbeddingError, ReindexResult, reindex
 
 if TYPE_CHECKING:
-    from memory.embedding import EmbeddingSettings
+    from memory.vectors.embedding import EmbeddingSettings
 
 try:
-    import memory.embedding as embedding
+    import memory.vectors.embedding as embedding
 except ModuleNotFoundError as exc:  # memory/embedding.py lands on its own; the tests building embedders wait
-    if exc.name != "memory.embedding":
+    if exc.name != "memory.vectors.embedding":
         raise
     embedding = None  # type: ignore[assignment]
 needs_embedding = pytest.mark.skipif(embedding is None, reason="memory/embedding.py is not there yet")

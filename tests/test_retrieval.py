@@ -16,7 +16,7 @@ from sqlite_peek import sql as _sql
 
 from memory.clock import to_db, utcnow
 from memory.engine import MAX_CONTENT_CHARS, MemoryEngine
-from memory.models import Fact, Retrieved
+from memory.records import Fact, Retrieved
 
 OWNER = "alice"
 

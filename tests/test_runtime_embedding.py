@@ -22,11 +22,11 @@ from openai_stub import OpenAIStub, StubReply, embedding_inputs_of
 from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.config import Config, load_config
-from memory.embedding import LOCAL_MODEL_KEY
-from memory.embedding_cache import CachedEmbedder
 from memory.engine import MemoryEngine
-from memory.models import Fact
-from memory.reindex import EmbeddingBackfill
+from memory.records import Fact
+from memory.vectors.cache import CachedEmbedder
+from memory.vectors.embedding import LOCAL_MODEL_KEY
+from memory.vectors.reindex import EmbeddingBackfill
 
 OWNER = "test:u1"
 BACKGROUND_TASKS = {"memory-embedding-backfill", "embedder-warm-up", "embed-queries"}

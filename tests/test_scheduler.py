@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB, JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
-from memory.extraction import ExtractionService, ExtractionSettings
-from memory.job_log import JobLog
-from memory.offline_model import OfflineMemoryModel
+from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.pipeline.job_log import JobLog
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 

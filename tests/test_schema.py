@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from memory import schema, tokenizer
-from memory.dedup import norm_key
 from memory.engine import MemoryDatabaseError, MemoryEngine
-from memory.models import Fact
+from memory.records import Fact
+from memory.store import schema
+from memory.text import tokenizer
+from memory.text.dedup import norm_key
 
 EXPECTED_TABLES = {"memories", "memories_fts", "daily_events", "extraction_buffer", "memory_refs"}
 

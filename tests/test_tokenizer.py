@@ -7,8 +7,8 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory import tokenizer
-from memory.tokenizer import (
+from memory.text import tokenizer
+from memory.text.tokenizer import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
     STOP_WORDS,

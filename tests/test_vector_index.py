@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory.vector_index import OwnerVectors, blob_to_vector, vector_to_blob
+from memory.vectors.index import OwnerVectors, blob_to_vector, vector_to_blob
 
 
 def unit(*values: float) -> np.ndarray:

@@ -21,10 +21,10 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from memory.clock import from_db
-from memory.dedup import norm_key
-from memory.model import Extraction, Turn
-from memory.models import GLOBAL_PROJECT, PROFILE_TOPIC, Event, Fact, Memory
-from memory.quick_extract import MIN_MEANINGFUL_CHARS, quick_facts, split_sentences
+from memory.model.protocol import Extraction, Turn
+from memory.model.quick_extract import MIN_MEANINGFUL_CHARS, quick_facts, split_sentences
+from memory.records import GLOBAL_PROJECT, PROFILE_TOPIC, Event, Fact, Memory
+from memory.text.dedup import norm_key
 
 OFFLINE_LABEL = "offline (rule-based, no API key)"
 SUMMARY_MAX_CHARS = 200

@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from memory.buffer import BufferedTurn, ExtractionBuffer
 from memory.clock import from_db, utcnow
 from memory.engine import MemoryEngine
-from memory.model import Extraction, MemoryModel, Turn
-from memory.models import Fact
-from memory.tokens import estimate_tokens
+from memory.model.protocol import Extraction, MemoryModel, Turn
+from memory.pipeline.buffer import BufferedTurn, ExtractionBuffer
+from memory.records import Fact
+from memory.text.token_count import estimate_tokens
 
 log = logging.getLogger("tierclaw.memory")
 

@@ -28,8 +28,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory.dedup import norm_key
-from memory.models import GENERAL_TOPIC, GLOBAL_PROJECT, Fact
+from memory.records import GENERAL_TOPIC, GLOBAL_PROJECT, Fact
+from memory.text.dedup import norm_key
 
 # Sentences longer than this are narratives or pastes, not one fact.
 MAX_SENTENCE_CHARS = 200

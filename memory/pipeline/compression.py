@@ -38,12 +38,12 @@ from itertools import groupby
 import numpy as np
 
 from memory.clock import days_between, utcnow
-from memory.clustering import median_cosine, similar_groups
-from memory.decay import FAST_DECAY, decayed_to_nothing
 from memory.engine import MemoryEngine
-from memory.model import MemoryModel
-from memory.models import GLOBAL_PROJECT, PROFILE_TOPIC, Event, Fact, Memory, WriteResult
-from memory.vector_index import OwnerVectors
+from memory.model.protocol import MemoryModel
+from memory.records import GLOBAL_PROJECT, PROFILE_TOPIC, Event, Fact, Memory, WriteResult
+from memory.retrieval.decay import FAST_DECAY, decayed_to_nothing
+from memory.vectors.clustering import median_cosine, similar_groups
+from memory.vectors.index import OwnerVectors
 
 log = logging.getLogger("tierclaw.memory")
 

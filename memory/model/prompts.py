@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.decay import CATEGORIES, NEVER_DECAY
-from memory.model import Turn
-from memory.models import GENERAL_TOPIC, GLOBAL_PROJECT, Event, Memory
+from memory.model.protocol import Turn
+from memory.records import GENERAL_TOPIC, GLOBAL_PROJECT, Event, Memory
+from memory.retrieval.decay import CATEGORIES, NEVER_DECAY
 
 PROFILE_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c in NEVER_DECAY)
 MAX_FACT_CHARS = 100

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memory.clock import to_db, utcnow
-from memory.vector_index import blob_to_vector, vector_to_blob
+from memory.vectors.index import blob_to_vector, vector_to_blob
 
 if TYPE_CHECKING:
-    from memory.embedding import Embedder
     from memory.engine import MemoryEngine
+    from memory.vectors.embedding import Embedder, EmbeddingSettings
 
-__all__ = ["CachedEmbedder", "blob_to_vector", "text_hash", "vector_to_blob"]
+__all__ = ["CachedEmbedder", "blob_to_vector", "build_cached_embedder", "text_hash", "vector_to_blob"]
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -71,7 +71,7 @@ def _embedding_error(message: str) -> Exception:
     """An ``EmbeddingError``, imported only when one is raised: ``memory.embedding`` pulls in the openai
     client, which the cache never needs, and a lazy import leaves ``memory.embedding`` free to build a
     ``CachedEmbedder`` without an import cycle."""
-    from memory.embedding import EmbeddingError
+    from memory.vectors.embedding import EmbeddingError
 
     return EmbeddingError(message)
 
@@ -334,3 +334,18 @@ class CachedEmbedder:
             "SELECT model, COUNT(*) FROM embedding_cache GROUP BY model ORDER BY model"
         )
         return {r[0]: int(r[1]) for r in rows}
+
+
+def build_cached_embedder(
+    settings: EmbeddingSettings, engine: MemoryEngine, *, query_cache_size: int = QUERY_CACHE_SIZE
+) -> CachedEmbedder | None:
+    """The one way to build the configured embedder behind the content-hash cache (None: provider "none").
+
+    Nothing is loaded or contacted here: the local model loads on first use, off the event loop. Raises
+    ValueError on settings ``build_embedder`` refuses. ``embedding.build_embedder`` is looked up at call
+    time, so a test can substitute a backend on that module.
+    """
+    from memory.vectors import embedding
+
+    inner = embedding.build_embedder(settings)
+    return CachedEmbedder(inner, engine, query_cache_size=query_cache_size) if inner is not None else None

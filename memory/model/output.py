@@ -15,9 +15,9 @@ import math
 import re
 from typing import Any
 
-from memory.decay import CATEGORIES, DEFAULT_CATEGORY, NEVER_DECAY
-from memory.model import Extraction, MemoryModelError
-from memory.models import GENERAL_TOPIC, GLOBAL_PROJECT, PROFILE_TOPIC, Fact
+from memory.model.protocol import Extraction, MemoryModelError
+from memory.records import GENERAL_TOPIC, GLOBAL_PROJECT, PROFILE_TOPIC, Fact
+from memory.retrieval.decay import CATEGORIES, DEFAULT_CATEGORY, NEVER_DECAY
 
 MAX_CONTENT_CHARS = 500
 MAX_SUMMARY_CHARS = 1000

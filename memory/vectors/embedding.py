@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol, TypeVar
 import numpy as np
 import openai
 
-from memory.openai_model import describe_openai_error
+from memory.model.openai_model import describe_openai_error
 
 T = TypeVar("T")
 

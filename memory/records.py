@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory.decay import DEFAULT_CATEGORY
+from memory.retrieval.decay import DEFAULT_CATEGORY
 
 GLOBAL_PROJECT = "_global"
 GENERAL_TOPIC = "_general"

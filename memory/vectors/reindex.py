@@ -30,9 +30,9 @@ import numpy as np
 from memory.engine import MemoryEngine
 
 try:
-    from memory.embedding import EmbeddingError
+    from memory.vectors.embedding import EmbeddingError
 except ModuleNotFoundError as _exc:  # pragma: no cover - only until memory/embedding.py lands
-    if _exc.name != "memory.embedding":
+    if _exc.name != "memory.vectors.embedding":
         raise
 
     # TODO(embedding): memory/embedding.py is being written in parallel; drop this stand-in once it lands.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 
-from memory.tokenizer import STOP_WORDS, segment, stem
+from memory.text.tokenizer import STOP_WORDS, segment, stem
 
 # Dice similarity at or above which two memories of one owner are merged. Measured on LoCoMo's 2,541
 # observations with `python -m bench.dedup_threshold`: pairs merged at 0.6/0.7/0.75/0.8/0.85/0.9 are

@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import jieba
 
-from memory.dedup import NEGATIONS
-from memory.tokenizer import STOP_WORDS, warm_up
+from memory.text.dedup import NEGATIONS
+from memory.text.tokenizer import STOP_WORDS, warm_up
 
 _WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)*")  # Latin words; Han text is handled apart
 _DIGITS = re.compile(r"(?<![0-9A-Za-z.])\d+(?:[.,:]\d+)*(?:st|nd|rd|th|s)?(?![0-9A-Za-z])")

@@ -21,10 +21,10 @@ from typing import Any, TypeVar
 
 import openai
 
-from memory import prompts
-from memory.model import Extraction, MemoryModelError, Turn
-from memory.model_output import parse_extraction, parse_facts, parse_profile
-from memory.models import Event, Fact, Memory
+from memory.model import prompts
+from memory.model.output import parse_extraction, parse_facts, parse_profile
+from memory.model.protocol import Extraction, MemoryModelError, Turn
+from memory.records import Event, Fact, Memory
 
 log = logging.getLogger("tierclaw.memory")
 

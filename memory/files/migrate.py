@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.engine import MAX_CONTENT_CHARS, MemoryEngine
-from memory.file_memory import LONG_TERM_FILE, parse_day_name
-from memory.models import GLOBAL_PROJECT, PROFILE_TOPIC, Fact
+from memory.files.file_memory import LONG_TERM_FILE, parse_day_name
+from memory.records import GLOBAL_PROJECT, PROFILE_TOPIC, Fact
 
 log = logging.getLogger("tierclaw.memory")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from memory.models import Event, Fact, Memory
+from memory.records import Event, Fact, Memory
 
 
 class MemoryModelError(RuntimeError):

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from memory.clock import to_db, utcnow
 from memory.engine import MemoryEngine
-from memory.tokens import estimate_tokens
+from memory.text.token_count import estimate_tokens
 
 log = logging.getLogger("tierclaw.memory")
 

@@ -47,7 +47,7 @@ def warm_up() -> None:
 
 
 def _load_words(name: str) -> frozenset[str]:
-    text = resources.files("memory").joinpath(name).read_text(encoding="utf-8")
+    text = resources.files("memory.text").joinpath(name).read_text(encoding="utf-8")
     return frozenset(
         line.strip().lower() for line in text.splitlines() if line.strip() and not line.startswith("#")
     )
