@@ -51,12 +51,5 @@ def save_vector_cache(path: Path, model_key: str, vectors: dict[str, np.ndarray]
 async def prefill_cache(engine: MemoryEngine, model_key: str, vectors: dict[str, np.ndarray]) -> None:
     """Rows of the engine's ``embedding_cache`` (memory/embedding_cache.py's format), as an earlier run of
     the gateway would have left them: SHA-256 of the text, ``<model_key>|passage``, dim, float32 LE blob."""
-    stamp = to_db(utcnow())
-    model = model_key + PASSAGE_SUFFIX
-    rows = [(k, model, int(v.shape[0]), vector_to_blob(v), stamp) for k, v in vectors.items()]
-    async with engine.transaction() as db:
-        await db.executemany(
-            "INSERT OR REPLACE INTO embedding_cache (text_hash, model, dim, vector, last_used) "
-            "VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
+    rows = [(k, int(v.shape[0]), vector_to_blob(v)) for k, v in vectors.items()]
+    await engine.store.vectors.cache(model_key + PASSAGE_SUFFIX, rows, [], to_db(utcnow()))

@@ -19,10 +19,10 @@ PRUNE_EVERY = 50
 
 
 class SessionStore:
-    """Per-chat conversation history on the engine's connection."""
+    """Per-chat conversation history, kept by the store (``memory/store/state.py``)."""
 
     def __init__(self, engine: MemoryEngine) -> None:
-        self._engine = engine
+        self._rows = engine.store.sessions
         self._current: dict[str, int] = {}
         self._appends = 0
 
@@ -30,11 +30,7 @@ class SessionStore:
         """The chat's current session number (1 for a chat never seen)."""
         cached = self._current.get(chat_key)
         if cached is None:
-            rows = await self._engine.fetchall(
-                "SELECT session_no FROM chat_sessions WHERE chat_key = ?", (chat_key,)
-            )
-            cached = int(rows[0][0]) if rows else 1
-            self._current[chat_key] = cached
+            cached = self._current[chat_key] = await self._rows.current(chat_key) or 1
         return cached
 
     async def history(self, chat_key: str, limit: int) -> list[tuple[str, str]]:
@@ -42,45 +38,19 @@ class SessionStore:
         if limit <= 0:
             return []
         session = await self.current(chat_key)
-        rows = await self._engine.fetchall(
-            "SELECT role, content FROM session_messages WHERE chat_key = ? AND session_no = ? "
-            "ORDER BY id DESC LIMIT ?",
-            (chat_key, session, limit),
-        )
-        return [(r[0], r[1]) for r in reversed(rows)]
+        return list(reversed(await self._rows.recent(chat_key, session, limit)))
 
     async def append(self, chat_key: str, role: str, content: str, now: datetime | None = None) -> None:
         """Add one message to the chat's current session."""
         session = await self.current(chat_key)
-        await self._engine.execute_write(
-            "INSERT INTO session_messages (chat_key, session_no, role, content, created_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (chat_key, session, role, content, to_db(now or utcnow())),
-        )
+        await self._rows.append(chat_key, session, role, content, to_db(now or utcnow()))
         self._appends += 1
         if self._appends % PRUNE_EVERY == 0:
-            await self._prune(chat_key, session)
+            await self._rows.keep_newest(chat_key, session, KEEP_MESSAGES)
 
     async def new_session(self, chat_key: str, now: datetime | None = None) -> int:
         """Start the next session of the chat; returns its number. Older sessions' messages are dropped."""
         session = await self.current(chat_key) + 1
-        async with self._engine.transaction() as db:
-            await db.execute(
-                "INSERT INTO chat_sessions (chat_key, session_no, started_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(chat_key) DO UPDATE SET session_no = excluded.session_no, "
-                "started_at = excluded.started_at",
-                (chat_key, session, to_db(now or utcnow())),
-            )
-            await db.execute(
-                "DELETE FROM session_messages WHERE chat_key = ? AND session_no < ?", (chat_key, session)
-            )
+        await self._rows.start(chat_key, session, to_db(now or utcnow()))
         self._current[chat_key] = session
         return session
-
-    async def _prune(self, chat_key: str, session: int) -> None:
-        await self._engine.execute_write(
-            "DELETE FROM session_messages WHERE chat_key = ? AND id < (SELECT MIN(id) FROM "
-            "(SELECT id FROM session_messages WHERE chat_key = ? AND session_no = ? "
-            "ORDER BY id DESC LIMIT ?))",
-            (chat_key, chat_key, session, KEEP_MESSAGES),
-        )

@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 import pytest
 
-from memory.engine import SEMANTIC_DUP_COSINE, MemoryEngine
+from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import Extraction, MemoryModel, MemoryModelError, Turn
 from memory.pipeline.compression import (
@@ -24,6 +24,7 @@ from memory.pipeline.compression import (
 )
 from memory.records import Event, Fact, Memory
 from memory.vectors.clustering import median_cosine
+from memory.writes import SEMANTIC_DUP_COSINE
 
 ALICE, BOB = "alice", "bob"
 DAY = date(2026, 3, 10)

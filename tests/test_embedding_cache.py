@@ -191,7 +191,7 @@ async def test_corrupted_blob_is_re_embedded(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
     cache = CachedEmbedder(fake, engine)
     await cache.embed_passages(["ok", "broken"])
-    await engine.execute_write(
+    await engine.store.db.write(
         "UPDATE embedding_cache SET vector = substr(vector, 1, 10) WHERE text_hash = ?",
         (text_hash("broken"),),
     )
@@ -224,7 +224,7 @@ async def test_wrong_shape_from_inner_is_an_embedding_error(engine: MemoryEngine
 async def test_cache_write_failure_still_returns_vectors(
     engine: MemoryEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await engine.execute_write(
+    await engine.store.db.write(
         "CREATE TRIGGER no_cache BEFORE INSERT ON embedding_cache BEGIN SELECT RAISE(ABORT, 'disk full'); END"
     )
     fake = FakeEmbedder()
@@ -235,11 +235,11 @@ async def test_cache_write_failure_still_returns_vectors(
     assert "[memory] embedding cache write failed" in caplog.text
     assert "secret text" not in caplog.text
     assert _rows(engine) == []
-    await engine.execute_write("INSERT INTO job_runs (job, last_run) VALUES ('x', 'y')")  # lock released
+    await engine.store.db.write("INSERT INTO job_runs (job, last_run) VALUES ('x', 'y')")  # lock released
 
 
 async def test_unreadable_cache_is_bypassed(engine: MemoryEngine, caplog: pytest.LogCaptureFixture) -> None:
-    await engine.execute_write("DROP TABLE embedding_cache")
+    await engine.store.db.write("DROP TABLE embedding_cache")
     fake = FakeEmbedder()
     cache = CachedEmbedder(fake, engine)
     with caplog.at_level(logging.WARNING, logger="tierclaw.memory"):
@@ -346,7 +346,7 @@ async def test_pass_through_and_close(engine: MemoryEngine) -> None:
     assert (cache.model_key, cache.dim) == ("fake:k", 8)
     await cache.close()
     assert fake.closed
-    assert await engine.fetchall("SELECT 1") == [(1,)]  # the shared engine stays open
+    assert await engine.store.db.read("SELECT 1") == [(1,)]  # the shared engine stays open
 
 
 async def test_learned_dimension_change_does_not_mix_shapes(engine: MemoryEngine) -> None:

@@ -281,18 +281,22 @@ async def test_loaded_vectors_stay_within_the_ram_budget_least_recently_searched
     loaded = await engine.owner_vectors("alice")
     assert loaded is not None and loaded.nbytes == len(CORPUS) * row_bytes
     # Loaded while writing; the budget is enforced when a matrix is loaded, so all three are still here.
-    assert list(engine._vectors) == ["bob", "carol", "alice"]
+    assert engine.loaded_vector_owners() == ["bob", "carol", "alice"]
 
     assert await engine.retrieve("dave", "what pet do I have?", touch=False) == []  # loads dave's (empty)
-    assert list(engine._vectors) == ["carol", "alice", "dave"]  # bob, the least recently searched, dropped
+    assert engine.loaded_vector_owners() == [
+        "carol",
+        "alice",
+        "dave",
+    ]  # bob, the least recently searched, dropped
 
     hits = await engine.retrieve("bob", "what pet do I have?", touch=False)
     assert ids(hits)[0] == pets["bob"]  # reloaded from SQLite, same answer
-    assert list(engine._vectors) == ["alice", "dave", "bob"]
+    assert engine.loaded_vector_owners() == ["alice", "dave", "bob"]
 
     engine.vector_cache_bytes = 0  # even then the matrix in use is kept
     assert ids(await engine.retrieve("carol", "what pet do I have?", touch=False))[0] == pets["carol"]
-    assert list(engine._vectors) == ["carol"]
+    assert engine.loaded_vector_owners() == ["carol"]
 
 
 @pytest.mark.parametrize("local_cores", [True, False])
@@ -306,13 +310,13 @@ async def test_a_local_model_embeds_the_query_before_the_keyword_search_an_api_b
     local.local_cores = local_cores
     local.query_delay = 0.3
     queried_at: list[float] = []
-    fetchall = engine._fetchall
+    read = engine.store.db.read
 
-    async def recording_fetchall(sql: str, params: Sequence = ()) -> list:
+    async def recording_read(sql: str, params: Sequence = ()) -> list:
         queried_at.append(time.monotonic())
-        return await fetchall(sql, params)
+        return await read(sql, params)
 
-    monkeypatch.setattr(engine, "_fetchall", recording_fetchall)
+    monkeypatch.setattr(engine.store.db, "read", recording_read)
     hits = await engine.retrieve("alice", "golden retriever", touch=False)
     assert ids(hits)[0] == by_content[PET_EN]
     assert queried_at and local.query_done_at
@@ -328,7 +332,7 @@ async def test_without_an_embedder_retrieval_and_writes_are_keyword_only(engine:
     engine.on_vectors_missing = lambda: notified.append(1)
     by_content = await write_corpus(engine, "alice")
     assert notified == []  # nothing to backfill without an embedder
-    rows = await engine.fetchall("SELECT embedding, embedding_model FROM memories")
+    rows = await engine.store.db.read("SELECT embedding, embedding_model FROM memories")
     assert rows and all(tuple(r) == (None, None) for r in rows)
     assert ids(await engine.retrieve("alice", "golden retriever", touch=False)) == [by_content[PET_EN]]
     assert await engine.retrieve("alice", "what pet do I have?", touch=False) == []
@@ -387,11 +391,11 @@ async def test_edit_clears_the_vector_only_when_the_content_changes(
     pet = by_content[PET_EN]
     notified: list[int] = []
     engine.on_vectors_missing = lambda: notified.append(1)
-    before = await engine.fetchall("SELECT embedding FROM memories WHERE id = ?", (pet,))
+    before = await engine.store.db.read("SELECT embedding FROM memories WHERE id = ?", (pet,))
 
     await engine.edit("alice", pet, importance=0.9, topic="pets")
     await engine.edit("alice", pet, content=PET_EN)  # same text: the vector still describes it
-    after = await engine.fetchall("SELECT embedding, embedding_model FROM memories WHERE id = ?", (pet,))
+    after = await engine.store.db.read("SELECT embedding, embedding_model FROM memories WHERE id = ?", (pet,))
     assert after[0][0] == before[0][0] and after[0][1] == local.model_key
     assert await missing_ids(engine, local.model_key) == set()
     assert notified == []
@@ -477,7 +481,9 @@ async def test_openai_compatible_embeddings_end_to_end(engine: MemoryEngine) -> 
             assert request["model"] == "m" and request["dimensions"] == 8
             assert request["input"] == memories  # one batched request for the whole write
             assert stub.embedding_request_headers[0]["authorization"] == "Bearer k"
-            stored = await engine.fetchall("SELECT embedding FROM memories WHERE id = ?", (written[1].id,))
+            stored = await engine.store.db.read(
+                "SELECT embedding FROM memories WHERE id = ?", (written[1].id,)
+            )
             assert np.allclose(
                 np.frombuffer(stored[0][0], dtype="<f4"), stub_embedding("Lives in Hangzhou", 8), atol=1e-6
             )

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from memory.engine import SEMANTIC_DUP_COSINE, MemoryEngine
+from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.text.merge_guard import anchors, guard_allows_merge
+from memory.writes import SEMANTIC_DUP_COSINE
 
 # ------------------------------------------------------------------------------------------ the rules
 
@@ -255,8 +256,12 @@ async def test_engine_never_merges_into_a_row_edited_by_another_process(engine: 
         await other.edit(OWNER, first.id, content="The user now drinks only green tea.")
     finally:
         await other.close()
+
     # Make the cached matrix miss that change (as between its load and a check): the row is then the judge.
-    engine._vectors_data_version = await engine._scalar("PRAGMA data_version")
+    async def nobody_else_committed(version: int) -> tuple[bool, int]:
+        return False, version
+
+    engine.store.others_committed_since = nobody_else_committed  # type: ignore[method-assign]
     second = await engine.write(OWNER, Fact(LOVES))
     assert second.action == "inserted" and second.id != first.id
 

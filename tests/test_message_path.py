@@ -195,7 +195,7 @@ async def test_model_failure_apologises_and_still_records_the_turn(tmp_path: Pat
             await runtime.start(schedule=False)
             term.type("My favourite tea is genmaicha")
             assert await term.reply(1) == APOLOGY
-            rows = await runtime.engine.fetchall("SELECT role, content FROM extraction_buffer")
+            rows = await runtime.engine.store.db.read("SELECT role, content FROM extraction_buffer")
             assert rows == [("user", "My favourite tea is genmaicha")]
             term.type("are you back?")
             assert (await term.reply(2)).startswith("stub reply:")

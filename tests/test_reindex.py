@@ -151,7 +151,7 @@ async def add(engine: MemoryEngine, owner: str, start: int, count: int) -> list[
 
 async def vectors(engine: MemoryEngine) -> dict[int, tuple[str, str | None, np.ndarray | None]]:
     """id -> (content, embedding_model, vector) for every row, archived ones included."""
-    rows = await engine.fetchall("SELECT id, content, embedding_model, embedding FROM memories")
+    rows = await engine.store.db.read("SELECT id, content, embedding_model, embedding FROM memories")
     return {i: (c, m, blob_to_vector(b) if b is not None else None) for i, c, m, b in rows}
 
 

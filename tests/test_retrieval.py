@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from sqlite_peek import sql as _sql
 
 from memory.clock import to_db, utcnow
-from memory.engine import MAX_CONTENT_CHARS, MemoryEngine
+from memory.engine import MemoryEngine
 from memory.records import Fact, Retrieved
+from memory.writes import MAX_CONTENT_CHARS
 
 OWNER = "alice"
 

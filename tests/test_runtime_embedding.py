@@ -174,7 +174,7 @@ async def test_provider_none_means_keyword_only_and_no_backfill(tmp_path: Path, 
             )
             await asyncio.sleep(0.2)
             assert await engine.count_missing_embeddings(LOCAL_MODEL_KEY) == 1  # nobody embeds it
-            rows = await engine.fetchall("SELECT embedding, embedding_model FROM memories")
+            rows = await engine.store.db.read("SELECT embedding, embedding_model FROM memories")
             assert [tuple(r) for r in rows] == [(None, None)]
             assert [h.content for h in await engine.search(OWNER, "golden retriever")] == [
                 "I adopted a golden retriever puppy"

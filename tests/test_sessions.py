@@ -52,6 +52,6 @@ async def test_old_messages_are_pruned(engine: MemoryEngine, monkeypatch) -> Non
     store = SessionStore(engine)
     for i in range(40):
         await store.append("telegram:1", "user", f"m{i}")
-    rows = await engine.fetchall("SELECT COUNT(*) FROM session_messages WHERE chat_key = 'telegram:1'")
+    rows = await engine.store.db.read("SELECT COUNT(*) FROM session_messages WHERE chat_key = 'telegram:1'")
     assert rows[0][0] <= 15
     assert (await store.history("telegram:1", 3))[-1] == ("user", "m39")

@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory.engine import MAX_CONTENT_CHARS, MemoryEngine
+from memory.engine import MemoryEngine
 from memory.files.file_memory import LONG_TERM_FILE, parse_day_name
 from memory.records import GLOBAL_PROJECT, PROFILE_TOPIC, Fact
+from memory.writes import MAX_CONTENT_CHARS
 
 log = logging.getLogger("tierclaw.memory")
 

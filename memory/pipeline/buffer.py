@@ -21,8 +21,6 @@ log = logging.getLogger("tierclaw.memory")
 # Longest wait between two retries of a failing batch.
 MAX_BACKOFF_SECONDS = 3600.0
 
-_TURN_COLUMNS = "id, owner, channel, chat_id, sender_id, role, content, token_count, created_at, attempts"
-
 
 @dataclass(slots=True)
 class BufferedTurn:
@@ -52,10 +50,10 @@ class OwnerBacklog:
 
 
 class ExtractionBuffer:
-    """Buffered turns per owner on the engine's connection (writes hold the engine's write lock)."""
+    """Buffered turns per owner, kept by the store (``memory/store/queues.py``)."""
 
     def __init__(self, engine: MemoryEngine) -> None:
-        self._engine = engine
+        self._rows = engine.store.buffer
 
     async def append(
         self,
@@ -71,19 +69,15 @@ class ExtractionBuffer:
         """Store one message; returns its buffer id."""
         if role not in ("user", "assistant"):
             raise ValueError(f"role must be 'user' or 'assistant', got {role!r}")
-        return await self._engine.execute_write(
-            "INSERT INTO extraction_buffer (owner, channel, chat_id, sender_id, role, content, token_count, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                owner,
-                channel,
-                chat_id,
-                sender_id,
-                role,
-                content,
-                estimate_tokens(content),
-                to_db(now or utcnow()),
-            ),
+        return await self._rows.append(
+            owner,
+            channel,
+            chat_id,
+            sender_id,
+            role,
+            content,
+            estimate_tokens(content),
+            to_db(now or utcnow()),
         )
 
     async def batch(
@@ -93,17 +87,10 @@ class ExtractionBuffer:
 
         Turns still waiting out a retry backoff are left alone unless ``ignore_backoff``.
         """
-        where = "owner = ? AND dead = 0"
-        params: list[object] = [owner]
-        if not ignore_backoff:
-            where += " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
-            params.append(to_db(now or utcnow()))
-        rows = await self._engine.fetchall(
-            f"SELECT {_TURN_COLUMNS} FROM extraction_buffer WHERE {where} ORDER BY id LIMIT 2000", params
-        )
+        due_at = None if ignore_backoff else to_db(now or utcnow())
         out: list[BufferedTurn] = []
         used = 0
-        for row in rows:
+        for row in await self._rows.oldest(owner, due_at):
             turn = BufferedTurn(*row)
             if out and used + turn.token_count > token_budget:
                 break
@@ -113,29 +100,15 @@ class ExtractionBuffer:
 
     async def backlog(self, owner: str | None = None) -> list[OwnerBacklog]:
         """Per owner with live (not dead) turns: newest turn, retry time, tokens and turn count."""
-        cond, params = ("AND owner = ?", (owner,)) if owner is not None else ("", ())
-        rows = await self._engine.fetchall(
-            "SELECT owner, MAX(created_at), MAX(next_attempt_at), SUM(token_count), COUNT(*) "
-            f"FROM extraction_buffer WHERE dead = 0 {cond} GROUP BY owner ORDER BY owner",
-            params,
-        )
-        return [OwnerBacklog(r[0], r[1], r[2], int(r[3] or 0), int(r[4])) for r in rows]
+        return [OwnerBacklog(*row) for row in await self._rows.backlog(owner)]
 
     async def pending_tokens(self, owner: str) -> int:
         """Estimated tokens of the owner's live buffered turns."""
-        rows = await self._engine.fetchall(
-            "SELECT COALESCE(SUM(token_count), 0) FROM extraction_buffer WHERE owner = ? AND dead = 0",
-            (owner,),
-        )
-        return int(rows[0][0])
+        return await self._rows.pending_tokens(owner)
 
     async def remove(self, ids: list[int]) -> None:
         """Drop turns whose extraction has been written."""
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            await self._engine.execute_write(
-                f"DELETE FROM extraction_buffer WHERE id IN ({','.join('?' * len(chunk))})", chunk
-            )
+        await self._rows.remove(ids)
 
     async def record_failure(
         self,
@@ -148,37 +121,20 @@ class ExtractionBuffer:
     ) -> tuple[bool, datetime]:
         """Count one failed attempt for a batch; returns (became dead letters, next attempt time)."""
         now = now or utcnow()
-        rows = await self._engine.fetchall(
-            f"SELECT MAX(attempts) FROM extraction_buffer WHERE id IN ({','.join('?' * len(ids))})", ids
-        )
-        attempts = int(rows[0][0] or 0) + 1
+        attempts = await self._rows.attempts(ids) + 1
         delay = min(MAX_BACKOFF_SECONDS, backoff_seconds * (2 ** (attempts - 1)))
         next_at = now + timedelta(seconds=delay)
         dead = attempts >= max_attempts
-        marks = ",".join("?" * len(ids))
-        await self._engine.execute_write(
-            f"UPDATE extraction_buffer SET attempts = ?, next_attempt_at = ?, dead = ?, last_error = ? "
-            f"WHERE id IN ({marks})",
-            (attempts, to_db(next_at), int(dead), error[:500], *ids),
-        )
+        await self._rows.mark_failed(ids, attempts, to_db(next_at), dead, error[:500])
         return dead, next_at
 
     async def dead_letters(self, owner: str | None = None) -> int:
         """How many turns gave up after too many failed extractions."""
-        cond, params = ("AND owner = ?", (owner,)) if owner is not None else ("", ())
-        rows = await self._engine.fetchall(
-            f"SELECT COUNT(*) FROM extraction_buffer WHERE dead = 1 {cond}", params
-        )
-        return int(rows[0][0])
+        return await self._rows.count(owner, dead=True)
 
     async def requeue_dead(self, owner: str | None = None) -> int:
         """Give dead letters a fresh start (attempts 0, due now); returns how many were re-queued."""
-        cond, params = ("AND owner = ?", (owner,)) if owner is not None else ("", ())
-        count = await self._engine.execute_write(
-            "UPDATE extraction_buffer SET dead = 0, attempts = 0, next_attempt_at = NULL "
-            f"WHERE dead = 1 {cond}",
-            params,
-        )
+        count = await self._rows.requeue_dead(owner)
         if count:
             log.info("[memory] re-queued %d dead-letter turns", count)
         return count

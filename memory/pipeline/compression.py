@@ -59,7 +59,7 @@ MERGE_MIN_ENTRIES = 10
 # fixed 0.93 the largest per owner holds 121 of 324 entries). With the ratio, LoCoMo owners get cuts of
 # 0.940-0.947 (31 % of entries grouped, median group 2, largest 10-47), MADial zh owners 0.966-0.967
 # (17 % grouped, largest 4) where a fixed 0.94 put 57 of 81 entries into one group. Candidates only: the
-# model decides what merges; automatic dedup on write stays at engine.SEMANTIC_DUP_COSINE. A partition
+# model decides what merges; automatic dedup on write stays at writes.SEMANTIC_DUP_COSINE. A partition
 # made mostly of restatements of one thing raises its own median and so its cut: grouping assumes that
 # most pairs of a partition are unrelated.
 MERGE_CLUSTER_COSINE = 0.94
@@ -303,13 +303,9 @@ async def _carry_refs(engine: MemoryEngine, archived: list[int], results: list[W
     targets = sorted({r.id for r in results} - set(archived))
     if not archived or not targets:
         return
-    async with engine.transaction() as db:
+    async with engine.store.transaction():
         for target in targets:
-            await db.execute(
-                "INSERT OR IGNORE INTO memory_refs(memory_id, ref) SELECT ?, ref FROM memory_refs "
-                f"WHERE memory_id IN ({','.join('?' * len(archived))})",
-                (target, *archived),
-            )
+            await engine.store.memories.copy_refs(target, archived)
 
 
 def _touched_others(results: list[WriteResult], group: list[int]) -> bool:

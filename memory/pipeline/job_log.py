@@ -9,25 +9,20 @@ from memory.engine import MemoryEngine
 
 
 class JobLog:
-    """Last run time and outcome per job name, on the engine's connection."""
+    """Last run time and outcome per job name, kept by the store (``memory/store/state.py``)."""
 
     def __init__(self, engine: MemoryEngine) -> None:
-        self._engine = engine
+        self._rows = engine.store.jobs
 
     async def last_run(self, job: str) -> datetime | None:
         """When ``job`` last ran (aware UTC), or None if it never did."""
-        rows = await self._engine.fetchall("SELECT last_run FROM job_runs WHERE job = ?", (job,))
-        return from_db(rows[0][0]) if rows else None
+        stored = await self._rows.last_run(job)
+        return from_db(stored) if stored is not None else None
 
     async def record(self, job: str, status: str = "ok", when: datetime | None = None) -> None:
         """Remember that ``job`` ran at ``when`` (default now) with ``status`` ("ok" or an error summary)."""
-        await self._engine.execute_write(
-            "INSERT INTO job_runs (job, last_run, last_status) VALUES (?, ?, ?) "
-            "ON CONFLICT(job) DO UPDATE SET last_run = excluded.last_run, last_status = excluded.last_status",
-            (job, to_db(when or utcnow()), status[:200]),
-        )
+        await self._rows.record(job, to_db(when or utcnow()), status[:200])
 
     async def all_runs(self) -> dict[str, tuple[datetime, str]]:
         """Every job's last run and status (for ``tierclaw status``)."""
-        rows = await self._engine.fetchall("SELECT job, last_run, last_status FROM job_runs ORDER BY job")
-        return {r[0]: (from_db(r[1]), r[2]) for r in rows}
+        return {job: (from_db(when), status) for job, when, status in await self._rows.all()}

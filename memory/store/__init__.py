@@ -1,0 +1,67 @@
+"""The memory store: everything that speaks SQL, behind the typed interface in ``protocol.py``.
+
+``SQLiteStore`` is the one implementation (one file, aiosqlite, WAL). Its parts, one table family each:
+``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
+(Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
+``sessions`` (Tier 0) and ``jobs`` (scheduled job runs); ``transaction()`` makes several of their writes
+one unit of work. docs/architecture.md, "Storage", says what a second backend (PostgreSQL) will need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from memory.store.events import EventRows
+from memory.store.memories import MemoryRows, NewRow
+from memory.store.protocol import MemoryStore
+from memory.store.queues import BufferRows
+from memory.store.search import Candidate, TermIndex
+from memory.store.sqlite import MemoryDatabaseError, SQLiteDatabase
+from memory.store.state import JobRows, SessionRows
+from memory.store.vectors import VectorRows
+from memory.text import tokenizer
+
+__all__ = ["Candidate", "MemoryDatabaseError", "MemoryStore", "NewRow", "SQLiteStore"]
+
+
+class SQLiteStore:
+    """The SQLite implementation of ``MemoryStore``. Create with ``await SQLiteStore.open(path)``."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self.db = db
+        self.path = db.path
+        self.search = TermIndex(db)
+        self.memories = MemoryRows(db, self.search)
+        self.events = EventRows(db)
+        self.vectors = VectorRows(db)
+        self.buffer = BufferRows(db)
+        self.sessions = SessionRows(db)
+        self.jobs = JobRows(db)
+
+    @classmethod
+    async def open(cls, path: str, *, create: bool = True) -> SQLiteStore:
+        """Open (and create or upgrade) the file; jieba's dictionary loads beside it, off the event loop."""
+        db = await SQLiteDatabase.open(path, create=create, also=(tokenizer.warm_up,))
+        store = cls(db)
+        try:
+            await store.search.load()
+        except BaseException:
+            await db.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self.db.close()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """One unit of work over any of the parts (see ``SQLiteDatabase.transaction``)."""
+        async with self.db.transaction():
+            yield
+
+    async def others_committed_since(self, version: int) -> tuple[bool, int]:
+        """Whether another connection committed since ``version`` was read, and the current version."""
+        current = await self.db.data_version()
+        return current != version, current

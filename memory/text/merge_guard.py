@@ -6,7 +6,7 @@ name, a negation or who-did-what-to-whom changes, e5-small still scores the pair
 band of real restatements; no cosine threshold alone keeps them apart. The costs are lopsided: a wrong
 merge loses a fact for good (the engine keeps one row's text), while a missed merge only costs a
 duplicate row. So ``guard_allows_merge`` compares exactly those tokens and vetoes on any disagreement,
-and the engine merges only when the cosine is high (``engine.SEMANTIC_DUP_COSINE``) *and* the guard
+and the engine merges only when the cosine is high (``writes.SEMANTIC_DUP_COSINE``) *and* the guard
 allows it.
 
 The rules were checked on hand-labelled LoCoMo and MADial (zh/en) memory pairs and on minimal contrast

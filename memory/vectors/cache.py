@@ -22,7 +22,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -30,15 +30,20 @@ from memory.clock import to_db, utcnow
 from memory.vectors.index import blob_to_vector, vector_to_blob
 
 if TYPE_CHECKING:
-    from memory.engine import MemoryEngine
+    from memory.store.protocol import MemoryStore
     from memory.vectors.embedding import Embedder, EmbeddingSettings
+
+
+class HasStore(Protocol):
+    """What the cache needs of its owner: the store (``MemoryEngine`` has one)."""
+
+    store: MemoryStore
+
 
 __all__ = ["CachedEmbedder", "blob_to_vector", "build_cached_embedder", "text_hash", "vector_to_blob"]
 
 log = logging.getLogger("tierclaw.memory")
 
-# Keys per lookup query: well under SQLite's old 999-variable limit (one more variable is the model).
-LOOKUP_CHUNK = 500
 # A hit's last_used is rewritten only when it is older than this. Eviction works in weeks, so a day of
 # imprecision costs nothing, while rewriting on every hit would turn each cached read into a write
 # transaction that takes the engine's write lock (competing with memory writes) and grows the WAL.
@@ -80,18 +85,18 @@ class CachedEmbedder:
     """An ``Embedder`` with a persistent passage cache (SQLite) and an in-process query LRU.
 
     It satisfies the ``Embedder`` protocol itself, so it can be used wherever the inner one would be.
-    ``engine`` is shared (the cache writes under its lock through ``engine.transaction()``) and is not
-    closed by ``close()``; the inner embedder is.
+    ``engine`` is shared (the cache reads and writes through its store, ``memory/store/vectors.py``) and
+    is not closed by ``close()``; the inner embedder is.
 
     Counters for benchmarks, per distinct text within a call: ``hits`` / ``misses`` for passages (a stale
     row counts as a miss), ``query_hits`` / ``query_misses`` for the LRU.
     """
 
     def __init__(
-        self, inner: Embedder, engine: MemoryEngine, *, query_cache_size: int = QUERY_CACHE_SIZE
+        self, inner: Embedder, engine: HasStore, *, query_cache_size: int = QUERY_CACHE_SIZE
     ) -> None:
         self._inner = inner
-        self._engine = engine
+        self._rows = engine.store.vectors
         self._query_cache_size = max(0, query_cache_size)
         self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._learned_dim: int | None = None
@@ -198,23 +203,11 @@ class CachedEmbedder:
 
     async def _lookup(self, model: str, keys: list[str]) -> list[tuple]:
         """Cached rows (text_hash, dim, vector, last_used) for ``keys``, one query per chunk."""
-        rows: list[tuple] = []
         try:
-            for start in range(0, len(keys), LOOKUP_CHUNK):
-                chunk = keys[start : start + LOOKUP_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows.extend(
-                    tuple(r)
-                    for r in await self._engine.fetchall(
-                        "SELECT text_hash, dim, vector, last_used FROM embedding_cache "
-                        f"WHERE model = ? AND text_hash IN ({marks})",
-                        (model, *chunk),
-                    )
-                )
+            return await self._rows.cached(model, keys)
         except Exception as exc:  # a cache must not fail the caller: embed everything instead
             log.warning("[memory] embedding cache unreadable, embedding without it: %s", exc)
             return []
-        return rows
 
     async def _store(self, model: str, fresh: dict[str, np.ndarray], touch: list[str], stamp: str) -> None:
         """Write new vectors (replacing stale rows) and refresh ``last_used`` of old hits, in one transaction.
@@ -225,18 +218,8 @@ class CachedEmbedder:
         if not fresh and not touch:
             return
         try:
-            async with self._engine.transaction() as db:
-                if fresh:
-                    await db.executemany(
-                        "INSERT OR REPLACE INTO embedding_cache (text_hash, model, dim, vector, last_used) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        [(k, model, int(v.shape[0]), vector_to_blob(v), stamp) for k, v in fresh.items()],
-                    )
-                if touch:
-                    await db.executemany(
-                        "UPDATE embedding_cache SET last_used = ? WHERE text_hash = ? AND model = ?",
-                        [(stamp, k, model) for k in touch],
-                    )
+            rows = [(k, int(v.shape[0]), vector_to_blob(v)) for k, v in fresh.items()]
+            await self._rows.cache(model, rows, touch, stamp)
         except Exception as exc:
             log.warning(
                 "[memory] embedding cache write failed (%d new, %d touched), vectors still returned: %s",
@@ -321,23 +304,18 @@ class CachedEmbedder:
         above a day.
         """
         cutoff = to_db((now or utcnow()) - unused_for)
-        removed = await self._engine.execute_write(
-            "DELETE FROM embedding_cache WHERE last_used < ?", (cutoff,)
-        )
+        removed = await self._rows.evict_cached(cutoff)
         if removed:
             log.info("[memory] embedding cache evicted %d rows unused since %s", removed, cutoff)
         return removed
 
     async def stats(self) -> dict[str, int]:
         """Cached rows per model column (``<model_key>|passage``), for ``tierclaw status`` and benchmarks."""
-        rows = await self._engine.fetchall(
-            "SELECT model, COUNT(*) FROM embedding_cache GROUP BY model ORDER BY model"
-        )
-        return {r[0]: int(r[1]) for r in rows}
+        return await self._rows.cache_counts()
 
 
 def build_cached_embedder(
-    settings: EmbeddingSettings, engine: MemoryEngine, *, query_cache_size: int = QUERY_CACHE_SIZE
+    settings: EmbeddingSettings, engine: HasStore, *, query_cache_size: int = QUERY_CACHE_SIZE
 ) -> CachedEmbedder | None:
     """The one way to build the configured embedder behind the content-hash cache (None: provider "none").
 

@@ -5,11 +5,11 @@ Why brute force: a personal memory holds thousands of rows, not millions. One ma
 and is exact. It stops being the right tool around 100k memories per owner (~150 MB of RAM per loaded
 owner and ~10 ms per query); past that an approximate index (HNSW, IVF) would pay for itself.
 
-The engine loads an owner's matrix on first use, appends rows it inserts, and drops the matrix on other
-changes (archive, supersede, edit, purge, backfill, a commit by another process); it also drops the
-least recently searched owners' matrices when all of them together exceed ``engine.VECTOR_CACHE_BYTES``.
-A matrix only ever holds vectors of one embedding model; the engine re-reads every hit from SQLite as live
-before using it.
+``memory/vectors/owner_cache.py`` loads an owner's matrix on first use, appends rows as they are
+inserted, drops the matrix on other changes (archive, supersede, edit, purge, backfill, a commit by
+another process), and drops the least recently searched owners' matrices when all of them together
+exceed its budget. A matrix only ever holds vectors of one embedding model; every hit is re-read from
+SQLite as live before it is used.
 """
 
 from __future__ import annotations

@@ -1,0 +1,189 @@
+"""Ranking of retrieval candidates: pure functions, no I/O (docs/architecture.md, "Retrieval").
+
+The constants were chosen on LoCoMo and MADial-Bench (``python -m bench.retrieval_quality``); each one's
+comment says what it does and why it has its value.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from memory.clock import days_between
+from memory.records import Retrieved
+from memory.retrieval.decay import relevance_score
+from memory.store.search import Candidate
+from memory.text.timeref import TimeWindow
+
+# How many FTS candidates are ranked in Python after bm25 has ordered them.
+FTS_CANDIDATES = 50
+# How many rows of a matched project partition, or of a named time window, join the candidates (the
+# original design's partitioned query takes 20).
+PARTITION_CANDIDATES = 20
+# Terms found in more than this share of all indexed rows are dropped from the MATCH when rarer terms
+# exist: they add little to bm25 but make SQLite walk long posting lists (100 ms at 100k rows).
+COMMON_TERM_SHARE = 0.05
+COMMON_TERM_FLOOR = 200
+# Text relevance of a candidate = (bm25 / best bm25 + COVERAGE_WEIGHT * coverage) / (1 + COVERAGE_WEIGHT),
+# times (1 + PROXIMITY_WEIGHT * adjacent query-word pairs it contains). Coverage (the idf-weighted share
+# of query terms present) and proximity ("homeless shelter" as a phrase) re-rank bm25's top candidates;
+# chosen on LoCoMo and MADial-zh (bench/retrieval_quality.py), where each helps both languages.
+COVERAGE_WEIGHT = 2.0
+PROXIMITY_WEIGHT = 0.3
+# Weight of the category decay score against text relevance: final = text * (1 + DECAY_WEIGHT * decay).
+# Small on purpose: an old memory that answers the question must beat a fresh one that does not.
+DECAY_WEIGHT = 0.1
+# Text relevance given to a partition row that matched the project but no query term.
+PARTITION_ONLY_TEXT = 0.25
+# Multiplier bonus for a memory written inside the time window the message names ("in March 2023").
+TIME_WINDOW_BOOST = 2.0
+# Text relevance of a memory inside the window that matched no query term ("what did I say yesterday?").
+WINDOW_ONLY_TEXT = 0.2
+# Hybrid ranking (with an embedder): the FTS ranking above and the cosine ranking of the owner's
+# vectors are fused by weighted reciprocal rank, fused = 1/(RRF_K + text rank) + DENSE_WEIGHT/(RRF_K +
+# dense rank), then decay on top as above. Chosen on LoCoMo and MADial zh/en (bench/README.md: ranks
+# beat score mixing because bm25 and cosine scales differ per query; a small k trusts the top ranks).
+RRF_K = 3
+DENSE_WEIGHT = 1.5
+DENSE_CANDIDATES = 50
+# e5 cosines live in a narrow band (top hits 0.78–0.90); below this a vector hit is noise.
+DENSE_MIN_COSINE = 0.75
+
+
+@dataclass(slots=True)
+class Pool:
+    """The candidates of one query: id -> (row, normalised bm25 in (0, 1], lowest text score it may get)."""
+
+    rows: dict[int, tuple[Candidate, float, float]]
+
+    @classmethod
+    def from_matches(cls, matches: list[Candidate]) -> Pool:
+        """Full-text matches, their bm25 normalised against the best one."""
+        best = min((r.bm25 for r in matches), default=0.0)
+        return cls({r.id: (r, (r.bm25 / best) if best < 0 else 0.0, 0.0) for r in matches})
+
+    def add(self, rows: Iterable[Candidate], floor: float) -> None:
+        """Rows found another way (partition, time window, vectors), unless already in the pool."""
+        for row in rows:
+            self.rows.setdefault(row.id, (row, 0.0, floor))
+
+
+def term_weights(document_frequencies: dict[str, int], indexed_rows: int) -> dict[str, float]:
+    """idf of each term over the whole index (df 0, a term no memory has, gets the highest weight)."""
+    n = max(indexed_rows, 1)
+    return {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in document_frequencies.items()}
+
+
+def selective_terms(weights: dict[str, float], indexed_rows: int) -> tuple[list[str], bool]:
+    """Terms worth matching, and whether they are all very common.
+
+    Terms no memory contains are dropped; very common terms are dropped when rarer ones exist. When only
+    common terms remain, the three rarest are kept and the flag says so: bm25 barely separates rows
+    then, and scoring thousands of them would cost milliseconds.
+    """
+    n = max(indexed_rows, 1)
+    absent = math.log(1.0 + (n + 0.5) / 0.5)  # the weight of a term no memory contains
+    present = {t: w for t, w in weights.items() if w < absent - 1e-9}
+    if not present:
+        return [], False
+    cap = max(COMMON_TERM_FLOOR, COMMON_TERM_SHARE * n)
+    # idf is monotone in df, so a df cap is an idf floor.
+    idf_floor = math.log(1.0 + (n - cap + 0.5) / (cap + 0.5)) if cap < n else 0.0
+    rare = [t for t, w in present.items() if w >= idf_floor]
+    if rare:
+        return rare, False
+    return sorted(present, key=lambda t: -present[t])[:3], True
+
+
+def match_project(lowered: str, terms: tuple[str, ...], projects: frozenset[str]) -> str | None:
+    """The known project the message names (as a term, or as a substring for multi-word names)."""
+    term_set = set(terms)
+    for name in sorted(projects, key=len, reverse=True):
+        low = name.lower()
+        if low in term_set or (len(low) >= 3 and low in lowered):
+            return name
+    return None
+
+
+def window_bounds(window: TimeWindow) -> tuple[str, str]:
+    """Stored-timestamp bounds [start 00:00, day after end 00:00) for a date window."""
+    return f"{window.start.isoformat()} 00:00:00", f"{(window.end + timedelta(days=1)).isoformat()} 00:00:00"
+
+
+def rank(
+    pool: Pool,
+    *,
+    weights: dict[str, float],
+    query_tokens: tuple[str, ...],
+    window: TimeWindow | None,
+    dense_rank: dict[int, int],
+    min_match: float,
+    now: datetime,
+    k: int,
+) -> list[Retrieved]:
+    """Score every candidate (text relevance, time window, fusion with the vector ranking, decay); top k.
+
+    ``min_match`` drops keyword-only hits whose idf-weighted share of the query's terms is below it.
+    """
+    total_weight = sum(weights.values()) or 1.0
+    query_pairs = set(itertools.pairwise(query_tokens))
+    bounds = window_bounds(window) if window is not None else None
+    scored: list[tuple[Candidate, float, float, float]] = []  # row, text score, match, decay
+    for row, bm25_share, floor in pool.rows.values():
+        tokens = row.search_text.split()
+        words = set(tokens)
+        match = sum(w for t, w in weights.items() if t in words) / total_weight
+        if match < min_match and row.id not in dense_rank:
+            continue
+        proximity = len(query_pairs.intersection(itertools.pairwise(tokens)))
+        text_score = (bm25_share + COVERAGE_WEIGHT * match) / (1.0 + COVERAGE_WEIGHT)
+        text_score = max(text_score * (1.0 + PROXIMITY_WEIGHT * proximity), floor)
+        if bounds is not None and bounds[0] <= row.created_at < bounds[1]:
+            text_score *= 1.0 + TIME_WINDOW_BOOST
+        decay = relevance_score(row.category, row.importance, days_between(row.last_accessed, now))
+        scored.append((row, text_score, match, decay))
+    if dense_rank:
+        fused = fuse_ranks(scored, dense_rank)
+    else:
+        fused = {row.id: text_score for row, text_score, _, _ in scored}
+    hits = [
+        Retrieved(
+            id=row.id,
+            content=row.content,
+            tier=row.tier,
+            project=row.project,
+            topic=row.topic,
+            category=row.category,
+            importance=row.importance,
+            created_at=row.created_at,
+            score=fused[row.id] * (1.0 + DECAY_WEIGHT * decay),
+            match=match,
+        )
+        for row, _, match, decay in scored
+    ]
+    hits.sort(key=lambda h: (-h.score, -h.id))
+    return hits[:k]
+
+
+def fuse_ranks(
+    scored: list[tuple[Candidate, float, float, float]], dense_rank: dict[int, int]
+) -> dict[int, float]:
+    """Weighted reciprocal-rank fusion of the keyword ranking (text score) and the cosine ranking.
+
+    Ranks, not scores: bm25-derived text scores and cosines have unrelated, query-dependent scales, and
+    on the dev sets rank fusion beat every tried mix of normalised scores (bench/README.md).
+    """
+    by_text = sorted((s for s in scored if s[1] > 0), key=lambda s: (-s[1], -s[0].id))
+    text_rank = {s[0].id: position for position, s in enumerate(by_text, start=1)}
+    fused: dict[int, float] = {}
+    for row, _, _, _ in scored:
+        score = 0.0
+        if row.id in text_rank:
+            score += 1.0 / (RRF_K + text_rank[row.id])
+        if row.id in dense_rank:
+            score += DENSE_WEIGHT / (RRF_K + dense_rank[row.id])
+        fused[row.id] = score
+    return fused

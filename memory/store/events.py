@@ -1,0 +1,123 @@
+"""The SQL of Tier 3: ``daily_events`` (a day's conversation summaries) and their full-text index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memory.records import Event
+from memory.store.sqlite import SQLiteDatabase, marks
+from memory.text import tokenizer
+
+_COLUMNS = (
+    "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at, source_ref"
+)
+
+
+def _event(row: Sequence) -> Event:
+    return Event(*row[:7], is_compressed=bool(row[7]), created_at=row[8], source_ref=row[9])
+
+
+class EventRows:
+    """Reads and writes of Tier 3 events; every statement filters on the owner where it names one."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    async def add(
+        self,
+        owner: str,
+        day: str,
+        summary: str,
+        *,
+        search_text: str,
+        channel: str,
+        sender_id: str,
+        raw_tokens: int,
+        source_ref: str | None,
+    ) -> int:
+        """Insert one event; returns its id."""
+        cur = await self._db.write(
+            "INSERT INTO daily_events (owner, event_date, channel, sender_id, summary, search_text, "
+            "raw_tokens, source_ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (owner, day, channel, sender_id, summary, search_text, raw_tokens, source_ref),
+        )
+        return int(cur.lastrowid)
+
+    async def mark_compressed(self, owner: str, event_ids: Sequence[int]) -> int:
+        """Flag events as folded into Tier 2; returns how many changed."""
+        cur = await self._db.write(
+            f"UPDATE daily_events SET is_compressed = 1 WHERE owner = ? AND id IN ({marks(event_ids)}) "
+            "AND is_compressed = 0",
+            (owner, *event_ids),
+        )
+        return int(cur.rowcount)
+
+    async def find(
+        self,
+        owner: str,
+        *,
+        since: str | None,
+        until: str | None,
+        terms: tuple[str, ...] | None,
+        include_compressed: bool,
+        source_ref: str | None,
+        limit: int,
+    ) -> list[Event]:
+        """Events by date range (inclusive), source_ref and/or any of ``terms`` (best match first)."""
+        where, params = ["e.owner = ?"], [owner]
+        if source_ref is not None:
+            where.append("e.source_ref = ?")
+            params.append(source_ref)
+        if since:
+            where.append("e.event_date >= ?")
+            params.append(since)
+        if until:
+            where.append("e.event_date <= ?")
+            params.append(until)
+        if not include_compressed:
+            where.append("e.is_compressed = 0")
+        columns = ", ".join(f"e.{c.strip()}" for c in _COLUMNS.split(","))
+        if terms:
+            sql = (
+                f"SELECT {columns} FROM events_fts JOIN daily_events e ON e.id = events_fts.rowid "
+                f"WHERE events_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(events_fts) LIMIT ?"
+            )
+            params = [tokenizer.match_expression(terms), *params]
+        else:
+            sql = (
+                f"SELECT {columns} FROM daily_events e WHERE {' AND '.join(where)} "
+                "ORDER BY e.event_date DESC, e.id DESC LIMIT ?"
+            )
+        return [_event(r) for r in await self._db.read(sql, (*params, limit))]
+
+    async def owners_with_uncompressed(self, until_day: str) -> list[str]:
+        """Owners with events dated on or before ``until_day`` that are not compressed yet."""
+        rows = await self._db.read(
+            "SELECT DISTINCT owner FROM daily_events WHERE is_compressed = 0 AND event_date <= ? "
+            "ORDER BY owner",
+            (until_day,),
+        )
+        return [r[0] for r in rows]
+
+    async def uncompressed(self, owner: str, until_day: str) -> list[Event]:
+        """The owner's uncompressed events dated on or before ``until_day``, oldest first."""
+        rows = await self._db.read(
+            f"SELECT {_COLUMNS} FROM daily_events WHERE owner = ? AND is_compressed = 0 "
+            "AND event_date <= ? ORDER BY event_date, id",
+            (owner, until_day),
+        )
+        return [_event(r) for r in rows]
+
+    async def count(self, owner: str | None) -> int:
+        """Events of one owner, or of all when None."""
+        cond, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
+        return await self._db.scalar(f"SELECT COUNT(*) FROM daily_events {cond}", params)
+
+    async def owners(self, owner: str | None = None) -> list[str]:
+        """Every owner with memories or events (or just ``owner`` if it has any), sorted."""
+        cond, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
+        rows = await self._db.read(
+            f"SELECT owner FROM memories {cond} UNION SELECT owner FROM daily_events {cond} ORDER BY 1",
+            params * 2,
+        )
+        return [r[0] for r in rows]

@@ -1,0 +1,113 @@
+"""The SQL of the extraction buffer: turns waiting to become memories, their retries and dead letters.
+
+A work queue: today one process reads it; a shared backend would claim rows instead (docs/architecture.md,
+"Storage"). Turn rows are returned as tuples in ``TURN_COLUMNS`` order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memory.store.sqlite import SQLiteDatabase, chunks, marks
+
+TURN_COLUMNS = "id, owner, channel, chat_id, sender_id, role, content, token_count, created_at, attempts"
+# Most turns one batch query returns (the caller cuts them to its token budget).
+BATCH_ROWS = 2000
+
+
+class BufferRows:
+    """Reads and writes of ``extraction_buffer``."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    async def append(
+        self,
+        owner: str,
+        channel: str,
+        chat_id: str,
+        sender_id: str,
+        role: str,
+        content: str,
+        token_count: int,
+        created_at: str,
+    ) -> int:
+        """Store one turn; returns its id."""
+        cur = await self._db.write(
+            "INSERT INTO extraction_buffer (owner, channel, chat_id, sender_id, role, content, token_count, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (owner, channel, chat_id, sender_id, role, content, token_count, created_at),
+        )
+        return int(cur.lastrowid or 0)
+
+    async def oldest(self, owner: str, due_at: str | None) -> list[Sequence]:
+        """The owner's oldest live turns (``TURN_COLUMNS``); only those due at ``due_at`` when given."""
+        where = "owner = ? AND dead = 0"
+        params: list[object] = [owner]
+        if due_at is not None:
+            where += " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            params.append(due_at)
+        return await self._db.read(
+            f"SELECT {TURN_COLUMNS} FROM extraction_buffer WHERE {where} ORDER BY id LIMIT {BATCH_ROWS}",
+            params,
+        )
+
+    async def backlog(self, owner: str | None) -> list[tuple[str, str, str | None, int, int]]:
+        """Per owner with live turns: (owner, newest turn, latest retry time, tokens, turns)."""
+        cond, params = ("AND owner = ?", (owner,)) if owner is not None else ("", ())
+        rows = await self._db.read(
+            "SELECT owner, MAX(created_at), MAX(next_attempt_at), SUM(token_count), COUNT(*) "
+            f"FROM extraction_buffer WHERE dead = 0 {cond} GROUP BY owner ORDER BY owner",
+            params,
+        )
+        return [(r[0], r[1], r[2], int(r[3] or 0), int(r[4])) for r in rows]
+
+    async def pending_tokens(self, owner: str) -> int:
+        """Estimated tokens of the owner's live turns."""
+        return await self._db.scalar(
+            "SELECT COALESCE(SUM(token_count), 0) FROM extraction_buffer WHERE owner = ? AND dead = 0",
+            (owner,),
+        )
+
+    async def remove(self, ids: Sequence[int]) -> None:
+        """Drop turns whose extraction has been written."""
+        for chunk in chunks(list(ids)):
+            await self._db.write(f"DELETE FROM extraction_buffer WHERE id IN ({marks(chunk)})", chunk)
+
+    async def attempts(self, ids: Sequence[int]) -> int:
+        """The most failed attempts any of ``ids`` has had."""
+        return await self._db.scalar(
+            f"SELECT MAX(attempts) FROM extraction_buffer WHERE id IN ({marks(ids)})", ids
+        )
+
+    async def mark_failed(
+        self, ids: Sequence[int], attempts: int, next_at: str, dead: bool, error: str
+    ) -> None:
+        """Record a failed attempt: its count, the next try, whether the turns are now dead letters."""
+        await self._db.write(
+            f"UPDATE extraction_buffer SET attempts = ?, next_attempt_at = ?, dead = ?, last_error = ? "
+            f"WHERE id IN ({marks(ids)})",
+            (attempts, next_at, int(dead), error, *ids),
+        )
+
+    async def count(self, owner: str | None = None, *, dead: bool | None = None) -> int:
+        """Buffered turns (of one owner or all; only dead letters, or only live ones, when ``dead`` says)."""
+        where, params = [], []
+        if owner is not None:
+            where.append("owner = ?")
+            params.append(owner)
+        if dead is not None:
+            where.append("dead = ?")
+            params.append(int(dead))
+        cond = f"WHERE {' AND '.join(where)}" if where else ""
+        return await self._db.scalar(f"SELECT COUNT(*) FROM extraction_buffer {cond}", params)
+
+    async def requeue_dead(self, owner: str | None) -> int:
+        """Give dead letters a fresh start (attempts 0, due now); returns how many."""
+        cond, params = ("AND owner = ?", (owner,)) if owner is not None else ("", ())
+        cur = await self._db.write(
+            "UPDATE extraction_buffer SET dead = 0, attempts = 0, next_attempt_at = NULL "
+            f"WHERE dead = 1 {cond}",
+            params,
+        )
+        return int(cur.rowcount)

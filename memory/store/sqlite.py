@@ -1,0 +1,153 @@
+"""The SQLite connection all store modules share: open/upgrade the file, reads, writes, transactions.
+
+One aiosqlite connection (its own thread) serves the whole process. Writes are serialised by one lock so a
+statement can never join another task's half-done transaction: ``transaction()`` holds the lock and one
+``BEGIN IMMEDIATE`` for a unit of work, and a write made *inside* it by the same task runs directly (a
+context variable says so) instead of waiting for the lock it already holds. Reads need no lock (WAL).
+
+Each read or write is one hop to the database thread (``execute_fetchall``, not execute + fetch + close):
+hops, not SQL, dominate the reply path's memory cost (docs/architecture.md, "The path of one message").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Sequence
+from pathlib import Path
+
+import aiosqlite
+
+from memory.store.schema import check_version, migrate
+
+log = logging.getLogger("tierclaw.memory")
+
+Row = Sequence  # a result row (tuple-like)
+
+# True while the current task holds ``SQLiteDatabase.transaction()``.
+_IN_TRANSACTION: contextvars.ContextVar[bool] = contextvars.ContextVar("tierclaw_in_tx", default=False)
+
+
+class MemoryDatabaseError(RuntimeError):
+    """The memory database is missing, corrupt, or of an unknown schema; the message says which."""
+
+
+def _prepare_file(path: str) -> None:
+    """Open synchronously once: WAL, then forward migrations. Raises MemoryDatabaseError on bad files."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise MemoryDatabaseError(f"cannot open memory database {path}: {exc}") from exc
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        check_version(conn)  # refuse a newer file before changing anything in it
+        conn.execute("PRAGMA journal_mode = WAL")
+        old, new = migrate(conn)
+        if old != new:
+            log.info("[memory] schema of %s upgraded from version %d to %d", path, old, new)
+    except sqlite3.DatabaseError as exc:
+        raise MemoryDatabaseError(f"{path} is not a usable memory database ({exc})") from exc
+    except RuntimeError as exc:
+        raise MemoryDatabaseError(str(exc)) from exc
+    finally:
+        conn.close()
+
+
+class SQLiteDatabase:
+    """The shared connection: ``read``, ``write``, ``write_many``, ``transaction``. Create with ``open``."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: str) -> None:
+        self._conn = conn
+        self.path = path
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str, *, create: bool = True, also: Iterable = ()) -> SQLiteDatabase:
+        """Open (and create or upgrade) the file at ``path``.
+
+        ``also``: blocking callables run in threads beside the file preparation (the tokenizer's
+        dictionary load), so a cold start pays for the slower of the two, not their sum.
+        """
+        if path == ":memory:" or path.startswith("file:"):
+            raise MemoryDatabaseError("the memory database must be a file path (':memory:' is not supported)")
+        target = Path(path)
+        if not create and not target.exists():
+            raise MemoryDatabaseError(f"memory database {path} does not exist")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.gather(
+            asyncio.to_thread(_prepare_file, path), *(asyncio.to_thread(job) for job in also)
+        )
+        conn = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            await conn.execute("PRAGMA busy_timeout = 5000")
+            await conn.execute("PRAGMA synchronous = NORMAL")
+            await conn.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
+            await conn.close()
+            raise
+        return cls(conn, path)
+
+    async def close(self) -> None:
+        """Close the connection (WAL is checkpointed by SQLite on the last close)."""
+        await self._conn.close()
+
+    async def read(self, sql: str, params: Sequence = ()) -> list[Row]:
+        """Rows of one read-only statement, in one hop to the database thread."""
+        return list(await self._conn.execute_fetchall(sql, params))
+
+    async def scalar(self, sql: str, params: Sequence = ()) -> int:
+        """The first column of the first row as an int (0 when there is none or it is NULL)."""
+        rows = await self._conn.execute_fetchall(sql, params)
+        return int(rows[0][0] or 0) if rows else 0
+
+    async def write(self, sql: str, params: Sequence = ()) -> sqlite3.Cursor:
+        """Run one write statement: inside this task's transaction directly, else under the write lock."""
+        if _IN_TRANSACTION.get():
+            return await self._conn.execute(sql, params)
+        async with self._write_lock:
+            return await self._conn.execute(sql, params)
+
+    async def write_many(self, sql: str, rows: Iterable[Sequence]) -> sqlite3.Cursor:
+        """``executemany`` with the same locking rule as ``write``."""
+        if _IN_TRANSACTION.get():
+            return await self._conn.executemany(sql, rows)
+        async with self._write_lock:
+            return await self._conn.executemany(sql, rows)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """One unit of work: the write lock and ``BEGIN IMMEDIATE``; commit on success, roll back on error.
+
+        Store methods called inside it by the same task join it. Not re-entrant: a nested call would wait
+        for itself, so it refuses instead.
+        """
+        if _IN_TRANSACTION.get():
+            raise RuntimeError("a memory transaction is already open in this task")
+        async with self._write_lock:
+            await self._conn.execute("BEGIN IMMEDIATE")
+            token = _IN_TRANSACTION.set(True)
+            try:
+                yield
+                await self._conn.execute("COMMIT")
+            except BaseException:
+                await self._conn.execute("ROLLBACK")
+                raise
+            finally:
+                _IN_TRANSACTION.reset(token)
+
+    async def data_version(self) -> int:
+        """SQLite's ``data_version``: changes when another connection commits (cached state goes stale)."""
+        return await self.scalar("PRAGMA data_version")
+
+
+def marks(values: Sequence) -> str:
+    """``?, ?, …`` placeholders for an ``IN (...)`` list of ``values``."""
+    return ",".join("?" * len(values))
+
+
+def chunks(ids: Sequence, size: int = 500) -> list[Sequence]:
+    """``ids`` in slices small enough for one ``IN (...)`` list."""
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
