@@ -1,0 +1,122 @@
+"""``TIERCLAW_…`` environment overrides, applied to the raw file before validation."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from gateway.config.values import SECRET_KEYS
+
+# --------------------------------------------------------------------------- environment overrides
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EnvOverride:
+    """One ``TIERCLAW_…`` variable and the field it sets (``path`` in JSON spelling)."""
+
+    name: str
+    path: tuple[str, ...]
+    help: str
+    is_list: bool = False  # comma-separated: "123, alice" -> ["123", "alice"]
+
+    @property
+    def field(self) -> str:
+        """The dotted JSON path, e.g. ``memory.dbPath``."""
+        return ".".join(self.path)
+
+    @property
+    def secret(self) -> bool:
+        return self.path[-1] in SECRET_KEYS
+
+
+ENV_OVERRIDES: tuple[EnvOverride, ...] = (
+    EnvOverride("TIERCLAW_PROVIDER_TYPE", ("provider", "type"), '"openai" (any compatible API) or "offline"'),
+    EnvOverride("TIERCLAW_PROVIDER_API_KEY", ("provider", "apiKey"), "API key of the main provider"),
+    EnvOverride("TIERCLAW_PROVIDER_BASE_URL", ("provider", "baseUrl"), "base URL of the main provider"),
+    EnvOverride("TIERCLAW_MODEL", ("agent", "model"), "the main model"),
+    EnvOverride("TIERCLAW_WORKSPACE", ("agent", "workspace"), "workspace directory (AGENTS.md, SOUL.md)"),
+    EnvOverride("TIERCLAW_MEMORY_ENABLED", ("memory", "enabled"), "false: file memory instead of SQLite"),
+    EnvOverride("TIERCLAW_MEMORY_DB", ("memory", "dbPath"), "the memory database file"),
+    EnvOverride("TIERCLAW_MEMORY_MODEL", ("memory", "model"), "the memory (extraction) model"),
+    EnvOverride(
+        "TIERCLAW_MEMORY_API_KEY",
+        ("memory", "provider", "apiKey"),
+        "API key of the memory provider (creates one from the main provider if absent)",
+    ),
+    EnvOverride(
+        "TIERCLAW_MEMORY_BASE_URL",
+        ("memory", "provider", "baseUrl"),
+        "base URL of the memory provider (creates one from the main provider if absent)",
+    ),
+    EnvOverride(
+        "TIERCLAW_EMBEDDING_PROVIDER",
+        ("memory", "embedding", "provider"),
+        '"local" (bundled model), "openai" (any compatible API) or "none"',
+    ),
+    EnvOverride("TIERCLAW_EMBEDDING_MODEL", ("memory", "embedding", "model"), "the embedding model (openai)"),
+    EnvOverride("TIERCLAW_EMBEDDING_API_KEY", ("memory", "embedding", "apiKey"), "key of the embedding API"),
+    EnvOverride(
+        "TIERCLAW_EMBEDDING_BASE_URL", ("memory", "embedding", "baseUrl"), "base URL of the embedding API"
+    ),
+    EnvOverride("TIERCLAW_TELEGRAM_ENABLED", ("channels", "telegram", "enabled"), "true: serve Telegram"),
+    EnvOverride("TIERCLAW_TELEGRAM_TOKEN", ("channels", "telegram", "token"), "Telegram bot token"),
+    EnvOverride(
+        "TIERCLAW_TELEGRAM_ALLOW_FROM",
+        ("channels", "telegram", "allowFrom"),
+        'comma-separated Telegram user ids or usernames allowed in ("*" = everyone)',
+        is_list=True,
+    ),
+    EnvOverride("TIERCLAW_FEISHU_ENABLED", ("channels", "feishu", "enabled"), "true: serve Feishu/Lark"),
+    EnvOverride("TIERCLAW_FEISHU_APP_ID", ("channels", "feishu", "appId"), "Feishu app id"),
+    EnvOverride("TIERCLAW_FEISHU_APP_SECRET", ("channels", "feishu", "appSecret"), "Feishu app secret"),
+    EnvOverride(
+        "TIERCLAW_FEISHU_VERIFICATION_TOKEN",
+        ("channels", "feishu", "verificationToken"),
+        "Feishu event verification token",
+    ),
+    EnvOverride(
+        "TIERCLAW_FEISHU_ENCRYPT_KEY", ("channels", "feishu", "encryptKey"), "Feishu event encrypt key"
+    ),
+    EnvOverride(
+        "TIERCLAW_FEISHU_ALLOW_FROM",
+        ("channels", "feishu", "allowFrom"),
+        'comma-separated Feishu open_ids allowed in ("*" = everyone)',
+        is_list=True,
+    ),
+    EnvOverride("TIERCLAW_TIMEZONE", ("timezone",), 'IANA time zone of the scheduler ("" = local)'),
+)
+
+MEMORY_PROVIDER_PATH = ("memory", "provider")
+
+
+def apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[tuple[str, ...], str], str | None]:
+    """Set every non-empty override in ``raw`` (in place).
+
+    Returns which path each variable set, and the variable that created ``memory.provider`` from the main
+    provider (None if it did not).
+    """
+    applied: dict[tuple[str, ...], str] = {}
+    created_by: str | None = None
+    for override in ENV_OVERRIDES:
+        value = env.get(override.name, "")
+        if value == "":
+            continue
+        if override.path[:2] == MEMORY_PROVIDER_PATH:
+            memory = raw.setdefault("memory", {})
+            if isinstance(memory, dict) and memory.get("provider") is None:
+                main = raw.get("provider")
+                memory["provider"] = copy.deepcopy(main) if isinstance(main, dict) else {}
+                created_by = override.name
+        node: Any = raw
+        for key in override.path[:-1]:
+            if not isinstance(node, dict):
+                break
+            node = node.setdefault(key, {})
+        if isinstance(node, dict):  # else the file's own value is wrong, and validation says so
+            node[override.path[-1]] = (
+                [item.strip() for item in value.split(",") if item.strip()] if override.is_list else value
+            )
+            applied[override.path] = override.name
+    return applied, created_by

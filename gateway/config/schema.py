@@ -1,0 +1,413 @@
+"""The configuration schema: one pydantic model per section, camelCase in JSON, unknown keys refused."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from gateway.config.values import (
+    Clock,
+    Duration,
+    Secret,
+    Weekday,
+)
+from memory.vectors.embedding import EmbeddingSettings
+
+# Used when memory.maxTokens is omitted: extraction output is a short JSON document.
+DEFAULT_MEMORY_MAX_TOKENS = 2048
+
+
+# --------------------------------------------------------------------------- models
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", allow_inf_nan=False
+    )
+
+
+class ProviderConfig(_Model):
+    """An OpenAI-compatible endpoint ("openai") or the labelled local stand-in ("offline")."""
+
+    type: Literal["openai", "offline"] = "openai"
+    api_key: Secret = SecretStr("")
+    base_url: str = "https://api.openai.com/v1"
+    timeout_seconds: float = Field(60.0, gt=0)
+    max_retries: int = Field(2, ge=0, le=10)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        return _http_base_url(value)
+
+
+def _http_base_url(value: str) -> str:
+    """An http(s) API base URL, stripped; ValueError otherwise."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError('expected an http(s) URL such as "https://api.openai.com/v1"')
+    return value.strip()
+
+
+class AgentConfig(_Model):
+    """The main model and the assistant's workspace (AGENTS.md, SOUL.md, file memory)."""
+
+    model: str = Field("gpt-4o-mini", min_length=1)
+    max_tokens: int = Field(1024, gt=0)
+    temperature: float = Field(0.7, ge=0, le=2)
+    workspace: str = Field("~/.tierclaw/workspace", min_length=1)
+    history_messages: int = Field(20, ge=0, le=200)
+    max_concurrent_chats: int = Field(8, ge=1, le=1000)
+
+
+class ExtractionConfig(_Model):
+    """When buffered turns are handed to the memory model (seed 000 §4)."""
+
+    quiet_gap: Duration = 180.0
+    token_budget: int = Field(6000, ge=200, le=100_000)
+    daily_flush: Clock = "03:00"
+    max_attempts: int = Field(5, ge=1, le=100)
+    retry_backoff: Duration = 60.0
+
+    @field_validator("token_budget", mode="before")
+    @classmethod
+    def _not_a_ratio(cls, value: Any) -> Any:
+        # The seed spelled tokenBudget as a ratio (0.6); here it is a token count, so say so.
+        if isinstance(value, float) and 0 < value < 1:
+            raise ValueError("expected a number of tokens such as 6000 (not a ratio)")
+        return value
+
+
+class CompressionConfig(_Model):
+    """Daily (Tier 3 → Tier 2) and weekly (dedup, profile refresh, archive) compression times."""
+
+    daily: Clock = "03:00"
+    weekly_day: Weekday = "mon"
+    weekly: Clock = "04:00"
+
+
+class EmbeddingConfig(_Model):
+    """Vectors beside FTS5 (hybrid retrieval, semantic dedup): the bundled local model, an API, or none."""
+
+    provider: Literal["local", "openai", "none"] = "local"
+    model: str = ""
+    base_url: str = "https://api.openai.com/v1"
+    api_key: Secret = SecretStr("")
+    dimensions: int | None = Field(None, ge=1, le=16384)
+    timeout_seconds: float = Field(10.0, gt=0)
+    # How long a reply waits for its query's vector before that retrieval goes keyword-only.
+    query_timeout_ms: int = Field(1000, ge=10, le=60_000)
+    batch_size: int = Field(64, ge=1, le=2048)
+    # Cached vectors not used for this long are deleted by the weekly job.
+    cache_days: int = Field(90, ge=1, le=3650)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        return _http_base_url(value)
+
+    @model_validator(mode="after")
+    def _openai_needs_model(self) -> EmbeddingConfig:
+        if self.provider == "openai" and not self.model.strip():
+            raise ValueError('provider "openai" needs a model, e.g. "text-embedding-3-small"')
+        # A keyless self-hosted server is fine (any token is sent); OpenAI itself would answer every
+        # request with 401 and retrieval would quietly run keyword-only, so refuse to start instead.
+        official = urlsplit(self.base_url).hostname == "api.openai.com"
+        if self.provider == "openai" and official and not self.api_key.get_secret_value().strip():
+            raise ValueError(
+                'provider "openai" at api.openai.com needs apiKey (or TIERCLAW_EMBEDDING_API_KEY); '
+                "for a keyless OpenAI-compatible server set baseUrl to it"
+            )
+        if self.provider == "local" and self.dimensions not in (None, 384):
+            raise ValueError("the local model always gives 384 dimensions: leave dimensions unset")
+        return self
+
+    def settings(self) -> EmbeddingSettings:
+        """What ``memory.embedding.build_embedder`` takes."""
+        return EmbeddingSettings(
+            provider=self.provider,
+            model=self.model.strip(),
+            base_url=self.base_url,
+            api_key=self.api_key.get_secret_value(),
+            dimensions=self.dimensions,
+            timeout_seconds=self.timeout_seconds,
+            batch_size=self.batch_size,
+        )
+
+
+class MemoryConfig(_Model):
+    """Tiered SQLite memory; ``enabled = false`` falls back to MEMORY.md + daily files in the workspace."""
+
+    enabled: bool = True
+    db_path: str = Field("~/.tierclaw/data/memory.db", min_length=1)
+    model: str | None = Field(None, min_length=1)
+    max_tokens: int | None = Field(None, gt=0)
+    provider: ProviderConfig | None = None
+    top_k: int = Field(5, ge=1, le=20)
+    extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    compression: CompressionConfig = Field(default_factory=CompressionConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+
+
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _ids_as_text(value: Any) -> Any:
+    """``allowFrom: [123456789]`` (a Telegram id typed as a number) means the same as ``["123456789"]``."""
+    if isinstance(value, list):
+        return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+    return value
+
+
+AllowFrom = Annotated[list[str], BeforeValidator(_ids_as_text)]
+_SECRET_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
+FEISHU_DOMAINS = {"feishu": "https://open.feishu.cn", "lark": "https://open.larksuite.com"}
+
+
+def _origin(value: str, example: str) -> str:
+    """An https origin, or http on this machine only (a self-hosted server in a test or behind a proxy)."""
+    parts = urlsplit(value)
+    local = parts.scheme == "http" and parts.hostname in _LOCAL_HOSTS
+    if not parts.netloc or not (parts.scheme == "https" or local):
+        raise ValueError(f"expected an https URL such as {example!r} (http only on 127.0.0.1/localhost)")
+    return value
+
+
+class TelegramWebhookConfig(_Model):
+    """Where Telegram posts updates in webhook mode: ``url`` is public, ``listen:port/path`` is local."""
+
+    url: str = ""
+    listen: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(8443, ge=1, le=65535)
+    path: str = Field("telegram", min_length=1)
+    secret_token: Secret = SecretStr("")
+
+    @field_validator("secret_token")
+    @classmethod
+    def _token_chars(cls, value: SecretStr) -> SecretStr:
+        text = value.get_secret_value()
+        if text and not _SECRET_TOKEN_RE.fullmatch(text):
+            raise ValueError("expected 1-256 characters from A-Z, a-z, 0-9, _ and - (Telegram's rule)")
+        return value
+
+
+class TelegramConfig(_Model):
+    """A Telegram bot: long polling by default, or a webhook; ``allowFrom`` empty lets nobody in."""
+
+    enabled: bool = False
+    token: Secret = SecretStr("")
+    allow_from: AllowFrom = Field(default_factory=list)
+    mode: Literal["polling", "webhook"] = "polling"
+    base_url: str = "https://api.telegram.org/bot"
+    group_policy: Literal["mention", "open"] = "mention"
+    timeout_seconds: float = Field(30.0, gt=0, le=600)
+    webhook: TelegramWebhookConfig = Field(default_factory=TelegramWebhookConfig)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        return _origin(value.strip(), "https://api.telegram.org/bot")
+
+    @model_validator(mode="after")
+    def _needs_token(self) -> TelegramConfig:
+        if self.enabled and not self.token.get_secret_value():
+            raise ValueError(
+                "enabled, but token is empty: set channels.telegram.token or TIERCLAW_TELEGRAM_TOKEN"
+            )
+        if self.enabled and self.mode == "webhook":
+            if not self.webhook.url:
+                raise ValueError(
+                    "mode is webhook, but webhook.url is empty: set channels.telegram.webhook.url to the "
+                    "public https URL Telegram should post to (or use mode polling)"
+                )
+            _origin(self.webhook.url, "https://bot.example.com/telegram")
+        return self
+
+
+class FeishuCallbackConfig(_Model):
+    """The local address the HTTP event callback listens on (put it behind your public https URL)."""
+
+    listen: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(9000, ge=1, le=65535)
+    path: str = Field("/feishu/events", pattern=r"^/\S*$")
+
+
+class FeishuConfig(_Model):
+    """A Feishu/Lark app: websocket long connection by default, or the HTTP event callback."""
+
+    enabled: bool = False
+    app_id: str = ""
+    app_secret: Secret = SecretStr("")
+    verification_token: Secret = SecretStr("")
+    encrypt_key: Secret = SecretStr("")
+    allow_from: AllowFrom = Field(default_factory=list)
+    mode: Literal["websocket", "callback"] = "websocket"
+    domain: str = "feishu"
+    timeout_seconds: float = Field(10.0, gt=0, le=600)
+    callback: FeishuCallbackConfig = Field(default_factory=FeishuCallbackConfig)
+
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, value: str) -> str:
+        value = value.strip()
+        if value in FEISHU_DOMAINS:
+            return value
+        _origin(value, "https://open.feishu.cn")
+        if urlsplit(value).path not in ("", "/"):
+            raise ValueError(
+                'expected "feishu", "lark" or an origin without a path such as "https://open.feishu.cn"'
+            )
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _needs_app(self) -> FeishuConfig:
+        missing = []
+        if not self.app_id:
+            missing.append("appId is empty: set channels.feishu.appId or TIERCLAW_FEISHU_APP_ID")
+        if not self.app_secret.get_secret_value():
+            missing.append("appSecret is empty: set channels.feishu.appSecret or TIERCLAW_FEISHU_APP_SECRET")
+        if self.mode == "callback" and not self.verification_token.get_secret_value():
+            missing.append(
+                "verificationToken is empty (mode callback checks it on every event): set "
+                "channels.feishu.verificationToken or TIERCLAW_FEISHU_VERIFICATION_TOKEN"
+            )
+        if self.mode == "callback" and not self.encrypt_key.get_secret_value():
+            # Without an encrypt key lark checks no X-Lark-Signature: anyone who learns the callback URL
+            # and the token could post events. So callback mode requires it.
+            missing.append(
+                "encryptKey is empty (mode callback needs it to check each request's signature): set an "
+                "Encrypt Key in the Feishu console and channels.feishu.encryptKey or "
+                "TIERCLAW_FEISHU_ENCRYPT_KEY"
+            )
+        if self.enabled and missing:
+            raise ValueError("\n".join("enabled, but " + m for m in missing))
+        return self
+
+    def domain_url(self) -> str:
+        """The API origin: ``feishu`` and ``lark`` spelled out, a URL as given."""
+        return FEISHU_DOMAINS.get(self.domain, self.domain)
+
+
+class ChannelsConfig(_Model):
+    telegram: TelegramConfig = Field(default_factory=TelegramConfig)
+    feishu: FeishuConfig = Field(default_factory=FeishuConfig)
+
+
+_IDENTITY_RE = re.compile(r"[a-z][a-z0-9_-]*:\S+")
+
+
+class Config(_Model):
+    """The whole configuration. ``source`` is the file it was read from (None: embedded defaults)."""
+
+    provider: ProviderConfig = Field(default_factory=ProviderConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    users: dict[str, list[str]] = Field(default_factory=dict)
+    timezone: str = ""
+
+    _source: Path | None = PrivateAttr(default=None)
+
+    @field_validator("users")
+    @classmethod
+    def _one_person_per_identity(cls, users: dict[str, list[str]]) -> dict[str, list[str]]:
+        # One identity in two people's lists would make "whose memory is this" ambiguous.
+        owner: dict[str, str] = {}
+        problems = []
+        for person, identities in users.items():
+            if not person.strip():
+                problems.append("a person's name is empty")
+            for identity in identities:
+                if not _IDENTITY_RE.fullmatch(identity):
+                    problems.append(
+                        f"{person!r} has identity {identity!r};"
+                        " expected '<channel>:<id>' such as 'telegram:123'"
+                    )
+                elif owner.setdefault(identity, person) != person:
+                    problems.append(
+                        f"identity {identity!r} is listed under both {owner[identity]!r} and {person!r};"
+                        " an identity may belong to one person only"
+                    )
+        if problems:
+            raise ValueError("\n".join(problems))  # one line each in ConfigError
+        return users
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        value = value.strip()
+        if value:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    'expected an IANA time zone such as "Asia/Shanghai" or "Europe/Berlin",'
+                    ' or "" for the machine\'s local zone'
+                ) from None
+        return value
+
+    @property
+    def source(self) -> Path | None:
+        """The file this configuration was read from; None when it is the embedded defaults."""
+        return self._source
+
+    def memory_provider(self) -> ProviderConfig:
+        """The memory model's provider: ``memory.provider``, else the main provider (seed 000 §9)."""
+        return self.memory.provider if self.memory.provider is not None else self.provider
+
+    def memory_model(self) -> str:
+        """The memory model: ``memory.model``, else ``agent.model``."""
+        return self.memory.model or self.agent.model
+
+    def memory_max_tokens(self) -> int:
+        """``memory.maxTokens``, else 2048 (extraction output is short)."""
+        return self.memory.max_tokens if self.memory.max_tokens is not None else DEFAULT_MEMORY_MAX_TOKENS
+
+    def workspace_path(self) -> Path:
+        """``agent.workspace`` with ``~`` expanded, absolute (relative paths are taken from the cwd)."""
+        return Path(self.agent.workspace).expanduser().absolute()
+
+    def db_path(self) -> Path:
+        """``memory.dbPath`` with ``~`` expanded, absolute (relative paths are taken from the cwd)."""
+        return Path(self.memory.db_path).expanduser().absolute()
+
+    def channel_state_path(self) -> Path:
+        """The channels' own small database (seen Feishu events), beside the memory database."""
+        return self.db_path().parent / "channels.db"
+
+    def has_api_key(self, provider: ProviderConfig | None = None) -> bool:
+        """Whether ``provider`` (default: the main provider) has a non-empty API key."""
+        return has_api_key(provider if provider is not None else self.provider)
+
+
+def has_api_key(provider: ProviderConfig) -> bool:
+    """Whether the provider has a non-empty API key (without ever exposing it)."""
+    return bool(provider.api_key.get_secret_value())
+
+
+# --------------------------------------------------------------------------- output
+
+
+def redacted(config: Config) -> dict[str, Any]:
+    """The configuration as a JSON-spelled dict with every secret masked (for ``tierclaw status``)."""
+    return config.model_dump(mode="json", by_alias=True, context={"secrets": "mask"})
+
+
+def example_config() -> dict[str, Any]:
+    """Every option with its default, JSON spelling; ``config.example.json`` is exactly this."""
+    return Config().model_dump(mode="json", by_alias=True, context={"secrets": "reveal"})
