@@ -12,8 +12,8 @@ import argparse
 import os
 
 from memory.engine import MemoryEngine
-from memory.vectors.cache import CachedEmbedder
-from memory.vectors.embedding import EmbeddingSettings, build_embedder
+from memory.vectors.cache import CachedEmbedder, build_cached_embedder
+from memory.vectors.embedding import EmbeddingSettings
 
 CHOICES = ("local", "openai", "none")
 BENCH_QUERY_TIMEOUT_SECONDS = 60.0
@@ -53,10 +53,9 @@ def embedding_settings(args: argparse.Namespace) -> EmbeddingSettings:
 
 def attach_embedder(engine: MemoryEngine, settings: EmbeddingSettings) -> CachedEmbedder | None:
     """Give ``engine`` the cached embedder the settings describe (None for ``none``)."""
-    inner = build_embedder(settings)
-    if inner is None:
+    cached = build_cached_embedder(settings, engine)
+    if cached is None:
         return None
-    cached = CachedEmbedder(inner, engine)
     engine.embedder = cached
     # A benchmark measures the hybrid path: a busy machine must not turn queries into keyword-only ones
     # (the product's bound, memory.embedding.queryTimeoutMs, would).

@@ -79,8 +79,8 @@ from gateway.loop import FAILURE_REPLY
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.retrieval.gate import should_retrieve
-from memory.vectors.cache import CachedEmbedder, text_hash
-from memory.vectors.embedding import EmbeddingSettings, build_embedder
+from memory.vectors.cache import CachedEmbedder, build_cached_embedder, text_hash
+from memory.vectors.embedding import EmbeddingSettings
 
 REPO = Path(__file__).resolve().parent.parent
 # The stub model lives in tests/ (the issue put it there, beside the tests that drive it) and is not an
@@ -379,10 +379,9 @@ async def time_embedder(runtime: Runtime, config: Any, *, query_cache: bool) -> 
     cached = engine.embedder
     assert isinstance(cached, CachedEmbedder), cached
     if not query_cache:
-        inner = build_embedder(config.memory.embedding.settings())
-        assert inner is not None
         await cached.close()  # nothing was loaded or contacted yet
-        cached = CachedEmbedder(inner, engine, query_cache_size=0)
+        cached = build_cached_embedder(config.memory.embedding.settings(), engine, query_cache_size=0)
+        assert cached is not None
     timer = TimedEmbedder(cached)
     engine.embedder = timer
     return timer
@@ -547,8 +546,7 @@ async def seed_store(
     result = Preload()
     engine = await MemoryEngine.open(db_path)
     try:
-        inner = build_embedder(embedding) if embedding is not None else None
-        cached = CachedEmbedder(inner, engine) if inner is not None else None
+        cached = build_cached_embedder(embedding, engine) if embedding is not None else None
         engine.embedder = cached
         try:
             if cached is not None:

@@ -29,8 +29,7 @@ from memory.files.file_memory import FileMemory
 from memory.model.protocol import MemoryModel
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.sessions import SessionStore
-from memory.vectors.cache import CachedEmbedder
-from memory.vectors.embedding import build_embedder
+from memory.vectors.cache import build_cached_embedder
 from memory.vectors.reindex import EmbeddingBackfill
 
 log = logging.getLogger("tierclaw.gateway")
@@ -82,10 +81,10 @@ def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill |
     Returns None when ``memory.embedding.provider`` is "none" (keyword search only).
     """
     settings = config.memory.embedding
-    inner = build_embedder(settings.settings())
-    if inner is None:
+    embedder = build_cached_embedder(settings.settings(), engine)
+    if embedder is None:
         return None
-    engine.embedder = CachedEmbedder(inner, engine)
+    engine.embedder = embedder
     engine.query_embed_timeout = settings.query_timeout_ms / 1000
     backfill = EmbeddingBackfill(engine)
     engine.on_vectors_missing = backfill.notify

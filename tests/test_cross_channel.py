@@ -13,8 +13,8 @@ from openai_stub import OpenAIStub, StubReply
 from telegram_stub import TelegramStub, free_port
 
 from gateway.app import Runtime
+from gateway.cli.run import enabled_channels
 from gateway.config import load_config
-from gateway.run_cli import enabled_channels
 
 ENCRYPT_KEY = "cross-encrypt-key"
 VERIFICATION = "cross-verification"

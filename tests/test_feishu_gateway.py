@@ -19,8 +19,8 @@ from sqlite_peek import sql
 from channels.feishu import FeishuChannel
 from gateway.app import Runtime
 from gateway.assistant import TEXT_ONLY_REPLY
+from gateway.cli.run import enabled_channels
 from gateway.config import Config, load_config
-from gateway.run_cli import enabled_channels
 
 SECRET = "app-secret-e2e-Hq2"
 ENCRYPT_KEY = "encrypt-key-e2e-Vb8"

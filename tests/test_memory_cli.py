@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gateway.cli import main
-from gateway.memory_cli import display_width, render_table, truncate
+from gateway.cli.memory.table import display_width, render_table, truncate
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 MISSING_DB_HINT = "memory database not found"

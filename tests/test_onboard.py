@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gateway.cli import main
+from gateway.cli.onboard import AGENTS_MD, SOUL_MD
 from gateway.config import CONFIG_ENV, load_config
-from gateway.onboard import AGENTS_MD, SOUL_MD
 
 
 @pytest.fixture

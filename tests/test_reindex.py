@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-from gateway import memory_cli
 from gateway.cli import main
+from gateway.cli.memory import common as memory_cli_common
+from gateway.cli.memory import jobs as memory_cli_jobs
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.vectors.cache import CachedEmbedder
@@ -560,7 +561,7 @@ def test_cli_reindex_progress_bar_on_a_terminal(
     bar = terminal.getvalue()
     assert bar.startswith("\r[") and bar.endswith("\n")
     assert "] 7/7 memories, " in bar and bar.rstrip().endswith("/s")
-    assert "[" + "#" * memory_cli.BAR_WIDTH + "]" in bar
+    assert "[" + "#" * memory_cli_common.BAR_WIDTH + "]" in bar
 
 
 @needs_embedding
@@ -615,7 +616,7 @@ def test_cli_reindex_provider_none(
 ) -> None:
     db, config = cli_env
     off = embedding.EmbeddingSettings(provider="none")
-    monkeypatch.setattr(memory_cli, "_embedding_settings", lambda _config: off)
+    monkeypatch.setattr(memory_cli_jobs, "embedding_settings", lambda _config: off)
     code, out, err = reindex_cli(capsys, db, config)
     assert (code, out) == (1, "")
     assert err.strip() == 'error: embeddings are off: set memory.embedding.provider to "local" or "openai"'

@@ -31,9 +31,9 @@ from telegram_stub import (
 from channels.telegram import TelegramChannel
 from gateway.app import Runtime
 from gateway.assistant import CAPTION_NOTED, TEXT_ONLY_REPLY
+from gateway.cli.run import enabled_channels
 from gateway.commands import HELP_TEXT
 from gateway.config import Config, load_config
-from gateway.run_cli import enabled_channels
 
 # PTB warns when it builds a RetryAfter (its int ``retry_after`` becomes a timedelta in v23); the channel
 # reads either form.

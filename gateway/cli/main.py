@@ -11,7 +11,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from gateway import memory_cli, onboard, run_cli, status
+from gateway.cli import memory, onboard, run, status
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -27,10 +27,10 @@ Memory lives in ~/.tierclaw/data/memory.db; browse it with tierclaw memory list/
 
 # Each entry adds one subcommand to the parser.
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
-    run_cli.register,
+    run.register,
     status.register,
     onboard.register,
-    memory_cli.register,
+    memory.register,
 )
 
 

@@ -12,9 +12,9 @@ import json
 import os
 
 from gateway.app import job_times, timezone_of
+from gateway.cli.run import add_config_argument, run_configured
 from gateway.config import ENV_OVERRIDES, Config, FeishuConfig, TelegramConfig, masked_secret, redacted
 from gateway.providers import build_models
-from gateway.run_cli import add_config_argument, run_configured
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
 from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer

@@ -1,0 +1,62 @@
+"""What every ``tierclaw memory`` subcommand shares: defaults, the error type, loading the config."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from gateway.config import Config, ConfigError, load_config
+from memory.engine import MemoryEngine
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger("tierclaw.cli")
+
+
+DEFAULT_OWNER = "console:local"
+CLI_QUERY_TIMEOUT_SECONDS = 60.0
+DB_ENV = "TIERCLAW_MEMORY_DB"
+DEFAULT_DB = "~/.tierclaw/data/memory.db"
+EXPORT_FORMAT = "tierclaw-memory-export"
+EXPORT_VERSION = 1
+# Used when the terminal width is unknown (output piped); a real terminal's width wins.
+TABLE_WIDTH = 100
+MIN_TABLE_WIDTH = 70
+# Widest a non-content column may get before it is truncated.
+MAX_COLUMN = 24
+PAGE = 1000
+# tierclaw memory reindex: memories per embedder call, width of the progress bar, redraws per second.
+REINDEX_BATCH_SIZE = 64
+BAR_WIDTH = 30
+BAR_REDRAW_SECONDS = 0.1
+
+Command = Callable[[MemoryEngine, argparse.Namespace], Awaitable[int]]
+
+
+class CliError(Exception):
+    """An expected failure: the message is printed as is, the process exits with ``code``."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def load_cli_config(args: argparse.Namespace) -> Config:
+    """The configuration for this command (``--config``, env overrides); a bad file is a CliError."""
+    try:
+        return load_config(getattr(args, "config", None))
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Print ``error: message`` on stderr; returns ``code`` (the exit status)."""
+    print(f"error: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,336 @@
+"""Subcommands that read and curate memories: stats, list, search, add, edit, forget, export, import."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gateway.cli.memory.common import EXPORT_FORMAT, EXPORT_VERSION, PAGE, CliError
+from gateway.cli.memory.table import one_line, render_table
+from memory.clock import from_db
+from memory.engine import MemoryEngine
+from memory.files.migrate import migrate_files
+from memory.records import PROFILE_TOPIC, Event, Fact, Memory
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger("tierclaw.cli")
+
+
+async def run_stats(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    counts = await engine.stats(None if args.all_owners else args.owner)
+    print(f"database        {engine.path}")
+    print(f"owner           {'(all owners)' if args.all_owners else args.owner}")
+    for key in ("tier1", "tier2", "archived", "tier3_events", "buffered_turns", "owners"):
+        print(f"{key:<15} {counts.get(key, 0)}")
+    return 0
+
+
+async def run_list(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise CliError("--limit must be at least 1")
+    mems = await engine.list(
+        args.owner, tier=args.tier, project=args.project, include_archived=args.archived, limit=args.limit
+    )
+    if not mems:
+        print("no memories")
+        return 0
+    rows = [
+        (
+            m.id,
+            m.tier,
+            m.project,
+            m.category,
+            f"{m.importance:.2f}",
+            m.created_at[:10],
+            f"[archived] {m.content}" if m.is_archived else m.content,
+        )
+        for m in mems
+    ]
+    print(render_table(("id", "tier", "project", "category", "importance", "created", "content"), rows))
+    return 0
+
+
+async def run_search(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise CliError("--k must be at least 1")
+    hits = await engine.search(args.owner, args.query, k=args.k)
+    if not hits:
+        print("no matches")
+        return 0
+    rows = [(h.id, h.tier, h.project, h.category, f"{h.score:.3f}", h.content) for h in hits]
+    print(render_table(("id", "tier", "project", "category", "score", "content"), rows))
+    return 0
+
+
+def _prepare_add(args: argparse.Namespace) -> None:
+    if not args.text.strip():
+        raise CliError("memory content must be non-empty text")
+    if bool(args.subject) != bool(args.predicate):
+        raise CliError("--subject and --predicate go together: give both or neither")
+
+
+async def run_add(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    tier = args.tier or 2
+    fact = Fact(content=args.text, tier=tier, source="manual", subject=args.subject, predicate=args.predicate)
+    if args.project:
+        fact.project = args.project
+    fact.topic = args.topic or (PROFILE_TOPIC if tier == 1 else fact.topic)
+    if args.category:
+        fact.category = args.category
+    if args.importance is not None:
+        fact.importance = args.importance
+    result = await engine.write(args.owner, fact)
+    if result.action == "merged":
+        print(f"merged into #{result.id}")
+    elif result.action == "superseded":
+        print(f"added #{result.id}, superseding #{result.replaced_id}")
+    else:
+        print(f"added #{result.id}")
+    return 0
+
+
+run_add.prepare = _prepare_add  # type: ignore[attr-defined]
+
+
+async def run_edit(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    changes = {
+        k: getattr(args, k)
+        for k in ("content", "project", "topic", "category", "importance", "tier")
+        if getattr(args, k) is not None
+    }
+    if not changes:
+        raise CliError(
+            "nothing to change: give --content, --project, --topic, --category, --importance or --tier"
+        )
+    current = await engine.get(args.owner, args.id)
+    if current is None:
+        raise CliError(f"no memory #{args.id} for owner {args.owner}")
+    if current.is_archived:
+        raise CliError(f"memory #{args.id} is archived; only live memories can be edited")
+    mem = await engine.edit(args.owner, args.id, **changes)
+    print(f"edited #{mem.id}: {mem.content}")
+    return 0
+
+
+async def run_forget(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    current = await engine.get(args.owner, args.id)
+    if current is None:
+        raise CliError(f"no memory #{args.id} for owner {args.owner}")
+    if args.purge:
+        if not args.yes and not _confirm(f"delete memory #{args.id} for good? [y/N] "):
+            print("not deleted", file=sys.stderr)
+            return 1
+        if not await engine.purge(args.owner, args.id):
+            raise CliError(f"no memory #{args.id} for owner {args.owner}")
+        print(f"purged #{args.id}")
+        return 0
+    if current.is_archived:
+        raise CliError(f"memory #{args.id} is already archived (use --purge to delete it for good)")
+    if not await engine.archive(args.owner, args.id):
+        raise CliError(f"no live memory #{args.id} for owner {args.owner}")
+    print(f"archived #{args.id}")
+    return 0
+
+
+def _confirm(prompt: str) -> bool:
+    """Ask on stderr, read one line from stdin; no stdin, EOF or anything but y/yes means no."""
+    print(prompt, end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError):
+        answer = ""
+    if not answer.endswith("\n"):
+        print(file=sys.stderr)  # end the prompt line when there was no answer
+    return answer.strip().lower() in ("y", "yes")
+
+
+async def _all_memories(engine: MemoryEngine, owner: str) -> list[Memory]:
+    out: list[Memory] = []
+    while True:
+        page = await engine.list(owner, include_archived=True, limit=PAGE, offset=len(out))
+        out += page
+        if len(page) < PAGE:
+            break
+    out.sort(key=lambda m: m.id)
+    return out
+
+
+async def _all_events(engine: MemoryEngine, owner: str) -> list[Event]:
+    total = (await engine.stats(owner))["tier3_events"]
+    events = await engine.events(owner, limit=total + 1)
+    events.sort(key=lambda e: (e.event_date, e.id))
+    return events
+
+
+async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    memories = await _all_memories(engine, args.owner)
+    events = await _all_events(engine, args.owner)
+    exported_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if args.format == "json":
+        doc = {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "owner": args.owner,
+            "exported_at": exported_at,
+            "memories": [dataclasses.asdict(m) for m in memories],
+            "events": [dataclasses.asdict(e) for e in events],
+        }
+        text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    else:
+        text = _markdown(args.owner, exported_at, memories, events)
+    if args.output:
+        out = Path(args.output).expanduser()
+        out.write_text(text, encoding="utf-8")
+        print(f"exported {len(memories)} memories and {len(events)} events to {out}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _markdown(owner: str, exported_at: str, memories: list[Memory], events: list[Event]) -> str:
+    lines = [f"# tierclaw memory export: {owner}", "", f"Exported {exported_at}."]
+    titles = {1: "Tier 1: core profile", 2: "Tier 2: knowledge"}
+    for tier in (1, 2):
+        in_tier = [m for m in memories if m.tier == tier]
+        if not in_tier:
+            continue
+        lines += ["", f"## {titles[tier]}"]
+        for project in sorted({m.project for m in in_tier}):
+            lines += ["", f"### {project}", ""]
+            for m in (m for m in in_tier if m.project == project):
+                meta = [f"#{m.id}", m.topic, m.category, f"importance {m.importance:.2f}", m.created_at[:10]]
+                if m.is_archived:
+                    meta.append("archived")
+                if m.refs:
+                    meta.append("refs: " + ", ".join(m.refs))
+                lines.append(f"- {one_line(m.content)} _({'; '.join(meta)})_")
+    if events:
+        lines += ["", "## Tier 3: daily events"]
+        for day in sorted({e.event_date for e in events}):
+            lines += ["", f"### {day}", ""]
+            for e in (e for e in events if e.event_date == day):
+                body = e.summary.strip().replace("\n", "\n  ")
+                lines.append(f"- ({e.channel}) {body}")
+    return "\n".join(lines) + "\n"
+
+
+def _prepare_import(args: argparse.Namespace) -> None:
+    path = Path(args.file).expanduser()
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise CliError(f"import file not found: {path}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"{path} is not a tierclaw memory export (not JSON: {exc})") from exc
+    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
+        raise CliError(f'{path} is not a tierclaw memory export (expected "format": "{EXPORT_FORMAT}")')
+    if doc.get("version") != EXPORT_VERSION:
+        raise CliError(
+            f"{path}: export version {doc.get('version')!r} is not supported (expected {EXPORT_VERSION})"
+        )
+    if not isinstance(doc.get("memories", []), list) or not isinstance(doc.get("events", []), list):
+        raise CliError(f'{path}: "memories" and "events" must be lists')
+    args.document = doc
+    if not args.owner_given and isinstance(doc.get("owner"), str) and doc["owner"].strip():
+        args.owner = doc["owner"]
+
+
+async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    doc = args.document
+    facts: list[Fact] = []
+    primary: list[int] = []  # index in facts of each memory's first write
+    archived = 0
+    for n, rec in enumerate(doc.get("memories", []), start=1):
+        try:
+            if rec.get("is_archived"):
+                archived += 1
+                continue
+            refs = [r for r in rec.get("refs") or [] if r] or (
+                [rec["source_ref"]] if rec.get("source_ref") else []
+            )
+            base = Fact(
+                content=rec["content"],
+                tier=int(rec.get("tier", 2)),
+                project=rec.get("project") or "_global",
+                topic=rec.get("topic") or "_general",
+                category=rec.get("category") or "event",
+                importance=float(rec.get("importance", 0.5)),
+                source=rec.get("source") or "import",
+                source_ref=refs[0] if refs else None,
+                subject=rec.get("subject"),
+                predicate=rec.get("predicate"),
+                created_at=from_db(rec["created_at"]) if rec.get("created_at") else None,
+            )
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise CliError(
+                f"memory record {n} of {args.file} is malformed ({type(exc).__name__}: {exc})"
+            ) from exc
+        primary.append(len(facts))
+        facts.append(base)
+        # Further refs: the same fact again merges into the row just written and adds its ref.
+        facts += [dataclasses.replace(base, source_ref=ref) for ref in refs[1:]]
+    results = await engine.write_many(args.owner, facts) if facts else []
+    imported = sum(1 for i in primary if results[i].action != "merged")
+    present = len(primary) - imported
+
+    events_imported = events_present = 0
+    seen: dict[str, set[str]] = {}
+    for n, rec in enumerate(doc.get("events", []), start=1):
+        try:
+            day, summary = str(rec["event_date"]), rec["summary"]
+            if day not in seen:
+                existing = await engine.events(args.owner, since=day, until=day, limit=1_000_000)
+                seen[day] = {e.summary for e in existing}
+            if summary in seen[day]:
+                events_present += 1
+                continue
+            await engine.add_event(
+                args.owner,
+                summary,
+                event_date=day,
+                channel=rec.get("channel") or "import",
+                sender_id=rec.get("sender_id") or "",
+                raw_tokens=int(rec.get("raw_tokens") or 0),
+                source_ref=rec.get("source_ref"),
+            )
+        except (AttributeError, KeyError, TypeError) as exc:
+            raise CliError(
+                f"event record {n} of {args.file} is malformed ({type(exc).__name__}: {exc})"
+            ) from exc
+        seen[day].add(summary)
+        events_imported += 1
+    print(
+        f"owner {args.owner}: memories {imported} imported, {present} already present, "
+        f"{archived} archived skipped; events {events_imported} imported, {events_present} already present"
+    )
+    return 0
+
+
+run_import.prepare = _prepare_import  # type: ignore[attr-defined]
+
+
+def _prepare_migrate(args: argparse.Namespace) -> None:
+    directory = Path(args.workspace).expanduser() / "memory"
+    if not directory.is_dir():
+        raise CliError(f"no file memory to migrate: {directory} is not a directory")
+
+
+async def run_migrate(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    report = await migrate_files(engine, Path(args.workspace).expanduser(), args.owner)
+    print(f"owner {args.owner}")
+    print(report.summary())
+    return 0
+
+
+run_migrate.prepare = _prepare_migrate  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- message-path maintenance

@@ -1,0 +1,192 @@
+"""The subcommands that run memory jobs now: retry dead letters, compress, reindex (with a progress bar)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from gateway.cli.memory.common import BAR_REDRAW_SECONDS, BAR_WIDTH, CliError, fail
+from gateway.config import Config
+from memory.engine import MemoryEngine
+from memory.vectors.cache import CachedEmbedder, build_cached_embedder
+
+if TYPE_CHECKING:
+    from memory.vectors.embedding import EmbeddingSettings
+
+log = logging.getLogger("tierclaw.cli")
+
+
+async def _with_memory_jobs(engine: MemoryEngine, args: argparse.Namespace, body) -> int:
+    """Build the configured memory model, extraction service and jobs around ``engine`` for ``body``."""
+    # Imported here: the message-path modules pull in openai and apscheduler, which the browsing
+    # commands never need.
+    from gateway.app import memory_services
+    from gateway.providers import build_models
+
+    models = build_models(args.loaded_config)
+    extraction, jobs = memory_services(args.loaded_config, engine, models.memory)
+    try:
+        return await body(extraction, jobs, models.memory.label)
+    finally:
+        await extraction.close()
+        await models.close()
+
+
+async def run_retry(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    from memory.pipeline.buffer import ExtractionBuffer
+
+    owner = args.owner if args.owner_given else None
+    count = await ExtractionBuffer(engine).requeue_dead(owner)
+    if not count:
+        print("no dead letters to re-queue")
+        return 0
+    print(f"re-queued {count} turns")
+    if not args.now:
+        print("the gateway extracts them at the owner's next message or the daily sweep (or use --now)")
+        return 0
+
+    async def run(extraction, _jobs, label: str) -> int:
+        owners = [b.owner for b in await extraction.buffer.backlog(owner)]
+        failed = 0
+        for who in owners:
+            result = await extraction.flush(who, force=True)
+            failed += result.failed
+            print(f"{who}: {result.turns} turns extracted with {label}, {result.facts} facts")
+        return 1 if failed else 0
+
+    return await _with_memory_jobs(engine, args, run)
+
+
+async def run_compress(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    from gateway.scheduler import DAILY_JOB, WEEKLY_JOB
+
+    async def run(_extraction, jobs, label: str) -> int:
+        name = DAILY_JOB if args.daily else WEEKLY_JOB
+        outcome = await jobs.run(name)
+        print(f"{name} ({label}): {outcome}")
+        return 1 if "failed" in outcome else 0
+
+    return await _with_memory_jobs(engine, args, run)
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+def embedding_settings(config: Config) -> EmbeddingSettings:
+    """The embedding settings of ``config`` (``memory.embedding``; a test may substitute them here)."""
+    return config.memory.embedding.settings()
+
+
+def configured_embedder(config: Config, engine: MemoryEngine) -> CachedEmbedder | None:
+    """The configured embedder behind the vector cache, or None when embeddings are off.
+
+    Nothing loads until a command embeds something (``search`` ranks like the assistant, writes get
+    their vectors and semantic dedup); ``list``, ``stats`` and ``export`` never touch the model.
+    """
+    try:
+        return build_cached_embedder(embedding_settings(config), engine)
+    except ValueError as exc:
+        raise CliError(f"memory.embedding: {exc}") from None
+
+
+def _reindex_embedder(engine: MemoryEngine) -> CachedEmbedder:
+    """The configured embedder behind the persistent vector cache; CliError (exit 1) when embeddings are off.
+
+    The cache means a reindex after switching models back and forth reuses the vectors made before.
+    """
+    embedder = engine.embedder if isinstance(engine.embedder, CachedEmbedder) else None
+    if embedder is None:
+        raise CliError('embeddings are off: set memory.embedding.provider to "local" or "openai"', 1)
+    return embedder
+
+
+def _memories(n: int) -> str:
+    return f"{n} memory" if n == 1 else f"{n} memories"
+
+
+class _ReindexProgress:
+    """``progress(done, total)`` for reindex: a bar redrawn in place on a terminal, silent otherwise."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+        self.done = 0
+        self.total = 0
+        self._drawn = 0.0
+        self._width = 0
+
+    def rate(self) -> float:
+        """Memories per second since the start."""
+        return self.done / max(time.monotonic() - self.started, 1e-6)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        now = time.monotonic()
+        if not self.tty or not total or (now - self._drawn < BAR_REDRAW_SECONDS and done < total):
+            return
+        self._drawn = now
+        filled = BAR_WIDTH * done // total
+        line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} memories, {self.rate():.0f}/s"
+        self.stream.write("\r" + line.ljust(self._width))
+        self.stream.flush()
+        self._width = len(line)
+
+    def end_line(self) -> None:
+        """Leave the bar's line, so that what is printed next starts on its own."""
+        if self.tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0
+
+
+async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    from memory.vectors.reindex import EmbeddingError, reindex
+
+    owner = args.owner if args.owner_given else None
+    scope = f" of {owner}" if owner else ""
+    embedder = _reindex_embedder(engine)  # closed by _with_engine
+    model_key = embedder.model_key
+    progress = _ReindexProgress(sys.stderr)
+    try:
+        # Known before the first batch, so that an early Ctrl-C or failure can say "0 of N", and the bar
+        # shows up while a local model is still loading.
+        progress(0, await engine.count_missing_embeddings(model_key, owner))
+        result = await reindex(engine, embedder, owner=owner, batch_size=args.batch_size, progress=progress)
+    except EmbeddingError as exc:
+        progress.end_line()
+        fail(str(exc), 1)
+        if progress.done:
+            print(
+                f"{progress.done} of {progress.total} memories{scope} were embedded and kept; "
+                "run tierclaw memory reindex again to resume",
+                file=sys.stderr,
+            )
+        return 1
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C: asyncio.run cancels this task (or the interrupt lands here directly). The batches stored
+        # so far stay; the exit status is the usual one for SIGINT.
+        progress.end_line()
+        print(
+            f"interrupted after {progress.done} of {progress.total} memories{scope}; finished batches are "
+            "saved, run tierclaw memory reindex again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    progress.end_line()
+    if not result.done:
+        print(f"nothing to reindex: every live memory{scope} has a {model_key} vector")
+        return 0
+    rate = result.done / result.seconds if result.seconds > 0 else 0.0
+    line = f"embedded {_memories(result.embedded)}{scope} with {model_key}"
+    line += f" in {result.seconds:.1f}s ({rate:.0f}/s)"
+    if result.skipped:
+        line += f"; {result.skipped} changed while being embedded: run it again to embed them"
+    if result.refused:
+        line += f"; {result.refused} refused by the embedder (--log-level DEBUG says which), left without"
+    print(line)
+    return 0

@@ -1,0 +1,232 @@
+"""``tierclaw memory …``: inspect and curate one owner's long-term memory from the terminal.
+
+Every subcommand takes ``--db`` (default: ``memory.dbPath`` of the config, which ``$TIERCLAW_MEMORY_DB``
+overrides; ``~/.tierclaw/data/memory.db`` out of the box), ``--config`` and ``--owner`` (default
+``console:local``), runs one ``asyncio.run``, and turns every expected failure
+(missing or corrupt database, invalid values, unknown ids, bad import files) into a one-line message on
+stderr with exit status 2 — never a traceback. Read-only commands never create the database.
+``reindex`` exits 1 when embeddings are off or the embedder fails (what was embedded is kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gateway.cli.memory.common import (
+    CLI_QUERY_TIMEOUT_SECONDS,
+    DB_ENV,
+    DEFAULT_DB,
+    DEFAULT_OWNER,
+    REINDEX_BATCH_SIZE,
+    CliError,
+    Command,
+    fail,
+    load_cli_config,
+)
+from gateway.cli.memory.curate import (
+    run_add,
+    run_edit,
+    run_export,
+    run_forget,
+    run_import,
+    run_list,
+    run_migrate,
+    run_search,
+    run_stats,
+)
+from gateway.cli.memory.jobs import configured_embedder, run_compress, run_reindex, run_retry
+from memory.engine import MemoryDatabaseError, MemoryEngine
+from memory.retrieval.decay import CATEGORIES
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger("tierclaw.cli")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``memory`` and its subcommands to the ``tierclaw`` parser."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--db",
+        default=None,
+        help=f"memory database (default: memory.dbPath of the config, ${DB_ENV}, or {DEFAULT_DB})",
+        metavar="PATH",
+    )
+    common.add_argument(
+        "--config", default=None, metavar="PATH", help="config file (for defaults and models)"
+    )
+    common.add_argument("--owner", default=None, help=f"whose memory (default {DEFAULT_OWNER})")
+
+    parser = subparsers.add_parser(
+        "memory", help="inspect and curate long-term memory", description="Inspect and curate memory."
+    )
+    parser.set_defaults(func=lambda _args: _print_help(parser))
+    sub = parser.add_subparsers(dest="memory_command", metavar="COMMAND")
+
+    def add(name: str, help_text: str, command: Command, *, must_exist: bool) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(func=lambda args: execute(command, args, must_exist=must_exist))
+        return p
+
+    p = add("stats", "counts per tier, archived, events, buffered turns", run_stats, must_exist=True)
+    p.add_argument("--all-owners", action="store_true", help="count every owner's rows")
+
+    p = add("list", "list memories, newest first", run_list, must_exist=True)
+    p.add_argument("--tier", type=int, choices=(1, 2))
+    p.add_argument("--project")
+    p.add_argument("--archived", action="store_true", help="include archived memories")
+    p.add_argument("--limit", type=int, default=50)
+
+    p = add("search", "ranked search over tiers 1 and 2", run_search, must_exist=True)
+    p.add_argument("query")
+    p.add_argument("--k", type=int, default=10)
+
+    p = add("add", "add a memory through the clean write path", run_add, must_exist=False)
+    p.add_argument("text")
+    _fact_options(p)
+    p.add_argument("--subject", help="with --predicate: a newer fact supersedes the old one")
+    p.add_argument("--predicate")
+
+    p = add("edit", "change fields of a live memory", run_edit, must_exist=True)
+    p.add_argument("id", type=int)
+    p.add_argument("--content")
+    _fact_options(p)
+
+    p = add("forget", "archive a memory (or delete it for good with --purge)", run_forget, must_exist=True)
+    p.add_argument("id", type=int)
+    p.add_argument("--purge", action="store_true", help="delete permanently instead of archiving")
+    p.add_argument("--yes", action="store_true", help="do not ask before purging")
+
+    p = add("export", "export the owner's memories and events", run_export, must_exist=True)
+    p.add_argument("--format", choices=("json", "md"), default="json")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+
+    p = add("import", "import a JSON export (idempotent)", run_import, must_exist=False)
+    p.add_argument("file")
+
+    p = add("migrate", "import file memory (MEMORY.md, YYYY-MM-DD.md)", run_migrate, must_exist=False)
+    p.add_argument("--workspace", required=True, metavar="DIR")
+
+    p = add(
+        "retry",
+        "re-queue turns whose extraction failed too often (dead letters); all owners unless --owner",
+        run_retry,
+        must_exist=True,
+    )
+    p.add_argument("--now", action="store_true", help="extract them now with the configured memory model")
+
+    p = add(
+        "reindex",
+        "give every live memory a vector of the configured embedding model (resumable); "
+        "all owners unless --owner",
+        run_reindex,
+        must_exist=True,
+    )
+    p.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=REINDEX_BATCH_SIZE,
+        metavar="N",
+        help=f"memories per embedder call (default {REINDEX_BATCH_SIZE})",
+    )
+
+    p = add("compress", "run the daily or weekly compression job now", run_compress, must_exist=True)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--daily", action="store_true", help="Tier 3 events up to yesterday -> Tier 2 facts")
+    which.add_argument(
+        "--weekly", action="store_true", help="merge partitions, refresh Tier 1, archive decayed"
+    )
+
+
+def _fact_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tier", type=int, choices=(1, 2))
+    p.add_argument("--project")
+    p.add_argument("--topic")
+    p.add_argument("--category", type=_category, metavar="{" + ",".join(CATEGORIES) + "}")
+    p.add_argument("--importance", type=_importance, metavar="0..1")
+
+
+# Validated while parsing, so that a bad value never gets as far as creating the database.
+def _category(value: str) -> str:
+    if value not in CATEGORIES:
+        raise argparse.ArgumentTypeError(f"category must be one of {', '.join(CATEGORIES)}; got {value!r}")
+    return value
+
+
+def _importance(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"importance must be a number within [0, 1], got {value!r}")
+    return number
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value!r}")
+    return number
+
+
+def _print_help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 0
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def execute(command: Command, args: argparse.Namespace, *, must_exist: bool) -> int:
+    """Open the database, run one command, close; map expected failures to a message and exit 2."""
+    args.owner_given = args.owner is not None
+    args.owner = args.owner or DEFAULT_OWNER
+    try:
+        args.loaded_config = load_cli_config(args)
+        args.db_path = Path(args.db).expanduser() if args.db else args.loaded_config.db_path()
+        if must_exist and not args.db_path.exists():
+            raise CliError(
+                f"memory database not found: {args.db_path} "
+                "(run tierclaw memory add, or point --db at an existing file)"
+            )
+        return asyncio.run(_with_engine(command, args, must_exist))
+    except CliError as exc:
+        return fail(str(exc), exc.code)
+    except MemoryDatabaseError as exc:
+        return fail(str(exc))
+    except (ValueError, KeyError) as exc:
+        return fail(str(exc.args[0]) if exc.args else type(exc).__name__)
+    except OSError as exc:
+        return fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+    except Exception as exc:  # the promise is "no traceback": say what failed, details at DEBUG
+        log.debug("unexpected error", exc_info=True)
+        return fail(f"unexpected error: {type(exc).__name__}: {exc} (rerun with --log-level DEBUG)", 1)
+
+
+async def _with_engine(command: Command, args: argparse.Namespace, must_exist: bool) -> int:
+    prepare = getattr(command, "prepare", None)
+    if prepare is not None:
+        prepare(args)  # validate inputs before the database is opened (or created)
+    engine = await MemoryEngine.open(args.db_path, create=not must_exist)
+    try:
+        engine.embedder = configured_embedder(args.loaded_config, engine)
+        # The person at the terminal waits for the model to load on the first search (up to seconds on a
+        # cold start); the reply path's queryTimeoutMs bound is for chats, not for this.
+        engine.query_embed_timeout = CLI_QUERY_TIMEOUT_SECONDS
+        return await command(engine, args)
+    finally:
+        if engine.embedder is not None:
+            await engine.embedder.close()
+        await engine.close()
+
+
+# --------------------------------------------------------------------------- text tables
