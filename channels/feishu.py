@@ -7,16 +7,8 @@ One intake task then checks, in order: the sender's open_id against ``allowFrom`
 trace), group messages must @mention the bot, the event is new (``SeenStore``: an event is a duplicate if
 its event_id *or* its message_id was seen in the last 48 h, also across restarts), and only then delivers.
 
-* websocket: ``lark.ws.Client`` is built and runs in a daemon thread on its own event loop (built there,
-  after ``set_event_loop``, because its constructor starts a cache-clearing task on the current loop).
-  lark-oapi 1.7.5 keeps that loop in a module global (``lark_oapi.ws.client.loop``), so only one
-  websocket channel can run per process; ``start()`` blocks forever and has no stop, so ``stop`` cancels
-  every task on that loop (after turning auto-reconnect off) and closes the connection itself. lark's
-  bootstrap request (``POST /callback/ws/endpoint``, a sync ``requests.post`` without a timeout) would
-  hang the thread forever on a server that never answers; the ``requests`` name inside
-  ``lark_oapi.ws.client`` only is bound to a thin wrapper whose ``post`` defaults ``timeout`` to the
-  channel's ``timeoutSeconds`` (see ``_RequestsWithTimeout``), so a silent server costs one timeout per
-  attempt, lark keeps retrying, and ``stop`` ends the thread.
+* websocket: ``lark.ws.Client`` on its own thread and loop (``feishu_websocket.py`` says why and how it
+  stops).
 * callback: a small aiohttp server feeds each POST to lark's ``EventDispatcherHandler``, which decrypts
   (``encryptKey``), checks the verification token and the ``X-Lark-Signature``, answers
   ``url_verification`` and dispatches. lark reads the signature headers with a case-sensitive
@@ -52,13 +44,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import lark_oapi as lark
 import lark_oapi.ws.client as lark_ws_client
@@ -73,80 +63,39 @@ from lark_oapi.api.im.v1 import (
 )
 
 from channels.access import AllowList
-from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
+from channels.base import ChannelError, Deliver, OutboundMessage
 from channels.chunks import split_text
-from channels.feishu_post import post_media, post_plain_text, reply_body, text_content
+from channels.feishu_api import MAX_RETRY_WAIT_SECONDS, FeishuApiError, http_status, reset_seconds, retryable
+from channels.feishu_events import (
+    CHANNEL_NAME,
+    FeishuEvent,
+    event_from_lark,
+    inbound_message,
+    lark_headers,
+    message_uuid,
+)
+from channels.feishu_post import reply_body, text_content
+from channels.feishu_websocket import (
+    WebsocketRun,
+    bind_lark_bootstrap_requests,
+    cancel_ws_tasks,
+    close_ws_loop,
+    ws_bootstrap,
+    ws_owner_lock,
+)
 from channels.seen import SeenStore
 
 log = logging.getLogger("tierclaw.channels")
 
 CHUNK_LIMIT = 4000  # characters per message; a post body may be ~30 KB, 4000 CJK characters are ~12 KB
-RATE_LIMIT_CODES = frozenset({99991400, 230020, 11232})  # app, per-chat and custom-bot rate limits
 MAX_SEND_ATTEMPTS = 4
-MAX_RETRY_WAIT_SECONDS = 30.0
 BOT_INFO_URI = "/open-apis/bot/v3/info"
 BOT_INFO_RETRY_MAX_SECONDS = 300.0
-DEFAULT_WS_BOOTSTRAP_TIMEOUT = 10.0  # for lark's endpoint request on a thread that is not ours
-# lark's EventDispatcherHandler reads these with a case-sensitive dict.get.
-LARK_HEADERS = ("X-Lark-Request-Timestamp", "X-Lark-Request-Nonce", "X-Lark-Signature", "X-Request-Id")
-
-_ws_owner_lock = threading.Lock()
 _ws_owner: FeishuChannel | None = None  # lark-oapi's websocket loop is a module global: one user at a time
-_ws_bootstrap = threading.local()  # .timeout: set by the websocket thread for lark's endpoint request
-
-
-class _RequestsWithTimeout:
-    """Stands in for the ``requests`` module inside ``lark_oapi.ws.client`` (and nowhere else).
-
-    That module's only use of it is ``requests.post(domain + "/callback/ws/endpoint", ...)`` in
-    ``Client._get_conn_url``, without a timeout. ``post`` here adds ``timeout`` when the caller gave none:
-    the running websocket thread's ``timeoutSeconds`` (a thread-local, so it is exact per thread), else
-    ``DEFAULT_WS_BOOTSTRAP_TIMEOUT``. Everything else is the real module. Rebinding one name in one lark
-    module is the least invasive fix: no copy of lark's code, and the process-wide ``requests`` module
-    (used by the API client and everyone else) is untouched.
-    """
-
-    def __init__(self, real: Any) -> None:
-        self._real = real
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-    def post(self, url: str, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("timeout", getattr(_ws_bootstrap, "timeout", DEFAULT_WS_BOOTSTRAP_TIMEOUT))
-        return self._real.post(url, *args, **kwargs)
-
-
-def _bind_lark_bootstrap_requests() -> None:
-    """Give lark's websocket module the ``requests`` wrapper (once; safe to call again)."""
-    with _ws_owner_lock:
-        if not isinstance(lark_ws_client.requests, _RequestsWithTimeout):
-            lark_ws_client.requests = _RequestsWithTimeout(lark_ws_client.requests)  # type: ignore[assignment]
-
-
-class _WebsocketRun:
-    """One run of the websocket thread: its loop, and the lark client once the thread has built it."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.client: lark.ws.Client | None = None  # set by the thread
-        self.error: BaseException | None = None  # why lark's start() gave up, set by the thread
-        self.thread: threading.Thread | None = None
-        self.stopping = False
 
 
 class FeishuError(ChannelError):
     """The channel cannot run (websocket refused, second websocket in one process)."""
-
-
-class FeishuApiError(RuntimeError):
-    """Feishu refused an API call; carries its ``code``, ``msg`` and HTTP status (never a secret)."""
-
-    def __init__(self, action: str, code: int | None, msg: str | None, status: int | None) -> None:
-        super().__init__(f"Feishu refused to {action}: code {code} ({msg or 'no message'}), HTTP {status}")
-        self.code = code
-        self.msg = msg
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -167,106 +116,6 @@ class FeishuSettings:
     callback_path: str = "/feishu/events"
 
 
-@dataclass(frozen=True, slots=True)
-class Mention:
-    key: str  # the placeholder in the text, e.g. "@_user_1"
-    open_id: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class FeishuEvent:
-    """The parts of an ``im.message.receive_v1`` event the channel uses (plain data, thread-safe)."""
-
-    event_id: str
-    message_id: str
-    chat_id: str
-    chat_type: str  # "p2p" or "group"
-    sender_open_id: str
-    sender_type: str  # "user", "app", ...
-    message_type: str  # "text", "post", "image", ...
-    content: str  # the message content, a JSON string
-    mentions: tuple[Mention, ...] = ()
-
-
-def event_from_lark(data: P2ImMessageReceiveV1) -> FeishuEvent:
-    """Copy the fields we need out of the SDK's event object (missing parts become empty strings)."""
-    header = data.header
-    event = data.event
-    message = getattr(event, "message", None)
-    sender = getattr(event, "sender", None)
-    sender_ids = getattr(sender, "sender_id", None)
-    mentions = tuple(
-        Mention(
-            key=m.key or "",
-            open_id=getattr(m.id, "open_id", None) or "",
-            name=m.name or "",
-        )
-        for m in (getattr(message, "mentions", None) or [])
-    )
-    return FeishuEvent(
-        event_id=getattr(header, "event_id", None) or "",
-        message_id=getattr(message, "message_id", None) or "",
-        chat_id=getattr(message, "chat_id", None) or "",
-        chat_type=getattr(message, "chat_type", None) or "",
-        sender_open_id=getattr(sender_ids, "open_id", None) or "",
-        sender_type=getattr(sender, "sender_type", None) or "",
-        message_type=getattr(message, "message_type", None) or "",
-        content=getattr(message, "content", None) or "",
-        mentions=mentions,
-    )
-
-
-def inbound_message(event: FeishuEvent, bot_open_id: str) -> InboundMessage | None:
-    """The gateway's message for ``event``, or None when a group message does not @mention the bot.
-
-    ``bot_open_id`` empty means unknown: then any mention counts as the bot (see the module doc).
-    """
-    is_bot = {m.key: (m.open_id == bot_open_id if bot_open_id else True) for m in event.mentions}
-    mentions_bot = any(is_bot.values())
-    is_group = event.chat_type != "p2p"
-    if is_group and not mentions_bot:
-        return None
-    text, attachment = _text_and_attachment(event.message_type, event.content)
-    for mention in sorted(event.mentions, key=lambda m: len(m.key), reverse=True):  # @_user_10 before _1
-        if not mention.key:
-            continue
-        if is_bot[mention.key]:
-            text = text.replace(mention.key + " ", "").replace(mention.key, "")
-        else:
-            text = text.replace(mention.key, f"@{mention.name}" if mention.name else "")
-    return InboundMessage(
-        channel=FeishuChannel.name,
-        chat_id=event.chat_id,
-        sender_id=event.sender_open_id,
-        text=text.strip(),
-        message_id=event.message_id,
-        is_group=is_group,
-        mentions_bot=mentions_bot,
-        attachment=attachment,
-    )
-
-
-def _text_and_attachment(message_type: str, content: str) -> tuple[str, str]:
-    try:
-        body: Any = json.loads(content) if content else {}
-    except json.JSONDecodeError:
-        body = {}
-    if message_type == "text":
-        return str(body.get("text") or "") if isinstance(body, dict) else "", ""
-    if message_type == "post":
-        text = post_plain_text(body)
-        return text, "" if text else post_media(body)
-    # image, file, audio, media, sticker, and anything else we cannot read (cards, shared chats, …)
-    return "", message_type or "message"
-
-
-def message_uuid(target: str, index: int, text: str) -> str:
-    """Feishu's idempotency key (≤ 50 chars) for piece ``index`` of a reply to ``target``."""
-    digest = hashlib.sha256(f"{target}\x00{index}\x00{text}".encode()).hexdigest()
-    return f"tc-{digest[:40]}"
-
-
 def _route_lark_logs_through_ours() -> None:
     """lark-oapi logs to *stdout* with its own handler (so every line also printed twice via the root
     logger); drop that handler so its records go through the application's logging, on stderr."""
@@ -278,7 +127,7 @@ def _route_lark_logs_through_ours() -> None:
 class FeishuChannel:
     """The Feishu/Lark channel; see the module doc. ``start`` returns once receiving has started."""
 
-    name = "feishu"
+    name = CHANNEL_NAME
 
     def __init__(self, settings: FeishuSettings) -> None:
         if settings.mode not in ("websocket", "callback"):
@@ -307,7 +156,7 @@ class FeishuChannel:
         self._bot_info_task: asyncio.Task | None = None
         self._runner: web.AppRunner | None = None
         self._dispatcher: lark.EventDispatcherHandler | None = None
-        self._ws: _WebsocketRun | None = None
+        self._ws: WebsocketRun | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -481,15 +330,15 @@ class FeishuChannel:
 
     async def _start_websocket(self) -> None:
         global _ws_owner
-        with _ws_owner_lock:
+        with ws_owner_lock:
             if _ws_owner is not None:
                 raise FeishuError(
                     "another Feishu websocket channel is running in this process (lark-oapi keeps one "
                     "global loop); use mode callback for a second app"
                 )
             _ws_owner = self
-        _bind_lark_bootstrap_requests()
-        run = self._ws = _WebsocketRun(asyncio.new_event_loop())
+        bind_lark_bootstrap_requests()
+        run = self._ws = WebsocketRun(asyncio.new_event_loop())
         run.thread = threading.Thread(
             target=self._run_websocket, args=(run,), name="feishu-websocket", daemon=True
         )
@@ -510,7 +359,7 @@ class FeishuChannel:
         client.on_reconnected = lambda: log.info("[feishu] websocket reconnected")
         return client
 
-    async def _wait_connected(self, run: _WebsocketRun) -> None:
+    async def _wait_connected(self, run: WebsocketRun) -> None:
         """Return once connected; raise if lark gave up (bad credentials); after the timeout, return with
         a warning while lark keeps retrying in the background."""
         assert run.thread is not None
@@ -525,13 +374,13 @@ class FeishuChannel:
             await asyncio.sleep(0.02)
         log.info("[feishu] websocket connected (app %s)", self.settings.app_id)
 
-    def _run_websocket(self, run: _WebsocketRun) -> None:
+    def _run_websocket(self, run: WebsocketRun) -> None:
         """The websocket thread: build lark's client and run its blocking ``start()`` on this thread's own
         loop until stopped."""
         ws_loop = run.loop
         asyncio.set_event_loop(ws_loop)
         lark_ws_client.loop = ws_loop  # lark schedules everything on this module global
-        _ws_bootstrap.timeout = self.settings.timeout_seconds  # for lark's endpoint request (see module doc)
+        ws_bootstrap.timeout = self.settings.timeout_seconds  # for lark's endpoint request (see module doc)
         try:
             if run.stopping:
                 return
@@ -542,7 +391,7 @@ class FeishuChannel:
         except Exception as exc:  # lark logged it; keep it for _wait_connected
             run.error = exc
         finally:
-            _close_ws_loop(run.client, ws_loop)
+            close_ws_loop(run.client, ws_loop)
 
     async def _stop_websocket(self) -> None:
         global _ws_owner
@@ -550,12 +399,12 @@ class FeishuChannel:
         if run is not None and run.thread is not None:
             run.stopping = True
             with contextlib.suppress(RuntimeError):  # the loop is already closed: the thread has ended
-                run.loop.call_soon_threadsafe(_cancel_ws_tasks, run)
+                run.loop.call_soon_threadsafe(cancel_ws_tasks, run)
             # at worst the thread is inside lark's endpoint request, which ends within the timeout
             await asyncio.to_thread(run.thread.join, self.settings.timeout_seconds + 5)
             if run.thread.is_alive():
                 log.warning("[feishu] websocket thread did not end; it is a daemon and ends with the process")
-        with _ws_owner_lock:
+        with ws_owner_lock:
             if _ws_owner is self:
                 _ws_owner = None
 
@@ -615,7 +464,7 @@ class FeishuChannel:
         uuid = message_uuid(message.reply_to or message.chat_id, index, piece)
         msg_type, content = reply_body(piece)
         resp = await self._call_with_retries(message, msg_type, content, uuid)
-        if not resp.success() and msg_type == "post" and not _retryable(resp):
+        if not resp.success() and msg_type == "post" and not retryable(resp):
             log.warning(
                 "[feishu] a Markdown reply was refused (code %s: %s); sending it as plain text",
                 resp.code,
@@ -624,7 +473,7 @@ class FeishuChannel:
             resp = await self._call_with_retries(message, "text", text_content(piece), uuid)
         if not resp.success():
             action = f"reply to {message.reply_to}" if message.reply_to else f"send to {message.chat_id}"
-            raise FeishuApiError(action, resp.code, resp.msg, _status(resp))
+            raise FeishuApiError(action, resp.code, resp.msg, http_status(resp))
 
     async def _call_with_retries(
         self, message: OutboundMessage, msg_type: str, content: str, uuid: str
@@ -639,10 +488,10 @@ class FeishuChannel:
                     raise FeishuError(f"no answer from Feishu: {type(exc).__name__}: {exc}") from None
                 await asyncio.sleep(self._backoff(attempt))
                 continue
-            if resp.success() or not _retryable(resp) or last:
+            if resp.success() or not retryable(resp) or last:
                 return resp
-            log.warning("[feishu] send got code %s (HTTP %s); retrying", resp.code, _status(resp))
-            reset = _reset_seconds(resp)
+            log.warning("[feishu] send got code %s (HTTP %s); retrying", resp.code, http_status(resp))
+            reset = reset_seconds(resp)
             await asyncio.sleep(reset if reset is not None else self._backoff(attempt))
         raise AssertionError("unreachable")
 
@@ -676,62 +525,5 @@ class FeishuChannel:
         return self.client.im.v1.message.create(request)
 
 
-def lark_headers(headers: Any) -> dict[str, str]:
-    """Request headers as a dict with lark's signature headers under the exact names lark looks up."""
-    out = {str(k): str(v) for k, v in headers.items()}
-    lowered = {k.lower(): v for k, v in out.items()}
-    for name in LARK_HEADERS:
-        if name.lower() in lowered:
-            out[name] = lowered[name.lower()]
-    return out
-
-
 def _ignore_event(_data: object) -> None:
     return None
-
-
-def _status(resp: lark.BaseResponse) -> int | None:
-    return getattr(resp.raw, "status_code", None)
-
-
-def _retryable(resp: lark.BaseResponse) -> bool:
-    status = _status(resp) or 0
-    return status == 429 or status >= 500 or resp.code in RATE_LIMIT_CODES
-
-
-def _reset_seconds(resp: lark.BaseResponse) -> float | None:
-    """Feishu's ``x-ogw-ratelimit-reset`` (seconds until the limit resets), capped; None if absent."""
-    headers = getattr(resp.raw, "headers", None) or {}
-    for name, value in headers.items():
-        if name.lower() == "x-ogw-ratelimit-reset":
-            with contextlib.suppress(ValueError):
-                return max(0.0, min(float(value), MAX_RETRY_WAIT_SECONDS))
-    return None
-
-
-def _cancel_ws_tasks(run: _WebsocketRun) -> None:
-    """Runs on the websocket loop: no reconnect, then cancel everything (lark's ``start()`` returns)."""
-    if run.client is not None:
-        run.client._auto_reconnect = False  # lark-oapi 1.7.5 has no stop(); its reconnect loop reads this
-    for task in asyncio.all_tasks(run.loop):
-        task.cancel()
-
-
-def _close_ws_loop(client: lark.ws.Client | None, ws_loop: asyncio.AbstractEventLoop) -> None:
-    """Runs on the websocket thread after ``start()`` ended: finish cancelled tasks, close the connection."""
-    try:
-        if client is not None:
-            client._auto_reconnect = False
-        pending = asyncio.all_tasks(ws_loop)
-        for task in pending:
-            task.cancel()
-        if pending:
-            ws_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-        conn = getattr(client, "_conn", None)
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                ws_loop.run_until_complete(asyncio.wait_for(conn.close(), timeout=5))
-            client._conn = None
-        ws_loop.run_until_complete(ws_loop.shutdown_asyncgens())
-    finally:
-        ws_loop.close()

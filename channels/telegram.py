@@ -36,43 +36,44 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import secrets
-import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import httpx
 from telegram import Bot, Message, MessageEntity, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
-    Conflict,
     InvalidToken,
     NetworkError,
     RetryAfter,
     TelegramError,
-    TimedOut,
 )
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
 from channels.access import AllowList
 from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
 from channels.chunks import split_text
+from channels.telegram_failures import (
+    may_have_arrived,
+    pause,
+    polling_trouble,
+    retry_after,
+    trouble_kind,
+    unless_set,
+)
 from channels.telegram_format import markdown_to_html
+from channels.telegram_logging import Redact, quiet_bootstrap
+from channels.telegram_text import COMMAND_RE, attachment, cut, normalise_command, utf16_slice
 
 log = logging.getLogger("tierclaw.channels")
 
 MAX_MESSAGE = 4096  # telegram.constants.MessageLimit.MAX_TEXT_LENGTH
 MIN_PIECE = 64  # "message is too long" re-splits stop here
 ALLOWED_UPDATES = ("message",)
-# Non-text content, in the order checked (an animation is also a document).
-_MEDIA = ("photo", "voice", "audio", "video", "video_note", "animation", "sticker", "document")
-_COMMAND_RE = re.compile(r"^(/\w+)(?:@(\w+))?")
-_LOGGERS = ("", "telegram", "httpx", "httpcore", "tornado", "asyncio", "tierclaw")
 T = TypeVar("T")
 
 
@@ -126,7 +127,7 @@ class TelegramChannel:
         self._offset = 0  # update_id + 1 of the last update handed to the gateway
         self._confirmed = 0  # the offset Telegram was last told (getUpdates offset)
         self._typing: set[asyncio.Task] = set()
-        self._redact: _Redact | None = None
+        self._redact: Redact | None = None
         self._bot_id = 0
         self._bot_username = ""
 
@@ -140,7 +141,7 @@ class TelegramChannel:
         self._intake_stopped = asyncio.Event()
         self.allow.warn_if_empty()
         secret = s.webhook_secret or secrets.token_urlsafe(32)
-        self._redact = _Redact((s.token, secret))
+        self._redact = Redact((s.token, secret))
         self._redact.install()
         t = s.timeout_seconds
         builder = (
@@ -181,7 +182,7 @@ class TelegramChannel:
             if s.mode == "webhook":
                 # PTB logs a refused setWebhook with a traceback before raising; the ChannelError below
                 # says it in one line instead.
-                with _quiet_bootstrap():
+                with quiet_bootstrap():
                     await app.updater.start_webhook(  # type: ignore[union-attr]
                         listen=s.webhook_listen,
                         port=s.webhook_port,
@@ -300,21 +301,21 @@ class TelegramChannel:
 
         while not stopped.is_set():
             try:
-                updates = await _unless_set(stopped, fetch())
+                updates = await unless_set(stopped, fetch())
             except asyncio.CancelledError:
                 raise
             except RetryAfter as exc:
-                await _pause(stopped, _retry_after(exc))
+                await pause(stopped, retry_after(exc))
                 continue
             except Exception as exc:
                 failures += 1
-                kind = _trouble_kind(exc)
+                kind = trouble_kind(exc)
                 if kind == "webhook-active":
                     webhook_cleared = False  # someone set a webhook meanwhile: delete it again
                 if kind != trouble:
                     trouble = kind
-                    log.warning("[telegram] %s", _polling_trouble(exc, limit))
-                await _pause(stopped, self._backoff(failures))
+                    log.warning("[telegram] %s", polling_trouble(exc, limit))
+                await pause(stopped, self._backoff(failures))
                 continue
             if updates is None:  # intake stopped during the long poll: its updates stay unconfirmed
                 return
@@ -353,15 +354,15 @@ class TelegramChannel:
             or msg.chat.type not in ("private", "group", "supergroup")
         ):
             return None
-        attachment = _attachment(msg)
-        if msg.text is None and not attachment:
+        kind = attachment(msg)
+        if msg.text is None and not kind:
             return None  # a service message, location, poll…: nothing to answer
         text = msg.text if msg.text is not None else msg.caption or ""
         entities = msg.entities if msg.text is not None else msg.caption_entities
         is_group = msg.chat.type != "private"
         spans = self._mention_spans(text, entities)
         replied = self._replies_to_bot(msg)
-        command = _COMMAND_RE.match(text)
+        command = COMMAND_RE.match(text)
         target = command.group(2) if command else None  # "/cmd@target"
         command_for_me = bool(target) and target.casefold() == self._bot_username.casefold()
         command_for_other = bool(target) and not command_for_me
@@ -381,11 +382,11 @@ class TelegramChannel:
             channel=self.name,
             chat_id=str(msg.chat.id),
             sender_id=sender,
-            text=_normalise_command(_cut(text, spans), self._bot_username),
+            text=normalise_command(cut(text, spans), self._bot_username),
             message_id=str(msg.message_id),
             is_group=is_group,
             mentions_bot=bool(spans) or replied,
-            attachment=attachment,
+            attachment=kind,
         )
 
     def _mention_spans(self, text: str, entities: Sequence[MessageEntity]) -> list[tuple[int, int]]:
@@ -394,7 +395,7 @@ class TelegramChannel:
         spans = []
         for entity in entities:
             if entity.type == MessageEntity.MENTION:
-                if _utf16_slice(text, entity.offset, entity.offset + entity.length).casefold() == me:
+                if utf16_slice(text, entity.offset, entity.offset + entity.length).casefold() == me:
                     spans.append((entity.offset, entity.offset + entity.length))
             elif entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == self._bot_id:
                 spans.append((entity.offset, entity.offset + entity.length))
@@ -470,7 +471,7 @@ class TelegramChannel:
             try:
                 return await request()
             except RetryAfter as exc:
-                wait = _retry_after(exc)
+                wait = retry_after(exc)
                 if attempt >= self.send_attempts or wait > self.max_retry_after_seconds:
                     raise
                 log.info("[telegram] rate limited by Telegram; retrying in %.0f s", wait)
@@ -478,7 +479,7 @@ class TelegramChannel:
             except BadRequest:
                 raise
             except NetworkError as exc:  # includes TimedOut and 5xx answers
-                if _may_have_arrived(exc):
+                if may_have_arrived(exc):
                     ambiguous += 1
                     if ambiguous > self.ambiguous_retries or attempt >= self.send_attempts:
                         raise
@@ -520,7 +521,7 @@ class TelegramChannel:
                 raise
             except Exception as exc:
                 log.debug("[telegram] typing indicator for %s failed: %s", chat_id, exc)
-            await _pause(done, self.typing_every_seconds)
+            await pause(done, self.typing_every_seconds)
 
     # --- helpers -------------------------------------------------------------------------------------
 
@@ -531,194 +532,3 @@ class TelegramChannel:
 
     def _backoff(self, failures: int) -> float:
         return min(self.retry_max_seconds, self.retry_base_seconds * 2 ** (failures - 1))
-
-
-def _trouble_kind(exc: Exception) -> str:
-    """What kind of polling failure ``exc`` is (one log line per streak of the same kind)."""
-    if isinstance(exc, Conflict):
-        reason = exc.message.casefold()
-        if "webhook is active" in reason:
-            return "webhook-active"
-        if "other getupdates" in reason:
-            return "other-poller"
-        return "conflict"
-    return type(exc).__name__
-
-
-def _polling_trouble(exc: Exception, limit: float) -> str:
-    """One clear line per kind of polling failure (the loop logs it once per streak)."""
-    kind = _trouble_kind(exc)
-    if kind == "webhook-active":
-        return (
-            "a webhook is set for this bot, so Telegram refuses getUpdates (409 Conflict); tierclaw "
-            "deletes it and polls again (if another deployment runs this token in webhook mode, stop "
-            "it or switch this one to webhook mode)"
-        )
-    if kind == "other-poller":
-        return (
-            "another bot instance is polling with this token (409 Conflict: terminated by other "
-            "getUpdates request): stop the other one; retrying with backoff"
-        )
-    if isinstance(exc, Conflict):
-        return f"Telegram answered 409 Conflict to getUpdates ({exc}); retrying with backoff"
-    if isinstance(exc, InvalidToken):
-        return "Telegram rejected the bot token while polling; check channels.telegram.token; retrying"
-    if isinstance(exc, TimeoutError | TimedOut):
-        return f"getUpdates stalled (no answer within {limit:.0f} s); restarting the long poll"
-    return f"polling Telegram failed ({type(exc).__name__}: {exc}); retrying with backoff"
-
-
-def _may_have_arrived(exc: NetworkError) -> bool:
-    """False only when the request certainly never reached Telegram (see ``TelegramChannel._call``).
-
-    PTB raises ``TimedOut``/``NetworkError`` *from* the httpx exception for transport failures, and a
-    plain ``NetworkError`` (no httpx cause) for an HTTP error status it has no class for (5xx).
-    """
-    cause = exc.__cause__
-    return not isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
-
-
-async def _unless_set(event: asyncio.Event, awaitable: Awaitable[T]) -> T | None:
-    """``await awaitable``, or None as soon as ``event`` is set (the awaitable is then cancelled).
-
-    A cancel that Python 3.11's HTTP stack swallows only lets the request finish: its result is
-    dropped either way.
-    """
-    task = asyncio.ensure_future(awaitable)
-    waiter = asyncio.ensure_future(event.wait())
-    try:
-        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:
-        task.cancel()
-        task.add_done_callback(_discard)
-        raise
-    finally:
-        waiter.cancel()
-    if task.done():
-        return task.result()
-    task.cancel()
-    task.add_done_callback(_discard)
-    await asyncio.wait((task,), timeout=1.0)  # let httpx release the connection before shutdown
-    return None
-
-
-def _discard(task: asyncio.Future) -> None:
-    """Retrieve an abandoned task's outcome, so asyncio does not log "exception was never retrieved"."""
-    if not task.cancelled():
-        task.exception()
-
-
-@contextlib.contextmanager
-def _quiet_bootstrap() -> Iterator[None]:
-    """Drop PTB's traceback for a failed setWebhook ("Network Retry Loop (Bootstrap …) Aborting")."""
-    logger = logging.getLogger("telegram.ext")  # PTB's networkloop module logs here
-    quiet = _DropBootstrapFailures()
-    logger.addFilter(quiet)
-    try:
-        yield
-    finally:
-        logger.removeFilter(quiet)
-
-
-class _DropBootstrapFailures(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True
-        return not (record.levelno >= logging.ERROR and message.startswith("Network Retry Loop (Bootstrap"))
-
-
-async def _pause(event: asyncio.Event, seconds: float) -> None:
-    """Sleep ``seconds``, or less when ``event`` is set meanwhile."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(seconds):
-            await event.wait()
-
-
-def _retry_after(exc: RetryAfter) -> float:
-    with warnings.catch_warnings():  # PTB 22 warns that the int form of retry_after will become a timedelta
-        warnings.simplefilter("ignore")
-        value: Any = exc.retry_after
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
-
-def _attachment(msg: Message) -> str:
-    for kind in _MEDIA:
-        if getattr(msg, kind):
-            return kind.replace("_", " ")
-    return ""
-
-
-def _utf16_slice(text: str, start: int, end: int) -> str:
-    """Telegram's entity offsets count UTF-16 code units, not Python characters."""
-    return text.encode("utf-16-le")[start * 2 : end * 2].decode("utf-16-le", errors="ignore")
-
-
-def _cut(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` without the bot's mentions (UTF-16 spans) and the comma or colon right after one."""
-    if not spans:
-        return text
-    units = text.encode("utf-16-le")
-    for start, end in sorted(spans, reverse=True):
-        head = units[: start * 2].decode("utf-16-le", errors="ignore")
-        tail = units[end * 2 :].decode("utf-16-le", errors="ignore")
-        tail = tail[1:] if tail[:1] in (",", ":", ";") else tail
-        if head.endswith(" ") and tail.startswith(" "):
-            tail = tail.lstrip(" ")
-        units = (head + tail).encode("utf-16-le")
-    return units.decode("utf-16-le").strip()
-
-
-def _normalise_command(text: str, username: str) -> str:
-    """``/cmd@this_bot args`` → ``/cmd args`` (the gateway recognises a leading ``/``)."""
-    match = _COMMAND_RE.match(text)
-    if match and match.group(2) and match.group(2).casefold() == username.casefold():
-        return match.group(1) + text[match.end() :]
-    return text
-
-
-class _Redact(logging.Filter):
-    """Replaces the secrets in log records of the libraries and tierclaw while the channel runs.
-
-    A filter on a logger applies only to records created on that very logger, so it is put on every
-    existing logger of those libraries (PTB and httpx create theirs at import).
-    """
-
-    def __init__(self, secrets_: tuple[str, ...]) -> None:
-        super().__init__()
-        self.secrets = tuple(s for s in secrets_ if s)
-        self._loggers: list[logging.Logger] = []
-
-    def install(self) -> None:
-        httpx_log = logging.getLogger("httpx")  # logs every request URL, token included, at INFO
-        if httpx_log.level == logging.NOTSET:
-            httpx_log.setLevel(logging.WARNING)
-        names = {name for name in logging.root.manager.loggerDict if name.split(".")[0] in _LOGGERS}
-        self._loggers = [logging.getLogger(name) for name in sorted(names | set(_LOGGERS))]
-        for logger in self._loggers:
-            logger.addFilter(self)
-
-    def remove(self) -> None:
-        for logger in self._loggers:
-            logger.removeFilter(self)
-        self._loggers = []
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True
-        if any(s in message for s in self.secrets):
-            record.msg, record.args = self.clean(message), None
-        if record.exc_info and not record.exc_text:
-            text = logging.Formatter().formatException(record.exc_info)
-            if any(s in text for s in self.secrets):
-                record.exc_text = self.clean(text)
-        return True
-
-    def clean(self, text: str) -> str:
-        """``text`` with every secret replaced."""
-        for secret in self.secrets:
-            text = text.replace(secret, "<redacted>")
-        return text

@@ -29,16 +29,9 @@ from feishu_stub import (
 )
 
 from channels.base import InboundMessage, OutboundMessage
-from channels.feishu import (
-    FeishuApiError,
-    FeishuChannel,
-    FeishuError,
-    FeishuEvent,
-    FeishuSettings,
-    Mention,
-    inbound_message,
-    message_uuid,
-)
+from channels.feishu import FeishuChannel, FeishuError, FeishuSettings
+from channels.feishu_api import FeishuApiError
+from channels.feishu_events import FeishuEvent, Mention, inbound_message, message_uuid
 
 SECRET = "app-secret-Zq8vK2"
 ENCRYPT_KEY = "encrypt-key-Xy7pL4"

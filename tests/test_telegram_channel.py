@@ -31,7 +31,8 @@ from telegram_stub import (
 )
 
 from channels.base import ChannelError, InboundMessage, OutboundMessage
-from channels.telegram import TelegramChannel, TelegramSettings, _may_have_arrived
+from channels.telegram import TelegramChannel, TelegramSettings
+from channels.telegram_failures import may_have_arrived
 
 ME = 42
 
@@ -347,8 +348,8 @@ def test_which_failures_may_have_delivered_the_message() -> None:
         raised(NetworkError("httpx.RemoteProtocolError"), httpx.RemoteProtocolError("gone", request=request)),
         raised(NetworkError("Bad Gateway"), None),  # an HTTP 5xx answer
     ]
-    assert [_may_have_arrived(e) for e in never_left] == [False] * 3
-    assert [_may_have_arrived(e) for e in maybe_arrived] == [True] * 4
+    assert [may_have_arrived(e) for e in never_left] == [False] * 3
+    assert [may_have_arrived(e) for e in maybe_arrived] == [True] * 4
 
 
 async def test_other_bad_requests_fail_at_once(tg: TelegramStub) -> None:

@@ -1,0 +1,44 @@
+"""How a Feishu open-api answer is read: the error it raises, and whether (and after how long) a failed
+call is worth retrying."""
+
+from __future__ import annotations
+
+import contextlib
+
+import lark_oapi as lark
+
+RATE_LIMIT_CODES = frozenset({99991400, 230020, 11232})  # app, per-chat and custom-bot rate limits
+
+# Longest wait between two attempts of a send (also caps Feishu's own rate-limit reset hint).
+MAX_RETRY_WAIT_SECONDS = 30.0
+
+
+class FeishuApiError(RuntimeError):
+    """Feishu refused an API call; carries its ``code``, ``msg`` and HTTP status (never a secret)."""
+
+    def __init__(self, action: str, code: int | None, msg: str | None, status: int | None) -> None:
+        super().__init__(f"Feishu refused to {action}: code {code} ({msg or 'no message'}), HTTP {status}")
+        self.code = code
+        self.msg = msg
+        self.status = status
+
+
+def http_status(resp: lark.BaseResponse) -> int | None:
+    """The HTTP status of the answer, when the SDK kept it."""
+    return getattr(resp.raw, "status_code", None)
+
+
+def retryable(resp: lark.BaseResponse) -> bool:
+    """Rate limits, 429 and 5xx are worth another attempt; other refusals are final."""
+    status = http_status(resp) or 0
+    return status == 429 or status >= 500 or resp.code in RATE_LIMIT_CODES
+
+
+def reset_seconds(resp: lark.BaseResponse) -> float | None:
+    """Feishu's ``x-ogw-ratelimit-reset`` (seconds until the limit resets), capped; None if absent."""
+    headers = getattr(resp.raw, "headers", None) or {}
+    for name, value in headers.items():
+        if name.lower() == "x-ogw-ratelimit-reset":
+            with contextlib.suppress(ValueError):
+                return max(0.0, min(float(value), MAX_RETRY_WAIT_SECONDS))
+    return None

@@ -1,0 +1,77 @@
+"""Keeping python-telegram-bot's logs useful and free of secrets: no bot token in any line, no traceback
+storm at start."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+LOGGERS = ("", "telegram", "httpx", "httpcore", "tornado", "asyncio", "tierclaw")
+
+
+@contextlib.contextmanager
+def quiet_bootstrap() -> Iterator[None]:
+    """Drop PTB's traceback for a failed setWebhook ("Network Retry Loop (Bootstrap …) Aborting")."""
+    logger = logging.getLogger("telegram.ext")  # PTB's networkloop module logs here
+    quiet = DropBootstrapFailures()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
+class DropBootstrapFailures(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        return not (record.levelno >= logging.ERROR and message.startswith("Network Retry Loop (Bootstrap"))
+
+
+class Redact(logging.Filter):
+    """Replaces the secrets in log records of the libraries and tierclaw while the channel runs.
+
+    A filter on a logger applies only to records created on that very logger, so it is put on every
+    existing logger of those libraries (PTB and httpx create theirs at import).
+    """
+
+    def __init__(self, secrets_: tuple[str, ...]) -> None:
+        super().__init__()
+        self.secrets = tuple(s for s in secrets_ if s)
+        self._loggers: list[logging.Logger] = []
+
+    def install(self) -> None:
+        httpx_log = logging.getLogger("httpx")  # logs every request URL, token included, at INFO
+        if httpx_log.level == logging.NOTSET:
+            httpx_log.setLevel(logging.WARNING)
+        names = {name for name in logging.root.manager.loggerDict if name.split(".")[0] in LOGGERS}
+        self._loggers = [logging.getLogger(name) for name in sorted(names | set(LOGGERS))]
+        for logger in self._loggers:
+            logger.addFilter(self)
+
+    def remove(self) -> None:
+        for logger in self._loggers:
+            logger.removeFilter(self)
+        self._loggers = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        if any(s in message for s in self.secrets):
+            record.msg, record.args = self.clean(message), None
+        if record.exc_info and not record.exc_text:
+            text = logging.Formatter().formatException(record.exc_info)
+            if any(s in text for s in self.secrets):
+                record.exc_text = self.clean(text)
+        return True
+
+    def clean(self, text: str) -> str:
+        """``text`` with every secret replaced."""
+        for secret in self.secrets:
+            text = text.replace(secret, "<redacted>")
+        return text
