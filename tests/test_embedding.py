@@ -22,9 +22,9 @@ from memory.vectors.embedding import (
     EmbeddingError,
     EmbeddingSettings,
     LocalEmbedder,
-    OpenAIEmbedder,
     build_embedder,
 )
+from memory.vectors.openai_embedder import OpenAIEmbedder
 
 SECRET = "sk-SECRET-7f3a9c"
 ROOT = Path(__file__).resolve().parent.parent

@@ -31,9 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
-import openai
-
-from memory.model.openai_model import describe_openai_error
 
 T = TypeVar("T")
 
@@ -146,24 +143,26 @@ def build_embedder(settings: EmbeddingSettings) -> Embedder | None:
         return None
     if settings.provider not in ("local", "openai"):
         raise ValueError(f"unknown embedding provider {settings.provider!r} (local, openai or none)")
-    _check_positive_int("batch_size", settings.batch_size)
+    check_positive_int("batch_size", settings.batch_size)
     if settings.dimensions is not None:
-        _check_positive_int("dimensions", settings.dimensions)
+        check_positive_int("dimensions", settings.dimensions)
     if settings.provider == "local":
         if settings.dimensions not in (None, LocalEmbedder.DIM):
             raise ValueError(
                 f"the local embedder always gives {LocalEmbedder.DIM} dimensions, not {settings.dimensions}"
             )
         return LocalEmbedder(batch_size=settings.batch_size)
+    from memory.vectors.openai_embedder import OpenAIEmbedder  # its own module; imported when chosen
+
     return OpenAIEmbedder(settings)
 
 
-def _check_positive_int(name: str, value: object) -> None:
+def check_positive_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"embedding {name} must be a positive integer, not {value!r}")
 
 
-def _check_texts(texts: Sequence[str]) -> list[str]:
+def check_texts(texts: Sequence[str]) -> list[str]:
     """``texts`` as a list, refusing a bare string (a Sequence[str] of its characters) and non-strings."""
     if isinstance(texts, str | bytes):
         raise TypeError("embed a list of texts, not a single string")
@@ -174,7 +173,7 @@ def _check_texts(texts: Sequence[str]) -> list[str]:
     return items
 
 
-def _unit_rows(matrix: np.ndarray, rows: int, dim: int | None, fail: Any) -> np.ndarray:
+def unit_rows(matrix: np.ndarray, rows: int, dim: int | None, fail: Any) -> np.ndarray:
     """``matrix`` checked to be ``(rows, dim)`` and finite, every row scaled to unit length, as float32.
 
     ``fail(reason)`` builds the exception to raise; a zero or non-finite row cannot be normalised.
@@ -219,7 +218,7 @@ class LocalEmbedder:
     uses_local_cores: bool = True
 
     def __init__(self, batch_size: int = 64) -> None:
-        _check_positive_int("batch_size", batch_size)
+        check_positive_int("batch_size", batch_size)
         self.batch_size = batch_size
         self.dim: int | None = None
         self._model: Any = None
@@ -249,7 +248,7 @@ class LocalEmbedder:
         when it is done: a batch of 8 costs about half of 8 separate calls on 2 cores, and with several
         chats answered at once the queue behind the engine lock is what users wait for.
         """
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if len(items) != 1:
             return await self._embed(items, is_query=True)
         self._check_open()
@@ -357,7 +356,7 @@ class LocalEmbedder:
             raise EmbeddingError(self._load_error)
 
     async def _embed(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
-        items = [_clean_for_engine(t) for t in _check_texts(texts)]
+        items = [_clean_for_engine(t) for t in check_texts(texts)]
         self._check_open()
         if not items:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
@@ -368,7 +367,7 @@ class LocalEmbedder:
             await _on_engine_thread(self._run, model, items[start : start + chunk], is_query)
             for start in range(0, len(items), chunk)
         ]
-        vectors = _unit_rows(np.concatenate(parts), len(items), self.DIM, self._failure)
+        vectors = unit_rows(np.concatenate(parts), len(items), self.DIM, self._failure)
         log.debug(
             "[memory] embedder %s: %d %s in %.3fs",
             self.model_key,
@@ -403,152 +402,3 @@ def _clean_for_engine(text: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------- openai
-
-
-class OpenAIEmbedder:
-    """``POST /embeddings`` on an OpenAI-compatible endpoint through ``openai.AsyncOpenAI``.
-
-    Queries and passages are embedded the same way (OpenAI models take no prefix). Inputs go out in
-    requests of at most ``batch_size`` texts, one request at a time. ``encoding_format`` is left to the
-    SDK, which asks for base64 and decodes it itself (a server that answers plain float lists anyway is
-    accepted too). ``dimensions`` is sent only when configured.
-
-    Every answer is checked: one vector per input (matched by ``index``), all the same length, equal to
-    ``dimensions`` when configured, or else to the length learned from the first answer (``dim``), finite
-    and non-zero. Rows are re-normalised. Any SDK error, timeout, non-JSON body or failed check is an
-    ``EmbeddingError``.
-
-    An empty text is sent as a single space: OpenAI rejects "" with a 400 that would fail the whole batch.
-    Texts over the model's input limit (8192 tokens for OpenAI) are not truncated; the server's 400
-    becomes an ``EmbeddingError``.
-    """
-
-    uses_local_cores: bool = False  # a network call: the query is embedded while SQLite works
-
-    def __init__(self, settings: EmbeddingSettings) -> None:
-        if not settings.model:
-            raise ValueError("the openai embedding provider needs a model (e.g. text-embedding-3-small)")
-        _check_positive_int("batch_size", settings.batch_size)
-        if settings.dimensions is not None:
-            _check_positive_int("dimensions", settings.dimensions)
-        if not settings.timeout_seconds > 0:
-            raise ValueError(f"embedding timeout_seconds must be positive, not {settings.timeout_seconds!r}")
-        if isinstance(settings.max_retries, bool) or not isinstance(settings.max_retries, int):
-            raise ValueError(f"embedding max_retries must be an integer, not {settings.max_retries!r}")
-        if settings.max_retries < 0:
-            raise ValueError(f"embedding max_retries must not be negative, not {settings.max_retries!r}")
-        self.model = settings.model
-        self.dimensions = settings.dimensions
-        self.batch_size = settings.batch_size
-        self.dim: int | None = settings.dimensions
-        self.model_key = f"openai:{settings.model}" + (
-            f"@{settings.dimensions}" if settings.dimensions is not None else ""
-        )
-        self._closed = False
-        try:
-            self._client = openai.AsyncOpenAI(
-                base_url=settings.base_url,
-                api_key=settings.api_key or NO_KEY_PLACEHOLDER,
-                timeout=settings.timeout_seconds,
-                max_retries=settings.max_retries,
-            )
-        except openai.OpenAIError as exc:  # e.g. a malformed base_url
-            raise ValueError(f"cannot build the embedding client: {describe_openai_error(exc)}") from None
-
-    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Search queries → ``(n, dim)`` float32 unit rows."""
-        return await self._embed(texts, "queries")
-
-    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Stored texts → ``(n, dim)`` float32 unit rows (same request as queries)."""
-        return await self._embed(texts, "passages")
-
-    async def close(self) -> None:
-        """Close the HTTP client; later embed calls raise ``EmbeddingError``."""
-        if not self._closed:
-            self._closed = True
-            await self._client.close()
-
-    async def _embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
-        # An API refuses the whole batch for one text over its token limit (8,192 for OpenAI's models);
-        # a memory is a fact, so its first API_MAX_CHARS characters say what it is about.
-        items = [text[:API_MAX_CHARS] if text else " " for text in _check_texts(texts)]
-        if self._closed:
-            raise EmbeddingError(f"embedder {self.model_key} is closed")
-        if not items:
-            return np.zeros((0, self.dim or 0), dtype=np.float32)
-        parts = [
-            await self._request(items[start : start + self.batch_size], kind)
-            for start in range(0, len(items), self.batch_size)
-        ]
-        return np.concatenate(parts)
-
-    async def _request(self, batch: list[str], kind: str) -> np.ndarray:
-        """One ``embeddings.create`` call for ``batch``, validated; ``EmbeddingError`` on any failure."""
-        started = time.monotonic()
-
-        def fail(reason: str) -> EmbeddingError:
-            # DEBUG: the engine and the backfill log a failure streak once; one line per request would
-            # flood the log while an API is down.
-            log.debug(
-                "[memory] embedder %s failed after %.2fs (%d %s): %s",
-                self.model_key,
-                time.monotonic() - started,
-                len(batch),
-                kind,
-                reason,
-            )
-            return EmbeddingError(f"embedder {self.model_key} failed: {reason}")
-
-        options: dict[str, Any] = {"model": self.model, "input": batch}
-        if self.dimensions is not None:
-            options["dimensions"] = self.dimensions
-        try:
-            response = await self._client.embeddings.create(**options)
-        except openai.OpenAIError as exc:
-            raise fail(describe_openai_error(exc)) from None
-        except (ValueError, TypeError, AttributeError):
-            # From the SDK's parsing of a 200 answer: a body that is not JSON, "No embedding data
-            # received", bad base64, or (AttributeError) a non-JSON content type handed to its base64
-            # decoder as a plain str.
-            raise fail("response is not a usable embeddings answer") from None
-        vectors = self._vectors(response, len(batch), fail)
-        log.debug(
-            "[memory] embedder %s: %d %s in %.3fs",
-            self.model_key,
-            len(batch),
-            kind,
-            time.monotonic() - started,
-        )
-        return vectors
-
-    def _vectors(self, response: Any, count: int, fail: Any) -> np.ndarray:
-        """The ``(count, dim)`` unit float32 rows of an embeddings answer, or ``fail(reason)``."""
-        data = getattr(response, "data", None)
-        if not isinstance(data, list):
-            raise fail("response has no embedding list")
-        if len(data) != count:
-            raise fail(f"expected {count} vectors, got {len(data)}")
-        rows: list[Any] = [None] * count
-        for item in data:
-            index = getattr(item, "index", None)
-            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
-                raise fail(f"vector index {index!r} out of range")
-            if rows[index] is not None:
-                raise fail(f"vector index {index} given twice")
-            rows[index] = getattr(item, "embedding", None)
-        try:
-            arrays = [np.asarray(row, dtype=np.float64) for row in rows]
-        except (TypeError, ValueError):
-            raise fail("a vector is not a list of numbers") from None
-        widths = {a.shape[0] if a.ndim == 1 else -1 for a in arrays}
-        if len(widths) != 1 or -1 in widths or 0 in widths:
-            raise fail(f"vectors are not all one non-empty length (got {sorted(widths)})")
-        (width,) = widths
-        expected = self.dimensions if self.dimensions is not None else self.dim
-        if expected is not None and width != expected:
-            raise fail(f"expected {expected}-dimensional vectors, got {width}")
-        vectors = _unit_rows(np.stack(arrays), count, width, fail)
-        if self.dim is None:
-            self.dim = width
-        return vectors
