@@ -5,8 +5,8 @@
 What runs: the real ``tierclaw gateway`` command in a child process, configured exactly as a user would
 (``channels.telegram.baseUrl`` / ``channels.feishu.domain`` pointed at local servers), with the local
 OpenAI-compatible model at zero latency (in its own process, as in ``bench.gateway_throughput``). This
-process plays the platform: tests/telegram_stub.py (Bot API, long polling) and tests/feishu_stub.py
-(open platform; events posted encrypted and signed to the HTTP callback).
+process plays the platform: ``localservers/telegram_api.py`` (Bot API, long polling) and
+``localservers/feishu_api.py`` (open platform; events posted encrypted and signed to the HTTP callback).
 
 Per mode, after a few warm-up messages:
 - **loaded**: ``--chats`` × ``--messages`` messages are put in at once (chats interleaved);
@@ -41,8 +41,10 @@ from typing import Any
 
 import aiohttp
 
-from bench.gateway_throughput import REPO, TESTS_DIR, _child_env, stub_server
+from bench.gateway_throughput import REPO, _child_env, stub_server
 from bench.report import emit_json, percentile, table
+from localservers.feishu_api import FeishuStub, message_event, signed_body
+from localservers.telegram_api import TelegramStub
 
 DEFAULT_CHATS = 10
 DEFAULT_MESSAGES = 20
@@ -60,15 +62,6 @@ TEXTS = (
     "上次我们聊的方案是什么？",
     "thanks",
 )
-
-
-def _import_stubs() -> tuple[Any, Any]:
-    if str(TESTS_DIR) not in sys.path:
-        sys.path.insert(0, str(TESTS_DIR))
-    import feishu_stub
-    import telegram_stub
-
-    return telegram_stub, feishu_stub
 
 
 @dataclass(slots=True)
@@ -185,8 +178,7 @@ async def measure(
 
 
 async def telegram_polling(model_url: str, chats: int, messages: int, serial: int) -> ModeResult:
-    telegram_stub, _ = _import_stubs()
-    with tempfile.TemporaryDirectory() as tmp, telegram_stub.TelegramStub() as tg:
+    with tempfile.TemporaryDirectory() as tmp, TelegramStub() as tg:
         config = base_config(model_url, Path(tmp))
         config["channels"] = {
             "telegram": {"enabled": True, "token": tg.token, "baseUrl": tg.base_url, "allowFrom": ["*"]}
@@ -209,11 +201,10 @@ async def telegram_polling(model_url: str, chats: int, messages: int, serial: in
 
 
 async def feishu_callback(model_url: str, chats: int, messages: int, serial: int) -> ModeResult:
-    _, feishu_stub = _import_stubs()
     port = _free_port()
     with (
         tempfile.TemporaryDirectory() as tmp,
-        feishu_stub.FeishuStub() as feishu,
+        FeishuStub() as feishu,
     ):
         config = base_config(model_url, Path(tmp))
         config["channels"] = {
@@ -248,14 +239,14 @@ async def feishu_callback(model_url: str, chats: int, messages: int, serial: int
                 pending: set[asyncio.Task] = set()
 
                 async def post(event: dict[str, Any]) -> None:
-                    body, headers = feishu_stub.signed_body(event, FEISHU_ENCRYPT_KEY)
+                    body, headers = signed_body(event, FEISHU_ENCRYPT_KEY)
                     async with session.post(url, data=body, headers=headers) as resp:
                         await resp.read()
                         if resp.status != 200:
                             raise RuntimeError(f"callback answered {resp.status}")
 
                 async def put_in(chat: int, n: int) -> str:
-                    event = feishu_stub.message_event(
+                    event = message_event(
                         TEXTS[n % len(TEXTS)],
                         sender=f"ou_bench_{chat}",
                         chat_id=f"oc_bench_{chat}",

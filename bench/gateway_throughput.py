@@ -5,7 +5,7 @@
 
 Everything runs through the production path: ``Runtime`` (config file → ``load_config``), the process
 loop, the assistant, SQLite, and the real ``openai`` client talking HTTP to the local OpenAI-compatible
-stub (tests/openai_stub.py) at zero latency, so the model costs nothing and what is left is the gateway.
+stub (localservers/openai_api.py) at zero latency, so the model costs nothing and what is left is the gateway.
 
 Each mode runs on a fresh temporary directory:
 
@@ -76,6 +76,7 @@ from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
 from gateway.loop import FAILURE_REPLY
+from localservers.openai_api import OpenAIStub
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.retrieval.gate import should_retrieve
@@ -83,10 +84,6 @@ from memory.vectors.cache import CachedEmbedder, build_cached_embedder, text_has
 from memory.vectors.embedding import EmbeddingSettings
 
 REPO = Path(__file__).resolve().parent.parent
-# The stub model lives in tests/ (the issue put it there, beside the tests that drive it) and is not an
-# installed module. The benchmark must talk to that same server, not a copy of it, so tests/ is put on
-# sys.path and ``openai_stub`` imported from there (pytest does the same for the tests).
-TESTS_DIR = REPO / "tests"
 
 CHANNEL = "bench"
 DEFAULT_CHATS = 20
@@ -198,25 +195,9 @@ _SKIPPED = ("ok", "thanks", "好的", "谢谢", "cool", "got it")
 SKIP_EVERY = 4
 
 
-def _import_stub() -> Any:
-    """tests/openai_stub.py (see TESTS_DIR), with Nagle's algorithm off on its connections.
-
-    The stub writes the response headers and the body in two ``send`` calls; with Nagle on, the body
-    waits for the client's delayed ACK, ~40 ms per request on Linux. A "zero latency" model must not
-    add that, so the benchmark sets the standard ``StreamRequestHandler.disable_nagle_algorithm`` flag
-    (TCP_NODELAY) on the stub's handler class, in the benchmark's own process only.
-    """
-    if str(TESTS_DIR) not in sys.path:
-        sys.path.insert(0, str(TESTS_DIR))
-    import openai_stub
-
-    openai_stub._Handler.disable_nagle_algorithm = True
-    return openai_stub
-
-
 def serve_stub() -> int:
     """``--serve-stub``: run the stub, print its base URL, serve until stdin closes."""
-    stub = _import_stub().OpenAIStub().start()
+    stub = OpenAIStub().start()
     try:
         print(stub.base_url, flush=True)
         sys.stdin.read()
@@ -234,7 +215,7 @@ def stub_server(where: str) -> Iterator[str]:
     cost to both modes' messages (measured here: about the same ratio, lower rates).
     """
     if where == "thread":
-        with _import_stub().OpenAIStub() as stub:
+        with OpenAIStub() as stub:
             yield stub.base_url
         return
     proc = subprocess.Popen(

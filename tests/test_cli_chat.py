@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from openai_stub import OpenAIStub
 
 from gateway.cli import main
+from localservers.openai_api import OpenAIStub
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.vectors.embedding import LOCAL_MODEL_KEY

@@ -8,13 +8,12 @@ import asyncio
 import json
 from pathlib import Path
 
-from feishu_stub import FeishuStub, message_event, post_callback
-from openai_stub import OpenAIStub, StubReply
-from telegram_stub import TelegramStub, free_port
-
 from gateway.app import Runtime
 from gateway.cli.run import enabled_channels
 from gateway.config import load_config
+from localservers.feishu_api import FeishuStub, message_event, post_callback
+from localservers.openai_api import OpenAIStub, StubReply
+from localservers.telegram_api import TelegramStub, free_port
 
 ENCRYPT_KEY = "cross-encrypt-key"
 VERIFICATION = "cross-verification"

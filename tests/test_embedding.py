@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from openai_stub import OpenAIStub, StubReply, embeddings_body, stub_embedding
 
+from localservers.openai_api import OpenAIStub, StubReply, embeddings_body, stub_embedding
 from memory.vectors.embedding import (
     LOCAL_MODEL_KEY,
     Embedder,

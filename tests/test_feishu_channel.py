@@ -17,7 +17,12 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from feishu_stub import (
+
+from channels.base import InboundMessage, OutboundMessage
+from channels.feishu import FeishuChannel, FeishuError, FeishuSettings
+from channels.feishu_api import FeishuApiError
+from channels.feishu_events import FeishuEvent, Mention, inbound_message, message_uuid
+from localservers.feishu_api import (
     BOT_NOT_IN_CHAT,
     BOT_OPEN_ID,
     RATE_LIMITED,
@@ -27,11 +32,6 @@ from feishu_stub import (
     message_event,
     post_callback,
 )
-
-from channels.base import InboundMessage, OutboundMessage
-from channels.feishu import FeishuChannel, FeishuError, FeishuSettings
-from channels.feishu_api import FeishuApiError
-from channels.feishu_events import FeishuEvent, Mention, inbound_message, message_uuid
 
 SECRET = "app-secret-Zq8vK2"
 ENCRYPT_KEY = "encrypt-key-Xy7pL4"

@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from feishu_stub import BOT_OPEN_ID, FeishuStub, mention, message_event, post_callback, url_verification
-from openai_stub import OpenAIStub, StubReply
 from sqlite_peek import sql
 
 from channels.feishu import FeishuChannel
@@ -21,6 +19,15 @@ from gateway.app import Runtime
 from gateway.assistant import TEXT_ONLY_REPLY
 from gateway.cli.run import enabled_channels
 from gateway.config import Config, load_config
+from localservers.feishu_api import (
+    BOT_OPEN_ID,
+    FeishuStub,
+    mention,
+    message_event,
+    post_callback,
+    url_verification,
+)
+from localservers.openai_api import OpenAIStub, StubReply
 
 SECRET = "app-secret-e2e-Hq2"
 ENCRYPT_KEY = "encrypt-key-e2e-Vb8"

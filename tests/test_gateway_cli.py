@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from telegram_stub import TelegramStub, free_port, unauthorized
 
 from gateway.cli import main
+from localservers.telegram_api import TelegramStub, free_port, unauthorized
 
 
 def _config(tmp_path: Path, telegram: dict) -> Path:

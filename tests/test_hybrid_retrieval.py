@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Sequence
 
 import numpy as np
 import pytest
-from openai_stub import OpenAIStub, StubReply, stub_embedding
 
+from localservers.openai_api import OpenAIStub, StubReply, stub_embedding
 from memory.engine import MemoryEngine
 from memory.records import Fact, Retrieved
 from memory.text import tokenizer

@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 
 import pytest
-from openai_stub import OpenAIStub, StubReply
 
 from channels.base import OutboundMessage
 from channels.console import ConsoleChannel
@@ -18,6 +17,7 @@ from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.cli import main
 from gateway.config import Config, load_config
+from localservers.openai_api import OpenAIStub, StubReply
 from memory.pipeline.buffer import ExtractionBuffer
 
 OWNER = "console:local"

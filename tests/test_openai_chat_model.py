@@ -6,9 +6,9 @@ import logging
 
 import openai
 import pytest
-from openai_stub import OpenAIStub, StubReply
 
 from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
+from localservers.openai_api import OpenAIStub, StubReply
 
 SECRET_KEY = "sk-secret-CHAT-9876543210fedcba"
 

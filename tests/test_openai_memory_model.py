@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import openai
 import pytest
-from openai_stub import OpenAIStub, StubReply
 
+from localservers.openai_api import OpenAIStub, StubReply
 from memory.model import prompts
 from memory.model.openai_model import OpenAIMemoryModel, completion_text, describe_openai_error
 from memory.model.output import load_json_object, parse_extraction, parse_fact, parse_facts, parse_profile

@@ -11,7 +11,14 @@ import time
 
 import openai
 import pytest
-from openai_stub import DEFAULT_EMBEDDING_DIM, DEFAULT_JSON_CONTENT, OpenAIStub, StubReply, stub_embedding
+
+from localservers.openai_api import (
+    DEFAULT_EMBEDDING_DIM,
+    DEFAULT_JSON_CONTENT,
+    OpenAIStub,
+    StubReply,
+    stub_embedding,
+)
 
 
 def client_for(stub: OpenAIStub, **kwargs) -> openai.AsyncOpenAI:

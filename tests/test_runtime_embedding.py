@@ -17,11 +17,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from openai_stub import OpenAIStub, StubReply, embedding_inputs_of
 
 from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.config import Config, load_config
+from localservers.openai_api import OpenAIStub, StubReply, embedding_inputs_of
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.vectors.cache import CachedEmbedder

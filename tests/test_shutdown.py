@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from openai_stub import OpenAIStub, StubReply
-
 from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.config import load_config
+from localservers.openai_api import OpenAIStub, StubReply
 from memory.engine import MemoryEngine
 
 

@@ -16,7 +16,11 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 from telegram.error import BadRequest, NetworkError, TimedOut
-from telegram_stub import (
+
+from channels.base import ChannelError, InboundMessage, OutboundMessage
+from channels.telegram import TelegramChannel, TelegramSettings
+from channels.telegram_failures import may_have_arrived
+from localservers.telegram_api import (
     BOT_ID,
     Fault,
     TelegramStub,
@@ -29,10 +33,6 @@ from telegram_stub import (
     unauthorized,
     webhook_active,
 )
-
-from channels.base import ChannelError, InboundMessage, OutboundMessage
-from channels.telegram import TelegramChannel, TelegramSettings
-from channels.telegram_failures import may_have_arrived
 
 ME = 42
 

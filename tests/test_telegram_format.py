@@ -7,9 +7,9 @@ from html import unescape
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from telegram_stub import check_html
 
 from channels.telegram_format import markdown_to_html
+from localservers.telegram_api import check_html
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from openai_stub import OpenAIStub, StubReply
 from sqlite_peek import sql
-from telegram_stub import (
+
+from channels.telegram import TelegramChannel
+from gateway.app import Runtime
+from gateway.assistant import CAPTION_NOTED, TEXT_ONLY_REPLY
+from gateway.cli.run import enabled_channels
+from gateway.commands import HELP_TEXT
+from gateway.config import Config, load_config
+from localservers.openai_api import OpenAIStub, StubReply
+from localservers.telegram_api import (
     TelegramStub,
     cant_parse,
     check_html,
@@ -27,13 +34,6 @@ from telegram_stub import (
     rate_limited,
     webhook_active,
 )
-
-from channels.telegram import TelegramChannel
-from gateway.app import Runtime
-from gateway.assistant import CAPTION_NOTED, TEXT_ONLY_REPLY
-from gateway.cli.run import enabled_channels
-from gateway.commands import HELP_TEXT
-from gateway.config import Config, load_config
 
 # PTB warns when it builds a RetryAfter (its int ``retry_after`` becomes a timedelta in v23); the channel
 # reads either form.

@@ -4,7 +4,7 @@ The openai SDK v3 sends through ``httpx2``, which ``respx``/``pytest-httpx`` do 
 to a real HTTP server instead: a ``ThreadingHTTPServer`` on 127.0.0.1 (port 0) in a daemon thread. The
 server runs in its own thread, so it serves sync and async tests alike without touching the event loop.
 
-    from openai_stub import OpenAIStub, StubReply   # tests/ is on sys.path (no package), as for sqlite_peek
+    from localservers.openai_api import OpenAIStub, StubReply
 
     with OpenAIStub() as stub:
         client = openai.AsyncOpenAI(base_url=stub.base_url, api_key="sk-test", max_retries=0)
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import hashlib
 import json
 import math
@@ -50,8 +49,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
 
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
@@ -215,78 +215,20 @@ def error_body(status: int, message: str | None = None) -> dict:
     return {"error": {"message": message or f"stub error {status}", "type": kind, "code": kind}}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 256  # the default 5 drops SYNs under concurrent clients (1 s retransmit stalls)
+class _Server(LocalHTTPServer):
+    request_queue_size = 256
 
     def __init__(self, stub: OpenAIStub) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.stub = stub
+        super().__init__(_Handler, stub)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Headers and body go out in separate writes; with Nagle on, each request waits ~40 ms for a delayed ACK.
-    disable_nagle_algorithm = True
-    server: _Server
-    timeout = 60  # an idle kept-alive connection is dropped after this many seconds
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.stub._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.stub._track(self.connection, add=False)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    # --- helpers -------------------------------------------------------------------------------------
-
-    def _read_body(self) -> bytes:
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _send(self, status: int, body: str | bytes, headers: dict[str, str] | None = None) -> None:
-        data = body.encode("utf-8") if isinstance(body, str) else body
-        try:
-            self.send_response(status)
-            extra = dict(headers or {})
-            content_type = next((v for k, v in extra.items() if k.lower() == "content-type"), None)
-            self.send_header("Content-Type", content_type or "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in extra.items():
-                if name.lower() not in ("content-length", "content-type"):
-                    self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError:  # the client gave up (timeout) and closed the connection
-            self.close_connection = True
-
-    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-        self._send(status, json.dumps(obj, ensure_ascii=False), headers)
-
+class _Handler(JSONHandler):
     # --- endpoints -----------------------------------------------------------------------------------
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == MODELS_PATH:
-            self._send_json(
+            self.send_json(
                 200,
                 {
                     "object": "list",
@@ -294,20 +236,20 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
         else:
-            self._send_json(404, error_body(404, f"no route GET {path}"))
+            self.send_json(404, error_body(404, f"no route GET {path}"))
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
-        raw = self._read_body()
+        raw = self.read_body()
         if path not in (CHAT_PATH, EMBEDDINGS_PATH):
-            self._send_json(404, error_body(404, f"no route POST {path}"))
+            self.send_json(404, error_body(404, f"no route POST {path}"))
             return
         try:
             body = json.loads(raw.decode("utf-8")) if raw else None
         except (UnicodeDecodeError, json.JSONDecodeError):
             body = None
         if not isinstance(body, dict):
-            self._send_json(400, error_body(400, "request body is not a JSON object"))
+            self.send_json(400, error_body(400, "request body is not a JSON object"))
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         stub = self.server.stub
@@ -318,19 +260,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = body.get("model") if isinstance(body.get("model"), str) else "stub-model"
         if reply.raw_body is not None:
-            self._send(reply.status, reply.raw_body, reply.headers)
+            self.send_body(reply.status, reply.raw_body, reply.headers)
         elif reply.status != 200:
-            self._send_json(reply.status, error_body(reply.status, reply.content), reply.headers)
+            self.send_json(reply.status, error_body(reply.status, reply.content), reply.headers)
         elif embeddings:
             if reply.vectors is None:  # a scripted success without vectors: the derived ones
                 reply = default_embedding_reply(body)
                 if reply.status != 200:
-                    self._send_json(reply.status, error_body(reply.status, reply.content))
+                    self.send_json(reply.status, error_body(reply.status, reply.content))
                     return
             fmt = "base64" if body.get("encoding_format") == "base64" else "float"
-            self._send_json(200, embeddings_body(reply.vectors or [], model, fmt), reply.headers)
+            self.send_json(200, embeddings_body(reply.vectors or [], model, fmt), reply.headers)
         else:
-            self._send_json(200, completion_body(reply.content, model), reply.headers)
+            self.send_json(200, completion_body(reply.content, model), reply.headers)
 
 
 class OpenAIStub:
@@ -347,7 +289,7 @@ class OpenAIStub:
         self._lock = threading.Lock()
         self._script: deque[StubReply | str] = deque()
         self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
+        self._connections = OpenConnections(self._lock)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -359,10 +301,7 @@ class OpenAIStub:
             return self
         self._stopping.clear()
         self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        self._thread = self._server.serve_in_thread()
         return self
 
     def stop(self) -> None:
@@ -371,13 +310,7 @@ class OpenAIStub:
         if server is None:
             return
         self._stopping.set()
-        server.shutdown()
-        server.server_close()
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
+        server.close(self._connections)
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
@@ -469,12 +402,9 @@ class OpenAIStub:
             reply = StubReply(content=answer) if isinstance(answer, str) else answer
         return reply if reply is not None else default_embedding_reply(body)
 
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
+    def track(self, conn: socket.socket, *, add: bool) -> None:
+        """A connection opened or closed (the handler says; ``stop`` cuts those still open)."""
+        self._connections.track(conn, add=add)
 
     # --- inspection ----------------------------------------------------------------------------------
 

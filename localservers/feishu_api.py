@@ -3,7 +3,7 @@
 Everything runs on 127.0.0.1 in daemon threads, so the real lark-oapi SDK (sync ``requests`` calls and
 its own websocket thread) and async tests can both talk to it:
 
-    from feishu_stub import FeishuStub, message_event, post_callback   # tests/ is on sys.path
+    from localservers.feishu_api import FeishuStub, message_event, post_callback
 
     with FeishuStub() as feishu:
         ...  # point the channel's domain at feishu.domain
@@ -46,7 +46,6 @@ import uuid as uuid_module
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -55,6 +54,8 @@ from Crypto.Cipher import AES
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 from websockets.protocol import State
 from websockets.sync.server import Server, ServerConnection, serve
+
+from localservers.http import JSONHandler, LocalHTTPServer
 
 BOT_OPEN_ID = "ou_stub_bot"
 BOT_NAME = "StubBot"
@@ -115,42 +116,19 @@ class StubRequest:
     body: Any
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(LocalHTTPServer):
     request_queue_size = 64
 
     def __init__(self, stub: FeishuStub) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.stub = stub
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up before a late answer (delay_sends) is expected, not an error
+        super().__init__(_Handler, stub)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    server: _Server
+class _Handler(JSONHandler):
     timeout = 30
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _reply(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
 
     def _handle(self) -> None:
         parts = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.read_body()
         try:
             body = json.loads(raw) if raw else None
         except json.JSONDecodeError:
@@ -163,7 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
         )
         status, obj, headers = self.server.stub._route(request)
-        self._reply(status, obj, headers)
+        self.send_json(status, obj, headers, content_type="application/json; charset=utf-8")
 
     do_GET = do_POST = do_PUT = do_PATCH = _handle
 

@@ -4,7 +4,7 @@ PTB posts ``{base_url}{token}/{method}`` form-encoded (strings raw, everything e
 /work/shared/notes/client-libraries.md §1. The server runs in a daemon thread, so it serves the event
 loop under test without sharing it.
 
-    with TelegramStub() as tg:       # tests/ is on sys.path, as for openai_stub
+    with TelegramStub() as tg:
         settings = TelegramSettings(token=tg.token, allow_from=("42",), base_url=tg.base_url)
         tg.push(tg.message("hello"))                # a private message from user 42 in chat 42
         sent = await tg.wait_sent(1)                # the bot's sendMessage calls
@@ -27,7 +27,6 @@ Behaviour worth knowing:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 import socket
@@ -41,8 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import unescape
 from html.parser import HTMLParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
 
 TOKEN = "123456:AAH-stub-secret-token_never-in-logs"
 BOT_ID = 123456
@@ -185,45 +185,18 @@ def check_html(text: str) -> tuple[str, str]:
     return "".join(parser.visible), parser.error
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
+class _Server(LocalHTTPServer):
     def __init__(self, stub: TelegramStub, port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
-        self.stub = stub
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up (a cancelled long poll) is not the stub's problem
+        super().__init__(_Handler, stub, port)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    server: _Server
-    timeout = 60
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.stub._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.stub._track(self.connection, add=False)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
+class _Handler(JSONHandler):
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.read_body()
         stub = self.server.stub
         prefix = f"/bot{stub.token}/"
         if not self.path.startswith(prefix):
-            self._send(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+            self.send_json(404, {"ok": False, "error_code": 404, "description": "Not Found"})
             return
         method = self.path[len(prefix) :].split("?", 1)[0]
         params = _params(raw, self.headers.get("Content-Type") or "")
@@ -237,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and stub._stopping.wait(fault.delay):
             self.close_connection = True
             return
-        self._send(status, body)
+        self.send_json(status, body)
 
     do_GET = do_POST
 
@@ -269,19 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
         error: dict[str, Any] = {"ok": False, "error_code": fault.status, "description": fault.description}
         if fault.retry_after is not None:
             error["parameters"] = {"retry_after": fault.retry_after}
-        self._send(fault.status, error)
-
-    def _send(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj, ensure_ascii=False).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError:  # the client gave up (a cancelled long poll) and closed the connection
-            self.close_connection = True
+        self.send_json(fault.status, error)
 
 
 def _params(raw: bytes, content_type: str) -> dict[str, str]:
@@ -308,7 +269,7 @@ class TelegramStub:
         self._known: set[tuple[int, int]] = set()  # (chat id, message id) of every message
         self._faults: dict[str, deque[Fault | None]] = defaultdict(deque)
         self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
+        self._connections = OpenConnections(self._cond)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -318,10 +279,7 @@ class TelegramStub:
         if self._server is None:
             self._stopping.clear()
             self._server = _Server(self)
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            self._thread.start()
+            self._thread = self._server.serve_in_thread()
         return self
 
     def stop(self) -> None:
@@ -331,7 +289,7 @@ class TelegramStub:
         self._stopping.set()
         with self._cond:
             self._cond.notify_all()
-        self._close(server)
+        server.close(self._connections)
         if self._thread is not None:
             self._thread.join(timeout=5)
 
@@ -344,7 +302,7 @@ class TelegramStub:
         if server is None:
             raise RuntimeError("TelegramStub is not started")
         port = server.server_address[1]
-        self._close(server)
+        server.close(self._connections)
 
         def reopen() -> None:
             if self._stopping.wait(seconds):
@@ -357,15 +315,6 @@ class TelegramStub:
 
         self._thread = threading.Thread(target=reopen, daemon=True)
         self._thread.start()
-
-    def _close(self, server: _Server) -> None:
-        server.shutdown()
-        server.server_close()
-        with self._cond:
-            connections = list(self._connections)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> TelegramStub:
         return self.start()
@@ -506,12 +455,9 @@ class TelegramStub:
             queue = self._faults.get(call.method)
             return queue.popleft() if queue else None
 
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._cond:
-            if add:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
+    def track(self, conn: socket.socket, *, add: bool) -> None:
+        """A connection opened or closed (the handler says; ``stop`` cuts those still open)."""
+        self._connections.track(conn, add=add)
 
     # --- the methods ---------------------------------------------------------------------------------
 
