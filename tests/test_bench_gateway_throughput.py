@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.gateway_throughput import STUB_EMBEDDING_DIM, Embedding, main, write_config
+from bench.gateway_throughput import main
+from bench.throughput_data import write_config
+from bench.throughput_embedding import STUB_EMBEDDING_DIM, Embedding
 from bench.vector_cache import load_vector_cache, save_vector_cache
 from gateway.config import load_config
 
