@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from channels.base import InboundMessage
 from gateway.agent import ChatModel, ChatRequest
 from gateway.commands import CommandContext, is_command, run_command
 from gateway.identity import Identities
-from gateway.prompt import build_system_prompt, memory_block, read_workspace
+from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
@@ -40,11 +41,17 @@ class AssistantSettings:
     top_k: int = 5
 
 
+# Reply-path memory timings kept: the newest ones only, so months of messages do not grow the list; a
+# benchmark window (bench/gateway_throughput.py: at most a few thousand messages) fits.
+TIMING_SAMPLES_KEPT = 10_000
+
+
 @dataclass(slots=True)
 class MemoryTiming:
-    """Time spent on memory on the reply path, per message (the throughput benchmark reads it)."""
+    """Time spent on memory on the reply path, per message, newest ``TIMING_SAMPLES_KEPT`` (the throughput
+    benchmark reads it)."""
 
-    samples_ms: list[float] = field(default_factory=list)
+    samples_ms: deque[float] = field(default_factory=lambda: deque(maxlen=TIMING_SAMPLES_KEPT))
 
 
 class Assistant:
@@ -73,6 +80,7 @@ class Assistant:
         self.extraction = extraction
         self.file_memory = file_memory
         self.memory_timing = MemoryTiming()
+        self._workspace = WorkspaceFiles(self.settings.workspace)
         self._commands = CommandContext(engine, sessions, extraction, file_memory)
 
     async def handle(self, msg: InboundMessage) -> str | None:
@@ -160,7 +168,7 @@ class Assistant:
             return []
 
     async def _system_prompt(self, owner: str) -> str:
-        workspace = read_workspace(self.settings.workspace)
+        workspace = self._workspace.parts()
         if self.extraction is None:
             file_context = self.file_memory.context() if self.file_memory else ""
             return build_system_prompt(workspace, file_memory=file_context)

