@@ -1,0 +1,131 @@
+"""memory.retrieval.gate.should_retrieve, one rule family at a time, in Chinese and English (the rules as
+they are; docs/architecture.md, "Retrieval", says why each family exists)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.retrieval.gate import MIN_CHARS, should_retrieve
+
+# ------------------------------------------------------------------------------------------ skipped
+
+
+@pytest.mark.parametrize("text", ["ok", "好", "嗯嗯", "hi!", " " * 10, "a" * (MIN_CHARS - 1)])
+def test_messages_shorter_than_the_minimum_never_fire(text: str) -> None:
+    assert not should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["thanks", "Thank you!", "got it.", "continue", "好的", "知道了", "没问题", "收到！", "alright~"]
+)
+def test_bare_acknowledgements_never_fire(text: str) -> None:
+    assert not should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```python\ndef f(x):\n    return my_value + x\n```",
+        "def load(path):\n    return open(path).read()\nimport os\nreturn my_config",
+        "```\n我的配置文件在这里，帮我看看哪里错了\n```",
+    ],
+)
+def test_code_heavy_messages_never_fire(text: str) -> None:
+    assert not should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How are you doing today?",
+        "That sounds good to me.",
+        "Nice weather here",
+        "哈哈哈太好笑了",
+        "你好呀，在吗",
+    ],
+)
+def test_small_talk_does_not_fire(text: str) -> None:
+    assert not should_retrieve(text)
+
+
+# ------------------------------------------------------------------------------------------ Chinese
+
+
+@pytest.mark.parametrize(
+    "text", ["我的猫叫什么来着", "你记得我们说的方案吗", "上次那家店叫什么", "昨天的会议怎么样"]
+)
+def test_zh_memory_cues_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["推荐一个我喜欢的电影", "周末的计划定了没", "项目进度如何", "我妈妈的生日快到了"]
+)
+def test_zh_personal_topics_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+def test_zh_first_person_narrative_fires() -> None:
+    assert should_retrieve("今天我去公园散步，看到很多人在跳舞，心情很好")
+
+
+def test_zh_first_person_question_fires_when_long_enough() -> None:
+    assert should_retrieve("我应该穿哪件衣服去面试呢")
+
+
+def test_zh_short_first_person_statement_without_a_cue_does_not_fire() -> None:
+    assert not should_retrieve("我饿了想吃饭")
+
+
+# ------------------------------------------------------------------------------------------ English
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Do you remember what we discussed?", "What did I tell you last week?", "I mentioned it earlier"],
+)
+def test_en_memory_cues_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["What is my favourite colour", "Change the settings please", "How is the project"]
+)
+def test_en_personal_topics_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What did Caroline research?",
+        "When was the trip to Lisbon?",
+        "Where is my passport?",
+        "Is Marco coming?",
+    ],
+)
+def test_en_questions_about_a_name_a_past_event_or_the_users_things_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+def test_en_first_person_talk_about_life_fires() -> None:
+    assert should_retrieve("I feel nervous about tomorrow")
+    assert should_retrieve("I had a fight with my sister")
+
+
+def test_en_possessive_narrative_fires_when_long_enough() -> None:
+    assert should_retrieve("my garden finally has tomatoes growing along the whole fence this summer")
+    assert not should_retrieve("my bad, sorry about that")
+
+
+def test_en_fewer_than_three_words_do_not_fire() -> None:
+    assert not should_retrieve("Caroline?")
+
+
+# ------------------------------------------------------------------------------------------ projects
+
+
+def test_a_known_project_named_in_any_language_fires() -> None:
+    assert should_retrieve("any news on orion", frozenset({"Orion"}))
+    assert should_retrieve("星火进展如何", frozenset({"星火"}))
+    assert not should_retrieve("any news on orion")
