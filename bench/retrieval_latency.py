@@ -9,7 +9,8 @@ dictionary by frequency, English words from a Zipf-distributed pseudo-vocabulary
 like real text (a few very common words, a long tail). Memories go in through the real clean-write path,
 in batches, which is what insert throughput measures. Queries are built from words of stored memories
 wrapped in recall phrasing, and are timed through should_retrieve + the real retrieve (access times
-updated, as in production). The seed-literal query (raw-text unicode61 FTS, seed 000 §5.3) over the same
+updated, as in production). The seed-literal query (raw-text unicode61 FTS, the original design's query)
+over the same
 rows is timed in the same run.
 
 With an embedder (``--embedding local``, the default, or ``openai``) retrieval is hybrid and every memory

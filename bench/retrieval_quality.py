@@ -97,7 +97,8 @@ async def evaluate(
             await engine.write_many(owner, [_fact(m) for m in block["memories"]])
             load_s += time.perf_counter() - t0
             for m in block["memories"]:
-                # The seed's last_accessed defaults to the insert time, so its decay re-sort is neutral here.
+                # The baseline's last_accessed defaults to the insert time, so its decay re-sort is neutral
+                # here.
                 baseline.add(
                     owner,
                     m["id"],

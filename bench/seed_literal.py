@@ -1,4 +1,5 @@
-"""The seed-literal baseline: what seed 000 §3.2/§5.3 does verbatim, for comparison in every benchmark.
+"""The seed-literal baseline: what the original design's schema and query do verbatim, for comparison in
+every benchmark.
 
 FTS5 with ``tokenize='unicode61'`` over the raw content (a run of Han characters is one token), keywords
 split on non-word characters and ORed, top 10 by FTS rank, then re-sorted by the seed's relevanceScore.
@@ -49,7 +50,7 @@ class SeedLiteralIndex:
         self.db.execute("INSERT INTO memories_fts(rowid, content) VALUES (?, ?)", (cur.lastrowid, content))
 
     def query(self, owner: str, text: str, now: datetime, k: int = 10) -> list[str]:
-        """Refs of the top ``k`` memories for ``text`` the way seed 000 §5.3 ranks them."""
+        """Refs of the top ``k`` memories for ``text`` the way the original design's query ranks them."""
         words = seed_keywords(text)
         if not words:
             return []

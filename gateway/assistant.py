@@ -1,4 +1,5 @@
-"""The path of one message (DESIGN.md steps 3–7), from an InboundMessage to the reply text.
+"""The path of one message (docs/architecture.md, "The path of one message", steps 3–9), from an
+InboundMessage to the reply text.
 
 Order matters and is the point of this module: the user's words are buffered for extraction before
 anything else happens to them; retrieval only runs when the gate says so; the memory block is sent to the

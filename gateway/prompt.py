@@ -1,4 +1,5 @@
-"""What the main model is told: the system prompt (seed 000 §10.4) and the memory data block (§10.3).
+"""What the main model is told: the system prompt and the memory data block
+(docs/architecture.md, "The path of one message", step 7).
 
 System prompt = workspace ``AGENTS.md`` + ``SOUL.md`` + a short paragraph on what the memory is + the
 Tier 1 core profile (or, with ``memory.enabled = false``, the file memory). Retrieved memories travel

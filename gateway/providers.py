@@ -2,7 +2,7 @@
 
 ``provider.type = "offline"``, or an ``"openai"`` provider without an API key, gives the labelled offline
 models, so tierclaw always starts; ``notice`` then says plainly how to configure a real model. The memory
-model uses ``memory.provider`` when given, else the main provider (seed 000 §9), sharing its client.
+model uses ``memory.provider`` when given, else the main provider, sharing its client.
 """
 
 from __future__ import annotations

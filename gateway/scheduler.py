@@ -4,7 +4,7 @@ Three jobs, times in the configured timezone: the extraction sweep (``memory.ext
 the daily compression (``memory.compression.daily``: yesterday's Tier 3 → Tier 2, after a sweep) and the
 weekly deep compression (``memory.compression.weeklyDay`` + ``weekly``). Each run is recorded in the
 ``job_runs`` table; at start, a job whose next fire time after its last run is already past runs once
-(seed 000 §7; the in-memory job store alone would silently skip it).
+(docs/architecture.md, "Extraction and compression"; the in-memory job store alone would silently skip it).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class MemoryJobs:
     # ----------------------------------------------------------------- the jobs
 
     async def sweep(self) -> str:
-        """Extract every owner's buffer now (the daily sweep of seed 000 §6.2)."""
+        """Extract every owner's buffer now (the daily sweep)."""
         result = await self.extraction.sweep()
         return f"{result.turns} turns extracted, {result.failed} failed batches"
 

@@ -1,7 +1,7 @@
 """A local Telegram Bot API server for tests (stdlib only), for the real python-telegram-bot to talk to.
 
-PTB posts ``{base_url}{token}/{method}`` form-encoded (strings raw, everything else JSON); see
-/work/shared/notes/client-libraries.md §1. The server runs in a daemon thread, so it serves the event
+PTB posts ``{base_url}{token}/{method}`` form-encoded (strings raw, everything else JSON), which is
+what the handler below parses. The server runs in a daemon thread, so it serves the event
 loop under test without sharing it.
 
     with TelegramStub() as tg:

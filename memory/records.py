@@ -14,7 +14,7 @@ PROFILE_TOPIC = "_profile"
 
 @dataclass(slots=True)
 class Fact:
-    """A memory to write. Everything but ``content`` has the seed's defaults."""
+    """A memory to write. Everything but ``content`` has the original design's defaults."""
 
     content: str
     tier: int = 2

@@ -1,12 +1,16 @@
-"""Shared fixtures for the memory tests: a real MemoryEngine on a fresh SQLite file per test."""
+"""Shared fixtures: a real MemoryEngine on a fresh SQLite file per test, and the local platform servers
+(``localservers/``) started for a test and stopped after it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from localservers.feishu_api import FeishuStub
+from localservers.openai_api import OpenAIStub
+from localservers.telegram_api import TelegramStub
 from memory.engine import MemoryEngine
 
 
@@ -18,3 +22,24 @@ async def engine(tmp_path: Path) -> AsyncIterator[MemoryEngine]:
         yield eng
     finally:
         await eng.close()
+
+
+@pytest.fixture
+def tg() -> Iterator[TelegramStub]:
+    """The local Telegram Bot API server."""
+    with TelegramStub() as stub:
+        yield stub
+
+
+@pytest.fixture
+def feishu() -> Iterator[FeishuStub]:
+    """The local Feishu open-api, websocket and callback server."""
+    with FeishuStub() as stub:
+        yield stub
+
+
+@pytest.fixture
+def model() -> Iterator[OpenAIStub]:
+    """The local OpenAI-compatible model server (chat completions and embeddings)."""
+    with OpenAIStub() as stub:
+        yield stub

@@ -1,4 +1,5 @@
-"""Category decay (seed 000 §8), checked against the seed's formulas written out independently here."""
+"""Category decay (docs/architecture.md, "Tiers"), checked against the formulas written out independently
+here."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def test_relevance_score_matches_seed_formula(category: str, days: int, importan
 @pytest.mark.parametrize(
     ("category", "d7", "d30", "d180"),
     [
-        # Pinned values of the seed's curves at importance 1.0 (rounded to 6 decimals).
+        # Pinned values of the curves at importance 1.0 (rounded to 6 decimals).
         ("decision", 0.980672, 0.920844, 0.640727),
         ("event", 0.866163, 0.551418, 0.114331),
         ("temp", 0.500074, 0.051303, 0.000000018),

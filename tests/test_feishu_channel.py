@@ -59,12 +59,6 @@ class Inbox:
         raise AssertionError(f"{len(self.messages)} messages delivered, expected {count}")
 
 
-@pytest.fixture
-def feishu() -> FeishuStub:
-    with FeishuStub() as stub:
-        yield stub
-
-
 def make_settings(tmp_path: Path, feishu: FeishuStub, **overrides: object) -> FeishuSettings:
     values: dict[str, object] = {
         "app_id": f"cli_{uuid.uuid4().hex[:12]}",  # lark caches tenant tokens per app_id, process-wide

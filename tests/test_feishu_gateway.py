@@ -36,18 +36,6 @@ ALICE = "ou_alice"
 MODES = ["websocket", "callback"]
 
 
-@pytest.fixture
-def feishu() -> FeishuStub:
-    with FeishuStub() as stub:
-        yield stub
-
-
-@pytest.fixture
-def model() -> OpenAIStub:
-    with OpenAIStub() as stub:
-        yield stub
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

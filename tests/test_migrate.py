@@ -1,4 +1,4 @@
-"""Migration of file memory into SQLite (seed 000 §12.2): Tier 1 from MEMORY.md, Tier 3 from daily files."""
+"""Migration of file memory into SQLite: Tier 1 from MEMORY.md, Tier 3 from daily files."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
@@ -39,12 +39,6 @@ ME = 42
 # PTB warns when it builds a RetryAfter (its int ``retry_after`` becomes a timedelta in v23); the channel
 # reads either form.
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2:DeprecationWarning")
-
-
-@pytest.fixture
-def tg() -> Iterator[TelegramStub]:
-    with TelegramStub() as stub:
-        yield stub
 
 
 def quick(channel: TelegramChannel) -> TelegramChannel:

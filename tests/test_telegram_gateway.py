@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -38,18 +38,6 @@ from localservers.telegram_api import (
 # PTB warns when it builds a RetryAfter (its int ``retry_after`` becomes a timedelta in v23); the channel
 # reads either form.
 pytestmark = pytest.mark.filterwarnings("ignore:Deprecated since version v22.2:DeprecationWarning")
-
-
-@pytest.fixture
-def tg() -> Iterator[TelegramStub]:
-    with TelegramStub() as stub:
-        yield stub
-
-
-@pytest.fixture
-def model() -> Iterator[OpenAIStub]:
-    with OpenAIStub() as stub:
-        yield stub
 
 
 def make_config(tmp_path: Path, model: OpenAIStub, tg: TelegramStub, **telegram: object) -> Config:

@@ -76,7 +76,8 @@ class AgentConfig(_Model):
 
 
 class ExtractionConfig(_Model):
-    """When buffered turns are handed to the memory model (seed 000 §4)."""
+    """When buffered turns are handed to the memory model (docs/architecture.md, "Extraction and
+    compression")."""
 
     quiet_gap: Duration = 180.0
     token_budget: int = Field(6000, ge=200, le=100_000)
@@ -87,7 +88,7 @@ class ExtractionConfig(_Model):
     @field_validator("token_budget", mode="before")
     @classmethod
     def _not_a_ratio(cls, value: Any) -> Any:
-        # The seed spelled tokenBudget as a ratio (0.6); here it is a token count, so say so.
+        # The original design spelled tokenBudget as a ratio (0.6); here it is a token count, so say so.
         if isinstance(value, float) and 0 < value < 1:
             raise ValueError("expected a number of tokens such as 6000 (not a ratio)")
         return value
@@ -367,7 +368,7 @@ class Config(_Model):
         return self._source
 
     def memory_provider(self) -> ProviderConfig:
-        """The memory model's provider: ``memory.provider``, else the main provider (seed 000 §9)."""
+        """The memory model's provider: ``memory.provider``, else the main provider."""
         return self.memory.provider if self.memory.provider is not None else self.provider
 
     def memory_model(self) -> str:

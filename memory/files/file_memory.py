@@ -2,8 +2,9 @@
 
 Everything lives in ``<workspace>/memory/``: ``MEMORY.md`` holds long-term notes in free Markdown and one
 ``YYYY-MM-DD.md`` file per day holds that day's notes. The system prompt gets the long-term notes plus the
-last seven days (seed 000 §12.1/§12.3). Keeping this path alive means a broken SQLite store never leaves
-the assistant without memory, and ``tierclaw memory migrate`` can later move these files into SQLite.
+last seven days (docs/architecture.md, "Extraction and compression", file memory). Keeping this path
+alive means a broken SQLite store never leaves the assistant without memory, and ``tierclaw memory
+migrate`` can later move these files into SQLite.
 """
 
 from __future__ import annotations

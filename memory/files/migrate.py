@@ -1,4 +1,5 @@
-"""One-shot migration of file memory into SQLite (seed 000 §12.2).
+"""One-shot migration of file memory into SQLite (docs/architecture.md, "Extraction and compression", file
+memory).
 
 ``MEMORY.md``: each non-empty, non-heading line becomes a Tier 1 memory (identity, importance 1.0,
 ``_global``/``_profile``, source ``migration``, source_ref ``MEMORY.md:<line>``), written through the

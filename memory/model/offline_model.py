@@ -29,7 +29,7 @@ from memory.text.dedup import norm_key
 OFFLINE_LABEL = "offline (rule-based, no API key)"
 SUMMARY_MAX_CHARS = 200
 PROFILE_MAX_ENTRIES = 100
-# Tier 2 categories that belong in the core profile (seed 000 §4.2: never-decaying facts).
+# Tier 2 categories that belong in the core profile (never-decaying facts: docs/architecture.md, "Tiers").
 PROFILE_CATEGORIES = frozenset({"identity", "config", "credential"})
 COMPRESSION_SOURCE = "compression"
 

@@ -1,4 +1,4 @@
-"""``OpenAIMemoryModel``: the memory model (seed 000 §11) on any OpenAI-compatible endpoint.
+"""``OpenAIMemoryModel``: the memory model on any OpenAI-compatible endpoint.
 
 Each protocol method is ONE chat completion: a system message with the task's instructions
 (``memory/prompts.py``), a user message with the data, ``response_format={"type": "json_object"}``,

@@ -1,4 +1,4 @@
-"""Parse and validate the memory model's JSON output into ``Fact``s (seed 000 §11.1 shapes).
+"""Parse and validate the memory model's JSON output into ``Fact``s (the shapes the prompts ask for).
 
 The whole answer must be one JSON object (a ```json fence around it is tolerated) holding a list under
 ``"facts"`` (or ``"entries"`` for the profile); otherwise ``MemoryModelError`` is raised and the caller

@@ -1,4 +1,5 @@
-"""The memory model's instructions (seed 000 §6.4, §7) and the formatters for what they are shown.
+"""The memory model's instructions (extraction, daily and weekly compression) and the formatters for what
+they are shown.
 
 Each prompt is the *system* message of one JSON-object completion; the matching ``*_input`` function
 builds the *user* message: the data, wrapped in a tag so the model can tell it from the instructions.

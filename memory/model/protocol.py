@@ -37,7 +37,8 @@ class Extraction:
 
 
 class MemoryModel(Protocol):
-    """The memory model (seed 000 §11): single structured completions, no tools, no streaming."""
+    """The memory model (docs/architecture.md, "Extraction and compression"): single structured
+    completions, no tools, no streaming."""
 
     @property
     def label(self) -> str:
@@ -45,15 +46,15 @@ class MemoryModel(Protocol):
         ...
 
     async def extract(self, turns: list[Turn]) -> Extraction:
-        """Lasting facts and a short summary from a conversation batch (seed 000 §6.4)."""
+        """Lasting facts and a short summary from a conversation batch."""
         ...
 
     async def compress_events(self, events: list[Event]) -> list[Fact]:
-        """Daily job: a day's Tier 3 summaries distilled into Tier 2 facts (seed 000 §7.2)."""
+        """Daily job: a day's Tier 3 summaries distilled into Tier 2 facts."""
         ...
 
     async def merge_partition(self, memories: list[Memory]) -> list[Fact]:
-        """Weekly job: one project/topic partition's entries, deduplicated and merged (seed 000 §7.3)."""
+        """Weekly job: one project/topic partition's entries, deduplicated and merged."""
         ...
 
     async def refresh_profile(self, profile: list[Memory], important: list[Memory]) -> list[Fact]:

@@ -1,4 +1,4 @@
-"""Quick rule-based extraction (seed 002 §5.6): lasting first-person facts from a user message, no model.
+"""Quick rule-based extraction: lasting first-person facts from a user message, no model.
 
 The memory model is the real extractor; these rules are the low-latency path beside it and the whole of
 the offline model (``memory/offline_model.py``). They keep only what the user plainly states about
@@ -11,7 +11,7 @@ What a fact gets:
 
 * ``content``: the sentence as the user wrote it (trimmed), never rewritten;
 * ``category`` / ``importance``: identity 1.0 (name, job, where they live or work, birthday, origin,
-  allergies), config 0.8 (tools, settings and stated preferences — seed 000 puts preferences in the
+  allergies), config 0.8 (tools, settings and stated preferences — the original design puts preferences in the
   never-decaying group: its Tier 1 example is "偏好 Go/TypeScript"), decision 0.8, event 0.5, temp 0.2
   (anything said about "today"/"今天"/"right now" that is not an identity fact);
 * ``topic``: ``preferences`` for likes, dislikes, habits, favourites; ``_general`` otherwise;

@@ -1,4 +1,5 @@
-"""The compression jobs (seed 000 §7, §8): daily Tier 3 → Tier 2, weekly merge, profile refresh, forgetting.
+"""The compression jobs (docs/architecture.md, "Extraction and compression"): daily Tier 3 → Tier 2, weekly
+merge, profile refresh, forgetting.
 
 Pure memory/: the gateway's scheduler decides when to call them; they take the engine and a
 ``MemoryModel`` and return a ``CompressionReport``. Both are safe to re-run and to interrupt:
@@ -13,7 +14,7 @@ Pure memory/: the gateway's scheduler decides when to call them; they take the e
   embedder the whole partition is one model call. With one (``engine.owner_vectors``), the partition's
   entries are grouped by vector similarity instead (``clustering.similar_groups``: cosine above a cut
   relative to the partition's median cosine and at least ``MERGE_CLUSTER_COSINE``, joined transitively,
-  O(n log n) rather than comparing every pair — seed 002 §5.7); each group of two or more entries (at
+  O(n log n) rather than comparing every pair); each group of two or more entries (at
   most ``MERGE_GROUP_MAX``) is one model call, and the entries in no group, or not embedded yet, are left
   as they are. A merge writes the merged facts and archives the entries they replace in one transaction
   (``MemoryEngine.replace_memories``): a merged fact equal to an old entry keeps that entry, a model that
@@ -48,7 +49,7 @@ from memory.vectors.index import OwnerVectors
 log = logging.getLogger("tierclaw.memory")
 
 COMPRESSION_SOURCE = "compression"
-# A partition with fewer live entries than this is not worth a model call (seed 000 §7.3).
+# A partition with fewer live entries than this is not worth a model call.
 MERGE_MIN_ENTRIES = 10
 # With vectors, entries this similar (joined transitively) are one group of merge candidates for the
 # model. e5's cosine scale differs by language and topic (unrelated pairs of one owner: median 0.83 in
@@ -66,10 +67,11 @@ MERGE_CLUSTER_COSINE = 0.94
 MERGE_CLUSTER_DISTANCE_RATIO = 0.35
 # Entries per model call in the grouped merge; a bigger group is cut into nearly equal parts.
 MERGE_GROUP_MAX = 50
-# Tier 2 entries that feed the profile refresh: importance at least this, at most this many (seed §7.3).
+# Tier 2 entries that feed the profile refresh: importance at least this, at most this many.
 PROFILE_MIN_IMPORTANCE = 0.7
 PROFILE_SOURCE_LIMIT = 200
-# Tier 1 capacity (seed 000 §4.2: about 100 entries); extra entries from the model are dropped.
+# Tier 1 capacity (about 100 entries: docs/architecture.md, "Tiers"); extra entries from the model are
+# dropped.
 PROFILE_MAX_ENTRIES = 100
 # Events of one day handed to the model in one call; a busier day is compressed in several calls.
 EVENTS_PER_CALL = 50
@@ -190,7 +192,7 @@ async def weekly_compress(
 
 
 async def _archive_decayed(engine: MemoryEngine, owner: str, now: datetime) -> int:
-    """Archive live temp/debug Tier 2 memories whose weight decayed below 1 % (seed 000 §8.4)."""
+    """Archive live temp/debug Tier 2 memories whose weight decayed below 1 %."""
     candidates = await engine.memories_by_category(owner, sorted(FAST_DECAY))
     dead = [
         m.id

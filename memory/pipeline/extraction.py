@@ -1,4 +1,5 @@
-"""The extraction service (seed 000 §6): buffered turns become Tier 2 facts and a Tier 3 summary.
+"""The extraction service (docs/architecture.md, "Extraction and compression"): buffered turns become Tier
+2 facts and a Tier 3 summary.
 
 Every message is written to the buffer first (``record``); extraction runs later, per owner, when one of
 three triggers fires: a quiet gap with no new message from the owner (default 3 min), the owner's buffer

@@ -1,6 +1,8 @@
-"""Forgetting by category (seed 000 §8): how much a memory still weighs after ``days`` without use.
+"""Forgetting by category (docs/architecture.md, "Tiers"): how much a memory still weighs after ``days``
+without use.
 
-The constants are the seed's, exactly. Identity, config and credential facts never fade; decisions and
+The constants are the original design's, exactly. Identity, config and credential facts never fade;
+decisions and
 solutions fade slowly to a 30 % floor; events and conversation summaries fade faster to a 10 % floor;
 temp/debug notes fade to nothing (and the weekly job archives them). Access resets the clock, which
 is the "the more you use it, the better you remember it" effect.

@@ -1,8 +1,9 @@
 """``should_retrieve``: does this message need long-term memory? Pure rules, no I/O, microseconds.
 
-Seed 000 §5.2 asks memory whenever a message carries a personal reference (我的/我之前/你记得), a time
-reference (上次/之前/昨天), a known project, a question, or a preference/config word, and skips short
-messages, code and bare acknowledgements. We keep those families and add what the seed misses:
+The design (docs/architecture.md, "Retrieval") asks memory whenever a message carries a personal
+reference (我的/我之前/你记得), a time reference (上次/之前/昨天), a known project, a question, or a
+preference/config word, and skips short messages, code and bare acknowledgements.
+We keep those families and add what that list misses:
 
 * recall is the gate's first duty (a missed memory costs the user far more than a 2 ms lookup), so a
   substantive first-person message — the user telling about their life, feelings or plans — fires even
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-# Messages shorter than this (in characters, stripped) never need memory (seed: len < 5).
+# Messages shorter than this (in characters, stripped) never need memory (the original design: len < 5).
 MIN_CHARS = 5
 # A first-person Chinese message with at least this many Han characters is a personal narrative.
 ZH_NARRATIVE_HAN = 12

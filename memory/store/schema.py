@@ -4,7 +4,8 @@ Each entry of ``MIGRATIONS`` upgrades the file from version ``i`` to ``i + 1``; 
 the missing steps in one transaction each, opening a newer file refuses (an older tierclaw must never
 write into a schema it does not understand).
 
-Version 1 is seed 000 §3.2 plus an ``owner`` on every row, ``source_ref``, ``subject``/``predicate``,
+Version 1 is the original design's tables plus an ``owner`` on every row, ``source_ref``,
+``subject``/``predicate``,
 ``superseded_by`` and a ``search_text`` column holding the jieba-segmented text that FTS5 indexes.
 Version 2 adds ``memory_refs``: every source reference a memory absorbed through merges.
 Version 3 adds the message path's state: retry bookkeeping on ``extraction_buffer`` (attempts, next try,

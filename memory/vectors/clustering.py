@@ -1,7 +1,7 @@
 """``similar_groups``: memories whose vectors say nearly the same thing, found without comparing every pair.
 
 Why: the weekly merge (``compression.py``) hands the memory model groups of similar memories instead of a
-whole partition, and seed 002 §5.7 asks for the grouping to cost O(n log n), not O(n²) pairwise
+whole partition, and the grouping must cost O(n log n), not O(n²) pairwise
 comparisons. (numpy can do all pairs of 10k × 384 in one matrix product, but that is 50M cosines and a
 400 MB matrix at 10k, and it grows with the square.)
 
