@@ -221,6 +221,13 @@ class FeishuChannel:
             seen, self.seen = self.seen, None
             await seen.close()
 
+    @property
+    def holds_resources(self) -> bool:
+        """Whether anything ``start`` made is still held (intake, bot-info task, HTTP server, dedup store).
+
+        False after ``stop``, and after a ``start`` that failed: a failed start cleans up after itself."""
+        return any(held is not None for held in (self._worker, self._bot_info_task, self._runner, self.seen))
+
     async def _drain_intake(self) -> None:
         """Wait (bounded) until the intake task has handled every queued event."""
         if self._worker is None or self._worker.done():

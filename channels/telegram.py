@@ -265,6 +265,13 @@ class TelegramChannel:
                     self._redact.remove()
                     self._redact = None
 
+    @property
+    def holds_resources(self) -> bool:
+        """Whether anything ``start`` made is still held (the PTB application, the poller).
+
+        False after ``stop``, and after a ``start`` that failed: a failed start cleans up after itself."""
+        return self._app is not None or self._poller is not None
+
     async def _confirm(self, app: Application) -> None:
         """Tell Telegram (getUpdates ``offset``) that every update handed to the gateway was read."""
         offset = self._offset

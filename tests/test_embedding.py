@@ -109,34 +109,27 @@ async def test_local_batches_and_matches_unbatched(local: LocalEmbedder) -> None
     texts = [f"memory number {i}: the user mentioned topic {i}" for i in range(7)]
     whole = await local.embed_passages(texts)
 
-    small = LocalEmbedder(batch_size=3)
+    small = CountingLocalEmbedder(batch_size=3)
     await small.warm_up()
-    sizes: list[int] = []
-    real_passage = small._model.passage
-
-    def counting_passage(chunk: list[str]) -> np.ndarray:
-        sizes.append(len(chunk))
-        return real_passage(chunk)
-
-    small._model.passage = counting_passage  # a spy on the real engine, not a fake
+    small.calls.clear()  # the warm-up call
     try:
         batched = await small.embed_passages(texts)
     finally:
         await small.close()
-    assert sizes == [3, 3, 1]
+    assert small.calls == [3, 3, 1]
     assert np.allclose(batched, whole, atol=1e-4)
 
 
 class CountingLocalEmbedder(LocalEmbedder):
     """The real local embedder, counting its engine calls and the texts in each."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, batch_size: int = 64) -> None:
+        super().__init__(batch_size=batch_size)
         self.calls: list[int] = []
 
-    def _run(self, model: object, chunk: list[str], is_query: bool) -> np.ndarray:
+    def run_engine(self, model: object, chunk: list[str], is_query: bool) -> np.ndarray:
         self.calls.append(len(chunk))
-        return super()._run(model, chunk, is_query)
+        return super().run_engine(model, chunk, is_query)
 
 
 async def test_local_engine_calls_all_run_on_one_thread() -> None:
@@ -145,13 +138,13 @@ async def test_local_engine_calls_all_run_on_one_thread() -> None:
     threads: set[int] = set()
 
     class ThreadRecording(LocalEmbedder):
-        def _load(self) -> object:
+        def load_engine(self) -> object:
             threads.add(threading.get_ident())
-            return super()._load()
+            return super().load_engine()
 
-        def _run(self, model: object, chunk: list[str], is_query: bool) -> np.ndarray:
+        def run_engine(self, model: object, chunk: list[str], is_query: bool) -> np.ndarray:
             threads.add(threading.get_ident())
-            return super()._run(model, chunk, is_query)
+            return super().run_engine(model, chunk, is_query)
 
     embedder = ThreadRecording()
     await embedder.warm_up()
@@ -525,7 +518,7 @@ async def test_openai_close_closes_the_client() -> None:
     async with OpenAIStub() as stub:
         embedder = OpenAIEmbedder(settings_for(stub))
         await embedder.close()
-        assert embedder._client.is_closed()
+        assert embedder.client_closed
         await embedder.close()  # idempotent
         await expect_failure(embedder, ["x"], "closed")
         assert stub.embedding_requests == []

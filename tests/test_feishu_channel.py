@@ -335,7 +335,7 @@ async def test_bot_info_is_retried_until_known_then_groups_are_exact(
     finally:
         await channel.stop()
     assert [m.text for m in messages] == ["hi bot"]
-    assert channel._bot_info_task is None
+    assert not channel.holds_resources  # the bot-info retry ended with the channel
 
 
 async def test_callback_port_in_use_is_a_feishu_error(tmp_path: Path, feishu: FeishuStub) -> None:
@@ -347,7 +347,7 @@ async def test_callback_port_in_use_is_a_feishu_error(tmp_path: Path, feishu: Fe
         with pytest.raises(FeishuError, match=f"cannot listen on 127.0.0.1:{port}: ") as caught:
             await channel.start(Inbox().deliver)
     assert not isinstance(caught.value.__cause__, OSError)
-    assert channel.seen is None and channel._runner is None and channel._worker is None  # cleaned up
+    assert not channel.holds_resources  # cleaned up
     await channel.stop()  # still fine
     async with running(make_settings(tmp_path, feishu, callback_port=port)) as (channel, _):
         assert channel.callback_port == port  # the port was released by the failed start's cleanup

