@@ -3,6 +3,7 @@
 Usage (from the project root)::
 
     python -m bench.datasets locomo ../shared/data/locomo/locomo10.json -o FILE.json
+    python -m bench.datasets locomo ../shared/data/locomo/locomo10.json --first-person -o FILE.json
     python -m bench.datasets madial ../shared/data/madial --lang zh -o FILE.json
     python -m bench.datasets gate ../shared/data -o FILE.jsonl
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset_format import format_timestamp, read_jsonl, write_dataset, write_jsonl
+from bench.first_person import convert_locomo_first_person, first_person_questions
 
 SHARED_DATA_HINT = "the benchmark data lives in ../shared/data (relative to the project root)"
 
@@ -134,7 +136,7 @@ def split_dia_ids(raw: str | Sequence[str]) -> tuple[list[str], int]:
     return ids, malformed
 
 
-def _numbered(keys: Iterable[str], pattern: re.Pattern[str]) -> dict[int, str]:
+def numbered_keys(keys: Iterable[str], pattern: re.Pattern[str]) -> dict[int, str]:
     """Map session numbers to the keys matching ``pattern`` (e.g. session_3_observation -> 3)."""
     found: dict[int, str] = {}
     for key in keys:
@@ -146,7 +148,7 @@ def _numbered(keys: Iterable[str], pattern: re.Pattern[str]) -> dict[int, str]:
 
 def locomo_session_dates(conversation: dict[str, Any]) -> dict[int, datetime]:
     """Parse every ``session_N_date_time`` of a conversation."""
-    keys = _numbered(conversation, SESSION_DATE_KEY)
+    keys = numbered_keys(conversation, SESSION_DATE_KEY)
     return {number: parse_datetime(conversation[key]) for number, key in keys.items()}
 
 
@@ -156,10 +158,10 @@ def locomo_last_session(conversation: dict[str, Any]) -> int:
     Some conversations list dates for sessions that hold no turns (conv-26 has dates up to session 35 but
     turns only up to 19); the questions are asked after the last real session, not after those.
     """
-    sessions = [n for n, key in _numbered(conversation, SESSION_KEY).items() if conversation[key]]
+    sessions = [n for n, key in numbered_keys(conversation, SESSION_KEY).items() if conversation[key]]
     if sessions:
         return max(sessions)
-    dated = _numbered(conversation, SESSION_DATE_KEY)
+    dated = numbered_keys(conversation, SESSION_DATE_KEY)
     if not dated:
         raise ValueError("conversation has neither sessions nor session dates")
     return max(dated)
@@ -178,7 +180,7 @@ def locomo_memories(
     per_turn: Counter[str] = Counter()
     malformed = 0
     observations = sample.get("observation", {})
-    for session, key in sorted(_numbered(observations, OBSERVATION_KEY).items()):
+    for session, key in sorted(numbered_keys(observations, OBSERVATION_KEY).items()):
         if session not in dates:
             raise ValueError(f"LoCoMo {sample_id}: {key} has no session_{session}_date_time")
         created_at = format_timestamp(dates[session])
@@ -457,7 +459,8 @@ def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def build_gate(root: str | Path) -> list[dict[str, Any]]:
-    """Gate set: questions that need memory (LoCoMo, MADial zh) vs. chit-chat (LCCC, DailyDialog)."""
+    """Gate set: questions that need memory (LoCoMo as asked and in the first person, MADial zh) vs.
+    chit-chat (LCCC, DailyDialog)."""
     root = require_input(root)
     locomo = require_input(root / "locomo" / "locomo10.json")
     madial_folder = root / "madial"
@@ -465,6 +468,9 @@ def build_gate(root: str | Path) -> list[dict[str, Any]]:
     lccc = require_input(root / "chat" / "lccc_toy_data.json")
     dailydialog = require_input(root / "chat" / "dailydialog_dialogues_test.txt")
     positives = [_gate_row(text, True, "en", "locomo") for text in locomo_questions(locomo)]
+    positives += dedupe_rows(
+        _gate_row(text, True, "en", "locomo-first-person") for text in first_person_questions(locomo)
+    )
     madial = convert_madial(madial_folder, "zh")
     positives += [
         _gate_row(query["text"], True, "zh", "madial-zh")
@@ -492,7 +498,7 @@ def dataset_summary(data: dict[str, Any]) -> str:
 
 def _run_locomo(args: argparse.Namespace) -> None:
     """locomo subcommand."""
-    data = convert_locomo(args.path)
+    data = convert_locomo_first_person(args.path) if args.first_person else convert_locomo(args.path)
     note(f"dropped {data['dropped_no_evidence']} queries with no evidence observation")
     write_dataset(args.output, data)
     note(dataset_summary(data))
@@ -522,6 +528,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     locomo = commands.add_parser("locomo", help="LoCoMo locomo10.json -> retrieval dataset")
     locomo.add_argument("path", help="path to locomo10.json")
+    locomo.add_argument(
+        "--first-person",
+        action="store_true",
+        help="one owner per speaker; questions and memories in the speaker's own voice (I/me/my)",
+    )
     locomo.set_defaults(run=_run_locomo)
     madial = commands.add_parser("madial", help="MADial-Bench folder -> retrieval dataset")
     madial.add_argument("path", help="folder holding MADial-Bench-<lang>-{memory,dialogue}.json")

@@ -417,10 +417,20 @@ def test_build_gate_positives_negatives_and_dedup(data_root: Path) -> None:
     for row in rows:
         assert list(row) == ["text", "needs_memory", "lang", "source"]
         by_source.setdefault(row["source"], []).append(row["text"])
-        assert row["needs_memory"] is (row["source"] in {"locomo", "madial-zh"})
-        assert row["lang"] == ("en" if row["source"] in {"locomo", "dailydialog"} else "zh")
+        assert row["needs_memory"] is (row["source"] in {"locomo", "locomo-first-person", "madial-zh"})
+        assert row["lang"] == (
+            "en" if row["source"] in {"locomo", "locomo-first-person", "dailydialog"} else "zh"
+        )
     # All category 1-4 questions, even those without evidence; category 5 left out.
     assert len(by_source["locomo"]) == 6 and "Trick question?" not in by_source["locomo"]
+    # The same questions in the asker's voice, when they name a speaker ("What does Ann do?" -> "I").
+    assert by_source["locomo-first-person"] == [
+        "What do I drink?",
+        "What do I do?",
+        "Am I an ally?",
+        "Do I ski?",
+        "Do I paint?",
+    ]
     assert by_source["madial-zh"] == ["我要表演魔术！\n我有点紧张。\n我想让它很特别！", "我今天很开心"]
     assert by_source["lccc"] == ["你好，在吗？", "在的", "哈哈", "我用SEED.24小时", "好吧"]
     assert by_source["dailydialog"] == [
@@ -435,9 +445,15 @@ def test_gate_cli_writes_utf8_jsonl(data_root: Path, tmp_path: Path, capsys) -> 
     out = tmp_path / "gate" / "gate.jsonl"
     assert main(["gate", str(data_root), "-o", str(out)]) == 0
     assert "你好，在吗？" in out.read_text(encoding="utf-8")
-    assert len(read_jsonl(out)) == 17
+    assert len(read_jsonl(out)) == 22
     err = capsys.readouterr().err
-    assert "locomo=6" in err and "madial-zh=2" in err and "lccc=5" in err and "dailydialog=4" in err
+    assert (
+        "locomo=6" in err
+        and "locomo-first-person=5" in err
+        and "madial-zh=2" in err
+        and "lccc=5" in err
+        and "dailydialog=4" in err
+    )
 
 
 # ------------------------------------------------------------------------------------- missing input

@@ -129,3 +129,92 @@ def test_a_known_project_named_in_any_language_fires() -> None:
     assert should_retrieve("any news on orion", frozenset({"Orion"}))
     assert should_retrieve("星火进展如何", frozenset({"星火"}))
     assert not should_retrieve("any news on orion")
+
+
+# ------------------------------------------------------------------ a person asking about themselves
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What am I allergic to?",
+        "Where do I live?",
+        "where do I live",
+        "What's my sister's name?",
+        "Do I have any siblings?",
+        "Have I been to Lisbon?",
+        "When did I start lifting weights?",
+        "Which books have I read?",
+        "How old am I?",
+    ],
+)
+def test_en_first_person_questions_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我住在哪？",
+        "我住哪",
+        "我对什么过敏？",
+        "我几点的飞机",
+        "我养过哪些宠物",
+        "我们约在哪里？",
+        "我一共去过几次北京",
+    ],
+)
+def test_zh_first_person_questions_fire_however_short(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What do you know about me?",
+        "what do you remember about me",
+        "你记得我什么",
+        "我跟你说过什么",
+        "关于我你知道多少",
+        "你了解我吗",
+    ],
+)
+def test_questions_about_what_the_assistant_knows_of_the_user_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["Remind me what I ordered", "tell me again where I parked", "提醒我一下周末的安排", "提醒我带伞"]
+)
+def test_imperative_recall_fires(text: str) -> None:
+    assert should_retrieve(text)
+
+
+# Small talk with first-person words: offers, permissions, feelings about the moment, polite forms.
+SMALL_TALK = [
+    "Can I help you?",
+    "May I ask you a question?",
+    "Could I have the bill, please?",
+    "Shall I call a taxi for you?",
+    "I think so.",
+    "How are you?",
+    "What do you do for fun?",
+    "What time is it now?",
+    "Nice to meet you!",
+    "That's a great idea.",
+    "Where is the nearest station?",
+    "I'm fine, thanks. And you?",
+    "我也是",
+    "你呢？",
+    "我呢？",
+    "哈哈哈我笑死了",
+    "你在干嘛呀",
+    "今天天气真好",
+    "我饿了想吃饭",
+    "好的我知道啦",
+]
+
+
+@pytest.mark.parametrize("text", SMALL_TALK)
+def test_small_talk_with_first_person_words_stays_quiet(text: str) -> None:
+    assert not should_retrieve(text)

@@ -9,7 +9,13 @@ We keep those families and add what that list misses:
   substantive first-person message — the user telling about their life, feelings or plans — fires even
   without an explicit cue: that is exactly when an assistant should remember what it knows about them;
 * a question fires when it is about someone or something specific (a name, a past event, the user's own
-  things), not for every "how are you?" of small talk, which is most of what chit-chat questions are.
+  things), not for every "how are you?" of small talk, which is most of what chit-chat questions are;
+* a person asks their own assistant about themselves, however short: first-person questions ("Where do
+  I live?", "What am I allergic to?", "我住在哪？"), questions about what the assistant knows of them
+  ("what do you know about me", "你记得我什么") and requests to be reminded ("remind me…", "tell me
+  again…", "提醒我…"). Offers and permission questions ("Can I help you?", "May I ask…") stay small talk.
+  Retrieval is cheap; what keeps chit-chat clean is the relevance floor on what is injected
+  (docs/architecture.md, "Retrieval").
 
 The rules are families of words, not sentences from any data set; bench/gate.py measures them.
 """
@@ -20,8 +26,12 @@ import re
 
 # Messages shorter than this (in characters, stripped) never need memory (the original design: len < 5).
 MIN_CHARS = 5
+# A Chinese message says in three characters what English says in five ("我住哪").
+ZH_MIN_CHARS = 3
 # A first-person Chinese message with at least this many Han characters is a personal narrative.
 ZH_NARRATIVE_HAN = 12
+# A short first-person Chinese message with a question word asks, even without a question mark.
+ZH_SHORT_HAN = 8
 # An English message about the user's own things ("my …") with this many words is a personal narrative.
 EN_NARRATIVE_WORDS = 10
 
@@ -48,6 +58,13 @@ _ZH_PERSONAL_TOPIC = re.compile(
 )
 _ZH_FIRST_PERSON = re.compile("我|咱")
 _ZH_QUESTION = re.compile(r"[?？]|什么|怎么|为什么|哪|谁|几|多少|吗|呢|是不是|有没有")
+# A question word that asks for a thing (not 吗/呢, which end most small-talk questions).
+_ZH_WH = re.compile("什么|啥|哪|谁|几[个次年岁点天]?|多少|多大|多久|一共|总共")
+_ZH_QUESTION_END = re.compile(r"[?？]\s*$")
+# What the assistant knows of the user, and requests to be reminded.
+_ZH_ABOUT_ME = re.compile(
+    "关于我|你知道我|你了解我|你记得我|我跟你说过|我和你说过|我告诉过你|提醒我|再说一遍我"
+)
 
 # --- English families -------------------------------------------------------------------------------
 _EN_MEMORY_CUE = re.compile(
@@ -68,6 +85,21 @@ _EN_LIFE = re.compile(
     re.I,
 )
 _EN_I = re.compile(r"\b(?:i|i'm|i've|i'd|me)\b", re.I)
+# A question about the asker: an auxiliary before "I" ("do I", "am I", "have I"), or a wh-question with
+# I/me/my/mine in it. "Can/could/may/shall I" are offers and requests in small talk, so they are not.
+_EN_FIRST_PERSON_QUESTION = re.compile(
+    r"\b(?:am|do|did|don't|didn't|have|haven't|had|was|were|will|would)\s+i\b"
+    r"|\b(?:what|when|where|who|whom|whose|which|why|how)\b.*\b(?:i|me|my|mine|i'm|i've|i'd)\b",
+    re.I,
+)
+_EN_QUESTION_START = re.compile(
+    r"\s*(?:what|when|where|who|whom|whose|which|why|how|am|do|did|have|was|were)\b", re.I
+)
+_EN_ABOUT_ME = re.compile(
+    r"\b(?:about me|know me|remember me|remind me|tell me again|what was (?:my|it|that) again|"
+    r"(?:what|which|who|where|when)\b.*\bagain\s*\?|my (?:own )?(?:details|profile|info(?:rmation)?))\b",
+    re.I,
+)
 _EN_PAST_QUESTION = re.compile(
     r"\b(?:what|when|where|who|whom|which|why|how)\b[^?]*\b(?:did|was|were|has|have|had)\b",
     re.I,
@@ -94,7 +126,7 @@ def _strip_code(text: str) -> tuple[str, bool]:
 def should_retrieve(text: str, known_projects: frozenset[str] | set[str] = frozenset()) -> bool:
     """True when the message may need long-term memory. Pure, fast; errs on the side of recall."""
     stripped = text.strip()
-    if len(stripped) < MIN_CHARS:
+    if len(stripped) < (ZH_MIN_CHARS if _HAN.search(stripped) else MIN_CHARS):
         return False
     if stripped.lower().strip(" .!。！~～") in _ACKS:
         return False
@@ -110,12 +142,14 @@ def should_retrieve(text: str, known_projects: frozenset[str] | set[str] = froze
 
 
 def _zh_rules(prose: str) -> bool:
-    if _ZH_MEMORY_CUE.search(prose) or _ZH_PERSONAL_TOPIC.search(prose):
+    if _ZH_MEMORY_CUE.search(prose) or _ZH_PERSONAL_TOPIC.search(prose) or _ZH_ABOUT_ME.search(prose):
         return True
     first_person = _ZH_FIRST_PERSON.search(prose) is not None
     han = len(_HAN.findall(prose))
     if first_person and han >= ZH_NARRATIVE_HAN:
         return True
+    if first_person and _ZH_WH.search(prose) and (_ZH_QUESTION_END.search(prose) or han <= ZH_SHORT_HAN):
+        return True  # 我住在哪？ 我对什么过敏 我几点的飞机
     return first_person and _ZH_QUESTION.search(prose) is not None and han >= ZH_NARRATIVE_HAN // 2
 
 
@@ -128,6 +162,9 @@ def _en_rules(prose: str) -> bool:
     possessive = _EN_POSSESSIVE.search(prose) is not None
     past_question = _EN_PAST_QUESTION.search(prose) is not None
     question = "?" in prose or past_question
+    asks = question or _EN_QUESTION_START.match(prose) is not None  # "where do I live" without the "?"
+    if _EN_ABOUT_ME.search(prose) or (asks and _EN_FIRST_PERSON_QUESTION.search(prose)):
+        return True
     # A question about a name, a past event, or the user's own things.
     if question and (past_question or possessive or _EN_NAME.search(prose)):
         return True
