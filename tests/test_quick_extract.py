@@ -11,6 +11,7 @@ from memory.model.quick_extract import (
     PREFERENCES_TOPIC,
     quick_fact,
     quick_facts,
+    split_clauses,
     split_sentences,
 )
 
@@ -229,3 +230,49 @@ def test_birthday_needs_a_date() -> None:
     for text in ("My birthday is tomorrow", "我的生日是下个月"):
         fact = _one(text)
         assert (fact.category, fact.predicate) == ("event", None)
+
+
+# ------------------------------------------------------------------------------- compound sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("我在杭州做后端开发，喜欢用Go", [("我在杭州做后端开发", "identity"), ("我喜欢用Go", "config")]),
+        (
+            "我住在上海，在字节工作，喜欢打篮球",
+            [("我住在上海", "identity"), ("我在字节工作", "identity"), ("我喜欢打篮球", "config")],
+        ),
+        ("我叫小王；我养了一只猫", [("我叫小王", "identity"), ("我养了一只猫", "event")]),
+        (
+            "I live in Lyon and work as a nurse",
+            [("I live in Lyon", "identity"), ("I work as a nurse", "identity")],
+        ),
+        ("I love hiking and I hate running", [("I love hiking", "config"), ("I hate running", "config")]),
+        ("My name is Alice, I am a nurse", [("My name is Alice", "identity"), ("I am a nurse", "identity")]),
+        (
+            "I moved to Paris but my sister still lives in Rome",
+            [("I moved to Paris", "identity"), ("my sister still lives in Rome", "event")],
+        ),
+    ],
+)
+def test_a_compound_sentence_gives_one_fact_per_clause(text: str, facts: list[tuple[str, str]]) -> None:
+    assert [(f.content, f.category) for f in quick_facts(text)] == facts
+
+
+@pytest.mark.parametrize(
+    "text", ["I like tea and coffee", "I live in Berlin, Germany", "I bought apples, pears and milk"]
+)
+def test_a_list_inside_one_fact_is_not_split(text: str) -> None:
+    assert [f.content for f in quick_facts(text)] == [text]
+
+
+def test_a_clause_that_continues_the_subject_gets_it_and_keeps_its_predicate() -> None:
+    lives, works = quick_facts("I live in Lyon and work at the Hospital")
+    assert (lives.subject, lives.predicate) == ("user", "lives_in")
+    assert (works.content, works.predicate) == ("I work at the Hospital", "works_at")
+
+
+def test_split_clauses_leaves_sentences_that_do_not_start_in_the_first_person() -> None:
+    assert split_clauses("Tom and I went to the zoo") == ["Tom and I went to the zoo"]
+    assert split_clauses("我在杭州做后端开发，喜欢用Go") == ["我在杭州做后端开发", "我喜欢用Go"]

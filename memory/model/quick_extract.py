@@ -9,7 +9,9 @@ missed fact costs little (the model sees the turn too); a wrong fact written to 
 
 What a fact gets:
 
-* ``content``: the sentence as the user wrote it (trimmed), never rewritten;
+* ``content``: the sentence as the user wrote it (trimmed), or — when a sentence states several facts
+  ("I live in Lyon and work as a nurse", "我在杭州做后端开发，喜欢用Go") — each clause of it, the only
+  change being the subject "I"/"我" carried into a clause that continues it ("I work as a nurse");
 * ``category`` / ``importance``: identity 1.0 (name, job, where they live or work, birthday, origin,
   allergies), config 0.8 (tools, settings and stated preferences — the original design puts preferences in the
   never-decaying group: its Tier 1 example is "偏好 Go/TypeScript"), decision 0.8, event 0.5, temp 0.2
@@ -231,16 +233,51 @@ def quick_fact(sentence: str, known_projects: frozenset[str] = frozenset()) -> F
     )
 
 
+# Where a sentence may hold several facts: commas and semicolons, and "and"/"but" before a new clause.
+_CLAUSE_BREAK = re.compile(r"\s*[，,；;、]\s*|\s+(?:and|but|and also|and then)\s+(?=\S)", re.I)
+# A clause that starts with its own subject (or a filler/time word that precedes one) keeps it as it is.
+_EN_OWN_SUBJECT = re.compile(
+    r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|our|he|she|they|it|it's|this|that|there|the|a|an|his|her|"
+    r"their|you|your|[A-Z]\w*)\b",
+)
+_ZH_OWN_SUBJECT = re.compile(r"^(?:我|咱|他|她|它|你|您|这|那|大家|[A-Za-z])")
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """The clauses of one sentence, each with a subject: "I live in Lyon and work as a nurse" ->
+    ["I live in Lyon", "I work as a nurse"]. A sentence without a first-person start is one clause."""
+    pieces = [p.strip() for p in _CLAUSE_BREAK.split(sentence.strip()) if p and p.strip()]
+    if len(pieces) < 2:
+        return [sentence.strip()]
+    first = _strip_lead(_normalise(pieces[0]))
+    zh = bool(_HAN.search(first))
+    if not (first.startswith("我") if zh else FIRST_PERSON_START.match(first)):
+        return [sentence.strip()]
+    clauses = [pieces[0]]
+    for piece in pieces[1:]:
+        if _HAN.search(piece[:1]) or piece[:1] in "我咱他她它你您":
+            clauses.append(piece if _ZH_OWN_SUBJECT.match(piece) else "我" + piece)
+        else:
+            clauses.append(piece if _EN_OWN_SUBJECT.match(piece) else "I " + piece)
+    return clauses
+
+
 def quick_facts(text: str, known_projects: frozenset[str] = frozenset()) -> list[Fact]:
-    """Lasting first-person facts in a user message, one per sentence that states one, no duplicates."""
+    """Lasting first-person facts in a user message, no duplicates.
+
+    A sentence gives one fact, or one per clause when at least two of its clauses state a fact each
+    (or when only its clauses do): "I like tea and coffee" stays whole, "I live in Lyon and work as a
+    nurse" gives two facts.
+    """
     facts: list[Fact] = []
     seen: set[str] = set()
     for sentence in split_sentences(text):
-        fact = quick_fact(sentence, known_projects)
-        if fact is None:
-            continue
-        key = norm_key(fact.content)
-        if key not in seen:
-            seen.add(key)
-            facts.append(fact)
+        whole = quick_fact(sentence, known_projects)
+        parts = [f for f in (quick_fact(c, known_projects) for c in split_clauses(sentence)) if f is not None]
+        found = parts if len(parts) >= 2 or (whole is None and parts) else [whole] if whole else []
+        for fact in found:
+            key = norm_key(fact.content)
+            if key not in seen:
+                seen.add(key)
+                facts.append(fact)
     return facts

@@ -237,6 +237,13 @@ IDENTITY_RULES: Rules = [
     (re.compile(r"^i(?:'m| am) (?:employed|working) (?:at|by|for) (?P<val>.+)$"), _works_at),
     (re.compile(r"^我(?:现在|目前|一直)?在(?P<val>[^，,]{1,20}?)(?:工作|上班|任职|就职)"), _works_at),
     (re.compile(r"^我(?:现在|目前)?就职于(?P<val>.+)$"), _works_at),
+    # "我在杭州做后端开发", "我做前端开发", "我从事教学工作": the work itself, with or without a place.
+    (
+        re.compile(
+            rf"^我(?:现在|目前|一直)?(?:在[^，,]{{1,10}}?)?(?:做|从事|搞|当)[^，,]{{0,10}}?(?:{_JOBS_ZH}|工作|设计|研究|销售|教学)$"
+        ),
+        _fixed("identity", predicate="occupation"),
+    ),
     (re.compile(r"^i (?:was )?born (?:on|in) (?P<val>.+)$"), _born),
     (re.compile(r"^我(?:是)?(?:出生于|出生在|生于)(?P<val>.+)$"), _born),
     (
