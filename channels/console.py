@@ -2,7 +2,8 @@
 
 One chat (``console:local``) with one sender (``local``), so its owner is ``console:local`` unless the
 ``users`` map in the config assigns it to a person. Input can be piped (``printf 'hi\\n/memory\\n' |
-tierclaw chat``): at end of input ``finished`` is set and the runner waits for the pending replies.
+tierclaw chat``): at end of input, or at ``/quit`` (``/exit``), ``finished`` is set and the runner waits
+for the pending replies.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from channels.base import Deliver, InboundMessage, OutboundMessage
 CHAT_ID = "local"
 SENDER_ID = "local"
 PROMPT = "> "
+# Lines that end the chat like end of input does (then memories are saved and the process exits).
+QUIT_COMMANDS = frozenset({"/quit", "/exit"})
 # How long an interactive prompt waits for the reply before letting the person type again.
 REPLY_WAIT_SECONDS = 300.0
 
@@ -85,6 +88,8 @@ class ConsoleChannel:
                 text = line.rstrip("\r\n")
                 if not text.strip():
                     continue
+                if text.strip().lower() in QUIT_COMMANDS:
+                    break
                 self._counter += 1
                 await deliver(
                     InboundMessage(

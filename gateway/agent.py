@@ -45,7 +45,11 @@ class ChatRequest:
 
 
 class ChatModel(Protocol):
-    """Answers one ``ChatRequest``; raises ``ModelError`` when it cannot."""
+    """Answers one ``ChatRequest``; raises ``ModelError`` when it cannot.
+
+    A model whose ``stand_in`` attribute is true (the offline stand-in) answers with notices, not
+    conversation: its replies are shown but never enter history or the extraction buffer.
+    """
 
     @property
     def label(self) -> str:

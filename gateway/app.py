@@ -27,7 +27,7 @@ from gateway.scheduler import JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.model.protocol import MemoryModel
-from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings, FlushResult
 from memory.sessions import SessionStore
 from memory.vectors.cache import build_cached_embedder
 from memory.vectors.reindex import EmbeddingBackfill
@@ -140,6 +140,7 @@ class Runtime:
                     workspace=config.workspace_path(),
                     history_messages=config.agent.history_messages,
                     top_k=config.memory.top_k,
+                    flush_wait=config.memory.extraction.exit_flush,
                 ),
                 identities=Identities(config.users),
                 extraction=extraction,
@@ -176,6 +177,23 @@ class Runtime:
             self.models.memory.label if self.assistant.extraction else "files",
             ",".join(c.name for c in self.channels) or "none",
         )
+
+    async def save_memories(self, wait: float) -> tuple[FlushResult, int]:
+        """Before a short-lived process exits (the terminal chat): extract every pending turn and let
+        the jobs catch-up started at launch finish, within ``wait`` seconds in all.
+
+        Returns what was extracted and how many turns are still buffered (extracted at the next
+        start). A catch-up cut short is not recorded as run, so the next start runs it again.
+        """
+        extraction = self.assistant.extraction
+        if extraction is None:
+            return FlushResult(), 0
+        deadline = asyncio.get_running_loop().time() + wait
+        result = await extraction.flush_all(wait)
+        if self._catch_up is not None and not self._catch_up.done():
+            remaining = deadline - asyncio.get_running_loop().time()
+            await asyncio.wait({self._catch_up}, timeout=max(remaining, 0.0))
+        return result, await extraction.buffer.pending_turns()
 
     async def shutdown(self, drain_timeout: float) -> int:
         """Stop intake on every channel, answer what was taken in (up to ``drain_timeout`` s), close.

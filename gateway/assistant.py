@@ -40,6 +40,7 @@ class AssistantSettings:
     workspace: Path
     history_messages: int = 20
     top_k: int = 5
+    flush_wait: float = 15.0  # /memory waits this long for the chat's pending turns to become memories
 
 
 # Reply-path memory timings kept: the newest ones only, so months of messages do not grow the list; a
@@ -82,7 +83,7 @@ class Assistant:
         self.file_memory = file_memory
         self.memory_timing = MemoryTiming()
         self._workspace = WorkspaceFiles(self.settings.workspace)
-        self._commands = CommandContext(engine, sessions, extraction, file_memory)
+        self._commands = CommandContext(engine, sessions, extraction, file_memory, settings.flush_wait)
 
     async def handle(self, msg: InboundMessage) -> str | None:
         """The reply to one message, or None when there is nothing to answer (empty text)."""
@@ -126,6 +127,8 @@ class Assistant:
             log.error("[gateway] model %s gave an empty reply for %s", self.chat_model.label, msg.chat_key)
             return APOLOGY
 
+        if getattr(self.chat_model, "stand_in", False):
+            return reply  # a notice from the offline stand-in: shown, never history or memory
         await self.sessions.append(msg.chat_key, "assistant", reply)
         if self.extraction is not None:
             await self.extraction.record(

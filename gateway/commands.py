@@ -16,11 +16,12 @@ from memory.records import GLOBAL_PROJECT, Fact, Memory
 from memory.sessions import SessionStore
 
 HELP_TEXT = """Commands:
-/new — start a fresh conversation (what you said so far still goes to memory)
+/new — start a fresh conversation (what you said so far is saved to memory now)
 /memory — what I remember about you, numbered
 /remember TEXT — remember TEXT now
 /forget N — forget memory number N (from /memory); /forget TEXT forgets the best match
-/help — this list"""
+/help — this list
+/quit — leave the terminal chat (saving memories first)"""
 
 # How many Tier 2 memories /memory lists after the core profile.
 MEMORY_LIST_LIMIT = 15
@@ -37,6 +38,7 @@ class CommandContext:
     sessions: SessionStore
     extraction: ExtractionService | None
     file_memory: FileMemory | None
+    flush_wait: float = 15.0  # how long /memory waits for pending turns to be extracted first
 
 
 def is_command(text: str) -> bool:
@@ -73,9 +75,11 @@ async def run_command(
 
 async def _new(ctx: CommandContext, owner: str, chat_key: str) -> str:
     if ctx.extraction is not None:
-        ctx.extraction.flush_soon(owner)  # the old session's turns are already buffered; extract them now
+        # The old session's turns are already buffered: extract them now, in the background (this
+        # reply does not wait for the memory model).
+        ctx.extraction.flush_soon(owner)
     await ctx.sessions.new_session(chat_key)
-    return "Started a new conversation. What you told me before is kept in memory."
+    return "Started a new conversation. What you told me before is being saved to memory."
 
 
 def _describe(mem: Memory) -> str:
@@ -87,6 +91,9 @@ async def _memory(ctx: CommandContext, owner: str) -> str:
     if ctx.extraction is None:
         notes = ctx.file_memory.read_long_term().strip() if ctx.file_memory else ""
         return f"My notes (file memory):\n{notes}" if notes else "I have no notes yet."
+    # What was just said should show up: extract the pending turns first (bounded; a slow memory
+    # model finishes in the background and the note below says so).
+    await ctx.extraction.flush_now(owner, ctx.flush_wait)
     profile = await ctx.engine.profile(owner)
     knowledge = await ctx.engine.top_memories(owner, MEMORY_LIST_LIMIT)
     waiting = await ctx.extraction.buffer.pending_tokens(owner)

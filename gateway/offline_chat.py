@@ -66,6 +66,9 @@ def looks_like_statement(text: str) -> bool:
 class OfflineChatModel:
     """The main model's local stand-in (``gateway.agent.ChatModel``): no network, never fails."""
 
+    # Its replies are gateway notices, not conversation: they stay out of history and memory.
+    stand_in = True
+
     @property
     def label(self) -> str:
         return OFFLINE_CHAT_LABEL

@@ -45,9 +45,81 @@ def test_piped_chat_without_a_key_uses_the_offline_model_and_exits_0(tmp_path: P
     assert "[1] I prefer tea over coffee" in done.stdout.split("Remembered", 1)[1]
     db = tmp_path / ".tierclaw" / "data" / "memory.db"
     assert db.exists()
-    # the turn is left in the buffer for the next run (quiet gap not over), and a second run sees it
+    # a second run still sees it
     second = _run_chat(tmp_path, "/memory\n")
     assert second.returncode == 0 and "I prefer tea over coffee" in second.stdout
+
+
+async def _buffered_turns(db: Path) -> int:
+    engine = await MemoryEngine.open(db)
+    try:
+        return (await engine.stats())["buffered_turns"]
+    finally:
+        await engine.close()
+
+
+async def _contents(db: Path, owner: str = "console:local") -> list[str]:
+    engine = await MemoryEngine.open(db)
+    try:
+        return [m.content for m in await engine.top_memories(owner, 50)]
+    finally:
+        await engine.close()
+
+
+def test_readme_example_shows_the_fact_told_a_moment_before(tmp_path: Path) -> None:
+    # The README's own example: piped stdin, a fresh HOME, no key.
+    done = _run_chat(tmp_path, "My dog is called Biscuit\n/memory\n")
+    assert done.returncode == 0, done.stderr
+    listing = done.stdout.split("What I remember", 1)[1]
+    assert "My dog is called Biscuit" in listing
+    assert "still being turned into memories" not in listing
+    assert asyncio.run(_buffered_turns(tmp_path / ".tierclaw" / "data" / "memory.db")) == 0
+
+
+def test_leaving_the_chat_saves_what_was_said_and_quit_ends_input(tmp_path: Path) -> None:
+    done = _run_chat(tmp_path, "I live in Lyon and work as a nurse\n/quit\nmy cat is called Tom\n")
+    assert done.returncode == 0, done.stderr
+    assert "saving memories…" in done.stderr
+    assert "saved 2 memories from 1 messages" in done.stderr
+    db = tmp_path / ".tierclaw" / "data" / "memory.db"
+    assert asyncio.run(_buffered_turns(db)) == 0
+    contents = asyncio.run(_contents(db))
+    assert sorted(contents) == ["I live in Lyon", "I work as a nurse"]  # nothing after /quit was read
+
+
+def test_what_the_exit_flush_cannot_finish_stays_buffered_for_the_next_start(tmp_path: Path) -> None:
+    config = tmp_path / ".tierclaw" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"memory": {"extraction": {"exitFlush": 0}}}), encoding="utf-8")
+    first = _run_chat(tmp_path, "My dog is called Biscuit\n")
+    assert first.returncode == 0, first.stderr
+    assert "1 messages are still buffered and will be saved at the next start" in first.stderr
+    db = tmp_path / ".tierclaw" / "data" / "memory.db"
+    assert asyncio.run(_buffered_turns(db)) == 1
+    config.write_text("{}", encoding="utf-8")
+    second = _run_chat(tmp_path, "hello\n")
+    assert second.returncode == 0, second.stderr
+    assert asyncio.run(_buffered_turns(db)) == 0
+    assert "My dog is called Biscuit" in asyncio.run(_contents(db))
+
+
+def test_the_offline_stand_ins_notices_stay_out_of_history_and_memory(tmp_path: Path) -> None:
+    config = tmp_path / ".tierclaw" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"memory": {"extraction": {"exitFlush": 0}}}), encoding="utf-8")
+    done = _run_chat(tmp_path, "I love green tea\n")
+    assert "[offline model]" in done.stdout
+
+    async def rows() -> tuple[list[str], list[str]]:
+        engine = await MemoryEngine.open(tmp_path / ".tierclaw" / "data" / "memory.db")
+        try:
+            buffered = await engine.store.db.read("SELECT role FROM extraction_buffer")
+            history = await engine.store.db.read("SELECT role FROM session_messages")
+            return [r[0] for r in buffered], [r[0] for r in history]
+        finally:
+            await engine.close()
+
+    assert asyncio.run(rows()) == (["user"], ["user"])
 
 
 def test_status_masks_secrets_and_counts_the_buffer(tmp_path: Path, capsys, monkeypatch) -> None:
@@ -56,7 +128,13 @@ def test_status_masks_secrets_and_counts_the_buffer(tmp_path: Path, capsys, monk
         monkeypatch.delenv(name)
     config = tmp_path / "config.json"
     config.write_text(
-        json.dumps({"provider": {"apiKey": SECRET}, "memory": {"dbPath": str(tmp_path / "m.db")}}),
+        json.dumps(
+            {
+                "provider": {"apiKey": SECRET},
+                # exitFlush 0: the chat leaves its turn buffered, for status to count
+                "memory": {"dbPath": str(tmp_path / "m.db"), "extraction": {"exitFlush": 0}},
+            }
+        ),
         encoding="utf-8",
     )
     assert main(["status", "--config", str(config), "--json"]) == 0
@@ -75,7 +153,7 @@ def test_status_masks_secrets_and_counts_the_buffer(tmp_path: Path, capsys, monk
     assert done.returncode == 0, done.stderr
     assert main(["status", "--config", str(config)]) == 0
     out = capsys.readouterr().out
-    assert "2 turns buffered" in out and "0 dead letters" in out
+    assert "1 turns buffered" in out and "0 dead letters" in out  # the offline notice is not a turn
     assert SECRET not in out and str(config) in out
 
 

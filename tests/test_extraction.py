@@ -261,3 +261,92 @@ async def test_buffer_rejects_unknown_roles(engine: MemoryEngine, role: str) -> 
             await _record(service, role, "text")
     finally:
         await service.close()
+
+
+# ------------------------------------------------------------------ extracting now (/new, /memory, exit)
+
+
+class SlowModel(ScriptedModel):
+    """A memory model that takes ``seconds`` per call (a remote model on a slow day)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    async def extract(self, turns: list[Turn]) -> Extraction:
+        await asyncio.sleep(self.seconds)
+        return await super().extract(turns)
+
+
+async def test_flush_soon_extracts_at_once_even_turns_waiting_out_a_backoff(engine: MemoryEngine) -> None:
+    model = ScriptedModel(failures=1)
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, retry_backoff=3600))
+    try:
+        await _record(service, "user", "I moved to Lisbon in May")
+        await service.flush(OWNER)  # fails: the turn now waits an hour before its retry
+        assert (await engine.stats(OWNER))["buffered_turns"] == 1
+        service.flush_soon(OWNER)  # /new: the person is done with this conversation
+        await service.idle()
+    finally:
+        await service.close()
+    assert (await engine.stats(OWNER))["buffered_turns"] == 0
+    assert [m.content for m in await engine.list(OWNER)] == ["I moved to Lisbon in May"]
+
+
+async def test_flush_now_waits_for_the_owners_turns_and_says_whether_it_finished(
+    engine: MemoryEngine,
+) -> None:
+    service = ExtractionService(engine, ScriptedModel(), ExtractionSettings(quiet_gap=3600))
+    try:
+        await _record(service, "user", "My sister is called Anna")
+        assert await service.flush_now(OWNER, wait=5.0)
+        assert [m.content for m in await engine.list(OWNER)] == ["My sister is called Anna"]
+    finally:
+        await service.close()
+
+
+async def test_flush_now_that_runs_out_of_time_goes_on_in_the_background(engine: MemoryEngine) -> None:
+    service = ExtractionService(engine, SlowModel(0.3), ExtractionSettings(quiet_gap=3600))
+    try:
+        await _record(service, "user", "My sister is called Anna")
+        assert not await service.flush_now(OWNER, wait=0.01)
+        await service.idle()
+        assert (await engine.stats(OWNER))["buffered_turns"] == 0
+    finally:
+        await service.close()
+
+
+async def test_flush_all_extracts_every_owner_and_reports_each(engine: MemoryEngine) -> None:
+    service = ExtractionService(engine, ScriptedModel(), ExtractionSettings(quiet_gap=3600))
+    seen: list[tuple[str, int]] = []
+    try:
+        await _record(service, "user", "I play the cello", owner="telegram:1")
+        await _record(service, "user", "I grow tomatoes", owner="telegram:2")
+        await _record(service, "assistant", "Nice.", owner="telegram:2")
+        result = await service.flush_all(5.0, lambda owner, one: seen.append((owner, one.turns)))
+    finally:
+        await service.close()
+    assert sorted(seen) == [("telegram:1", 1), ("telegram:2", 2)]
+    assert (result.turns, result.facts, result.events) == (3, 2, 2)
+    assert (await engine.stats())["buffered_turns"] == 0
+
+
+async def test_flush_all_out_of_time_leaves_the_turns_buffered_for_the_next_start(
+    engine: MemoryEngine,
+) -> None:
+    service = ExtractionService(engine, SlowModel(5.0), ExtractionSettings(quiet_gap=3600))
+    try:
+        await _record(service, "user", "I play the cello")
+        result = await service.flush_all(0.05)
+    finally:
+        await service.close()
+    assert result.turns == 0
+    assert (await engine.stats(OWNER))["buffered_turns"] == 1  # kept, not lost
+    restarted = ExtractionService(engine, ScriptedModel(), ExtractionSettings(quiet_gap=0.01))
+    try:
+        assert await restarted.start() == 1
+        await _wait(lambda: _buffer_empty(engine))
+        await restarted.idle()
+    finally:
+        await restarted.close()
+    assert [m.content for m in await engine.list(OWNER)] == ["I play the cello"]

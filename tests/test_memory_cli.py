@@ -411,3 +411,62 @@ def test_search_ranks_by_meaning_like_the_assistant(
     monkeypatch.setenv("TIERCLAW_EMBEDDING_PROVIDER", "none")  # keyword search alone has no shared word
     code, out, _ = mem(capsys, db, "search", "what pet do I have?")
     assert "golden retriever" not in out
+
+
+def _buffer_turns(db: Path, turns: list[tuple[str, str]]) -> None:
+    """Leave (owner, text) user turns in the extraction buffer, as a chat that ended would."""
+    import asyncio
+
+    from memory.engine import MemoryEngine
+    from memory.pipeline.buffer import ExtractionBuffer
+
+    async def go() -> None:
+        engine = await MemoryEngine.open(db)
+        try:
+            buffer = ExtractionBuffer(engine)
+            for owner, text in turns:
+                channel, _, sender = owner.partition(":")
+                await buffer.append(
+                    owner, channel=channel, chat_id=sender, sender_id=sender, role="user", content=text
+                )
+        finally:
+            await engine.close()
+
+    asyncio.run(go())
+
+
+def test_flush_extracts_every_buffered_turn_now(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no config: the offline memory model
+    db = tmp_path / "m.db"
+    _buffer_turns(
+        db,
+        [
+            ("telegram:1", "I live in Lyon and work as a nurse"),
+            ("telegram:2", "My dog is called Biscuit"),
+            ("telegram:2", "hello"),
+        ],
+    )
+    code, out, err = mem(capsys, db, "flush", "--owner", "telegram:2")
+    assert code == 0, err
+    assert "flushed 2 messages into 1 memories" in out
+    assert "telegram:2: 2 messages -> 1 memories" in err
+    assert _stats(capsys, db, "--all-owners")["buffered_turns"] == "1"
+    code, out, err = mem(capsys, db, "flush", "--all")
+    assert code == 0, err
+    assert "flushed 1 messages into 2 memories" in out and "telegram:1:" in err
+    assert _stats(capsys, db, "--all-owners")["buffered_turns"] == "0"
+    code, out, _ = mem(capsys, db, "flush")
+    assert code == 0 and "nothing to flush" in out
+
+
+def test_flush_refuses_owner_and_all_together(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    db = tmp_path / "m.db"
+    _buffer_turns(db, [("telegram:1", "I play the cello")])
+    code, _, err = mem(capsys, db, "flush", "--owner", "telegram:1", "--all")
+    assert code == 2 and "either --owner OWNER or --all" in err
+    assert _stats(capsys, db, "--all-owners")["buffered_turns"] == "1"

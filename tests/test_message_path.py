@@ -147,10 +147,29 @@ async def test_new_hands_the_session_to_extraction_and_starts_fresh(tmp_path: Pa
             assert "new conversation" in (await term.reply(2)).lower()
             assert await stub.await_for(lambda s: len(s.json_requests()) == 1)  # flushed despite 1 h gap
             assert "My dog is called Pepper." in stub.json_requests()[0]["messages"][-1]["content"]
+            await runtime.assistant.extraction.idle()
+            assert await _buffered(runtime) == 0  # /new left nothing buffered
             term.type("hello again")
             await term.reply(3)
             history = stub.chat_requests()[-1]["messages"][1:-1]
             assert history == []  # the new session starts empty
+        finally:
+            await runtime.close()
+
+
+async def test_memory_command_shows_what_was_just_said(tmp_path: Path) -> None:
+    with OpenAIStub(responder=extraction_reply) as stub:
+        term = Terminal()
+        runtime = await Runtime.open(make_config(tmp_path, stub, quietGap="1h"), [term])
+        try:
+            await runtime.start(schedule=False)
+            term.type("My dog is called Pepper.")
+            await term.reply(1)
+            term.type("/memory")
+            listing = await term.reply(2)
+            assert "My dog is called Pepper." in listing  # extracted first, despite the 1 h gap
+            assert "still being turned into memories" not in listing
+            assert await _buffered(runtime) == 0
         finally:
             await runtime.close()
 

@@ -1,8 +1,9 @@
 """``tierclaw chat`` (the terminal channel) and ``tierclaw gateway`` (the long-running service).
 
 Both load the configuration, print a one-line error and exit 2 when it is invalid, and run the same
-``Runtime``. ``chat`` ends at end of input after the pending replies are printed (exit 0), leaving
-unextracted turns in the buffer for the next run.
+``Runtime``. ``chat`` ends at end of input (or ``/quit``) after the pending replies are printed (exit
+0): it then saves memories — the pending turns are extracted, for at most ``memory.extraction.exitFlush``
+— and what is not done stays buffered for the next run.
 """
 
 from __future__ import annotations
@@ -72,15 +73,30 @@ async def _chat(config: Config) -> int:
         if console.interactive:
             print(
                 f"tierclaw chat · model {runtime.models.chat.label} · memory {runtime.engine.path}\n"
-                "Type a message, /help for commands, Ctrl-D to quit.",
+                "Type a message, /help for commands, /quit or Ctrl-D to leave.",
                 file=sys.stderr,
             )
         await runtime.start()
         await console.finished.wait()
         await runtime.loop.drain()
+        await _save_memories(runtime)
     finally:
         await runtime.close()
     return 0
+
+
+async def _save_memories(runtime: Runtime) -> None:
+    """Extract what the session left buffered before exiting, saying so (on stderr: replies stay clean)."""
+    extraction = runtime.assistant.extraction
+    if extraction is None or not await extraction.buffer.pending_turns():
+        return
+    wait = runtime.config.memory.extraction.exit_flush
+    print("saving memories…", file=sys.stderr, flush=True)
+    result, left = await runtime.save_memories(wait)
+    line = f"saved {result.facts} memories from {result.turns} messages"
+    if left:
+        line += f"; {left} messages are still buffered and will be saved at the next start"
+    print(line, file=sys.stderr)
 
 
 def enabled_channels(config: Config) -> list[Channel]:

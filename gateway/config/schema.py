@@ -24,6 +24,7 @@ from gateway.config.values import (
     Clock,
     Duration,
     Secret,
+    Wait,
     Weekday,
 )
 from memory.vectors.embedding import EmbeddingSettings
@@ -84,6 +85,9 @@ class ExtractionConfig(_Model):
     daily_flush: Clock = "03:00"
     max_attempts: int = Field(5, ge=1, le=100)
     retry_backoff: Duration = 60.0
+    # Leaving the terminal chat (and /memory in chat) waits this long for pending turns to be extracted;
+    # what is not done by then stays buffered for the next start. 0 does not wait.
+    exit_flush: Wait = 15.0
 
     @field_validator("token_budget", mode="before")
     @classmethod

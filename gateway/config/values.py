@@ -44,6 +44,13 @@ def parse_duration(value: Any) -> float:
     return seconds
 
 
+def parse_wait(value: Any) -> float:
+    """A duration that may be 0 (``"0s"``, ``0``): "do not wait" is a sensible choice for a wait."""
+    if not isinstance(value, bool) and value in (0, "0", "0s", "0m", "0h"):
+        return 0.0
+    return parse_duration(value)
+
+
 def format_duration(seconds: float) -> str:
     """The shortest ``1h30m``-style spelling of ``seconds`` (what ``parse_duration`` reads back)."""
     if seconds != int(seconds):
@@ -88,6 +95,12 @@ def secret_to_json(value: SecretStr, info: SerializationInfo) -> str:
 Duration = Annotated[
     float,
     BeforeValidator(parse_duration),
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+]
+# A wait: like Duration, and 0 allowed.
+Wait = Annotated[
+    float,
+    BeforeValidator(parse_wait),
     PlainSerializer(format_duration, return_type=str, when_used="json"),
 ]
 Clock = Annotated[str, BeforeValidator(parse_clock)]

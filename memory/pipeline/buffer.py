@@ -106,6 +106,10 @@ class ExtractionBuffer:
         """Estimated tokens of the owner's live buffered turns."""
         return await self._rows.pending_tokens(owner)
 
+    async def pending_turns(self, owner: str | None = None) -> int:
+        """Live (not dead) buffered turns of one owner, or of everyone."""
+        return sum(item.turns for item in await self.backlog(owner))
+
     async def remove(self, ids: list[int]) -> None:
         """Drop turns whose extraction has been written."""
         await self._rows.remove(ids)

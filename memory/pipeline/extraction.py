@@ -52,6 +52,11 @@ class FlushResult:
     failed: int = 0
     dead: int = 0
 
+    def add(self, other: FlushResult) -> None:
+        """Count ``other`` into this result (several owners, several flushes)."""
+        for name in ("batches", "turns", "facts", "events", "failed", "dead"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
 
 class ExtractionService:
     """Buffers turns and runs batch extraction per owner in background tasks."""
@@ -153,26 +158,81 @@ class ExtractionService:
         return turn_id
 
     def flush_soon(self, owner: str) -> None:
-        """Start extracting the owner's buffer now, in the background (``/new`` hands a session over)."""
-        self._arm(owner, 0.0)
+        """Start extracting the owner's buffer now, in the background, turns waiting out a retry backoff
+        included (``/new`` hands a session over; its reply does not wait)."""
+        self._disarm(owner)
+        if not self._closed:
+            self._spawn(owner, force=True)
+
+    async def flush_now(self, owner: str, wait: float) -> bool:
+        """Extract the owner's pending turns now and wait up to ``wait`` seconds (``/memory`` shows them).
+
+        True when the flush finished in time; otherwise it goes on in the background and False says so.
+        """
+        self._disarm(owner)
+        if self._closed:
+            return False
+        task = self._spawn(owner, force=False)
+        done, _ = await asyncio.wait({task}, timeout=max(wait, 0.0))
+        return task in done
+
+    async def flush_all(
+        self, wait: float, progress: Callable[[str, FlushResult], None] | None = None
+    ) -> FlushResult:
+        """Extract every owner's buffered turns now, for at most ``wait`` seconds (leaving the terminal
+        chat, ``tierclaw memory flush``).
+
+        Timers are stopped first, so nothing new starts behind this. What is not extracted when the time
+        is up stays in the buffer, and the next start extracts it (``start``): a batch cut short is
+        written again without duplicates (see the module docstring). ``progress(owner, result)`` is
+        called after each owner.
+        """
+        for owner in list(self._timers):
+            self._disarm(owner)
+        total = FlushResult()
+
+        async def every_owner() -> None:
+            for item in await self.buffer.backlog():
+                one = await self.flush(item.owner)
+                total.add(one)
+                if progress is not None:
+                    progress(item.owner, one)
+
+        task = asyncio.get_running_loop().create_task(every_owner(), name="extract:all")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        done, _ = await asyncio.wait({task}, timeout=max(wait, 0.0))
+        if not done:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        elif task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+        return total
+
+    def _disarm(self, owner: str) -> None:
+        handle = self._timers.pop(owner, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _spawn(self, owner: str, *, force: bool) -> asyncio.Task[FlushResult]:
+        task = asyncio.get_running_loop().create_task(self.flush(owner, force=force), name=f"extract:{owner}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     def _arm(self, owner: str, delay: float) -> None:
         """(Re)schedule the owner's extraction ``delay`` seconds from now."""
         if self._closed:
             return
-        old = self._timers.pop(owner, None)
-        if old is not None:
-            old.cancel()
+        self._disarm(owner)
         loop = asyncio.get_running_loop()
         self._timers[owner] = loop.call_later(max(0.0, delay), self._fire, owner)
 
     def _fire(self, owner: str) -> None:
         self._timers.pop(owner, None)
-        if self._closed:
-            return
-        task = asyncio.get_running_loop().create_task(self.flush(owner), name=f"extract:{owner}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        if not self._closed:
+            self._spawn(owner, force=False)
 
     # ----------------------------------------------------------------- extraction
 
@@ -200,9 +260,7 @@ class ExtractionService:
         """The daily sweep: flush every owner's buffer regardless of the quiet gap."""
         total = FlushResult()
         for item in await self.buffer.backlog():
-            one = await self.flush(item.owner, force=True)
-            for name in ("batches", "turns", "facts", "events", "failed", "dead"):
-                setattr(total, name, getattr(total, name) + getattr(one, name))
+            total.add(await self.flush(item.owner, force=True))
         log.info("[memory] sweep extracted %d turns, %d failed batches", total.turns, total.failed)
         return total
 

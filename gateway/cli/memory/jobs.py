@@ -1,4 +1,5 @@
-"""The subcommands that run memory jobs now: retry dead letters, compress, reindex (with a progress bar)."""
+"""The subcommands that run memory jobs now: flush the buffer, retry dead letters, compress, reindex
+(with a progress bar)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,46 @@ async def run_retry(engine: MemoryEngine, args: argparse.Namespace) -> int:
             failed += result.failed
             print(f"{who}: {result.turns} turns extracted with {label}, {result.facts} facts")
         return 1 if failed else 0
+
+    return await _with_memory_jobs(engine, args, run)
+
+
+# ``memory flush`` has no deadline of its own: the person asked for it and watches it (Ctrl-C stops it,
+# and what is not extracted stays buffered).
+FLUSH_WAIT_SECONDS = 24 * 3600.0
+
+
+async def run_flush(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    if args.all and args.owner_given:
+        raise CliError("use either --owner OWNER or --all, not both")
+    owner = args.owner if args.owner_given else None
+
+    async def run(extraction, _jobs, label: str) -> int:
+        backlog = await extraction.buffer.backlog(owner)
+        if not backlog:
+            print("nothing to flush: no buffered messages" + (f" for {owner}" if owner else ""))
+            return 0
+        total_turns = sum(item.turns for item in backlog)
+        print(
+            f"extracting {total_turns} buffered messages of {len(backlog)} owner(s) with {label}…",
+            file=sys.stderr,
+        )
+
+        def progress(who: str, result) -> None:
+            failed = f", {result.failed} failed batch(es) left for retry" if result.failed else ""
+            print(f"{who}: {result.turns} messages -> {result.facts} memories{failed}", file=sys.stderr)
+
+        if owner is None:
+            result = await extraction.flush_all(FLUSH_WAIT_SECONDS, progress)
+        else:
+            result = await extraction.flush(owner, force=True)
+            progress(owner, result)
+        left = await extraction.buffer.pending_turns(owner)
+        line = f"flushed {result.turns} messages into {result.facts} memories and {result.events} summaries"
+        if left:
+            line += f"; {left} messages still buffered (a failing memory model: see tierclaw status)"
+        print(line)
+        return 1 if result.failed else 0
 
     return await _with_memory_jobs(engine, args, run)
 

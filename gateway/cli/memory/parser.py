@@ -38,7 +38,7 @@ from gateway.cli.memory.curate import (
     run_search,
     run_stats,
 )
-from gateway.cli.memory.jobs import configured_embedder, run_compress, run_reindex, run_retry
+from gateway.cli.memory.jobs import configured_embedder, run_compress, run_flush, run_reindex, run_retry
 from memory.engine import MemoryDatabaseError, MemoryEngine
 from memory.retrieval.decay import CATEGORIES
 
@@ -119,6 +119,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         must_exist=True,
     )
     p.add_argument("--now", action="store_true", help="extract them now with the configured memory model")
+
+    p = add(
+        "flush",
+        "extract every buffered message into memories now (all owners unless --owner)",
+        run_flush,
+        must_exist=True,
+    )
+    p.add_argument("--all", action="store_true", help="every owner (the default without --owner)")
 
     p = add(
         "reindex",
