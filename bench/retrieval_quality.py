@@ -33,7 +33,7 @@ from memory.vectors.embedding import EmbeddingSettings
 CUTOFFS = (1, 5, 10)
 
 
-def _fact(mem: dict[str, Any]) -> Fact:
+def memory_fact(mem: dict[str, Any]) -> Fact:
     fact = Fact(
         content=mem["content"], source="bench", source_ref=mem["id"], created_at=from_db(mem["created_at"])
     )
@@ -94,7 +94,7 @@ async def evaluate(
         for block in data["owners"]:
             owner = block["owner"]
             t0 = time.perf_counter()
-            await engine.write_many(owner, [_fact(m) for m in block["memories"]])
+            await engine.write_many(owner, [memory_fact(m) for m in block["memories"]])
             load_s += time.perf_counter() - t0
             for m in block["memories"]:
                 # The baseline's last_accessed defaults to the insert time, so its decay re-sort is neutral

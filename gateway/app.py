@@ -28,6 +28,7 @@ from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.model.protocol import MemoryModel
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings, FlushResult
+from memory.retrieval.ranking import RelevanceFloor
 from memory.sessions import SessionStore
 from memory.vectors.cache import build_cached_embedder
 from memory.vectors.reindex import EmbeddingBackfill
@@ -72,6 +73,18 @@ def memory_services(
         embedding_cache_days=config.memory.embedding.cache_days,
     )
     return extraction, jobs
+
+
+def relevance_floor(config: Config) -> RelevanceFloor:
+    """``memory.relevanceFloor`` as the retrieval's ``RelevanceFloor``."""
+    floor = config.memory.relevance_floor
+    return RelevanceFloor(
+        floor.keyword_match,
+        floor.hybrid_match,
+        floor.hybrid_cosine,
+        floor.keyword_match_zh,
+        floor.hybrid_cosine_zh,
+    )
 
 
 def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill | None:
@@ -141,6 +154,7 @@ class Runtime:
                     history_messages=config.agent.history_messages,
                     top_k=config.memory.top_k,
                     flush_wait=config.memory.extraction.exit_flush,
+                    floor=relevance_floor(config),
                 ),
                 identities=Identities(config.users),
                 extraction=extraction,

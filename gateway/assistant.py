@@ -23,7 +23,9 @@ from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
-from memory.retrieval.gate import should_retrieve
+from memory.retrieval.gate import asks_about_themselves, should_retrieve
+from memory.retrieval.question import budget_memories, memories_wanted
+from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
 
 log = logging.getLogger("tierclaw.gateway")
@@ -41,7 +43,11 @@ class AssistantSettings:
     history_messages: int = 20
     top_k: int = 5
     flush_wait: float = 15.0  # /memory waits this long for the chat's pending turns to become memories
+    floor: RelevanceFloor = NO_FLOOR  # what a retrieved memory needs to be injected (memory.relevanceFloor)
 
+
+# "What do you know about me?": the memories that weigh most now, beside the profile in the system prompt.
+OVERVIEW_MEMORIES = 10
 
 # Reply-path memory timings kept: the newest ones only, so months of messages do not grow the list; a
 # benchmark window (bench/gateway_throughput.py: at most a few thousand messages) fits.
@@ -163,13 +169,22 @@ class Assistant:
         if self.extraction is None:
             return []
         try:
+            if asks_about_themselves(text):
+                return await self._overview(owner)
             projects = await self.engine.known_projects(owner)
             if not should_retrieve(text, projects):
                 return []
-            return await self.engine.retrieve(owner, text, k=self.settings.top_k)
+            k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
+            hits = await self.engine.retrieve(owner, text, k=k, floor=self.settings.floor)
+            return budget_memories(hits)
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)
             return []
+
+    async def _overview(self, owner: str) -> list[Retrieved]:
+        """The owner's most important memories (decay score), for a question about themselves."""
+        top = await self.engine.top_memories(owner, OVERVIEW_MEMORIES)
+        return [Retrieved.from_memory(m, score=float(len(top) - rank)) for rank, m in enumerate(top)]
 
     async def _system_prompt(self, owner: str) -> str:
         workspace = self._workspace.parts()

@@ -18,6 +18,7 @@ from memory.clock import days_between, to_db, utcnow
 from memory.engine_jobs import BackgroundJobMethods, day_text
 from memory.records import Event, Fact, Memory, Retrieved, WriteResult
 from memory.retrieval.decay import relevance_score
+from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.retrieval.retriever import Retriever
 from memory.store import MemoryDatabaseError, SQLiteStore
 from memory.store.protocol import MemoryStore
@@ -224,6 +225,7 @@ class MemoryEngine(BackgroundJobMethods):
         k: int = 5,
         min_match: float = 0.0,
         touch: bool = True,
+        floor: RelevanceFloor = NO_FLOOR,
     ) -> list[Retrieved]:
         """Tier 2 memories for a message: project partition + FTS5 (+ vectors), ranked, top ``k``, touched.
 
@@ -231,9 +233,12 @@ class MemoryEngine(BackgroundJobMethods):
         this query is keyword-only) and the cosine ranking is fused with the keyword ranking.
         ``min_match`` drops keyword-only hits whose idf-weighted share of the query's terms is below it.
         ``touch=False`` leaves access times alone (benchmarks: the order of queries must not matter).
+        ``floor`` drops hits not relevant enough to inject into a reply (``RelevanceFloor``).
         """
         check_owner(owner)
-        hits = await self._retriever.rank(owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match)
+        hits = await self._retriever.rank(
+            owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match, floor=floor
+        )
         if hits and touch:
             await self.store.memories.touch([h.id for h in hits], to_db(now or utcnow()))
             log.info("[memory] retrieve owner=%s hits=%d", owner, len(hits))

@@ -65,7 +65,8 @@ class WriteResult:
 
 @dataclass(slots=True)
 class Retrieved:
-    """One retrieval hit. ``score`` ranks; ``match`` is the idf-weighted share of query terms it contains."""
+    """One retrieval hit. ``score`` ranks; ``match`` is the idf-weighted share of query terms it contains;
+    ``cosine`` is its vector similarity to the query (0.0 without one, or below the vector candidates)."""
 
     id: int
     content: str
@@ -77,6 +78,23 @@ class Retrieved:
     created_at: str
     score: float
     match: float
+    cosine: float = 0.0
+
+    @classmethod
+    def from_memory(cls, mem: Memory, score: float) -> Retrieved:
+        """A stored memory handed to the prompt without a query (an overview ranks by decay score)."""
+        return cls(
+            id=mem.id,
+            content=mem.content,
+            tier=mem.tier,
+            project=mem.project,
+            topic=mem.topic,
+            category=mem.category,
+            importance=mem.importance,
+            created_at=mem.created_at,
+            score=score,
+            match=0.0,
+        )
 
 
 @dataclass(slots=True)

@@ -155,6 +155,18 @@ class EmbeddingConfig(_Model):
         )
 
 
+class RelevanceFloorConfig(_Model):
+    """How relevant a retrieved memory must be to be injected into a reply (``memory.relevanceFloor``;
+    ``memory.retrieval.ranking.RelevanceFloor`` says what each value means and how they were chosen)."""
+
+    # Chosen with python -m bench.conversation_recall --sweep (bench/README.md, "Relevance floor").
+    keyword_match: float = Field(0.1, ge=0.0, le=1.0)
+    hybrid_match: float = Field(0.15, ge=0.0, le=1.0)
+    hybrid_cosine: float = Field(0.84, ge=0.0, le=1.0)
+    keyword_match_zh: float = Field(0.0, ge=0.0, le=1.0)
+    hybrid_cosine_zh: float = Field(0.865, ge=0.0, le=1.0)
+
+
 class MemoryConfig(_Model):
     """Tiered SQLite memory; ``enabled = false`` falls back to MEMORY.md + daily files in the workspace."""
 
@@ -164,6 +176,7 @@ class MemoryConfig(_Model):
     max_tokens: int | None = Field(None, gt=0)
     provider: ProviderConfig | None = None
     top_k: int = Field(5, ge=1, le=20)
+    relevance_floor: RelevanceFloorConfig = Field(default_factory=RelevanceFloorConfig)
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     compression: CompressionConfig = Field(default_factory=CompressionConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)

@@ -112,6 +112,25 @@ _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _EN_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
 
 
+# A person asking for everything the assistant knows of them: answered with the profile and the memories
+# that weigh most, not with text matches for "know" and "me".
+_EN_OVERVIEW = re.compile(
+    r"\bwhat (?:do|did) you (?:know|remember|recall) about me\b|\bwhat have i told you\b|"
+    r"\btell me (?:about|what you know about) (?:me|myself)\b|\bwhat do you know of me\b|"
+    r"\bhow (?:well|much) do you know (?:about )?me\b|\bwho am i\b",
+    re.I,
+)
+_ZH_OVERVIEW = re.compile(
+    "你(?:都|还)?(?:记得|知道|了解)(?:关于)?我(?:的)?(?:什么|哪些|多少|些什么)|关于我你(?:都|还)?(?:知道|记得|了解)|"
+    "我(?:都|之前)?(?:跟|和|对)你说过(?:些)?(?:什么|哪些)|你对我(?:有多|的)?了解|你了解我(?:吗|多少)|我是谁"
+)
+
+
+def asks_about_themselves(text: str) -> bool:
+    """True for "what do you know about me?" / "你记得我什么？": a request for an overview of the person."""
+    return bool(_EN_OVERVIEW.search(text) or _ZH_OVERVIEW.search(text))
+
+
 def _strip_code(text: str) -> tuple[str, bool]:
     """The message without fenced code, and whether code made up most of it."""
     without = _FENCE.sub(" ", text)

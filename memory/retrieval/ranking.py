@@ -53,6 +53,40 @@ DENSE_CANDIDATES = 50
 DENSE_MIN_COSINE = 0.75
 
 
+@dataclass(frozen=True, slots=True)
+class RelevanceFloor:
+    """How relevant a hit must be to be injected into a reply (``memory.relevanceFloor``).
+
+    Ranking always has a top k, even for "how was your weekend?"; the floor is what keeps chit-chat free
+    of memories, so the gate can lean towards recall. Ranks and fused scores say nothing absolute, so the
+    floor is on the two absolute signals a hit has: ``match``, the idf-weighted share of the query's terms
+    it contains, and (hybrid) ``cosine``, its vector similarity to the query. Keyword-only, a hit needs
+    ``keyword_match``; hybrid, ``hybrid_match`` or ``hybrid_cosine``.
+
+    Chinese queries get their own values: e5's cosines between Chinese texts sit higher than between
+    English ones, and an implicit Chinese question shares few words with the memory it needs, so a match
+    floor that costs English little costs Chinese most of its recall. The defaults (``gateway/config``)
+    were chosen with ``python -m bench.conversation_recall --sweep`` on LoCoMo first-person with
+    DailyDialog and MADial zh with LCCC; bench/README.md has the table.
+    """
+
+    keyword_match: float = 0.0
+    hybrid_match: float = 0.0
+    hybrid_cosine: float = 0.0
+    keyword_match_zh: float = 0.0
+    hybrid_cosine_zh: float = 0.0
+
+    def admits(self, hit: Retrieved, *, hybrid: bool, chinese: bool = False) -> bool:
+        """Whether ``hit`` is relevant enough for a retrieval in this mode, for a query in this language."""
+        if hybrid:
+            cosine = self.hybrid_cosine_zh if chinese else self.hybrid_cosine
+            return hit.match >= self.hybrid_match or hit.cosine >= cosine
+        return hit.match >= (self.keyword_match_zh if chinese else self.keyword_match)
+
+
+NO_FLOOR = RelevanceFloor()
+
+
 @dataclass(slots=True)
 class Pool:
     """The candidates of one query: id -> (row, normalised bm25 in (0, 1], lowest text score it may get)."""
@@ -123,16 +157,23 @@ def rank(
     min_match: float,
     now: datetime,
     k: int,
+    dense_cosine: dict[int, float] | None = None,
+    floor: RelevanceFloor = NO_FLOOR,
+    hybrid: bool = False,
+    chinese: bool = False,
 ) -> list[Retrieved]:
     """Score every candidate (text relevance, time window, fusion with the vector ranking, decay); top k.
 
-    ``min_match`` drops keyword-only hits whose idf-weighted share of the query's terms is below it.
+    ``min_match`` drops keyword-only hits whose idf-weighted share of the query's terms is below it;
+    ``floor`` drops every hit not relevant enough before the top k (``hybrid``: the query had a vector;
+    ``chinese``: it is written in Chinese).
     """
+    cosines = dense_cosine or {}
     total_weight = sum(weights.values()) or 1.0
     query_pairs = set(itertools.pairwise(query_tokens))
     bounds = window_bounds(window) if window is not None else None
     scored: list[tuple[Candidate, float, float, float]] = []  # row, text score, match, decay
-    for row, bm25_share, floor in pool.rows.values():
+    for row, bm25_share, lowest in pool.rows.values():
         tokens = row.search_text.split()
         words = set(tokens)
         match = sum(w for t, w in weights.items() if t in words) / total_weight
@@ -140,7 +181,7 @@ def rank(
             continue
         proximity = len(query_pairs.intersection(itertools.pairwise(tokens)))
         text_score = (bm25_share + COVERAGE_WEIGHT * match) / (1.0 + COVERAGE_WEIGHT)
-        text_score = max(text_score * (1.0 + PROXIMITY_WEIGHT * proximity), floor)
+        text_score = max(text_score * (1.0 + PROXIMITY_WEIGHT * proximity), lowest)
         if bounds is not None and bounds[0] <= row.created_at < bounds[1]:
             text_score *= 1.0 + TIME_WINDOW_BOOST
         decay = relevance_score(row.category, row.importance, days_between(row.last_accessed, now))
@@ -161,9 +202,11 @@ def rank(
             created_at=row.created_at,
             score=fused[row.id] * (1.0 + DECAY_WEIGHT * decay),
             match=match,
+            cosine=cosines.get(row.id, 0.0),
         )
         for row, _, match, decay in scored
     ]
+    hits = [hit for hit in hits if floor.admits(hit, hybrid=hybrid, chinese=chinese)]
     hits.sort(key=lambda h: (-h.score, -h.id))
     return hits[:k]
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from memory.records import Retrieved
 from memory.retrieval import ranking
+from memory.retrieval.question import question_focus
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
 from memory.text.timeref import find_window
@@ -48,7 +49,15 @@ class Retriever:
         return ranking.term_weights(frequencies, self._store.search.indexed_rows)
 
     async def rank(
-        self, owner: str, text: str, now: datetime, *, tiers: tuple[int, ...], k: int, min_match: float
+        self,
+        owner: str,
+        text: str,
+        now: datetime,
+        *,
+        tiers: tuple[int, ...],
+        k: int,
+        min_match: float,
+        floor: ranking.RelevanceFloor = ranking.NO_FLOOR,
     ) -> list[Retrieved]:
         """The owner's top ``k`` live memories of ``tiers`` for ``text``.
 
@@ -57,12 +66,13 @@ class Retriever:
         and an SQLite query running beside them stalls each of their parallel steps (measured at 10k
         memories on 2 cores: p95 18 ms one after the other, 23 ms overlapped).
         """
+        text = question_focus(text)  # a question buried in chatter: search for the question
         embedder = self._embedding.embedder
         vector_task = asyncio.ensure_future(self._embedding.query(text)) if embedder is not None else None
         try:
             if vector_task is not None and embedder is not None and embedder.uses_local_cores:
                 await asyncio.wait([vector_task])
-            return await self._rank_with(owner, text, now, tiers, k, min_match, vector_task)
+            return await self._rank_with(owner, text, now, tiers, k, min_match, floor, vector_task)
         finally:
             if vector_task is not None and not vector_task.done():
                 vector_task.cancel()
@@ -75,6 +85,7 @@ class Retriever:
         tiers: tuple[int, ...],
         k: int,
         min_match: float,
+        floor: ranking.RelevanceFloor,
         vector_task: asyncio.Future[np.ndarray | None] | None,
     ) -> list[Retrieved]:
         search = self._store.search
@@ -106,15 +117,17 @@ class Retriever:
             rows = await search.written_between(owner, start, end, tiers, ranking.PARTITION_CANDIDATES)
             pool.add(rows, ranking.WINDOW_ONLY_TEXT)
         dense_rank: dict[int, int] = {}
+        dense_cosine: dict[int, float] = {}
         query_vector = await vector_task if vector_task is not None else None
         embedder = self._embedding.embedder
         if query_vector is not None and embedder is not None:
             vectors = await self._vectors.get(owner, embedder.model_key)
-            dense = [
-                memory_id
+            dense_cosine = {
+                memory_id: cosine
                 for memory_id, cosine in vectors.top(query_vector, ranking.DENSE_CANDIDATES, tiers)
                 if cosine >= ranking.DENSE_MIN_COSINE
-            ]
+            }
+            dense = list(dense_cosine)
             dense_rank = {memory_id: position for position, memory_id in enumerate(dense, start=1)}
             unseen = [i for i in dense if i not in pool.rows]
             if unseen:
@@ -125,6 +138,10 @@ class Retriever:
             query_tokens=tokenizer.query_tokens(without_date),
             window=window,
             dense_rank=dense_rank,
+            dense_cosine=dense_cosine,
+            floor=floor,
+            hybrid=query_vector is not None,
+            chinese=tokenizer.is_mostly_chinese(without_date),
             min_match=min_match,
             now=now,
             k=k,

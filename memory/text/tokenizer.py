@@ -92,6 +92,15 @@ def has_han(text: str) -> bool:
     return _HAN.search(text) is not None
 
 
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def is_mostly_chinese(text: str) -> bool:
+    """Whether ``text`` has at least as many Han characters as Latin letters, and some Han."""
+    han = len(_HAN.findall(text))
+    return han > 0 and han >= len(_LATIN.findall(text))
+
+
 @lru_cache(maxsize=4096)
 def query_tokens(text: str) -> tuple[str, ...]:
     """Every stemmed token of a query in order (stop words kept), for phrase-proximity scoring."""
