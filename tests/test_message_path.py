@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,12 @@ from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.cli import main
 from gateway.config import Config, load_config
+from gateway.scheduler import DAILY_JOB, WEEKLY_JOB
 from localservers.openai_api import OpenAIStub, StubReply
+from memory.clock import utcnow
+from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer
+from memory.pipeline.job_log import JobLog
 
 OWNER = "console:local"
 
@@ -287,3 +292,34 @@ def test_chat_with_a_bad_config_names_the_field(tmp_path: Path, field: str, caps
     path.write_text(json.dumps({"memory": {"extraction": {field: "3m"}}}), encoding="utf-8")
     assert main(["chat", "--config", str(path)]) == 2
     assert f"memory.extraction.{field}" in capsys.readouterr().err
+
+
+async def test_a_short_session_lets_the_launch_catch_up_finish(tmp_path: Path) -> None:
+    # A daily job missed while down is caught up at start; a session that ends a moment later must not
+    # cancel it (the terminal chat saves memories, then waits for the catch-up within the same bound).
+    def slow_profile(body: dict) -> StubReply | None:
+        # The weekly job's profile refresh takes a while, as a real model's does.
+        if "entries" in json.dumps(body.get("messages", [])):
+            return StubReply(content=json.dumps({"entries": []}), delay=1.5)
+        return extraction_reply(body)
+
+    with OpenAIStub(responder=slow_profile) as stub:
+        config = make_config(tmp_path, stub, quietGap="1h")
+        engine = await MemoryEngine.open(config.db_path())
+        long_ago = utcnow() - timedelta(days=8)  # every job, the weekly one too, missed a run
+        for job in ("extraction_sweep", DAILY_JOB, "weekly_compress"):
+            await JobLog(engine).record(job, when=long_ago)
+        await engine.close()
+        term = Terminal()
+        runtime = await Runtime.open(config, [term])
+        try:
+            await runtime.start()  # schedules the jobs and starts the catch-up
+            term.type("My dog is called Pepper.")
+            await term.reply(1)
+            _, left = await runtime.save_memories(10.0)
+            assert left == 0  # extracted by the exit flush or by the caught-up sweep, whichever came first
+            for job in (DAILY_JOB, WEEKLY_JOB):  # the missed jobs ran before the exit
+                last = await JobLog(runtime.engine).last_run(job)
+                assert last is not None and last > long_ago, job
+        finally:
+            await runtime.close()
