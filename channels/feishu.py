@@ -66,6 +66,7 @@ from channels.access import AllowList
 from channels.base import ChannelError, Deliver, OutboundMessage
 from channels.chunks import split_text
 from channels.feishu_api import MAX_RETRY_WAIT_SECONDS, FeishuApiError, http_status, reset_seconds, retryable
+from channels.feishu_callback import refusal
 from channels.feishu_events import (
     CHANNEL_NAME,
     FeishuEvent,
@@ -448,9 +449,19 @@ class FeishuChannel:
     async def _on_callback(self, request: web.Request) -> web.Response:
         """Verify and parse with lark, enqueue, answer at once (processing happens after the answer)."""
         assert self._dispatcher is not None
+        body = await request.read()
+        refused = refusal(
+            body,
+            request.headers,
+            encrypt_key=self.settings.encrypt_key,
+            verification_token=self.settings.verification_token,
+        )
+        if refused is not None:  # one line, no traceback, nothing of the library's in the answer
+            log.warning("[feishu] refused a callback from %s: %s", request.remote or "?", refused.reason)
+            return web.Response(status=refused.status, body=refused.body(), content_type="application/json")
         raw = lark.RawRequest()
         raw.uri = request.path_qs
-        raw.body = await request.read()
+        raw.body = body
         raw.headers = lark_headers(request.headers)
         resp = self._dispatcher.do(raw)
         return web.Response(

@@ -59,6 +59,7 @@ from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
 from channels.chunks import split_text
 from channels.telegram_failures import (
     may_have_arrived,
+    parse_each,
     pause,
     polling_trouble,
     retry_after,
@@ -307,6 +308,7 @@ class TelegramChannel:
                 )
 
         while not stopped.is_set():
+            skip_to = 0  # past the last update that did not parse, if any
             try:
                 updates = await unless_set(stopped, fetch())
             except asyncio.CancelledError:
@@ -314,6 +316,10 @@ class TelegramChannel:
             except RetryAfter as exc:
                 await pause(stopped, retry_after(exc))
                 continue
+            except (KeyError, TypeError, ValueError, AttributeError):
+                # An update PTB cannot parse fails the whole batch, and the offset would never move:
+                # fetch the batch raw and take its updates one by one, skipping the poisonous ones.
+                updates, skip_to = await parse_each(bot, self._offset, ALLOWED_UPDATES)
             except Exception as exc:
                 failures += 1
                 kind = trouble_kind(exc)
@@ -337,6 +343,8 @@ class TelegramChannel:
                 except Exception as exc:
                     log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
                 self._offset = update.update_id + 1  # never fetch a poisonous update again
+            if skip_to and not stopped.is_set():
+                self._offset = max(self._offset, skip_to)
 
     async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
         inbound = self.inbound(update)

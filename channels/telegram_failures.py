@@ -1,16 +1,18 @@
-"""What a failed Bot API call means and how long to wait: error kinds, retry_after, and pauses that a
-stop can cut short."""
+"""What a failed Bot API call means and how long to wait: error kinds, retry_after, pauses that a stop
+can cut short, and the batch with an update that does not parse."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import warnings
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
 
 import httpx
+from telegram import Bot, Update
 from telegram.error import (
     Conflict,
     InvalidToken,
@@ -20,6 +22,7 @@ from telegram.error import (
 )
 
 T = TypeVar("T")
+log = logging.getLogger("tierclaw.channels")
 
 
 def trouble_kind(exc: Exception) -> str:
@@ -109,3 +112,29 @@ def retry_after(exc: RetryAfter) -> float:
         warnings.simplefilter("ignore")
         value: Any = exc.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+async def parse_each(bot: Bot, offset: int, allowed: Sequence[str]) -> tuple[tuple[Update, ...], int]:
+    """The pending batch fetched raw (no long poll) and parsed update by update, for when PTB could not
+    parse it whole: the updates that parse, and the offset just past the last one that does not (0 if
+    all parse). A skipped update is logged once — its id and the error's type, never its content."""
+    with warnings.catch_warnings():  # PTB suggests get_updates, which is what could not parse the batch
+        warnings.simplefilter("ignore")
+        raw = await bot.do_api_request(
+            "getUpdates",
+            api_kwargs={"offset": offset or None, "timeout": 0, "allowed_updates": list(allowed)},
+        )
+    parsed: list[Update] = []
+    skip_to = 0
+    for item in raw if isinstance(raw, list) else []:
+        update_id = item.get("update_id") if isinstance(item, dict) else None
+        try:
+            update = Update.de_json(item, bot)
+            if update is None:
+                raise ValueError("empty update")
+            parsed.append(update)
+        except Exception as exc:
+            log.warning("[telegram] skipped update %s: it does not parse (%s)", update_id, type(exc).__name__)
+            if isinstance(update_id, int):
+                skip_to = max(skip_to, update_id + 1)
+    return tuple(parsed), skip_to

@@ -7,6 +7,7 @@ stable across restarts and channels.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from memory.engine import MemoryEngine
@@ -28,6 +29,10 @@ MEMORY_LIST_LIMIT = 15
 # A /forget TEXT hit must contain at least this idf-weighted share of the words to be forgotten.
 FORGET_MIN_MATCH = 0.6
 MANUAL_IMPORTANCE = 0.8
+# A memory number is ASCII digits ("²" and "٣" are digits to Python, not to SQLite), at most SQLite's
+# largest integer.
+_ASCII_NUMBER = re.compile(r"[0-9]+")
+MAX_MEMORY_ID = 2**63 - 1
 
 
 @dataclass(slots=True)
@@ -55,6 +60,7 @@ async def run_command(
     ctx: CommandContext, owner: str, chat_key: str, text: str, *, in_group: bool = False
 ) -> str:
     """Execute one command and return the reply text (``in_group``: refuse the private ones)."""
+    text = "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")  # no NUL or escape echoed back
     word, _, rest = text.strip().partition(" ")
     name = word[1:].split("@", 1)[0].lower()
     rest = rest.strip()
@@ -140,8 +146,11 @@ async def _forget(ctx: CommandContext, owner: str, arg: str) -> str:
         return "Usage: /forget N (a number from /memory) or /forget TEXT"
     if ctx.extraction is None:
         return "Forgetting works with the SQLite memory; edit MEMORY.md in the workspace instead."
-    if arg.lstrip("#[").rstrip("]").isdigit():
-        memory_id = int(arg.lstrip("#[").rstrip("]"))
+    number = arg.lstrip("#[").rstrip("]")
+    if _ASCII_NUMBER.fullmatch(number):
+        memory_id = int(number)
+        if memory_id > MAX_MEMORY_ID:  # beyond what SQLite stores: no such memory, never an overflow
+            return f"You have no memory number {number}. /memory lists them."
         mem = await ctx.engine.get(owner, memory_id)
         if mem is None or mem.is_archived:
             return f"You have no memory number {memory_id}. /memory lists them."

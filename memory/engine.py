@@ -9,7 +9,7 @@ returns or touches another owner's rows (docs/architecture.md, "Who owns what").
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -97,11 +97,18 @@ class MemoryEngine(BackgroundJobMethods):
         return (await self.write_many(owner, [fact], now=now, embed=embed))[0]
 
     async def write_many(
-        self, owner: str, facts: Iterable[Fact], now: datetime | None = None, *, embed: bool = True
+        self,
+        owner: str,
+        facts: Iterable[Fact],
+        now: datetime | None = None,
+        *,
+        embed: bool = True,
+        first: Callable[[], Awaitable[None]] | None = None,
     ) -> list[WriteResult]:
         """Store several facts in one transaction, each through the clean path (``MemoryWriter.write_many``:
-        embedded first; ``embed=False`` stores at once and leaves the vector to the backfill)."""
-        return await self._writer.write_many(owner, facts, now, embed=embed)
+        embedded first; ``embed=False`` stores at once and leaves the vector to the backfill; ``first``
+        joins the transaction before the facts, and if it raises nothing is written)."""
+        return await self._writer.write_many(owner, facts, now, embed=embed, first=first)
 
     async def edit(
         self,

@@ -13,7 +13,7 @@ retriever) and the owner's vector matrix (unless the change only appended rows t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 
 import numpy as np
@@ -98,7 +98,13 @@ class MemoryWriter:
             self.on_vectors_missing()
 
     async def write_many(
-        self, owner: str, facts: Iterable[Fact], now: datetime | None, *, embed: bool
+        self,
+        owner: str,
+        facts: Iterable[Fact],
+        now: datetime | None,
+        *,
+        embed: bool,
+        first: Callable[[], Awaitable[None]] | None = None,
     ) -> list[WriteResult]:
         """Store several facts in one transaction, each through the clean path.
 
@@ -106,7 +112,9 @@ class MemoryWriter:
         its vector and a fact that means the same as a live memory merges into it (semantic dedup).
         ``embed=False`` is for writes someone waits on (``/remember``): the row is stored at once
         without a vector and the background backfill embeds it. An embedder failure never fails a
-        write: the rows are stored without vectors and backfilled later.
+        write: the rows are stored without vectors and backfilled later. ``first`` runs inside the same
+        transaction before the facts (an extracted batch claims its turns there); if it raises, nothing
+        is written.
         """
         check_owner(owner)
         checked = [validated(fact) for fact in facts]
@@ -114,6 +122,8 @@ class MemoryWriter:
         results: list[WriteResult] = []
         try:
             async with self._store.transaction():
+                if first is not None:
+                    await first()
                 if vectors is not None:
                     await self._vectors.drop_if_others_wrote()  # once, not per fact: we hold the lock now
                 for index, fact in enumerate(checked):

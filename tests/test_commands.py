@@ -171,3 +171,27 @@ async def test_memory_and_forget_are_refused_in_groups(assistant: Assistant) -> 
     assert await assistant.handle(forget) == PRIVATE_ONLY_REPLY.format(name="forget")
     assert len(await assistant.engine.list("user:alice")) == 1  # nothing forgotten
     assert "PIN" in await assistant.handle(_msg("/memory"))  # a private chat still shows it
+
+
+@pytest.mark.parametrize(
+    ("command", "answer"),
+    [
+        ("/forget 99999999999999999999999", "You have no memory number 99999999999999999999999."),
+        ("/forget 9223372036854775808", "You have no memory number 9223372036854775808."),
+        ("/forget ²", "Nothing I remember matches “²”."),
+        ("/forget ٣", "Nothing I remember matches “٣”."),
+        ("/forget #", "Nothing I remember matches “#”."),
+        ("/forget", "Usage: /forget N"),
+        ("/remember", "Usage: /remember TEXT"),
+        ("/remember " + "x" * 20_001, "I could not remember that:"),
+        ("/memory@", "About you:"),
+        ("/forget\x00", "Usage: /forget N"),
+    ],
+)
+async def test_bad_command_arguments_get_an_answer_not_a_crash(
+    assistant: Assistant, command: str, answer: str
+) -> None:
+    await assistant.handle(_msg("/remember I prefer tea"))
+    await assistant.engine.write("user:alice", Fact(content="My name is Alice", tier=1, category="identity"))
+    reply = await assistant.handle(_msg(command))
+    assert reply is not None and reply.startswith(answer), reply

@@ -92,6 +92,7 @@ async def test_new_messages_restart_the_quiet_gap(engine: MemoryEngine) -> None:
             await asyncio.sleep(0.1)
         assert model.calls == []  # each message pushed the timer back
         await _wait(lambda: _buffer_empty(engine))
+        await service.idle()  # the buffer empties inside the batch's commit
     finally:
         await service.close()
     assert len(model.calls) == 1 and len(model.calls[0]) == 4
@@ -106,6 +107,7 @@ async def test_token_budget_triggers_at_once(engine: MemoryEngine) -> None:
         assert model.calls == []
         await _record(service, "user", "another " * 100)  # now over 200
         await _wait(lambda: _buffer_empty(engine))
+        await service.idle()  # the buffer empties inside the batch's commit
     finally:
         await service.close()
     assert sum(len(c) for c in model.calls) == 2
@@ -134,6 +136,7 @@ async def test_failure_keeps_turns_and_retries_with_backoff(engine: MemoryEngine
     try:
         await _record(service, "user", "My cat is called Miso")
         await _wait(lambda: _buffer_empty(engine))
+        await service.idle()  # the buffer empties inside the batch's commit
     finally:
         await service.close()
     assert len(model.calls) == 3  # two failures, then success
@@ -181,6 +184,7 @@ async def test_buffer_survives_restart_mid_gap(tmp_path: Path) -> None:
     try:
         assert await service.start() == 1
         await _wait(lambda: _buffer_empty(engine))
+        await service.idle()  # the buffer empties inside the batch's commit
     finally:
         await service.close()
         await engine.close()
@@ -350,3 +354,83 @@ async def test_flush_all_out_of_time_leaves_the_turns_buffered_for_the_next_star
     finally:
         await restarted.close()
     assert [m.content for m in await engine.list(OWNER)] == ["I play the cello"]
+
+
+# ---------------------------------------------------------------------- a batch commits all or nothing
+
+
+class RewordingModel(ScriptedModel):
+    """Words the same facts differently on every call, as a real model does: a re-run after a crash that
+    wrote its facts would add near-duplicates the write-time dedup cannot see."""
+
+    async def extract(self, turns: list[Turn]) -> Extraction:
+        self.calls.append(turns)
+        call = len(self.calls)
+        facts = [Fact(content=f"{t.content} (noted, take {call})") for t in turns if t.role == "user"]
+        return Extraction(facts=facts, summary=f"summary, take {call}")
+
+
+@pytest.mark.parametrize("failing", ["memories.insert", "events.add", "buffer.remove"])
+async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_buffered(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    # The process "dies" at one statement of the batch's commit (the second fact, the summary, or the
+    # removal of the turns); a re-run words the facts differently and must not add them twice.
+    model = RewordingModel()
+    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, retry_backoff=0.01))
+    part, method = failing.split(".")
+    rows = getattr(engine.store, part)
+    real = getattr(rows, method)
+    calls = 0
+
+    async def fail_once(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        if calls == (2 if failing == "memories.insert" else 1):
+            raise OSError("disk I/O error")
+        return await real(*args, **kwargs)
+
+    texts = ("I play the cello", "I grow tomatoes", "I speak Finnish")
+    try:
+        for text in texts:
+            await _record(service, "user", text)
+        monkeypatch.setattr(rows, method, fail_once)
+        first = await service.flush(OWNER, force=True)
+        assert first.failed == 1
+        assert await engine.list(OWNER) == [] and await engine.events(OWNER) == []  # nothing half-written
+        assert (await engine.stats(OWNER))["buffered_turns"] == 3  # the turns are still there
+        monkeypatch.setattr(rows, method, real)
+        again = await service.flush(OWNER, force=True)
+    finally:
+        await service.close()
+    assert again.turns == 3 and again.facts == 3
+    assert sorted(m.content for m in await engine.list(OWNER)) == sorted(
+        f"{t} (noted, take 2)" for t in texts
+    )
+    assert [e.summary for e in await engine.events(OWNER)] == ["summary, take 2"]
+    assert (await engine.stats(OWNER))["buffered_turns"] == 0
+
+
+class SlowRewordingModel(RewordingModel):
+    async def extract(self, turns: list[Turn]) -> Extraction:
+        extraction = await super().extract(turns)
+        await asyncio.sleep(0.2)  # both runs have read the batch before either commits
+        return extraction
+
+
+async def test_a_batch_another_run_already_committed_is_not_written_twice(engine: MemoryEngine) -> None:
+    # Two runs extract the same turns at once (say the gateway's sweep and `tierclaw memory flush`): the
+    # first commit claims the turns, the second finds them gone and writes nothing.
+    model = SlowRewordingModel()
+    one = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
+    other = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
+    try:
+        await _record(one, "user", "I play the cello")
+        results = await asyncio.gather(one.flush(OWNER, force=True), other.flush(OWNER, force=True))
+    finally:
+        await one.close()
+        await other.close()
+    assert len(model.calls) == 2  # both really ran
+    assert sorted(r.facts for r in results) == [0, 1] and all(r.failed == 0 for r in results)
+    assert len(await engine.list(OWNER)) == 1 and len(await engine.events(OWNER)) == 1
+    assert (await engine.stats(OWNER))["buffered_turns"] == 0

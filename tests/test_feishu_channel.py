@@ -561,3 +561,66 @@ async def test_secrets_never_reach_the_logs(
     tenant_token = f"t-stubtoken-{settings.app_id}"
     for secret in (SECRET, ENCRYPT_KEY, TOKEN, tenant_token):
         assert secret not in logged
+
+
+# ------------------------------------------------------------------ refused callbacks are cheap
+
+
+async def _post_raw(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, data=body, headers=headers or {}) as resp,
+    ):
+        return resp.status, await resp.read()
+
+
+@pytest.mark.parametrize(
+    ("case", "status", "reason"),
+    [
+        ("malformed JSON", 400, "malformed JSON"),
+        ("bad signature", 401, "X-Lark-Signature"),
+        ("undecryptable", 403, "cannot decrypt"),
+        ("wrong token", 403, "verification token"),
+    ],
+)
+async def test_a_refused_callback_is_one_line_and_a_fixed_answer(
+    tmp_path: Path,
+    feishu: FeishuStub,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+    case: str,
+    status: int,
+    reason: str,
+) -> None:
+    from localservers.feishu_api import signed_body
+
+    caplog.set_level(logging.DEBUG)
+    async with running(make_settings(tmp_path, feishu)) as (channel, inbox):
+        url = callback_url(channel)
+        if case == "malformed JSON":
+            answer = await _post_raw(url, b"{not json")
+        elif case == "bad signature":
+            body, headers = signed_body(message_event("x", token=TOKEN), ENCRYPT_KEY, bad_signature=True)
+            answer = await _post_raw(url, body, headers)
+        elif case == "undecryptable":
+            body, headers = signed_body(message_event("x", token=TOKEN), "some-other-key")
+            answer = await _post_raw(url, body, headers)
+        else:
+            body, headers = signed_body(message_event("x", token="wrong"), ENCRYPT_KEY)
+            answer = await _post_raw(url, body, headers)
+        assert await post_callback(
+            url, message_event("a good one", token=TOKEN), encrypt_key=ENCRYPT_KEY
+        ) == (
+            200,
+            {"msg": "success"},
+        )
+        assert [m.text for m in await inbox.wait(1)] == ["a good one"]  # nothing else got through
+    got_status, got_body = answer
+    assert got_status == status
+    assert json.loads(got_body) in ({"msg": "bad request"}, {"msg": "unauthorized"}, {"msg": "forbidden"})
+    refusals = [r for r in caplog.records if "refused a callback" in r.getMessage()]
+    assert (
+        len(refusals) == 1 and reason in refusals[0].getMessage() and "127.0.0.1" in refusals[0].getMessage()
+    )
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback, from us or from lark
+    assert "Traceback" not in capfd.readouterr().err

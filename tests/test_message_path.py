@@ -115,6 +115,7 @@ async def test_told_fact_is_extracted_after_the_gap_and_recalled_later(tmp_path:
                 if await _buffered(runtime) == 0:
                     break
                 await asyncio.sleep(0.01)
+            await runtime.assistant.extraction.idle()  # the buffer empties inside the batch's commit
             memories = await runtime.engine.list(OWNER)
             assert [m.content for m in memories] == ["My dog is called Biscuit and he loves the beach."]
 
@@ -202,6 +203,7 @@ async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path) -> None:
                 if await _buffered(runtime) == 0:
                     break
                 await asyncio.sleep(0.01)
+            await runtime.assistant.extraction.idle()  # the buffer empties inside the batch's commit
             assert [m.content for m in await runtime.engine.list(OWNER)] == ["My dog is called Rex."]
             term.type("hi")  # Tier 0 survived the restart too
             await term.reply(1)

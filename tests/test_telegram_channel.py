@@ -671,3 +671,24 @@ def test_settings_are_checked() -> None:
         TelegramChannel(TelegramSettings(token="1:a", allow_from=(), group_policy="all"))
     assert TelegramChannel(TelegramSettings(token="1:a", allow_from=())).name == "telegram"
     assert BOT_ID == 123456
+
+
+async def test_an_update_that_does_not_parse_is_skipped_and_polling_goes_on(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    tg.push(tg.message("before the poison"))
+    poison = tg.message("secret words in a broken update")
+    del poison["date"]  # PTB cannot build a Message without it: the whole batch fails to parse
+    tg.push(poison)
+    tg.push(tg.message("after the poison"))
+    with caplog.at_level(logging.INFO):  # above DEBUG nothing of a message is logged (README)
+        async with running(tg) as (_, inbox):
+            await inbox.wait(2)
+            tg.push(tg.message("later"))
+            await inbox.wait(3)
+    assert [m.text for m in inbox] == ["before the poison", "after the poison", "later"]
+    skipped = [r.getMessage() for r in caplog.records if "skipped update" in r.getMessage()]
+    assert len(skipped) == 1 and "KeyError" in skipped[0]
+    assert "secret words" not in caplog.text  # neither our line nor PTB's dump of the batch
+    offsets = [c.params.get("offset") for c in tg.requests("getUpdates")]
+    assert offsets.count(offsets[-1]) <= 2  # the offset moved on: no retry loop on the same batch

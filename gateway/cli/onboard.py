@@ -9,14 +9,13 @@ so a crash never leaves half a config behind.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from gateway.config import CONFIG_ENV, DEFAULT_CONFIG_PATH, example_config
+from memory.files.private import private_dir, write_private
 
 DEFAULT_WORKSPACE = "~/.tierclaw/workspace"
 
@@ -89,26 +88,6 @@ def _workspace_setting(workspace: str) -> str:
     return str(Path(workspace).absolute())
 
 
-def _write_atomically(path: Path, text: str, mode: int) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same directory and ``os.replace``.
-
-    The temp file gets ``mode`` before any content is written, so a secret-bearing file is never readable
-    by others, not even for a moment.
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def run(args: argparse.Namespace) -> int:
     """Write the config and the workspace templates; 1 if something exists (no --force), 2 on I/O errors."""
     config_path = Path(args.config or default_config_path()).expanduser()
@@ -135,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
     config = example_config()
     config["agent"]["workspace"] = _workspace_setting(args.workspace)
     try:
-        config_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(config_path.parent)
         workspace.mkdir(parents=True, exist_ok=True)
-        _write_atomically(config_path, json.dumps(config, indent=2, ensure_ascii=False) + "\n", 0o600)
-        _write_atomically(workspace / "AGENTS.md", AGENTS_MD, 0o644)
-        _write_atomically(workspace / "SOUL.md", SOUL_MD, 0o644)
+        write_private(config_path, json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+        write_private(workspace / "AGENTS.md", AGENTS_MD, 0o644)  # templates: nothing secret in them
+        write_private(workspace / "SOUL.md", SOUL_MD, 0o644)
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"tierclaw onboard: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)

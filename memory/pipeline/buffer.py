@@ -110,9 +110,9 @@ class ExtractionBuffer:
         """Live (not dead) buffered turns of one owner, or of everyone."""
         return sum(item.turns for item in await self.backlog(owner))
 
-    async def remove(self, ids: list[int]) -> None:
-        """Drop turns whose extraction has been written."""
-        await self._rows.remove(ids)
+    async def remove(self, ids: list[int]) -> int:
+        """Drop turns whose extraction has been written; returns how many were still buffered."""
+        return await self._rows.remove(ids)
 
     async def record_failure(
         self,

@@ -7,9 +7,10 @@ reaching the token budget (default ~6000 estimated tokens), or the daily sweep (
 the gateway). Nothing here is awaited on the reply path except the buffer INSERT.
 
 A failed call (model error, invalid JSON) leaves the turns in the buffer and schedules a retry with
-exponential backoff; after ``max_attempts`` failures the turns become dead letters. Turns leave the buffer
-only once their facts and summary are written, and a re-run after a crash cannot duplicate them: facts
-merge through the engine's clean write path and the summary is keyed by the batch's ``source_ref``.
+exponential backoff; after ``max_attempts`` failures the turns become dead letters. A batch commits as one
+transaction: its turns leave the buffer, its facts and its summary are written, all or none — a crash
+half-way leaves the turns buffered and nothing written. The removal comes first and is the batch's claim:
+if another run already committed some of these turns, the batch is dropped instead of written twice.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from memory.model.protocol import Extraction, MemoryModel, Turn
 from memory.pipeline.buffer import BufferedTurn, ExtractionBuffer
 from memory.records import Fact
 from memory.text.token_count import estimate_tokens
+from memory.writes import validated
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -56,6 +58,10 @@ class FlushResult:
         """Count ``other`` into this result (several owners, several flushes)."""
         for name in ("batches", "turns", "facts", "events", "failed", "dead"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class BatchAlreadyWritten(RuntimeError):
+    """Another run committed some of this batch's turns first: writing it again would duplicate them."""
 
 
 class ExtractionService:
@@ -273,6 +279,9 @@ class ExtractionService:
             written = await self._store(owner, batch, extraction, ref)
         except asyncio.CancelledError:
             raise
+        except BatchAlreadyWritten:
+            log.info("[memory] batch %s owner=%s was already extracted by another run", ref, owner)
+            return True
         except Exception as exc:  # model or parse failure: keep the turns, retry later
             dead, next_at = await self.buffer.record_failure(
                 ids,
@@ -299,7 +308,6 @@ class ExtractionService:
                 )
                 self._arm(owner, (next_at - self._clock()).total_seconds())
             return False
-        await self.buffer.remove(ids)
         result.batches += 1
         result.turns += len(ids)
         result.facts += written
@@ -314,35 +322,36 @@ class ExtractionService:
         return True
 
     async def _store(self, owner: str, batch: list[BufferedTurn], extraction: Extraction, ref: str) -> int:
-        """Write facts (clean path) and the summary (once per batch ref); returns facts written."""
+        """Commit the batch in one transaction — claim its turns (remove them from the buffer), write its
+        facts (clean path) and its summary — and return how many facts were written.
+
+        ``BatchAlreadyWritten`` (and nothing written) when some of the turns were gone already.
+        """
         now = self._clock()
+        ids = [t.id for t in batch]
         facts: list[Fact] = []
         for fact in extraction.facts:
             fact.source = "extraction"
             fact.source_ref = ref
-            facts.append(fact)
-        written = 0
-        if facts:
             try:
-                written = len(await self.engine.write_many(owner, facts, now=now))
-            except ValueError:
-                # One malformed fact must not sink the batch: write the good ones one by one.
-                for fact in facts:
-                    try:
-                        await self.engine.write(owner, fact, now=now)
-                        written += 1
-                    except ValueError as exc:
-                        log.warning("[memory] dropped an invalid extracted fact owner=%s: %s", owner, exc)
+                facts.append(validated(fact))
+            except ValueError as exc:  # one malformed fact must not sink the batch
+                log.warning("[memory] dropped an invalid extracted fact owner=%s: %s", owner, exc)
         summary = extraction.summary.strip()
-        if summary and not await self.engine.events(owner, source_ref=ref, limit=1):
-            first = batch[0]
-            await self.engine.add_event(
-                owner,
-                summary,
-                event_date=from_db(first.created_at).astimezone(self._tz).date(),
-                channel=first.channel,
-                sender_id=next((t.sender_id for t in batch if t.role == "user"), first.sender_id),
-                raw_tokens=sum(t.token_count for t in batch),
-                source_ref=ref,
-            )
-        return written
+
+        async def claim_and_summarise() -> None:
+            if await self.buffer.remove(ids) != len(ids):
+                raise BatchAlreadyWritten(ref)
+            if summary and not await self.engine.events(owner, source_ref=ref, limit=1):
+                first = batch[0]
+                await self.engine.add_event(
+                    owner,
+                    summary,
+                    event_date=from_db(first.created_at).astimezone(self._tz).date(),
+                    channel=first.channel,
+                    sender_id=next((t.sender_id for t in batch if t.role == "user"), first.sender_id),
+                    raw_tokens=sum(t.token_count for t in batch),
+                    source_ref=ref,
+                )
+
+        return len(await self.engine.write_many(owner, facts, now=now, first=claim_and_summarise))

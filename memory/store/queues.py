@@ -69,10 +69,13 @@ class BufferRows:
             (owner,),
         )
 
-    async def remove(self, ids: Sequence[int]) -> None:
-        """Drop turns whose extraction has been written."""
+    async def remove(self, ids: Sequence[int]) -> int:
+        """Drop turns whose extraction has been written; returns how many were still there."""
+        removed = 0
         for chunk in chunks(list(ids)):
-            await self._db.write(f"DELETE FROM extraction_buffer WHERE id IN ({marks(chunk)})", chunk)
+            cur = await self._db.write(f"DELETE FROM extraction_buffer WHERE id IN ({marks(chunk)})", chunk)
+            removed += int(cur.rowcount)
+        return removed
 
     async def attempts(self, ids: Sequence[int]) -> int:
         """The most failed attempts any of ``ids`` has had."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import aiosqlite
 
+from memory.files.private import private_dir, private_file
 from memory.store.schema import check_version, migrate
 
 log = logging.getLogger("tierclaw.memory")
@@ -76,7 +77,11 @@ class SQLiteDatabase:
         target = Path(path)
         if not create and not target.exists():
             raise MemoryDatabaseError(f"memory database {path} does not exist")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)  # 0700 where created; docs/architecture.md, "Storage"
+        private_file(target)  # 0600 before SQLite writes a byte; its -wal and -shm take the same mode
+        for companion in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+            if companion.exists():
+                private_file(companion)
         await asyncio.gather(
             asyncio.to_thread(_prepare_file, path), *(asyncio.to_thread(job) for job in also)
         )

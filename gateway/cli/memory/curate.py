@@ -16,6 +16,7 @@ from gateway.cli.memory.table import one_line, render_table
 from memory.clock import from_db
 from memory.engine import MemoryEngine
 from memory.files.migrate import migrate_files
+from memory.files.private import write_private
 from memory.records import PROFILE_TOPIC, Event, Fact, Memory
 
 if TYPE_CHECKING:
@@ -188,7 +189,7 @@ async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
         text = _markdown(args.owner, exported_at, memories, events)
     if args.output:
         out = Path(args.output).expanduser()
-        out.write_text(text, encoding="utf-8")
+        write_private(out, text)  # a person's memories: readable by them alone
         print(f"exported {len(memories)} memories and {len(events)} events to {out}")
     else:
         sys.stdout.write(text)
