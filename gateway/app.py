@@ -160,7 +160,11 @@ class Runtime:
                 extraction=extraction,
                 file_memory=file_memory,
             )
-            loop = ProcessLoop(assistant.handle, max_concurrent=config.agent.max_concurrent_chats)
+            loop = ProcessLoop(
+                assistant.handle,
+                max_concurrent=config.agent.max_concurrent_chats,
+                deadline=config.agent.reply_deadline,
+            )
             for channel in channels:
                 loop.add_channel(channel)
         except BaseException:

@@ -2,7 +2,9 @@
 
 Messages of one chat are answered strictly in order; different chats run concurrently up to
 ``max_concurrent`` at a time. A slow or failing chat holds only its own worker, never the others, and a
-reply that a channel fails to send is logged and dropped without stopping the loop. A channel that can
+reply that a channel fails to send is logged and dropped without stopping the loop. With a ``deadline``,
+a message not answered in time gets a short apology (and frees its slot), and a chat that waits longer
+than that for a slot is told so while it keeps its place. A channel that can
 show work in progress (``working``, e.g. Telegram's "typing") shows it from the moment a message is taken
 up until its reply has been sent.
 """
@@ -21,15 +23,20 @@ log = logging.getLogger("tierclaw.gateway")
 Handler = Callable[[InboundMessage], Awaitable[str | None]]
 
 FAILURE_REPLY = "Sorry — something went wrong while handling that message."
+DEADLINE_REPLY = "Sorry — I could not get an answer in time. Please try again in a moment."
+BUSY_REPLY = "I'm busy with other conversations right now; I'll answer this as soon as I can."
 
 
 class ProcessLoop:
     """Routes messages from channels to the handler and replies back to the channel that owns the chat."""
 
-    def __init__(self, handler: Handler, *, max_concurrent: int = 8) -> None:
+    def __init__(self, handler: Handler, *, max_concurrent: int = 8, deadline: float | None = None) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
+        if deadline is not None and deadline <= 0:
+            raise ValueError("deadline must be positive")
         self._handler = handler
+        self._deadline = deadline
         self._limit = asyncio.Semaphore(max_concurrent)
         self.inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
         self.outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
@@ -97,15 +104,13 @@ class ProcessLoop:
             while not queue.empty():
                 message = queue.get_nowait()
                 async with self._working(message):
-                    async with self._limit:
+                    await self._take_slot(message)
+                    try:
                         reply = await self._answer(message)
+                    finally:
+                        self._limit.release()
                     if reply:
-                        self._unfinished += 1  # the reply is pending until a channel has it
-                        outbound = OutboundMessage(
-                            message.channel, message.chat_id, reply, reply_to=message.message_id
-                        )
-                        sent = self._sent[id(outbound)] = asyncio.Event()
-                        self.outbound.put_nowait(outbound)
+                        sent = self._queue_reply(message, reply)
                         if self._shows_work(message):
                             await sent.wait()
                 self._done()
@@ -117,6 +122,34 @@ class ProcessLoop:
                 self._workers[chat_key] = asyncio.create_task(
                     self._chat_worker(chat_key, queue), name=f"chat:{chat_key}"
                 )
+
+    async def _take_slot(self, message: InboundMessage) -> None:
+        """Wait for one of the ``max_concurrent`` slots; past the deadline, say so, and keep waiting.
+
+        Nobody waits without a word longer than the deadline, and nothing is dropped: the message is
+        still answered when a slot frees.
+        """
+        if self._deadline is None:
+            await self._limit.acquire()
+            return
+        try:
+            async with asyncio.timeout(self._deadline):
+                await self._limit.acquire()
+                return
+        except TimeoutError:
+            log.warning(
+                "[gateway] every chat slot busy for %.0f s; told %s to wait", self._deadline, message.chat_key
+            )
+            self._queue_reply(message, BUSY_REPLY)
+        await self._limit.acquire()
+
+    def _queue_reply(self, message: InboundMessage, text: str) -> asyncio.Event:
+        """Hand a reply to the sender; the event is set once its channel has sent it (or failed to)."""
+        self._unfinished += 1  # the reply is pending until a channel has it
+        outbound = OutboundMessage(message.channel, message.chat_id, text, reply_to=message.message_id)
+        sent = self._sent[id(outbound)] = asyncio.Event()
+        self.outbound.put_nowait(outbound)
+        return sent
 
     def _shows_work(self, message: InboundMessage) -> bool:
         return hasattr(self._channels.get(message.channel), "working")
@@ -132,10 +165,15 @@ class ProcessLoop:
         return contextlib.nullcontext()
 
     async def _answer(self, message: InboundMessage) -> str | None:
+        """The handler's reply; past the deadline a short apology, and the slot is free again."""
         try:
-            return await self._handler(message)
+            async with asyncio.timeout(self._deadline):
+                return await self._handler(message)
         except asyncio.CancelledError:
             raise
+        except TimeoutError:
+            log.error("[gateway] no answer for %s within %.0f s", message.chat_key, self._deadline or 0)
+            return DEADLINE_REPLY
         except Exception:
             log.exception("[gateway] handling a message from %s failed", message.chat_key)
             return FAILURE_REPLY

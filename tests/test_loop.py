@@ -7,8 +7,10 @@ import contextlib
 import random
 from collections.abc import AsyncIterator
 
+import pytest
+
 from channels.base import InboundMessage, OutboundMessage
-from gateway.loop import FAILURE_REPLY, ProcessLoop
+from gateway.loop import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, ProcessLoop
 
 
 class RecordingChannel:
@@ -217,3 +219,44 @@ async def test_pending_counts_messages_and_replies_not_yet_out() -> None:
         assert loop.pending == 0 and len(channel.sent) == 2
     finally:
         await loop.stop()
+
+
+# --------------------------------------------------------------------------------- bounded waiting
+
+
+async def test_a_hung_handler_gets_an_apology_at_the_deadline_and_frees_its_slot() -> None:
+    async def handler(msg: InboundMessage) -> str:
+        if msg.chat_id == "hung":
+            await asyncio.Event().wait()  # a model that never answers
+        return f"answer to {msg.text}"
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler, max_concurrent=1, deadline=0.2)  # one slot: the hung chat holds it
+    loop.add_channel(channel)
+    await _run(loop, [_msg("hung", "h1"), _msg("bystander", "b1")])
+    by_chat = {m.chat_id: m.text for m in channel.sent}
+    assert by_chat == {"hung": DEADLINE_REPLY, "bystander": "answer to b1"}
+
+
+async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_answered() -> None:
+    async def handler(msg: InboundMessage) -> str:
+        await asyncio.sleep(0.15)  # each answer in time, but one slot for three chats
+        return f"answer to {msg.text}"
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler, max_concurrent=1, deadline=0.2)
+    loop.add_channel(channel)
+    await _run(loop, [_msg("a", "a1"), _msg("b", "b1"), _msg("c", "c1")])
+    texts = [(m.chat_id, m.text) for m in channel.sent]
+    assert ("a", BUSY_REPLY) not in texts and ("b", BUSY_REPLY) not in texts  # waited less than 0.2 s
+    assert texts.index(("c", BUSY_REPLY)) < texts.index(("c", "answer to c1"))  # told, then answered
+    assert {t for t in texts if t[1] != BUSY_REPLY} == {
+        ("a", "answer to a1"),
+        ("b", "answer to b1"),
+        ("c", "answer to c1"),
+    }
+
+
+def test_a_deadline_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="deadline"):
+        ProcessLoop(lambda m: asyncio.sleep(0), deadline=0)

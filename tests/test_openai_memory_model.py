@@ -513,3 +513,13 @@ def test_prompts_name_every_category_and_the_language_rule() -> None:
     assert '"entries"' in prompts.PROFILE_PROMPT and "identity, config, credential" in prompts.PROFILE_PROMPT
     for prompt in (prompts.EXTRACTION_PROMPT, prompts.DAILY_COMPRESS_PROMPT, prompts.WEEKLY_MERGE_PROMPT):
         assert "%s" not in prompt and "{}" not in prompt
+
+
+def test_an_extraction_with_nothing_usable_is_a_failure_not_a_silent_drop() -> None:
+    with pytest.raises(MemoryModelError, match="none of the 2 facts"):
+        parse_extraction('{"facts": [{"content": ""}, 42], "summary": ""}')
+    # Said plainly: nothing to remember.
+    assert parse_extraction('{"facts": [], "summary": ""}').facts == []
+    # Something usable survives the bad items.
+    kept = parse_extraction('{"facts": [{"content": ""}], "summary": "talked about the weather"}')
+    assert kept.facts == [] and kept.summary == "talked about the weather"

@@ -74,6 +74,9 @@ class AgentConfig(_Model):
     workspace: str = Field("~/.tierclaw/workspace", min_length=1)
     history_messages: int = Field(20, ge=0, le=200)
     max_concurrent_chats: int = Field(8, ge=1, le=1000)
+    # The longest a person waits without a word: a reply not ready by then becomes a short apology (and
+    # frees its chat slot); a chat waiting that long for a slot is told so. Covers the model's retries.
+    reply_deadline: Duration = 120.0
 
 
 class ExtractionConfig(_Model):

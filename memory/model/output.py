@@ -5,7 +5,8 @@ The whole answer must be one JSON object (a ```json fence around it is tolerated
 keeps its input to try again later. Individual bad items never fail the batch: they are repaired when
 the intent is clear (unknown category -> "event", importance clamped to [0, 1], missing project ->
 "_global", missing topic -> "_general", content cut to 500 characters, a bare string -> a fact with
-defaults) and dropped when there is no usable content.
+defaults) and dropped when there is no usable content. An extraction whose every fact is dropped and that
+has no summary is a failure too: only an empty list says plainly that there is nothing to remember.
 """
 
 from __future__ import annotations
@@ -159,6 +160,12 @@ def parse_extraction(text: str, *, source: str = "extraction") -> Extraction:
     items = _items(obj, "facts")
     facts = [f for f in (parse_fact(i, source=source) for i in items) if f is not None]
     summary = _clean_text(obj.get("summary"), MAX_SUMMARY_CHARS) or ""
+    if items and not facts and not summary:
+        # Not "nothing to remember" (that is an empty list): an answer with nothing usable in it. Taking
+        # it would drop the turns without a trace; failing keeps them for a retry, then a dead letter.
+        raise MemoryModelError(
+            f"none of the {len(items)} facts in the model output is usable, and no summary"
+        )
     return Extraction(facts=_dedup(facts, MAX_FACTS), summary=summary)
 
 
