@@ -26,6 +26,8 @@ class InboundMessage:
     mentions_bot: bool = False
     reply_to: str = ""  # platform message id a reply should thread under, if any
     attachment: str = ""  # "photo", "voice", "document", …: non-text content (``text`` is then its caption)
+    delivery_id: str = ""  # the platform's id of this delivery (Telegram update id, Feishu event id)
+    inbox_id: int = 0  # set by the gateway once the message is stored in its durable inbox
 
     @property
     def chat_key(self) -> str:
@@ -48,6 +50,8 @@ class OutboundMessage:
     reply_to: str = ""
 
 
+# Awaiting it means the message is stored: only then may a channel tell the platform it was received. It
+# raises when the message could not be stored, and the channel must then leave it unconfirmed.
 Deliver = Callable[[InboundMessage], Awaitable[None]]
 
 

@@ -47,6 +47,7 @@ import contextlib
 import json
 import logging
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,6 +93,8 @@ CHUNK_LIMIT = 4000  # characters per message; a post body may be ~30 KB, 4000 CJ
 MAX_SEND_ATTEMPTS = 4
 BOT_INFO_URI = "/open-apis/bot/v3/info"
 BOT_INFO_RETRY_MAX_SECONDS = 300.0
+# How long an event's receiver waits for the gateway to store it before leaving it unacknowledged.
+STORE_WAIT_SECONDS = 30.0
 _ws_owner: FeishuChannel | None = None  # lark-oapi's websocket loop is a module global: one user at a time
 
 
@@ -152,7 +155,10 @@ class FeishuChannel:
         self.seen: SeenStore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._deliver: Deliver | None = None
-        self._intake: asyncio.Queue[FeishuEvent] = asyncio.Queue()
+        # Each event with the future its receiver waits on: lark acknowledges an event when our handler
+        # returns, so the handler returns only once the gateway has stored it (or failed to).
+        self._intake: asyncio.Queue[tuple[FeishuEvent, Future[None]]] = asyncio.Queue()
+        self._callback_waits: list[Future[None]] = []  # the events of the callback request being parsed
         self._worker: asyncio.Task | None = None
         self._bot_info_task: asyncio.Task | None = None
         self._runner: web.AppRunner | None = None
@@ -218,6 +224,9 @@ class FeishuChannel:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        while not self._intake.empty():  # never stored: their receivers stop waiting, unacknowledged
+            _, stored = self._intake.get_nowait()
+            stored.cancel()
         if self.seen is not None:
             seen, self.seen = self.seen, None
             await seen.close()
@@ -260,20 +269,40 @@ class FeishuChannel:
         )
 
     def _on_receive(self, data: P2ImMessageReceiveV1) -> None:
-        """Called by lark (websocket thread, or the callback handler on our loop): parse and enqueue only."""
+        """Called by lark — in the websocket thread, or inside the callback handler on our loop — for each
+        message event: queue it, and have it acknowledged only once it is stored.
+
+        Websocket: wait here (lark acknowledges when this returns; an exception means no acknowledgement,
+        so Feishu delivers it again). Callback: ``_on_callback`` waits before answering the request.
+        """
         if self._loop is None:
             raise FeishuError("event received before start")
-        self._loop.call_soon_threadsafe(self._intake.put_nowait, event_from_lark(data))
+        stored: Future[None] = Future()
+        self._loop.call_soon_threadsafe(self._intake.put_nowait, (event_from_lark(data), stored))
+        if self._on_loop_thread():
+            self._callback_waits.append(stored)
+            return
+        stored.result(timeout=STORE_WAIT_SECONDS)
+
+    def _on_loop_thread(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
 
     async def _consume(self) -> None:
         while True:
-            event = await self._intake.get()
+            event, stored = await self._intake.get()
             try:
                 await self._accept(event)
             except asyncio.CancelledError:
+                stored.cancel()
                 raise
-            except Exception:
-                log.exception("[feishu] handling event %s failed", event.event_id)
+            except Exception as exc:  # not stored: not acknowledged, Feishu delivers it again
+                log.error("[feishu] event %s not stored (%s); left unacknowledged", event.event_id, exc)
+                stored.set_exception(exc)
+            else:
+                stored.set_result(None)
             finally:
                 self._intake.task_done()
 
@@ -288,10 +317,15 @@ class FeishuChannel:
         if message is None:
             return
         assert self.seen is not None and self._deliver is not None
-        if not await self.seen.first_time(f"event:{event.event_id}", f"message:{event.message_id}"):
+        keys = (f"event:{event.event_id}", f"message:{event.message_id}")
+        if not await self.seen.first_time(*keys):
             log.info("[feishu] event %s (message %s) already handled", event.event_id, event.message_id)
             return
-        await self._deliver(message)
+        try:
+            await self._deliver(message)
+        except BaseException:
+            await self.seen.forget(*keys)  # not stored: its redelivery must not look handled
+            raise
 
     async def _retry_bot_info(self) -> None:
         """Ask the bot info again with backoff until it answers; then group gating is exact."""
@@ -464,6 +498,13 @@ class FeishuChannel:
         raw.body = body
         raw.headers = lark_headers(request.headers)
         resp = self._dispatcher.do(raw)
+        waits, self._callback_waits = self._callback_waits, []  # do() ran without yielding: ours
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(*(asyncio.wrap_future(w) for w in waits)), timeout=STORE_WAIT_SECONDS
+            )
+        except Exception:  # not stored: a 500 makes Feishu deliver it again later
+            return web.Response(status=500, body=b'{"msg":"not stored"}', content_type="application/json")
         return web.Response(
             status=resp.status_code or 500,
             body=resp.content or b"",

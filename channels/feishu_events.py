@@ -99,6 +99,7 @@ def inbound_message(event: FeishuEvent, bot_open_id: str) -> InboundMessage | No
         is_group=is_group,
         mentions_bot=mentions_bot,
         attachment=attachment,
+        delivery_id=event.event_id,
     )
 
 

@@ -90,6 +90,16 @@ class SeenStore:
         await self._db.commit()
         return inserted == len(keys)
 
+    async def forget(self, *ids: str) -> None:
+        """Un-record ``ids``: a delivery that could not be stored must not look handled next time."""
+        keys = [i for i in ids if i]
+        if keys:
+            await self._db.execute(
+                f"DELETE FROM seen_ids WHERE scope = ? AND id IN ({', '.join('?' for _ in keys)})",
+                [self.scope, *keys],
+            )
+            await self._db.commit()
+
     async def prune(self) -> int:
         """Delete ids older than the retention (every scope: the file is shared); returns how many."""
         now = self._clock()

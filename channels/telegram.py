@@ -131,6 +131,7 @@ class TelegramChannel:
         self._redact: Redact | None = None
         self._bot_id = 0
         self._bot_username = ""
+        self._undelivered: Exception | None = None  # set when the gateway could not store an update
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -338,21 +339,36 @@ class TelegramChannel:
             for update in updates:
                 if stopped.is_set():  # the rest is neither handed over nor confirmed
                     return
+                self._undelivered = None
                 try:
                     await app.process_update(update)  # handler errors go to _on_error; this is a backstop
                 except Exception as exc:
                     log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
+                if self._undelivered is not None:  # the gateway could not store it: fetch it again later
+                    failures += 1
+                    log.warning(
+                        "[telegram] update %s not stored (%s); it stays unconfirmed and comes again",
+                        update.update_id,
+                        type(self._undelivered).__name__,
+                    )
+                    await pause(stopped, self._backoff(failures))
+                    break
                 self._offset = update.update_id + 1  # never fetch a poisonous update again
-            if skip_to and not stopped.is_set():
+            if skip_to and self._undelivered is None and not stopped.is_set():
                 self._offset = max(self._offset, skip_to)
 
     async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
         inbound = self.inbound(update)
         if inbound is not None and self._deliver is not None:
-            await self._deliver(inbound)
+            try:
+                await self._deliver(inbound)
+            except Exception as exc:  # not stored: _poll leaves it unconfirmed, Telegram sends it again
+                self._undelivered = exc
+                raise
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        log.error("[telegram] handling an update failed: %s", context.error)
+        if context.error is not self._undelivered:  # that one _poll reports
+            log.error("[telegram] handling an update failed: %s", context.error)
 
     def inbound(self, update: Update) -> InboundMessage | None:
         """The message to deliver for ``update``, or None when it is not for the gateway (see module doc).
@@ -402,6 +418,7 @@ class TelegramChannel:
             is_group=is_group,
             mentions_bot=bool(spans) or replied,
             attachment=kind,
+            delivery_id=str(update.update_id),
         )
 
     def _mention_spans(self, text: str, entities: Sequence[MessageEntity]) -> list[tuple[int, int]]:

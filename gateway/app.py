@@ -21,6 +21,7 @@ from channels.base import Channel
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from gateway.identity import Identities
+from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.providers import Models, build_models
 from gateway.scheduler import JobTimes, MemoryJobs
@@ -164,6 +165,7 @@ class Runtime:
                 assistant.handle,
                 max_concurrent=config.agent.max_concurrent_chats,
                 deadline=config.agent.reply_deadline,
+                inbox=DurableInbox(engine.store),
             )
             for channel in channels:
                 loop.add_channel(channel)
@@ -184,6 +186,7 @@ class Runtime:
             self._warm_up = asyncio.create_task(self.engine.warm_up_embedder(), name="embedder-warm-up")
             self.backfill.start()
         self.loop.start()
+        await self._answer_unanswered()
         if self.jobs is not None and schedule:
             self.jobs.start()
             self._catch_up = asyncio.create_task(self.jobs.catch_up(), name="jobs-catch-up")
@@ -195,6 +198,16 @@ class Runtime:
             self.models.memory.label if self.assistant.extraction else "files",
             ",".join(c.name for c in self.channels) or "none",
         )
+
+    async def _answer_unanswered(self) -> None:
+        """Queue the messages an earlier run stored but did not answer, before any new input."""
+        inbox = DurableInbox(self.engine.store)
+        await inbox.prune()
+        waiting = await inbox.unanswered()
+        for message in waiting:
+            await self.loop.resume(message)
+        if waiting:
+            log.info("[gateway] answering %d message(s) received before the last stop", len(waiting))
 
     async def save_memories(self, wait: float) -> tuple[FlushResult, int]:
         """Before a short-lived process exits (the terminal chat): extract every pending turn and let

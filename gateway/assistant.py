@@ -1,4 +1,4 @@
-"""The path of one message (docs/architecture.md, "The path of one message", steps 3–9), from an
+"""The path of one message (docs/architecture.md, "The path of one message", steps 4–10), from an
 InboundMessage to the reply text.
 
 Order matters and is the point of this module: the user's words are buffered for extraction before

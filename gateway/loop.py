@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from channels.base import Channel, InboundMessage, OutboundMessage
+from gateway.inbox import DurableInbox
 
 log = logging.getLogger("tierclaw.gateway")
 
@@ -30,13 +31,21 @@ BUSY_REPLY = "I'm busy with other conversations right now; I'll answer this as s
 class ProcessLoop:
     """Routes messages from channels to the handler and replies back to the channel that owns the chat."""
 
-    def __init__(self, handler: Handler, *, max_concurrent: int = 8, deadline: float | None = None) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        max_concurrent: int = 8,
+        deadline: float | None = None,
+        inbox: DurableInbox | None = None,
+    ) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
         if deadline is not None and deadline <= 0:
             raise ValueError("deadline must be positive")
         self._handler = handler
         self._deadline = deadline
+        self._inbox = inbox
         self._limit = asyncio.Semaphore(max_concurrent)
         self.inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
         self.outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
@@ -46,6 +55,7 @@ class ProcessLoop:
         self._tasks: list[asyncio.Task] = []
         self._unfinished = 0
         self._sent: dict[int, asyncio.Event] = {}  # id(reply) -> set once the channel has sent it
+        self._send_errors: dict[int, str] = {}  # id(reply) -> why its channel could not send it
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -54,7 +64,21 @@ class ProcessLoop:
         self._channels[channel.name] = channel
 
     async def deliver(self, message: InboundMessage) -> None:
-        """The callback channels are started with: queue one inbound message."""
+        """The callback channels are started with: store (with an inbox) and queue one inbound message.
+
+        Raises when the message could not be stored: the channel must not confirm it to the platform,
+        which then delivers it again. A redelivery of a stored message is dropped here: it is answered once.
+        """
+        if self._inbox is not None:
+            stored = await self._inbox.accept(message)
+            if stored is None:
+                log.info("[gateway] %s: message delivered again, answered once", message.chat_key)
+                return
+            message = stored
+        await self.resume(message)
+
+    async def resume(self, message: InboundMessage) -> None:
+        """Queue a message that is already stored (the unanswered ones, at start)."""
         self._unfinished += 1
         self._idle.clear()
         await self.inbound.put(message)
@@ -109,10 +133,13 @@ class ProcessLoop:
                         reply = await self._answer(message)
                     finally:
                         self._limit.release()
+                    send_error = None
                     if reply:
-                        sent = self._queue_reply(message, reply)
-                        if self._shows_work(message):
+                        outbound, sent = self._queue_reply(message, reply)
+                        if self._shows_work(message) or self._inbox is not None:
                             await sent.wait()
+                            send_error = self._send_errors.pop(id(outbound), None)
+                    await self._mark_answered(message, send_error)
                 self._done()
         finally:
             self._workers.pop(chat_key, None)
@@ -140,16 +167,28 @@ class ProcessLoop:
             log.warning(
                 "[gateway] every chat slot busy for %.0f s; told %s to wait", self._deadline, message.chat_key
             )
-            self._queue_reply(message, BUSY_REPLY)
+            self._queue_reply(message, BUSY_REPLY)  # a notice: whether it was sent is not tracked
         await self._limit.acquire()
 
-    def _queue_reply(self, message: InboundMessage, text: str) -> asyncio.Event:
-        """Hand a reply to the sender; the event is set once its channel has sent it (or failed to)."""
+    async def _mark_answered(self, message: InboundMessage, send_error: str | None = None) -> None:
+        """The message's answer (a reply, a command's answer, an apology) has gone out: it is not answered
+        again after a restart. Marked after the send, not when the reply is made: a crash in between
+        answers it twice rather than never (docs/architecture.md, "The path of one message")."""
+        if self._inbox is None or not message.inbox_id:
+            return
+        try:
+            await self._inbox.answered(message, send_error)
+        except Exception as exc:  # it is answered again after a restart: better than never
+            log.error("[gateway] could not mark a message of %s answered: %s", message.chat_key, exc)
+
+    def _queue_reply(self, message: InboundMessage, text: str) -> tuple[OutboundMessage, asyncio.Event]:
+        """Hand a reply to the sender; the event is set once its channel has sent it (or failed to: then
+        ``_send_errors`` says why)."""
         self._unfinished += 1  # the reply is pending until a channel has it
         outbound = OutboundMessage(message.channel, message.chat_id, text, reply_to=message.message_id)
         sent = self._sent[id(outbound)] = asyncio.Event()
         self.outbound.put_nowait(outbound)
-        return sent
+        return outbound, sent
 
     def _shows_work(self, message: InboundMessage) -> bool:
         return hasattr(self._channels.get(message.channel), "working")
@@ -202,8 +241,10 @@ class ProcessLoop:
                 await channel.send(reply)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # the channel retried what can be retried; recorded for tierclaw status
             log.error("[gateway] sending to %s:%s failed: %s", reply.channel, reply.chat_id, exc)
+            if id(reply) in self._sent:
+                self._send_errors[id(reply)] = f"{type(exc).__name__}: {exc}"[:200]
         finally:
             sent = self._sent.pop(id(reply), None)
             if sent is not None:

@@ -118,7 +118,12 @@ BOT = Mention("@_user_1", BOT_OPEN_ID, "StubBot")
 def test_p2p_text() -> None:
     message = inbound_message(event("hello"), BOT_OPEN_ID)
     assert message == InboundMessage(
-        channel="feishu", chat_id="oc1", sender_id="ou_alice", text="hello", message_id="om1"
+        channel="feishu",
+        chat_id="oc1",
+        sender_id="ou_alice",
+        text="hello",
+        message_id="om1",
+        delivery_id="ev1",
     )
 
 
@@ -381,14 +386,22 @@ async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
     channel, inbox = FeishuChannel(make_settings(tmp_path, feishu, mode=mode)), Inbox()
     await channel.start(inbox.deliver)
     try:
-        inbox.gate.clear()  # the gateway is slow to take messages: both wait in the intake
-        for text in ("first", "second"):
+        inbox.gate.clear()  # the gateway is slow to store messages: nothing is acknowledged meanwhile
+
+        async def send(text: str) -> object:
             incoming = message_event(text, token=TOKEN)
             if mode == "callback":
-                status, _ = await post_callback(callback_url(channel), incoming, encrypt_key=ENCRYPT_KEY)
-                assert status == 200
-            else:
-                assert await feishu.wait_for_ack(await feishu.push_event(incoming)) == {"code": 200}
+                return (await post_callback(callback_url(channel), incoming, encrypt_key=ENCRYPT_KEY))[0]
+            return await feishu.wait_for_ack(await feishu.push_event(incoming))
+
+        acks = [asyncio.create_task(send("first"))]
+        await asyncio.sleep(0.2)
+        assert not acks[0].done()  # not acknowledged before the gateway has it
+        inbox.gate.set()
+        assert await asyncio.wait_for(acks[0], 5) in (200, {"code": 200})
+        inbox.gate.clear()
+        acks.append(asyncio.create_task(send("second")))
+        await asyncio.sleep(0.2)
         stopping = asyncio.create_task(channel.stop_receiving())
         if mode == "callback":
             deadline = time.monotonic() + 5
@@ -399,14 +412,16 @@ async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
                 await post_callback(
                     callback_url(channel), message_event("too late", token=TOKEN), encrypt_key=ENCRYPT_KEY
                 )
-        else:
-            await feishu.wait_disconnected()
-            assert await feishu.wait_for(lambda _: not _websocket_threads(), timeout=5)
         await asyncio.sleep(0.1)
         assert not stopping.done()  # it waits until what was taken in is handed over
         inbox.gate.set()
         await asyncio.wait_for(stopping, timeout=5)
+        if mode == "websocket":  # the connection closed once the event it was passing on was stored
+            await feishu.wait_disconnected()
+            assert await feishu.wait_for(lambda _: not _websocket_threads(), timeout=5)
         assert [m.text for m in inbox.messages] == ["first", "second"]
+        if mode == "callback":  # its request was answered once the gateway had it
+            assert await asyncio.wait_for(acks[1], 5) == 200
         await channel.send(reply("still answering"))
         assert [s.text for s in feishu.sent] == ["still answering"]
         if mode == "websocket":  # lark's global loop is free for another channel

@@ -94,7 +94,12 @@ async def test_private_text_is_delivered_with_its_ids(tg: TelegramStub) -> None:
         message_id = tg.push(tg.message("hello there"))
         got = await inbox.wait(1)
     assert got == InboundMessage(
-        channel="telegram", chat_id="42", sender_id="42", text="hello there", message_id=str(message_id)
+        channel="telegram",
+        chat_id="42",
+        sender_id="42",
+        text="hello there",
+        message_id=str(message_id),
+        delivery_id="1",  # the update that carried it (the stub numbers updates from 1)
     )
     assert tg.requests()[0].method == "getMe" and tg.requests()[1].method == "deleteWebhook"
     polls = tg.requests("getUpdates")

@@ -14,6 +14,7 @@ import os
 from gateway.app import job_times, timezone_of
 from gateway.cli.run import add_config_argument, run_configured
 from gateway.config import ENV_OVERRIDES, Config, FeishuConfig, TelegramConfig, masked_secret, redacted
+from gateway.inbox import DurableInbox
 from gateway.providers import build_models
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
 from memory.engine import MemoryEngine
@@ -128,13 +129,19 @@ async def collect(config: Config) -> dict:
     try:
         stats = await engine.stats()
         dead = await ExtractionBuffer(engine).dead_letters()
+        unsent = await DurableInbox(engine.store).unsent_recently()
         runs = await JobLog(engine).all_runs()
         if embeddings["model_key"] is not None:
             # Live memories without a vector of this model: what `tierclaw memory reindex` would embed.
             embeddings["missing_vectors"] = await engine.count_missing_embeddings(embeddings["model_key"])
     finally:
         await engine.close()
-    report["memory"] = {**stats, "buffered_turns": stats["buffered_turns"] - dead, "dead_letters": dead}
+    report["memory"] = {
+        **stats,
+        "buffered_turns": stats["buffered_turns"] - dead,
+        "dead_letters": dead,
+        "unsent_replies": unsent,
+    }
     times = job_times(config)
     report["jobs"] = {
         name: {
@@ -195,6 +202,10 @@ def render(report: dict) -> str:
         f"extraction      {memory['buffered_turns']} turns buffered · {memory['dead_letters']} dead letters"
         + ("  (tierclaw memory retry re-queues them)" if memory["dead_letters"] else "")
     )
+    if memory.get("unsent_replies"):
+        lines.append(
+            f"replies         {memory['unsent_replies']} could not be sent in the last 48 h (see the log)"
+        )
     for name, job in report["jobs"].items():
         if not job["last_run"] or job["last_status"] == "scheduled":  # stamped at first start, never ran
             last = "not run yet"

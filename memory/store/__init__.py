@@ -3,8 +3,9 @@
 ``SQLiteStore`` is the one implementation (one file, aiosqlite, WAL). Its parts, one table family each:
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
-``sessions`` (Tier 0) and ``jobs`` (scheduled job runs); ``transaction()`` makes several of their writes
-one unit of work. docs/architecture.md, "Storage", says what a second backend (PostgreSQL) will need.
+``sessions`` (Tier 0), ``jobs`` (scheduled job runs) and ``inbox`` (messages accepted, not yet
+answered); ``transaction()`` makes several of their writes one unit of work. docs/architecture.md,
+"Storage", says what a second backend (PostgreSQL) will need.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from memory.store.events import EventRows
+from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow
 from memory.store.protocol import MemoryStore
 from memory.store.queues import BufferRows
@@ -38,6 +40,7 @@ class SQLiteStore:
         self.buffer = BufferRows(db)
         self.sessions = SessionRows(db)
         self.jobs = JobRows(db)
+        self.inbox = InboxRows(db)
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True) -> SQLiteStore:

@@ -194,6 +194,19 @@ class JobRowsAPI(Protocol):
     async def all(self) -> list[tuple[str, str, str]]: ...
 
 
+class InboxRowsAPI(Protocol):
+    """The durable inbox: accepted messages until they are answered (``memory/store/inbox.py``)."""
+
+    async def add(
+        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
+    ) -> int | None: ...
+    async def pending(self) -> list[tuple[int, str]]: ...
+    async def answer(self, inbox_id: int, answered_at: str, send_error: str | None = None) -> None: ...
+    async def prune(self, answered_before: str) -> int: ...
+    async def count(self, *, answered: bool) -> int: ...
+    async def unsent(self, since: str) -> int: ...
+
+
 class MemoryStore(Protocol):
     """One memory database: its parts, one unit-of-work helper, and change detection across processes."""
 
@@ -205,6 +218,7 @@ class MemoryStore(Protocol):
     buffer: BufferRowsAPI
     sessions: SessionRowsAPI
     jobs: JobRowsAPI
+    inbox: InboxRowsAPI
 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes of any part made inside it by the same task commit together or not at all."""

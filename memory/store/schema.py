@@ -163,7 +163,26 @@ CREATE TABLE embedding_cache (
 CREATE INDEX idx_embedding_cache_last_used ON embedding_cache(last_used);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# The durable inbox (docs/architecture.md, "The path of one message"): a message is stored before the
+# platform is told it arrived, and answered_at is set when it has been answered. delivery_key is the
+# platform's id of the delivery (Telegram update id, Feishu event id): a redelivery after a crash is
+# recognised by it and answered once. send_error says why its reply could not be sent, when it could not.
+_V5 = """
+CREATE TABLE inbox (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    channel      TEXT    NOT NULL,
+    chat_id      TEXT    NOT NULL,
+    delivery_key TEXT    NOT NULL DEFAULT '',
+    message      TEXT    NOT NULL,
+    received_at  TEXT    NOT NULL,
+    answered_at  TEXT,
+    send_error   TEXT
+);
+CREATE UNIQUE INDEX idx_inbox_delivery ON inbox(channel, delivery_key) WHERE delivery_key != '';
+CREATE INDEX idx_inbox_pending ON inbox(answered_at, id);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

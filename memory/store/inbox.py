@@ -1,0 +1,53 @@
+"""The SQL of the durable inbox: messages accepted from a platform and not yet answered."""
+
+from __future__ import annotations
+
+from memory.store.sqlite import SQLiteDatabase
+
+
+class InboxRows:
+    """``inbox``: one row per accepted message; ``answered_at`` is set once it has been answered."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    async def add(
+        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
+    ) -> int | None:
+        """Store one message; its id, or None when this delivery (channel, delivery_key) is stored already."""
+        cur = await self._db.write(
+            "INSERT OR IGNORE INTO inbox (channel, chat_id, delivery_key, message, received_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (channel, chat_id, delivery_key, message, received_at),
+        )
+        return int(cur.lastrowid) if cur.rowcount == 1 and cur.lastrowid is not None else None
+
+    async def pending(self) -> list[tuple[int, str]]:
+        """(id, message) of every message not answered yet, oldest first."""
+        rows = await self._db.read("SELECT id, message FROM inbox WHERE answered_at IS NULL ORDER BY id")
+        return [(int(r[0]), r[1]) for r in rows]
+
+    async def answer(self, inbox_id: int, answered_at: str, send_error: str | None = None) -> None:
+        """Mark a message answered (again is harmless); ``send_error`` when its reply could not be sent."""
+        await self._db.write(
+            "UPDATE inbox SET answered_at = ?, send_error = ? WHERE id = ? AND answered_at IS NULL",
+            (answered_at, send_error, inbox_id),
+        )
+
+    async def prune(self, answered_before: str) -> int:
+        """Forget messages answered before the given time (kept a while to recognise redeliveries)."""
+        cur = await self._db.write(
+            "DELETE FROM inbox WHERE answered_at IS NOT NULL AND answered_at < ?", (answered_before,)
+        )
+        return int(cur.rowcount)
+
+    async def count(self, *, answered: bool) -> int:
+        """How many messages are (not) answered."""
+        cond = "IS NOT NULL" if answered else "IS NULL"
+        return await self._db.scalar(f"SELECT COUNT(*) FROM inbox WHERE answered_at {cond}")
+
+    async def unsent(self, since: str) -> int:
+        """Replies that could not be sent, of messages answered since ``since``."""
+        return await self._db.scalar(
+            "SELECT COUNT(*) FROM inbox WHERE send_error IS NOT NULL AND answered_at >= ?", (since,)
+        )
