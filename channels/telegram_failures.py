@@ -124,17 +124,23 @@ async def parse_each(bot: Bot, offset: int, allowed: Sequence[str]) -> tuple[tup
             "getUpdates",
             api_kwargs={"offset": offset or None, "timeout": 0, "allowed_updates": list(allowed)},
         )
+    return parse_updates(raw, bot)
+
+
+def parse_updates(raw: Any, bot: Bot | None) -> tuple[tuple[Update, ...], int]:
+    """``parse_each``'s parsing: whatever the batch holds, the updates that parse and the offset past the
+    last one that does not (0 if all parse); never raises."""
     parsed: list[Update] = []
     skip_to = 0
     for item in raw if isinstance(raw, list) else []:
         update_id = item.get("update_id") if isinstance(item, dict) else None
         try:
-            update = Update.de_json(item, bot)
+            update = Update.de_json(item, bot)  # type: ignore[arg-type]
             if update is None:
                 raise ValueError("empty update")
             parsed.append(update)
         except Exception as exc:
             log.warning("[telegram] skipped update %s: it does not parse (%s)", update_id, type(exc).__name__)
-            if isinstance(update_id, int):
+            if isinstance(update_id, int) and not isinstance(update_id, bool):
                 skip_to = max(skip_to, update_id + 1)
     return tuple(parsed), skip_to

@@ -213,8 +213,14 @@ class ProcessLoop:
         except TimeoutError:
             log.error("[gateway] no answer for %s within %.0f s", message.chat_key, self._deadline or 0)
             return DEADLINE_REPLY
-        except Exception:
-            log.exception("[gateway] handling a message from %s failed", message.chat_key)
+        except Exception as exc:  # one line, not a traceback per message (DEBUG adds it)
+            log.error(
+                "[gateway] handling a message from %s failed: %s: %s",
+                message.chat_key,
+                type(exc).__name__,
+                exc,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
             return FAILURE_REPLY
 
     async def _send_replies(self) -> None:

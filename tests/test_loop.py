@@ -260,3 +260,18 @@ async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_ans
 def test_a_deadline_must_be_positive() -> None:
     with pytest.raises(ValueError, match="deadline"):
         ProcessLoop(lambda m: asyncio.sleep(0), deadline=0)
+
+
+async def test_a_failing_handler_logs_one_line_without_a_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    async def handler(msg: InboundMessage) -> str:
+        raise OSError("database or disk is full")
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    with caplog.at_level("INFO", logger="tierclaw.gateway"):
+        await _run(loop, [_msg("a", "one"), _msg("a", "two")])
+    failures = [r for r in caplog.records if "failed" in r.getMessage()]
+    assert len(failures) == 2 and all(not r.exc_info for r in failures)
+    assert "OSError: database or disk is full" in failures[0].getMessage()
+    assert [m.text for m in channel.sent] == [FAILURE_REPLY, FAILURE_REPLY]

@@ -4,8 +4,11 @@ config file 0600, whatever the umask."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,3 +82,42 @@ def test_onboard_writes_the_config_private(tmp_path: Path, capsys: pytest.Captur
     assert mode(config.parent) == 0o700 and mode(config.parent.parent) == 0o700
     assert mode(tmp_path / "ws" / "AGENTS.md") == 0o644  # a template, nothing secret
     capsys.readouterr()
+
+
+# ---------------------------------------------------------------- a database that cannot be used
+
+
+def _run_cli(tmp_path: Path, db: str, *argv: str) -> subprocess.CompletedProcess:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"memory": {"dbPath": db}}), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIERCLAW_")}
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *argv, "--config", str(config)],
+        input="hello\n",
+        capture_output=True,
+        text=True,
+        env={**env, "HOME": str(tmp_path)},
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+
+
+@pytest.mark.parametrize("argv", [("chat",), ("memory", "add", "I live in Lyon"), ("status",)])
+@pytest.mark.parametrize("where", ["under a file", "corrupt"])
+def test_a_database_that_cannot_be_used_is_one_line_and_exit_2(
+    tmp_path: Path, argv: tuple, where: str
+) -> None:
+    if where == "under a file":
+        (tmp_path / "afile").write_text("x", encoding="utf-8")
+        db = str(tmp_path / "afile" / "memory.db")
+    else:
+        db = str(tmp_path / "memory.db")
+        Path(db).write_text("this is not a database", encoding="utf-8")
+    done = _run_cli(tmp_path, db, *argv)
+    if argv == ("status",) and where == "under a file":  # status reads only: no database yet is fine
+        assert done.returncode == 0, done.stderr
+        return
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip() and "offline model" not in line]
+    assert any(db in line for line in lines), done.stderr

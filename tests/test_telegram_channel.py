@@ -697,3 +697,28 @@ async def test_an_update_that_does_not_parse_is_skipped_and_polling_goes_on(
     assert "secret words" not in caplog.text  # neither our line nor PTB's dump of the batch
     offsets = [c.params.get("offset") for c in tg.requests("getUpdates")]
     assert offsets.count(offsets[-1]) <= 2  # the offset moved on: no retry loop on the same batch
+
+
+async def test_an_update_the_gateway_could_not_store_stays_unconfirmed_and_comes_again(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    attempts: list[str] = []
+
+    async def deliver(message: InboundMessage) -> None:
+        attempts.append(message.text)
+        if len(attempts) < 3:
+            raise OSError("database is locked")
+
+    channel = quick(TelegramChannel(settings(tg)))
+    with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):
+        await channel.start(deliver)
+        try:
+            tg.push(tg.message("keep me"))
+            tg.push(tg.message("and me"))
+            await tg.wait_until(lambda: attempts.count("and me") == 1, what="both stored")
+        finally:
+            await channel.stop()
+    assert attempts == ["keep me", "keep me", "keep me", "and me"]  # fetched again until stored, in order
+    offsets = [c.params.get("offset") for c in tg.requests("getUpdates")]
+    assert offsets[:3] == [None, None, None]  # asked from the start again: nothing was confirmed meanwhile
+    assert sum("not stored" in r.getMessage() for r in caplog.records) == 2

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
@@ -77,11 +78,24 @@ class SQLiteDatabase:
         target = Path(path)
         if not create and not target.exists():
             raise MemoryDatabaseError(f"memory database {path} does not exist")
-        private_dir(target.parent)  # 0700 where created; docs/architecture.md, "Storage"
-        private_file(target)  # 0600 before SQLite writes a byte; its -wal and -shm take the same mode
-        for companion in (Path(f"{path}-wal"), Path(f"{path}-shm")):
-            if companion.exists():
-                private_file(companion)
+        try:
+            private_dir(target.parent)  # 0700 where created; docs/architecture.md, "Storage"
+            if not target.parent.is_dir():
+                raise NotADirectoryError(20, "not a directory", str(target.parent))
+            if create and not os.access(target.parent, os.W_OK | os.X_OK):
+                raise PermissionError(13, "the directory is not writable", str(target.parent))
+            if create and target.exists() and not os.access(target, os.W_OK):
+                raise PermissionError(13, "the file is read-only", str(target))
+            private_file(target)  # 0600 before SQLite writes a byte; its -wal and -shm take the same mode
+            for companion in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+                if companion.exists():
+                    private_file(companion)
+        except OSError as exc:
+            where = exc.filename or target
+            raise MemoryDatabaseError(
+                f"cannot use the memory database {path}: {where}: {exc.strerror or exc} "
+                "(set memory.dbPath to a file in a directory you can write, or fix its permissions)"
+            ) from None
         await asyncio.gather(
             asyncio.to_thread(_prepare_file, path), *(asyncio.to_thread(job) for job in also)
         )
