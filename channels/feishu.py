@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import threading
 from concurrent.futures import Future
@@ -66,8 +65,16 @@ from lark_oapi.api.im.v1 import (
 from channels.access import AllowList
 from channels.base import ChannelError, Deliver, OutboundMessage
 from channels.chunks import split_text
-from channels.feishu_api import MAX_RETRY_WAIT_SECONDS, FeishuApiError, http_status, reset_seconds, retryable
-from channels.feishu_callback import refusal
+from channels.feishu_api import (
+    BOT_INFO_URI,
+    MAX_RETRY_WAIT_SECONDS,
+    FeishuApiError,
+    http_status,
+    read_bot_open_id,
+    reset_seconds,
+    retryable,
+)
+from channels.feishu_callback import listen, refusal
 from channels.feishu_events import (
     CHANNEL_NAME,
     FeishuEvent,
@@ -91,7 +98,6 @@ log = logging.getLogger("tierclaw.channels")
 
 CHUNK_LIMIT = 4000  # characters per message; a post body may be ~30 KB, 4000 CJK characters are ~12 KB
 MAX_SEND_ATTEMPTS = 4
-BOT_INFO_URI = "/open-apis/bot/v3/info"
 BOT_INFO_RETRY_MAX_SECONDS = 300.0
 # How long an event's receiver waits for the gateway to store it before leaving it unacknowledged.
 STORE_WAIT_SECONDS = 30.0
@@ -179,7 +185,7 @@ class FeishuChannel:
             )
         self.seen = await SeenStore.open(self.settings.state_path, self.name)
         try:
-            open_id, problem = await self._read_bot_open_id()
+            open_id, problem = await read_bot_open_id(self.client)
             self.bot_open_id = open_id
             if not open_id:
                 log.warning(
@@ -332,41 +338,13 @@ class FeishuChannel:
         delay = self.bot_info_retry_seconds
         while True:
             await asyncio.sleep(delay)
-            open_id, problem = await self._read_bot_open_id()
+            open_id, problem = await read_bot_open_id(self.client)
             if open_id:
                 self.bot_open_id = open_id
                 log.info("[feishu] read the bot's identity; in groups only @mentions of the bot count now")
                 return
             log.info("[feishu] bot identity still unavailable (%s); retrying in %.0f s", problem, delay)
             delay = min(delay * 2, BOT_INFO_RETRY_MAX_SECONDS)
-
-    async def _read_bot_open_id(self) -> tuple[str, str]:
-        """The bot's open_id from the bot info API (this also fetches the tenant token, in a thread),
-        or ``("", what went wrong)``."""
-        request = (
-            lark.BaseRequest.builder()
-            .http_method(lark.HttpMethod.GET)
-            .uri(BOT_INFO_URI)
-            .token_types({lark.AccessTokenType.TENANT})
-            .build()
-        )
-        problem = ""
-        try:
-            resp = await asyncio.to_thread(self.client.request, request)
-        except Exception as exc:  # token refused (its text has code and msg only), network, non-JSON
-            problem = str(exc)
-        else:
-            if resp.success():
-                try:
-                    open_id = json.loads(resp.raw.content).get("bot", {}).get("open_id", "")
-                except (ValueError, AttributeError):
-                    open_id = ""
-                if open_id:
-                    return str(open_id), ""
-                problem = "no open_id in the answer"
-            else:
-                problem = f"code {resp.code} ({resp.msg})"
-        return "", problem
 
     # --- websocket mode ------------------------------------------------------------------------------
 
@@ -453,25 +431,18 @@ class FeishuChannel:
     # --- callback mode -------------------------------------------------------------------------------
 
     async def _start_callback(self) -> None:
-        app = web.Application()
-        app.router.add_post(self.settings.callback_path, self._on_callback)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
-        self._runner = runner
-        host, port = self.settings.callback_listen, self.settings.callback_port
-        site = web.TCPSite(runner, host, port)
+        s = self.settings
         try:
-            await site.start()
-        except OSError as exc:  # address in use, not an address of this machine, no permission
-            raise FeishuError(
-                f"Feishu callback cannot listen on {host}:{port}: {exc.strerror or exc}"
-            ) from None
-        self.callback_port = int(runner.addresses[0][1])
+            self._runner, self.callback_port = await listen(
+                self._on_callback, s.callback_listen, s.callback_port, s.callback_path
+            )
+        except ChannelError as exc:
+            raise FeishuError(str(exc)) from None
         log.info(
             "[feishu] event callback listening on http://%s:%s%s",
-            self.settings.callback_listen,
+            s.callback_listen,
             self.callback_port,
-            self.settings.callback_path,
+            s.callback_path,
         )
 
     async def _stop_callback(self) -> None:
@@ -481,7 +452,7 @@ class FeishuChannel:
             await runner.cleanup()
 
     async def _on_callback(self, request: web.Request) -> web.Response:
-        """Verify and parse with lark, enqueue, answer at once (processing happens after the answer)."""
+        """Refuse a bad request cheaply; parse the rest with lark; answer once its events are stored."""
         assert self._dispatcher is not None
         body = await request.read()
         refused = refusal(

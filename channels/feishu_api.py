@@ -3,7 +3,9 @@ call is worth retrying."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 
 import lark_oapi as lark
 
@@ -42,3 +44,29 @@ def reset_seconds(resp: lark.BaseResponse) -> float | None:
             with contextlib.suppress(ValueError):
                 return max(0.0, min(float(value), MAX_RETRY_WAIT_SECONDS))
     return None
+
+
+BOT_INFO_URI = "/open-apis/bot/v3/info"
+
+
+async def read_bot_open_id(client: lark.Client) -> tuple[str, str]:
+    """The bot's open_id from the bot info API (this also fetches the tenant token, in a thread), or
+    ``("", what went wrong)``."""
+    request = (
+        lark.BaseRequest.builder()
+        .http_method(lark.HttpMethod.GET)
+        .uri(BOT_INFO_URI)
+        .token_types({lark.AccessTokenType.TENANT})
+        .build()
+    )
+    try:
+        resp = await asyncio.to_thread(client.request, request)
+    except Exception as exc:  # token refused (its text has code and msg only), network, non-JSON
+        return "", str(exc)
+    if not resp.success():
+        return "", f"code {resp.code} ({resp.msg})"
+    try:
+        open_id = json.loads(resp.raw.content).get("bot", {}).get("open_id", "")
+    except (ValueError, AttributeError):
+        open_id = ""
+    return (str(open_id), "") if open_id else ("", "no open_id in the answer")

@@ -1,4 +1,5 @@
-"""The door check of the Feishu event callback: refuse a bad request cheaply, before lark sees it.
+"""The Feishu event callback's HTTP side: the server (``listen``) and its door check (``refusal``), which
+refuses a bad request cheaply, before lark sees it.
 
 A callback endpoint is public. lark's dispatcher answers every request it refuses with HTTP 500, its own
 error text in the body and a full traceback in the log — one per request, so a scanner floods the log.
@@ -13,9 +14,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from aiohttp import web
 
 URL_VERIFICATION = "url_verification"
 
@@ -94,3 +97,21 @@ def refusal(
     if encrypt_key and not _signature_ok(headers, body, encrypt_key):
         return Refusal(401, "bad or missing X-Lark-Signature")
     return None
+
+
+async def listen(
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]], host: str, port: int, path: str
+) -> tuple[web.AppRunner, int]:
+    """Serve ``handler`` for POSTs to ``path``; the runner and the port it got (``port`` 0 picks one)."""
+    from channels.base import ChannelError
+
+    app = web.Application()
+    app.router.add_post(path, handler)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as exc:  # address in use, not an address of this machine, no permission
+        await runner.cleanup()
+        raise ChannelError(f"Feishu callback cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return runner, int(runner.addresses[0][1])

@@ -37,13 +37,13 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TypeVar
 
 import httpx
-from telegram import Bot, Message, MessageEntity, ReplyParameters, Update
+from telegram import Bot, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
@@ -68,7 +68,14 @@ from channels.telegram_failures import (
 )
 from channels.telegram_format import markdown_to_html
 from channels.telegram_logging import Redact, quiet_bootstrap
-from channels.telegram_text import COMMAND_RE, attachment, cut, normalise_command, utf16_slice
+from channels.telegram_text import (
+    COMMAND_RE,
+    attachment,
+    cut,
+    mention_spans,
+    normalise_command,
+    replies_to,
+)
 
 log = logging.getLogger("tierclaw.channels")
 
@@ -391,8 +398,8 @@ class TelegramChannel:
         text = msg.text if msg.text is not None else msg.caption or ""
         entities = msg.entities if msg.text is not None else msg.caption_entities
         is_group = msg.chat.type != "private"
-        spans = self._mention_spans(text, entities)
-        replied = self._replies_to_bot(msg)
+        spans = mention_spans(text, entities, self._bot_username, self._bot_id)
+        replied = replies_to(msg, self._bot_id)
         command = COMMAND_RE.match(text)
         target = command.group(2) if command else None  # "/cmd@target"
         command_for_me = bool(target) and target.casefold() == self._bot_username.casefold()
@@ -419,27 +426,6 @@ class TelegramChannel:
             mentions_bot=bool(spans) or replied,
             attachment=kind,
             delivery_id=str(update.update_id),
-        )
-
-    def _mention_spans(self, text: str, entities: Sequence[MessageEntity]) -> list[tuple[int, int]]:
-        """UTF-16 ``(offset, end)`` of each @mention of this bot (by username or as a text mention)."""
-        me = f"@{self._bot_username}".casefold()
-        spans = []
-        for entity in entities:
-            if entity.type == MessageEntity.MENTION:
-                if utf16_slice(text, entity.offset, entity.offset + entity.length).casefold() == me:
-                    spans.append((entity.offset, entity.offset + entity.length))
-            elif entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == self._bot_id:
-                spans.append((entity.offset, entity.offset + entity.length))
-        return spans
-
-    def _replies_to_bot(self, msg: Message) -> bool:
-        original = msg.reply_to_message
-        return bool(
-            original is not None
-            and original.from_user is not None
-            and original.from_user.id == self._bot_id
-            and not original.forum_topic_created  # in a forum, every message "replies" to its topic
         )
 
     # --- sending -------------------------------------------------------------------------------------

@@ -4,8 +4,9 @@ offsets, normalising /command@bot."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from telegram import Message
+from telegram import Message, MessageEntity
 
 # Non-text content, in the order checked (an animation is also a document).
 MEDIA = ("photo", "voice", "audio", "video", "video_note", "animation", "sticker", "document")
@@ -47,3 +48,29 @@ def normalise_command(text: str, username: str) -> str:
     if match and match.group(2) and match.group(2).casefold() == username.casefold():
         return match.group(1) + text[match.end() :]
     return text
+
+
+def mention_spans(
+    text: str, entities: Sequence[MessageEntity], bot_username: str, bot_id: int
+) -> list[tuple[int, int]]:
+    """UTF-16 ``(offset, end)`` of each @mention of the bot (by username or as a text mention)."""
+    me = f"@{bot_username}".casefold()
+    spans = []
+    for entity in entities:
+        if entity.type == MessageEntity.MENTION:
+            if utf16_slice(text, entity.offset, entity.offset + entity.length).casefold() == me:
+                spans.append((entity.offset, entity.offset + entity.length))
+        elif entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == bot_id:
+            spans.append((entity.offset, entity.offset + entity.length))
+    return spans
+
+
+def replies_to(msg: Message, bot_id: int) -> bool:
+    """Whether ``msg`` replies to one of the bot's own messages (a forum topic's root does not count)."""
+    original = msg.reply_to_message
+    return bool(
+        original is not None
+        and original.from_user is not None
+        and original.from_user.id == bot_id
+        and not original.forum_topic_created  # in a forum, every message "replies" to its topic
+    )
