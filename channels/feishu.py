@@ -324,14 +324,13 @@ class FeishuChannel:
             return
         assert self.seen is not None and self._deliver is not None
         keys = (f"event:{event.event_id}", f"message:{event.message_id}")
-        if not await self.seen.first_time(*keys):
+        if await self.seen.seen_any(*keys):
             log.info("[feishu] event %s (message %s) already handled", event.event_id, event.message_id)
             return
-        try:
-            await self._deliver(message)
-        except BaseException:
-            await self.seen.forget(*keys)  # not stored: its redelivery must not look handled
-            raise
+        # Stored first, marked after: a crash in between leaves a redelivery that the gateway's inbox
+        # recognises by its event id, never a mark for a message that was not stored.
+        await self._deliver(message)
+        await self.seen.first_time(*keys)
 
     async def _retry_bot_info(self) -> None:
         """Ask the bot info again with backoff until it answers; then group gating is exact."""

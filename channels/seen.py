@@ -90,15 +90,16 @@ class SeenStore:
         await self._db.commit()
         return inserted == len(keys)
 
-    async def forget(self, *ids: str) -> None:
-        """Un-record ``ids``: a delivery that could not be stored must not look handled next time."""
+    async def seen_any(self, *ids: str) -> bool:
+        """Whether any of ``ids`` was recorded (nothing is recorded: see ``first_time`` for that)."""
         keys = [i for i in ids if i]
-        if keys:
-            await self._db.execute(
-                f"DELETE FROM seen_ids WHERE scope = ? AND id IN ({', '.join('?' for _ in keys)})",
-                [self.scope, *keys],
-            )
-            await self._db.commit()
+        if not keys:
+            return False
+        marks = ", ".join("?" for _ in keys)
+        async with self._db.execute(
+            f"SELECT 1 FROM seen_ids WHERE scope = ? AND id IN ({marks}) LIMIT 1", [self.scope, *keys]
+        ) as cur:
+            return await cur.fetchone() is not None
 
     async def prune(self) -> int:
         """Delete ids older than the retention (every scope: the file is shared); returns how many."""

@@ -639,3 +639,27 @@ async def test_a_refused_callback_is_one_line_and_a_fixed_answer(
     )
     assert not [r for r in caplog.records if r.exc_info]  # no traceback, from us or from lark
     assert "Traceback" not in capfd.readouterr().err
+
+
+async def test_an_event_the_gateway_could_not_store_is_not_acknowledged_and_comes_again(
+    tmp_path: Path, feishu: FeishuStub
+) -> None:
+    delivered: list[str] = []
+    failures = [OSError("database is locked")]
+
+    async def deliver(message: InboundMessage) -> None:
+        if failures:
+            raise failures.pop()
+        delivered.append(message.text)
+
+    channel = FeishuChannel(make_settings(tmp_path, feishu))
+    await channel.start(deliver)
+    try:
+        incoming = message_event("keep me", token=TOKEN)
+        first, _ = await post_callback(callback_url(channel), incoming, encrypt_key=ENCRYPT_KEY)
+        again, _ = await post_callback(callback_url(channel), incoming, encrypt_key=ENCRYPT_KEY)  # redelivery
+        third, _ = await post_callback(callback_url(channel), incoming, encrypt_key=ENCRYPT_KEY)
+    finally:
+        await channel.stop()
+    assert (first, again, third) == (500, 200, 200)  # not acknowledged until stored; then once
+    assert delivered == ["keep me"]

@@ -99,3 +99,15 @@ async def test_open_prunes_what_expired_while_stopped(tmp_path: Path) -> None:
         assert await store.count() == 0
     finally:
         await store.close()
+
+
+async def test_seen_any_looks_without_recording(tmp_path: Path) -> None:
+    store = await SeenStore.open(tmp_path / "channels.db", "feishu")
+    try:
+        assert not await store.seen_any("event:e1", "message:m1")
+        assert not await store.seen_any("event:e1")  # looking recorded nothing
+        await store.first_time("event:e1", "message:m1")
+        assert await store.seen_any("event:e9", "message:m1") and await store.seen_any("event:e1")
+        assert not await store.seen_any("", "")
+    finally:
+        await store.close()
