@@ -22,7 +22,16 @@ log = logging.getLogger("tierclaw.gateway")
 
 
 class ModelError(RuntimeError):
-    """The main model could not produce a reply (after the client's own retries)."""
+    """The main model could not produce a reply (after the client's own retries).
+
+    ``kind`` says what the person running tierclaw has to do: "auth" (the API key was refused: fix it),
+    "not_found" (no such model at that address: fix the name or the URL), "unreachable" (the endpoint did
+    not answer: network, address, or an outage), or "" for anything else.
+    """
+
+    def __init__(self, message: str, kind: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(slots=True)
@@ -90,15 +99,22 @@ class OpenAIChatModel:
     async def reply(self, request: ChatRequest) -> str:
         import openai
 
-        from memory.model.openai_model import completion_text, describe_openai_error
+        from memory.model.openai_model import completion_text, describe_openai_error, error_kind
 
         started = time.monotonic()
 
-        def fail(reason: str) -> ModelError:
+        def fail(reason: str, kind: str = "") -> ModelError:
             elapsed = time.monotonic() - started
             # The caller (Assistant) logs the failure once at ERROR; this adds the timing at DEBUG.
             log.debug("[gateway] model %s reply failed after %.2fs: %s", self.label, elapsed, reason)
-            return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {reason}")
+            what = {
+                "auth": f"the API key was refused by {self._client.base_url} — check provider.apiKey",
+                "not_found": f"model {self.model!r} not found at {self._client.base_url} — check agent.model "
+                "and provider.baseUrl",
+                "unreachable": f"couldn't reach {self._client.base_url}",
+            }.get(kind)
+            detail = f"{what} ({reason})" if what else reason
+            return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {detail}", kind)
 
         messages = request.messages()
         try:
@@ -109,7 +125,7 @@ class OpenAIChatModel:
                 max_tokens=self.max_tokens,
             )
         except openai.OpenAIError as exc:
-            raise fail(describe_openai_error(exc)) from None
+            raise fail(describe_openai_error(exc), error_kind(exc)) from None
         except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
             raise fail("response body is not JSON") from None
         content, finish = completion_text(response)

@@ -31,6 +31,13 @@ from memory.sessions import SessionStore
 log = logging.getLogger("tierclaw.gateway")
 
 APOLOGY = "Sorry — I couldn't reach my language model just now. Please try again in a moment."
+# When the model is not unreachable but misconfigured, waiting will not help: say so (details in the log).
+APOLOGY_BY_KIND = {
+    "auth": "Sorry — my language model refused its API key, so I can't answer until whoever runs me "
+    "fixes it.",
+    "not_found": "Sorry — my language model's name or address is wrong, so I can't answer until whoever runs "
+    "me fixes it.",
+}
 TEXT_ONLY_REPLY = "I can only understand text for now, so I can't look at that {kind}."
 CAPTION_NOTED = " I've noted its caption."
 
@@ -128,7 +135,7 @@ class Assistant:
             reply = (await self.chat_model.reply(request)).strip()
         except Exception as exc:  # ModelError, or anything unexpected from a model: apologise, keep going
             log.error("[gateway] model %s failed for %s: %s", self.chat_model.label, msg.chat_key, exc)
-            return APOLOGY
+            return APOLOGY_BY_KIND.get(getattr(exc, "kind", ""), APOLOGY)
         if not reply:
             log.error("[gateway] model %s gave an empty reply for %s", self.chat_model.label, msg.chat_key)
             return APOLOGY

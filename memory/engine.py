@@ -57,9 +57,11 @@ class MemoryEngine(BackgroundJobMethods):
         self._writer = MemoryWriter(store, self._embedding, self._vectors, self._retriever.forget_owner)
 
     @classmethod
-    async def open(cls, path: str | Path, *, create: bool = True) -> MemoryEngine:
-        """Open (and create or upgrade) the database at ``path``; jieba is loaded off the event loop."""
-        engine = cls(await SQLiteStore.open(str(path), create=create))
+    async def open(cls, path: str | Path, *, create: bool = True, warm_text: bool = True) -> MemoryEngine:
+        """Open (and create or upgrade) the database at ``path``; jieba's dictionary is loaded off the
+        event loop beside it (``warm_text=False``: on first use instead — a CLI command that only reads
+        rows does not pay ~0.7 s for it)."""
+        engine = cls(await SQLiteStore.open(str(path), create=create, warm_text=warm_text))
         log.info("[memory] opened %s", engine.path)
         return engine
 

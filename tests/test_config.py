@@ -543,3 +543,32 @@ def test_example_file_loads_to_the_defaults() -> None:
     config = load_config(REPO / "config.example.json", env={})
     assert config.source == REPO / "config.example.json"
     assert redacted(config) == redacted(Config())
+
+
+def test_an_unknown_tierclaw_variable_is_a_warning_naming_the_closest(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="tierclaw.gateway"):
+        config = load_config(None, env={"TIERCLAW_MODLE": "gpt-x", "TIERCLAW_MODEL": "m", "HOME_X": "1"})
+    assert config.agent.model == "m"
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        "environment variable TIERCLAW_MODLE is not a tierclaw setting and is ignored; "
+        "did you mean TIERCLAW_MODEL?"
+    ]
+    assert "gpt-x" not in caplog.text  # a value is never echoed (it may be a secret)
+
+
+@pytest.mark.parametrize("where", [("provider",), ("channels", "telegram")])
+def test_a_proxy_key_says_how_to_set_a_proxy(tmp_path: Path, where: tuple[str, ...]) -> None:
+    raw: dict = {}
+    node = raw
+    for key in where:
+        node = node.setdefault(key, {})
+    node["proxy"] = "http://user:secret@proxy:3128"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert "HTTPS_PROXY" in str(caught.value) and ".proxy" in str(caught.value)
+    assert "secret" not in str(caught.value)

@@ -15,7 +15,7 @@ import pytest
 from channels.base import OutboundMessage
 from channels.console import ConsoleChannel
 from gateway.app import Runtime
-from gateway.assistant import APOLOGY
+from gateway.assistant import APOLOGY, APOLOGY_BY_KIND
 from gateway.cli import main
 from gateway.config import Config, load_config
 from gateway.scheduler import DAILY_JOB, WEEKLY_JOB
@@ -227,6 +227,19 @@ async def test_model_failure_apologises_and_still_records_the_turn(tmp_path: Pat
             assert (await term.reply(2)).startswith("stub reply:")
             history = stub.chat_requests()[-1]["messages"][1:-1]
             assert history == [{"role": "user", "content": "My favourite tea is genmaicha"}]
+        finally:
+            await runtime.close()
+
+
+async def test_a_refused_api_key_gets_an_apology_that_says_waiting_will_not_help(tmp_path: Path) -> None:
+    with OpenAIStub() as stub:
+        stub.script(StubReply(status=401))
+        term = Terminal()
+        runtime = await Runtime.open(make_config(tmp_path, stub, quietGap="1h"), [term])
+        try:
+            await runtime.start(schedule=False)
+            term.type("hello")
+            assert await term.reply(1) == APOLOGY_BY_KIND["auth"]
         finally:
             await runtime.close()
 

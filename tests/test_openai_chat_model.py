@@ -159,3 +159,31 @@ def test_constructor_rejects_nonsense() -> None:
         OpenAIChatModel(client, "")
     with pytest.raises(ValueError):
         OpenAIChatModel(client, "m", max_tokens=0)
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind", "says"),
+    [
+        (StubReply(status=401), "auth", "the API key was refused"),
+        (StubReply(status=403), "auth", "the API key was refused"),
+        (StubReply(status=404, content="The model `m` does not exist"), "not_found", "not found at"),
+        (StubReply(status=500), "", "HTTP 500"),
+    ],
+)
+async def test_errors_say_what_to_fix(reply: StubReply, kind: str, says: str) -> None:
+    with OpenAIStub() as stub:
+        stub.script(reply)
+        url = stub.base_url.rstrip("/")
+        with pytest.raises(ModelError) as info:
+            await make_model(stub).reply(request())
+    assert info.value.kind == kind and says in str(info.value)
+    assert (url in str(info.value)) == (kind != "")  # where to look, for what the operator can fix
+
+
+async def test_an_unreachable_endpoint_is_named() -> None:
+    stub = OpenAIStub().start()
+    model = make_model(stub)
+    stub.stop()
+    with pytest.raises(ModelError) as info:
+        await model.reply(request())
+    assert info.value.kind == "unreachable" and "couldn't reach http://127.0.0.1" in str(info.value)

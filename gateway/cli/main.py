@@ -34,11 +34,22 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
 )
 
 
+def _version() -> str:
+    """The installed package's version (``pyproject.toml``), or "unknown" when run from a bare checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tierclaw")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tierclaw",
         description="Personal AI assistant gateway with a tiered long-term memory in SQLite.",
     )
+    parser.add_argument("--version", action="version", version=f"tierclaw {_version()}")
     parser.add_argument(
         "--log-level",
         type=str.upper,

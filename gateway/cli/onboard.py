@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from gateway.config import CONFIG_ENV, DEFAULT_CONFIG_PATH, example_config
+from gateway.config.paths import CONFIG_ENV, DEFAULT_CONFIG_PATH
 from memory.files.private import private_dir, write_private
 
 DEFAULT_WORKSPACE = "~/.tierclaw/workspace"
@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+
+    from gateway.config import example_config
 
     config = example_config()
     config["agent"]["workspace"] = _workspace_setting(args.workspace)

@@ -14,12 +14,13 @@ import contextlib
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from channels.base import Channel, ChannelError
-from channels.console import ConsoleChannel
-from gateway.app import Runtime
-from gateway.config import Config, ConfigError, load_config
-from memory.engine import MemoryDatabaseError
+
+if TYPE_CHECKING:  # the runtime, the config and the models load when a command runs, not for --help
+    from gateway.app import Runtime
+    from gateway.config import Config
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_configured(args: argparse.Namespace, main: Callable[[Config], Awaitable[int]]) -> int:
     """Load the config, run ``main(config)`` in a fresh event loop; a bad config or database is exit 2."""
+    from gateway.config import ConfigError, load_config
+    from memory.store.sqlite import MemoryDatabaseError
+
     try:
         return asyncio.run(main(load_config(args.config)))
     except (ConfigError, MemoryDatabaseError) as exc:
@@ -65,6 +69,9 @@ def run_chat(args: argparse.Namespace) -> int:
 
 
 async def _chat(config: Config) -> int:
+    from channels.console import ConsoleChannel
+    from gateway.app import Runtime
+
     console = ConsoleChannel()
     runtime = await Runtime.open(config, [console])
     try:
@@ -146,6 +153,8 @@ def enabled_channels(config: Config) -> list[Channel]:
             )
         )
     if not channels:
+        from gateway.config import ConfigError
+
         raise ConfigError(
             "no chat channel is enabled: set channels.telegram.enabled or channels.feishu.enabled "
             "(with their credentials), or use `tierclaw chat` to talk in the terminal"
@@ -162,6 +171,8 @@ def run_gateway(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: Config) -> int:
+    from gateway.app import Runtime
+
     runtime = await Runtime.open(config, enabled_channels(config))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,26 +1,16 @@
-"""``tierclaw status``: what this installation would run with, and the state of its memory.
-
-Config file in use, channels, models (with masked keys), memory database path, counts per tier, buffered
-turns, dead letters, the embedder and how many memories still lack its vector, and the last and next run of
-each job. Reads only: the database is never created, no model is loaded and no API is called.
-"""
+"""``tierclaw status``: what is configured and in what state memory is (``gateway/cli/status_report.py``
+collects and renders it; imported when the command runs, so that ``tierclaw --help`` stays fast)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
+from typing import TYPE_CHECKING
 
-from gateway.app import job_times, timezone_of
 from gateway.cli.run import add_config_argument, run_configured
-from gateway.config import ENV_OVERRIDES, Config, FeishuConfig, TelegramConfig, masked_secret, redacted
-from gateway.inbox import DurableInbox
-from gateway.providers import build_models
-from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
-from memory.engine import MemoryEngine
-from memory.pipeline.buffer import ExtractionBuffer
-from memory.pipeline.job_log import JobLog
-from memory.vectors.embedding import LocalEmbedder, build_embedder
+
+if TYPE_CHECKING:
+    from gateway.config import Config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the status; exit 2 when the configuration is invalid or the database unreadable."""
+    from gateway.cli.status_report import collect, render
 
     async def show(config: Config) -> int:
         report = await collect(config)
@@ -43,173 +34,3 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     return run_configured(args, show)
-
-
-def _channel_state(section: TelegramConfig | FeishuConfig) -> str:
-    """``disabled``, or ``enabled (<mode>, N allowed)`` / ``(…, everyone)`` / ``(…, nobody allowed yet)``."""
-    if not section.enabled:
-        return "disabled"
-    entries = [e for e in section.allow_from if e.strip()]
-    who = "everyone" if "*" in entries else f"{len(entries)} allowed" if entries else "nobody allowed yet"
-    return f"enabled ({section.mode}, {who})"
-
-
-async def _embedding_state(config: Config) -> dict:
-    """The configured embedder: provider, ``model_key``, dimension and a one-line label.
-
-    The embedder is built only to read its ``model_key`` (what stored vectors are tagged with) and closed
-    at once: building loads no model and contacts no API.
-    """
-    settings = config.memory.embedding
-    if not config.memory.enabled:
-        return {"provider": "none", "model_key": None, "dimensions": None, "label": "off (file memory)"}
-    try:
-        embedder = build_embedder(settings.settings())
-    except ValueError as exc:  # the gateway would refuse to start with it: say why, show the rest
-        return {
-            "provider": settings.provider,
-            "model_key": None,
-            "dimensions": None,
-            "label": f"unusable: {exc}",
-        }
-    if embedder is None:
-        return {"provider": "none", "model_key": None, "dimensions": None, "label": "off"}
-    try:
-        model_key = embedder.model_key
-        dim = embedder.dim if embedder.dim is not None else getattr(type(embedder), "DIM", None)
-    finally:
-        await embedder.close()
-    name = model_key.split(":", 1)[-1].split("@", 1)[0]
-    state: dict = {"provider": settings.provider, "model_key": model_key, "dimensions": dim}
-    if isinstance(embedder, LocalEmbedder):
-        state["label"] = f"local ({name}, {dim}-d)"
-    else:
-        size = f", {dim}-d" if dim is not None else ""
-        state["label"] = (
-            f"{settings.provider} {name}  ({settings.base_url}{size}, key {masked_secret(settings.api_key)})"
-        )
-    return state
-
-
-async def collect(config: Config) -> dict:
-    """Everything status shows, as a JSON-ready dict (secrets masked)."""
-    models = build_models(config)
-    await models.close()
-    embeddings = await _embedding_state(config)
-    memory_provider = config.memory_provider()
-    report: dict = {
-        "config": str(config.source) if config.source else "(none: built-in defaults)",
-        "env_overrides": [o.name for o in ENV_OVERRIDES if _env_set(o.name)],
-        "channels": {
-            "console": "tierclaw chat",
-            "telegram": _channel_state(config.channels.telegram),
-            "feishu": _channel_state(config.channels.feishu),
-        },
-        "main_model": models.chat.label,
-        "main_provider": {
-            "baseUrl": config.provider.base_url,
-            "apiKey": masked_secret(config.provider.api_key),
-        },
-        "memory_model": models.memory.label,
-        "memory_provider": {
-            "baseUrl": memory_provider.base_url,
-            "apiKey": masked_secret(memory_provider.api_key),
-        },
-        "memory_enabled": config.memory.enabled,
-        "workspace": str(config.workspace_path()),
-        "memory_db": str(config.db_path()),
-        "timezone": str(timezone_of(config)),
-        "embeddings": embeddings,
-        "settings": redacted(config),
-    }
-    if not config.db_path().exists():
-        report["memory"] = None
-        return report
-    engine = await MemoryEngine.open(config.db_path(), create=False)
-    try:
-        stats = await engine.stats()
-        dead = await ExtractionBuffer(engine).dead_letters()
-        unsent = await DurableInbox(engine.store).unsent_recently()
-        runs = await JobLog(engine).all_runs()
-        if embeddings["model_key"] is not None:
-            # Live memories without a vector of this model: what `tierclaw memory reindex` would embed.
-            embeddings["missing_vectors"] = await engine.count_missing_embeddings(embeddings["model_key"])
-    finally:
-        await engine.close()
-    report["memory"] = {
-        **stats,
-        "buffered_turns": stats["buffered_turns"] - dead,
-        "dead_letters": dead,
-        "unsent_replies": unsent,
-    }
-    times = job_times(config)
-    report["jobs"] = {
-        name: {
-            "schedule": schedule,
-            "last_run": runs[name][0].isoformat(timespec="seconds") if name in runs else None,
-            "last_status": runs[name][1] if name in runs else None,
-        }
-        for name, schedule in (
-            (SWEEP_JOB, f"daily {times.sweep}"),
-            (DAILY_JOB, f"daily {times.daily}"),
-            (WEEKLY_JOB, f"{times.weekly_day} {times.weekly}"),
-        )
-    }
-    return report
-
-
-def _env_set(name: str) -> bool:
-    return bool(os.environ.get(name))
-
-
-def _embedding_line(embeddings: dict) -> str:
-    """``embeddings  local (…, 384-d) · 3 memories without a vector  (run `tierclaw memory reindex`)``."""
-    line = f"embeddings      {embeddings['label']}"
-    missing = embeddings.get("missing_vectors")
-    if missing is None:
-        return line
-    line += f" · {missing} {'memory' if missing == 1 else 'memories'} without a vector"
-    if missing:
-        line += "  (run `tierclaw memory reindex`)"
-    return line
-
-
-def render(report: dict) -> str:
-    """The human-readable status."""
-    lines = [
-        f"config file     {report['config']}",
-        f"env overrides   {', '.join(report['env_overrides']) or 'none'}",
-        "channels        " + ", ".join(f"{k}: {v}" for k, v in report["channels"].items()),
-        f"main model      {report['main_model']}  ({report['main_provider']['baseUrl']}, "
-        f"key {report['main_provider']['apiKey']})",
-        f"memory model    {report['memory_model']}  ({report['memory_provider']['baseUrl']}, "
-        f"key {report['memory_provider']['apiKey']})",
-        f"memory          {'SQLite' if report['memory_enabled'] else 'files (memory.enabled = false)'}",
-        f"memory db       {report['memory_db']}",
-        _embedding_line(report["embeddings"]),
-        f"workspace       {report['workspace']}",
-        f"timezone        {report['timezone']}",
-    ]
-    memory = report.get("memory")
-    if memory is None:
-        lines.append("memory state    database not created yet (it is created on first use)")
-        return "\n".join(lines)
-    lines.append(
-        f"memories        tier1 {memory['tier1']} · tier2 {memory['tier2']} · tier3 events "
-        f"{memory['tier3_events']} · archived {memory['archived']} · owners {memory['owners']}"
-    )
-    lines.append(
-        f"extraction      {memory['buffered_turns']} turns buffered · {memory['dead_letters']} dead letters"
-        + ("  (tierclaw memory retry re-queues them)" if memory["dead_letters"] else "")
-    )
-    if memory.get("unsent_replies"):
-        lines.append(
-            f"replies         {memory['unsent_replies']} could not be sent in the last 48 h (see the log)"
-        )
-    for name, job in report["jobs"].items():
-        if not job["last_run"] or job["last_status"] == "scheduled":  # stamped at first start, never ran
-            last = "not run yet"
-        else:
-            last = f"last {job['last_run']} ({job['last_status']})"
-        lines.append(f"job {name:<19} {job['schedule']:<12} {last}")
-    return "\n".join(lines)

@@ -14,31 +14,84 @@ Why it looks like this:
 
 Modules: ``schema`` (the models and their validators), ``values`` (durations, clock times, secrets),
 ``env`` (``TIERCLAW_…`` overrides), ``errors`` (messages), ``load`` (``load_config``). The public names
-are re-exported here: ``from gateway.config import load_config``.
+are re-exported here, loaded on first use: ``from gateway.config import load_config``; ``paths`` holds
+the config file's name and its environment variable.
 """
 
-from gateway.config.env import ENV_OVERRIDES, EnvOverride
-from gateway.config.errors import ConfigError
-from gateway.config.load import CONFIG_ENV, DEFAULT_CONFIG_PATH, load_config
-from gateway.config.schema import (
-    DEFAULT_MEMORY_MAX_TOKENS,
-    AgentConfig,
-    ChannelsConfig,
-    CompressionConfig,
-    Config,
-    EmbeddingConfig,
-    ExtractionConfig,
-    FeishuCallbackConfig,
-    FeishuConfig,
-    MemoryConfig,
-    ProviderConfig,
-    TelegramConfig,
-    TelegramWebhookConfig,
-    example_config,
-    has_api_key,
-    redacted,
-)
-from gateway.config.values import SECRET_KEYS, format_duration, masked_secret, parse_duration
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Each public name and the module that defines it. They load on first use (PEP 562), so that a command
+# that only needs the config's file name (``tierclaw --help``, ``onboard``'s parser) does not pay for
+# pydantic and the schema.
+_HOME = {
+    "ENV_OVERRIDES": "env",
+    "EnvOverride": "env",
+    "ConfigError": "errors",
+    "CONFIG_ENV": "paths",
+    "DEFAULT_CONFIG_PATH": "paths",
+    "load_config": "load",
+    "SECRET_KEYS": "values",
+    "format_duration": "values",
+    "masked_secret": "values",
+    "parse_duration": "values",
+}
+_SCHEMA = [
+    "DEFAULT_MEMORY_MAX_TOKENS",
+    "AgentConfig",
+    "ChannelsConfig",
+    "CompressionConfig",
+    "Config",
+    "EmbeddingConfig",
+    "ExtractionConfig",
+    "FeishuCallbackConfig",
+    "FeishuConfig",
+    "MemoryConfig",
+    "ProviderConfig",
+    "TelegramConfig",
+    "TelegramWebhookConfig",
+    "example_config",
+    "has_api_key",
+    "redacted",
+]
+_HOME.update(dict.fromkeys(_SCHEMA, "schema"))
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gateway.config' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"gateway.config.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # what the names are, for readers and type checkers
+    from gateway.config.env import ENV_OVERRIDES, EnvOverride
+    from gateway.config.errors import ConfigError
+    from gateway.config.load import load_config
+    from gateway.config.paths import CONFIG_ENV, DEFAULT_CONFIG_PATH
+    from gateway.config.schema import (
+        DEFAULT_MEMORY_MAX_TOKENS,
+        AgentConfig,
+        ChannelsConfig,
+        CompressionConfig,
+        Config,
+        EmbeddingConfig,
+        ExtractionConfig,
+        FeishuCallbackConfig,
+        FeishuConfig,
+        MemoryConfig,
+        ProviderConfig,
+        TelegramConfig,
+        TelegramWebhookConfig,
+        example_config,
+        has_api_key,
+        redacted,
+    )
+    from gateway.config.values import SECRET_KEYS, format_duration, masked_secret, parse_duration
 
 __all__ = [
     "CONFIG_ENV",

@@ -120,3 +120,17 @@ def apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[tuple[s
             )
             applied[override.path] = override.name
     return applied, created_by
+
+
+def unknown_variables(
+    env: Mapping[str, str], also_known: tuple[str, ...] = ()
+) -> list[tuple[str, str | None]]:
+    """``TIERCLAW_…`` variables that set nothing (a typo, usually), each with the closest known name."""
+    import difflib
+
+    known = [o.name for o in ENV_OVERRIDES] + list(also_known)
+    return [
+        (name, next(iter(difflib.get_close_matches(name, known, n=1)), None))
+        for name in sorted(env)
+        if name.startswith("TIERCLAW_") and name not in known
+    ]

@@ -101,6 +101,14 @@ def _keys_at(loc: tuple[Any, ...]) -> list[str]:
     return []
 
 
+# Configs of similar gateways carry a "proxy" key; tierclaw takes the proxy from the environment instead.
+PROXY_KEYS = frozenset({"proxy", "proxies", "proxyurl", "http_proxy", "https_proxy"})
+PROXY_HINT = (
+    "there is no proxy setting in the config: set HTTPS_PROXY (and NO_PROXY for local addresses) in the "
+    "environment — the model, embedding, Telegram and Feishu clients all use it"
+)
+
+
 def describe_error(
     err: Mapping[str, Any], applied: Mapping[tuple[str, ...], str], created_by: str | None
 ) -> list[str]:
@@ -115,7 +123,9 @@ def describe_error(
         # Never echo the value: a misspelt secret key ("apikey") still holds the secret.
         keys = _keys_at(loc[:-1])
         close = difflib.get_close_matches(loc[-1], keys, n=1)
-        if close:
+        if str(loc[-1]).lower() in PROXY_KEYS:
+            problems = [PROXY_HINT]
+        elif close:
             problems = [f"unknown key; did you mean {close[0]!r}?"]
         else:
             problems = ["unknown key" + (f"; expected one of: {', '.join(keys)}" if keys else "")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,13 +13,14 @@ from pydantic import (
     ValidationError,
 )
 
-from gateway.config.env import apply_env
+from gateway.config.env import apply_env, unknown_variables
 from gateway.config.errors import ConfigError, describe_error, kind_of
+from gateway.config.paths import CONFIG_ENV, DEFAULT_CONFIG_PATH
 from gateway.config.schema import Config
 
-DEFAULT_CONFIG_PATH = "~/.tierclaw/config.json"
-CONFIG_ENV = "TIERCLAW_CONFIG"
-
+log = logging.getLogger("tierclaw.gateway")
+# TIERCLAW_… variables read outside the config overrides (the file's name, the memory CLI's --db default).
+KNOWN_ELSEWHERE = (CONFIG_ENV, "TIERCLAW_MEMORY_DB")
 
 # --------------------------------------------------------------------------- loading
 
@@ -43,6 +45,12 @@ def load_config(path: str | os.PathLike[str] | None = None, env: Mapping[str, st
     else:
         raw, source = _read_json(file, named_by), file.absolute()
     applied, created_by = apply_env(raw, env)
+    for name, closest in unknown_variables(env, also_known=KNOWN_ELSEWHERE):
+        log.warning(
+            "environment variable %s is not a tierclaw setting and is ignored%s",
+            name,
+            f"; did you mean {closest}?" if closest else " (tierclaw status lists the variables)",
+        )
     try:
         config = Config.model_validate(raw)
     except ValidationError as exc:

@@ -50,6 +50,18 @@ def describe_openai_error(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def error_kind(exc: BaseException) -> str:
+    """What an openai SDK failure asks of the operator: "auth", "not_found", "unreachable" or ""."""
+    if isinstance(exc, openai.APIConnectionError):  # timeouts are connection errors too
+        return "unreachable"
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code in (401, 403):
+            return "auth"
+        if exc.status_code == 404:
+            return "not_found"
+    return ""
+
+
 def completion_text(response: Any) -> tuple[str | None, str | None]:
     """``(content, finish_reason)`` of the first choice, tolerating malformed responses.
 

@@ -43,9 +43,10 @@ class SQLiteStore:
         self.inbox = InboxRows(db)
 
     @classmethod
-    async def open(cls, path: str, *, create: bool = True) -> SQLiteStore:
-        """Open (and create or upgrade) the file; jieba's dictionary loads beside it, off the event loop."""
-        db = await SQLiteDatabase.open(path, create=create, also=(tokenizer.warm_up,))
+    async def open(cls, path: str, *, create: bool = True, warm_text: bool = True) -> SQLiteStore:
+        """Open (and create or upgrade) the file; jieba's dictionary loads beside it, off the event loop
+        (unless ``warm_text`` is false: then on first use)."""
+        db = await SQLiteDatabase.open(path, create=create, also=(tokenizer.warm_up,) if warm_text else ())
         store = cls(db)
         try:
             await store.search.load()

@@ -8,11 +8,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from gateway.config import Config, ConfigError, load_config
-from memory.engine import MemoryEngine
-
-if TYPE_CHECKING:
-    pass
+if TYPE_CHECKING:  # loaded when a command runs, not when the parser is built (tierclaw --help)
+    from gateway.config import Config
+    from memory.engine import MemoryEngine
 
 log = logging.getLogger("tierclaw.cli")
 
@@ -34,7 +32,7 @@ REINDEX_BATCH_SIZE = 64
 BAR_WIDTH = 30
 BAR_REDRAW_SECONDS = 0.1
 
-Command = Callable[[MemoryEngine, argparse.Namespace], Awaitable[int]]
+Command = Callable[["MemoryEngine", argparse.Namespace], Awaitable[int]]
 
 
 class CliError(Exception):
@@ -50,6 +48,8 @@ class CliError(Exception):
 
 def load_cli_config(args: argparse.Namespace) -> Config:
     """The configuration for this command (``--config``, env overrides); a bad file is a CliError."""
+    from gateway.config import ConfigError, load_config
+
     try:
         return load_config(getattr(args, "config", None))
     except ConfigError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,19 +28,6 @@ from gateway.cli.memory.common import (
     fail,
     load_cli_config,
 )
-from gateway.cli.memory.curate import (
-    run_add,
-    run_edit,
-    run_export,
-    run_forget,
-    run_import,
-    run_list,
-    run_migrate,
-    run_search,
-    run_stats,
-)
-from gateway.cli.memory.jobs import configured_embedder, run_compress, run_flush, run_reindex, run_retry
-from memory.engine import MemoryDatabaseError, MemoryEngine
 from memory.retrieval.decay import CATEGORIES
 
 if TYPE_CHECKING:
@@ -68,54 +56,62 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda _args: _print_help(parser))
     sub = parser.add_subparsers(dest="memory_command", metavar="COMMAND")
 
-    def add(name: str, help_text: str, command: Command, *, must_exist: bool) -> argparse.ArgumentParser:
+    def add(name: str, help_text: str, command: str, *, must_exist: bool) -> argparse.ArgumentParser:
+        """``command`` is "module.function" in this package: imported when it runs, not for --help."""
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
-        p.set_defaults(func=lambda args: execute(command, args, must_exist=must_exist))
+        p.set_defaults(func=lambda args: execute(_command(command), args, must_exist=must_exist))
         return p
 
-    p = add("stats", "counts per tier, archived, events, buffered turns", run_stats, must_exist=True)
+    p = add("stats", "counts per tier, archived, events, buffered turns", "curate.run_stats", must_exist=True)
     p.add_argument("--all-owners", action="store_true", help="count every owner's rows")
 
-    p = add("list", "list memories, newest first", run_list, must_exist=True)
+    p = add("list", "list memories, newest first", "curate.run_list", must_exist=True)
     p.add_argument("--tier", type=int, choices=(1, 2))
     p.add_argument("--project")
     p.add_argument("--archived", action="store_true", help="include archived memories")
     p.add_argument("--limit", type=int, default=50)
 
-    p = add("search", "ranked search over tiers 1 and 2", run_search, must_exist=True)
+    p = add("search", "ranked search over tiers 1 and 2", "curate.run_search", must_exist=True)
     p.add_argument("query")
     p.add_argument("--k", type=int, default=10)
 
-    p = add("add", "add a memory through the clean write path", run_add, must_exist=False)
+    p = add("add", "add a memory through the clean write path", "curate.run_add", must_exist=False)
     p.add_argument("text")
     _fact_options(p)
     p.add_argument("--subject", help="with --predicate: a newer fact supersedes the old one")
     p.add_argument("--predicate")
 
-    p = add("edit", "change fields of a live memory", run_edit, must_exist=True)
+    p = add("edit", "change fields of a live memory", "curate.run_edit", must_exist=True)
     p.add_argument("id", type=int)
     p.add_argument("--content")
     _fact_options(p)
 
-    p = add("forget", "archive a memory (or delete it for good with --purge)", run_forget, must_exist=True)
+    p = add(
+        "forget",
+        "archive a memory (or delete it for good with --purge)",
+        "curate.run_forget",
+        must_exist=True,
+    )
     p.add_argument("id", type=int)
     p.add_argument("--purge", action="store_true", help="delete permanently instead of archiving")
     p.add_argument("--yes", action="store_true", help="do not ask before purging")
 
-    p = add("export", "export the owner's memories and events", run_export, must_exist=True)
+    p = add("export", "export the owner's memories and events", "curate.run_export", must_exist=True)
     p.add_argument("--format", choices=("json", "md"), default="json")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
 
-    p = add("import", "import a JSON export (idempotent)", run_import, must_exist=False)
+    p = add("import", "import a JSON export (idempotent)", "curate.run_import", must_exist=False)
     p.add_argument("file")
 
-    p = add("migrate", "import file memory (MEMORY.md, YYYY-MM-DD.md)", run_migrate, must_exist=False)
+    p = add(
+        "migrate", "import file memory (MEMORY.md, YYYY-MM-DD.md)", "curate.run_migrate", must_exist=False
+    )
     p.add_argument("--workspace", required=True, metavar="DIR")
 
     p = add(
         "retry",
         "re-queue turns whose extraction failed too often (dead letters); all owners unless --owner",
-        run_retry,
+        "jobs.run_retry",
         must_exist=True,
     )
     p.add_argument("--now", action="store_true", help="extract them now with the configured memory model")
@@ -123,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add(
         "flush",
         "extract every buffered message into memories now (all owners unless --owner)",
-        run_flush,
+        "jobs.run_flush",
         must_exist=True,
     )
     p.add_argument("--all", action="store_true", help="every owner (the default without --owner)")
@@ -132,7 +128,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "reindex",
         "give every live memory a vector of the configured embedding model (resumable); "
         "all owners unless --owner",
-        run_reindex,
+        "jobs.run_reindex",
         must_exist=True,
     )
     p.add_argument(
@@ -143,7 +139,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"memories per embedder call (default {REINDEX_BATCH_SIZE})",
     )
 
-    p = add("compress", "run the daily or weekly compression job now", run_compress, must_exist=True)
+    p = add("compress", "run the daily or weekly compression job now", "jobs.run_compress", must_exist=True)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--daily", action="store_true", help="Tier 3 events up to yesterday -> Tier 2 facts")
     which.add_argument(
@@ -194,8 +190,16 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 # --------------------------------------------------------------------------- execution
 
 
+def _command(reference: str) -> Command:
+    """The ``run_…`` function named "module.function" in ``gateway.cli.memory``."""
+    module, _, function = reference.partition(".")
+    return getattr(importlib.import_module(f"gateway.cli.memory.{module}"), function)
+
+
 def execute(command: Command, args: argparse.Namespace, *, must_exist: bool) -> int:
     """Open the database, run one command, close; map expected failures to a message and exit 2."""
+    from memory.store.sqlite import MemoryDatabaseError
+
     args.owner_given = args.owner is not None
     args.owner = args.owner or DEFAULT_OWNER
     try:
@@ -221,10 +225,13 @@ def execute(command: Command, args: argparse.Namespace, *, must_exist: bool) -> 
 
 
 async def _with_engine(command: Command, args: argparse.Namespace, must_exist: bool) -> int:
+    from gateway.cli.memory.jobs import configured_embedder
+    from memory.engine import MemoryEngine
+
     prepare = getattr(command, "prepare", None)
     if prepare is not None:
         prepare(args)  # validate inputs before the database is opened (or created)
-    engine = await MemoryEngine.open(args.db_path, create=not must_exist)
+    engine = await MemoryEngine.open(args.db_path, create=not must_exist, warm_text=False)
     try:
         engine.embedder = configured_embedder(args.loaded_config, engine)
         # The person at the terminal waits for the model to load on the first search (up to seconds on a
