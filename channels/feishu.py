@@ -306,9 +306,11 @@ class FeishuChannel:
                 raise
             except Exception as exc:  # not stored: not acknowledged, Feishu delivers it again
                 log.error("[feishu] event %s not stored (%s); left unacknowledged", event.event_id, exc)
-                stored.set_exception(exc)
+                if not stored.done():
+                    stored.set_exception(exc)
             else:
-                stored.set_result(None)
+                if not stored.done():  # its receiver may have given up waiting
+                    stored.set_result(None)
             finally:
                 self._intake.task_done()
 

@@ -167,7 +167,7 @@ class ProcessLoop:
             log.warning(
                 "[gateway] every chat slot busy for %.0f s; told %s to wait", self._deadline, message.chat_key
             )
-            self._queue_reply(message, BUSY_REPLY)  # a notice: whether it was sent is not tracked
+            self._queue_reply(message, BUSY_REPLY, track=False)  # a notice: nobody waits for its send
         await self._limit.acquire()
 
     async def _mark_answered(self, message: InboundMessage, send_error: str | None = None) -> None:
@@ -181,12 +181,16 @@ class ProcessLoop:
         except Exception as exc:  # it is answered again after a restart: better than never
             log.error("[gateway] could not mark a message of %s answered: %s", message.chat_key, exc)
 
-    def _queue_reply(self, message: InboundMessage, text: str) -> tuple[OutboundMessage, asyncio.Event]:
-        """Hand a reply to the sender; the event is set once its channel has sent it (or failed to: then
-        ``_send_errors`` says why)."""
+    def _queue_reply(
+        self, message: InboundMessage, text: str, *, track: bool = True
+    ) -> tuple[OutboundMessage, asyncio.Event]:
+        """Hand a reply to the sender; with ``track`` the event is set once its channel has sent it (or
+        failed to: then ``_send_errors`` says why)."""
         self._unfinished += 1  # the reply is pending until a channel has it
         outbound = OutboundMessage(message.channel, message.chat_id, text, reply_to=message.message_id)
-        sent = self._sent[id(outbound)] = asyncio.Event()
+        sent = asyncio.Event()
+        if track:
+            self._sent[id(outbound)] = sent
         self.outbound.put_nowait(outbound)
         return outbound, sent
 
