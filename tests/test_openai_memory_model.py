@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator
 from types import SimpleNamespace
 
 import openai
@@ -18,6 +19,16 @@ from memory.records import Event, Memory
 from memory.retrieval.decay import CATEGORIES
 
 SECRET_KEY = "sk-secret-KEY-0123456789abcdef"
+_clients: list[openai.AsyncOpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients() -> AsyncIterator[None]:
+    """Close every client a test made, on its own loop: one left to the garbage collector closes itself
+    later, on a loop that is gone, and asyncio logs that as an error in some other test."""
+    yield
+    while _clients:
+        await _clients.pop().close()
 
 
 def make_model(
@@ -26,6 +37,7 @@ def make_model(
     client = openai.AsyncOpenAI(
         base_url=stub.base_url, api_key=SECRET_KEY, max_retries=max_retries, timeout=timeout
     )
+    _clients.append(client)
     return OpenAIMemoryModel(client, "mem-model", **kwargs)
 
 

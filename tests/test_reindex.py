@@ -377,7 +377,8 @@ async def test_backfill_survives_a_failing_embedder(
         finally:
             await backfill.stop()
 
-    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # tierclaw's own lines (asyncio may log another test's garbage-collected client here)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("tierclaw")]
     assert len(warnings) == 1  # once per failure streak
     assert warnings[0].getMessage().startswith("[memory] embedding backfill failed")
     assert "service unavailable" in warnings[0].getMessage()
