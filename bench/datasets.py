@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset_format import format_timestamp, read_jsonl, write_dataset, write_jsonl
-from bench.first_person import convert_locomo_first_person, first_person_questions
-
-SHARED_DATA_HINT = "the benchmark data lives in ../shared/data (relative to the project root)"
+from bench.first_person import convert_locomo_first_person
+from bench.inputs import MissingInputError as MissingInputError
+from bench.inputs import note as note
+from bench.inputs import require_input as require_input
 
 LOCOMO_KINDS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 MADIAL_QUERY_KIND = "implicit"
@@ -52,27 +53,6 @@ _DAY_MONTH_YEAR = re.compile(
 _MONTH_DAY_YEAR = re.compile(
     _TIME + r"(?P<month>[A-Za-z]+)\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<year>\d{4})$", re.IGNORECASE
 )
-
-
-class MissingInputError(FileNotFoundError):
-    """An input file or folder does not exist; ``main`` turns it into a one-line message and exit code 1."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(f"missing input: {path} does not exist; {SHARED_DATA_HINT}")
-        self.path = path
-
-
-def require_input(path: str | Path) -> Path:
-    """Return ``path`` if it exists, else raise MissingInputError naming it (not a bare FileNotFoundError)."""
-    path = Path(path)
-    if not path.exists():
-        raise MissingInputError(path)
-    return path
-
-
-def note(message: str) -> None:
-    """Report a count or oddity on stderr so stdout stays free for pipes."""
-    print(message, file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------------------------- dates
@@ -409,79 +389,6 @@ def _id_key(value: str) -> tuple[int, str]:
     return (int(value), "") if value.isdigit() else (sys.maxsize, value)
 
 
-# ------------------------------------------------------------------------------------------------ gate
-
-
-def normalise_dailydialog(text: str) -> str:
-    """Undo DailyDialog's tokenisation ("Hello , how are you ?", "I ’ m") so it reads like typed chat."""
-    text = " ".join(text.split())
-    text = re.sub(r"(?<=\w) ?([’‘']) ?(?=(?:s|t|m|d|ll|re|ve)\b)", r"\1", text, flags=re.IGNORECASE)
-    text = re.sub(r"(?<=[sS]) ([’']) ", r"\1 ", text)
-    text = re.sub(r" +([,.!?;:%)\]}]|\.\.\.)", r"\1", text)
-    text = re.sub(r"([(\[{$]) +", r"\1", text)
-    text = re.sub(r'" ?([^"]*?) ?"', r'"\1"', text)
-    return text.strip()
-
-
-def lccc_negatives(path: str | Path) -> list[str]:
-    """Every utterance of the LCCC toy set (all splits) with the tokenising spaces removed."""
-    data = json.loads(require_input(path).read_text(encoding="utf-8"))
-    splits = data.values() if isinstance(data, dict) else [data]
-    texts = [
-        "".join(str(utterance).split()) for split in splits for dialogue in split for utterance in dialogue
-    ]
-    return [text for text in texts if text]
-
-
-def dailydialog_negatives(path: str | Path) -> list[str]:
-    """Every non-empty turn of the DailyDialog file (turns end with ``__eou__``), normalised."""
-    texts: list[str] = []
-    for line in require_input(path).read_text(encoding="utf-8").splitlines():
-        texts.extend(normalise_dailydialog(turn) for turn in line.split("__eou__"))
-    return [text for text in texts if text]
-
-
-def _gate_row(text: str, needs_memory: bool, lang: str, source: str) -> dict[str, Any]:
-    """One gate line; a function so every source produces identical keys in the same order."""
-    return {"text": text, "needs_memory": needs_memory, "lang": lang, "source": source}
-
-
-def dedupe_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Keep the first line of each (text, lang); chit-chat repeats ("ok", "哈哈") would dominate otherwise."""
-    seen: set[tuple[str, str]] = set()
-    kept: list[dict[str, Any]] = []
-    for row in rows:
-        key = (row["text"], row["lang"])
-        if key not in seen:
-            seen.add(key)
-            kept.append(row)
-    return kept
-
-
-def build_gate(root: str | Path) -> list[dict[str, Any]]:
-    """Gate set: questions that need memory (LoCoMo as asked and in the first person, MADial zh) vs.
-    chit-chat (LCCC, DailyDialog)."""
-    root = require_input(root)
-    locomo = require_input(root / "locomo" / "locomo10.json")
-    madial_folder = root / "madial"
-    madial_paths(madial_folder, "zh")
-    lccc = require_input(root / "chat" / "lccc_toy_data.json")
-    dailydialog = require_input(root / "chat" / "dailydialog_dialogues_test.txt")
-    positives = [_gate_row(text, True, "en", "locomo") for text in locomo_questions(locomo)]
-    positives += dedupe_rows(
-        _gate_row(text, True, "en", "locomo-first-person") for text in first_person_questions(locomo)
-    )
-    madial = convert_madial(madial_folder, "zh")
-    positives += [
-        _gate_row(query["text"], True, "zh", "madial-zh")
-        for owner in madial["owners"]
-        for query in owner["queries"]
-    ]
-    negatives = [_gate_row(text, False, "zh", "lccc") for text in lccc_negatives(lccc)]
-    negatives += [_gate_row(text, False, "en", "dailydialog") for text in dailydialog_negatives(dailydialog)]
-    return positives + dedupe_rows(negatives)
-
-
 # ------------------------------------------------------------------------------------------------- CLI
 
 
@@ -514,6 +421,8 @@ def _run_madial(args: argparse.Namespace) -> None:
 
 def _run_gate(args: argparse.Namespace) -> None:
     """gate subcommand."""
+    from bench.gate_set import build_gate  # it reads the LoCoMo and MADial converters of this module
+
     rows = build_gate(args.path)
     write_jsonl(args.output, rows)
     counts = Counter(row["source"] for row in rows)

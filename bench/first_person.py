@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset_format import format_timestamp
+from bench.inputs import require_input
 
 # An auxiliary before the name ("does Caroline"), in the form it takes before "I".
 _INVERTED = {
@@ -119,7 +120,7 @@ def convert_locomo_first_person(path: str | Path) -> dict[str, Any]:
     """locomo10.json -> one owner per speaker, first-person memories and questions (module docstring)."""
     from bench import datasets  # the LoCoMo readers; imported here because datasets imports this module
 
-    samples = json.loads(datasets.require_input(path).read_text(encoding="utf-8"))
+    samples = json.loads(require_input(path).read_text(encoding="utf-8"))
     owners: list[dict[str, Any]] = []
     dropped = 0
     for sample in samples:
@@ -176,7 +177,7 @@ def first_person_questions(path: str | Path) -> list[str]:
     """Every category 1-4 question that names a speaker, in that speaker's voice (the gate's family)."""
     from bench import datasets
 
-    samples = json.loads(datasets.require_input(path).read_text(encoding="utf-8"))
+    samples = json.loads(require_input(path).read_text(encoding="utf-8"))
     out: list[str] = []
     for sample in samples:
         conversation = sample["conversation"]

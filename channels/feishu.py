@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import lark_oapi as lark
-import lark_oapi.ws.client as lark_ws_client
 import requests
 from aiohttp import web
 from lark_oapi.api.im.v1 import (
@@ -88,8 +87,8 @@ from channels.feishu_websocket import (
     WebsocketRun,
     bind_lark_bootstrap_requests,
     cancel_ws_tasks,
-    close_ws_loop,
-    ws_bootstrap,
+    run_websocket,
+    wait_connected,
     ws_owner_lock,
 )
 from channels.seen import SeenStore
@@ -361,10 +360,15 @@ class FeishuChannel:
         bind_lark_bootstrap_requests()
         run = self._ws = WebsocketRun(asyncio.new_event_loop())
         run.thread = threading.Thread(
-            target=self._run_websocket, args=(run,), name="feishu-websocket", daemon=True
+            target=run_websocket,
+            args=(run, self._new_ws_client, self.settings.timeout_seconds),
+            name="feishu-websocket",
+            daemon=True,
         )
         run.thread.start()
-        await self._wait_connected(run)
+        problem = await wait_connected(run, self.settings.timeout_seconds, self.settings.app_id)
+        if problem is not None:
+            raise FeishuError(f"Feishu websocket could not connect: {problem}")
 
     def _new_ws_client(self) -> lark.ws.Client:
         """Built on the websocket thread: its constructor starts a task on the current event loop."""
@@ -379,40 +383,6 @@ class FeishuChannel:
         client.on_reconnecting = lambda: log.warning("[feishu] websocket lost; reconnecting")
         client.on_reconnected = lambda: log.info("[feishu] websocket reconnected")
         return client
-
-    async def _wait_connected(self, run: WebsocketRun) -> None:
-        """Return once connected; raise if lark gave up (bad credentials); after the timeout, return with
-        a warning while lark keeps retrying in the background."""
-        assert run.thread is not None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.settings.timeout_seconds
-        while getattr(run.client, "_conn", None) is None:
-            if not run.thread.is_alive():
-                raise FeishuError(f"Feishu websocket could not connect: {run.error or 'stopped'}")
-            if loop.time() >= deadline:
-                log.warning("[feishu] websocket not connected yet; lark keeps retrying in the background")
-                return
-            await asyncio.sleep(0.02)
-        log.info("[feishu] websocket connected (app %s)", self.settings.app_id)
-
-    def _run_websocket(self, run: WebsocketRun) -> None:
-        """The websocket thread: build lark's client and run its blocking ``start()`` on this thread's own
-        loop until stopped."""
-        ws_loop = run.loop
-        asyncio.set_event_loop(ws_loop)
-        lark_ws_client.loop = ws_loop  # lark schedules everything on this module global
-        ws_bootstrap.timeout = self.settings.timeout_seconds  # for lark's endpoint request (see module doc)
-        try:
-            if run.stopping:
-                return
-            run.client = self._new_ws_client()
-            run.client.start()
-        except asyncio.CancelledError:  # stop() cancelled the loop's tasks
-            pass
-        except Exception as exc:  # lark logged it; keep it for _wait_connected
-            run.error = exc
-        finally:
-            close_ws_loop(run.client, ws_loop)
 
     async def _stop_websocket(self) -> None:
         global _ws_owner

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import lark_oapi as lark
@@ -25,6 +27,8 @@ import lark_oapi.ws.client as lark_ws_client
 DEFAULT_WS_BOOTSTRAP_TIMEOUT = 10.0  # for lark's endpoint request on a thread that is not ours
 
 ws_owner_lock = threading.Lock()
+log = logging.getLogger("tierclaw.channels")
+
 ws_bootstrap = threading.local()  # .timeout: set by the websocket thread for lark's endpoint request
 
 
@@ -94,3 +98,40 @@ def close_ws_loop(client: lark.ws.Client | None, ws_loop: asyncio.AbstractEventL
         ws_loop.run_until_complete(ws_loop.shutdown_asyncgens())
     finally:
         ws_loop.close()
+
+
+def run_websocket(run: WebsocketRun, new_client: Callable[[], lark.ws.Client], timeout: float) -> None:
+    """The websocket thread: build lark's client (``new_client``, on this thread: its constructor starts a
+    task on the current loop) and run its blocking ``start()`` on this thread's own loop until stopped."""
+    ws_loop = run.loop
+    asyncio.set_event_loop(ws_loop)
+    lark_ws_client.loop = ws_loop  # lark schedules everything on this module global
+    ws_bootstrap.timeout = timeout  # for lark's endpoint request (see the module doc)
+    try:
+        if run.stopping:
+            return
+        run.client = new_client()
+        run.client.start()
+    except asyncio.CancelledError:  # stop() cancelled the loop's tasks
+        pass
+    except Exception as exc:  # lark logged it; kept for wait_connected
+        run.error = exc
+    finally:
+        close_ws_loop(run.client, ws_loop)
+
+
+async def wait_connected(run: WebsocketRun, timeout: float, app_id: str) -> str | None:
+    """Wait until connected: None then, or after ``timeout`` (with a warning; lark keeps retrying in the
+    background); what went wrong when lark gave up (bad credentials)."""
+    assert run.thread is not None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while getattr(run.client, "_conn", None) is None:
+        if not run.thread.is_alive():
+            return str(run.error or "stopped")
+        if loop.time() >= deadline:
+            log.warning("[feishu] websocket not connected yet; lark keeps retrying in the background")
+            return None
+        await asyncio.sleep(0.02)
+    log.info("[feishu] websocket connected (app %s)", app_id)
+    return None

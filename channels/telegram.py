@@ -37,14 +37,14 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TypeVar
 
 import httpx
 from telegram import Bot, ReplyParameters, Update
-from telegram.constants import ChatAction, ParseMode
+from telegram.constants import ParseMode
 from telegram.error import (
     BadRequest,
     InvalidToken,
@@ -76,6 +76,7 @@ from channels.telegram_text import (
     normalise_command,
     replies_to,
 )
+from channels.telegram_typing import typing_while
 
 log = logging.getLogger("tierclaw.channels")
 
@@ -517,29 +518,13 @@ class TelegramChannel:
         app = self._app
         if app is None:
             return contextlib.nullcontext()
-        return self._typing_while(app.bot, message.chat_id)
-
-    @contextlib.asynccontextmanager
-    async def _typing_while(self, bot: Bot, chat_id: str) -> AsyncIterator[None]:
-        done = asyncio.Event()
-        task = asyncio.create_task(self._keep_typing(bot, chat_id, done), name=f"telegram-typing:{chat_id}")
-        self._typing.add(task)
-        try:
-            yield
-        finally:
-            done.set()
-            task.cancel()  # not awaited: the reply is already out, nothing should wait on the sign
-            self._typing.discard(task)
-
-    async def _keep_typing(self, bot: Bot, chat_id: str, done: asyncio.Event) -> None:
-        while not done.is_set() and not self._stopped.is_set():
-            try:
-                await bot.send_chat_action(chat_id, ChatAction.TYPING)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.debug("[telegram] typing indicator for %s failed: %s", chat_id, exc)
-            await pause(done, self.typing_every_seconds)
+        return typing_while(
+            app.bot,
+            message.chat_id,
+            every=self.typing_every_seconds,
+            stopped=self._stopped,
+            tasks=self._typing,
+        )
 
     # --- helpers -------------------------------------------------------------------------------------
 

@@ -19,18 +19,15 @@ import pytest
 from bench.dataset_format import load_dataset, read_jsonl, validate_dataset, write_dataset, write_jsonl
 from bench.datasets import (
     MissingInputError,
-    build_gate,
     clean_turn,
     convert_locomo,
     convert_madial,
-    dailydialog_negatives,
-    lccc_negatives,
     madial_query_text,
     main,
-    normalise_dailydialog,
     parse_datetime,
     split_dia_ids,
 )
+from bench.gate_set import build_gate, dailydialog_negatives, lccc_negatives, normalise_dailydialog
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"

@@ -1,0 +1,82 @@
+"""What Telegram's server does with a message's text, as far as the local server needs it: UTF-16 lengths,
+the entities it adds by itself (mentions, commands), and whether a ``parse_mode=HTML`` text is accepted."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from html.parser import HTMLParser
+
+_HTML_TAGS = {
+    "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
+    "span", "tg-spoiler", "tg-emoji", "blockquote",
+}  # fmt: skip
+_ENTITY_WORD_RE = re.compile(r"(?<![\w@/])(@\w{3,32}|/\w+(?:@\w+)?)")
+
+
+def utf16_len(text: str) -> int:
+    """Telegram counts lengths and offsets in UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def entities_for(text: str) -> list[dict]:
+    """The ``mention`` and ``bot_command`` entities Telegram's server adds to a text by itself."""
+    entities = []
+    for match in _ENTITY_WORD_RE.finditer(text):
+        word = match.group(1)
+        if word.startswith("/") and match.start() != 0:
+            continue
+        entities.append(
+            {
+                "type": "bot_command" if word.startswith("/") else "mention",
+                "offset": utf16_len(text[: match.start()]),
+                "length": utf16_len(word),
+            }
+        )
+    return entities
+
+
+class _TelegramHTML(HTMLParser):
+    """Telegram's HTML rules, as far as a stub needs them: known tags, balanced, only 4 named entities."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.stack: list[str] = []
+        self.visible: list[str] = []
+        self.error = ""
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag not in _HTML_TAGS:
+            self.error = self.error or f'Unsupported start tag "{tag}"'
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.error = self.error or f'Unmatched end tag "{tag}"'
+        else:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if "<" in data or ">" in data or "&" in data:
+            self.error = self.error or "Unescaped character in text"
+        self.visible.append(data)
+
+    def handle_entityref(self, name: str) -> None:
+        if name not in ("lt", "gt", "amp", "quot"):
+            self.error = self.error or f'Unsupported HTML entity "&{name};"'
+        self.visible.append(unescape(f"&{name};"))
+
+    def handle_charref(self, name: str) -> None:
+        self.visible.append(unescape(f"&#{name};"))
+
+
+def check_html(text: str) -> tuple[str, str]:
+    """``(visible_text, error)`` for a ``parse_mode=HTML`` text; ``error`` is "" when Telegram accepts it."""
+    parser = _TelegramHTML()
+    parser.feed(text)
+    parser.close()
+    if parser.rawdata:  # an unfinished tag such as "<b" left in the buffer
+        parser.error = parser.error or "Unclosed start tag"
+    if parser.stack and not parser.error:
+        parser.error = f'Can\'t find end tag corresponding to start tag "{parser.stack[-1]}"'
+    return "".join(parser.visible), parser.error
