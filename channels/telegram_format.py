@@ -2,104 +2,163 @@
 
 Why HTML and not MarkdownV2: MarkdownV2 needs 18 characters escaped everywhere and rejects the whole
 message over one stray ``.``; in HTML only ``& < >`` need escaping, so arbitrary model text is safe once
-escaped. Every tag here is produced from a matched pair of markers, so the output is always balanced;
-anything that is not recognised stays as literal, escaped text. Handled: fenced code blocks (with a
-language class), inline code, bold, italic, strikethrough, links (http, https, tg, mailto), headings
-(shown bold) and bullets. Code is never nested inside other entities (Telegram forbids it).
+escaped. The Markdown is parsed by markdown-it-py (CommonMark plus tables and strikethrough; raw HTML in
+the text is shown as text) and the syntax tree is rendered here, so every tag comes from a node that was
+opened and closed: the output is balanced by construction. What Telegram has no tag for is rendered as
+text that reads well: headings bold, list items as "•" or "1.", tables as preformatted text with aligned
+columns, a rule as a line. Telegram's own limits are kept: code never inside another entity, no quote
+inside a quote, links only with the schemes a Telegram client opens. Blank lines between blocks are kept
+as the model wrote them.
 """
 
 from __future__ import annotations
 
-import re
+from functools import lru_cache
 from html import escape
+from typing import TYPE_CHECKING
 
-_FENCE_RE = re.compile(r"^\s*(```+|~~~+)\s*([\w+#.-]*)")
-_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_BULLET_RE = re.compile(r"^(\s*)[-*+]\s+(?=\S)")
-_INLINE_RE = re.compile(
-    r"(?P<ticks>`+)(?P<code>.+?)(?P=ticks)"
-    r"|\[(?P<label>[^\]\n]+)\]\((?P<url>(?:https?://|tg://|mailto:)[^\s()<>]+)\)"
-    r"|\*\*\*(?P<bolditalic>(?!\s).+?(?<!\s))\*\*\*"
-    r"|\*\*(?P<bold>(?!\s).+?(?<!\s))\*\*"
-    r"|(?<!\w)__(?P<bold2>(?!\s).+?(?<!\s))__(?!\w)"
-    r"|~~(?P<strike>(?!\s).+?(?<!\s))~~"
-    r"|(?<![\w*])\*(?P<italic>(?![\s*]).*?(?<![\s*]))\*(?![\w*])"
-    r"|(?<![\w_])_(?P<italic2>(?![\s_]).*?(?<![\s_]))_(?![\w_])"
-)
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.tree import SyntaxTreeNode
 
-_PAIRS = (("bold", "b"), ("bold2", "b"), ("strike", "s"), ("italic", "i"), ("italic2", "i"))
+LINK_SCHEMES = ("http://", "https://", "tg://", "mailto:")
+RULE = "——————"
+_INLINE_TAGS = {"strong": "b", "em": "i", "s": "s"}
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
 def markdown_to_html(text: str) -> str:
-    """``text`` as Telegram HTML: fenced code becomes ``<pre>``, the rest is rendered line by line."""
+    """``text`` as Telegram HTML (see the module doc for what becomes what)."""
+    from markdown_it.tree import SyntaxTreeNode
+
+    tree = SyntaxTreeNode(_parser().parse(text))
+    return _Renderer(text.split("\n")).blocks(tree.children, in_quote=False).strip("\n")
+
+
+class _Renderer:
+    """Renders one message's tree; keeps its source lines to tell where the model left blank lines."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def blank_before(self, node: SyntaxTreeNode) -> bool:
+        """Whether the source line before ``node`` is empty (inside a quote: empty but for ``>``)."""
+        if node.map is None or node.map[0] == 0 or node.map[0] > len(self.lines):
+            return False
+        return not self.lines[node.map[0] - 1].replace(">", "").strip()
+
+    def blocks(self, nodes: list[SyntaxTreeNode], *, in_quote: bool) -> str:
+        """Sibling blocks, separated by a blank line where the source had one, else by a line break."""
+        out: list[str] = []
+        for node in nodes:
+            if out:
+                out.append("\n\n" if self.blank_before(node) else "\n")
+            out.append(self.block(node, in_quote=in_quote))
+        return "".join(out)
+
+    def block(self, node: SyntaxTreeNode, *, in_quote: bool) -> str:
+        kind = node.type
+        if kind == "paragraph":
+            return _inline(node.children[0]) if node.children else ""
+        if kind == "heading":
+            body = _inline(node.children[0], in_entity=True) if node.children else ""
+            return f"<b>{body}</b>" if body.strip() else body
+        if kind in ("fence", "code_block"):
+            language = node.info.split()[0] if node.info.strip() else ""
+            css = f' class="language-{escape(language, quote=True)}"' if language else ""
+            return f"<pre><code{css}>{escape(node.content.rstrip(chr(10)), quote=False)}</code></pre>"
+        if kind in ("bullet_list", "ordered_list"):
+            return self.list(node, in_quote=in_quote)
+        if kind == "blockquote":
+            inner = self.blocks(node.children, in_quote=True)
+            if in_quote or not inner.strip():  # Telegram: no quote in a quote, and no empty entity
+                return inner
+            return f"<blockquote>{inner}</blockquote>"
+        if kind == "table":
+            return self.table(node)
+        if kind == "hr":
+            return RULE
+        return escape(node.content, quote=False)
+
+    def list(self, node: SyntaxTreeNode, *, in_quote: bool) -> str:
+        """Items one per line; an item's further lines are indented under its text (nested lists too)."""
+        start = int(node.attrs.get("start", 1)) if node.type == "ordered_list" else 1
+        lines: list[str] = []
+        for number, item in enumerate(node.children, start=start):
+            marker = f"{number}." if node.type == "ordered_list" else "•"
+            body = self.blocks(item.children, in_quote=in_quote)
+            indent = "\n" + " " * (len(marker) + 1)
+            lines.append(f"{marker} {body.replace(chr(10), indent)}")
+        return "\n".join(lines)
+
+    @staticmethod
+    def table(node: SyntaxTreeNode) -> str:
+        """A table as preformatted text: columns padded to the widest cell (CJK counts double)."""
+        from rich.cells import cell_len
+
+        rows = [
+            [_plain(cell) for cell in row.children]
+            for section in node.children
+            for row in section.children
+            if row.type == "tr"
+        ]
+        if not rows:
+            return ""
+        columns = max(len(row) for row in rows)
+        rows = [row + [""] * (columns - len(row)) for row in rows]
+        widths = [max(cell_len(row[i]) for row in rows) for i in range(columns)]
+
+        def line(cells: list[str]) -> str:
+            return " | ".join(
+                c + " " * (w - cell_len(c)) for c, w in zip(cells, widths, strict=True)
+            ).rstrip()
+
+        out = [line(rows[0]), "-+-".join("-" * w for w in widths)] + [line(row) for row in rows[1:]]
+        return f"<pre>{escape(chr(10).join(out), quote=False)}</pre>"
+
+
+def _plain(node: SyntaxTreeNode) -> str:
+    """The visible text of a node, without markup (for places that cannot hold entities)."""
+    if node.type in ("text", "code_inline"):
+        return node.content
+    if node.type in ("softbreak", "hardbreak"):
+        return " "
+    return "".join(_plain(child) for child in node.children)
+
+
+def _inline(node: SyntaxTreeNode, *, in_entity: bool = False) -> str:
+    """An inline run; ``in_entity``: inside another entity, where Telegram does not allow code."""
     out: list[str] = []
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        fence = _FENCE_RE.match(lines[i])
-        if fence is None:
-            out.append(_line(lines[i]))
-            i += 1
-            continue
-        marker, language = fence.group(1), fence.group(2)
-        body: list[str] = []
-        i += 1
-        while i < len(lines) and not _closes(lines[i], marker):
-            body.append(lines[i])
-            i += 1
-        i += 1  # the closing fence (or the end of an unclosed block)
-        css = f' class="language-{escape(language, quote=True)}"' if language else ""
-        out.append(f"<pre><code{css}>{escape(chr(10).join(body), quote=False)}</code></pre>")
-    return "\n".join(out)
-
-
-def _closes(line: str, marker: str) -> bool:
-    """CommonMark: a fence closes with the same character, at least as many of it, and nothing else.
-
-    So a block opened with four backticks can show a three-backtick fence inside it.
-    """
-    stripped = line.strip()
-    return len(stripped) >= len(marker) and stripped == marker[0] * len(stripped)
-
-
-def _line(line: str) -> str:
-    heading = _HEADING_RE.match(line)
-    if heading:
-        return f"<b>{_inline(heading.group(1), code=False)}</b>" if heading.group(1) else ""
-    bullet = _BULLET_RE.match(line)
-    if bullet:
-        return bullet.group(1) + "• " + _inline(line[bullet.end() :])
-    return _inline(line)
-
-
-def _inline(text: str, *, code: bool = True) -> str:
-    """Inline markup of one line; ``code=False`` inside other entities, where code shows as plain text."""
-    out: list[str] = []
-    pos = 0
-    for match in _INLINE_RE.finditer(text):
-        out.append(escape(text[pos : match.start()], quote=False))
-        pos = match.end()
-        if match.group("ticks"):
-            body = escape(_trim_code(match.group("code")), quote=False)
-            out.append(f"<code>{body}</code>" if code else body)
-        elif match.group("url"):
-            url = escape(match.group("url"), quote=True)
-            out.append(f'<a href="{url}">{_inline(match.group("label"), code=False)}</a>')
-        elif match.group("bolditalic"):
-            out.append(f"<b><i>{_inline(match.group('bolditalic'), code=False)}</i></b>")
-        else:
-            for name, tag in _PAIRS:
-                if match.group(name):
-                    out.append(f"<{tag}>{_inline(match.group(name), code=False)}</{tag}>")
-                    break
-            else:  # an empty pair such as ``**`` matched nothing worth a tag
-                out.append(escape(match.group(0), quote=False))
-    out.append(escape(text[pos:], quote=False))
+    for child in node.children:
+        kind = child.type
+        if kind == "text":
+            out.append(escape(child.content, quote=False))
+        elif kind in ("softbreak", "hardbreak"):
+            out.append("\n")
+        elif kind == "code_inline":
+            code = escape(child.content, quote=False)
+            out.append(code if in_entity else f"<code>{code}</code>")
+        elif kind in _INLINE_TAGS:
+            tag = _INLINE_TAGS[kind]
+            out.append(f"<{tag}>{_inline(child, in_entity=True)}</{tag}>")
+        elif kind == "link":
+            out.append(_link(str(child.attrs.get("href", "")), _inline(child, in_entity=True)))
+        elif kind == "image":
+            alt = escape(_plain(child), quote=False) or escape(str(child.attrs.get("src", "")), quote=False)
+            out.append(_link(str(child.attrs.get("src", "")), alt))
+        else:  # html_inline (raw HTML is off, but to be safe), entities already decoded into text
+            out.append(escape(child.content, quote=False))
     return "".join(out)
 
 
-def _trim_code(body: str) -> str:
-    """Markdown lets ``` `` `x` `` ``` pad a code span with one space on each side."""
-    if len(body) > 2 and body.startswith(" ") and body.endswith(" ") and body.strip():
-        return body[1:-1]
-    return body
+def _link(url: str, label: str) -> str:
+    """``<a>`` for a URL a Telegram client opens; just the label otherwise."""
+    if not url.lower().startswith(LINK_SCHEMES):
+        return label
+    return f'<a href="{escape(url, quote=True)}">{label or escape(url, quote=False)}</a>'

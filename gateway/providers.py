@@ -21,8 +21,8 @@ from memory.model.protocol import MemoryModel
 NO_KEY_NOTICE = (
     "No API key configured, so tierclaw answers with its offline model (it repeats what it remembers).\n"
     "To use a real model: set provider.apiKey in ~/.tierclaw/config.json (`tierclaw onboard` writes a "
-    "starter file)\nor export TIERCLAW_PROVIDER_API_KEY=sk-...; any OpenAI-compatible endpoint works via "
-    "provider.baseUrl / TIERCLAW_PROVIDER_BASE_URL."
+    "starter file)\nor export TIERCLAW_PROVIDER_API_KEY=sk-... (OPENAI_API_KEY works too); any "
+    "OpenAI-compatible endpoint works via provider.baseUrl / TIERCLAW_PROVIDER_BASE_URL."
 )
 OFFLINE_NOTICE = 'provider.type is "offline": answering with the offline model.'
 

@@ -36,8 +36,20 @@ def entities_for(text: str) -> list[dict]:
     return entities
 
 
+# Attributes Telegram reads per tag (anything else is refused here, to keep the renderer honest).
+_ATTRIBUTES = {
+    "a": {"href"},
+    "code": {"class"},
+    "span": {"class"},
+    "blockquote": {"expandable"},
+    "tg-emoji": {"emoji-id"},
+}
+
+
 class _TelegramHTML(HTMLParser):
-    """Telegram's HTML rules, as far as a stub needs them: known tags, balanced, only 4 named entities."""
+    """Telegram's HTML rules, as far as a stub needs them: known tags, balanced, only 4 named entities,
+    nothing inside code (but ``<code>`` directly in ``<pre>``), no quote inside a quote, ``<a>`` with
+    an ``href``."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=False)
@@ -48,6 +60,16 @@ class _TelegramHTML(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list) -> None:
         if tag not in _HTML_TAGS:
             self.error = self.error or f'Unsupported start tag "{tag}"'
+        inside = self.stack[-1] if self.stack else ""
+        if inside == "code" or (inside == "pre" and tag != "code"):
+            self.error = self.error or f'Can\'t use tag "{tag}" inside "{inside}"'
+        if tag == "blockquote" and "blockquote" in self.stack:
+            self.error = self.error or "Blockquote can't be nested"
+        names = {name for name, _value in attrs}
+        if names - _ATTRIBUTES.get(tag, set()):
+            self.error = self.error or f'Unsupported attribute of "{tag}"'
+        if tag == "a" and not dict(attrs).get("href"):
+            self.error = self.error or 'Tag "a" must have an href'
         self.stack.append(tag)
 
     def handle_endtag(self, tag: str) -> None:

@@ -223,6 +223,15 @@ class MemoryEngine(BackgroundJobMethods):
         """Every owner that has memories or events (for export and the CLI)."""
         return await self.store.events.owners()
 
+    async def owner_activity(self) -> dict[str, str]:
+        """Every owner with memories, events or buffered messages -> the time of their latest activity
+        (stored form, UTC; ``tierclaw memory owners``)."""
+        return await self.store.events.last_activity()
+
+    async def owner_of(self, memory_id: int) -> str | None:
+        """The owner of memory ``memory_id``, or None when there is no such memory."""
+        return await self.store.memories.owner_of(memory_id)
+
     # ------------------------------------------------------------ retrieval
 
     async def retrieve(

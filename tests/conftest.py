@@ -14,6 +14,14 @@ from localservers.telegram_api import TelegramStub
 from memory.engine import MemoryEngine
 
 
+@pytest.fixture(autouse=True)
+def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OpenAI SDK's variables fill in a missing provider key (gateway/config/env.py): a developer's own
+    key must not reach the tests (nor their subprocesses)."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 async def engine(tmp_path: Path) -> AsyncIterator[MemoryEngine]:
     """A MemoryEngine on tmp_path/"memory.db", closed after the test."""

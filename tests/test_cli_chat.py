@@ -142,6 +142,7 @@ def test_status_masks_secrets_and_counts_the_buffer(tmp_path: Path, capsys, monk
     assert report["memory"] is None  # status never creates the database
     assert not (tmp_path / "m.db").exists()
     assert report["main_provider"]["apiKey"] == "…9876"
+    assert report["main_provider"]["keySource"] == "config file"
     assert report["main_model"] == "openai:gpt-4o-mini"
     assert SECRET not in json.dumps(report)
 

@@ -572,3 +572,38 @@ def test_a_proxy_key_says_how_to_set_a_proxy(tmp_path: Path, where: tuple[str, .
         load_config(path, env={})
     assert "HTTPS_PROXY" in str(caught.value) and ".proxy" in str(caught.value)
     assert "secret" not in str(caught.value)
+
+
+def test_openai_sdk_variables_fill_a_missing_key_and_url(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "OPENAI_API_KEY": "sk-from-the-sdk-0042", "OPENAI_BASE_URL": "http://h/v1"}
+    config = load_config(None, env=env)
+    assert config.provider.api_key.get_secret_value() == "sk-from-the-sdk-0042"
+    assert config.provider.base_url == "http://h/v1"
+    assert config.api_key_source == "OPENAI_API_KEY"
+    assert config.memory_provider().api_key.get_secret_value() == "sk-from-the-sdk-0042"
+
+
+def test_tierclaw_settings_win_over_the_openai_variables(tmp_path: Path) -> None:
+    file = tmp_path / "c.json"
+    file.write_text(json.dumps({"provider": {"apiKey": "sk-in-the-file-0001", "baseUrl": "http://f/v1"}}))
+    env = {"OPENAI_API_KEY": "sk-from-the-sdk-0042", "OPENAI_BASE_URL": "http://h/v1"}
+    config = load_config(file, env=env)
+    assert config.provider.api_key.get_secret_value() == "sk-in-the-file-0001"
+    assert config.provider.base_url == "http://f/v1" and config.api_key_source == "config file"
+    config = load_config(file, env={**env, "TIERCLAW_PROVIDER_API_KEY": "sk-from-tierclaw-var"})
+    assert config.provider.api_key.get_secret_value() == "sk-from-tierclaw-var"
+    assert config.api_key_source == "TIERCLAW_PROVIDER_API_KEY"
+
+
+def test_no_key_anywhere_and_the_offline_provider(tmp_path: Path) -> None:
+    assert load_config(None, env={"HOME": str(tmp_path)}).api_key_source == "none"
+    file = tmp_path / "c.json"
+    file.write_text(json.dumps({"provider": {"type": "offline"}}))
+    config = load_config(file, env={"OPENAI_API_KEY": "sk-from-the-sdk-0042"})
+    assert not config.has_api_key() and config.api_key_source == "none"
+
+
+def test_a_bad_openai_base_url_is_named_in_the_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as bad:
+        load_config(None, env={"HOME": str(tmp_path), "OPENAI_BASE_URL": "not a url"})
+    assert "OPENAI_BASE_URL" in str(bad.value)

@@ -226,13 +226,13 @@ def test_import_keeps_every_ref_events_and_owner_override(
 def test_owner_isolation(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     db = tmp_path / "o.db"
     assert mem(capsys, db, "add", "Alice secret project codename Falcon", "--owner", "alice")[0] == 0
-    code, out, _ = mem(capsys, db, "list")
+    code, out, _ = mem(capsys, db, "list", "--owner", "console:local")
     assert code == 0 and "Falcon" not in out
-    code, out, _ = mem(capsys, db, "search", "Falcon codename")
+    code, out, _ = mem(capsys, db, "search", "Falcon codename", "--owner", "bob")
     assert "Falcon" not in out
     code, out, _ = mem(capsys, db, "list", "--owner", "alice")
     assert "Falcon" in out
-    code, out, err = mem(capsys, db, "forget", "1")
+    code, out, err = mem(capsys, db, "forget", "1", "--owner", "bob")
     assert code == 2 and "no memory #1" in err
     code, out, _ = mem(capsys, db, "export", "--owner", "bob")
     assert json.loads(out)["memories"] == []

@@ -12,8 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gateway.cli import memory, onboard, run, status
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+from gateway.cli.options import apply_defaults, spread_global_options
 
 GETTING_STARTED = """
 Getting started:
@@ -50,26 +49,22 @@ def build_parser() -> argparse.ArgumentParser:
         description="Personal AI assistant gateway with a tiered long-term memory in SQLite.",
     )
     parser.add_argument("--version", action="version", version=f"tierclaw {_version()}")
-    parser.add_argument(
-        "--log-level",
-        type=str.upper,
-        choices=LOG_LEVELS,
-        default="WARNING",
-        help="logging level (default WARNING)",
-    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in SUBCOMMANDS:
         register(subparsers)
+    spread_global_options(parser)  # --log-level and --config before or after the subcommand
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``tierclaw``; returns the exit status (0 ok, 1 declined/failed, 2 usage or data error)."""
+    """Run ``tierclaw``; returns the exit status: 0 ok, 1 failure (or declined), 2 usage, config or database
+    error, 130 interrupted (Ctrl-C)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error argparse already printed
         return exc.code if isinstance(exc.code, int) else 2
+    apply_defaults(args)
     logging.basicConfig(
         level=getattr(logging, args.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -23,16 +23,6 @@ if TYPE_CHECKING:  # the runtime, the config and the models load when a command 
     from gateway.config import Config
 
 
-def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    """The ``--config`` option every config-reading subcommand shares."""
-    parser.add_argument(
-        "--config",
-        metavar="PATH",
-        default=None,
-        help="config file (default $TIERCLAW_CONFIG or ~/.tierclaw/config.json; built-in defaults if absent)",
-    )
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``chat`` and ``gateway``."""
     chat = subparsers.add_parser(
@@ -41,13 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Talk to the assistant in the terminal, memory included. Lines can be piped in: "
         "printf 'hello\\n/memory\\n' | tierclaw chat. /help lists the commands.",
     )
-    add_config_argument(chat)
     chat.set_defaults(func=run_chat)
     service = subparsers.add_parser(
         "gateway",
         help="run the assistant for the chat channels enabled in the config (Telegram, Feishu)",
     )
-    add_config_argument(service)
     service.set_defaults(func=run_gateway)
 
 

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from gateway.cli.run import add_config_argument, run_configured
+from gateway.cli.run import run_configured
 
 if TYPE_CHECKING:
     from gateway.config import Config
@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``status``."""
     parser = subparsers.add_parser("status", help="configuration in use, models, memory counts, jobs")
-    add_config_argument(parser)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
 

@@ -84,6 +84,7 @@ async def collect(config: Config) -> dict:
         "main_provider": {
             "baseUrl": config.provider.base_url,
             "apiKey": masked_secret(config.provider.api_key),
+            "keySource": config.api_key_source,
         },
         "memory_model": models.memory.label,
         "memory_provider": {
@@ -149,6 +150,11 @@ def _embedding_line(embeddings: dict) -> str:
     return line
 
 
+def _key_source(provider: dict) -> str:
+    source = provider.get("keySource", "none")
+    return "" if source == "none" else f" from {source}"
+
+
 def render(report: dict) -> str:
     """The human-readable status."""
     lines = [
@@ -156,7 +162,7 @@ def render(report: dict) -> str:
         f"env overrides   {', '.join(report['env_overrides']) or 'none'}",
         "channels        " + ", ".join(f"{k}: {v}" for k, v in report["channels"].items()),
         f"main model      {report['main_model']}  ({report['main_provider']['baseUrl']}, "
-        f"key {report['main_provider']['apiKey']})",
+        f"key {report['main_provider']['apiKey']}{_key_source(report['main_provider'])})",
         f"memory model    {report['memory_model']}  ({report['memory_provider']['baseUrl']}, "
         f"key {report['memory_provider']['apiKey']})",
         f"memory          {'SQLite' if report['memory_enabled'] else 'files (memory.enabled = false)'}",

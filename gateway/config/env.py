@@ -122,6 +122,36 @@ def apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[tuple[s
     return applied, created_by
 
 
+# The OpenAI SDK's own variables: used for the main provider when neither the file nor a TIERCLAW_…
+# variable gives the value (people who use the openai CLI or SDK already have them set).
+OPENAI_FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("OPENAI_API_KEY", ("provider", "apiKey")),
+    ("OPENAI_BASE_URL", ("provider", "baseUrl")),
+)
+
+
+def apply_openai_fallback(raw: dict[str, Any], env: Mapping[str, str]) -> dict[tuple[str, ...], str]:
+    """Fill ``provider.apiKey`` / ``provider.baseUrl`` from ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` where
+    still empty (in place), for an ``"openai"`` provider; returns which path each variable set."""
+    provider = raw.setdefault("provider", {})
+    if not isinstance(provider, dict) or provider.get("type", "openai") != "openai":
+        return {}
+    applied: dict[tuple[str, ...], str] = {}
+    for name, path in OPENAI_FALLBACKS:
+        if env.get(name, "") and not provider.get(path[-1]):
+            provider[path[-1]] = env[name]
+            applied[path] = name
+    return applied
+
+
+def api_key_source(raw: dict[str, Any], applied: Mapping[tuple[str, ...], str]) -> str:
+    """Where the main provider's API key came from: the variable that set it, "config file", or "none"."""
+    if ("provider", "apiKey") in applied:
+        return applied[("provider", "apiKey")]
+    provider = raw.get("provider")
+    return "config file" if isinstance(provider, dict) and provider.get("apiKey") else "none"
+
+
 def unknown_variables(
     env: Mapping[str, str], also_known: tuple[str, ...] = ()
 ) -> list[tuple[str, str | None]]:

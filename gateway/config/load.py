@@ -13,7 +13,7 @@ from pydantic import (
     ValidationError,
 )
 
-from gateway.config.env import apply_env, unknown_variables
+from gateway.config.env import api_key_source, apply_env, apply_openai_fallback, unknown_variables
 from gateway.config.errors import ConfigError, describe_error, kind_of
 from gateway.config.paths import CONFIG_ENV, DEFAULT_CONFIG_PATH
 from gateway.config.schema import Config
@@ -45,6 +45,8 @@ def load_config(path: str | os.PathLike[str] | None = None, env: Mapping[str, st
     else:
         raw, source = _read_json(file, named_by), file.absolute()
     applied, created_by = apply_env(raw, env)
+    applied |= apply_openai_fallback(raw, env)
+    key_source = api_key_source(raw, applied)
     for name, closest in unknown_variables(env, also_known=KNOWN_ELSEWHERE):
         log.warning(
             "environment variable %s is not a tierclaw setting and is ignored%s",
@@ -61,6 +63,7 @@ def load_config(path: str | os.PathLike[str] | None = None, env: Mapping[str, st
         listed = "\n".join(f"  {line}" for line in lines)
         raise ConfigError(f"{where}: {len(lines)} problems\n{listed}") from None
     config._source = source
+    config._api_key_source = key_source
     return config
 
 

@@ -343,6 +343,7 @@ class Config(_Model):
     timezone: str = ""
 
     _source: Path | None = PrivateAttr(default=None)
+    _api_key_source: str = PrivateAttr(default="")
 
     @field_validator("users")
     @classmethod
@@ -386,6 +387,14 @@ class Config(_Model):
     def source(self) -> Path | None:
         """The file this configuration was read from; None when it is the embedded defaults."""
         return self._source
+
+    @property
+    def api_key_source(self) -> str:
+        """Where the main provider's API key came from ("config file", "TIERCLAW_PROVIDER_API_KEY",
+        "OPENAI_API_KEY" or "none"); never the key itself. Set by ``load_config``."""
+        if self._api_key_source:
+            return self._api_key_source
+        return "config" if has_api_key(self.provider) else "none"
 
     def memory_provider(self) -> ProviderConfig:
         """The memory model's provider: ``memory.provider``, else the main provider."""

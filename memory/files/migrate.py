@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,8 +63,15 @@ def profile_line(raw: str) -> str | None:
     return line
 
 
-async def migrate_files(engine: MemoryEngine, workspace: Path | str, owner: str) -> MigrationReport:
-    """Import ``<workspace>/memory/`` into the engine for ``owner``; safe to run again."""
+async def migrate_files(
+    engine: MemoryEngine,
+    workspace: Path | str,
+    owner: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> MigrationReport:
+    """Import ``<workspace>/memory/`` into the engine for ``owner``; safe to run again.
+
+    ``progress(done, total)`` is called with files handled so far (for a progress bar)."""
     report = MigrationReport()
     directory = Path(workspace) / "memory"
     if not directory.is_dir():
@@ -71,10 +79,13 @@ async def migrate_files(engine: MemoryEngine, workspace: Path | str, owner: str)
         _log(owner, report)
         return report
 
+    daily = [p for p in sorted(directory.iterdir()) if p.name != LONG_TERM_FILE and p.suffix == ".md"]
+    total = len(daily) + 1
+    tick = progress or (lambda _done, _total: None)
+    tick(0, total)
     await _migrate_long_term(engine, directory / LONG_TERM_FILE, owner, report)
-    for path in sorted(directory.iterdir()):
-        if path.name == LONG_TERM_FILE or path.suffix != ".md":
-            continue
+    for done, path in enumerate(daily, start=1):
+        tick(done, total)
         day = parse_day_name(path.name)
         if day is None:
             report.skipped.append((path.name, "not a YYYY-MM-DD.md daily file"))
@@ -94,6 +105,7 @@ async def migrate_files(engine: MemoryEngine, workspace: Path | str, owner: str)
             continue
         await engine.add_event(owner, text, event_date=day, channel=MIGRATION_CHANNEL, source_ref=path.name)
         report.events_imported += 1
+    tick(total, total)
     _log(owner, report)
     return report
 

@@ -56,6 +56,11 @@ class MemoryRows:
         mem.refs = (await self.refs(owner, [mem.id])).get(mem.id, [])
         return mem
 
+    async def owner_of(self, memory_id: int) -> str | None:
+        """Whose memory ``memory_id`` is (None when there is no such row): ids are unique across owners."""
+        rows = await self._db.read("SELECT owner FROM memories WHERE id = ?", (memory_id,))
+        return str(rows[0][0]) if rows else None
+
     async def list(
         self,
         owner: str,

@@ -27,10 +27,15 @@ MIN_TABLE_WIDTH = 70
 # Widest a non-content column may get before it is truncated.
 MAX_COLUMN = 24
 PAGE = 1000
-# tierclaw memory reindex: memories per embedder call, width of the progress bar, redraws per second.
+# tierclaw memory reindex: memories per embedder call.
 REINDEX_BATCH_SIZE = 64
-BAR_WIDTH = 30
-BAR_REDRAW_SECONDS = 0.1
+# tierclaw memory import: memories per transaction (the progress bar moves once per batch).
+IMPORT_BATCH_SIZE = 64
+
+# What a command without --owner means (gateway/cli/memory/parser.py, ``_default_owner``).
+ONE_OWNER = "one"  # the only owner in the database; asks when there are several
+BY_ID = "by_id"  # the owner of the memory named by the ID argument
+ALL_OWNERS = "all"  # every owner (args.owner stays None)
 
 Command = Callable[["MemoryEngine", argparse.Namespace], Awaitable[int]]
 
@@ -54,6 +59,20 @@ def load_cli_config(args: argparse.Namespace) -> Config:
         return load_config(getattr(args, "config", None))
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+
+
+def choose_owner(owners: list[str]) -> str:
+    """The owner a command means when none was given: the only one, or ``DEFAULT_OWNER`` in an empty
+    database (the terminal chat's); several is a CliError that names them."""
+    if not owners:
+        return DEFAULT_OWNER
+    if len(owners) == 1:
+        return owners[0]
+    shown = ", ".join(owners[:10]) + (f" and {len(owners) - 10} more" if len(owners) > 10 else "")
+    raise CliError(
+        f"this database holds {len(owners)} owners ({shown}): choose one with --owner "
+        "(tierclaw memory owners lists them with their counts)"
+    )
 
 
 def fail(message: str, code: int = 2) -> int:

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gateway.cli.memory.common import EXPORT_FORMAT, EXPORT_VERSION, PAGE, CliError
+from gateway.cli.memory.common import EXPORT_FORMAT, EXPORT_VERSION, IMPORT_BATCH_SIZE, PAGE, CliError
+from gateway.cli.memory.progress import ProgressBar
 from gateway.cli.memory.table import one_line, render_table
 from memory.clock import from_db
 from memory.engine import MemoryEngine
@@ -25,8 +26,47 @@ if TYPE_CHECKING:
 log = logging.getLogger("tierclaw.cli")
 
 
+def print_json(value: object) -> None:
+    """``--json`` output: one document on stdout, non-ASCII text kept readable."""
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+async def run_owners(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    activity = await engine.owner_activity()
+    owners = [
+        {"owner": owner, **(await engine.stats(owner)), "last_activity": last}
+        for owner, last in activity.items()
+    ]
+    for row in owners:
+        row.pop("owners", None)
+    if args.json:
+        print_json(owners)
+        return 0
+    if not owners:
+        print("no owners: this database holds no memories, events or buffered messages yet")
+        return 0
+    rows = [
+        (
+            o["owner"],
+            o["tier1"],
+            o["tier2"],
+            o["archived"],
+            o["tier3_events"],
+            o["buffered_turns"],
+            o["last_activity"][:16] + " UTC" if o["last_activity"] else "",
+        )
+        for o in owners
+    ]
+    headers = ("owner", "profile", "memories", "archived", "events", "buffered", "last activity")
+    print(render_table(headers, rows))
+    return 0
+
+
 async def run_stats(engine: MemoryEngine, args: argparse.Namespace) -> int:
     counts = await engine.stats(None if args.all_owners else args.owner)
+    if args.json:
+        print_json({"database": str(engine.path), "owner": None if args.all_owners else args.owner, **counts})
+        return 0
     print(f"database        {engine.path}")
     print(f"owner           {'(all owners)' if args.all_owners else args.owner}")
     for key in ("tier1", "tier2", "archived", "tier3_events", "buffered_turns", "owners"):
@@ -35,11 +75,12 @@ async def run_stats(engine: MemoryEngine, args: argparse.Namespace) -> int:
 
 
 async def run_list(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise CliError("--limit must be at least 1")
     mems = await engine.list(
         args.owner, tier=args.tier, project=args.project, include_archived=args.archived, limit=args.limit
     )
+    if args.json:
+        print_json([dataclasses.asdict(m) for m in mems])
+        return 0
     if not mems:
         print("no memories")
         return 0
@@ -60,15 +101,54 @@ async def run_list(engine: MemoryEngine, args: argparse.Namespace) -> int:
 
 
 async def run_search(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    if args.k < 1:
-        raise CliError("--k must be at least 1")
     hits = await engine.search(args.owner, args.query, k=args.k)
+    if args.json:
+        print_json([dataclasses.asdict(h) for h in hits])
+        return 0
     if not hits:
         print("no matches")
         return 0
     rows = [(h.id, h.tier, h.project, h.category, f"{h.score:.3f}", h.content) for h in hits]
     print(render_table(("id", "tier", "project", "category", "score", "content"), rows))
     return 0
+
+
+async def run_show(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    mem = await engine.get(args.owner, args.id)
+    if mem is None:
+        raise CliError(f"no memory #{args.id} for owner {args.owner}")
+    if args.json:
+        print_json(dataclasses.asdict(mem))
+        return 0
+    fields = [
+        ("id", mem.id),
+        ("owner", mem.owner),
+        ("state", _state(mem)),
+        ("tier", f"{mem.tier} ({'core profile' if mem.tier == 1 else 'knowledge'})"),
+        ("project", mem.project),
+        ("topic", mem.topic),
+        ("category", mem.category),
+        ("importance", f"{mem.importance:.2f}"),
+        ("source", mem.source),
+        ("sources", ", ".join(mem.refs) or "-"),
+        ("subject", f"{mem.subject} / {mem.predicate}" if mem.subject else "-"),
+        ("created", mem.created_at),
+        ("updated", mem.updated_at),
+        ("recalled", f"{mem.access_count} times, last {mem.last_accessed}"),
+    ]
+    for name, value in fields:
+        print(f"{name:<11} {value}")
+    print()
+    print(mem.content)
+    return 0
+
+
+def _state(mem: Memory) -> str:
+    if not mem.is_archived:
+        return "live"
+    if mem.superseded_by is not None:
+        return f"archived (superseded by #{mem.superseded_by})"
+    return "archived"
 
 
 def _prepare_add(args: argparse.Namespace) -> None:
@@ -278,7 +358,14 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
         facts.append(base)
         # Further refs: the same fact again merges into the row just written and adds its ref.
         facts += [dataclasses.replace(base, source_ref=ref) for ref in refs[1:]]
-    results = await engine.write_many(args.owner, facts) if facts else []
+    results = []
+    with ProgressBar("importing", "memories") as bar:
+        bar(0, len(facts))
+        # In batches, so that the bar moves; a fact repeated for its further refs merges into the row an
+        # earlier batch wrote, as it would in one batch.
+        for start in range(0, len(facts), IMPORT_BATCH_SIZE):
+            results += await engine.write_many(args.owner, facts[start : start + IMPORT_BATCH_SIZE])
+            bar(len(results), len(facts))
     imported = sum(1 for i in primary if results[i].action != "merged")
     present = len(primary) - imported
 
@@ -325,7 +412,8 @@ def _prepare_migrate(args: argparse.Namespace) -> None:
 
 
 async def run_migrate(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    report = await migrate_files(engine, Path(args.workspace).expanduser(), args.owner)
+    with ProgressBar("migrating", "files") as bar:
+        report = await migrate_files(engine, Path(args.workspace).expanduser(), args.owner, bar)
     print(f"owner {args.owner}")
     print(report.summary())
     return 0

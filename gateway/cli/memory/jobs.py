@@ -7,10 +7,10 @@ import argparse
 import asyncio
 import logging
 import sys
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from gateway.cli.memory.common import BAR_REDRAW_SECONDS, BAR_WIDTH, CliError, fail
+from gateway.cli.memory.common import CliError, fail
+from gateway.cli.memory.progress import ProgressBar
 from gateway.config import Config
 from memory.engine import MemoryEngine
 from memory.vectors.cache import CachedEmbedder, build_cached_embedder
@@ -82,16 +82,19 @@ async def run_flush(engine: MemoryEngine, args: argparse.Namespace) -> int:
             f"extracting {total_turns} buffered messages of {len(backlog)} owner(s) with {label}…",
             file=sys.stderr,
         )
+        with ProgressBar("extracting", "messages") as bar:
+            bar(0, total_turns)
 
-        def progress(who: str, result) -> None:
-            failed = f", {result.failed} failed batch(es) left for retry" if result.failed else ""
-            print(f"{who}: {result.turns} messages -> {result.facts} memories{failed}", file=sys.stderr)
+            def progress(who: str, result) -> None:
+                failed = f", {result.failed} failed batch(es) left for retry" if result.failed else ""
+                bar.note(f"{who}: {result.turns} messages -> {result.facts} memories{failed}")
+                bar(min(bar.done + result.turns, total_turns), total_turns)
 
-        if owner is None:
-            result = await extraction.flush_all(FLUSH_WAIT_SECONDS, progress)
-        else:
-            result = await extraction.flush(owner, force=True)
-            progress(owner, result)
+            if owner is None:
+                result = await extraction.flush_all(FLUSH_WAIT_SECONDS, progress)
+            else:
+                result = await extraction.flush(owner, force=True)
+                progress(owner, result)
         left = await extraction.buffer.pending_turns(owner)
         line = f"flushed {result.turns} messages into {result.facts} memories and {result.events} summaries"
         if left:
@@ -149,42 +152,6 @@ def _memories(n: int) -> str:
     return f"{n} memory" if n == 1 else f"{n} memories"
 
 
-class _ReindexProgress:
-    """``progress(done, total)`` for reindex: a bar redrawn in place on a terminal, silent otherwise."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.started = time.monotonic()
-        self.done = 0
-        self.total = 0
-        self._drawn = 0.0
-        self._width = 0
-
-    def rate(self) -> float:
-        """Memories per second since the start."""
-        return self.done / max(time.monotonic() - self.started, 1e-6)
-
-    def __call__(self, done: int, total: int) -> None:
-        self.done, self.total = done, total
-        now = time.monotonic()
-        if not self.tty or not total or (now - self._drawn < BAR_REDRAW_SECONDS and done < total):
-            return
-        self._drawn = now
-        filled = BAR_WIDTH * done // total
-        line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} memories, {self.rate():.0f}/s"
-        self.stream.write("\r" + line.ljust(self._width))
-        self.stream.flush()
-        self._width = len(line)
-
-    def end_line(self) -> None:
-        """Leave the bar's line, so that what is printed next starts on its own."""
-        if self.tty and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._width = 0
-
-
 async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     from memory.vectors.reindex import EmbeddingError, reindex
 
@@ -192,14 +159,16 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     scope = f" of {owner}" if owner else ""
     embedder = _reindex_embedder(engine)  # closed by _with_engine
     model_key = embedder.model_key
-    progress = _ReindexProgress(sys.stderr)
+    progress = ProgressBar(f"embedding with {model_key}", "memories")
     try:
-        # Known before the first batch, so that an early Ctrl-C or failure can say "0 of N", and the bar
-        # shows up while a local model is still loading.
-        progress(0, await engine.count_missing_embeddings(model_key, owner))
-        result = await reindex(engine, embedder, owner=owner, batch_size=args.batch_size, progress=progress)
+        with progress:
+            # Known before the first batch, so that an early Ctrl-C or failure can say "0 of N", and the
+            # bar shows up while a local model is still loading.
+            progress(0, await engine.count_missing_embeddings(model_key, owner))
+            result = await reindex(
+                engine, embedder, owner=owner, batch_size=args.batch_size, progress=progress
+            )
     except EmbeddingError as exc:
-        progress.end_line()
         fail(str(exc), 1)
         if progress.done:
             print(
@@ -211,14 +180,12 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         # Ctrl-C: asyncio.run cancels this task (or the interrupt lands here directly). The batches stored
         # so far stay; the exit status is the usual one for SIGINT.
-        progress.end_line()
         print(
             f"interrupted after {progress.done} of {progress.total} memories{scope}; finished batches are "
             "saved, run tierclaw memory reindex again to resume",
             file=sys.stderr,
         )
         return 130
-    progress.end_line()
     if not result.done:
         print(f"nothing to reindex: every live memory{scope} has a {model_key} vector")
         return 0

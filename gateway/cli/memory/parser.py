@@ -1,11 +1,14 @@
 """``tierclaw memory …``: inspect and curate one owner's long-term memory from the terminal.
 
 Every subcommand takes ``--db`` (default: ``memory.dbPath`` of the config, which ``$TIERCLAW_MEMORY_DB``
-overrides; ``~/.tierclaw/data/memory.db`` out of the box), ``--config`` and ``--owner`` (default
-``console:local``), runs one ``asyncio.run``, and turns every expected failure
-(missing or corrupt database, invalid values, unknown ids, bad import files) into a one-line message on
-stderr with exit status 2 — never a traceback. Read-only commands never create the database.
-``reindex`` exits 1 when embeddings are off or the embedder fails (what was embedded is kept).
+overrides; ``~/.tierclaw/data/memory.db`` out of the box), ``--config`` and ``--owner``, before or after
+its name. Without ``--owner`` a command means the only owner in the database, the owner of the memory it
+names (``show``/``edit``/``forget ID``), or every owner (``owners``, ``flush``, ``retry``, ``reindex``,
+``compress``); with several owners and none of those, it lists them and asks for ``--owner``. Each runs
+one ``asyncio.run`` and turns every expected failure (missing or corrupt database, invalid values,
+unknown ids, bad import files) into a one-line message on stderr with exit status 2 — never a traceback.
+Read-only commands never create the database. ``reindex`` exits 1 when embeddings are off or the
+embedder fails (what was embedded is kept).
 """
 
 from __future__ import annotations
@@ -18,62 +21,104 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gateway.cli.memory.common import (
+    ALL_OWNERS,
+    BY_ID,
     CLI_QUERY_TIMEOUT_SECONDS,
     DB_ENV,
     DEFAULT_DB,
-    DEFAULT_OWNER,
+    ONE_OWNER,
     REINDEX_BATCH_SIZE,
     CliError,
     Command,
+    choose_owner,
     fail,
     load_cli_config,
 )
 from memory.retrieval.decay import CATEGORIES
 
 if TYPE_CHECKING:
-    pass
+    from memory.engine import MemoryEngine
 
 log = logging.getLogger("tierclaw.cli")
+
+
+def _location_options(parser: argparse.ArgumentParser) -> None:
+    """``--db`` and ``--owner``: accepted on ``memory`` itself and on each of its subcommands (SUPPRESS
+    defaults: see ``gateway/cli/options.py``)."""
+    parser.add_argument(
+        "--db",
+        default=argparse.SUPPRESS,
+        help=f"memory database (default: memory.dbPath of the config, ${DB_ENV}, or {DEFAULT_DB})",
+        metavar="PATH",
+    )
+    parser.add_argument(
+        "--owner",
+        default=argparse.SUPPRESS,
+        help="whose memory (default: the only owner in the database; `tierclaw memory owners` lists them)",
+    )
+
+
+def _json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output (JSON)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``memory`` and its subcommands to the ``tierclaw`` parser."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--db",
-        default=None,
-        help=f"memory database (default: memory.dbPath of the config, ${DB_ENV}, or {DEFAULT_DB})",
-        metavar="PATH",
-    )
-    common.add_argument(
-        "--config", default=None, metavar="PATH", help="config file (for defaults and models)"
-    )
-    common.add_argument("--owner", default=None, help=f"whose memory (default {DEFAULT_OWNER})")
+    _location_options(common)
 
     parser = subparsers.add_parser(
         "memory", help="inspect and curate long-term memory", description="Inspect and curate memory."
     )
+    _location_options(parser)
     parser.set_defaults(func=lambda _args: _print_help(parser))
     sub = parser.add_subparsers(dest="memory_command", metavar="COMMAND")
 
-    def add(name: str, help_text: str, command: str, *, must_exist: bool) -> argparse.ArgumentParser:
-        """``command`` is "module.function" in this package: imported when it runs, not for --help."""
+    def add(
+        name: str, help_text: str, command: str, *, must_exist: bool, owner: str = ONE_OWNER
+    ) -> argparse.ArgumentParser:
+        """``command`` is "module.function" in this package: imported when it runs, not for --help.
+        ``owner`` says what an absent ``--owner`` means (``resolve_owner``)."""
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
-        p.set_defaults(func=lambda args: execute(_command(command), args, must_exist=must_exist))
+        p.set_defaults(
+            func=lambda args: execute(_command(command), args, must_exist=must_exist, owner_mode=owner)
+        )
         return p
+
+    p = add(
+        "owners",
+        "the owners this database holds, with their counts and last activity",
+        "curate.run_owners",
+        must_exist=True,
+        owner=ALL_OWNERS,
+    )
+    _json_option(p)
 
     p = add("stats", "counts per tier, archived, events, buffered turns", "curate.run_stats", must_exist=True)
     p.add_argument("--all-owners", action="store_true", help="count every owner's rows")
+    _json_option(p)
 
     p = add("list", "list memories, newest first", "curate.run_list", must_exist=True)
     p.add_argument("--tier", type=int, choices=(1, 2))
     p.add_argument("--project")
     p.add_argument("--archived", action="store_true", help="include archived memories")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N (default 50)")
+    _json_option(p)
 
     p = add("search", "ranked search over tiers 1 and 2", "curate.run_search", must_exist=True)
     p.add_argument("query")
-    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--k", type=_positive_int, default=10, metavar="N", help="at most N hits (default 10)")
+    _json_option(p)
+
+    p = add(
+        "show",
+        "one memory with every field (its sources, dates, what superseded it)",
+        "curate.run_show",
+        must_exist=True,
+        owner=BY_ID,
+    )
+    p.add_argument("id", type=int)
+    _json_option(p)
 
     p = add("add", "add a memory through the clean write path", "curate.run_add", must_exist=False)
     p.add_argument("text")
@@ -81,7 +126,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--subject", help="with --predicate: a newer fact supersedes the old one")
     p.add_argument("--predicate")
 
-    p = add("edit", "change fields of a live memory", "curate.run_edit", must_exist=True)
+    p = add("edit", "change fields of a live memory", "curate.run_edit", must_exist=True, owner=BY_ID)
     p.add_argument("id", type=int)
     p.add_argument("--content")
     _fact_options(p)
@@ -91,6 +136,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "archive a memory (or delete it for good with --purge)",
         "curate.run_forget",
         must_exist=True,
+        owner=BY_ID,
     )
     p.add_argument("id", type=int)
     p.add_argument("--purge", action="store_true", help="delete permanently instead of archiving")
@@ -113,6 +159,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "re-queue turns whose extraction failed too often (dead letters); all owners unless --owner",
         "jobs.run_retry",
         must_exist=True,
+        owner=ALL_OWNERS,
     )
     p.add_argument("--now", action="store_true", help="extract them now with the configured memory model")
 
@@ -121,6 +168,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "extract every buffered message into memories now (all owners unless --owner)",
         "jobs.run_flush",
         must_exist=True,
+        owner=ALL_OWNERS,
     )
     p.add_argument("--all", action="store_true", help="every owner (the default without --owner)")
 
@@ -130,6 +178,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "all owners unless --owner",
         "jobs.run_reindex",
         must_exist=True,
+        owner=ALL_OWNERS,
     )
     p.add_argument(
         "--batch-size",
@@ -139,7 +188,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"memories per embedder call (default {REINDEX_BATCH_SIZE})",
     )
 
-    p = add("compress", "run the daily or weekly compression job now", "jobs.run_compress", must_exist=True)
+    p = add(
+        "compress",
+        "run the daily or weekly compression job now (every owner)",
+        "jobs.run_compress",
+        must_exist=True,
+        owner=ALL_OWNERS,
+    )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--daily", action="store_true", help="Tier 3 events up to yesterday -> Tier 2 facts")
     which.add_argument(
@@ -196,12 +251,13 @@ def _command(reference: str) -> Command:
     return getattr(importlib.import_module(f"gateway.cli.memory.{module}"), function)
 
 
-def execute(command: Command, args: argparse.Namespace, *, must_exist: bool) -> int:
+def execute(command: Command, args: argparse.Namespace, *, must_exist: bool, owner_mode: str) -> int:
     """Open the database, run one command, close; map expected failures to a message and exit 2."""
     from memory.store.sqlite import MemoryDatabaseError
 
+    args.db = getattr(args, "db", None)
+    args.owner = getattr(args, "owner", None)
     args.owner_given = args.owner is not None
-    args.owner = args.owner or DEFAULT_OWNER
     try:
         args.loaded_config = load_cli_config(args)
         args.db_path = Path(args.db).expanduser() if args.db else args.loaded_config.db_path()
@@ -210,7 +266,7 @@ def execute(command: Command, args: argparse.Namespace, *, must_exist: bool) -> 
                 f"memory database not found: {args.db_path} "
                 "(run tierclaw memory add, or point --db at an existing file)"
             )
-        return asyncio.run(_with_engine(command, args, must_exist))
+        return asyncio.run(_with_engine(command, args, must_exist, owner_mode))
     except CliError as exc:
         return fail(str(exc), exc.code)
     except MemoryDatabaseError as exc:
@@ -224,7 +280,7 @@ def execute(command: Command, args: argparse.Namespace, *, must_exist: bool) -> 
         return fail(f"unexpected error: {type(exc).__name__}: {exc} (rerun with --log-level DEBUG)", 1)
 
 
-async def _with_engine(command: Command, args: argparse.Namespace, must_exist: bool) -> int:
+async def _with_engine(command: Command, args: argparse.Namespace, must_exist: bool, owner_mode: str) -> int:
     from gateway.cli.memory.jobs import configured_embedder
     from memory.engine import MemoryEngine
 
@@ -233,6 +289,8 @@ async def _with_engine(command: Command, args: argparse.Namespace, must_exist: b
         prepare(args)  # validate inputs before the database is opened (or created)
     engine = await MemoryEngine.open(args.db_path, create=not must_exist, warm_text=False)
     try:
+        if args.owner is None and owner_mode != ALL_OWNERS and not getattr(args, "all_owners", False):
+            args.owner = await _default_owner(engine, args, owner_mode)
         engine.embedder = configured_embedder(args.loaded_config, engine)
         # The person at the terminal waits for the model to load on the first search (up to seconds on a
         # cold start); the reply path's queryTimeoutMs bound is for chats, not for this.
@@ -242,6 +300,18 @@ async def _with_engine(command: Command, args: argparse.Namespace, must_exist: b
         if engine.embedder is not None:
             await engine.embedder.close()
         await engine.close()
+
+
+async def _default_owner(engine: MemoryEngine, args: argparse.Namespace, owner_mode: str) -> str:
+    """Whose memory a command without ``--owner`` means: the owner of the memory it names (``show ID``),
+    else the only owner in the database (``console:local`` in an empty one); several is a usage error
+    that lists them."""
+    if owner_mode == BY_ID:
+        owner = await engine.owner_of(args.id)
+        if owner is None:
+            raise CliError(f"no memory #{args.id} (tierclaw memory list shows the ids)")
+        return owner
+    return choose_owner(sorted(await engine.owner_activity()))
 
 
 # --------------------------------------------------------------------------- text tables
