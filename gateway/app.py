@@ -156,6 +156,7 @@ class Runtime:
                     top_k=config.memory.top_k,
                     flush_wait=config.memory.extraction.exit_flush,
                     floor=relevance_floor(config),
+                    notice=models.notice,
                 ),
                 identities=Identities(config.users),
                 extraction=extraction,

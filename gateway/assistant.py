@@ -18,6 +18,7 @@ from channels.base import InboundMessage
 from gateway.agent import ChatModel, ChatRequest
 from gateway.commands import CommandContext, is_command, run_command
 from gateway.identity import Identities
+from gateway.offline_chat import OFFLINE_HINT
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
@@ -51,7 +52,12 @@ class AssistantSettings:
     top_k: int = 5
     flush_wait: float = 15.0  # /memory waits this long for the chat's pending turns to become memories
     floor: RelevanceFloor = NO_FLOOR  # what a retrieved memory needs to be injected (memory.relevanceFloor)
+    notice: str | None = None  # how to configure a real model, when the offline stand-in answers
 
+
+# Channels that show the offline notice themselves when a chat starts (gateway/cli/run.py prints it for
+# the terminal); elsewhere the first reply of each chat carries the short hint.
+NOTICE_AT_START_CHANNELS = frozenset({"console"})
 
 # "What do you know about me?": the memories that weigh most now, beside the profile in the system prompt.
 OVERVIEW_MEMORIES = 10
@@ -96,7 +102,16 @@ class Assistant:
         self.file_memory = file_memory
         self.memory_timing = MemoryTiming()
         self._workspace = WorkspaceFiles(self.settings.workspace)
-        self._commands = CommandContext(engine, sessions, extraction, file_memory, settings.flush_wait)
+        self._commands = CommandContext(
+            engine,
+            sessions,
+            extraction,
+            file_memory,
+            settings.flush_wait,
+            model_label=chat_model.label,
+            notice=settings.notice,
+        )
+        self._hinted: set[str] = set()  # chats whose first offline reply carried OFFLINE_HINT
 
     async def handle(self, msg: InboundMessage) -> str | None:
         """The reply to one message, or None when there is nothing to answer (empty text)."""
@@ -141,7 +156,7 @@ class Assistant:
             return APOLOGY
 
         if getattr(self.chat_model, "stand_in", False):
-            return reply  # a notice from the offline stand-in: shown, never history or memory
+            return self._with_hint(msg, reply)  # the offline stand-in: shown, never history or memory
         await self.sessions.append(msg.chat_key, "assistant", reply)
         if self.extraction is not None:
             await self.extraction.record(
@@ -153,6 +168,13 @@ class Assistant:
                 content=reply,
             )
         return reply
+
+    def _with_hint(self, msg: InboundMessage, reply: str) -> str:
+        """The offline stand-in's reply, with how to get real answers the first time in a chat."""
+        if msg.channel in NOTICE_AT_START_CHANNELS or msg.chat_key in self._hinted:
+            return reply
+        self._hinted.add(msg.chat_key)
+        return f"{reply}\n\n{OFFLINE_HINT}"
 
     async def _attachment(self, msg: InboundMessage, owner: str, caption: str) -> str:
         """A photo, voice note or file: say only text is understood; keep the caption like any words."""

@@ -1,4 +1,4 @@
-"""Chat commands: /help, /new, /memory, /remember, /forget.
+"""Chat commands: /help, /new, /memory, /remember, /forget, /status.
 
 Commands are handled before the model is called and are not conversation: they are neither sent to the
 model nor buffered for extraction. Memory ids shown by ``/memory`` are the numbers ``/forget`` takes,
@@ -21,6 +21,7 @@ HELP_TEXT = """Commands:
 /memory — what I remember about you, numbered
 /remember TEXT — remember TEXT now
 /forget N — forget memory number N (from /memory); /forget TEXT forgets the best match
+/status — which model answers and how much I remember about you
 /help — this list
 /quit — leave the terminal chat (saving memories first)"""
 
@@ -44,6 +45,8 @@ class CommandContext:
     extraction: ExtractionService | None
     file_memory: FileMemory | None
     flush_wait: float = 15.0  # how long /memory waits for pending turns to be extracted first
+    model_label: str = ""  # the main model, for /status
+    notice: str | None = None  # how to configure a real model, when the offline stand-in answers
 
 
 def is_command(text: str) -> bool:
@@ -76,6 +79,8 @@ async def run_command(
         return await _remember(ctx, owner, rest)
     if name == "forget":
         return await _forget(ctx, owner, rest)
+    if name == "status":
+        return await _status(ctx, owner)
     return f"Unknown command /{name}.\n{HELP_TEXT}"
 
 
@@ -162,3 +167,19 @@ async def _forget(ctx: CommandContext, owner: str, arg: str) -> str:
     top = hits[0]
     await ctx.engine.archive(owner, top.id)
     return f"Forgot [{top.id}]: {top.content}"
+
+
+async def _status(ctx: CommandContext, owner: str) -> str:
+    lines = [f"Model: {ctx.model_label or 'unknown'}"]
+    if ctx.notice:
+        lines.append(ctx.notice)
+    if ctx.extraction is None:
+        lines.append("Memory: notes in MEMORY.md (SQLite memory is off).")
+        return "\n".join(lines)
+    counts = await ctx.engine.stats(owner)
+    waiting = await ctx.extraction.buffer.pending_turns(owner)
+    lines.append(
+        f"Memory: {counts['tier1']} profile facts and {counts['tier2']} memories about you, "
+        f"{counts['tier3_events']} daily summaries; {waiting} messages waiting to be saved."
+    )
+    return "\n".join(lines)

@@ -6,7 +6,8 @@ reply that a channel fails to send is logged and dropped without stopping the lo
 a message not answered in time gets a short apology (and frees its slot), and a chat that waits longer
 than that for a slot is told so while it keeps its place. A channel that can
 show work in progress (``working``, e.g. Telegram's "typing") shows it from the moment a message is taken
-up until its reply has been sent.
+up until its reply has been sent. ``cancel(chat_key)`` stops the reply being made for a chat (the
+terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class ProcessLoop:
         self._send_errors: dict[int, str] = {}  # id(reply) -> why its channel could not send it
         self._idle = asyncio.Event()
         self._idle.set()
+        self._answering: dict[str, asyncio.Future[str | None]] = {}  # chat key -> the reply being made
+        self._cancelled: set[str] = set()  # chat keys whose reply was cancelled by ``cancel``
 
     def add_channel(self, channel: Channel) -> None:
         """Register a channel as the destination of replies to its chats."""
@@ -94,6 +97,19 @@ class ProcessLoop:
     def pending(self) -> int:
         """Messages taken in but not yet answered, plus replies not yet handed to their channel."""
         return self._unfinished
+
+    def cancel(self, chat_key: str) -> bool:
+        """Stop making the reply to the chat's current message (it gets none); False if none is being made.
+
+        What the handler did before it was stopped stays done (the user's words are recorded before the
+        model is asked: gateway/assistant.py).
+        """
+        work = self._answering.get(chat_key)
+        if work is None or work.done():
+            return False
+        self._cancelled.add(chat_key)
+        work.cancel()
+        return True
 
     async def drain(self) -> None:
         """Wait until every delivered message is answered and every reply handed to its channel."""
@@ -208,11 +224,18 @@ class ProcessLoop:
         return contextlib.nullcontext()
 
     async def _answer(self, message: InboundMessage) -> str | None:
-        """The handler's reply; past the deadline a short apology, and the slot is free again."""
+        """The handler's reply; past the deadline a short apology, and the slot is free again; None when
+        ``cancel`` stopped it."""
+        work = asyncio.ensure_future(self._handler(message))
+        self._answering[message.chat_key] = work
         try:
             async with asyncio.timeout(self._deadline):
-                return await self._handler(message)
+                return await work
         except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if message.chat_key in self._cancelled and not (task is not None and task.cancelling()):
+                log.info("[gateway] the reply to %s was cancelled", message.chat_key)
+                return None
             raise
         except TimeoutError:
             log.error("[gateway] no answer for %s within %.0f s", message.chat_key, self._deadline or 0)
@@ -226,6 +249,11 @@ class ProcessLoop:
                 exc_info=log.isEnabledFor(logging.DEBUG),
             )
             return FAILURE_REPLY
+        finally:
+            self._answering.pop(message.chat_key, None)
+            self._cancelled.discard(message.chat_key)
+            if not work.done():
+                work.cancel()
 
     async def _send_replies(self) -> None:
         """Take replies off the outbound queue; each chat's sends are chained, chats send independently."""

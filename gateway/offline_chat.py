@@ -1,9 +1,10 @@
 """``OfflineChatModel``: the clearly labelled local stand-in for the main model when no API key is set.
 
 It does not pretend to be an assistant. It shows what memory retrieved for the message (so tierclaw's
-memory can be tried before any key is configured), acknowledges statements, and ends every reply with
-``OFFLINE_HINT``, which says how to get real answers. Deterministic: the same request gives the same reply.
-A message written mostly in Chinese gets the Chinese wording.
+memory can be tried before any key is configured) and acknowledges statements. How to get real answers
+(``OFFLINE_HINT``) is said once per chat, not in every reply: the assistant adds it to a chat's first
+reply, and the terminal prints the full notice when it starts (``gateway/assistant.py``). Deterministic:
+the same request gives the same reply. A message written mostly in Chinese gets the Chinese wording.
 """
 
 from __future__ import annotations
@@ -83,5 +84,4 @@ class OfflineChatModel:
             if looks_like_statement(request.user_text):
                 first += ("" if words is _ZH else " ") + words["noted"]
             lines = [first]
-        lines.append(OFFLINE_HINT)
         return "\n".join(lines)

@@ -195,3 +195,42 @@ async def test_bad_command_arguments_get_an_answer_not_a_crash(
     await assistant.engine.write("user:alice", Fact(content="My name is Alice", tier=1, category="identity"))
     reply = await assistant.handle(_msg(command))
     assert reply is not None and reply.startswith(answer), reply
+
+
+async def test_status_says_which_model_and_how_much_is_remembered(assistant: Assistant) -> None:
+    await assistant.handle(_msg("/remember I keep bees"))
+    await assistant.handle(_msg("I water the garden at dawn"))
+    reply = await assistant.handle(_msg("/status"))
+    assert reply is not None
+    assert reply.splitlines()[0] == "Model: echo"
+    assert "0 profile facts and 1 memories about you" in reply
+    assert "2 messages waiting to be saved" in reply  # the message and its reply
+
+
+async def test_the_offline_hint_comes_once_per_chat_and_never_in_the_terminal(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    from gateway.offline_chat import OFFLINE_HINT, OfflineChatModel
+
+    notice = "No API key configured (the full notice)."
+    extraction = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600))
+    bot = Assistant(
+        engine=engine,
+        sessions=SessionStore(engine),
+        chat_model=OfflineChatModel(),
+        settings=AssistantSettings(workspace=tmp_path, notice=notice),
+        extraction=extraction,
+    )
+    try:
+        first = await bot.handle(_msg("I live in Lyon"))
+        second = await bot.handle(_msg("I have a cat"))
+        other_chat = await bot.handle(_msg("I have a dog", sender="2"))
+        terminal = await bot.handle(_msg("I like tea", channel="console"))
+        status = await bot.handle(_msg("/status"))
+    finally:
+        await extraction.close()
+    assert first is not None and first.endswith("\n\n" + OFFLINE_HINT)
+    assert second is not None and OFFLINE_HINT not in second
+    assert other_chat is not None and other_chat.endswith(OFFLINE_HINT)
+    assert terminal is not None and OFFLINE_HINT not in terminal
+    assert status is not None and "Model: offline (no API key)" in status and notice in status

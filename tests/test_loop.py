@@ -275,3 +275,39 @@ async def test_a_failing_handler_logs_one_line_without_a_traceback(caplog: pytes
     assert len(failures) == 2 and all(not r.exc_info for r in failures)
     assert "OSError: database or disk is full" in failures[0].getMessage()
     assert [m.text for m in channel.sent] == [FAILURE_REPLY, FAILURE_REPLY]
+
+
+async def test_cancel_stops_a_chats_current_reply_and_the_next_message_is_answered() -> None:
+    started = asyncio.Event()
+    stopped: list[str] = []
+
+    async def handler(msg: InboundMessage) -> str:
+        if msg.text == "slow":
+            started.set()
+            try:
+                await asyncio.Event().wait()  # a model still thinking
+            except asyncio.CancelledError:
+                stopped.append(msg.text)
+                raise
+        return f"answer to {msg.text}"
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler, deadline=30)
+    loop.add_channel(channel)
+    loop.start()
+    try:
+        assert not loop.cancel("test:a")  # nothing being made yet
+        await loop.deliver(_msg("a", "slow"))
+        await loop.deliver(_msg("a", "next"))
+        await loop.deliver(_msg("b", "other"))
+        await asyncio.wait_for(started.wait(), timeout=10)
+        assert loop.cancel("test:a")
+        await asyncio.wait_for(loop.drain(), timeout=10)
+    finally:
+        await loop.stop()
+    assert stopped == ["slow"]
+    assert sorted((m.chat_id, m.text) for m in channel.sent) == [
+        ("a", "answer to next"),
+        ("b", "answer to other"),
+    ]
+    assert loop.pending == 0

@@ -14,6 +14,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from channels.base import Channel, ChannelError
@@ -61,14 +62,18 @@ async def _chat(config: Config) -> int:
     from gateway.app import Runtime
 
     console = ConsoleChannel()
+    if console.interactive:
+        console = ConsoleChannel(history_path=_private_history(config))
     runtime = await Runtime.open(config, [console])
+    console.on_cancel = runtime.loop.cancel  # Ctrl-C while a reply is being made stops it
     try:
-        if runtime.models.notice:
+        if runtime.models.notice:  # once, at the start (and by /status), never in every reply
             print(runtime.models.notice, file=sys.stderr)
         if console.interactive:
             print(
                 f"tierclaw chat · model {runtime.models.chat.label} · memory {runtime.engine.path}\n"
-                "Type a message, /help for commands, /quit or Ctrl-D to leave.",
+                "Type a message (Esc Enter for a new line), /help for commands, Ctrl-C to cancel a "
+                "reply, /quit or Ctrl-D to leave.",
                 file=sys.stderr,
             )
         await runtime.start()
@@ -78,6 +83,21 @@ async def _chat(config: Config) -> int:
     finally:
         await runtime.close()
     return 0
+
+
+def _private_history(config: Config) -> Path | None:
+    """The terminal's input history file, readable by its owner alone; None (history for this session
+    only) when it cannot be made."""
+    from memory.files.private import private_dir, private_file
+
+    path = config.chat_history_path()
+    try:
+        private_dir(path.parent)
+        private_file(path)
+    except OSError as exc:
+        print(f"tierclaw: input history is not kept ({path}: {exc.strerror or exc})", file=sys.stderr)
+        return None
+    return path
 
 
 async def _save_memories(runtime: Runtime) -> None:

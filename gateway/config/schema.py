@@ -420,6 +420,10 @@ class Config(_Model):
         """The channels' own small database (seen Feishu events), beside the memory database."""
         return self.db_path().parent / "channels.db"
 
+    def chat_history_path(self) -> Path:
+        """What was typed in ``tierclaw chat`` (↑ recalls it), beside the memory database."""
+        return self.db_path().parent / "chat_history"
+
     def has_api_key(self, provider: ProviderConfig | None = None) -> bool:
         """Whether ``provider`` (default: the main provider) has a non-empty API key."""
         return has_api_key(provider if provider is not None else self.provider)

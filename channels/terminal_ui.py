@@ -1,0 +1,117 @@
+"""The terminal as a person at a keyboard sees it: prompt_toolkit for typing, rich for what is printed.
+
+Typing: line editing (arrows, Home/End, Ctrl-A/E/K/W…), history kept across sessions in a file (↑/↓,
+Ctrl-R to search), a paste of several lines becomes one message (bracketed paste), Esc then Enter (or
+Alt-Enter) starts a new line, Ctrl-C clears the line, Ctrl-D on an empty line leaves. Printing: replies
+are rendered as Markdown, and a small "thinking…" spinner runs while the model works. Both libraries are
+imported when the terminal chat starts, never for piped input (``channels/console.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+    from rich.console import Console
+
+PROMPT = "> "
+CONTINUATION = "… "
+THINKING = "thinking…  (Ctrl-C cancels)"
+
+
+class TerminalUI:
+    """Reads messages and prints replies on an interactive terminal.
+
+    ``pt_input``/``pt_output`` replace the real terminal (tests type into a pipe; prompt_toolkit's own
+    ``create_pipe_input`` and ``DummyOutput``). ``history_path``: where earlier messages are kept (the
+    caller creates it readable by its owner alone); None keeps them for this session only.
+    """
+
+    def __init__(
+        self,
+        stdout: TextIO,
+        *,
+        history_path: Path | None = None,
+        pt_input: Any = None,
+        pt_output: Any = None,
+    ) -> None:
+        self.console: Console = _console(stdout)
+        self.session: PromptSession[str] = _session(history_path, pt_input, pt_output)
+
+    async def read(self) -> str | None:
+        """The next message (several lines when pasted); None when the person leaves (Ctrl-D)."""
+        while True:
+            try:
+                return await self.session.prompt_async(PROMPT)
+            except KeyboardInterrupt:  # Ctrl-C at the prompt: the line is dropped, the chat goes on
+                continue
+            except EOFError:
+                return None
+
+    def show(self, text: str) -> None:
+        """A reply, rendered as Markdown (its line breaks kept), then a blank line."""
+        from rich.markdown import Markdown
+
+        self.console.print(Markdown(keep_line_breaks(text)))
+        self.console.print()
+
+    def say(self, text: str) -> None:
+        """A line of the terminal's own (notices, "cancelled"), dimmed so it is not mistaken for a reply."""
+        self.console.print(text, style="dim", markup=False, highlight=False)
+
+    @contextlib.contextmanager
+    def thinking(self) -> Iterator[None]:
+        """A spinner while the model works; gone before the reply is printed."""
+        with self.console.status(THINKING, spinner="dots"):
+            yield
+
+
+def keep_line_breaks(text: str) -> str:
+    """``text`` with each line break outside code blocks made a hard break (two trailing spaces).
+
+    Chat replies (and the commands' lists) mean their single line breaks, which Markdown would join
+    into one paragraph.
+    """
+    lines = text.split("\n")
+    fence = ""
+    for i, line in enumerate(lines[:-1]):
+        marker = line.lstrip()[:3]
+        if marker in ("```", "~~~"):
+            fence = "" if fence and marker == fence else (fence or marker)
+            continue
+        if not fence and line.strip() and lines[i + 1].strip():
+            lines[i] = line.rstrip() + "  "
+    return "\n".join(lines)
+
+
+def _console(stdout: TextIO) -> Console:
+    from rich.console import Console
+
+    return Console(file=stdout, highlight=False, soft_wrap=False)
+
+
+def _session(history_path: Path | None, pt_input: Any, pt_output: Any) -> PromptSession[str]:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: Any) -> None:
+        """Esc then Enter (Alt-Enter in most terminals): a new line inside the message."""
+        event.current_buffer.insert_text("\n")
+
+    history = FileHistory(str(history_path)) if history_path is not None else InMemoryHistory()
+    return PromptSession(
+        history=history,
+        key_bindings=bindings,
+        prompt_continuation=lambda width, _line, _soft: CONTINUATION.rjust(width),
+        enable_history_search=False,
+        input=pt_input,
+        output=pt_output,
+    )
