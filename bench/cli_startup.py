@@ -12,7 +12,13 @@ directory and no ``TIERCLAW_*`` variable:
 * ``startup_feishu_s``: ``tierclaw gateway`` with Feishu (callback mode) configured against the local
   Feishu server, from launch until it logs that it started.
 
+Also ``lark_import_s``: ``python -c "import lark_oapi"`` alone, the floor under ``startup_feishu_s`` (the
+SDK imports its whole generated API, ~10,700 modules, whichever part is used).
+
 No data set is needed. Every run is a cold process, so the numbers include Python's own start (~0.05 s).
+tierclaw's own modules are byte-compiled first (``compileall``, into the ignored ``__pycache__``), as a
+``pip install`` does, so that an environment with ``PYTHONDONTWRITEBYTECODE`` does not time the compiler
+(``bytecode_compiled`` in the JSON says it was done).
 """
 
 from __future__ import annotations
@@ -52,10 +58,13 @@ def _free_port() -> int:
 
 def timed_run(argv: list[str], env: dict[str, str]) -> float:
     """Seconds for ``python -m gateway.cli ARGV`` to run to completion (exit 0 required)."""
+    return timed_python(["-m", "gateway.cli", *argv], env)
+
+
+def timed_python(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds for ``python ARGV`` to run to completion (exit 0 required)."""
     started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *argv], env=env, cwd=REPO, check=True, capture_output=True
-    )
+    subprocess.run([sys.executable, *argv], env=env, cwd=REPO, check=True, capture_output=True)
     return time.perf_counter() - started
 
 
@@ -88,10 +97,21 @@ def time_to_started(argv: list[str], env: dict[str, str]) -> float:
             proc.communicate()
 
 
+PACKAGES = ("gateway", "channels", "memory", "localservers")
+
+
+def compile_sources() -> bool:
+    """Byte-compile tierclaw's packages as an install would; True when every file compiled."""
+    import compileall
+
+    return all(compileall.compile_dir(REPO / name, quiet=1) for name in PACKAGES)
+
+
 def measure(runs: int) -> dict[str, Any]:
     """The medians of ``runs`` cold runs of each command."""
     from localservers.feishu_api import FeishuStub
 
+    compiled = compile_sources()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         env = _env(home)
@@ -131,7 +151,11 @@ def measure(runs: int) -> dict[str, Any]:
             result["startup_feishu_s"] = statistics.median(
                 time_to_started(["gateway"], feishu_env) for _ in range(runs)
             )
+    result["lark_import_s"] = statistics.median(
+        timed_python(["-c", "import lark_oapi"], env) for _ in range(runs)
+    )
     result["runs"] = runs
+    result["bytecode_compiled"] = compiled
     return result
 
 
@@ -151,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             ("tierclaw memory stats", "memory_stats_s"),
             ("tierclaw chat: started", "startup_s"),
             ("tierclaw gateway (Feishu): started", "startup_feishu_s"),
+            ("python -c 'import lark_oapi' (floor)", "lark_import_s"),
         )
     ]
     print(table(["command", f"median of {args.runs} (s)"], rows))

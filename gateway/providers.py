@@ -8,15 +8,16 @@ model uses ``memory.provider`` when given, else the main provider, sharing its c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING
 
 from gateway.agent import ChatModel, OpenAIChatModel
 from gateway.config import Config, ProviderConfig, has_api_key
 from gateway.offline_chat import OfflineChatModel
 from memory.model.offline_model import OfflineMemoryModel
-from memory.model.openai_model import OpenAIMemoryModel
 from memory.model.protocol import MemoryModel
+
+if TYPE_CHECKING:  # openai (about a second to import) loads only when a provider has a key
+    from openai import AsyncOpenAI
 
 NO_KEY_NOTICE = (
     "No API key configured, so tierclaw answers with its offline model (it repeats what it remembers).\n"
@@ -45,6 +46,8 @@ class Models:
 
 def make_client(provider: ProviderConfig) -> AsyncOpenAI:
     """An AsyncOpenAI client for one provider, with the configured timeout and retries."""
+    from openai import AsyncOpenAI
+
     return AsyncOpenAI(
         api_key=provider.api_key.get_secret_value(),
         base_url=provider.base_url,
@@ -80,6 +83,8 @@ def build_models(config: Config) -> Models:
 
     memory_provider = config.memory_provider()
     if _usable(memory_provider):
+        from memory.model.openai_model import OpenAIMemoryModel
+
         memory: MemoryModel = OpenAIMemoryModel(
             client_for(memory_provider), config.memory_model(), max_tokens=config.memory_max_tokens()
         )

@@ -13,9 +13,10 @@ def test_one_run_prints_the_contract_keys(capsys: pytest.CaptureFixture[str]) ->
     assert main(["--runs", "1", "--json"]) == 0
     out = capsys.readouterr().out
     result = json.loads(out.strip().splitlines()[-1])
-    for key in ("help_s", "memory_stats_s", "startup_s", "startup_feishu_s"):
+    for key in ("help_s", "memory_stats_s", "startup_s", "startup_feishu_s", "lark_import_s"):
         assert isinstance(result[key], float) and result[key] > 0, key
     assert result["help_s"] < result["startup_feishu_s"]  # --help loads neither memory nor Feishu
+    assert result["bytecode_compiled"] is True and result["runs"] == 1
     assert "tierclaw memory stats" in out
 
 

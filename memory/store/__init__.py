@@ -44,9 +44,11 @@ class SQLiteStore:
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True, warm_text: bool = True) -> SQLiteStore:
-        """Open (and create or upgrade) the file; jieba's dictionary loads beside it, off the event loop
-        (unless ``warm_text`` is false: then on first use)."""
-        db = await SQLiteDatabase.open(path, create=create, also=(tokenizer.warm_up,) if warm_text else ())
+        """Open (and create or upgrade) the file; jieba's dictionary starts loading in the background,
+        without being waited for (unless ``warm_text`` is false: then on first use)."""
+        if warm_text:
+            tokenizer.warm_up_in_background()
+        db = await SQLiteDatabase.open(path, create=create)
         store = cls(db)
         try:
             await store.search.load()

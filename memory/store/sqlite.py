@@ -67,12 +67,8 @@ class SQLiteDatabase:
         self._write_lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, path: str, *, create: bool = True, also: Iterable = ()) -> SQLiteDatabase:
-        """Open (and create or upgrade) the file at ``path``.
-
-        ``also``: blocking callables run in threads beside the file preparation (the tokenizer's
-        dictionary load), so a cold start pays for the slower of the two, not their sum.
-        """
+    async def open(cls, path: str, *, create: bool = True) -> SQLiteDatabase:
+        """Open (and create or upgrade) the file at ``path``."""
         if path == ":memory:" or path.startswith("file:"):
             raise MemoryDatabaseError("the memory database must be a file path (':memory:' is not supported)")
         target = Path(path)
@@ -96,9 +92,7 @@ class SQLiteDatabase:
                 f"cannot use the memory database {path}: {where}: {exc.strerror or exc} "
                 "(set memory.dbPath to a file in a directory you can write, or fix its permissions)"
             ) from None
-        await asyncio.gather(
-            asyncio.to_thread(_prepare_file, path), *(asyncio.to_thread(job) for job in also)
-        )
+        await asyncio.to_thread(_prepare_file, path)
         conn = await aiosqlite.connect(path, isolation_level=None)
         try:
             await conn.execute("PRAGMA busy_timeout = 5000")

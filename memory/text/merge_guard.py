@@ -21,8 +21,6 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-import jieba
-
 from memory.text.dedup import NEGATIONS
 from memory.text.tokenizer import STOP_WORDS, warm_up
 
@@ -204,8 +202,7 @@ def anchors(text: str) -> Anchors:
             if (not sentence_start or low not in STOP_WORDS) and low not in names:
                 names.append(low)
     if _HAN.search(text):
-        warm_up()
-        negations += sum(1 for t in jieba.lcut(text) if _is_zh_negation(t))
+        negations += sum(1 for t in warm_up().lcut(text) if _is_zh_negation(t))
     return Anchors(
         numbers=frozenset(numbers),
         times=frozenset(times),
