@@ -31,7 +31,13 @@ def _probe(tmp_path: Path, *argv: str, config: dict | None = None) -> dict:
         path.write_text(json.dumps(config), encoding="utf-8")
         env["TIERCLAW_CONFIG"] = str(path)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
+        [sys.executable, "-c", PROBE, *argv],
+        stdin=subprocess.DEVNULL,  # `chat` reads it: at once the end of input, never a terminal
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
     )
     return json.loads(done.stderr.strip().splitlines()[-1])
 
@@ -52,3 +58,14 @@ def test_memory_stats_imports_no_model_or_platform_library(tmp_path: Path) -> No
     assert _probe(tmp_path, "memory", "add", "I live in Lyon", "--db", str(tmp_path / "m.db"))["code"] == 0
     result = _probe(tmp_path, "memory", "stats", "--db", str(tmp_path / "m.db"), config=FEISHU_CONFIGURED)
     assert result == {"code": 0, "loaded": []}
+
+
+def test_chat_on_the_offline_model_imports_no_model_client(tmp_path: Path) -> None:
+    """Without a key nothing calls a provider, so the terminal chat starts without openai (nor jieba
+    before its background load: not asserted, it may have finished)."""
+    config = {"memory": {"dbPath": str(tmp_path / "m.db"), "embedding": {"provider": "none"}}}
+    result = _probe(tmp_path, "chat", config=config)
+    assert result["code"] == 0
+    assert "openai" not in result["loaded"] and "lark_oapi" not in result["loaded"]
+    keyed = _probe(tmp_path, "chat", config={**config, "provider": {"apiKey": "sk-test-0000"}})
+    assert keyed["code"] == 0 and "openai" in keyed["loaded"]  # the probe sees it when a key is set
