@@ -8,10 +8,11 @@ the labelled local stand-in used without an API key.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.records import Retrieved
 
@@ -34,6 +35,18 @@ class ModelError(RuntimeError):
         self.kind = kind
 
 
+class ToolBox(Protocol):
+    """Tools the main model may call while making one reply (``gateway/memory_tools.py``).
+
+    ``call`` never raises for a bad call: it returns the error as the tool's result.
+    """
+
+    max_rounds: int
+
+    def schemas(self) -> list[dict[str, Any]]: ...
+    async def call(self, name: str, arguments: str) -> str: ...
+
+
 @dataclass(slots=True)
 class ChatRequest:
     """Everything the main model sees for one reply."""
@@ -43,6 +56,7 @@ class ChatRequest:
     user_text: str = ""
     memories: list[Retrieved] = field(default_factory=list)
     memory_block: str = ""  # the delimited data block sent with the user message ("" when none)
+    tools: ToolBox | None = None  # None: injection only (no tool support, or agent.tools = false)
 
     def messages(self) -> list[dict[str, str]]:
         """Chat-completions messages: system, history, then the user turn with its memory block."""
@@ -116,18 +130,37 @@ class OpenAIChatModel:
             detail = f"{what} ({reason})" if what else reason
             return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {detail}", kind)
 
-        messages = request.messages()
-        try:
-            response = await self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
+        messages: list[dict[str, Any]] = list(request.messages())
+        tools = request.tools
+        rounds = 0
+        while True:
+            extra: dict[str, Any] = {}
+            if tools is not None:
+                extra["tools"] = tools.schemas()
+                if rounds >= tools.max_rounds:  # the last word: no more calls
+                    extra["tool_choice"] = "none"
+            try:
+                response = await self._client.chat.completions.create(
+                    model=self.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    **extra,
+                )
+            except openai.OpenAIError as exc:
+                raise fail(describe_openai_error(exc), error_kind(exc)) from None
+            except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
+                raise fail("response body is not JSON") from None
+            calls = tool_calls_of(response)
+            if not calls or tools is None or rounds >= tools.max_rounds:
+                break
+            rounds += 1
+            messages.append(_assistant_calls(response, calls))
+            results = await asyncio.gather(*(tools.call(name, arguments) for _, name, arguments in calls))
+            messages.extend(
+                {"role": "tool", "tool_call_id": call_id, "content": result}
+                for (call_id, _, _), result in zip(calls, results, strict=True)
             )
-        except openai.OpenAIError as exc:
-            raise fail(describe_openai_error(exc), error_kind(exc)) from None
-        except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
-            raise fail("response body is not JSON") from None
         content, finish = completion_text(response)
         text = (content or "").strip()
         if not text:
@@ -136,10 +169,41 @@ class OpenAIChatModel:
                 reason += f" (finish_reason={finish})"
             raise fail(reason)
         log.info(
-            "[gateway] model %s reply ok: %d messages in, %d chars out, %.2fs",
+            "[gateway] model %s reply ok: %d messages in, %d tool rounds, %d chars out, %.2fs",
             self.label,
             len(messages),
+            rounds,
             len(text),
             time.monotonic() - started,
         )
         return text
+
+
+def tool_calls_of(response: Any) -> list[tuple[str, str, str]]:
+    """``(id, name, arguments)`` of each function call the first choice asks for (none when malformed)."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return []
+    calls = getattr(getattr(choices[0], "message", None), "tool_calls", None) or []
+    out = []
+    for call in calls:
+        function = getattr(call, "function", None)
+        name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
+        if isinstance(name, str):
+            out.append((str(getattr(call, "id", "")), name, arguments if isinstance(arguments, str) else ""))
+    return out
+
+
+def _assistant_calls(response: Any, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """The assistant turn that asked for ``calls``, as it goes back to the model before their results."""
+    from memory.model.openai_model import completion_text
+
+    content, _ = completion_text(response)
+    return {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            for call_id, name, arguments in calls
+        ],
+    }

@@ -23,6 +23,7 @@ from gateway.config import Config
 from gateway.identity import Identities
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
+from gateway.memory_tools import ToolSettings
 from gateway.providers import Models, build_models
 from gateway.scheduler import JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
@@ -157,6 +158,11 @@ class Runtime:
                     flush_wait=config.memory.extraction.exit_flush,
                     floor=relevance_floor(config),
                     notice=models.notice,
+                    tools=ToolSettings(
+                        enabled=config.agent.tools,
+                        max_rounds=config.agent.max_tool_rounds,
+                        budget_chars=config.agent.tool_result_chars,
+                    ),
                 ),
                 identities=Identities(config.users),
                 extraction=extraction,

@@ -18,6 +18,7 @@ from channels.base import InboundMessage
 from gateway.agent import ChatModel, ChatRequest
 from gateway.commands import CommandContext, is_command, run_command
 from gateway.identity import Identities
+from gateway.memory_tools import MemoryTools, ToolSettings
 from gateway.offline_chat import OFFLINE_HINT
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
 from memory.engine import MemoryEngine
@@ -53,6 +54,7 @@ class AssistantSettings:
     flush_wait: float = 15.0  # /memory waits this long for the chat's pending turns to become memories
     floor: RelevanceFloor = NO_FLOOR  # what a retrieved memory needs to be injected (memory.relevanceFloor)
     notice: str | None = None  # how to configure a real model, when the offline stand-in answers
+    tools: ToolSettings = field(default_factory=lambda: ToolSettings(enabled=False))  # agent.tools
 
 
 # Channels that show the offline notice themselves when a chat starts (gateway/cli/run.py prints it for
@@ -143,6 +145,7 @@ class Assistant:
             user_text=text,
             memories=memories,
             memory_block=memory_block(memories),
+            tools=self._tools(owner, text),
         )
         self.memory_timing.samples_ms.append((time.perf_counter() - started) * 1000.0)
 
@@ -168,6 +171,15 @@ class Assistant:
                 content=reply,
             )
         return reply
+
+    def _tools(self, owner: str, text: str) -> MemoryTools | None:
+        """The memory tools for this message (bound to its owner), when they are on and memory is SQLite;
+        a model without tool support (the offline stand-in) never sees them."""
+        if not self.settings.tools.enabled or self.extraction is None:
+            return None
+        if getattr(self.chat_model, "stand_in", False):
+            return None
+        return MemoryTools(self.engine, owner, text, self.settings.tools)
 
     def _with_hint(self, msg: InboundMessage, reply: str) -> str:
         """The offline stand-in's reply, with how to get real answers the first time in a chat."""

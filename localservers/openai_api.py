@@ -83,6 +83,10 @@ class StubReply:
     here replaces application/json). Note the SDK treats ``retry-after: 0`` as "no hint" and waits its
     default ~0.5 s backoff; ``{"retry-after-ms": "1"}`` retries almost at once.
 
+    ``tool_calls``: the assistant asks for function calls instead of (or beside) ``content``, each
+    ``(name, arguments)`` with ``arguments`` sent verbatim (a JSON string, or anything else to test bad
+    calls); ids are ``call_1``, ``call_2``… and the finish reason is ``tool_calls``.
+
     For embeddings requests ``content`` only serves as an error message; ``vectors`` (row i answers as
     ``index`` i) replaces the derived vectors, sent as given (any length, count or norm: for testing
     validation) in the request's ``encoding_format``.
@@ -94,6 +98,7 @@ class StubReply:
     raw_body: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     vectors: list[list[float]] | None = None
+    tool_calls: list[tuple[str, str]] | None = None
 
 
 Responder = Callable[[dict], "StubReply | str | None"]
@@ -128,8 +133,16 @@ def default_reply(body: dict) -> StubReply:
     return StubReply(content=DEFAULT_CHAT_PREFIX + (lines[-1].strip() if lines else ""))
 
 
-def completion_body(content: str | None, model: str = "stub-model") -> dict:
-    """The minimal ``chat.completion`` object the openai SDK accepts."""
+def completion_body(
+    content: str | None, model: str = "stub-model", tool_calls: list[tuple[str, str]] | None = None
+) -> dict:
+    """The minimal ``chat.completion`` object the openai SDK accepts (with ``tool_calls`` when given)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": arguments}}
+            for n, (name, arguments) in enumerate(tool_calls, start=1)
+        ]
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
@@ -138,8 +151,8 @@ def completion_body(content: str | None, model: str = "stub-model") -> dict:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
                 "logprobs": None,
             }
         ],
@@ -272,7 +285,7 @@ class _Handler(JSONHandler):
             fmt = "base64" if body.get("encoding_format") == "base64" else "float"
             self.send_json(200, embeddings_body(reply.vectors or [], model, fmt), reply.headers)
         else:
-            self.send_json(200, completion_body(reply.content, model), reply.headers)
+            self.send_json(200, completion_body(reply.content, model, reply.tool_calls), reply.headers)
 
 
 class OpenAIStub:

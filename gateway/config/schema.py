@@ -77,6 +77,11 @@ class AgentConfig(_Model):
     # The longest a person waits without a word: a reply not ready by then becomes a short apology (and
     # frees its chat slot); a chat waiting that long for a slot is told so. Covers the model's retries.
     reply_deadline: Duration = 120.0
+    # Memory tools (gateway/memory_tools.py): the model may search, read, save and forget memories itself,
+    # in at most max_tool_rounds rounds of calls per reply, whose results share tool_result_chars.
+    tools: bool = True
+    max_tool_rounds: int = Field(4, ge=1, le=20)
+    tool_result_chars: int = Field(8000, ge=500, le=200_000)
 
 
 class ExtractionConfig(_Model):
