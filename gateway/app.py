@@ -73,6 +73,7 @@ def memory_services(
         tz=tz,
         times=job_times(config),
         embedding_cache_days=config.memory.embedding.cache_days,
+        turn_retention_days=config.memory.turn_retention_days,
     )
     return extraction, jobs
 

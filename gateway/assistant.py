@@ -127,15 +127,7 @@ class Assistant:
             return await run_command(self._commands, owner, msg.chat_key, text, in_group=msg.is_group)
 
         started = time.perf_counter()
-        if self.extraction is not None:
-            await self.extraction.record(
-                owner,
-                channel=msg.channel,
-                chat_id=msg.chat_id,
-                sender_id=msg.sender_id,
-                role="user",
-                content=text,
-            )
+        await self._keep(msg, owner, "user", text)
         history = await self.sessions.history(msg.chat_key, self.settings.history_messages)
         await self.sessions.append(msg.chat_key, "user", text)
         memories = await self._recall(owner, text)
@@ -161,16 +153,28 @@ class Assistant:
         if getattr(self.chat_model, "stand_in", False):
             return self._with_hint(msg, reply)  # the offline stand-in: shown, never history or memory
         await self.sessions.append(msg.chat_key, "assistant", reply)
-        if self.extraction is not None:
-            await self.extraction.record(
-                owner,
-                channel=msg.channel,
-                chat_id=msg.chat_id,
-                sender_id="",
-                role="assistant",
-                content=reply,
-            )
+        await self._keep(msg, owner, "assistant", reply)
         return reply
+
+    async def _keep(self, msg: InboundMessage, owner: str, role: str, content: str) -> None:
+        """A turn of the conversation: buffered for extraction, and kept in the searchable conversation
+        tier (a failing write there never costs the reply)."""
+        if self.extraction is None:
+            return
+        await self.extraction.record(
+            owner,
+            channel=msg.channel,
+            chat_id=msg.chat_id,
+            sender_id=msg.sender_id if role == "user" else "",
+            role=role,
+            content=content,
+        )
+        try:
+            await self.engine.conversation.record(
+                owner, channel=msg.channel, chat_id=msg.chat_id, role=role, content=content
+            )
+        except Exception as exc:
+            log.error("[memory] keeping a turn failed for owner=%s: %s", owner, exc)
 
     def _tools(self, owner: str, text: str) -> MemoryTools | None:
         """The memory tools for this message (bound to its owner), when they are on and memory is SQLite;
@@ -194,15 +198,7 @@ class Assistant:
         if caption:
             reply += CAPTION_NOTED
             await self.sessions.append(msg.chat_key, "user", caption)
-            if self.extraction is not None:
-                await self.extraction.record(
-                    owner,
-                    channel=msg.channel,
-                    chat_id=msg.chat_id,
-                    sender_id=msg.sender_id,
-                    role="user",
-                    content=caption,
-                )
+            await self._keep(msg, owner, "user", caption)
         return reply
 
     async def _recall(self, owner: str, text: str) -> list[Retrieved]:

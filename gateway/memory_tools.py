@@ -1,9 +1,10 @@
 """Memory tools for the main model: the second level of memory, after what the gate injects.
 
-Injection (``assistant.py``) gives the model a few memories it did not ask for; when those are not the right
-ones, these tools let it look further itself — a short index first (``memory_search``), the full text on
-request (``memory_get``) — and keep (``memory_save``) or drop (``memory_forget``) what the person asks it
-to. The definitions are OpenAI function-calling schemas; ``call`` runs one call.
+Injection (``assistant.py``) gives the model a few memories it did not ask for; when those are not the
+right ones, these tools let it look further itself — a short index first (``memory_search``), the full
+text on request (``memory_get``), what was said word for word (``conversation_search``) — and keep
+(``memory_save``) or drop (``memory_forget``) what the person asks it to. The definitions are OpenAI
+function-calling schemas; ``call`` runs one call.
 
 The owner is never a parameter: a ``MemoryTools`` is made for one message, bound to its sender's owner,
 so no call can reach another person's rows. Nothing a call carries raises: an unknown tool, arguments that
@@ -19,6 +20,7 @@ import logging
 import re
 import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from memory.engine import MemoryEngine
@@ -28,6 +30,7 @@ from memory.retrieval.decay import CATEGORIES
 log = logging.getLogger("tierclaw.memory")
 
 SNIPPET_CHARS = 160
+TURN_CHARS = 400  # a conversation turn in conversation_search results
 MAX_SEARCH_LIMIT = 20
 MAX_GET_IDS = 10
 TOOL_IMPORTANCE = 0.7
@@ -86,6 +89,25 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
                     "project": {"type": "string"},
                 },
                 "required": ["content"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "conversation_search",
+            "description": "Search what was actually said in earlier conversations with this person (every "
+            "session and channel), for details no memory holds. Returns matching turns with their date "
+            "and the turns around them.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "since": _DATE,
+                    "until": _DATE,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT},
+                },
+                "required": ["query"],
             },
         },
     },
@@ -277,6 +299,33 @@ class MemoryTools:
             return {"result": "superseded", "id": result.id, "replaced": result.replaced_id}
         return {"result": "inserted", "id": result.id}
 
+    async def conversation_search(self, args: dict[str, Any]) -> dict[str, Any]:
+        query = _text(args, "query", required=True)
+        limit = _integer(args, "limit", default=5, low=1, high=MAX_SEARCH_LIMIT)
+        since, until = _date(args, "since"), _date(args, "until")
+        hits = await self.engine.conversation.search(
+            self.owner,
+            query,
+            since=datetime.fromisoformat(since) if since else None,
+            until=datetime.fromisoformat(until) + timedelta(days=1) if until else None,
+            limit=limit,
+        )
+        return {
+            "results": [
+                {
+                    "id": hit.turn.id,
+                    "at": hit.turn.created_at[:16],
+                    "channel": hit.turn.channel,
+                    "score": round(hit.score, 3),
+                    "turns": [
+                        {"role": t.role, "text": _snippet(t.content, TURN_CHARS), "match": t is hit.turn}
+                        for t in hit.context
+                    ],
+                }
+                for hit in hits
+            ]
+        }
+
     async def memory_forget(self, args: dict[str, Any]) -> dict[str, Any]:
         memory_id = args.get("id")
         if not _is_int(memory_id):
@@ -294,6 +343,7 @@ _HANDLERS = {
     "memory_search": MemoryTools.memory_search,
     "memory_get": MemoryTools.memory_get,
     "memory_save": MemoryTools.memory_save,
+    "conversation_search": MemoryTools.conversation_search,
     "memory_forget": MemoryTools.memory_forget,
 }
 
@@ -338,6 +388,6 @@ def _date(args: dict[str, Any], key: str) -> str:
     return value
 
 
-def _snippet(content: str) -> str:
+def _snippet(content: str, limit: int = SNIPPET_CHARS) -> str:
     line = " ".join(content.split())
-    return line if len(line) <= SNIPPET_CHARS else line[: SNIPPET_CHARS - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -59,9 +59,11 @@ class MemoryJobs:
         tz: tzinfo,
         times: JobTimes | None = None,
         embedding_cache_days: int = 90,
+        turn_retention_days: int | None = None,
     ) -> None:
         self.engine = engine
         self.embedding_cache_days = embedding_cache_days
+        self.turn_retention_days = turn_retention_days
         self.extraction = extraction
         self.model = model
         self.tz = tz
@@ -91,7 +93,12 @@ class MemoryJobs:
         await self.extraction.sweep()
         yesterday = (now or datetime.now(self.tz)).astimezone(self.tz).date() - timedelta(days=1)
         report = await daily_compress(self.engine, self.model, yesterday)
-        return f"{report.events_compressed} events -> {report.facts_written} facts" + _failures(report)
+        pruned = ""
+        if self.turn_retention_days is not None:  # memory.turnRetentionDays: older turns are deleted
+            count = await self.engine.conversation.prune(self.turn_retention_days, now)
+            pruned = f", {count} old conversation turns deleted"
+        done = f"{report.events_compressed} events -> {report.facts_written} facts{pruned}"
+        return done + _failures(report)
 
     async def weekly(self, now: datetime | None = None) -> str:
         """Merge large partitions, refresh the Tier 1 profile, archive decayed temp/debug memories."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.clock import days_between, to_db, utcnow
+from memory.conversation import ConversationLog
 from memory.engine_jobs import BackgroundJobMethods, day_text
 from memory.records import Event, Fact, Memory, Retrieved, WriteResult
 from memory.retrieval.decay import relevance_score
@@ -55,6 +56,7 @@ class MemoryEngine(BackgroundJobMethods):
         self._vectors = OwnerVectorCache(store)
         self._retriever = Retriever(store, self._embedding, self._vectors)
         self._writer = MemoryWriter(store, self._embedding, self._vectors, self._retriever.forget_owner)
+        self.conversation = ConversationLog(store)  # every turn, kept and searchable
 
     @classmethod
     async def open(cls, path: str | Path, *, create: bool = True, warm_text: bool = True) -> MemoryEngine:
@@ -216,6 +218,7 @@ class MemoryEngine(BackgroundJobMethods):
         counts = await self.store.memories.counts(owner)
         counts["tier3_events"] = await self.store.events.count(owner)
         counts["buffered_turns"] = await self.store.buffer.count(owner)
+        counts["conversation_turns"] = await self.store.turns.count(owner)
         counts["owners"] = len(await self.store.events.owners(owner))
         return counts
 

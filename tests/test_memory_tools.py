@@ -74,6 +74,7 @@ async def test_one_round_the_result_reaches_the_final_reply(memories: MemoryEngi
             "memory_search",
             "memory_get",
             "memory_save",
+            "conversation_search",
             "memory_forget",
         ]
         assistant = second["messages"][-2]
@@ -203,7 +204,9 @@ async def test_one_log_line_per_call_without_content(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    name=st.sampled_from(["memory_search", "memory_get", "memory_save", "memory_forget"]),
+    name=st.sampled_from(
+        ["memory_search", "memory_get", "memory_save", "memory_forget", "conversation_search"]
+    ),
     ids=st.lists(st.integers(min_value=-5, max_value=2**64), max_size=6),
     query=st.text(max_size=40),
 )

@@ -96,3 +96,28 @@ async def test_daily_job_sweeps_the_buffer_first(engine: MemoryEngine) -> None:
         await extraction.close()
     assert (await engine.stats())["buffered_turns"] == 0
     assert await engine.list("alice")  # the offline model kept the first-person facts
+
+
+async def test_the_daily_job_deletes_turns_past_their_retention(engine: MemoryEngine) -> None:
+    model = OfflineMemoryModel()
+    extraction = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
+    now = datetime(2026, 11, 25, 3, 0, tzinfo=UTC)
+    for age in (40, 20, 1):
+        await engine.conversation.record(
+            "alice",
+            channel="console",
+            chat_id="local",
+            role="user",
+            content=f"{age} days ago",
+            now=now - timedelta(days=age),
+        )
+    keep_all = MemoryJobs(engine, extraction, model, tz=SHANGHAI)
+    thirty = MemoryJobs(engine, extraction, model, tz=SHANGHAI, turn_retention_days=30)
+    try:
+        assert "deleted" not in await keep_all.daily(now)
+        assert await engine.conversation.count("alice") == 3
+        assert ", 1 old conversation turns deleted" in await thirty.daily(now)
+    finally:
+        await extraction.close()
+    assert [h.turn.content for h in await engine.conversation.search("alice", "days ago", limit=5)] != []
+    assert await engine.conversation.count("alice") == 2

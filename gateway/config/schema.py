@@ -188,6 +188,9 @@ class MemoryConfig(_Model):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     compression: CompressionConfig = Field(default_factory=CompressionConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    # Every conversation turn is kept and searchable (memory/conversation.py); a number of days deletes
+    # older turns at the daily job. None keeps them all.
+    turn_retention_days: int | None = Field(None, ge=1, le=36_500)
 
 
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})

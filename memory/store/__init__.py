@@ -21,10 +21,11 @@ from memory.store.queues import BufferRows
 from memory.store.search import Candidate, TermIndex
 from memory.store.sqlite import MemoryDatabaseError, SQLiteDatabase
 from memory.store.state import JobRows, SessionRows
+from memory.store.turns import TurnRow, TurnRows
 from memory.store.vectors import VectorRows
 from memory.text import tokenizer
 
-__all__ = ["Candidate", "MemoryDatabaseError", "MemoryStore", "NewRow", "SQLiteStore"]
+__all__ = ["Candidate", "MemoryDatabaseError", "MemoryStore", "NewRow", "SQLiteStore", "TurnRow"]
 
 
 class SQLiteStore:
@@ -41,6 +42,7 @@ class SQLiteStore:
         self.sessions = SessionRows(db)
         self.jobs = JobRows(db)
         self.inbox = InboxRows(db)
+        self.turns = TurnRows(db)
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True, warm_text: bool = True) -> SQLiteStore:

@@ -123,13 +123,14 @@ class EventRows:
         return [r[0] for r in rows]
 
     async def last_activity(self) -> dict[str, str]:
-        """Every owner with memories, events or buffered messages -> the stored time of their latest one
-        (a memory written, changed or recalled; an event; a message waiting for extraction)."""
+        """Every owner with memories, events, buffered messages or kept turns -> the stored time of their
+        latest one (a memory written, changed or recalled; an event; a message)."""
         rows = await self._db.read(
             "SELECT owner, MAX(at) FROM ("
             " SELECT owner, MAX(MAX(updated_at, last_accessed)) AS at FROM memories GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM daily_events GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM extraction_buffer GROUP BY owner"
+            " UNION ALL SELECT owner, MAX(created_at) FROM conversation_turns GROUP BY owner"
             ") GROUP BY owner ORDER BY owner"
         )
         return {str(owner): str(at or "") for owner, at in rows}

@@ -17,6 +17,7 @@ from memory.records import Event, Fact, Memory
 if TYPE_CHECKING:
     from memory.store.memories import NewRow
     from memory.store.search import Candidate
+    from memory.store.turns import TurnRow
 
 
 class MemoryRowsAPI(Protocol):
@@ -209,6 +210,21 @@ class InboxRowsAPI(Protocol):
     async def unsent(self, since: str) -> int: ...
 
 
+class TurnRowsAPI(Protocol):
+    """The kept conversation turns (``memory/store/turns.py``)."""
+
+    async def add(
+        self, owner: str, *, channel: str, chat_id: str, role: str, content: str, search_text: str, at: str
+    ) -> int: ...
+    async def matches(
+        self, owner: str, terms: Sequence[str], *, since: str | None, until: str | None, limit: int
+    ) -> list[tuple[TurnRow, float]]: ...
+    async def neighbours(self, owner: str, turn: TurnRow, before: int, after: int) -> list[TurnRow]: ...
+    async def by_ids(self, owner: str, ids: Sequence[int]) -> list[TurnRow]: ...
+    async def count(self, owner: str | None) -> int: ...
+    async def prune(self, before: str) -> int: ...
+
+
 class MemoryStore(Protocol):
     """One memory database: its parts, one unit-of-work helper, and change detection across processes."""
 
@@ -221,6 +237,7 @@ class MemoryStore(Protocol):
     sessions: SessionRowsAPI
     jobs: JobRowsAPI
     inbox: InboxRowsAPI
+    turns: TurnRowsAPI
 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes of any part made inside it by the same task commit together or not at all."""

@@ -15,6 +15,7 @@ Version 4 adds embeddings: each memory's vector (``embedding``, little-endian fl
 that made it (``embedding_model``: a vector is only compared with vectors of the same key), and
 ``embedding_cache``: vectors keyed by SHA-256 of the exact text + model key, with the dimension stored
 and checked, and when each was last used (for eviction).
+Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every turn kept and searchable.
 """
 
 from __future__ import annotations
@@ -182,7 +183,34 @@ CREATE UNIQUE INDEX idx_inbox_delivery ON inbox(channel, delivery_key) WHERE del
 CREATE INDEX idx_inbox_pending ON inbox(answered_at, id);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
+# The raw conversation as a searchable tier (docs/architecture.md, "Storage"): every turn, kept for
+# conversation_search when a fact was never extracted; indexed like memories (jieba-segmented
+# search_text). Existing files start empty: what earlier versions did not keep cannot be restored.
+_V6 = """
+CREATE TABLE conversation_turns (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner       TEXT    NOT NULL,
+    channel     TEXT    NOT NULL,
+    chat_id     TEXT    NOT NULL,
+    role        TEXT    NOT NULL CHECK (role IN ('user', 'assistant')),
+    content     TEXT    NOT NULL,
+    search_text TEXT    NOT NULL DEFAULT '',
+    created_at  TEXT    NOT NULL DEFAULT (datetime('now'))
+);
+CREATE INDEX idx_turns_owner ON conversation_turns(owner, created_at);
+CREATE INDEX idx_turns_chat ON conversation_turns(owner, channel, chat_id, id);
+CREATE VIRTUAL TABLE turns_fts USING fts5(
+    search_text, content='conversation_turns', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE TRIGGER turns_ai AFTER INSERT ON conversation_turns BEGIN
+    INSERT INTO turns_fts(rowid, search_text) VALUES (new.id, new.search_text);
+END;
+CREATE TRIGGER turns_ad AFTER DELETE ON conversation_turns BEGIN
+    INSERT INTO turns_fts(turns_fts, rowid, search_text) VALUES ('delete', old.id, old.search_text);
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -53,13 +53,17 @@ async def run_owners(engine: MemoryEngine, args: argparse.Namespace) -> int:
             o["archived"],
             o["tier3_events"],
             o["buffered_turns"],
+            o["conversation_turns"],
             o["last_activity"][:16] + " UTC" if o["last_activity"] else "",
         )
         for o in owners
     ]
-    headers = ("owner", "profile", "memories", "archived", "events", "buffered", "last activity")
+    headers = ("owner", "profile", "memories", "archived", "events", "buffered", "turns", "last activity")
     print(render_table(headers, rows))
     return 0
+
+
+STATS_KEYS = ("tier1", "tier2", "archived", "tier3_events", "buffered_turns", "conversation_turns", "owners")
 
 
 async def run_stats(engine: MemoryEngine, args: argparse.Namespace) -> int:
@@ -67,10 +71,10 @@ async def run_stats(engine: MemoryEngine, args: argparse.Namespace) -> int:
     if args.json:
         print_json({"database": str(engine.path), "owner": None if args.all_owners else args.owner, **counts})
         return 0
-    print(f"database        {engine.path}")
-    print(f"owner           {'(all owners)' if args.all_owners else args.owner}")
-    for key in ("tier1", "tier2", "archived", "tier3_events", "buffered_turns", "owners"):
-        print(f"{key:<15} {counts.get(key, 0)}")
+    print(f"database           {engine.path}")
+    print(f"owner              {'(all owners)' if args.all_owners else args.owner}")
+    for key in STATS_KEYS:
+        print(f"{key:<18} {counts.get(key, 0)}")
     return 0
 
 
@@ -101,6 +105,8 @@ async def run_list(engine: MemoryEngine, args: argparse.Namespace) -> int:
 
 
 async def run_search(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    if args.turns:
+        return await _search_turns(engine, args)
     hits = await engine.search(args.owner, args.query, k=args.k)
     if args.json:
         print_json([dataclasses.asdict(h) for h in hits])
@@ -110,6 +116,32 @@ async def run_search(engine: MemoryEngine, args: argparse.Namespace) -> int:
         return 0
     rows = [(h.id, h.tier, h.project, h.category, f"{h.score:.3f}", h.content) for h in hits]
     print(render_table(("id", "tier", "project", "category", "score", "content"), rows))
+    return 0
+
+
+async def _search_turns(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    hits = await engine.conversation.search(args.owner, args.query, limit=args.k)
+    if args.json:
+        print_json(
+            [
+                {
+                    "score": h.score,
+                    **dataclasses.asdict(h.turn),
+                    "context": [dataclasses.asdict(t) for t in h.context],
+                }
+                for h in hits
+            ]
+        )
+        return 0
+    if not hits:
+        print("no matches")
+        return 0
+    rows = [
+        (t.id if t is h.turn else "", t.created_at[:16], t.channel, t.role, t.content)
+        for h in hits
+        for t in h.context
+    ]
+    print(render_table(("match", "at", "channel", "role", "said"), rows))
     return 0
 
 

@@ -108,6 +108,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add("search", "ranked search over tiers 1 and 2", "curate.run_search", must_exist=True)
     p.add_argument("query")
     p.add_argument("--k", type=_positive_int, default=10, metavar="N", help="at most N hits (default 10)")
+    p.add_argument(
+        "--turns", action="store_true", help="search what was said (every kept conversation turn) instead"
+    )
     _json_option(p)
 
     p = add(

@@ -1,0 +1,102 @@
+"""The SQL of the raw conversation tier: ``conversation_turns`` and its full-text index.
+
+Every turn of a conversation is kept (``memory.turnRetentionDays`` may prune old ones), per owner, so
+that ``conversation_search`` finds what was said even when no fact was extracted from it. The caller
+passes the segmented ``search_text`` (``memory/text/tokenizer.py``) and the MATCH terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory.store.sqlite import SQLiteDatabase, marks
+from memory.text import tokenizer
+
+_COLUMNS = "id, owner, channel, chat_id, role, content, created_at"
+
+
+@dataclass(slots=True)
+class TurnRow:
+    """One stored turn."""
+
+    id: int
+    owner: str
+    channel: str
+    chat_id: str
+    role: str
+    content: str
+    created_at: str
+
+
+class TurnRows:
+    """Reads and writes of kept turns; every statement filters on the owner."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    async def add(
+        self, owner: str, *, channel: str, chat_id: str, role: str, content: str, search_text: str, at: str
+    ) -> int:
+        """Keep one turn; returns its id."""
+        cur = await self._db.write(
+            "INSERT INTO conversation_turns (owner, channel, chat_id, role, content, search_text, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (owner, channel, chat_id, role, content, search_text, at),
+        )
+        return int(cur.lastrowid)
+
+    async def matches(
+        self, owner: str, terms: Sequence[str], *, since: str | None, until: str | None, limit: int
+    ) -> list[tuple[TurnRow, float]]:
+        """The owner's turns matching any term (bm25, lower is better), within ``[since, until)``."""
+        where, params = ["t.owner = ?"], [owner]
+        if since:
+            where.append("t.created_at >= ?")
+            params.append(since)
+        if until:
+            where.append("t.created_at < ?")
+            params.append(until)
+        columns = ", ".join(f"t.{c.strip()}" for c in _COLUMNS.split(","))
+        rows = await self._db.read(
+            f"SELECT {columns}, bm25(turns_fts) FROM turns_fts "
+            "JOIN conversation_turns t ON t.id = turns_fts.rowid "
+            f"WHERE turns_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(turns_fts) LIMIT ?",
+            (tokenizer.match_expression(list(terms)), *params, limit),
+        )
+        return [(TurnRow(*r[:7]), float(r[7])) for r in rows]
+
+    async def neighbours(self, owner: str, turn: TurnRow, before: int, after: int) -> list[TurnRow]:
+        """The turns just before and after ``turn`` in the same chat, in order (``turn`` included)."""
+        chat = (owner, turn.channel, turn.chat_id)
+        earlier = await self._db.read(
+            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            "AND id < ? ORDER BY id DESC LIMIT ?",
+            (*chat, turn.id, before),
+        )
+        later = await self._db.read(
+            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            "AND id > ? ORDER BY id LIMIT ?",
+            (*chat, turn.id, after),
+        )
+        return [TurnRow(*r) for r in reversed(earlier)] + [turn] + [TurnRow(*r) for r in later]
+
+    async def by_ids(self, owner: str, ids: Sequence[int]) -> list[TurnRow]:
+        """The owner's turns among ``ids`` (another owner's ids give nothing)."""
+        if not ids:
+            return []
+        rows = await self._db.read(
+            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND id IN ({marks(ids)}) ORDER BY id",
+            (owner, *ids),
+        )
+        return [TurnRow(*r) for r in rows]
+
+    async def count(self, owner: str | None) -> int:
+        """Kept turns of one owner, or of all when None."""
+        cond, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
+        return await self._db.scalar(f"SELECT COUNT(*) FROM conversation_turns {cond}", params)
+
+    async def prune(self, before: str) -> int:
+        """Delete every turn older than ``before`` (retention); returns how many."""
+        cur = await self._db.write("DELETE FROM conversation_turns WHERE created_at < ?", (before,))
+        return int(cur.rowcount)

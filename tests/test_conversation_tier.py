@@ -1,0 +1,149 @@
+"""The raw conversation tier: every turn kept per owner, searched the Chinese-correct way, with its
+neighbours; the conversation_search tool and `tierclaw memory search --turns` on it."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from channels.base import InboundMessage
+from gateway.assistant import Assistant, AssistantSettings
+from gateway.cli import main
+from gateway.identity import Identities
+from gateway.memory_tools import MemoryTools, ToolSettings
+from memory.engine import MemoryEngine
+from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.sessions import SessionStore
+
+DAY = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)
+
+
+async def keep(
+    engine: MemoryEngine, owner: str, chat: str, lines: list[tuple[str, str]], start: datetime
+) -> None:
+    for n, (role, text) in enumerate(lines):
+        await engine.conversation.record(
+            owner, channel="telegram", chat_id=chat, role=role, content=text, now=start + timedelta(minutes=n)
+        )
+
+
+@pytest.fixture
+async def talk(engine: MemoryEngine) -> MemoryEngine:
+    await keep(
+        engine,
+        "alice",
+        "1",
+        [
+            ("user", "Which paint did we pick for the bedroom?"),
+            ("assistant", "You liked two: Sage Mist and Harbour Blue."),
+            ("user", "Let's go with the blue one, the Harbour Blue"),
+            ("assistant", "Harbour Blue it is."),
+        ],
+        DAY,
+    )
+    await keep(
+        engine,
+        "alice",
+        "1",
+        [("user", "我下周三要去杭州出差，住在西湖边的酒店"), ("assistant", "好的，祝出差顺利。")],
+        DAY + timedelta(days=20),
+    )
+    await keep(engine, "bob", "2", [("user", "My bedroom paint is Harbour Blue too")], DAY)
+    return engine
+
+
+async def test_english_search_finds_the_turn_with_its_neighbours(talk: MemoryEngine) -> None:
+    hits = await talk.conversation.search("alice", "bedroom paint colour")
+    assert hits and hits[0].turn.content == "Which paint did we pick for the bedroom?"
+    assert [t.role for t in hits[0].context] == ["user", "assistant"]  # the first turn: nothing before
+    blue = await talk.conversation.search("alice", "Harbour Blue", limit=10)
+    assert {h.turn.owner for h in blue} == {"alice"}
+    middle = next(h for h in blue if h.turn.content.startswith("Let's go"))
+    assert [t.content[:8] for t in middle.context] == ["You like", "Let's go", "Harbour "]
+
+
+async def test_chinese_search(talk: MemoryEngine) -> None:
+    hits = await talk.conversation.search("alice", "杭州出差")
+    assert hits and hits[0].turn.content.startswith("我下周三要去杭州出差")
+    assert await talk.conversation.search("alice", "西湖") != []
+    assert await talk.conversation.search("bob", "杭州") == []
+
+
+async def test_dates_and_counts(talk: MemoryEngine) -> None:
+    late = await talk.conversation.search("alice", "Harbour Blue 杭州", since=DAY + timedelta(days=10))
+    assert [h.turn.content[:4] for h in late] == ["我下周三"]
+    assert await talk.conversation.count("alice") == 6 and await talk.conversation.count() == 7
+    assert await talk.conversation.prune(5, now=DAY + timedelta(days=21)) == 5
+    assert await talk.conversation.count("alice") == 2
+
+
+async def test_the_tool_searches_only_the_bound_owner(talk: MemoryEngine) -> None:
+    box = MemoryTools(talk, "alice", "what paint?", ToolSettings())
+    result = json.loads(await box.call("conversation_search", '{"query": "Harbour Blue paint", "limit": 5}'))
+    said = [t["text"] for r in result["results"] for t in r["turns"]]
+    assert "Let's go with the blue one, the Harbour Blue" in said
+    assert not any("too" in text for text in said)  # bob's turn
+    assert all(sum(t["match"] for t in r["turns"]) == 1 for r in result["results"])
+    early = json.loads(await box.call("conversation_search", '{"query": "杭州", "until": "2026-10-05"}'))
+    assert early == {"results": []}
+    bad = json.loads(await box.call("conversation_search", '{"query": "x", "since": "yesterday"}'))
+    assert "YYYY-MM-DD" in bad["error"]
+
+
+async def test_the_assistant_keeps_both_sides_of_each_turn(engine: MemoryEngine, tmp_path: Path) -> None:
+    class Echo:
+        label = "echo"
+
+        async def reply(self, request) -> str:
+            return f"noted: {request.user_text}"
+
+    extraction = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600))
+    bot = Assistant(
+        engine=engine,
+        sessions=SessionStore(engine),
+        chat_model=Echo(),
+        settings=AssistantSettings(workspace=tmp_path),
+        identities=Identities({"alice": ["telegram:1", "feishu:ou_a"]}),
+        extraction=extraction,
+    )
+    try:
+        await bot.handle(
+            InboundMessage(channel="telegram", chat_id="1", sender_id="1", text="My locker is 118")
+        )
+        await bot.handle(InboundMessage(channel="feishu", chat_id="oc_9", sender_id="ou_a", text="/help"))
+        await bot.handle(
+            InboundMessage(channel="feishu", chat_id="oc_9", sender_id="ou_a", text="储物柜在三楼")
+        )
+    finally:
+        await extraction.close()
+    assert await engine.conversation.count("user:alice") == 4  # commands are not conversation
+    hits = await engine.conversation.search("user:alice", "locker")
+    assert [t.content for t in hits[0].context] == ["My locker is 118", "noted: My locker is 118"]
+    assert (await engine.conversation.search("user:alice", "储物柜"))[0].turn.channel == "feishu"
+
+
+def test_cli_search_turns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    db = tmp_path / "m.db"
+
+    async def fill() -> None:
+        engine = await MemoryEngine.open(db)
+        try:
+            await keep(
+                engine, "alice", "1", [("user", "The gate code is 4471"), ("assistant", "Got it.")], DAY
+            )
+        finally:
+            await engine.close()
+
+    asyncio.run(fill())
+    assert main(["memory", "search", "gate code", "--turns", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "The gate code is 4471" in out and "Got it." in out and "telegram" in out
+    assert main(["memory", "search", "gate code", "--turns", "--db", str(db), "--json"]) == 0
+    (hit,) = json.loads(capsys.readouterr().out)
+    assert hit["content"] == "The gate code is 4471" and len(hit["context"]) == 2
