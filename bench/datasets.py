@@ -405,7 +405,14 @@ def dataset_summary(data: dict[str, Any]) -> str:
 
 def _run_locomo(args: argparse.Namespace) -> None:
     """locomo subcommand."""
-    data = convert_locomo_first_person(args.path) if args.first_person else convert_locomo(args.path)
+    if args.first_person and args.turns:
+        raise SystemExit("choose --first-person or --turns, not both")
+    if args.turns:
+        from bench.locomo_turns import convert_locomo_turns
+
+        data = convert_locomo_turns(args.path)
+    else:
+        data = convert_locomo_first_person(args.path) if args.first_person else convert_locomo(args.path)
     note(f"dropped {data['dropped_no_evidence']} queries with no evidence observation")
     write_dataset(args.output, data)
     note(dataset_summary(data))
@@ -441,6 +448,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--first-person",
         action="store_true",
         help="one owner per speaker; questions and memories in the speaker's own voice (I/me/my)",
+    )
+    locomo.add_argument(
+        "--turns",
+        action="store_true",
+        help="the dialogue turns as the corpus, the evidence turns as relevant (conversation_search's task)",
     )
     locomo.set_defaults(run=_run_locomo)
     madial = commands.add_parser("madial", help="MADial-Bench folder -> retrieval dataset")

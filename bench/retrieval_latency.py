@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import sys
 import tempfile
@@ -45,6 +46,7 @@ from bench.embedding_option import add_embedding_args, attach_embedder, embeddin
 from bench.report import emit_json, percentile, table
 from bench.seed_literal import SeedLiteralIndex
 from bench.vector_cache import load_vector_cache, prefill_cache, save_vector_cache
+from gateway.memory_tools import MemoryTools, ToolSettings
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.retrieval.decay import CATEGORIES
@@ -329,6 +331,17 @@ async def run(
             t0 = time.perf_counter()
             baseline.query(OWNER, q, now)
             base_lat.append((time.perf_counter() - t0) * 1000)
+        # The model's memory_search tool, on texts not seen before (no query-embedding cache hit): the
+        # whole call, arguments parsed to JSON result.
+        tool_queries = distinct_queries(
+            corpus, owned, n_queries, exclude=set(queries) | set(warm_up) | set(probes)
+        )
+        tool_lat: list[float] = []
+        for q in tool_queries:
+            box = MemoryTools(engine, OWNER, q, ToolSettings())
+            t0 = time.perf_counter()
+            await box.call("memory_search", json.dumps({"query": q, "limit": 5}))
+            tool_lat.append((time.perf_counter() - t0) * 1000)
     finally:
         if cached is not None:
             await cached.close()
@@ -362,6 +375,8 @@ async def run(
         "rest_p95_ms": percentile(rest, 95),
         "after_write_p50_ms": percentile(after_write, 50),
         "after_write_max_ms": max(after_write),
+        "tool_search_p50_ms": percentile(tool_lat, 50),
+        "tool_search_p95_ms": percentile(tool_lat, 95),
     }
     return result
 
@@ -413,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         rows.append(["  latency minus query embedding", result["rest_p50_ms"], result["rest_p95_ms"], "-"])
     rows.append(["seed-literal query", result["baseline_p50_ms"], result["baseline_p95_ms"], "-"])
+    rows.append(["memory_search tool call", result["tool_search_p50_ms"], result["tool_search_p95_ms"], "-"])
     print(table(["path", "p50 ms", "p95 ms", "p99 ms"], rows))
     print(
         f"first retrieve after a write of the owner ({AFTER_WRITE_PROBES} probes): p50 "

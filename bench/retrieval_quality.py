@@ -1,6 +1,7 @@
 """Retrieval quality on a generic benchmark file: recall@1/5/10 and MRR, engine vs the seed-literal baseline.
 
-    python -m bench.retrieval_quality --data FILE [--k 5] [--embedding local|openai|none] [--json]
+    python -m bench.retrieval_quality --data FILE [--k 5] [--embedding local|openai|none]
+                                      [--target turns] [--json]
 
 Memories are loaded through the engine's real write path (clean-write merges included; the dataset id
 is kept in ``source_ref``, and a merged memory answers for every id it absorbed). Queries go through the
@@ -8,6 +9,10 @@ real ``retrieve`` with the gate bypassed and access times left untouched, so the
 on query order. A query counts at k when any of its top k results is relevant. With an embedder (the
 default: the bundled local model) memories are embedded on the write path, as extraction does, and
 retrieval is hybrid; ``embed_s`` reports how long embedding took and ``embedded_per_s`` its rate.
+
+``--target turns`` loads the items as kept conversation turns instead (``memory/conversation.py``, one chat
+per owner, in file order) and asks ``ConversationLog.search`` — what the ``conversation_search`` tool runs
+(keyword: turns are not embedded). For ``bench.datasets locomo --turns``.
 """
 
 from __future__ import annotations
@@ -133,6 +138,36 @@ async def evaluate(
     return engine_summary, summarise(base_ranks + unanswerable), load_s
 
 
+async def evaluate_turns(data: dict[str, Any], db_path: Path) -> tuple[dict[str, Any], float]:
+    """The items as kept turns, the queries through ``ConversationLog.search``; (summary, load seconds)."""
+    engine = await MemoryEngine.open(db_path)
+    ranks: list[tuple[str, int | None]] = []
+    load_s = 0.0
+    try:
+        for block in data["owners"]:
+            owner = block["owner"]
+            ids: dict[int, str] = {}
+            t0 = time.perf_counter()
+            for m in block["memories"]:
+                turn_id = await engine.conversation.record(
+                    owner,
+                    channel="bench",
+                    chat_id=owner,
+                    role="user",
+                    content=m["content"],
+                    now=from_db(m["created_at"]),
+                )
+                ids[turn_id] = m["id"]
+            load_s += time.perf_counter() - t0
+            for q in block["queries"]:
+                hits = await engine.conversation.search(owner, q["text"], limit=max(CUTOFFS), context=0)
+                ranked = [[ids.get(h.turn.id, "")] for h in hits]
+                ranks.append((q["kind"], first_relevant_rank(ranked, set(q["relevant"]))))
+    finally:
+        await engine.close()
+    return summarise(ranks), load_s
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
@@ -141,9 +176,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", required=True, help="a benchmark file made by python -m bench.datasets")
     parser.add_argument("--k", type=int, default=5, help="the cut-off shown first in the table (default 5)")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    parser.add_argument(
+        "--target",
+        choices=("memories", "turns"),
+        default="memories",
+        help="load the items as memories (default) or as kept conversation turns (conversation_search)",
+    )
     add_embedding_args(parser)
     args = parser.parse_args(argv)
     data = load_dataset(require_file(args.data, "benchmark file"))
+    if args.target == "turns":
+        return _main_turns(args, data)
     try:
         settings = embedding_settings(args)
     except ValueError as exc:
@@ -176,6 +219,21 @@ def main(argv: list[str] | None = None) -> int:
         result["load_s"] = round(load_s, 3)
         result["embedding"] = args.embedding
         emit_json(result)
+    return 0
+
+
+def _main_turns(args: argparse.Namespace, data: dict[str, Any]) -> int:
+    """``--target turns``: conversation search only (no baseline; turns are searched by keyword)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        result, load_s = asyncio.run(evaluate_turns(data, Path(tmp) / "bench.db"))
+    rows = [["conversation_search", *[result[f"recall@{c}"] for c in CUTOFFS], result["mrr"], result["n"]]]
+    for kind, block in result["by_kind"].items():
+        rows.append([f"  {kind}", *[block[f"recall@{c}"] for c in CUTOFFS], block["mrr"], block["n"]])
+    n_items = sum(len(b["memories"]) for b in data["owners"])
+    print(f"{data['name']}: {n_items} turns, {result['n']} queries; loaded in {load_s:.1f} s; keyword")
+    print(table(["method / kind", "R@1", "R@5", "R@10", "MRR", "n"], rows))
+    if args.json:
+        emit_json({**result, "k": args.k, "memories": n_items, "load_s": round(load_s, 3), "target": "turns"})
     return 0
 
 

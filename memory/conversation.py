@@ -10,6 +10,7 @@ because a turn read alone ("yes, the blue one") often says nothing.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -22,6 +23,27 @@ from memory.writes import check_owner
 log = logging.getLogger("tierclaw.memory")
 
 ROLES = ("user", "assistant")
+# bm25 picks candidates; they are re-ranked by how many of the query's words they hold (a turn that holds
+# all of them first), bm25 breaking ties. LoCoMo turns: bench/README.md, "Conversation search".
+CANDIDATES_PER_HIT = 6
+MIN_CANDIDATES = 30
+
+
+def rerank(
+    rows: list[tuple[TurnRow, float, str]], weights: dict[str, float]
+) -> list[tuple[TurnRow, float, str]]:
+    """``rows`` (turn, bm25, indexed text) ordered by the idf-weighted share of the query's terms the turn
+    holds itself plus the share it holds with the turn before it (``weights``: term -> idf), then bm25."""
+    total = sum(weights.values()) or 1.0
+
+    def coverage(words: set[str]) -> float:
+        return sum(w for term, w in weights.items() if term in words) / total
+
+    def score(row: tuple[TurnRow, float, str]) -> tuple[float, float]:
+        own = set(tokenizer.index_text(row[0].content).split())
+        return (-round(coverage(own) + coverage(set(row[2].split())), 3), row[1])
+
+    return sorted(rows, key=score)
 
 
 @dataclass(slots=True)
@@ -46,13 +68,19 @@ class ConversationLog:
         check_owner(owner)
         if role not in ROLES:
             raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        # The turn is also found by the words of the turn it answers ("When did you go?" → "Yesterday."):
+        # its index holds the previous turn's words too, after its own.
+        previous = await self._store.turns.last_in_chat(owner, channel, chat_id)
+        search_text = tokenizer.index_text(content)
+        if previous is not None:
+            search_text += " " + tokenizer.index_text(previous.content)
         return await self._store.turns.add(
             owner,
             channel=channel,
             chat_id=chat_id,
             role=role,
             content=content,
-            search_text=tokenizer.index_text(content),
+            search_text=search_text,
             at=to_db(now or utcnow()),
         )
 
@@ -76,10 +104,14 @@ class ConversationLog:
             terms,
             since=to_db(since) if since else None,
             until=to_db(until) if until else None,
-            limit=limit,
+            limit=max(limit * CANDIDATES_PER_HIT, MIN_CANDIDATES),
         )
+        frequencies = await self._store.turns.document_frequencies(terms)
+        n = await self._store.turns.total()
+        weights = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
+        rows = rerank(rows, weights)[:limit]
         hits = []
-        for turn, bm25 in rows:
+        for turn, bm25, _indexed in rows:
             around = await self._store.turns.neighbours(owner, turn, context, context) if context else [turn]
             hits.append(ConversationHit(turn, -bm25, around))
         log.info("[memory] conversation search owner=%s hits=%d", owner, len(hits))

@@ -9,7 +9,7 @@ import pytest
 
 from bench.retrieval_latency import main
 
-CONTRACT_KEYS = ("p50_ms", "p95_ms", "p99_ms", "inserts_per_s")
+CONTRACT_KEYS = ("p50_ms", "p95_ms", "p99_ms", "inserts_per_s", "tool_search_p95_ms")
 TINY = ["--memories", "120", "--queries", "12", "--json"]
 
 

@@ -56,6 +56,14 @@ async def talk(engine: MemoryEngine) -> MemoryEngine:
     return engine
 
 
+async def test_a_reply_is_found_by_the_words_of_the_question_it_answers(talk: MemoryEngine) -> None:
+    hits = await talk.conversation.search("alice", "which paint for the bedroom", limit=3)
+    assert [h.turn.content for h in hits[:2]] == [
+        "Which paint did we pick for the bedroom?",
+        "You liked two: Sage Mist and Harbour Blue.",
+    ]
+
+
 async def test_english_search_finds_the_turn_with_its_neighbours(talk: MemoryEngine) -> None:
     hits = await talk.conversation.search("alice", "bedroom paint colour")
     assert hits and hits[0].turn.content == "Which paint did we pick for the bedroom?"
@@ -75,7 +83,8 @@ async def test_chinese_search(talk: MemoryEngine) -> None:
 
 async def test_dates_and_counts(talk: MemoryEngine) -> None:
     late = await talk.conversation.search("alice", "Harbour Blue 杭州", since=DAY + timedelta(days=10))
-    assert [h.turn.content[:4] for h in late] == ["我下周三"]
+    # the reply after it is found through it (a turn is indexed with the words of the turn it answers)
+    assert [h.turn.content[:4] for h in late] == ["我下周三", "好的，祝"]
     assert await talk.conversation.count("alice") == 6 and await talk.conversation.count() == 7
     assert await talk.conversation.prune(5, now=DAY + timedelta(days=21)) == 5
     assert await talk.conversation.count("alice") == 2
@@ -145,5 +154,6 @@ def test_cli_search_turns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert "The gate code is 4471" in out and "Got it." in out and "telegram" in out
     assert main(["memory", "search", "gate code", "--turns", "--db", str(db), "--json"]) == 0
-    (hit,) = json.loads(capsys.readouterr().out)
+    hit, answer = json.loads(capsys.readouterr().out)
     assert hit["content"] == "The gate code is 4471" and len(hit["context"]) == 2
+    assert answer["content"] == "Got it."  # found through the turn it answers, ranked after it

@@ -48,8 +48,9 @@ class TurnRows:
 
     async def matches(
         self, owner: str, terms: Sequence[str], *, since: str | None, until: str | None, limit: int
-    ) -> list[tuple[TurnRow, float]]:
-        """The owner's turns matching any term (bm25, lower is better), within ``[since, until)``."""
+    ) -> list[tuple[TurnRow, float, str]]:
+        """The owner's turns matching any term, within ``[since, until)``: (turn, bm25 — lower is better,
+        the indexed text)."""
         where, params = ["t.owner = ?"], [owner]
         if since:
             where.append("t.created_at >= ?")
@@ -59,12 +60,34 @@ class TurnRows:
             params.append(until)
         columns = ", ".join(f"t.{c.strip()}" for c in _COLUMNS.split(","))
         rows = await self._db.read(
-            f"SELECT {columns}, bm25(turns_fts) FROM turns_fts "
+            f"SELECT {columns}, bm25(turns_fts), t.search_text FROM turns_fts "
             "JOIN conversation_turns t ON t.id = turns_fts.rowid "
             f"WHERE turns_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(turns_fts) LIMIT ?",
             (tokenizer.match_expression(list(terms)), *params, limit),
         )
-        return [(TurnRow(*r[:7]), float(r[7])) for r in rows]
+        return [(TurnRow(*r[:7]), float(r[7]), str(r[8])) for r in rows]
+
+    async def last_in_chat(self, owner: str, channel: str, chat_id: str) -> TurnRow | None:
+        """The chat's latest kept turn."""
+        rows = await self._db.read(
+            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            "ORDER BY id DESC LIMIT 1",
+            (owner, channel, chat_id),
+        )
+        return TurnRow(*rows[0]) if rows else None
+
+    async def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many kept turns (all owners) contain each term."""
+        out = {}
+        for term in terms:
+            out[term] = await self._db.scalar(
+                "SELECT COUNT(*) FROM turns_fts WHERE turns_fts MATCH ?", (tokenizer.quote_term(term),)
+            )
+        return out
+
+    async def total(self) -> int:
+        """Kept turns of every owner (the idf's N)."""
+        return await self._db.scalar("SELECT COUNT(*) FROM conversation_turns")
 
     async def neighbours(self, owner: str, turn: TurnRow, before: int, after: int) -> list[TurnRow]:
         """The turns just before and after ``turn`` in the same chat, in order (``turn`` included)."""
