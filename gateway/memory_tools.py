@@ -24,13 +24,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memory.engine import MemoryEngine
-from memory.records import GLOBAL_PROJECT, Fact, Memory
+from memory.records import GLOBAL_PROJECT, Event, Fact, Memory
 from memory.retrieval.decay import CATEGORIES
 
 log = logging.getLogger("tierclaw.memory")
 
 SNIPPET_CHARS = 160
 TURN_CHARS = 400  # a conversation turn in conversation_search results
+EPISODES_PER_SEARCH = 2  # memory_search lists at most this many episodes after the memories
 MAX_SEARCH_LIMIT = 20
 MAX_GET_IDS = 10
 TOOL_IMPORTANCE = 0.7
@@ -44,9 +45,10 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "memory_search",
-            "description": "Search your long-term memory of this person (facts, preferences, decisions). "
-            "Returns a short index: id, date, category, project, a one-line snippet, score. Use "
-            "memory_get for the full text.",
+            "description": "Search your long-term memory of this person (facts, preferences, decisions, "
+            "and episodes: what happened in earlier conversations, with goal and outcome). Returns a short "
+            "index: id, type, date, category, project, a one-line snippet, score. Use memory_get for the "
+            "full text of a memory.",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -234,6 +236,10 @@ class MemoryTools:
                     "score": round(hit.score, 3),
                 }
             )
+        episodes = await self.engine.events(
+            self.owner, since=since or None, until=until or None, query=query, limit=EPISODES_PER_SEARCH
+        )
+        rows = rows[: max(limit - len(episodes), 1)] + [_episode(e) for e in episodes]
         return {"results": rows[:limit]}
 
     async def memory_get(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -346,6 +352,22 @@ _HANDLERS = {
     "conversation_search": MemoryTools.conversation_search,
     "memory_forget": MemoryTools.memory_forget,
 }
+
+
+def _episode(event: Event) -> dict[str, Any]:
+    """A Tier 3 episode as memory_search lists it: short enough to give whole."""
+    return {
+        "id": event.id,
+        "type": "episode",
+        "date": event.event_date,
+        "summary": event.summary,
+        "goal": event.goal,
+        "outcome": event.outcome,
+        "entities": event.entities,
+        "started": event.started_at,
+        "ended": event.ended_at,
+        "facts": event.fact_ids,
+    }
 
 
 def _arguments(raw: str) -> dict[str, Any]:

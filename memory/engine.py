@@ -17,7 +17,7 @@ from typing import Any
 from memory.clock import days_between, to_db, utcnow
 from memory.conversation import ConversationLog
 from memory.engine_jobs import BackgroundJobMethods, day_text
-from memory.records import Event, Fact, Memory, Retrieved, WriteResult
+from memory.records import Episode, Event, Fact, Memory, Retrieved, WriteResult
 from memory.retrieval.decay import relevance_score
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.retrieval.retriever import Retriever
@@ -288,24 +288,34 @@ class MemoryEngine(BackgroundJobMethods):
         sender_id: str = "",
         raw_tokens: int = 0,
         source_ref: str | None = None,
+        episode: Episode | None = None,
+        span: tuple[datetime, datetime] | None = None,
     ) -> int:
-        """Write one Tier 3 daily event summary; returns its id."""
+        """Write one Tier 3 event — an episode when ``episode`` is given (``span``: when its turns started
+        and ended); returns its id. Its goal and entities are searchable with its summary."""
         check_owner(owner)
         if not summary.strip():
             raise ValueError("an event summary must not be empty")
         day = day_text(event_date or utcnow().date())
+        searchable = " ".join([summary, episode.goal, *episode.entities]) if episode else summary
         event_id = await self.store.events.add(
             owner,
             day,
             summary,
-            search_text=tokenizer.index_text(summary),
+            search_text=tokenizer.index_text(searchable),
             channel=channel,
             sender_id=sender_id,
             raw_tokens=raw_tokens,
             source_ref=source_ref,
+            episode=episode,
+            span=(to_db(span[0]), to_db(span[1])) if span else None,
         )
         log.info("[memory] event owner=%s id=%d date=%s", owner, event_id, day)
         return event_id
+
+    async def link_episode_facts(self, owner: str, event_id: int, fact_ids: Sequence[int]) -> None:
+        """Record the ids of the facts extracted with an episode."""
+        await self.store.events.link_facts(owner, event_id, fact_ids)
 
     async def events(
         self,

@@ -97,9 +97,21 @@ class Retrieved:
         )
 
 
+OUTCOMES = ("done", "partial", "failed", "ongoing")
+
+
+@dataclass(slots=True)
+class Episode:
+    """What the memory model says a stretch of conversation was about, beside its summary."""
+
+    goal: str = ""
+    outcome: str = ""  # one of OUTCOMES, or "" when not said
+    entities: list[str] = field(default_factory=list)  # projects, people, places, tools
+
+
 @dataclass(slots=True)
 class Event:
-    """A Tier 3 daily event summary."""
+    """A Tier 3 daily event: one episode — a summary of a stretch of conversation and what it was about."""
 
     id: int
     owner: str
@@ -111,3 +123,10 @@ class Event:
     is_compressed: bool
     created_at: str
     source_ref: str | None = None
+    # An episode's fields (empty for a summary that says no more, e.g. a migrated daily file):
+    goal: str = ""
+    outcome: str = ""  # done / partial / failed / ongoing, or "" when not said
+    entities: list[str] = field(default_factory=list)
+    started_at: str | None = None
+    ended_at: str | None = None
+    fact_ids: list[int] = field(default_factory=list)

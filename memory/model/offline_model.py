@@ -23,7 +23,7 @@ from datetime import datetime
 from memory.clock import from_db
 from memory.model.protocol import Extraction, Turn
 from memory.model.quick_extract import MIN_MEANINGFUL_CHARS, quick_facts, split_sentences
-from memory.records import GLOBAL_PROJECT, PROFILE_TOPIC, Event, Fact, Memory
+from memory.records import GLOBAL_PROJECT, PROFILE_TOPIC, Episode, Event, Fact, Memory
 from memory.text.dedup import norm_key
 
 OFFLINE_LABEL = "offline (rule-based, no API key)"
@@ -48,7 +48,9 @@ class OfflineMemoryModel:
         """Quick facts from the user's turns and a digest of what the user said ("" without user turns)."""
         user_texts = [t.content for t in turns if t.role == "user" and t.content.strip()]
         facts = _distinct(f for text in user_texts for f in quick_facts(text, self.known_projects))
-        return Extraction(facts=facts, summary=_digest(user_texts))
+        # No goal or outcome without a language model; the projects the facts name are its entities.
+        projects = list(dict.fromkeys(f.project for f in facts if f.project != GLOBAL_PROJECT))
+        return Extraction(facts=facts, summary=_digest(user_texts), episode=Episode(entities=projects))
 
     async def compress_events(self, events: list[Event]) -> list[Fact]:
         """Quick facts found in the events' summaries (often none)."""

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from memory.model.protocol import Extraction, MemoryModelError
-from memory.records import GENERAL_TOPIC, GLOBAL_PROJECT, PROFILE_TOPIC, Fact
+from memory.records import GENERAL_TOPIC, GLOBAL_PROJECT, OUTCOMES, PROFILE_TOPIC, Episode, Fact
 from memory.retrieval.decay import CATEGORIES, DEFAULT_CATEGORY, NEVER_DECAY
 
 MAX_CONTENT_CHARS = 500
@@ -160,13 +160,39 @@ def parse_extraction(text: str, *, source: str = "extraction") -> Extraction:
     items = _items(obj, "facts")
     facts = [f for f in (parse_fact(i, source=source) for i in items) if f is not None]
     summary = _clean_text(obj.get("summary"), MAX_SUMMARY_CHARS) or ""
+    episode = parse_episode(obj.get("episode"))
     if items and not facts and not summary:
         # Not "nothing to remember" (that is an empty list): an answer with nothing usable in it. Taking
         # it would drop the turns without a trace; failing keeps them for a retry, then a dead letter.
         raise MemoryModelError(
             f"none of the {len(items)} facts in the model output is usable, and no summary"
         )
-    return Extraction(facts=_dedup(facts, MAX_FACTS), summary=summary)
+    return Extraction(facts=_dedup(facts, MAX_FACTS), summary=summary, episode=episode)
+
+
+MAX_GOAL_CHARS = 300
+MAX_ENTITIES = 8
+MAX_ENTITY_CHARS = 60
+
+
+def parse_episode(value: object) -> Episode:
+    """The ``"episode"`` object, tolerantly: anything missing or malformed is left empty (the summary
+    alone still makes an event); an unknown outcome is ""."""
+    if not isinstance(value, dict):
+        return Episode()
+    outcome = value.get("outcome")
+    outcome = outcome.strip().lower() if isinstance(outcome, str) else ""
+    entities = value.get("entities")
+    names = []
+    for entity in entities if isinstance(entities, list) else []:
+        name = _clean_text(entity, MAX_ENTITY_CHARS)
+        if name and name not in names:
+            names.append(name)
+    return Episode(
+        goal=_clean_text(value.get("goal"), MAX_GOAL_CHARS) or "",
+        outcome=outcome if outcome in OUTCOMES else "",
+        entities=names[:MAX_ENTITIES],
+    )
 
 
 def parse_profile(

@@ -6,7 +6,8 @@ builds the *user* message: the data, wrapped in a tag so the model can tell it f
 The prompts are written in English but tell the model to keep each fact in the language the user used.
 The JSON shapes are the ones ``memory/model_output.py`` parses:
 
-- extraction: ``{"facts": [{"content", "project", "topic", "category", "importance"}], "summary": "..."}``
+- extraction: ``{"facts": [{"content", "project", "topic", "category", "importance"}], "summary": "...",
+  "episode": {"goal", "outcome", "entities"}}``
 - daily compression and weekly merge: ``{"facts": [...]}`` (same fact shape)
 - profile refresh: ``{"entries": [{"content", "category"}]}``
 """
@@ -91,13 +92,17 @@ Turns are lines "[time] user: ..." or "[time] assistant: ..."; continuation line
 {_FACT_FIELDS}
 
 Also write "summary": at most {MAX_SUMMARY_CHARS} characters on what was discussed, decided or concluded,
-in the user's language ("" if nothing happened worth noting).
+in the user's language ("" if nothing happened worth noting), and "episode": what the user was trying to
+do ("goal", "" if nothing in particular), how it ended ("outcome": "done", "partial", "failed" or
+"ongoing"; "" if it does not apply) and the "entities" involved (projects, people, places, tools; names
+only, at most 8).
 
 An empty "facts" list is a perfectly good answer when there is nothing worth remembering.
 
 Answer with one JSON object and nothing else:
 {{"facts": [{{"content": "...", "project": "{GLOBAL_PROJECT}", "topic": "...", "category": "identity", \
-"importance": 1.0}}], "summary": "..."}}"""
+"importance": 1.0}}], "summary": "...", "episode": {{"goal": "...", "outcome": "done", \
+"entities": ["..."]}}}}"""
 
 DAILY_COMPRESS_PROMPT = f"""You are a memory compression engine for a personal assistant. The user message
 holds one day's event summaries (each one summarises a conversation with the user). Distil them into

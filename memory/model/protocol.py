@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from memory.records import Event, Fact, Memory
+from memory.records import Episode, Event, Fact, Memory
 
 
 class MemoryModelError(RuntimeError):
@@ -30,10 +30,12 @@ class Turn:
 
 @dataclass(slots=True)
 class Extraction:
-    """What the model found in a batch of turns: Tier 2 facts and one Tier 3 summary (may be empty)."""
+    """What the model found in a batch of turns: Tier 2 facts and one Tier 3 episode (its summary may be
+    empty: then nothing is stored for it)."""
 
     facts: list[Fact] = field(default_factory=list)
     summary: str = ""
+    episode: Episode = field(default_factory=Episode)  # what the stretch was about, beside its summary
 
 
 class MemoryModel(Protocol):

@@ -338,20 +338,30 @@ class ExtractionService:
             except ValueError as exc:  # one malformed fact must not sink the batch
                 log.warning("[memory] dropped an invalid extracted fact owner=%s: %s", owner, exc)
         summary = extraction.summary.strip()
+        episode_ids: list[int] = []
 
         async def claim_and_summarise() -> None:
             if await self.buffer.remove(ids) != len(ids):
                 raise BatchAlreadyWritten(ref)
             if summary and not await self.engine.events(owner, source_ref=ref, limit=1):
                 first = batch[0]
-                await self.engine.add_event(
-                    owner,
-                    summary,
-                    event_date=from_db(first.created_at).astimezone(self._tz).date(),
-                    channel=first.channel,
-                    sender_id=next((t.sender_id for t in batch if t.role == "user"), first.sender_id),
-                    raw_tokens=sum(t.token_count for t in batch),
-                    source_ref=ref,
+                episode_ids.append(
+                    await self.engine.add_event(
+                        owner,
+                        summary,
+                        event_date=from_db(first.created_at).astimezone(self._tz).date(),
+                        channel=first.channel,
+                        sender_id=next((t.sender_id for t in batch if t.role == "user"), first.sender_id),
+                        raw_tokens=sum(t.token_count for t in batch),
+                        source_ref=ref,
+                        episode=extraction.episode,
+                        span=(from_db(first.created_at), from_db(batch[-1].created_at)),
+                    )
                 )
 
-        return len(await self.engine.write_many(owner, facts, now=now, first=claim_and_summarise))
+        results = await self.engine.write_many(owner, facts, now=now, first=claim_and_summarise)
+        if episode_ids and results:
+            # After the commit, so not in its transaction: a crash right here leaves an episode without
+            # its fact ids, never facts or turns lost.
+            await self.engine.link_episode_facts(owner, episode_ids[0], [r.id for r in results])
+        return len(results)

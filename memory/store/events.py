@@ -2,19 +2,42 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
-from memory.records import Event
+from memory.records import Episode, Event
 from memory.store.sqlite import SQLiteDatabase, marks
 from memory.text import tokenizer
 
 _COLUMNS = (
-    "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at, source_ref"
+    "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at, source_ref, "
+    "goal, outcome, entities, started_at, ended_at, fact_ids"
 )
 
 
 def _event(row: Sequence) -> Event:
-    return Event(*row[:7], is_compressed=bool(row[7]), created_at=row[8], source_ref=row[9])
+    return Event(
+        *row[:7],
+        is_compressed=bool(row[7]),
+        created_at=row[8],
+        source_ref=row[9],
+        goal=row[10],
+        outcome=row[11],
+        entities=_json_list(row[12], str),
+        started_at=row[13],
+        ended_at=row[14],
+        fact_ids=_json_list(row[15], int),
+    )
+
+
+def _json_list(text: str | None, kind: type) -> list:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    if not isinstance(value, list):
+        return []
+    return [v for v in value if isinstance(v, kind) and not isinstance(v, bool)]
 
 
 class EventRows:
@@ -34,14 +57,42 @@ class EventRows:
         sender_id: str,
         raw_tokens: int,
         source_ref: str | None,
+        episode: Episode | None = None,
+        span: tuple[str, str] | None = None,
     ) -> int:
-        """Insert one event; returns its id."""
+        """Insert one event (an episode when ``episode`` is given; ``span``: its start and end, stored
+        times; default now); returns its id."""
+        episode = episode or Episode()
+        start, end = span if span is not None else (None, None)
         cur = await self._db.write(
             "INSERT INTO daily_events (owner, event_date, channel, sender_id, summary, search_text, "
-            "raw_tokens, source_ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (owner, day, channel, sender_id, summary, search_text, raw_tokens, source_ref),
+            "raw_tokens, source_ref, goal, outcome, entities, started_at, ended_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "COALESCE(?, datetime('now')), COALESCE(?, datetime('now')))",
+            (
+                owner,
+                day,
+                channel,
+                sender_id,
+                summary,
+                search_text,
+                raw_tokens,
+                source_ref,
+                episode.goal,
+                episode.outcome,
+                json.dumps(episode.entities, ensure_ascii=False),
+                start,
+                end,
+            ),
         )
         return int(cur.lastrowid)
+
+    async def link_facts(self, owner: str, event_id: int, fact_ids: Sequence[int]) -> None:
+        """Record which facts were extracted with the episode."""
+        await self._db.write(
+            "UPDATE daily_events SET fact_ids = ? WHERE owner = ? AND id = ?",
+            (json.dumps(sorted(set(fact_ids))), owner, event_id),
+        )
 
     async def mark_compressed(self, owner: str, event_ids: Sequence[int]) -> int:
         """Flag events as folded into Tier 2; returns how many changed."""

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Protocol
 
-from memory.records import Event, Fact, Memory
+from memory.records import Episode, Event, Fact, Memory
 
 if TYPE_CHECKING:
     from memory.store.memories import NewRow
@@ -115,7 +115,10 @@ class EventRowsAPI(Protocol):
         sender_id: str,
         raw_tokens: int,
         source_ref: str | None,
+        episode: Episode | None = None,
+        span: tuple[str, str] | None = None,
     ) -> int: ...
+    async def link_facts(self, owner: str, event_id: int, fact_ids: Sequence[int]) -> None: ...
     async def mark_compressed(self, owner: str, event_ids: Sequence[int]) -> int: ...
     async def find(
         self,

@@ -15,7 +15,8 @@ Version 4 adds embeddings: each memory's vector (``embedding``, little-endian fl
 that made it (``embedding_model``: a vector is only compared with vectors of the same key), and
 ``embedding_cache``: vectors keyed by SHA-256 of the exact text + model key, with the dimension stored
 and checked, and when each was last used (for eviction).
-Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every turn kept and searchable.
+Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every turn kept and searchable;
+version 7 makes daily events episodes (goal, outcome, entities, start and end, the facts extracted).
 """
 
 from __future__ import annotations
@@ -210,7 +211,21 @@ CREATE TRIGGER turns_ad AFTER DELETE ON conversation_turns BEGIN
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+# Episodes (docs/architecture.md, "Tiers"): a daily event is what an extraction saw happen — the summary
+# as before, and now the person's goal, the outcome (done / partial / failed / ongoing, "" when not
+# said), the entities involved (a JSON list), when it started and ended, and the ids of the facts
+# extracted with it (a JSON list). Existing events move forward with their creation time as both ends.
+_V7 = """
+ALTER TABLE daily_events ADD COLUMN goal TEXT NOT NULL DEFAULT '';
+ALTER TABLE daily_events ADD COLUMN outcome TEXT NOT NULL DEFAULT '';
+ALTER TABLE daily_events ADD COLUMN entities TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE daily_events ADD COLUMN started_at TEXT;
+ALTER TABLE daily_events ADD COLUMN ended_at TEXT;
+ALTER TABLE daily_events ADD COLUMN fact_ids TEXT NOT NULL DEFAULT '[]';
+UPDATE daily_events SET started_at = created_at, ended_at = created_at WHERE started_at IS NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -145,6 +145,30 @@ async def _search_turns(engine: MemoryEngine, args: argparse.Namespace) -> int:
     return 0
 
 
+async def run_events(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    events = await engine.events(
+        args.owner, since=args.since, until=args.until, query=args.query, limit=args.limit
+    )
+    if args.json:
+        print_json([dataclasses.asdict(e) for e in events])
+        return 0
+    if not events:
+        print("no episodes")
+        return 0
+    rows = [
+        (
+            e.id,
+            e.event_date,
+            e.outcome or "-",
+            ", ".join(e.entities) or "-",
+            f"{e.goal} — {e.summary}" if e.goal else e.summary,
+        )
+        for e in events
+    ]
+    print(render_table(("id", "date", "outcome", "entities", "goal — summary"), rows))
+    return 0
+
+
 async def run_show(engine: MemoryEngine, args: argparse.Namespace) -> int:
     mem = await engine.get(args.owner, args.id)
     if mem is None:

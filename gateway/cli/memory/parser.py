@@ -113,6 +113,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _json_option(p)
 
+    p = add("events", "episodes (Tier 3): what happened, newest first", "curate.run_events", must_exist=True)
+    p.add_argument("--since", type=_day, metavar="YYYY-MM-DD")
+    p.add_argument("--until", type=_day, metavar="YYYY-MM-DD")
+    p.add_argument("--query", help="only episodes matching these words (best first)")
+    p.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="at most N (default 20)")
+    _json_option(p)
+
     p = add(
         "show",
         "one memory with every field (its sources, dates, what superseded it)",
@@ -228,6 +235,16 @@ def _importance(value: str) -> float:
     if not 0.0 <= number <= 1.0:
         raise argparse.ArgumentTypeError(f"importance must be a number within [0, 1], got {value!r}")
     return number
+
+
+def _day(value: str) -> str:
+    import datetime
+
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {value!r}") from None
+    return value
 
 
 def _positive_int(value: str) -> int:
