@@ -63,6 +63,7 @@ def memory_services(
             token_budget=ex.token_budget,
             max_attempts=ex.max_attempts,
             retry_backoff=ex.retry_backoff,
+            scratchpad=config.memory.scratchpad,
         ),
         tz=tz,
     )

@@ -230,7 +230,8 @@ class Assistant:
             return build_system_prompt(workspace, file_memory=file_context)
         try:
             profile = await self.engine.profile_text(owner)
+            scratchpad = (await self.engine.scratchpad.get(owner)).content
         except Exception as exc:
             log.error("[memory] profile failed for owner=%s: %s", owner, exc)
-            profile = ""
-        return build_system_prompt(workspace, profile=profile)
+            profile = scratchpad = ""
+        return build_system_prompt(workspace, profile=profile, scratchpad=scratchpad)

@@ -1,4 +1,4 @@
-"""Chat commands: /help, /new, /memory, /remember, /forget, /status.
+"""Chat commands: /help, /new, /memory, /remember, /forget, /scratchpad, /status.
 
 Commands are handled before the model is called and are not conversation: they are neither sent to the
 model nor buffered for extraction. Memory ids shown by ``/memory`` are the numbers ``/forget`` takes,
@@ -21,6 +21,7 @@ HELP_TEXT = """Commands:
 /memory — what I remember about you, numbered
 /remember TEXT — remember TEXT now
 /forget N — forget memory number N (from /memory); /forget TEXT forgets the best match
+/scratchpad — my running note on what you are working on; /scratchpad clear, /scratchpad set TEXT
 /status — which model answers and how much I remember about you
 /help — this list
 /quit — leave the terminal chat (saving memories first)"""
@@ -55,7 +56,7 @@ def is_command(text: str) -> bool:
 
 
 # Commands whose answer shows someone's memories: in a group everyone would read it.
-PRIVATE_COMMANDS = frozenset({"memory", "forget"})
+PRIVATE_COMMANDS = frozenset({"memory", "forget", "scratchpad"})
 PRIVATE_ONLY_REPLY = "/{name} shows your memories, so ask me in a private chat, not in a group."
 
 
@@ -81,6 +82,8 @@ async def run_command(
         return await _forget(ctx, owner, rest)
     if name == "status":
         return await _status(ctx, owner)
+    if name == "scratchpad":
+        return await _scratchpad(ctx, owner, rest)
     return f"Unknown command /{name}.\n{HELP_TEXT}"
 
 
@@ -183,3 +186,23 @@ async def _status(ctx: CommandContext, owner: str) -> str:
         f"{counts['tier3_events']} daily summaries; {waiting} messages waiting to be saved."
     )
     return "\n".join(lines)
+
+
+async def _scratchpad(ctx: CommandContext, owner: str, arg: str) -> str:
+    if ctx.extraction is None:
+        return "The scratchpad works with the SQLite memory."
+    action, _, text = arg.partition(" ")
+    if action.lower() == "clear":
+        cleared = await ctx.engine.scratchpad.clear(owner)
+        return "Cleared my scratchpad about you." if cleared else "My scratchpad about you was already empty."
+    if action.lower() == "set":
+        if not text.strip():
+            return "Usage: /scratchpad set TEXT (Markdown; replaces the whole note)"
+        note = await ctx.engine.scratchpad.put(owner, text)
+        return f"Scratchpad replaced:\n{note.content}"
+    if action:
+        return "Usage: /scratchpad, /scratchpad clear or /scratchpad set TEXT"
+    note = await ctx.engine.scratchpad.get(owner)
+    if not note.content:
+        return "My scratchpad about you is empty: I fill it in as we talk about what you are working on."
+    return f"My scratchpad about you (updated {note.updated_at[:16]} UTC):\n{note.content}"

@@ -76,12 +76,20 @@ def _stat_key(path: Path) -> tuple[int, int] | None:
     return stat.st_size, stat.st_mtime_ns
 
 
-def build_system_prompt(workspace_parts: list[str], profile: str = "", file_memory: str = "") -> str:
-    """Assemble the system prompt from workspace texts, the memory paragraph and Tier 1 (or file memory)."""
+def build_system_prompt(
+    workspace_parts: list[str], profile: str = "", file_memory: str = "", scratchpad: str = ""
+) -> str:
+    """Assemble the system prompt from workspace texts, the memory paragraph, Tier 1 and the person's
+    scratchpad (or file memory)."""
     sections = list(workspace_parts) or [DEFAULT_IDENTITY]
     sections.append(MEMORY_PARAGRAPH)
     if profile.strip():
         sections.append("# Core profile\n" + profile.strip())
+    if scratchpad.strip():
+        # Demoted headings: the note's own "## …" sections sit under this one.
+        lines = scratchpad.strip().splitlines()
+        note = "\n".join("#" + line if line.startswith("#") else line for line in lines)
+        sections.append("# Scratchpad: what is going on for the user now\n" + note)
     if file_memory.strip():
         sections.append(file_memory.strip())
     return "\n\n".join(sections)

@@ -21,6 +21,7 @@ from memory.records import Episode, Event, Fact, Memory, Retrieved, WriteResult
 from memory.retrieval.decay import relevance_score
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.retrieval.retriever import Retriever
+from memory.scratchpad import ScratchpadStore
 from memory.store import MemoryDatabaseError, SQLiteStore
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
@@ -57,6 +58,7 @@ class MemoryEngine(BackgroundJobMethods):
         self._retriever = Retriever(store, self._embedding, self._vectors)
         self._writer = MemoryWriter(store, self._embedding, self._vectors, self._retriever.forget_owner)
         self.conversation = ConversationLog(store)  # every turn, kept and searchable
+        self.scratchpad = ScratchpadStore(store)  # one note per person: what is going on
 
     @classmethod
     async def open(cls, path: str | Path, *, create: bool = True, warm_text: bool = True) -> MemoryEngine:

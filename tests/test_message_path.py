@@ -24,6 +24,7 @@ from memory.clock import utcnow
 from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.job_log import JobLog
+from memory.text import tokenizer
 
 OWNER = "console:local"
 
@@ -78,10 +79,29 @@ def make_config(tmp_path: Path, stub: OpenAIStub, **extraction: object) -> Confi
     return load_config(path, env={})
 
 
+@pytest.fixture(autouse=True)
+def _dictionary_loaded() -> None:
+    """jieba's dictionary loads in the background at start and the first message waits for the rest;
+    these tests time quiet gaps of 0.3 s, so it is loaded before they start."""
+    tokenizer.warm_up()
+
+
+def is_scratchpad_update(body: dict) -> bool:
+    return "<current_scratchpad>" in body["messages"][-1]["content"]
+
+
+def extractions(stub: OpenAIStub) -> list[dict]:
+    """The memory model's extraction calls (each extracted session is followed by a scratchpad update)."""
+    return [body for body in stub.json_requests() if not is_scratchpad_update(body)]
+
+
 def extraction_reply(body: dict) -> StubReply | None:
-    """Memory model: one fact per 'My … is …' user line; main model: the stub default."""
+    """Memory model: one fact per 'My … is …' user line, the scratchpad unchanged; main model: the stub
+    default."""
     if body.get("response_format", {}).get("type") != "json_object":
         return None
+    if is_scratchpad_update(body):
+        return StubReply(content=json.dumps({"scratchpad": ""}))
     conversation = body["messages"][-1]["content"]
     facts = [
         {
@@ -109,8 +129,8 @@ async def test_told_fact_is_extracted_after_the_gap_and_recalled_later(tmp_path:
             await runtime.start(schedule=False)
             term.type("My dog is called Biscuit and he loves the beach.")
             await term.reply(1)
-            assert stub.json_requests() == []  # extraction waits for the quiet gap
-            assert await stub.await_for(lambda s: len(s.json_requests()) == 1)
+            assert extractions(stub) == []  # extraction waits for the quiet gap
+            assert await stub.await_for(lambda s: len(extractions(s)) == 1)
             for _ in range(200):
                 if await _buffered(runtime) == 0:
                     break
@@ -130,12 +150,12 @@ async def test_told_fact_is_extracted_after_the_gap_and_recalled_later(tmp_path:
             assert any(m["content"].startswith("My dog is called Biscuit") for m in question[1:-1])
 
             # the memory block is never fed back to extraction
-            assert await stub.await_for(lambda s: len(s.json_requests()) == 2)
-            second = stub.json_requests()[1]["messages"][-1]["content"]
+            assert await stub.await_for(lambda s: len(extractions(s)) == 2)
+            second = extractions(stub)[1]["messages"][-1]["content"]
             assert "What do you remember about my dog?" in second
             assert "<memory>" not in second and "Notes from earlier conversations" not in second
-            assert stub.json_requests()[0]["temperature"] == 0.3
-            assert stub.json_requests()[0]["model"] == "memory-model"
+            assert extractions(stub)[0]["temperature"] == 0.3
+            assert extractions(stub)[0]["model"] == "memory-model"
             assert stub.chat_requests()[0]["model"] == "main-model"
         finally:
             await runtime.close()
@@ -151,8 +171,8 @@ async def test_new_hands_the_session_to_extraction_and_starts_fresh(tmp_path: Pa
             await term.reply(1)
             term.type("/new")
             assert "new conversation" in (await term.reply(2)).lower()
-            assert await stub.await_for(lambda s: len(s.json_requests()) == 1)  # flushed despite 1 h gap
-            assert "My dog is called Pepper." in stub.json_requests()[0]["messages"][-1]["content"]
+            assert await stub.await_for(lambda s: len(extractions(s)) == 1)  # flushed despite 1 h gap
+            assert "My dog is called Pepper." in extractions(stub)[0]["messages"][-1]["content"]
             await runtime.assistant.extraction.idle()
             assert await _buffered(runtime) == 0  # /new left nothing buffered
             term.type("hello again")
@@ -191,14 +211,14 @@ async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path) -> None:
             await term.reply(1)
         finally:
             await runtime.close()  # down before the gap ended
-        assert stub.json_requests() == []
+        assert extractions(stub) == []
 
         term = Terminal()
         runtime = await Runtime.open(config, [term])
         try:
             assert await _buffered(runtime) == 2  # the user's words and the reply, kept in SQLite
             await runtime.start(schedule=False)
-            assert await stub.await_for(lambda s: len(s.json_requests()) == 1)
+            assert await stub.await_for(lambda s: len(extractions(s)) == 1)
             for _ in range(200):
                 if await _buffered(runtime) == 0:
                     break
@@ -279,7 +299,7 @@ async def test_invalid_extraction_json_is_retried_then_dead_lettered_then_requeu
                     break
                 await asyncio.sleep(0.02)
             assert await buffer.dead_letters() == 2  # both turns kept as dead letters, never dropped
-            assert len(stub.json_requests()) == 3  # one try and two retries, then no more
+            assert len(extractions(stub)) == 3  # one try and two retries, then no more
         finally:
             await runtime.close()
     # `tierclaw memory retry` re-queues them; the next run extracts them
@@ -291,7 +311,7 @@ async def test_invalid_extraction_json_is_retried_then_dead_lettered_then_requeu
         runtime = await Runtime.open(config, [Terminal()])
         try:
             await runtime.start(schedule=False)
-            assert await stub.await_for(lambda s: len(s.json_requests()) == 1)
+            assert await stub.await_for(lambda s: len(extractions(s)) == 1)
             for _ in range(200):
                 if await _buffered(runtime) == 0:
                     break

@@ -191,6 +191,9 @@ class MemoryConfig(_Model):
     # Every conversation turn is kept and searchable (memory/conversation.py); a number of days deletes
     # older turns at the daily job. None keeps them all.
     turn_retention_days: int | None = Field(None, ge=1, le=36_500)
+    # One Markdown note per person (memory/scratchpad.py), updated by the memory model after each
+    # extracted session and shown in the system prompt; false leaves notes as they are.
+    scratchpad: bool = True
 
 
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})

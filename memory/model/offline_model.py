@@ -52,6 +52,10 @@ class OfflineMemoryModel:
         projects = list(dict.fromkeys(f.project for f in facts if f.project != GLOBAL_PROJECT))
         return Extraction(facts=facts, summary=_digest(user_texts), episode=Episode(entities=projects))
 
+    async def update_scratchpad(self, current: str, turns: list[Turn]) -> str:
+        """Unchanged: judging what is going on needs a language model."""
+        return current
+
     async def compress_events(self, events: list[Event]) -> list[Fact]:
         """Quick facts found in the events' summaries (often none)."""
         found = _distinct(f for e in events for f in quick_facts(e.summary, self.known_projects))

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import openai
 
 from memory.model import prompts
-from memory.model.output import parse_extraction, parse_facts, parse_profile
+from memory.model.output import load_json_object, parse_extraction, parse_facts, parse_profile
 from memory.model.protocol import Extraction, MemoryModelError, Turn
 from memory.records import Event, Fact, Memory
 
@@ -173,6 +173,25 @@ class OpenAIMemoryModel:
             prompts.PROFILE_PROMPT,
             prompts.profile_input(profile, important),
             len(profile) + len(important),
+            parse,
+        )
+
+    async def update_scratchpad(self, current: str, turns: list[Turn]) -> str:
+        """The whole new note (``{"scratchpad": "..."}``); no call without turns."""
+        if not turns:
+            return current
+
+        def parse(text: str) -> str:
+            value = load_json_object(text).get("scratchpad")
+            if not isinstance(value, str):
+                raise MemoryModelError('no "scratchpad" text in the model output')
+            return value
+
+        return await self._call(
+            "update_scratchpad",
+            prompts.SCRATCHPAD_PROMPT,
+            prompts.scratchpad_input(current, turns),
+            len(turns),
             parse,
         )
 

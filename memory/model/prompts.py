@@ -237,3 +237,33 @@ def profile_input(profile: Sequence[Memory], important: Sequence[Memory]) -> str
     current = format_profile(profile) or "(empty)"
     facts = format_profile(important) or "(none)"
     return f"<current_profile>\n{current}\n</current_profile>\n<knowledge_facts>\n{facts}\n</knowledge_facts>"
+
+
+MAX_SCRATCHPAD_CHARS = 2000
+
+SCRATCHPAD_PROMPT = f"""You keep a personal assistant's scratchpad about one user: a short Markdown note on
+what is going on in the user's life and work right now. The user message holds the current note and what
+was just said.
+
+Write the whole new note, at most {MAX_SCRATCHPAD_CHARS} characters, with these sections (leave a section
+out when it has nothing): "## Active projects", "## Current focus", "## Open questions", "## Next steps".
+Keep what is still true, update what changed, drop what is finished or no longer relevant. Short bullet
+points, no greetings, nothing about the assistant itself.
+
+Rules:
+1. Only what the user said or confirmed; never the assistant's suggestions the user did not take up.
+2. {_SECRET_RULE}
+3. {_language_rule("the user used", "the user wrote")}
+4. {_DATA_RULE}
+
+When nothing new is worth noting, return the current note unchanged.
+
+Answer with one JSON object and nothing else: {{"scratchpad": "..."}}"""
+
+
+def scratchpad_input(current: str, turns: Sequence[Turn]) -> str:
+    """The user message of a scratchpad update: the current note, then the new conversation."""
+    return (
+        f"<current_scratchpad>\n{current.strip() or '(empty)'}\n</current_scratchpad>\n"
+        f"<conversation>\n{format_turns(turns)}\n</conversation>"
+    )

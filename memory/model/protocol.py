@@ -62,3 +62,8 @@ class MemoryModel(Protocol):
     async def refresh_profile(self, profile: list[Memory], important: list[Memory]) -> list[Fact]:
         """Weekly job: the new Tier 1 core profile from the current one and high-importance Tier 2."""
         ...
+
+    async def update_scratchpad(self, current: str, turns: list[Turn]) -> str:
+        """The person's whole new scratchpad note from the current one and what was just said
+        (``memory/scratchpad.py``); the current one when nothing changed."""
+        ...

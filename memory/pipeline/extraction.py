@@ -27,6 +27,7 @@ from memory.engine import MemoryEngine
 from memory.model.protocol import Extraction, MemoryModel, Turn
 from memory.pipeline.buffer import BufferedTurn, ExtractionBuffer
 from memory.records import Fact
+from memory.scratchpad import fit
 from memory.text.token_count import estimate_tokens
 from memory.writes import validated
 
@@ -41,6 +42,7 @@ class ExtractionSettings:
     token_budget: int = 6000
     max_attempts: int = 5
     retry_backoff: float = 60.0
+    scratchpad: bool = False  # after each batch, let the memory model update the person's scratchpad
 
 
 @dataclass(slots=True)
@@ -312,6 +314,8 @@ class ExtractionService:
         result.turns += len(ids)
         result.facts += written
         result.events += 1 if extraction.summary.strip() else 0
+        if self.settings.scratchpad:
+            await self._update_scratchpad(owner, turns)
         log.info(
             "[memory] extracted %d facts, %d summary from %d turns owner=%s",
             written,
@@ -320,6 +324,19 @@ class ExtractionService:
             owner,
         )
         return True
+
+    async def _update_scratchpad(self, owner: str, turns: list[Turn]) -> None:
+        """The session just extracted may change what is going on (memory/scratchpad.py). A failure is
+        logged and skipped: the note is a convenience, and the turns are already safe."""
+        try:
+            current = await self.engine.scratchpad.get(owner)
+            new = await self.model.update_scratchpad(current.content, turns)
+            if fit(new) != current.content:
+                await self.engine.scratchpad.put(owner, new)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("[memory] scratchpad update failed for owner=%s: %s", owner, type(exc).__name__)
 
     async def _store(self, owner: str, batch: list[BufferedTurn], extraction: Extraction, ref: str) -> int:
         """Commit the batch in one transaction — claim its turns (remove them from the buffer), write its

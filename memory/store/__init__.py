@@ -20,7 +20,7 @@ from memory.store.protocol import MemoryStore
 from memory.store.queues import BufferRows
 from memory.store.search import Candidate, TermIndex
 from memory.store.sqlite import MemoryDatabaseError, SQLiteDatabase
-from memory.store.state import JobRows, SessionRows
+from memory.store.state import JobRows, ScratchpadRows, SessionRows
 from memory.store.turns import TurnRow, TurnRows
 from memory.store.vectors import VectorRows
 from memory.text import tokenizer
@@ -43,6 +43,7 @@ class SQLiteStore:
         self.jobs = JobRows(db)
         self.inbox = InboxRows(db)
         self.turns = TurnRows(db)
+        self.scratchpads = ScratchpadRows(db)
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True, warm_text: bool = True) -> SQLiteStore:

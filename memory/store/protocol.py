@@ -200,6 +200,14 @@ class JobRowsAPI(Protocol):
     async def all(self) -> list[tuple[str, str, str]]: ...
 
 
+class ScratchpadRowsAPI(Protocol):
+    """Each person's scratchpad note (``memory/store/state.py``)."""
+
+    async def get(self, owner: str) -> tuple[str, str] | None: ...
+    async def put(self, owner: str, content: str, updated_at: str) -> None: ...
+    async def clear(self, owner: str) -> bool: ...
+
+
 class InboxRowsAPI(Protocol):
     """The durable inbox: accepted messages until they are answered (``memory/store/inbox.py``)."""
 
@@ -244,6 +252,7 @@ class MemoryStore(Protocol):
     jobs: JobRowsAPI
     inbox: InboxRowsAPI
     turns: TurnRowsAPI
+    scratchpads: ScratchpadRowsAPI
 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes of any part made inside it by the same task commit together or not at all."""

@@ -16,7 +16,8 @@ that made it (``embedding_model``: a vector is only compared with vectors of the
 ``embedding_cache``: vectors keyed by SHA-256 of the exact text + model key, with the dimension stored
 and checked, and when each was last used (for eviction).
 Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every turn kept and searchable;
-version 7 makes daily events episodes (goal, outcome, entities, start and end, the facts extracted).
+version 7 makes daily events episodes (goal, outcome, entities, start and end, the facts extracted);
+version 8 adds ``scratchpads``, one note per person.
 """
 
 from __future__ import annotations
@@ -225,7 +226,17 @@ ALTER TABLE daily_events ADD COLUMN fact_ids TEXT NOT NULL DEFAULT '[]';
 UPDATE daily_events SET started_at = created_at, ended_at = created_at WHERE started_at IS NULL;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+# The scratchpad: one short Markdown note per person (active projects, focus, open questions, next
+# steps), kept up to date by the memory model and shown in the system prompt.
+_V8 = """
+CREATE TABLE scratchpads (
+    owner      TEXT PRIMARY KEY,
+    content    TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

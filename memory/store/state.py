@@ -1,4 +1,5 @@
-"""The SQL of the message path's own state: Tier 0 chat sessions and the scheduled jobs' last runs."""
+"""The SQL of the message path's own state: Tier 0 chat sessions, the scheduled jobs' last runs and each
+person's scratchpad."""
 
 from __future__ import annotations
 
@@ -81,3 +82,28 @@ class JobRows:
             tuple(r)
             for r in await self._db.read("SELECT job, last_run, last_status FROM job_runs ORDER BY job")
         ]
+
+
+class ScratchpadRows:
+    """``scratchpads``: one note per owner."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    async def get(self, owner: str) -> tuple[str, str] | None:
+        """(content, updated_at) of the owner's note, or None when there is none."""
+        rows = await self._db.read("SELECT content, updated_at FROM scratchpads WHERE owner = ?", (owner,))
+        return (str(rows[0][0]), str(rows[0][1])) if rows else None
+
+    async def put(self, owner: str, content: str, updated_at: str) -> None:
+        """Replace the owner's note."""
+        await self._db.write(
+            "INSERT INTO scratchpads (owner, content, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(owner) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
+            (owner, content, updated_at),
+        )
+
+    async def clear(self, owner: str) -> bool:
+        """Delete the owner's note; False when there was none."""
+        cur = await self._db.write("DELETE FROM scratchpads WHERE owner = ?", (owner,))
+        return cur.rowcount > 0

@@ -169,6 +169,48 @@ async def run_events(engine: MemoryEngine, args: argparse.Namespace) -> int:
     return 0
 
 
+async def run_scratchpad(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    if args.clear:
+        cleared = await engine.scratchpad.clear(args.owner)
+        print(f"cleared the scratchpad of {args.owner}" if cleared else f"{args.owner} has no scratchpad")
+        return 0
+    if args.set is not None or args.edit:
+        text = args.set if args.set is not None else _edit((await engine.scratchpad.get(args.owner)).content)
+        note = await engine.scratchpad.put(args.owner, text)
+        print(
+            f"saved the scratchpad of {args.owner} ({len(note.content)} characters)"
+            if note.content
+            else f"the scratchpad of {args.owner} is empty now"
+        )
+        return 0
+    note = await engine.scratchpad.get(args.owner)
+    if args.json:
+        print_json({"owner": args.owner, "content": note.content, "updated_at": note.updated_at or None})
+        return 0
+    print(note.content if note.content else f"{args.owner} has no scratchpad yet")
+    return 0
+
+
+def _edit(text: str) -> str:
+    """``text`` edited in $VISUAL / $EDITOR (vi), through a private temporary file."""
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory() as tmp:  # 0700: the note stays private while it is edited
+        path = Path(tmp) / "scratchpad.md"
+        write_private(path, text + "\n" if text else "")
+        try:
+            done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except OSError as exc:
+            raise CliError(f"cannot run the editor {editor!r}: {exc.strerror or exc} (set $EDITOR)") from None
+        if done.returncode != 0:
+            raise CliError(f"the editor {editor!r} exited with {done.returncode}; nothing saved", 1)
+        return path.read_text(encoding="utf-8")
+
+
 async def run_show(engine: MemoryEngine, args: argparse.Namespace) -> int:
     mem = await engine.get(args.owner, args.id)
     if mem is None:

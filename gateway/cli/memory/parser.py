@@ -121,6 +121,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _json_option(p)
 
     p = add(
+        "scratchpad",
+        "the owner's scratchpad note (what is going on): print, --edit in $EDITOR, --set TEXT or --clear",
+        "curate.run_scratchpad",
+        must_exist=True,
+    )
+    change = p.add_mutually_exclusive_group()
+    change.add_argument("--edit", action="store_true", help="edit it in $EDITOR (then saved)")
+    change.add_argument("--set", metavar="TEXT", help="replace it with TEXT")
+    change.add_argument("--clear", action="store_true", help="delete it")
+    _json_option(p)
+
+    p = add(
         "show",
         "one memory with every field (its sources, dates, what superseded it)",
         "curate.run_show",
