@@ -27,6 +27,7 @@ ROLES = ("user", "assistant")
 # all of them first), bm25 breaking ties. LoCoMo turns: bench/README.md, "Conversation search".
 CANDIDATES_PER_HIT = 6
 MIN_CANDIDATES = 30
+LAST_WORDS_KEPT = 10_000  # chats whose last turn's words are kept in memory
 
 
 def rerank(
@@ -60,6 +61,8 @@ class ConversationLog:
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
+        # Each chat's last turn, as indexed words, so the next turn need not read and segment it again.
+        self._last_words: dict[tuple[str, str, str], str] = {}
 
     async def record(
         self, owner: str, *, channel: str, chat_id: str, role: str, content: str, now: datetime | None = None
@@ -70,17 +73,23 @@ class ConversationLog:
             raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         # The turn is also found by the words of the turn it answers ("When did you go?" → "Yesterday."):
         # its index holds the previous turn's words too, after its own.
-        previous = await self._store.turns.last_in_chat(owner, channel, chat_id)
-        search_text = tokenizer.index_text(content)
-        if previous is not None:
-            search_text += " " + tokenizer.index_text(previous.content)
+        chat = (owner, channel, chat_id)
+        previous = self._last_words.get(chat)
+        if previous is None:
+            last = await self._store.turns.last_in_chat(owner, channel, chat_id)
+            previous = tokenizer.index_text(last.content) if last is not None else ""
+        own = tokenizer.index_text(content)
+        if len(self._last_words) >= LAST_WORDS_KEPT:
+            self._last_words.pop(next(iter(self._last_words)))  # the chat that spoke longest ago
+        self._last_words.pop(chat, None)
+        self._last_words[chat] = own
         return await self._store.turns.add(
             owner,
             channel=channel,
             chat_id=chat_id,
             role=role,
             content=content,
-            search_text=search_text,
+            search_text=f"{own} {previous}" if previous else own,
             at=to_db(now or utcnow()),
         )
 
