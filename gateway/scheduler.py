@@ -19,10 +19,12 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from memory.engine import MemoryEngine
-from memory.model.protocol import MemoryModel
+from memory.model.protocol import MemoryModel, Turn
 from memory.pipeline.compression import CompressionReport, daily_compress, weekly_compress
 from memory.pipeline.extraction import ExtractionService
 from memory.pipeline.job_log import JobLog
+from memory.records import Event
+from memory.scratchpad import fit
 
 log = logging.getLogger("tierclaw.gateway")
 
@@ -39,6 +41,16 @@ class JobTimes:
     daily: str = "03:00"
     weekly_day: str = "mon"
     weekly: str = "04:00"
+
+
+def episode_line(event: Event) -> str:
+    """One episode as a line for the scratchpad's nightly refresh."""
+    parts = [f"(episode of {event.event_date}) {event.summary}"]
+    if event.goal:
+        parts.append(f"goal: {event.goal}")
+    if event.outcome:
+        parts.append(f"outcome: {event.outcome}")
+    return "; ".join(parts)
 
 
 def _cron(at: str, tz: tzinfo, day_of_week: str | None = None) -> CronTrigger:
@@ -93,12 +105,34 @@ class MemoryJobs:
         await self.extraction.sweep()
         yesterday = (now or datetime.now(self.tz)).astimezone(self.tz).date() - timedelta(days=1)
         report = await daily_compress(self.engine, self.model, yesterday)
-        pruned = ""
+        refreshed = await self._refresh_scratchpads(yesterday.isoformat())
+        pruned = f", {refreshed} scratchpads refreshed" if refreshed else ""
         if self.turn_retention_days is not None:  # memory.turnRetentionDays: older turns are deleted
             count = await self.engine.conversation.prune(self.turn_retention_days, now)
-            pruned = f", {count} old conversation turns deleted"
+            pruned += f", {count} old conversation turns deleted"
         done = f"{report.events_compressed} events -> {report.facts_written} facts{pruned}"
         return done + _failures(report)
+
+    async def _refresh_scratchpads(self, day: str) -> int:
+        """Each person with episodes on ``day`` gets their scratchpad rewritten from them (what happened
+        that day, goals and outcomes), so that finished things drop out; returns how many changed."""
+        if not self.extraction.settings.scratchpad:
+            return 0
+        changed = 0
+        for owner in await self.engine.owners():
+            episodes = await self.engine.events(owner, since=day, until=day, limit=50)
+            if not episodes:
+                continue
+            lines = [Turn("user", episode_line(e), e.ended_at or e.created_at) for e in reversed(episodes)]
+            try:
+                current = await self.engine.scratchpad.get(owner)
+                new = await self.model.update_scratchpad(current.content, lines)
+                if fit(new) != current.content:
+                    await self.engine.scratchpad.put(owner, new)
+                    changed += 1
+            except Exception as exc:  # the note is a convenience: the job goes on
+                log.warning("[memory] nightly scratchpad failed for owner=%s: %s", owner, type(exc).__name__)
+        return changed
 
     async def weekly(self, now: datetime | None = None) -> str:
         """Merge large partitions, refresh the Tier 1 profile, archive decayed temp/debug memories."""

@@ -187,3 +187,39 @@ def test_the_cli_prints_sets_edits_and_clears(
         "cleared the scratchpad of alice",
         "alice has no scratchpad",
     ]
+
+
+async def test_the_daily_job_refreshes_it_from_yesterdays_episodes(engine: MemoryEngine) -> None:
+    from datetime import UTC, datetime
+
+    from gateway.scheduler import MemoryJobs
+    from memory.records import Episode
+
+    await engine.scratchpad.put("alice", NOTE)
+    await engine.add_event(
+        "alice",
+        "Released Falcon 2.4 and published the notes",
+        event_date="2026-11-24",
+        episode=Episode(goal="ship Falcon 2.4", outcome="done", entities=["Falcon"]),
+    )
+    await engine.add_event("bob", "Talked about tea", event_date="2026-11-20")  # not yesterday: untouched
+    with OpenAIStub() as stub:
+        stub.responder = lambda body: (
+            StubReply(content=json.dumps({"scratchpad": "## Current focus\n- Falcon 2.5 planning"}))
+            if "<current_scratchpad>" in body["messages"][-1]["content"]
+            else None
+        )
+        model = memory_model(stub)
+        service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, scratchpad=True))
+        jobs = MemoryJobs(engine, service, model, tz=UTC)
+        try:
+            outcome = await jobs.daily(datetime(2026, 11, 25, 3, 0, tzinfo=UTC))
+        finally:
+            await service.close()
+        updates = [b for b in stub.json_requests() if "<current_scratchpad>" in b["messages"][-1]["content"]]
+    assert "1 scratchpads refreshed" in outcome
+    (update,) = updates
+    assert "Released Falcon 2.4" in update["messages"][-1]["content"]
+    assert "goal: ship Falcon 2.4; outcome: done" in update["messages"][-1]["content"]
+    assert (await engine.scratchpad.get("alice")).content == "## Current focus\n- Falcon 2.5 planning"
+    assert (await engine.scratchpad.get("bob")).content == ""
