@@ -156,3 +156,36 @@ def test_cli_lists_episodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     (only,) = json.loads(capsys.readouterr().out)
     assert only["outcome"] == "failed" and only["entities"] == ["GitHub Actions"]
     assert main(["memory", "events", "--db", str(db), "--since", "last week"]) == 2
+
+
+def test_export_and_import_keep_an_episodes_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    source, dest = tmp_path / "a.db", tmp_path / "b.db"
+
+    async def fill() -> None:
+        engine = await MemoryEngine.open(source)
+        try:
+            await engine.add_event(
+                "alice",
+                "Moved the blog to a static site",
+                event_date="2026-11-12",
+                episode=Episode(goal="cheaper hosting", outcome="done", entities=["blog", "Hugo"]),
+            )
+        finally:
+            await engine.close()
+
+    asyncio.run(fill())
+    export = tmp_path / "export.json"
+    assert main(["memory", "export", "--db", str(source), "-o", str(export)]) == 0
+    assert main(["memory", "import", str(export), "--db", str(dest)]) == 0
+    capsys.readouterr()
+    assert main(["memory", "events", "--db", str(dest), "--json"]) == 0
+    (event,) = json.loads(capsys.readouterr().out)
+    assert (event["goal"], event["outcome"], event["entities"]) == (
+        "cheaper hosting",
+        "done",
+        ["blog", "Hugo"],
+    )

@@ -18,6 +18,7 @@ from memory.clock import from_db
 from memory.engine import MemoryEngine
 from memory.files.migrate import migrate_files
 from memory.files.private import write_private
+from memory.model.output import parse_episode
 from memory.records import PROFILE_TOPIC, Event, Fact, Memory
 
 if TYPE_CHECKING:
@@ -486,6 +487,7 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
                 sender_id=rec.get("sender_id") or "",
                 raw_tokens=int(rec.get("raw_tokens") or 0),
                 source_ref=rec.get("source_ref"),
+                episode=parse_episode(rec),  # goal, outcome, entities of an episode (schema 7 exports)
             )
         except (AttributeError, KeyError, TypeError) as exc:
             raise CliError(
