@@ -14,6 +14,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from memory.browse import MemoryBrowser
 from memory.clock import days_between, to_db, utcnow
 from memory.conversation import ConversationLog
 from memory.engine_jobs import BackgroundJobMethods, day_text
@@ -59,6 +60,7 @@ class MemoryEngine(BackgroundJobMethods):
         self._writer = MemoryWriter(store, self._embedding, self._vectors, self._retriever.forget_owner)
         self.conversation = ConversationLog(store)  # every turn, kept and searchable
         self.scratchpad = ScratchpadStore(store)  # one note per person: what is going on
+        self.browse = MemoryBrowser(store, self.search)  # page-by-page reads (the memory web page)
 
     @classmethod
     async def open(cls, path: str | Path, *, create: bool = True, warm_text: bool = True) -> MemoryEngine:
@@ -150,6 +152,14 @@ class MemoryEngine(BackgroundJobMethods):
         check_owner(owner)
         done = await self._writer.archive(owner, memory_ids, now)
         log.info("[memory] archive owner=%s count=%d", owner, done)
+        return done
+
+    async def restore(self, owner: str, memory_id: int) -> bool:
+        """Make an archived memory of the owner live again; False when the owner has no such archived row."""
+        check_owner(owner)
+        done = await self._writer.restore(owner, memory_id)
+        if done:
+            log.info("[memory] restore owner=%s id=%d", owner, memory_id)
         return done
 
     async def purge(self, owner: str, memory_id: int) -> bool:

@@ -287,6 +287,14 @@ class MemoryWriter:
             self.changed(owner)
         return done
 
+    async def restore(self, owner: str, memory_id: int, now: datetime | None = None) -> bool:
+        """Undo an archive (a forget, a supersede, a merge): the row is live and searchable again."""
+        async with self._store.transaction():
+            done = await self._store.memories.restore(owner, memory_id, to_db(now or utcnow()))
+        if done:
+            self.changed(owner)  # its vector was kept while archived: the owner's matrix is rebuilt with it
+        return done
+
     async def purge(self, owner: str, memory_id: int) -> bool:
         """Delete one memory for good, and the cached vector of its exact text."""
         async with self._store.transaction():

@@ -11,7 +11,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from gateway.cli import memory, onboard, run, status
+from gateway.cli import dashboard, memory, onboard, run, status
 from gateway.cli.options import apply_defaults, spread_global_options
 
 GETTING_STARTED = """
@@ -21,7 +21,8 @@ Getting started:
   tierclaw status          what is configured, memory counts, buffered turns, jobs
 A real model: set provider.apiKey in the config, or export TIERCLAW_PROVIDER_API_KEY=sk-...
 (any OpenAI-compatible endpoint: provider.baseUrl or TIERCLAW_PROVIDER_BASE_URL).
-Memory lives in ~/.tierclaw/data/memory.db; browse it with tierclaw memory list/search/stats.
+Memory lives in ~/.tierclaw/data/memory.db; browse it with tierclaw memory list/search/stats,
+or in a browser with tierclaw dashboard.
 """
 
 # Each entry adds one subcommand to the parser.
@@ -30,6 +31,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     status.register,
     onboard.register,
     memory.register,
+    dashboard.register,
 )
 
 

@@ -22,6 +22,7 @@ from channels.base import Channel, ChannelError
 if TYPE_CHECKING:  # the runtime, the config and the models load when a command runs, not for --help
     from gateway.app import Runtime
     from gateway.config import Config
+    from gateway.dashboard.server import RunningDashboard
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -181,6 +182,15 @@ def run_gateway(args: argparse.Namespace) -> int:
 async def _serve(config: Config) -> int:
     from gateway.app import Runtime
 
+    page_settings = config.dashboard
+    if page_settings.enabled:
+        from gateway.dashboard.access import DashboardAccessError, check_bind
+
+        try:
+            check_bind(page_settings.host, page_settings.port, page_settings.allow_remote)
+        except DashboardAccessError as exc:
+            print(f"tierclaw: {exc}", file=sys.stderr)
+            return 2
     runtime = await Runtime.open(config, enabled_channels(config))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -191,13 +201,43 @@ async def _serve(config: Config) -> int:
         if runtime.models.notice:
             print(runtime.models.notice, file=sys.stderr)
         await runtime.start()
+        page = await _start_page(runtime) if page_settings.enabled else None
     except ChannelError as exc:
         await runtime.close()
         print(f"tierclaw: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        await runtime.close()
+        print(f"tierclaw: cannot listen for the memory page: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     except BaseException:
         await runtime.close()
         raise
     await stop.wait()
+    if page is not None:
+        await page.stop()
     await runtime.shutdown(DRAIN_SECONDS)
     return 0
+
+
+async def _start_page(runtime: Runtime) -> RunningDashboard:
+    """The memory page beside the gateway (``dashboard.enabled``). Its address is printed without the
+    token: a service's output often ends up in a log file, the token file stays private."""
+    from gateway.cli.dashboard import start_for
+    from gateway.dashboard.access import TOKEN_FILE
+
+    settings = runtime.config.dashboard
+    page = await start_for(
+        runtime,
+        host=settings.host,
+        port=settings.port,
+        allow_remote=settings.allow_remote,
+        with_replies=True,
+    )
+    token_path = runtime.config.db_path().parent / TOKEN_FILE
+    print(
+        f"memory page: {page.url.split('?')[0]} (open it with ?token=<the token in {token_path}>, "
+        "or run `tierclaw dashboard` for a ready link)",
+        file=sys.stderr,
+    )
+    return page

@@ -340,6 +340,16 @@ class ChannelsConfig(_Model):
     feishu: FeishuConfig = Field(default_factory=FeishuConfig)
 
 
+class DashboardConfig(_Model):
+    """The memory web page (``tierclaw dashboard``; ``tierclaw gateway`` serves it too when enabled)."""
+
+    enabled: bool = False
+    host: str = Field("127.0.0.1", min_length=1)
+    port: int = Field(8765, ge=0, le=65535)
+    # Serving on an address other than loopback must be asked for (gateway/dashboard/access.py says why).
+    allow_remote: bool = False
+
+
 _IDENTITY_RE = re.compile(r"[a-z][a-z0-9_-]*:\S+")
 
 
@@ -350,6 +360,7 @@ class Config(_Model):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
     users: dict[str, list[str]] = Field(default_factory=dict)
     timezone: str = ""
 

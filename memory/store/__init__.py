@@ -3,9 +3,10 @@
 ``SQLiteStore`` is the one implementation (one file, aiosqlite, WAL). Its parts, one table family each:
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
-``sessions`` (Tier 0), ``jobs`` (scheduled job runs) and ``inbox`` (messages accepted, not yet
-answered); ``transaction()`` makes several of their writes one unit of work. docs/architecture.md,
-"Storage", says what a second backend (PostgreSQL) will need.
+``sessions`` (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet
+answered), ``turns`` (the raw conversation), ``scratchpads`` and ``browse`` (the memory page's reads);
+``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
+what a second backend (PostgreSQL) will need.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+from memory.store.browse import BrowseRows
 from memory.store.events import EventRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow
@@ -44,6 +46,7 @@ class SQLiteStore:
         self.inbox = InboxRows(db)
         self.turns = TurnRows(db)
         self.scratchpads = ScratchpadRows(db)
+        self.browse = BrowseRows(db)
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True, warm_text: bool = True) -> SQLiteStore:

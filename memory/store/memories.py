@@ -15,13 +15,14 @@ from memory.records import GLOBAL_PROJECT, Fact, Memory
 from memory.store.search import TermIndex
 from memory.store.sqlite import SQLiteDatabase, chunks, marks
 
-_COLUMNS = (
+MEMORY_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, source, source_ref, subject, "
     "predicate, created_at, updated_at, last_accessed, access_count, is_archived, superseded_by"
 )
 
 
-def _memory(row: Sequence) -> Memory:
+def memory_from_row(row: Sequence) -> Memory:
+    """A ``Memory`` from a row selected as ``MEMORY_COLUMNS``."""
     return Memory(*row[:16], is_archived=bool(row[16]), superseded_by=row[17])
 
 
@@ -48,11 +49,11 @@ class MemoryRows:
     async def get(self, owner: str, memory_id: int) -> Memory | None:
         """One memory of the owner (live or archived), with its source references."""
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND owner = ?", (memory_id, owner)
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ? AND owner = ?", (memory_id, owner)
         )
         if not rows:
             return None
-        mem = _memory(rows[0])
+        mem = memory_from_row(rows[0])
         mem.refs = (await self.refs(owner, [mem.id])).get(mem.id, [])
         return mem
 
@@ -82,10 +83,11 @@ class MemoryRows:
         if not include_archived:
             where.append("is_archived = 0")
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ? OFFSET ?",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(where)} "
+            "ORDER BY id DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
         )
-        mems = [_memory(r) for r in rows]
+        mems = [memory_from_row(r) for r in rows]
         refs = await self.refs(owner, [m.id for m in mems])
         for m in mems:
             m.refs = refs.get(m.id, [])
@@ -134,11 +136,11 @@ class MemoryRows:
             "importance": "importance DESC, id",
             "importance_newest": "importance DESC, id DESC",
         }
-        sql = f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY {order_by[order]}"
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY {order_by[order]}"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [_memory(r) for r in await self._db.read(sql, params)]
+        return [memory_from_row(r) for r in await self._db.read(sql, params)]
 
     async def projects(self, owner: str) -> frozenset[str]:
         """Project names the owner's live Tier 2 memories use (``_global`` left out)."""
@@ -339,6 +341,15 @@ class MemoryRows:
             )
             done += int(cur.rowcount)
         return done
+
+    async def restore(self, owner: str, memory_id: int, now: str) -> bool:
+        """Make an archived memory of the owner live again (no longer pointing to a successor)."""
+        cur = await self._db.write(
+            "UPDATE memories SET is_archived = 0, superseded_by = NULL, updated_at = ? "
+            "WHERE id = ? AND owner = ? AND is_archived = 1",
+            (now, memory_id, owner),
+        )
+        return int(cur.rowcount) > 0
 
     async def purge(self, owner: str, memory_id: int) -> str | None:
         """Delete one memory for good; returns its text, or None when the owner had no such row."""

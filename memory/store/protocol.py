@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from memory.records import Episode, Event, Fact, Memory
 
 if TYPE_CHECKING:
+    from memory.store.browse import DeadLetter, MemoryKey
     from memory.store.memories import NewRow
     from memory.store.search import Candidate
     from memory.store.turns import TurnRow
@@ -69,6 +70,7 @@ class MemoryRowsAPI(Protocol):
         self, owner: str, memory_id: int, fact: Fact, *, norm_key: str, search_text: str, now: str
     ) -> None: ...
     async def archive(self, owner: str, ids: Sequence[int], now: str) -> int: ...
+    async def restore(self, owner: str, memory_id: int, now: str) -> bool: ...
     async def purge(self, owner: str, memory_id: int) -> str | None: ...
     async def touch(self, ids: Sequence[int], now: str) -> None: ...
 
@@ -239,6 +241,28 @@ class TurnRowsAPI(Protocol):
     async def prune(self, before: str) -> int: ...
 
 
+class BrowseRowsAPI(Protocol):
+    """Reads for browsing one owner's memory, the memory web page (``memory/store/browse.py``)."""
+
+    async def keys(
+        self,
+        owner: str,
+        *,
+        tier: int | None = None,
+        category: str | None = None,
+        project: str | None = None,
+        archived: str = "live",
+        ids: Sequence[int] | None = None,
+        contains: str | None = None,
+    ) -> list[MemoryKey]: ...
+    async def by_ids(self, owner: str, ids: Sequence[int]) -> list[Memory]: ...
+    async def superseded_into(self, owner: str, memory_id: int) -> list[int]: ...
+    async def categories_and_projects(self, owner: str) -> tuple[list[str], list[str]]: ...
+    async def created_per_day(self, owner: str) -> list[tuple[str, str, int]]: ...
+    async def dead_letters(self, owner: str, limit: int = 50) -> list[DeadLetter]: ...
+    async def buffered(self, owner: str, limit: int = 50) -> list[DeadLetter]: ...
+
+
 class MemoryStore(Protocol):
     """One memory database: its parts, one unit-of-work helper, and change detection across processes."""
 
@@ -253,6 +277,7 @@ class MemoryStore(Protocol):
     inbox: InboxRowsAPI
     turns: TurnRowsAPI
     scratchpads: ScratchpadRowsAPI
+    browse: BrowseRowsAPI
 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes of any part made inside it by the same task commit together or not at all."""

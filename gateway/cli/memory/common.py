@@ -19,14 +19,11 @@ DEFAULT_OWNER = "console:local"
 CLI_QUERY_TIMEOUT_SECONDS = 60.0
 DB_ENV = "TIERCLAW_MEMORY_DB"
 DEFAULT_DB = "~/.tierclaw/data/memory.db"
-EXPORT_FORMAT = "tierclaw-memory-export"
-EXPORT_VERSION = 1
 # Used when the terminal width is unknown (output piped); a real terminal's width wins.
 TABLE_WIDTH = 100
 MIN_TABLE_WIDTH = 70
 # Widest a non-content column may get before it is truncated.
 MAX_COLUMN = 24
-PAGE = 1000
 # tierclaw memory reindex: memories per embedder call.
 REINDEX_BATCH_SIZE = 64
 # tierclaw memory import: memories per transaction (the progress bar moves once per batch).

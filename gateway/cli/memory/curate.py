@@ -8,19 +8,18 @@ import dataclasses
 import json
 import logging
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gateway.cli.memory.common import EXPORT_FORMAT, EXPORT_VERSION, IMPORT_BATCH_SIZE, PAGE, CliError
+from gateway.cli.memory.common import IMPORT_BATCH_SIZE, CliError
 from gateway.cli.memory.progress import ProgressBar
-from gateway.cli.memory.table import one_line
+from gateway.memory_export import EXPORT_FORMAT, EXPORT_VERSION, export_memory
 from memory.clock import from_db
 from memory.engine import MemoryEngine
 from memory.files.migrate import migrate_files
 from memory.files.private import write_private
 from memory.model.output import parse_episode
-from memory.records import PROFILE_TOPIC, Event, Fact, Memory
+from memory.records import PROFILE_TOPIC, Fact
 
 if TYPE_CHECKING:
     pass
@@ -110,74 +109,15 @@ def _confirm(prompt: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-async def _all_memories(engine: MemoryEngine, owner: str) -> list[Memory]:
-    out: list[Memory] = []
-    while True:
-        page = await engine.list(owner, include_archived=True, limit=PAGE, offset=len(out))
-        out += page
-        if len(page) < PAGE:
-            break
-    out.sort(key=lambda m: m.id)
-    return out
-
-
-async def _all_events(engine: MemoryEngine, owner: str) -> list[Event]:
-    total = (await engine.stats(owner))["tier3_events"]
-    events = await engine.events(owner, limit=total + 1)
-    events.sort(key=lambda e: (e.event_date, e.id))
-    return events
-
-
 async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    memories = await _all_memories(engine, args.owner)
-    events = await _all_events(engine, args.owner)
-    exported_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if args.format == "json":
-        doc = {
-            "format": EXPORT_FORMAT,
-            "version": EXPORT_VERSION,
-            "owner": args.owner,
-            "exported_at": exported_at,
-            "memories": [dataclasses.asdict(m) for m in memories],
-            "events": [dataclasses.asdict(e) for e in events],
-        }
-        text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
-    else:
-        text = _markdown(args.owner, exported_at, memories, events)
+    export = await export_memory(engine, args.owner, args.format)
     if args.output:
         out = Path(args.output).expanduser()
-        write_private(out, text)  # a person's memories: readable by them alone
-        print(f"exported {len(memories)} memories and {len(events)} events to {out}")
+        write_private(out, export.text)  # a person's memories: readable by them alone
+        print(f"exported {export.memories} memories and {export.events} events to {out}")
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(export.text)
     return 0
-
-
-def _markdown(owner: str, exported_at: str, memories: list[Memory], events: list[Event]) -> str:
-    lines = [f"# tierclaw memory export: {owner}", "", f"Exported {exported_at}."]
-    titles = {1: "Tier 1: core profile", 2: "Tier 2: knowledge"}
-    for tier in (1, 2):
-        in_tier = [m for m in memories if m.tier == tier]
-        if not in_tier:
-            continue
-        lines += ["", f"## {titles[tier]}"]
-        for project in sorted({m.project for m in in_tier}):
-            lines += ["", f"### {project}", ""]
-            for m in (m for m in in_tier if m.project == project):
-                meta = [f"#{m.id}", m.topic, m.category, f"importance {m.importance:.2f}", m.created_at[:10]]
-                if m.is_archived:
-                    meta.append("archived")
-                if m.refs:
-                    meta.append("refs: " + ", ".join(m.refs))
-                lines.append(f"- {one_line(m.content)} _({'; '.join(meta)})_")
-    if events:
-        lines += ["", "## Tier 3: daily events"]
-        for day in sorted({e.event_date for e in events}):
-            lines += ["", f"### {day}", ""]
-            for e in (e for e in events if e.event_date == day):
-                body = e.summary.strip().replace("\n", "\n  ")
-                lines.append(f"- ({e.channel}) {body}")
-    return "\n".join(lines) + "\n"
 
 
 def _prepare_import(args: argparse.Namespace) -> None:

@@ -1,0 +1,143 @@
+"""The memory page's web server: routes, the access guard in front of every one of them, start and stop.
+
+``start_dashboard`` is what ``tierclaw dashboard`` and ``tierclaw gateway`` (``dashboard.enabled``)
+call; it returns the running server and the ready URL with the access token. The guard
+(``gateway/dashboard/access.py`` explains each rule) runs before any handler: Host check, token
+exchange, session cookie, CSRF on POST; every response gets headers that forbid scripts, framing,
+sniffing, caching and referrers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+from gateway.dashboard import actions, pages
+from gateway.dashboard.access import (
+    CSRF_FIELD,
+    SESSION_COOKIE,
+    Sessions,
+    check_bind,
+    csrf_matches,
+    host_header_allowed,
+)
+from gateway.dashboard.context import CONTEXT, DashboardContext, render, templates
+
+log = logging.getLogger("tierclaw.dashboard")
+
+STATIC_DIR = Path(__file__).parent / "static"
+SESSIONS: web.AppKey[Sessions] = web.AppKey("sessions", Sessions)
+BOUND_HOST: web.AppKey[str] = web.AppKey("bound_host", str)
+# No script runs on these pages and nothing is loaded from elsewhere; forms post only to this server.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Let a request through only with a valid session (and on POST its CSRF token)."""
+    if not host_header_allowed(request.host, request.app[BOUND_HOST]):
+        log.warning("[dashboard] refused a request for host %r", request.host)
+        return web.Response(status=400, text="unexpected Host header\n")
+    if request.path.startswith("/static/"):
+        return await handler(request)
+    sessions = request.app[SESSIONS]
+    token = request.query.get("token")
+    if token is not None:
+        if not sessions.token_matches(token):
+            log.warning("[dashboard] wrong access token from %s", request.remote)
+            return _unauthorized(request, "That access token is not this server's.")
+        sid, request["session"] = sessions.open()
+        clean = request.rel_url.with_query([(k, v) for k, v in request.query.items() if k != "token"])
+        response = web.HTTPSeeOther(str(clean))
+        response.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="Strict", path="/")
+        return response
+    session = sessions.get(request.cookies.get(SESSION_COOKIE))
+    if session is None:
+        return _unauthorized(request, "This page needs the access token.")
+    request["session"] = session
+    if request.method == "POST":
+        form = await request.post()
+        offered = form.get(CSRF_FIELD)
+        if not isinstance(offered, str) or not csrf_matches(session, offered):
+            log.warning("[dashboard] refused a POST without a valid CSRF token: %s", request.path)
+            return render(
+                request, "error.html", 403, title="Forbidden", message="The form's CSRF token is missing."
+            )
+        request["form"] = form
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return render(request, "error.html", exc.status, title=exc.reason, message=exc.text or exc.reason)
+
+
+def _unauthorized(request: web.Request, why: str) -> web.Response:
+    return render(request, "unauthorized.html", 401, why=why)
+
+
+async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+def build_app(ctx: DashboardContext, token: str, bound_host: str) -> web.Application:
+    """The page's aiohttp application (not yet listening)."""
+    if ctx.templates is None:
+        ctx.templates = templates()
+    app = web.Application(middlewares=[guard], client_max_size=1024 * 1024)
+    app[CONTEXT] = ctx
+    app[SESSIONS] = Sessions(token)
+    app[BOUND_HOST] = bound_host
+    app.on_response_prepare.append(_security_headers)
+    app.router.add_static("/static/", STATIC_DIR)
+    pages.add_routes(app.router)
+    actions.add_routes(app.router)
+    return app
+
+
+@dataclass(slots=True)
+class RunningDashboard:
+    """A listening page: its URL with the token, and how to stop it."""
+
+    url: str
+    runner: web.AppRunner
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+
+async def start_dashboard(
+    ctx: DashboardContext, *, token: str, host: str, port: int, allow_remote: bool = False
+) -> RunningDashboard:
+    """Serve the page on ``host:port`` (0: any free port); raises ``DashboardAccessError`` for a remote
+    address without ``allow_remote`` and OSError when the port cannot be taken."""
+    check_bind(host, port, allow_remote)
+    runner = web.AppRunner(build_app(ctx, token, host), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    actual = runner.addresses[0][1] if runner.addresses else port  # port 0: the one the system chose
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{actual}/?token={token}"
+    log.info("[dashboard] serving on http://%s:%d/", shown, actual)
+    return RunningDashboard(url, runner)

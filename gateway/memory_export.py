@@ -1,0 +1,103 @@
+"""A person's whole memory as a document: JSON (``tierclaw memory import`` reads it back) or Markdown.
+
+One builder for every way out: ``tierclaw memory export`` writes it to a file or stdout, the memory web
+page offers it as a download.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from memory.engine import MemoryEngine
+from memory.records import Event, Memory
+
+EXPORT_FORMAT = "tierclaw-memory-export"
+EXPORT_VERSION = 1
+EXPORT_FORMATS = ("json", "md")
+PAGE = 1000
+
+
+@dataclass(slots=True)
+class Export:
+    """An export's text and what it holds."""
+
+    text: str
+    memories: int
+    events: int
+
+
+async def all_memories(engine: MemoryEngine, owner: str) -> list[Memory]:
+    """Every memory of the owner, archived included, oldest first."""
+    out: list[Memory] = []
+    while True:
+        page = await engine.list(owner, include_archived=True, limit=PAGE, offset=len(out))
+        out += page
+        if len(page) < PAGE:
+            break
+    out.sort(key=lambda m: m.id)
+    return out
+
+
+async def all_events(engine: MemoryEngine, owner: str) -> list[Event]:
+    """Every event (episode) of the owner, by date."""
+    total = (await engine.stats(owner))["tier3_events"]
+    events = await engine.events(owner, limit=total + 1)
+    events.sort(key=lambda e: (e.event_date, e.id))
+    return events
+
+
+async def export_memory(engine: MemoryEngine, owner: str, fmt: str) -> Export:
+    """The owner's memories and events as ``fmt`` (json, or md for Markdown)."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}")
+    memories = await all_memories(engine, owner)
+    events = await all_events(engine, owner)
+    exported_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if fmt == "json":
+        doc = {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "owner": owner,
+            "exported_at": exported_at,
+            "memories": [dataclasses.asdict(m) for m in memories],
+            "events": [dataclasses.asdict(e) for e in events],
+        }
+        text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    else:
+        text = markdown(owner, exported_at, memories, events)
+    return Export(text, len(memories), len(events))
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())
+
+
+def markdown(owner: str, exported_at: str, memories: list[Memory], events: list[Event]) -> str:
+    """The export as Markdown: tiers, projects, then events by day."""
+    lines = [f"# tierclaw memory export: {owner}", "", f"Exported {exported_at}."]
+    titles = {1: "Tier 1: core profile", 2: "Tier 2: knowledge"}
+    for tier in (1, 2):
+        in_tier = [m for m in memories if m.tier == tier]
+        if not in_tier:
+            continue
+        lines += ["", f"## {titles[tier]}"]
+        for project in sorted({m.project for m in in_tier}):
+            lines += ["", f"### {project}", ""]
+            for m in (m for m in in_tier if m.project == project):
+                meta = [f"#{m.id}", m.topic, m.category, f"importance {m.importance:.2f}", m.created_at[:10]]
+                if m.is_archived:
+                    meta.append("archived")
+                if m.refs:
+                    meta.append("refs: " + ", ".join(m.refs))
+                lines.append(f"- {_one_line(m.content)} _({'; '.join(meta)})_")
+    if events:
+        lines += ["", "## Tier 3: daily events"]
+        for day in sorted({e.event_date for e in events}):
+            lines += ["", f"### {day}", ""]
+            for e in (e for e in events if e.event_date == day):
+                body = e.summary.strip().replace("\n", "\n  ")
+                lines.append(f"- ({e.channel}) {body}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,144 @@
+"""The SQL behind browsing a person's memory (the memory web page): light keys to sort and page many rows,
+whole rows by id, the supersede chain, growth by category, dead letters.
+
+Every statement filters on the owner (docs/architecture.md, "Who owns what"). Sorting by decay score
+needs the category and the last access of every matching row, so the page asks for those few columns
+of all rows first and for whole rows only of the page it shows (``memory/browse.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory.records import Memory
+from memory.store.memories import MEMORY_COLUMNS, memory_from_row
+from memory.store.sqlite import SQLiteDatabase, chunks, marks
+
+ARCHIVED_CHOICES = ("live", "archived", "all")
+
+
+@dataclass(slots=True, frozen=True)
+class MemoryKey:
+    """What sorting a page needs of one memory, without its text."""
+
+    id: int
+    category: str
+    importance: float
+    created_at: str
+    last_accessed: str
+    access_count: int
+
+
+@dataclass(slots=True, frozen=True)
+class DeadLetter:
+    """One buffered turn extraction gave up on."""
+
+    id: int
+    role: str
+    content: str
+    created_at: str
+    attempts: int
+    last_error: str
+
+
+class BrowseRows:
+    """Reads for browsing one owner's memory."""
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    async def keys(
+        self,
+        owner: str,
+        *,
+        tier: int | None = None,
+        category: str | None = None,
+        project: str | None = None,
+        archived: str = "live",
+        ids: Sequence[int] | None = None,
+        contains: str | None = None,
+    ) -> list[MemoryKey]:
+        """The owner's memories matching the filters (``archived``: live, archived or all; ``ids``: only
+        these; ``contains``: text the content holds, any case), as sort keys, newest first."""
+        if archived not in ARCHIVED_CHOICES:
+            raise ValueError(f"archived must be one of {', '.join(ARCHIVED_CHOICES)}")
+        where, params = ["owner = ?"], [owner]
+        for column, value in (("tier", tier), ("category", category), ("project", project)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if archived != "all":
+            where.append("is_archived = ?")
+            params.append(int(archived == "archived"))
+        if contains:
+            where.append("instr(lower(content), ?) > 0")
+            params.append(contains.lower())
+        sql = (
+            "SELECT id, category, importance, created_at, last_accessed, access_count FROM memories "
+            f"WHERE {' AND '.join(where)}"
+        )
+        if ids is None:
+            rows = await self._db.read(sql + " ORDER BY id DESC", params)
+        else:
+            rows = []
+            for chunk in chunks(list(ids)):
+                rows += await self._db.read(sql + f" AND id IN ({marks(chunk)})", (*params, *chunk))
+            rows.sort(key=lambda r: -r[0])
+        return [MemoryKey(int(r[0]), r[1], float(r[2]), r[3], r[4], int(r[5])) for r in rows]
+
+    async def by_ids(self, owner: str, ids: Sequence[int]) -> list[Memory]:
+        """The owner's memories among ``ids``, in the order of ``ids`` (another owner's ids give nothing)."""
+        found: dict[int, Memory] = {}
+        for chunk in chunks(list(ids)):
+            rows = await self._db.read(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner = ? AND id IN ({marks(chunk)})",
+                (owner, *chunk),
+            )
+            for row in rows:
+                found[int(row[0])] = memory_from_row(row)
+        return [found[i] for i in ids if i in found]
+
+    async def superseded_into(self, owner: str, memory_id: int) -> list[int]:
+        """Ids of the owner's memories that ``memory_id`` superseded or absorbed (they point to it)."""
+        rows = await self._db.read(
+            "SELECT id FROM memories WHERE owner = ? AND superseded_by = ? ORDER BY id", (owner, memory_id)
+        )
+        return [int(r[0]) for r in rows]
+
+    async def categories_and_projects(self, owner: str) -> tuple[list[str], list[str]]:
+        """The categories and projects the owner's memories use (for the filter menus)."""
+        cats = await self._db.read(
+            "SELECT DISTINCT category FROM memories WHERE owner = ? ORDER BY category", (owner,)
+        )
+        projects = await self._db.read(
+            "SELECT DISTINCT project FROM memories WHERE owner = ? ORDER BY project", (owner,)
+        )
+        return [str(r[0]) for r in cats], [str(r[0]) for r in projects]
+
+    async def created_per_day(self, owner: str) -> list[tuple[str, str, int]]:
+        """(day YYYY-MM-DD, category, memories created that day) of the owner's live memories."""
+        rows = await self._db.read(
+            "SELECT substr(created_at, 1, 10) AS day, category, COUNT(*) FROM memories "
+            "WHERE owner = ? AND is_archived = 0 GROUP BY day, category ORDER BY day",
+            (owner,),
+        )
+        return [(str(d), str(c), int(n)) for d, c, n in rows]
+
+    async def dead_letters(self, owner: str, limit: int = 50) -> list[DeadLetter]:
+        """The owner's dead-letter turns, oldest first."""
+        rows = await self._db.read(
+            "SELECT id, role, content, created_at, attempts, COALESCE(last_error, '') FROM extraction_buffer "
+            "WHERE owner = ? AND dead = 1 ORDER BY id LIMIT ?",
+            (owner, limit),
+        )
+        return [DeadLetter(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5]) for r in rows]
+
+    async def buffered(self, owner: str, limit: int = 50) -> list[DeadLetter]:
+        """The owner's turns waiting for extraction (not dead), oldest first."""
+        rows = await self._db.read(
+            "SELECT id, role, content, created_at, attempts, COALESCE(last_error, '') FROM extraction_buffer "
+            "WHERE owner = ? AND dead = 0 ORDER BY id LIMIT ?",
+            (owner, limit),
+        )
+        return [DeadLetter(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5]) for r in rows]
