@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from memory.clock import days_between, utcnow
+from memory.clock import days_between, to_db, utcnow
 from memory.records import Memory, Retrieved
 from memory.retrieval.decay import relevance_score
 from memory.store.browse import ARCHIVED_CHOICES, DeadLetter, MemoryKey
@@ -91,9 +91,10 @@ class GrowthWeek:
     before: int = 0  # memories older than the chart (first week only)
 
 
-def decay_score(key: MemoryKey | Memory, now: datetime) -> float:
+def decay_score(memory: MemoryKey | Memory, now: datetime) -> float:
     """Importance after the category's decay since the last access (what recall weighs it by now)."""
-    return relevance_score(key.category, key.importance, days_between(key.last_accessed, now))
+    idle = memory.idle_days if isinstance(memory, MemoryKey) else days_between(memory.last_accessed, now)
+    return relevance_score(memory.category, memory.importance, idle)
 
 
 class MemoryBrowser:
@@ -108,7 +109,12 @@ class MemoryBrowser:
         check_owner(owner)
         wanted.check()
         now = utcnow()
-        filters = {"tier": wanted.tier, "category": wanted.category, "project": wanted.project}
+        filters = {
+            "tier": wanted.tier,
+            "category": wanted.category,
+            "project": wanted.project,
+            "now": to_db(now),
+        }
         scores: dict[int, float] = {}
         query = wanted.query.strip()
         if query and wanted.archived == "live":
@@ -120,7 +126,9 @@ class MemoryBrowser:
         else:
             keys = await self._store.browse.keys(owner, **filters, archived=wanted.archived)
         if wanted.sort == "score":
-            keys.sort(key=lambda k: (-scores.get(k.id, decay_score(k, now)), -k.id))
+            if not scores:  # no search: the decay score of each
+                scores = {k.id: decay_score(k, now) for k in keys}
+            keys.sort(key=lambda k: (scores[k.id], k.id), reverse=True)
         elif wanted.sort == "access":
             keys.sort(key=lambda k: (k.access_count, k.last_accessed, k.id), reverse=True)
         else:

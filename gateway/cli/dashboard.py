@@ -65,6 +65,8 @@ async def _dashboard(config: Config, args: argparse.Namespace) -> int:
         )
         return 2
     runtime = await Runtime.open(config, [])
+    if runtime.backfill is not None:
+        runtime.backfill.start()  # as in the gateway: memories without a vector get one, for hybrid search
     try:
         try:
             page = await start_for(

@@ -201,7 +201,7 @@ async def _serve(config: Config) -> int:
         if runtime.models.notice:
             print(runtime.models.notice, file=sys.stderr)
         await runtime.start()
-        page = await _start_page(runtime) if page_settings.enabled else None
+        page = await start_page(runtime) if page_settings.enabled else None
     except ChannelError as exc:
         await runtime.close()
         print(f"tierclaw: {exc}", file=sys.stderr)
@@ -220,7 +220,7 @@ async def _serve(config: Config) -> int:
     return 0
 
 
-async def _start_page(runtime: Runtime) -> RunningDashboard:
+async def start_page(runtime: Runtime) -> RunningDashboard:
     """The memory page beside the gateway (``dashboard.enabled``). Its address is printed without the
     token: a service's output often ends up in a log file, the token file stays private."""
     from gateway.cli.dashboard import start_for

@@ -14,7 +14,7 @@ import logging
 
 from aiohttp import web
 
-from gateway.dashboard.context import CONTEXT, person_url, redirect, say
+from gateway.dashboard.context import CONTEXT, FORM, person_url, redirect, say
 from gateway.dashboard.pages import known_owner, memory_id_of
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import GLOBAL_PROJECT, Fact, WriteResult
@@ -39,7 +39,7 @@ def add_routes(router: web.UrlDispatcher) -> None:
 
 
 def _text(request: web.Request, name: str) -> str:
-    value = request["form"].get(name, "")
+    value = request[FORM].get(name, "")
     return value.strip() if isinstance(value, str) else ""
 
 

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from aiohttp import web
+from multidict import MultiDictProxy
+
+from gateway.dashboard.access import Session
 
 if TYPE_CHECKING:
     import jinja2
@@ -35,6 +38,9 @@ class DashboardContext:
 
 
 CONTEXT: web.AppKey[DashboardContext] = web.AppKey("dashboard", DashboardContext)
+# Set by the guard (server.py) before a handler runs: the caller's session, and a POST's form.
+SESSION: web.RequestKey[Session] = web.RequestKey("session", Session)
+FORM: web.RequestKey[MultiDictProxy] = web.RequestKey("form", MultiDictProxy)
 
 
 def person_url(owner: str, *parts: str | int) -> str:
@@ -62,7 +68,7 @@ def render(request: web.Request, name: str, status: int = 200, **values: Any) ->
     """Template ``name`` with ``values``, the session's CSRF token and its one-time messages."""
     ctx = request.app[CONTEXT]
     assert ctx.templates is not None
-    session = request.get("session")
+    session = request.get(SESSION)
     flash = list(session.flash) if session is not None else []
     if session is not None:
         session.flash.clear()
@@ -77,7 +83,7 @@ def render(request: web.Request, name: str, status: int = 200, **values: Any) ->
 
 def say(request: web.Request, message: str) -> None:
     """A one-time message shown on the next page this session opens (after a redirect)."""
-    session = request.get("session")
+    session = request.get(SESSION)
     if session is not None:
         session.flash.append(message)
 

@@ -10,6 +10,7 @@ sniffing, caching and referrers.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from gateway.dashboard.access import (
     csrf_matches,
     host_header_allowed,
 )
-from gateway.dashboard.context import CONTEXT, DashboardContext, render, templates
+from gateway.dashboard.context import CONTEXT, FORM, SESSION, DashboardContext, render, templates
 
 log = logging.getLogger("tierclaw.dashboard")
 
@@ -61,15 +62,15 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not sessions.token_matches(token):
             log.warning("[dashboard] wrong access token from %s", request.remote)
             return _unauthorized(request, "That access token is not this server's.")
-        sid, request["session"] = sessions.open()
+        sid, request[SESSION] = sessions.open()
         clean = request.rel_url.with_query([(k, v) for k, v in request.query.items() if k != "token"])
-        response = web.HTTPSeeOther(str(clean))
+        response = web.Response(status=303, headers={"Location": str(clean)})
         response.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="Strict", path="/")
         return response
     session = sessions.get(request.cookies.get(SESSION_COOKIE))
     if session is None:
         return _unauthorized(request, "This page needs the access token.")
-    request["session"] = session
+    request[SESSION] = session
     if request.method == "POST":
         form = await request.post()
         offered = form.get(CSRF_FIELD)
@@ -78,13 +79,17 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             return render(
                 request, "error.html", 403, title="Forbidden", message="The form's CSRF token is missing."
             )
-        request["form"] = form
+        request[FORM] = form
+    started = time.perf_counter()
     try:
-        return await handler(request)
+        response = await handler(request)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
         return render(request, "error.html", exc.status, title=exc.reason, message=exc.text or exc.reason)
+    # How long the page took to make (bench/dashboard_page.py reads it; so can the browser's devtools).
+    response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
+    return response
 
 
 def _unauthorized(request: web.Request, why: str) -> web.Response:

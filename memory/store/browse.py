@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from memory.records import Memory
 from memory.store.memories import MEMORY_COLUMNS, memory_from_row
@@ -18,9 +19,8 @@ from memory.store.sqlite import SQLiteDatabase, chunks, marks
 ARCHIVED_CHOICES = ("live", "archived", "all")
 
 
-@dataclass(slots=True, frozen=True)
-class MemoryKey:
-    """What sorting a page needs of one memory, without its text."""
+class MemoryKey(NamedTuple):
+    """What sorting a page needs of one memory, without its text (a tuple: a page sorts thousands)."""
 
     id: int
     category: str
@@ -28,6 +28,7 @@ class MemoryKey:
     created_at: str
     last_accessed: str
     access_count: int
+    idle_days: float  # days from the last access to the ``now`` the keys were read for
 
 
 @dataclass(slots=True, frozen=True)
@@ -58,9 +59,11 @@ class BrowseRows:
         archived: str = "live",
         ids: Sequence[int] | None = None,
         contains: str | None = None,
+        now: str,
     ) -> list[MemoryKey]:
         """The owner's memories matching the filters (``archived``: live, archived or all; ``ids``: only
-        these; ``contains``: text the content holds, any case), as sort keys, newest first."""
+        these; ``contains``: text the content holds, any case), as sort keys, newest first; ``now`` (stored
+        form) is what ``idle_days`` counts to."""
         if archived not in ARCHIVED_CHOICES:
             raise ValueError(f"archived must be one of {', '.join(ARCHIVED_CHOICES)}")
         where, params = ["owner = ?"], [owner]
@@ -75,17 +78,17 @@ class BrowseRows:
             where.append("instr(lower(content), ?) > 0")
             params.append(contains.lower())
         sql = (
-            "SELECT id, category, importance, created_at, last_accessed, access_count FROM memories "
-            f"WHERE {' AND '.join(where)}"
+            "SELECT id, category, importance, created_at, last_accessed, access_count, "
+            f"MAX(0.0, julianday(?) - julianday(last_accessed)) FROM memories WHERE {' AND '.join(where)}"
         )
         if ids is None:
-            rows = await self._db.read(sql + " ORDER BY id DESC", params)
+            rows = await self._db.read(sql + " ORDER BY id DESC", (now, *params))
         else:
             rows = []
             for chunk in chunks(list(ids)):
-                rows += await self._db.read(sql + f" AND id IN ({marks(chunk)})", (*params, *chunk))
+                rows += await self._db.read(sql + f" AND id IN ({marks(chunk)})", (now, *params, *chunk))
             rows.sort(key=lambda r: -r[0])
-        return [MemoryKey(int(r[0]), r[1], float(r[2]), r[3], r[4], int(r[5])) for r in rows]
+        return list(map(MemoryKey._make, rows))
 
     async def by_ids(self, owner: str, ids: Sequence[int]) -> list[Memory]:
         """The owner's memories among ``ids``, in the order of ``ids`` (another owner's ids give nothing)."""
