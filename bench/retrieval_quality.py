@@ -11,8 +11,9 @@ default: the bundled local model) memories are embedded on the write path, as ex
 retrieval is hybrid; ``embed_s`` reports how long embedding took and ``embedded_per_s`` its rate.
 
 ``--target turns`` loads the items as kept conversation turns instead (``memory/conversation.py``, one chat
-per owner, in file order) and asks ``ConversationLog.search`` — what the ``conversation_search`` tool runs
-(keyword: turns are not embedded). For ``bench.datasets locomo --turns``.
+per owner, in file order) and asks ``ConversationLog.search`` — what the ``conversation_search`` tool runs.
+With an embedder the turns are then given vectors as the gateway's backfill does (``reindex`` over
+``engine.conversation``; ``embed_s``) and the search is hybrid. For ``bench.datasets locomo --turns``.
 """
 
 from __future__ import annotations
@@ -138,11 +139,18 @@ async def evaluate(
     return engine_summary, summarise(base_ranks + unanswerable), load_s
 
 
-async def evaluate_turns(data: dict[str, Any], db_path: Path) -> tuple[dict[str, Any], float]:
-    """The items as kept turns, the queries through ``ConversationLog.search``; (summary, load seconds)."""
+async def evaluate_turns(
+    data: dict[str, Any], db_path: Path, embedding: EmbeddingSettings | None = None
+) -> tuple[dict[str, Any], float]:
+    """The items as kept turns, the queries through ``ConversationLog.search``; (summary, load seconds).
+    With ``embedding`` (not "none") the turns are embedded after loading and the search is hybrid."""
+    from memory.vectors.reindex import reindex
+
     engine = await MemoryEngine.open(db_path)
+    embedder = attach_embedder(engine, embedding) if embedding is not None else None
     ranks: list[tuple[str, int | None]] = []
-    load_s = 0.0
+    load_s = embed_s = 0.0
+    owner_ids: dict[str, dict[int, str]] = {}
     try:
         for block in data["owners"]:
             owner = block["owner"]
@@ -159,13 +167,26 @@ async def evaluate_turns(data: dict[str, Any], db_path: Path) -> tuple[dict[str,
                 )
                 ids[turn_id] = m["id"]
             load_s += time.perf_counter() - t0
+            owner_ids[owner] = ids
+        if embedder is not None:
+            t0 = time.perf_counter()
+            await reindex(engine.conversation, embedder, batch_size=64)
+            embed_s = time.perf_counter() - t0
+        for block in data["owners"]:
+            ids = owner_ids[block["owner"]]
             for q in block["queries"]:
-                hits = await engine.conversation.search(owner, q["text"], limit=max(CUTOFFS), context=0)
+                hits = await engine.conversation.search(
+                    block["owner"], q["text"], limit=max(CUTOFFS), context=0
+                )
                 ranked = [[ids.get(h.turn.id, "")] for h in hits]
                 ranks.append((q["kind"], first_relevant_rank(ranked, set(q["relevant"]))))
     finally:
+        if embedder is not None:
+            await embedder.close()
         await engine.close()
-    return summarise(ranks), load_s
+    summary = summarise(ranks)
+    summary["embed_s"] = round(embed_s, 3)
+    return summary, load_s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,12 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     add_embedding_args(parser)
     args = parser.parse_args(argv)
     data = load_dataset(require_file(args.data, "benchmark file"))
-    if args.target == "turns":
-        return _main_turns(args, data)
     try:
         settings = embedding_settings(args)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.target == "turns":
+        return _main_turns(args, data, settings)
     with tempfile.TemporaryDirectory() as tmp:
         engine, base, load_s = asyncio.run(evaluate(data, Path(tmp) / "bench.db", settings))
     n_memories = sum(len(b["memories"]) for b in data["owners"])
@@ -222,18 +243,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _main_turns(args: argparse.Namespace, data: dict[str, Any]) -> int:
-    """``--target turns``: conversation search only (no baseline; turns are searched by keyword)."""
+def _main_turns(args: argparse.Namespace, data: dict[str, Any], settings: EmbeddingSettings) -> int:
+    """``--target turns``: conversation search only (no baseline), keyword or hybrid."""
     with tempfile.TemporaryDirectory() as tmp:
-        result, load_s = asyncio.run(evaluate_turns(data, Path(tmp) / "bench.db"))
+        result, load_s = asyncio.run(evaluate_turns(data, Path(tmp) / "bench.db", settings))
     rows = [["conversation_search", *[result[f"recall@{c}"] for c in CUTOFFS], result["mrr"], result["n"]]]
     for kind, block in result["by_kind"].items():
         rows.append([f"  {kind}", *[block[f"recall@{c}"] for c in CUTOFFS], block["mrr"], block["n"]])
     n_items = sum(len(b["memories"]) for b in data["owners"])
-    print(f"{data['name']}: {n_items} turns, {result['n']} queries; loaded in {load_s:.1f} s; keyword")
+    print(
+        f"{data['name']}: {n_items} turns, {result['n']} queries; loaded in {load_s:.1f} s; "
+        f"embedding {args.embedding}"
+    )
     print(table(["method / kind", "R@1", "R@5", "R@10", "MRR", "n"], rows))
     if args.json:
-        emit_json({**result, "k": args.k, "memories": n_items, "load_s": round(load_s, 3), "target": "turns"})
+        extra = {"k": args.k, "memories": n_items, "load_s": round(load_s, 3), "target": "turns"}
+        emit_json({**result, **extra, "embedding": args.embedding})
     return 0
 
 

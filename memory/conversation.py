@@ -5,19 +5,29 @@ Facts extraction keeps is what the memory model judged worth it; this keeps the 
 can find a sentence nobody extracted. Turns are indexed the Chinese-correct way memories are (jieba
 segmentation + stemming, ``memory/text/tokenizer.py``). A hit comes with its neighbours in the same chat,
 because a turn read alone ("yes, the blue one") often says nothing.
+
+With embeddings on, each turn also gets a vector (filled in the background by the embedding backfill,
+``memory/vectors/reindex.py``, never on the reply path), and a search adds the turns closest in meaning to
+the word matches before re-ranking them together (``fuse``; bench/README.md, "Conversation search").
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import numpy as np
+
 from memory.clock import to_db, utcnow
+from memory.retrieval.ranking import DENSE_MIN_COSINE
 from memory.store.protocol import MemoryStore
 from memory.store.turns import TurnRow
 from memory.text import tokenizer
+from memory.vectors.index import OwnerVectors, blob_to_vector, vector_to_blob
+from memory.vectors.usage import EmbeddingUse
 from memory.writes import check_owner
 
 log = logging.getLogger("tierclaw.memory")
@@ -28,13 +38,30 @@ ROLES = ("user", "assistant")
 CANDIDATES_PER_HIT = 6
 MIN_CANDIDATES = 30
 LAST_WORDS_KEPT = 10_000  # chats whose last turn's words are kept in memory
+# With turn vectors: the turns closest in meaning (cosine at least ranking.DENSE_MIN_COSINE) join the word
+# matches as candidates, and how far a candidate's cosine is above that floor adds to its word score with
+# this weight (tuned on LoCoMo turns: bench/README.md, "Conversation search").
+DENSE_TURN_CANDIDATES = 30
+DENSE_WEIGHT = 0.5
+TURN_VECTOR_OWNERS_KEPT = 16  # owners whose turn vectors stay loaded (oldest use dropped first)
+TURN_TIER = 0  # turn vectors share memories' matrix type, in a tier of their own
 
 
 def rerank(
-    rows: list[tuple[TurnRow, float, str]], weights: dict[str, float]
+    rows: list[tuple[TurnRow, float, str]],
+    weights: dict[str, float],
+    cosines: dict[int, float] | None = None,
 ) -> list[tuple[TurnRow, float, str]]:
     """``rows`` (turn, bm25, indexed text) ordered by the idf-weighted share of the query's terms the turn
-    holds itself plus the share it holds with the turn before it (``weights``: term -> idf), then bm25."""
+    holds itself plus the share it holds with the turn before it (``weights``: term -> idf), plus
+    ``DENSE_WEIGHT`` times its cosine with the query when ``cosines`` has one, then bm25."""
+    cosines = cosines or {}
+
+    def meaning(turn_id: int) -> float:
+        # 0 at the floor, 1 for the same direction (e5 cosines crowd 0.75–0.9: the floor spreads them).
+        cosine = cosines.get(turn_id, 0.0)
+        return max(0.0, cosine - DENSE_MIN_COSINE) / (1.0 - DENSE_MIN_COSINE)
+
     total = sum(weights.values()) or 1.0
 
     def coverage(words: set[str]) -> float:
@@ -42,7 +69,8 @@ def rerank(
 
     def score(row: tuple[TurnRow, float, str]) -> tuple[float, float]:
         own = set(tokenizer.index_text(row[0].content).split())
-        return (-round(coverage(own) + coverage(set(row[2].split())), 3), row[1])
+        word_score = coverage(own) + coverage(set(row[2].split()))
+        return (-round(word_score + DENSE_WEIGHT * meaning(row[0].id), 3), row[1])
 
     return sorted(rows, key=score)
 
@@ -59,8 +87,11 @@ class ConversationHit:
 class ConversationLog:
     """Keeps and searches the owner's turns (``engine.conversation``)."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, embedding: EmbeddingUse | None = None) -> None:
         self._store = store
+        self._embedding = embedding or EmbeddingUse()
+        # Loaded turn vectors per owner (and the model they belong to), most recently used last.
+        self._vectors: dict[str, tuple[str, OwnerVectors, int]] = {}
         # Each chat's last turn, as indexed words, so the next turn need not read and segment it again.
         self._last_words: dict[tuple[str, str, str], str] = {}
 
@@ -106,25 +137,82 @@ class ConversationLog:
         """The owner's turns that best match ``query`` (bm25), each with ``context`` turns either side."""
         check_owner(owner)
         terms = tokenizer.query_terms(query)
-        if not terms:
+        window = (to_db(since) if since else None, to_db(until) if until else None)
+        rows = []
+        if terms:
+            rows = await self._store.turns.matches(
+                owner,
+                terms,
+                since=window[0],
+                until=window[1],
+                limit=max(limit * CANDIDATES_PER_HIT, MIN_CANDIDATES),
+            )
+        cosines = await self._nearest(owner, query)
+        if cosines:
+            seen = {row[0].id for row in rows}
+            extra = await self._store.turns.indexed(owner, [i for i in cosines if i not in seen])
+            rows += [r for r in extra if _within(r[0], window)]
+        if not rows:
             return []
-        rows = await self._store.turns.matches(
-            owner,
-            terms,
-            since=to_db(since) if since else None,
-            until=to_db(until) if until else None,
-            limit=max(limit * CANDIDATES_PER_HIT, MIN_CANDIDATES),
-        )
         frequencies = await self._store.turns.document_frequencies(terms)
         n = await self._store.turns.total()
         weights = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
-        rows = rerank(rows, weights)[:limit]
+        rows = rerank(rows, weights, cosines)[:limit]
         hits = []
         for turn, bm25, _indexed in rows:
             around = await self._store.turns.neighbours(owner, turn, context, context) if context else [turn]
             hits.append(ConversationHit(turn, -bm25, around))
         log.info("[memory] conversation search owner=%s hits=%d", owner, len(hits))
         return hits
+
+    async def _nearest(self, owner: str, query: str) -> dict[int, float]:
+        """The owner's turns closest to ``query`` in meaning (id -> cosine); empty without an embedder,
+        without turn vectors, or when the query could not be embedded (then words alone decide)."""
+        embedder = self._embedding.embedder
+        if embedder is None:
+            return {}
+        vectors = await self._loaded(owner, embedder.model_key)
+        if not len(vectors):
+            return {}
+        query_vector = await self._embedding.query(query)
+        if query_vector is None:
+            return {}
+        nearest = vectors.top(query_vector, DENSE_TURN_CANDIDATES, (TURN_TIER,))
+        return {turn_id: cosine for turn_id, cosine in nearest if cosine >= DENSE_MIN_COSINE}
+
+    async def _loaded(self, owner: str, model_key: str) -> OwnerVectors:
+        """The owner's turn vectors, loaded once and topped up with those stored since."""
+        model, vectors, last_id = self._vectors.pop(owner, (model_key, OwnerVectors.build([]), 0))
+        if model != model_key:
+            vectors, last_id = OwnerVectors.build([]), 0
+        for turn_id, blob in await self._store.turns.vectors(owner, model_key, after_id=last_id):
+            vector = blob_to_vector(blob)
+            if vector is not None:
+                vectors.append(turn_id, TURN_TIER, vector)
+            last_id = max(last_id, turn_id)
+        self._vectors[owner] = (model_key, vectors, last_id)
+        while len(self._vectors) > TURN_VECTOR_OWNERS_KEPT:
+            self._vectors.pop(next(iter(self._vectors)))
+        return vectors
+
+    # ----------------------------------------------------------------- what the backfill fills
+    # (the same three methods as the engine's for memories: ``memory/vectors/reindex.VectorTarget``)
+
+    async def missing_embeddings(
+        self, model_key: str, *, after_id: int = 0, limit: int = 256, owner: str | None = None
+    ) -> list[tuple[int, str, str]]:
+        """Turns without a ``model_key`` vector: (id, owner, content), by id."""
+        return await self._store.turns.missing_vectors(model_key, after_id=after_id, limit=limit, owner=owner)
+
+    async def count_missing_embeddings(self, model_key: str, owner: str | None = None) -> int:
+        """How many turns have no ``model_key`` vector."""
+        return await self._store.turns.count_missing_vectors(model_key, owner)
+
+    async def set_embeddings(self, model_key: str, items: Sequence[tuple[int, str, np.ndarray]]) -> int:
+        """Store (turn id, content, vector) items; returns how many turns were still there."""
+        return await self._store.turns.set_vectors(
+            model_key, [(turn_id, vector_to_blob(vector)) for turn_id, _, vector in items]
+        )
 
     async def count(self, owner: str | None = None) -> int:
         """Kept turns of one owner, or of everyone."""
@@ -137,3 +225,9 @@ class ConversationLog:
         if removed:
             log.info("[memory] pruned %d conversation turns older than %d days", removed, keep_days)
         return removed
+
+
+def _within(turn: TurnRow, window: tuple[str | None, str | None]) -> bool:
+    """Whether the turn was said within ``[since, until)`` (stored forms; None: open)."""
+    since, until = window
+    return (since is None or turn.created_at >= since) and (until is None or turn.created_at < until)

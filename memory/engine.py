@@ -58,7 +58,7 @@ class MemoryEngine(BackgroundJobMethods):
         self._vectors = OwnerVectorCache(store)
         self._retriever = Retriever(store, self._embedding, self._vectors)
         self._writer = MemoryWriter(store, self._embedding, self._vectors, self._retriever.forget_owner)
-        self.conversation = ConversationLog(store)  # every turn, kept and searchable
+        self.conversation = ConversationLog(store, self._embedding)  # every turn, kept and searchable
         self.scratchpad = ScratchpadStore(store)  # one note per person: what is going on
         self.browse = MemoryBrowser(store, self.search)  # page-by-page reads (the memory web page)
 

@@ -3,10 +3,13 @@ neighbours; the conversation_search tool and `tierclaw memory search --turns` on
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from channels.base import InboundMessage
@@ -18,6 +21,7 @@ from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.sessions import SessionStore
+from memory.vectors.reindex import EmbeddingBackfill, reindex
 
 DAY = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)
 
@@ -157,3 +161,79 @@ def test_cli_search_turns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     hit, answer = json.loads(capsys.readouterr().out)
     assert hit["content"] == "The gate code is 4471" and len(hit["context"]) == 2
     assert answer["content"] == "Got it."  # found through the turn it answers, ranked after it
+
+
+class MeaningEmbedder:
+    """Our Embedder protocol with chosen directions: texts about one topic share a vector, any other text
+    gets its own (a stand-in for a model that knows "automobile" and "car" mean the same)."""
+
+    model_key = "test:meaning@8"
+    uses_local_cores = False
+
+    def __init__(self, topics: dict[str, list[str]]) -> None:
+        self.topics = topics
+        self.passages: list[str] = []
+
+    def vector(self, text: str) -> np.ndarray:
+        for n, words in enumerate(self.topics.values()):
+            if any(w in text.lower() for w in words):
+                return np.eye(8, dtype=np.float32)[n]
+        out = np.zeros(8, dtype=np.float32)
+        out[7] = 1.0
+        return out
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.passages += texts
+        return np.stack([self.vector(t) for t in texts])
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return self.vector(text)
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_with_embeddings_turns_get_vectors_and_are_found_by_meaning(talk: MemoryEngine) -> None:
+    embedder = MeaningEmbedder({"car": ["automobile", "car", "vehicle"], "travel": ["杭州", "trip"]})
+    sold = "I finally sold my old car last week"
+    await keep(talk, "alice", "1", [("user", sold)], DAY + timedelta(days=30))
+    await keep(talk, "bob", "2", [("user", "Bob's car is red")], DAY)
+    # Without an embedder, words alone: "automobile" is never said.
+    assert await talk.conversation.search("alice", "the automobile I got rid of") == []
+
+    talk.embedder = embedder
+    assert await talk.conversation.count_missing_embeddings(embedder.model_key) == 9
+    done = await reindex(talk.conversation, embedder)
+    assert done.embedded == 9 and await talk.conversation.count_missing_embeddings(embedder.model_key) == 0
+    hits = await talk.conversation.search("alice", "the automobile I got rid of", limit=2)
+    assert hits and hits[0].turn.content == sold
+    assert all(h.turn.owner == "alice" for h in hits)  # Bob's car stays Bob's
+    # A turn found by meaning keeps the since/until window.
+    assert await talk.conversation.search("alice", "automobile", until=DAY + timedelta(days=29)) == []
+    # Turns kept later are embedded by the next pass, and found once they are.
+    await keep(talk, "alice", "1", [("user", "The new vehicle arrives Friday")], DAY + timedelta(days=31))
+    assert (await reindex(talk.conversation, embedder)).embedded == 1
+    hits = await talk.conversation.search("alice", "automobile", limit=5)
+    assert {h.turn.content for h in hits} >= {
+        "The new vehicle arrives Friday",
+        "I finally sold my old car last week",
+    }
+    # Words still win where they match: the exact phrase first.
+    hits = await talk.conversation.search("alice", "Harbour Blue", limit=1)
+    assert "Harbour Blue" in hits[0].turn.content
+
+
+async def test_the_backfill_embeds_turns_too(talk: MemoryEngine) -> None:
+    embedder = MeaningEmbedder({"paint": ["paint", "blue"]})
+    talk.embedder = embedder
+    backfill = EmbeddingBackfill(talk, interval=3600)
+    backfill.start()
+    try:
+        for _ in range(500):
+            if backfill.last_turns_result is not None:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await backfill.stop()
+    assert backfill.last_turns_result is not None and backfill.last_turns_result.embedded == 7
+    assert await talk.conversation.count_missing_embeddings(embedder.model_key) == 0

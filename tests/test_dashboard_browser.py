@@ -70,6 +70,8 @@ async def _fill(db: Path) -> None:
             episode=Episode(goal="plan the trip", outcome="partial", entities=["Hangzhou"]),
         )
         await engine.scratchpad.put(ALICE, "- focus: the Hangzhou trip")
+        for role, said in (("user", "Which train goes to Hangzhou?"), ("assistant", "The G7311 at 9:00.")):
+            await engine.conversation.record(ALICE, channel="telegram", chat_id="42", role=role, content=said)
         buffer = ExtractionBuffer(engine)
         await buffer.append(
             ALICE,
@@ -290,7 +292,7 @@ def test_extract_now_turns_buffered_messages_into_memories(page: Page, server: s
     expect(page.locator("table.memories")).to_contain_text("Biscuit")
 
 
-def test_episodes_by_day_and_the_scratchpad(page: Page, server: str, shots: Path) -> None:
+def test_episodes_by_day_the_scratchpad_and_what_was_said(page: Page, server: str, shots: Path) -> None:
     person(page, server, tail="/time")
     expect(page.locator("ul.episodes")).to_contain_text("Alice planned the trip to Hangzhou")
     expect(page.locator("ul.episodes")).to_contain_text("Outcome: partial")
@@ -300,6 +302,10 @@ def test_episodes_by_day_and_the_scratchpad(page: Page, server: str, shots: Path
     page.get_by_role("button", name="Save note").click()
     expect(page.locator(".flash")).to_contain_text("Scratchpad saved")
     expect(note).to_have_value("- focus: the Hangzhou trip\n- next: book the train")
+    page.get_by_label("Search 2 kept conversation turns").fill("train")
+    page.get_by_role("button", name="Search turns").click()
+    expect(page.locator("ol.said li.hit")).to_contain_text("Which train goes to Hangzhou?")
+    expect(page.locator("ol.said")).to_contain_text("The G7311 at 9:00.")  # the turn after it
     page.screenshot(path=shots / "time.png", full_page=True)
 
 

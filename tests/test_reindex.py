@@ -685,3 +685,26 @@ def test_cli_reindex_subprocess_with_the_local_model(
     assert proc.stderr == ""  # not a terminal: no bar
     code, out, _ = reindex_cli(capsys, db, config)
     assert code == 0 and out.startswith("nothing to reindex")
+
+
+def test_cli_reindex_turns(
+    cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, config = cli_env
+
+    async def say() -> None:
+        async with await MemoryEngine.open(db) as engine:
+            for n in range(3):
+                await engine.conversation.record(
+                    "alice", channel="cli", chat_id="a", role="user", content=f"turn number {n}"
+                )
+
+    asyncio.run(say())
+    use_embedder(monkeypatch, HashEmbedder())
+    code, out, err = reindex_cli(capsys, db, config, "--turns")
+    assert (code, err) == (0, "")
+    assert out.startswith("embedded 3 turns with test:hash@16 in ")
+    code, out, _ = reindex_cli(capsys, db, config, "--turns")
+    assert (code, out.strip()) == (0, "nothing to reindex: every kept turn has a test:hash@16 vector")
+    code, out, _ = reindex_cli(capsys, db, config)  # the memories are another walk
+    assert out.startswith("embedded 7 memories with test:hash@16 in ")

@@ -24,6 +24,7 @@ from memory.store.browse import ARCHIVED_CHOICES
 
 DAYS_PER_TIME_PAGE = 30
 EVENTS_PER_TIME_PAGE = 500
+TURN_HITS = 10  # conversation turns a "what was said" search shows, each with its neighbours
 
 
 @dataclass(slots=True)
@@ -175,7 +176,8 @@ def _day(value: str | None, default: date) -> date:
 
 
 async def time_page(request: web.Request) -> web.Response:
-    """Episodes by day, 30 days a page (newest first), and the scratchpad to read and edit."""
+    """Episodes by day, 30 days a page (newest first), the scratchpad to read and edit, and a search of
+    what was said (every kept conversation turn, with the turns around each hit)."""
     ctx = request.app[CONTEXT]
     owner = await known_owner(request)
     until = _day(request.query.get("until"), utcnow().date())
@@ -186,6 +188,8 @@ async def time_page(request: web.Request) -> web.Response:
     days: dict[str, list] = {}
     for event in events:
         days.setdefault(event.event_date, []).append(event)
+    said = request.query.get("said", "").strip()[:500]
+    hits = await ctx.engine.conversation.search(owner, said, limit=TURN_HITS) if said else []
     return render(
         request,
         "time.html",
@@ -196,6 +200,9 @@ async def time_page(request: web.Request) -> web.Response:
         older=(since - timedelta(days=1)).isoformat(),
         newer=(until + timedelta(days=DAYS_PER_TIME_PAGE)).isoformat() if until < utcnow().date() else "",
         scratchpad=await ctx.engine.scratchpad.get(owner),
+        said=said,
+        hits=hits,
+        kept_turns=await ctx.engine.conversation.count(owner),
     )
 
 

@@ -15,7 +15,8 @@ Version 4 adds embeddings: each memory's vector (``embedding``, little-endian fl
 that made it (``embedding_model``: a vector is only compared with vectors of the same key), and
 ``embedding_cache``: vectors keyed by SHA-256 of the exact text + model key, with the dimension stored
 and checked, and when each was last used (for eviction).
-Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every turn kept and searchable;
+Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every turn kept and searchable
+(version 9: with a vector);
 version 7 makes daily events episodes (goal, outcome, entities, start and end, the facts extracted);
 version 8 adds ``scratchpads``, one note per person.
 """
@@ -236,7 +237,15 @@ CREATE TABLE scratchpads (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
+# Turn vectors: with embeddings on, every kept turn gets a vector of the configured embedder (filled in
+# the background, like memories'), so conversation_search finds a turn by meaning as well as by words.
+_V9 = """
+ALTER TABLE conversation_turns ADD COLUMN embedding BLOB;
+ALTER TABLE conversation_turns ADD COLUMN embedding_model TEXT;
+CREATE INDEX idx_turns_embedding ON conversation_turns(owner, embedding_model);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -67,6 +67,17 @@ class TurnRows:
         )
         return [(TurnRow(*r[:7]), float(r[7]), str(r[8])) for r in rows]
 
+    async def indexed(self, owner: str, ids: Sequence[int]) -> list[tuple[TurnRow, float, str]]:
+        """The owner's turns among ``ids`` shaped like ``matches`` rows (bm25 0: they matched no word)."""
+        if not ids:
+            return []
+        rows = await self._db.read(
+            f"SELECT {_COLUMNS}, search_text FROM conversation_turns WHERE owner = ? "
+            f"AND id IN ({marks(ids)}) ORDER BY id",
+            (owner, *ids),
+        )
+        return [(TurnRow(*r[:7]), 0.0, str(r[7])) for r in rows]
+
     async def last_in_chat(self, owner: str, channel: str, chat_id: str) -> TurnRow | None:
         """The chat's latest kept turn."""
         rows = await self._db.read(
@@ -118,6 +129,51 @@ class TurnRows:
         """Kept turns of one owner, or of all when None."""
         cond, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
         return await self._db.scalar(f"SELECT COUNT(*) FROM conversation_turns {cond}", params)
+
+    # ----------------------------------------------------------------- vectors
+
+    async def missing_vectors(
+        self, model_key: str, *, after_id: int = 0, limit: int = 256, owner: str | None = None
+    ) -> list[tuple[int, str, str]]:
+        """Turns without a ``model_key`` vector: (id, owner, content) by id after ``after_id``."""
+        where, params = "", ()
+        if owner is not None:
+            where, params = "AND owner = ? ", (owner,)
+        rows = await self._db.read(
+            "SELECT id, owner, content FROM conversation_turns WHERE id > ? "
+            f"AND (embedding_model IS NOT ? OR embedding IS NULL) {where}ORDER BY id LIMIT ?",
+            (after_id, model_key, *params, limit),
+        )
+        return [(int(i), str(o), str(c)) for i, o, c in rows]
+
+    async def count_missing_vectors(self, model_key: str, owner: str | None = None) -> int:
+        """How many turns have no vector of ``model_key``."""
+        where, params = "", ()
+        if owner is not None:
+            where, params = "AND owner = ? ", (owner,)
+        return await self._db.scalar(
+            "SELECT COUNT(*) FROM conversation_turns WHERE (embedding_model IS NOT ? OR embedding IS NULL) "
+            f"{where}",
+            (model_key, *params),
+        )
+
+    async def set_vectors(self, model_key: str, items: Sequence[tuple[int, bytes]]) -> int:
+        """Store (turn id, vector blob) in one transaction; returns how many turns were still there."""
+        async with self._db.transaction():
+            cur = await self._db.write_many(
+                "UPDATE conversation_turns SET embedding = ?, embedding_model = ? WHERE id = ?",
+                [(blob, model_key, int(i)) for i, blob in items],
+            )
+        return int(cur.rowcount)
+
+    async def vectors(self, owner: str, model_key: str, after_id: int = 0) -> list[tuple[int, bytes]]:
+        """The owner's turn vectors of ``model_key`` (id, blob) after ``after_id``, by id."""
+        rows = await self._db.read(
+            "SELECT id, embedding FROM conversation_turns WHERE owner = ? AND embedding_model = ? "
+            "AND embedding IS NOT NULL AND id > ? ORDER BY id",
+            (owner, model_key, after_id),
+        )
+        return [(int(i), bytes(b)) for i, b in rows]
 
     async def prune(self, before: str) -> int:
         """Delete every turn older than ``before`` (retention); returns how many."""

@@ -79,8 +79,20 @@ class ReindexResult:
         return self.embedded + self.skipped + self.refused
 
 
+class VectorTarget(Protocol):
+    """Rows that get vectors: the engine (memories) or ``engine.conversation`` (kept turns)."""
+
+    async def count_missing_embeddings(self, model_key: str, owner: str | None = None) -> int: ...
+
+    async def missing_embeddings(
+        self, model_key: str, *, after_id: int = 0, limit: int = 256, owner: str | None = None
+    ) -> list[tuple[int, str, str]]: ...
+
+    async def set_embeddings(self, model_key: str, items: Sequence[tuple[int, str, np.ndarray]]) -> int: ...
+
+
 async def reindex(
-    engine: MemoryEngine,
+    engine: VectorTarget,
     embedder: PassageEmbedder,
     *,
     owner: str | None = None,
@@ -88,7 +100,8 @@ async def reindex(
     progress: Callable[[int, int], None] | None = None,
     pause: float = 0.0,
 ) -> ReindexResult:
-    """Give every live memory (of ``owner``, or of everyone) a vector of ``embedder.model_key``.
+    """Give every live memory (of ``owner``, or of everyone) a vector of ``embedder.model_key`` — or every
+    kept turn, when ``engine`` is ``engine.conversation``.
 
     Walks the missing rows by id, ``batch_size`` at a time; each batch is embedded with one
     ``embed_passages`` call and stored at once, then ``progress(done, total)`` is called. An error from the
@@ -170,7 +183,8 @@ def _checked(vectors: np.ndarray, n: int, model_key: str) -> np.ndarray:
 
 
 class EmbeddingBackfill:
-    """The gateway's background filler: memories without a vector get one, without anyone waiting.
+    """The gateway's background filler: memories and kept conversation turns without a vector get one,
+    without anyone waiting (``last_result`` is the memories' pass, ``last_turns_result`` the turns').
 
     ``start()`` runs a pass at once (memories from before embeddings were enabled), then one whenever
     ``notify()`` is called (a memory was written while the embedder was failing) or every ``interval``
@@ -209,6 +223,7 @@ class EmbeddingBackfill:
         self.passes = 0
         self.failures = 0
         self.last_result: ReindexResult | None = None
+        self.last_turns_result: ReindexResult | None = None
 
     @property
     def running(self) -> bool:
@@ -254,6 +269,9 @@ class EmbeddingBackfill:
                 continue
             try:
                 result = await reindex(self._engine, embedder, batch_size=self.batch_size, pause=self.pause)
+                turns = await reindex(
+                    self._engine.conversation, embedder, batch_size=self.batch_size, pause=self.pause
+                )
             except Exception as exc:
                 if self._stopping or _engine_closed(exc):
                     log.debug("[memory] embedding backfill stopped: the engine is closed")
@@ -270,15 +288,17 @@ class EmbeddingBackfill:
             delay = self.retry_initial
             self.passes += 1
             self.last_result = result
-            if result.done:
+            self.last_turns_result = turns
+            if result.done or turns.done:
                 log.info(
-                    "[memory] embedding backfill: %d vectors (%s) in %.1fs, %d changed meanwhile, "
-                    "%d refused by the embedder",
+                    "[memory] embedding backfill: %d memory and %d turn vectors (%s) in %.1fs, "
+                    "%d changed meanwhile, %d refused by the embedder",
                     result.embedded,
+                    turns.embedded,
                     embedder.model_key,
-                    result.seconds,
+                    result.seconds + turns.seconds,
                     result.skipped,
-                    result.refused,
+                    result.refused + turns.refused,
                 )
             if result.skipped:
                 self._wake.set()  # the edited rows are behind this pass's cursor: fetch them now

@@ -159,20 +159,23 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     scope = f" of {owner}" if owner else ""
     embedder = _reindex_embedder(engine)  # closed by _with_engine
     model_key = embedder.model_key
-    progress = ProgressBar(f"embedding with {model_key}", "memories")
+    # --turns: the kept conversation turns (conversation_search) instead of the memories.
+    target = engine.conversation if args.turns else engine
+    noun = "turns" if args.turns else "memories"
+    progress = ProgressBar(f"embedding with {model_key}", noun)
     try:
         with progress:
             # Known before the first batch, so that an early Ctrl-C or failure can say "0 of N", and the
             # bar shows up while a local model is still loading.
-            progress(0, await engine.count_missing_embeddings(model_key, owner))
+            progress(0, await target.count_missing_embeddings(model_key, owner))
             result = await reindex(
-                engine, embedder, owner=owner, batch_size=args.batch_size, progress=progress
+                target, embedder, owner=owner, batch_size=args.batch_size, progress=progress
             )
     except EmbeddingError as exc:
         fail(str(exc), 1)
         if progress.done:
             print(
-                f"{progress.done} of {progress.total} memories{scope} were embedded and kept; "
+                f"{progress.done} of {progress.total} {noun}{scope} were embedded and kept; "
                 "run tierclaw memory reindex again to resume",
                 file=sys.stderr,
             )
@@ -181,16 +184,18 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
         # Ctrl-C: asyncio.run cancels this task (or the interrupt lands here directly). The batches stored
         # so far stay; the exit status is the usual one for SIGINT.
         print(
-            f"interrupted after {progress.done} of {progress.total} memories{scope}; finished batches are "
+            f"interrupted after {progress.done} of {progress.total} {noun}{scope}; finished batches are "
             "saved, run tierclaw memory reindex again to resume",
             file=sys.stderr,
         )
         return 130
     if not result.done:
-        print(f"nothing to reindex: every live memory{scope} has a {model_key} vector")
+        what = "kept turn" if args.turns else "live memory"
+        print(f"nothing to reindex: every {what}{scope} has a {model_key} vector")
         return 0
     rate = result.done / result.seconds if result.seconds > 0 else 0.0
-    line = f"embedded {_memories(result.embedded)}{scope} with {model_key}"
+    count = f"{result.embedded} turns" if args.turns else _memories(result.embedded)
+    line = f"embedded {count}{scope} with {model_key}"
     line += f" in {result.seconds:.1f}s ({rate:.0f}/s)"
     if result.skipped:
         line += f"; {result.skipped} changed while being embedded: run it again to embed them"

@@ -209,6 +209,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help=f"memories per embedder call (default {REINDEX_BATCH_SIZE})",
     )
+    p.add_argument(
+        "--turns",
+        action="store_true",
+        help="embed the kept conversation turns (what conversation_search reads) instead of the memories",
+    )
 
     p = add(
         "compress",
