@@ -305,7 +305,7 @@ def test_episodes_by_day_the_scratchpad_and_what_was_said(page: Page, server: st
     page.get_by_label("Search 2 kept conversation turns").fill("train")
     page.get_by_role("button", name="Search turns").click()
     expect(page.locator("ol.said li.hit").first).to_contain_text("Which train goes to Hangzhou?")
-    expect(page.locator("ol.said")).to_contain_text("The G7311 at 9:00.")  # the turn after it
+    expect(page.locator("ol.said").first).to_contain_text("The G7311 at 9:00.")  # the turn after it
     page.screenshot(path=shots / "time.png", full_page=True)
 
 
