@@ -328,3 +328,22 @@ async def test_the_gateway_serves_the_page_with_its_reply_timings(
             await running.stop()
     finally:
         await runtime.close()
+
+
+async def test_the_scratchpad_form_keeps_lf_line_breaks_and_says_when_it_shortened(
+    page: RunningDashboard, engine: MemoryEngine
+) -> None:
+    await engine.write(ALICE, Fact("Alice lives in Berlin"))
+    base = base_of(page) + "/people/telegram%3A42"
+    async with await logged_in(page) as client:
+        _, html = await fetch(client, "GET", base + "/time")
+        csrf = csrf_of(html)
+        _, html = await fetch(client, "POST", base + "/scratchpad", data={"csrf": csrf, "content": "a\r\nb"})
+        assert "Scratchpad saved (3 characters)." in html
+        assert (await engine.scratchpad.get(ALICE)).content == "a\nb"
+        long_note = "\n".join(f"- line {n:04d} " + "x" * 40 for n in range(100))
+        _, html = await fetch(client, "POST", base + "/scratchpad", data={"csrf": csrf, "content": long_note})
+        assert "shortened to" in html
+        _, html = await fetch(client, "POST", base + "/scratchpad", data={"csrf": csrf, "action": "clear"})
+        assert "The scratchpad is empty." in html
+    assert (await engine.scratchpad.get(ALICE)).content == ""

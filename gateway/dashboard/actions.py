@@ -40,7 +40,8 @@ def add_routes(router: web.UrlDispatcher) -> None:
 
 def _text(request: web.Request, name: str) -> str:
     value = request[FORM].get(name, "")
-    return value.strip() if isinstance(value, str) else ""
+    # Browsers send a textarea's line breaks as CRLF; memory text uses LF.
+    return value.replace("\r\n", "\n").strip() if isinstance(value, str) else ""
 
 
 def _fields(request: web.Request) -> dict:
@@ -133,8 +134,14 @@ async def scratchpad(request: web.Request) -> web.StreamResponse:
         await pad.clear(owner)
         say(request, "The scratchpad is empty.")
     else:
-        saved = await pad.put(owner, _text(request, "content"))
-        say(request, f"Scratchpad saved ({len(saved.content)} characters).")
+        wanted = _text(request, "content")
+        saved = await pad.put(owner, wanted)
+        if not saved.content:
+            say(request, "The scratchpad is empty.")
+        elif len(saved.content) < len(wanted):
+            say(request, f"Scratchpad saved, shortened to {len(saved.content)} characters to fit.")
+        else:
+            say(request, f"Scratchpad saved ({len(saved.content)} characters).")
     raise redirect(person_url(owner, "time"))
 
 
