@@ -105,7 +105,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pool.submit(asyncio.run, _fill(db)).result()
     # Keyword search: the page's ranking is then the same however far the embedding backfill has got.
     env = {**os.environ, "HOME": str(home), "PYTHONUNBUFFERED": "1", "TIERCLAW_EMBEDDING_PROVIDER": "none"}
-    env.pop("TIERCLAW_CONFIG", None)
+    for name in ("TIERCLAW_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL"):  # embedded config, offline model
+        env.pop(name, None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "dashboard", "--db", str(db), "--port", "0"],
         stdout=subprocess.PIPE,
