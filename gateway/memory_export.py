@@ -1,4 +1,5 @@
-"""A person's whole memory as a document: JSON (``tierclaw memory import`` reads it back) or Markdown.
+"""A person's whole memory as a document — memories, episodes, the scratchpad and every kept turn — as
+JSON (``tierclaw memory import`` reads it back) or Markdown.
 
 One builder for every way out: ``tierclaw memory export`` writes it to a file or stdout, the memory web
 page offers it as a download.
@@ -13,11 +14,14 @@ from datetime import UTC, datetime
 
 from memory.engine import MemoryEngine
 from memory.records import Event, Memory
+from memory.store.turns import TurnRow
 
 EXPORT_FORMAT = "tierclaw-memory-export"
 EXPORT_VERSION = 1
 EXPORT_FORMATS = ("json", "md")
 PAGE = 1000
+# What an export keeps of each conversation turn (``tierclaw memory import`` records them again).
+TURN_FIELDS = ("channel", "chat_id", "role", "content", "created_at")
 
 
 @dataclass(slots=True)
@@ -27,6 +31,7 @@ class Export:
     text: str
     memories: int
     events: int
+    turns: int = 0
 
 
 async def all_memories(engine: MemoryEngine, owner: str) -> list[Memory]:
@@ -55,6 +60,8 @@ async def export_memory(engine: MemoryEngine, owner: str, fmt: str) -> Export:
         raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}")
     memories = await all_memories(engine, owner)
     events = await all_events(engine, owner)
+    pad = await engine.scratchpad.get(owner)
+    turns = await engine.conversation.all_turns(owner)
     exported_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if fmt == "json":
         doc = {
@@ -64,11 +71,13 @@ async def export_memory(engine: MemoryEngine, owner: str, fmt: str) -> Export:
             "exported_at": exported_at,
             "memories": [dataclasses.asdict(m) for m in memories],
             "events": [dataclasses.asdict(e) for e in events],
+            "scratchpad": dataclasses.asdict(pad) if pad.content else None,
+            "turns": [{k: getattr(t, k) for k in TURN_FIELDS} for t in turns],
         }
         text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
     else:
-        text = markdown(owner, exported_at, memories, events)
-    return Export(text, len(memories), len(events))
+        text = markdown(owner, exported_at, memories, events) + _markdown_rest(pad.content, turns)
+    return Export(text, len(memories), len(events), len(turns))
 
 
 def _one_line(value: str) -> str:
@@ -101,3 +110,19 @@ def markdown(owner: str, exported_at: str, memories: list[Memory], events: list[
                 body = e.summary.strip().replace("\n", "\n  ")
                 lines.append(f"- ({e.channel}) {body}")
     return "\n".join(lines) + "\n"
+
+
+def _markdown_rest(scratchpad: str, turns: list[TurnRow]) -> str:
+    """The scratchpad and what was said, after the memories and events."""
+    lines: list[str] = []
+    if scratchpad:
+        lines += ["", "## Scratchpad", "", scratchpad]
+    if turns:
+        lines += ["", "## What was said"]
+        day = ""
+        for t in turns:
+            if t.created_at[:10] != day:
+                day = t.created_at[:10]
+                lines += ["", f"### {day}", ""]
+            lines.append(f"- {t.created_at[11:16]} ({t.channel}) {t.role}: {_one_line(t.content)}")
+    return "\n".join(lines) + "\n" if lines else ""

@@ -214,6 +214,16 @@ class ConversationLog:
             model_key, [(turn_id, vector_to_blob(vector)) for turn_id, _, vector in items]
         )
 
+    async def all_turns(self, owner: str, page: int = 1000) -> list[TurnRow]:
+        """Every kept turn of the owner, oldest first (export)."""
+        check_owner(owner)
+        out: list[TurnRow] = []
+        while True:
+            rows = await self._store.turns.page(owner, out[-1].id if out else 0, page)
+            out += rows
+            if len(rows) < page:
+                return out
+
     async def count(self, owner: str | None = None) -> int:
         """Kept turns of one owner, or of everyone."""
         return await self._store.turns.count(owner)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
@@ -13,6 +14,8 @@ import pytest
 
 from gateway.cli import main
 from gateway.cli.memory.table import display_width, render_table, truncate
+from memory.engine import MemoryEngine
+from memory.records import Fact
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 MISSING_DB_HINT = "memory database not found"
@@ -470,3 +473,48 @@ def test_flush_refuses_owner_and_all_together(
     code, _, err = mem(capsys, db, "flush", "--owner", "telegram:1", "--all")
     assert code == 2 and "either --owner OWNER or --all" in err
     assert _stats(capsys, db, "--all-owners")["buffered_turns"] == "1"
+
+
+def test_export_and_import_carry_the_scratchpad_and_what_was_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db, copy = tmp_path / "a.db", tmp_path / "b.db"
+
+    async def fill() -> None:
+        async with await MemoryEngine.open(db) as engine:
+            await engine.write("user:ann", Fact("Ann lives in Porto"))
+            await engine.scratchpad.put("user:ann", "- focus: the Porto move")
+            for role, text in (("user", "Which van did we book?"), ("assistant", "The 7 m³ one, Friday.")):
+                await engine.conversation.record(
+                    "user:ann", channel="telegram", chat_id="9", role=role, content=text
+                )
+
+    asyncio.run(fill())
+    export = tmp_path / "ann.json"
+    code, out, _ = mem(capsys, db, "export", "-o", str(export))
+    assert code == 0 and "1 memories, 0 events and 2 turns" in out
+    doc = json.loads(export.read_text(encoding="utf-8"))
+    assert doc["scratchpad"]["content"] == "- focus: the Porto move"
+    assert [t["role"] for t in doc["turns"]] == ["user", "assistant"]
+    code, md, _ = mem(capsys, db, "export", "--format", "md")
+    assert "## Scratchpad" in md and "(telegram) user: Which van did we book?" in md
+
+    code, out, _ = mem(capsys, copy, "import", str(export))
+    assert code == 0 and "scratchpad imported; turns 2 imported" in out
+    code, out, _ = mem(capsys, copy, "import", str(export))  # again: nothing doubles
+    assert "scratchpad kept" in out and "2 turns skipped" in out
+
+    async def check() -> None:
+        async with await MemoryEngine.open(copy) as engine:
+            assert (await engine.scratchpad.get("user:ann")).content == "- focus: the Porto move"
+            hits = await engine.conversation.search("user:ann", "van")
+            assert hits and hits[0].turn.content == "Which van did we book?"
+            assert await engine.conversation.count("user:ann") == 2
+
+    asyncio.run(check())
+    doc["turns"].append(
+        {"channel": "x", "chat_id": "1", "role": "system", "content": "?", "created_at": "2026-01-01"}
+    )
+    export.write_text(json.dumps(doc), encoding="utf-8")
+    code, _, err = mem(capsys, tmp_path / "c.db", "import", str(export))
+    assert code == 2 and "turn record 3" in err

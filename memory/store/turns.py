@@ -125,6 +125,14 @@ class TurnRows:
         )
         return [TurnRow(*r) for r in rows]
 
+    async def page(self, owner: str, after_id: int, limit: int) -> list[TurnRow]:
+        """The owner's turns after ``after_id``, oldest first (``limit`` at most)."""
+        rows = await self._db.read(
+            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND id > ? ORDER BY id LIMIT ?",
+            (owner, after_id, limit),
+        )
+        return [TurnRow(*r) for r in rows]
+
     async def count(self, owner: str | None) -> int:
         """Kept turns of one owner, or of all when None."""
         cond, params = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())

@@ -15,6 +15,7 @@ from gateway.cli.memory.common import IMPORT_BATCH_SIZE, CliError
 from gateway.cli.memory.progress import ProgressBar
 from gateway.memory_export import EXPORT_FORMAT, EXPORT_VERSION, export_memory
 from memory.clock import from_db
+from memory.conversation import ROLES
 from memory.engine import MemoryEngine
 from memory.files.migrate import migrate_files
 from memory.files.private import write_private
@@ -114,7 +115,9 @@ async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
     if args.output:
         out = Path(args.output).expanduser()
         write_private(out, export.text)  # a person's memories: readable by them alone
-        print(f"exported {export.memories} memories and {export.events} events to {out}")
+        print(
+            f"exported {export.memories} memories, {export.events} events and {export.turns} turns to {out}"
+        )
     else:
         sys.stdout.write(export.text)
     return 0
@@ -134,8 +137,10 @@ def _prepare_import(args: argparse.Namespace) -> None:
         raise CliError(
             f"{path}: export version {doc.get('version')!r} is not supported (expected {EXPORT_VERSION})"
         )
-    if not isinstance(doc.get("memories", []), list) or not isinstance(doc.get("events", []), list):
-        raise CliError(f'{path}: "memories" and "events" must be lists')
+    if not all(isinstance(doc.get(key) or [], list) for key in ("memories", "events", "turns")):
+        raise CliError(f'{path}: "memories", "events" and "turns" must be lists')
+    if not isinstance(doc.get("scratchpad") or {}, dict):
+        raise CliError(f'{path}: "scratchpad" must be an object')
     args.document = doc
     if not args.owner_given and isinstance(doc.get("owner"), str) and doc["owner"].strip():
         args.owner = doc["owner"]
@@ -213,11 +218,43 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
             ) from exc
         seen[day].add(summary)
         events_imported += 1
-    print(
+    line = (
         f"owner {args.owner}: memories {imported} imported, {present} already present, "
         f"{archived} archived skipped; events {events_imported} imported, {events_present} already present"
     )
+    print(line + await _import_notes(engine, args))
     return 0
+
+
+async def _import_notes(engine: MemoryEngine, args: argparse.Namespace) -> str:
+    """Restore the scratchpad and the kept turns of an export — only where the database has none for
+    the owner yet, so importing the same file twice adds nothing. Returns what to add to the summary."""
+    doc, said = args.document, ""
+    pad = (doc.get("scratchpad") or {}).get("content") or ""
+    if isinstance(pad, str) and pad.strip():
+        if (await engine.scratchpad.get(args.owner)).content:
+            said += "; scratchpad kept (the database has one)"
+        else:
+            await engine.scratchpad.put(args.owner, pad)
+            said += "; scratchpad imported"
+    turns = doc.get("turns") or []
+    if turns and await engine.conversation.count(args.owner):
+        return said + f"; {len(turns)} turns skipped (this owner's conversation is already kept)"
+    checked = []  # all checked before the first is written: a bad record leaves nothing half-imported
+    for n, rec in enumerate(turns, start=1):
+        try:
+            if rec["role"] not in ROLES:
+                raise ValueError(f"role must be one of {', '.join(ROLES)}")
+            when = from_db(rec["created_at"])
+            checked.append((str(rec["channel"]), str(rec["chat_id"]), rec["role"], str(rec["content"]), when))
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            raise CliError(f"turn record {n} of {args.file} is malformed ({why})") from exc
+    for channel, chat_id, role, content, when in checked:
+        await engine.conversation.record(
+            args.owner, channel=channel, chat_id=chat_id, role=role, content=content, now=when
+        )
+    return said + (f"; turns {len(turns)} imported" if turns else "")
 
 
 run_import.prepare = _prepare_import  # type: ignore[attr-defined]
