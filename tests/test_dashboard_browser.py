@@ -3,7 +3,7 @@
 
 Chromium comes from Debian (``.ci/run`` installs it); Playwright's own browser download cannot be reached
 here, so the system browser is launched by path. Screenshots of the main pages are saved under the test
-run's temporary directory. Without Chromium they are skipped, unless TIERCLAW_REQUIRE_BROWSER=1 (CI).
+run's temporary directory. Without Chromium they are skipped, unless REQUIRE_BROWSER_TESTS=1 (CI).
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ CHROMIUM_FLAGS = [
 
 def chromium_path() -> str:
     """The system Chromium. Without one these tests are skipped on a developer's machine (the README's
-    test command must work on a fresh one) and fail in CI, which sets TIERCLAW_REQUIRE_BROWSER=1 after
+    test command must work on a fresh one) and fail in CI, which sets REQUIRE_BROWSER_TESTS=1 after
     installing it (.ci/run)."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
         why = "the memory page tests need Chromium: apt-get install chromium"
-        if os.environ.get("TIERCLAW_REQUIRE_BROWSER") == "1":
+        if os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
             pytest.fail(why)
         pytest.skip(why)
     return found
