@@ -347,3 +347,21 @@ async def test_the_scratchpad_form_keeps_lf_line_breaks_and_says_when_it_shorten
         _, html = await fetch(client, "POST", base + "/scratchpad", data={"csrf": csrf, "action": "clear"})
         assert "The scratchpad is empty." in html
     assert (await engine.scratchpad.get(ALICE)).content == ""
+
+
+async def test_a_failing_database_is_one_log_line_and_a_plain_500(
+    page: RunningDashboard, engine: MemoryEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    await engine.write(ALICE, Fact("Alice's secret recipe uses saffron"))
+    async with await logged_in(page) as client:
+        await engine.store.db.write("PRAGMA query_only = ON")  # every write now fails inside SQLite
+        _, html = await fetch(client, "GET", base_of(page) + "/people/telegram%3A42")
+        status, body = await fetch(
+            client,
+            "POST",
+            base_of(page) + "/people/telegram%3A42/memories",
+            data={"csrf": csrf_of(html), "content": "x"},
+        )
+    assert status == 500 and "Something failed" in body and "Traceback" not in body
+    lines = [r for r in caplog.records if r.name == "tierclaw.dashboard" and r.levelname == "WARNING"]
+    assert len(lines) == 1 and "POST" in lines[0].getMessage() and "saffron" not in caplog.text

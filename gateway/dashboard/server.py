@@ -87,6 +87,11 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         if exc.status < 400:
             raise
         return render(request, "error.html", exc.status, title=exc.reason, message=exc.text or exc.reason)
+    except Exception as exc:  # the database failing, a bug: one line (never memory text), a plain page
+        log.warning("[dashboard] %s %s failed: %s", request.method, request.path, type(exc).__name__)
+        log.debug("[dashboard] failure details", exc_info=True)
+        message = "Something failed while making this page; the gateway's log has one line about it."
+        return render(request, "error.html", 500, title="Server error", message=message)
     # How long the page took to make (bench/dashboard_page.py reads it; so can the browser's devtools).
     response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
     return response
