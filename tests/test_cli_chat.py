@@ -156,6 +156,8 @@ def test_status_masks_secrets_and_counts_the_buffer(tmp_path: Path, capsys, monk
     out = capsys.readouterr().out
     assert "1 turns buffered" in out and "0 dead letters" in out  # the offline notice is not a turn
     assert SECRET not in out and str(config) in out
+    assert "memory page     tierclaw dashboard serves it at http://127.0.0.1:8765/" in out
+    assert not (tmp_path / "dashboard_token").exists()  # status never makes the page's token
 
 
 def test_gateway_without_a_channel_says_what_to_enable(tmp_path: Path, capsys, monkeypatch) -> None:

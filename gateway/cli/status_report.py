@@ -96,6 +96,7 @@ async def collect(config: Config) -> dict:
         "memory_db": str(config.db_path()),
         "timezone": str(timezone_of(config)),
         "embeddings": embeddings,
+        "dashboard": _dashboard_state(config),
         "settings": redacted(config),
     }
     if not config.db_path().exists():
@@ -134,6 +135,15 @@ async def collect(config: Config) -> dict:
     return report
 
 
+def _dashboard_state(config: Config) -> str:
+    """Where the memory web page is served (never the token)."""
+    page = config.dashboard
+    where = f"http://{page.host}:{page.port}/"
+    if page.enabled:
+        return f"served by tierclaw gateway at {where} (tierclaw dashboard prints a link with the token)"
+    return f"tierclaw dashboard serves it at {where} (dashboard.enabled: the gateway serves it too)"
+
+
 def _env_set(name: str) -> bool:
     return bool(os.environ.get(name))
 
@@ -168,6 +178,7 @@ def render(report: dict) -> str:
         f"memory          {'SQLite' if report['memory_enabled'] else 'files (memory.enabled = false)'}",
         f"memory db       {report['memory_db']}",
         _embedding_line(report["embeddings"]),
+        f"memory page     {report['dashboard']}",
         f"workspace       {report['workspace']}",
         f"timezone        {report['timezone']}",
     ]
