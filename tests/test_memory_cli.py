@@ -336,6 +336,20 @@ def test_forget_purge(
     assert out.strip() == "no memories"
 
 
+def test_forget_then_restore(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    note = _id(mem(capsys, db, "add", "The staging password rotates monthly")[1])
+    assert mem(capsys, db, "forget", str(note))[:2] == (0, f"archived #{note}\n")
+    assert "staging" not in mem(capsys, db, "search", "staging password")[1]
+    code, out, _ = mem(capsys, db, "restore", str(note))
+    assert (code, out.strip()) == (0, f"restored #{note}")
+    assert "staging" in mem(capsys, db, "search", "staging password")[1]
+    code, _, err = mem(capsys, db, "restore", str(note))
+    assert code == 2 and "is not archived" in err
+    code, _, err = mem(capsys, db, "restore", "999")
+    assert code == 2 and "no memory #999" in err
+
+
 def test_migrate_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

@@ -98,6 +98,17 @@ async def run_forget(engine: MemoryEngine, args: argparse.Namespace) -> int:
     return 0
 
 
+async def run_restore(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    current = await engine.get(args.owner, args.id)
+    if current is None:
+        raise CliError(f"no memory #{args.id} for owner {args.owner}")
+    if not current.is_archived:
+        raise CliError(f"memory #{args.id} is not archived")
+    await engine.restore(args.owner, args.id)
+    print(f"restored #{args.id}")
+    return 0
+
+
 def _confirm(prompt: str) -> bool:
     """Ask on stderr, read one line from stdin; no stdin, EOF or anything but y/yes means no."""
     print(prompt, end="", file=sys.stderr, flush=True)

@@ -164,6 +164,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--purge", action="store_true", help="delete permanently instead of archiving")
     p.add_argument("--yes", action="store_true", help="do not ask before purging")
 
+    p = add(
+        "restore",
+        "make an archived (forgotten or superseded) memory live again",
+        "curate.run_restore",
+        must_exist=True,
+        owner=BY_ID,
+    )
+    p.add_argument("id", type=int)
+
     p = add("export", "export the owner's memories and events", "curate.run_export", must_exist=True)
     p.add_argument("--format", choices=("json", "md"), default="json")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
