@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from memory.clock import days_between, to_db, utcnow
 from memory.records import Memory, Retrieved
 from memory.retrieval.decay import relevance_score
-from memory.store.browse import ARCHIVED_CHOICES, DeadLetter, MemoryKey
+from memory.store.browse import ARCHIVED_CHOICES, BufferedTurnRow, MemoryKey
 from memory.store.protocol import MemoryStore
 from memory.writes import check_owner
 
@@ -185,10 +185,10 @@ class MemoryBrowser:
             out[0].before = before
         return out
 
-    async def dead_letters(self, owner: str, limit: int = 50) -> list[DeadLetter]:
+    async def dead_letters(self, owner: str, limit: int = 50) -> list[BufferedTurnRow]:
         """Turns extraction gave up on, oldest first."""
-        return await self._store.browse.dead_letters(owner, limit)
+        return await self._store.browse.buffered(owner, dead=True, limit=limit)
 
-    async def buffered(self, owner: str, limit: int = 50) -> list[DeadLetter]:
+    async def buffered(self, owner: str, limit: int = 50) -> list[BufferedTurnRow]:
         """Turns waiting for extraction, oldest first."""
-        return await self._store.browse.buffered(owner, limit)
+        return await self._store.browse.buffered(owner, dead=False, limit=limit)

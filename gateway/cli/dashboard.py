@@ -9,9 +9,6 @@ says what protects it.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,6 +47,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
 
 async def _dashboard(config: Config, args: argparse.Namespace) -> int:
     from gateway.app import Runtime
+    from gateway.cli.run import stop_signal
     from gateway.dashboard.access import DashboardAccessError
 
     if args.db:
@@ -85,21 +83,12 @@ async def _dashboard(config: Config, args: argparse.Namespace) -> int:
         print(f"tierclaw memory page: {page.url}", flush=True)
         print("Open it in a browser on this machine. Ctrl-C stops the page.", file=sys.stderr, flush=True)
         try:
-            await _until_stopped()
+            await stop_signal().wait()
         finally:
             await page.stop()
     finally:
         await runtime.close()
     return 0
-
-
-async def _until_stopped() -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
 
 
 async def start_for(

@@ -174,6 +174,16 @@ def enabled_channels(config: Config) -> list[Channel]:
 DRAIN_SECONDS = 30.0  # at shutdown: time to answer what was already taken in
 
 
+def stop_signal() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM (a service's stop, Ctrl-C in its terminal)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
 def run_gateway(args: argparse.Namespace) -> int:
     """Entry point of ``tierclaw gateway``: run until SIGINT/SIGTERM."""
     return run_configured(args, _serve)
@@ -192,11 +202,7 @@ async def _serve(config: Config) -> int:
             print(f"tierclaw: {exc}", file=sys.stderr)
             return 2
     runtime = await Runtime.open(config, enabled_channels(config))
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+    stop = stop_signal()
     try:
         if runtime.models.notice:
             print(runtime.models.notice, file=sys.stderr)

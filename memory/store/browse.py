@@ -32,8 +32,9 @@ class MemoryKey(NamedTuple):
 
 
 @dataclass(slots=True, frozen=True)
-class DeadLetter:
-    """One buffered turn extraction gave up on."""
+class BufferedTurnRow:
+    """One turn in the extraction buffer as the memory page lists it: still waiting, or given up on (a
+    dead letter), with its last error (``memory/pipeline/buffer.BufferedTurn`` is what extraction reads)."""
 
     id: int
     role: str
@@ -128,20 +129,11 @@ class BrowseRows:
         )
         return [(str(d), str(c), int(n)) for d, c, n in rows]
 
-    async def dead_letters(self, owner: str, limit: int = 50) -> list[DeadLetter]:
-        """The owner's dead-letter turns, oldest first."""
+    async def buffered(self, owner: str, *, dead: bool, limit: int = 50) -> list[BufferedTurnRow]:
+        """The owner's buffered turns, oldest first: the dead letters, or those still waiting."""
         rows = await self._db.read(
             "SELECT id, role, content, created_at, attempts, COALESCE(last_error, '') FROM extraction_buffer "
-            "WHERE owner = ? AND dead = 1 ORDER BY id LIMIT ?",
-            (owner, limit),
+            "WHERE owner = ? AND dead = ? ORDER BY id LIMIT ?",
+            (owner, int(dead), limit),
         )
-        return [DeadLetter(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5]) for r in rows]
-
-    async def buffered(self, owner: str, limit: int = 50) -> list[DeadLetter]:
-        """The owner's turns waiting for extraction (not dead), oldest first."""
-        rows = await self._db.read(
-            "SELECT id, role, content, created_at, attempts, COALESCE(last_error, '') FROM extraction_buffer "
-            "WHERE owner = ? AND dead = 0 ORDER BY id LIMIT ?",
-            (owner, limit),
-        )
-        return [DeadLetter(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5]) for r in rows]
+        return [BufferedTurnRow(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5]) for r in rows]
