@@ -14,8 +14,8 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from typed_channel import ChatChannel
 
-from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.cli.run import start_page
 from gateway.config import load_config
@@ -277,25 +277,6 @@ def test_the_token_file_is_private_and_kept(tmp_path: Path) -> None:
     assert len(first) >= 40 and load_or_create_token(data) == first
 
 
-class TypedChannel:
-    """A channel (our protocol) we type into; it keeps the gateway's replies."""
-
-    name = "test"
-
-    def __init__(self) -> None:
-        self.deliver: Deliver | None = None
-        self.replies: list[str] = []
-
-    async def start(self, deliver: Deliver) -> None:
-        self.deliver = deliver
-
-    async def send(self, message: OutboundMessage) -> None:
-        self.replies.append(message.text)
-
-    async def stop(self) -> None:
-        pass
-
-
 async def test_the_gateway_serves_the_page_with_its_reply_timings(
     tmp_path: Path, model: OpenAIStub, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -306,7 +287,7 @@ async def test_the_gateway_serves_the_page_with_its_reply_timings(
         "dashboard": {"enabled": True, "port": 0},
     }
     (tmp_path / "config.json").write_text(json.dumps(raw), encoding="utf-8")
-    channel = TypedChannel()
+    channel = ChatChannel()
     runtime = await Runtime.open(load_config(tmp_path / "config.json", env={}), [channel])
     try:
         await runtime.start(schedule=False)
@@ -315,10 +296,8 @@ async def test_the_gateway_serves_the_page_with_its_reply_timings(
             printed = capsys.readouterr().err
             token = load_or_create_token(tmp_path / "data")
             assert "memory page: http://127.0.0.1:" in printed and token not in printed
-            assert channel.deliver is not None
             for n in range(3):
-                await channel.deliver(InboundMessage("test", "c1", "u1", f"hello {n}", message_id=f"m{n}"))
-            await runtime.loop.drain()
+                await channel.say(f"hello {n}")
             assert len(channel.replies) == 3
             async with await logged_in(running) as client:
                 status, html = await fetch(client, "GET", base_of(running) + "/people/test%3Au1/operations")

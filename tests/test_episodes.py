@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import openai
 import pytest
+from stub_clients import client_for, close_clients
 
 from gateway.cli import main
 from gateway.memory_tools import MemoryTools, ToolSettings
@@ -23,23 +23,17 @@ from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Episode
 from memory.store import schema
 
-_clients: list[openai.AsyncOpenAI] = []
 START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
 async def _close_clients() -> AsyncIterator[None]:
     yield
-    while _clients:
-        await _clients.pop().close()
+    await close_clients()
 
 
 def memory_model(stub: OpenAIStub) -> OpenAIMemoryModel:
-    client = openai.AsyncOpenAI(
-        base_url=stub.base_url, api_key="sk-test-episodes-01", max_retries=0, timeout=5
-    )
-    _clients.append(client)
-    return OpenAIMemoryModel(client, "memory-model")
+    return OpenAIMemoryModel(client_for(stub, api_key="sk-test-episodes-01"), "memory-model")
 
 
 EXTRACTED = {

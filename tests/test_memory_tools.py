@@ -7,10 +7,10 @@ import json
 import logging
 from collections.abc import AsyncIterator
 
-import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stub_clients import client_for, close_clients
 
 from gateway.agent import ChatRequest, OpenAIChatModel
 from gateway.memory_tools import MemoryTools, ToolSettings
@@ -18,22 +18,15 @@ from localservers.openai_api import OpenAIStub, StubReply
 from memory.engine import MemoryEngine
 from memory.records import Fact
 
-_clients: list[openai.AsyncOpenAI] = []
-
 
 @pytest.fixture(autouse=True)
 async def _close_clients() -> AsyncIterator[None]:
     yield
-    while _clients:
-        await _clients.pop().close()
+    await close_clients()
 
 
 def model_for(stub: OpenAIStub) -> OpenAIChatModel:
-    client = openai.AsyncOpenAI(
-        base_url=stub.base_url, api_key="sk-test-tools-0001", max_retries=0, timeout=5
-    )
-    _clients.append(client)
-    return OpenAIChatModel(client, "tool-model")
+    return OpenAIChatModel(client_for(stub, api_key="sk-test-tools-0001"), "tool-model")
 
 
 @pytest.fixture

@@ -7,28 +7,22 @@ from collections.abc import AsyncIterator
 
 import openai
 import pytest
+from stub_clients import client_for, close_clients
 
 from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
 from localservers.openai_api import OpenAIStub, StubReply
 
 SECRET_KEY = "sk-secret-CHAT-9876543210fedcba"
-_clients: list[openai.AsyncOpenAI] = []
 
 
 @pytest.fixture(autouse=True)
 async def _close_clients() -> AsyncIterator[None]:
-    """Close every client a test made, on its own loop: one left to the garbage collector closes itself
-    later, on a loop that is gone, and asyncio logs that as an error in some other test."""
     yield
-    while _clients:
-        await _clients.pop().close()
+    await close_clients()
 
 
 def make_model(stub: OpenAIStub, *, max_retries: int = 0, timeout: float = 5.0, **kwargs) -> OpenAIChatModel:
-    client = openai.AsyncOpenAI(
-        base_url=stub.base_url, api_key=SECRET_KEY, max_retries=max_retries, timeout=timeout
-    )
-    _clients.append(client)
+    client = client_for(stub, api_key=SECRET_KEY, max_retries=max_retries, timeout=timeout)
     return OpenAIChatModel(client, "chat-model", **kwargs)
 
 

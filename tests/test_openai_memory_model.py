@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import openai
 import pytest
+from stub_clients import client_for, close_clients
 
 from localservers.openai_api import OpenAIStub, StubReply
 from memory.model import prompts
@@ -19,25 +20,18 @@ from memory.records import Event, Memory
 from memory.retrieval.decay import CATEGORIES
 
 SECRET_KEY = "sk-secret-KEY-0123456789abcdef"
-_clients: list[openai.AsyncOpenAI] = []
 
 
 @pytest.fixture(autouse=True)
 async def _close_clients() -> AsyncIterator[None]:
-    """Close every client a test made, on its own loop: one left to the garbage collector closes itself
-    later, on a loop that is gone, and asyncio logs that as an error in some other test."""
     yield
-    while _clients:
-        await _clients.pop().close()
+    await close_clients()
 
 
 def make_model(
     stub: OpenAIStub, *, max_retries: int = 0, timeout: float = 5.0, **kwargs
 ) -> OpenAIMemoryModel:
-    client = openai.AsyncOpenAI(
-        base_url=stub.base_url, api_key=SECRET_KEY, max_retries=max_retries, timeout=timeout
-    )
-    _clients.append(client)
+    client = client_for(stub, api_key=SECRET_KEY, max_retries=max_retries, timeout=timeout)
     return OpenAIMemoryModel(client, "mem-model", **kwargs)
 
 

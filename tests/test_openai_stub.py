@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import openai
 import pytest
+from stub_clients import client_for, close_clients
 
 from localservers.openai_api import (
     DEFAULT_EMBEDDING_DIM,
@@ -21,23 +22,11 @@ from localservers.openai_api import (
     stub_embedding,
 )
 
-_clients: list[openai.AsyncOpenAI] = []
-
 
 @pytest.fixture(autouse=True)
 async def _close_clients() -> AsyncIterator[None]:
-    """Close every client a test made, on its own loop: one left to the garbage collector closes itself
-    later, on a loop that is gone, and asyncio logs that as an error in some other test."""
     yield
-    while _clients:
-        await _clients.pop().close()
-
-
-def client_for(stub: OpenAIStub, **kwargs) -> openai.AsyncOpenAI:
-    options = {"max_retries": 0, "timeout": 5.0} | kwargs
-    client = openai.AsyncOpenAI(base_url=stub.base_url, api_key="sk-test", **options)
-    _clients.append(client)
-    return client
+    await close_clients()
 
 
 async def ask(client: openai.AsyncOpenAI, text: str = "hello", **kwargs) -> str | None:

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from typed_channel import ChatChannel
 
-from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.config import Config, load_config
 from localservers.openai_api import OpenAIStub, StubReply, embedding_inputs_of
@@ -31,37 +31,6 @@ from memory.vectors.reindex import EmbeddingBackfill
 OWNER = "test:u1"
 BACKGROUND_TASKS = {"memory-embedding-backfill", "embedder-warm-up", "embed-queries"}
 EMBEDDING_KEY = "sk-emb-5566778899"
-
-
-class ChatChannel:
-    """A channel (our protocol) we type into; it records every reply the gateway sends."""
-
-    name = "test"
-
-    def __init__(self) -> None:
-        self.deliver: Deliver | None = None
-        self.replies: list[str] = []
-
-    async def start(self, deliver: Deliver) -> None:
-        self.deliver = deliver
-
-    async def send(self, message: OutboundMessage) -> None:
-        self.replies.append(message.text)
-
-    async def stop(self) -> None:
-        pass
-
-    async def say(self, text: str, timeout: float = 10.0) -> str:
-        """Send ``text`` as user u1 and wait for the gateway's answer."""
-        assert self.deliver is not None
-        count = len(self.replies) + 1
-        await self.deliver(InboundMessage("test", "c1", "u1", text, message_id=f"m{count}"))
-        deadline = time.monotonic() + timeout
-        while len(self.replies) < count:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no reply to {text!r}: {self.replies}")
-            await asyncio.sleep(0.01)
-        return self.replies[count - 1]
 
 
 def make_config(

@@ -9,8 +9,8 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import openai
 import pytest
+from stub_clients import client_for, close_clients
 
 from channels.base import InboundMessage
 from gateway.agent import ChatRequest
@@ -24,23 +24,17 @@ from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.scratchpad import SCRATCHPAD_MAX_CHARS, fit
 from memory.sessions import SessionStore
 
-_clients: list[openai.AsyncOpenAI] = []
 NOTE = "## Active projects\n- Falcon 2.4 release\n\n## Next steps\n- write the release notes"
 
 
 @pytest.fixture(autouse=True)
 async def _close_clients() -> AsyncIterator[None]:
     yield
-    while _clients:
-        await _clients.pop().close()
+    await close_clients()
 
 
 def memory_model(stub: OpenAIStub) -> OpenAIMemoryModel:
-    client = openai.AsyncOpenAI(
-        base_url=stub.base_url, api_key="sk-test-scratch-01", max_retries=0, timeout=5
-    )
-    _clients.append(client)
-    return OpenAIMemoryModel(client, "memory-model")
+    return OpenAIMemoryModel(client_for(stub, api_key="sk-test-scratch-01"), "memory-model")
 
 
 async def extract(engine: MemoryEngine, model, *, scratchpad: bool = True) -> None:
