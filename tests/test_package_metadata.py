@@ -1,0 +1,20 @@
+"""The installed package says under which terms it is distributed: pyproject's ``license`` reaches the
+metadata pip shows, and the licence file ships with it (LICENSE says why it reads "all rights reserved")."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib.metadata import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_installed_metadata_names_the_licence_of_pyproject_and_ships_its_file() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    installed = metadata("tierclaw")
+
+    assert installed["License-Expression"] == project["license"]
+    assert installed.get_all("License-File") == project["license-files"]
+    for name in project["license-files"]:
+        assert "tierclaw" in (REPO / name).read_text(encoding="utf-8").splitlines()[0]
