@@ -7,8 +7,10 @@ segmentation + stemming, ``memory/text/tokenizer.py``). A hit comes with its nei
 because a turn read alone ("yes, the blue one") often says nothing.
 
 With embeddings on, each turn also gets a vector (filled in the background by the embedding backfill,
-``memory/vectors/reindex.py``, never on the reply path), and a search adds the turns closest in meaning to
-the word matches before re-ranking them together (``fuse``; bench/README.md, "Conversation search").
+``memory/vectors/reindex.py``, never on the reply path) of its text after the turn before it, as its word
+index holds that turn's words too (``TurnRows.missing_vectors``), and a search adds the turns closest in
+meaning to the word matches before re-ranking them together (``rerank``; bench/README.md, "Conversation
+search").
 """
 
 from __future__ import annotations

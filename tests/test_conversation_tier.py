@@ -223,6 +223,20 @@ async def test_with_embeddings_turns_get_vectors_and_are_found_by_meaning(talk: 
     assert "Harbour Blue" in hits[0].turn.content
 
 
+async def test_a_turn_is_embedded_after_the_turn_before_it_in_its_own_chat(talk: MemoryEngine) -> None:
+    embedder = MeaningEmbedder({})
+    await reindex(talk.conversation, embedder)
+    passages = embedder.passages
+    assert len(passages) == 7
+    # A chat's first turn alone; a reply after what it answers, as its word index holds those words.
+    assert passages[0] == "Which paint did we pick for the bedroom?"
+    assert passages[1] == f"{passages[0]}\nYou liked two: Sage Mist and Harbour Blue."
+    # The same chat days later still follows on.
+    assert passages[4] == "Harbour Blue it is.\n我下周三要去杭州出差，住在西湖边的酒店"
+    # Another person's chat never lends its words.
+    assert passages[6] == "My bedroom paint is Harbour Blue too"
+
+
 async def test_the_backfill_embeds_turns_too(talk: MemoryEngine) -> None:
     embedder = MeaningEmbedder({"paint": ["paint", "blue"]})
     talk.embedder = embedder

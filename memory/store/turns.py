@@ -143,16 +143,23 @@ class TurnRows:
     async def missing_vectors(
         self, model_key: str, *, after_id: int = 0, limit: int = 256, owner: str | None = None
     ) -> list[tuple[int, str, str]]:
-        """Turns without a ``model_key`` vector: (id, owner, content) by id after ``after_id``."""
+        """Turns without a ``model_key`` vector, by id after ``after_id``: (id, owner, text to embed).
+
+        The text is the turn after the one before it in its chat (a line between), as its word index
+        holds that turn's words: "Yesterday, it was great" means something only after "When did you
+        go?" (LoCoMo turns R@5 0.688 -> 0.708, bench/README.md "Conversation search")."""
         where, params = "", ()
         if owner is not None:
-            where, params = "AND owner = ? ", (owner,)
+            where, params = "AND t.owner = ? ", (owner,)
         rows = await self._db.read(
-            "SELECT id, owner, content FROM conversation_turns WHERE id > ? "
-            f"AND (embedding_model IS NOT ? OR embedding IS NULL) {where}ORDER BY id LIMIT ?",
+            "SELECT t.id, t.owner, t.content, (SELECT p.content FROM conversation_turns p "
+            "WHERE p.owner = t.owner AND p.channel = t.channel AND p.chat_id = t.chat_id AND p.id < t.id "
+            "ORDER BY p.id DESC LIMIT 1) FROM conversation_turns t "
+            f"WHERE t.id > ? AND (t.embedding_model IS NOT ? OR t.embedding IS NULL) {where}"
+            "ORDER BY t.id LIMIT ?",
             (after_id, model_key, *params, limit),
         )
-        return [(int(i), str(o), str(c)) for i, o, c in rows]
+        return [(int(i), str(o), f"{before}\n{c}" if before else str(c)) for i, o, c, before in rows]
 
     async def count_missing_vectors(self, model_key: str, owner: str | None = None) -> int:
         """How many turns have no vector of ``model_key``."""
