@@ -53,13 +53,7 @@ from pathlib import Path
 import lark_oapi as lark
 import requests
 from aiohttp import web
-from lark_oapi.api.im.v1 import (
-    CreateMessageRequest,
-    CreateMessageRequestBody,
-    P2ImMessageReceiveV1,
-    ReplyMessageRequest,
-    ReplyMessageRequestBody,
-)
+from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
 
 from channels.access import AllowList
 from channels.base import ChannelError, Deliver, OutboundMessage
@@ -69,6 +63,7 @@ from channels.feishu_api import (
     MAX_RETRY_WAIT_SECONDS,
     FeishuApiError,
     http_status,
+    post_message,
     read_bot_open_id,
     reset_seconds,
     retryable,
@@ -483,7 +478,7 @@ class FeishuChannel:
         for attempt in range(MAX_SEND_ATTEMPTS):
             last = attempt == MAX_SEND_ATTEMPTS - 1
             try:
-                resp = await asyncio.to_thread(self._post_message, message, msg_type, content, uuid)
+                resp = await asyncio.to_thread(post_message, self.client, message, msg_type, content, uuid)
             except (requests.RequestException, ValueError) as exc:  # network, timeout, non-JSON answer
                 if last:
                     raise FeishuError(f"no answer from Feishu: {type(exc).__name__}: {exc}") from None
@@ -498,32 +493,6 @@ class FeishuChannel:
 
     def _backoff(self, attempt: int) -> float:
         return min(self.retry_base_seconds * 2**attempt, MAX_RETRY_WAIT_SECONDS)
-
-    def _post_message(
-        self, message: OutboundMessage, msg_type: str, content: str, uuid: str
-    ) -> lark.BaseResponse:
-        """The SDK's sync call (runs in a worker thread: the token fetch inside it blocks)."""
-        if message.reply_to:
-            body = (
-                ReplyMessageRequestBody.builder()
-                .msg_type(msg_type)
-                .content(content)
-                .reply_in_thread(False)
-                .uuid(uuid)
-                .build()
-            )
-            request = ReplyMessageRequest.builder().message_id(message.reply_to).request_body(body).build()
-            return self.client.im.v1.message.reply(request)
-        create = (
-            CreateMessageRequestBody.builder()
-            .receive_id(message.chat_id)
-            .msg_type(msg_type)
-            .content(content)
-            .uuid(uuid)
-            .build()
-        )
-        request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(create).build()
-        return self.client.im.v1.message.create(request)
 
 
 def _ignore_event(_data: object) -> None:

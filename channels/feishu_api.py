@@ -1,5 +1,5 @@
-"""How a Feishu open-api answer is read: the error it raises, and whether (and after how long) a failed
-call is worth retrying."""
+"""Feishu open-api calls and how their answers are read: sending a message, the error a refusal raises,
+and whether (and after how long) a failed call is worth retrying."""
 
 from __future__ import annotations
 
@@ -8,6 +8,14 @@ import contextlib
 import json
 
 import lark_oapi as lark
+from lark_oapi.api.im.v1 import (
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+)
+
+from channels.base import OutboundMessage
 
 RATE_LIMIT_CODES = frozenset({99991400, 230020, 11232})  # app, per-chat and custom-bot rate limits
 
@@ -70,3 +78,32 @@ async def read_bot_open_id(client: lark.Client) -> tuple[str, str]:
     except (ValueError, AttributeError):
         open_id = ""
     return (str(open_id), "") if open_id else ("", "no open_id in the answer")
+
+
+def post_message(
+    client: lark.Client, message: OutboundMessage, msg_type: str, content: str, uuid: str
+) -> lark.BaseResponse:
+    """Send one piece with the SDK's sync call: a reply to ``message.reply_to`` when set, else a new message
+    in ``message.chat_id``. Run it in a worker thread (the token fetch inside it blocks); ``uuid`` makes a
+    retry idempotent."""
+    if message.reply_to:
+        body = (
+            ReplyMessageRequestBody.builder()
+            .msg_type(msg_type)
+            .content(content)
+            .reply_in_thread(False)
+            .uuid(uuid)
+            .build()
+        )
+        request = ReplyMessageRequest.builder().message_id(message.reply_to).request_body(body).build()
+        return client.im.v1.message.reply(request)
+    create = (
+        CreateMessageRequestBody.builder()
+        .receive_id(message.chat_id)
+        .msg_type(msg_type)
+        .content(content)
+        .uuid(uuid)
+        .build()
+    )
+    request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(create).build()
+    return client.im.v1.message.create(request)

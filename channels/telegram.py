@@ -15,11 +15,9 @@ What this module decides, and why:
   and confirms exactly the updates already handed to the gateway, while ``send`` and ``working`` keep
   working so the gateway can drain its replies; ``stop`` then closes everything (it also does the first
   step itself when nobody called it).
-- **Who is answered** is decided before anything is sent or delivered: ``allowFrom`` first (a stranger
-  gets no typing, no reply, no memory row), then group gating (a group message must @mention the bot,
-  reply to it, or be a ``/command@this_bot``, unless ``group_policy`` is "open"; a bare ``/command``
-  in a group is for whichever bot the person meant, so it is not taken as addressed to us). Edited
-  messages, channel posts and messages from bots are ignored.
+- **Who is answered** is decided before anything is sent or delivered (``telegram_inbound.py``):
+  ``allowFrom`` first (a stranger gets no typing, no reply, no memory row), then group gating (a
+  @mention, a reply to the bot or ``/command@this_bot`` unless ``group_policy`` is "open").
 - **Replies** are cut with ``split_text(text, 4096)`` and rendered to Telegram HTML per chunk; a chunk
   Telegram cannot parse is resent as plain text (that chunk only), a chunk Telegram finds too long
   (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent, so retries
@@ -67,15 +65,8 @@ from channels.telegram_failures import (
     unless_set,
 )
 from channels.telegram_format import markdown_to_html
+from channels.telegram_inbound import addressed_message
 from channels.telegram_logging import Redact, quiet_bootstrap
-from channels.telegram_text import (
-    COMMAND_RE,
-    attachment,
-    cut,
-    mention_spans,
-    normalise_command,
-    replies_to,
-)
 from channels.telegram_typing import typing_while
 
 log = logging.getLogger("tierclaw.channels")
@@ -379,54 +370,15 @@ class TelegramChannel:
             log.error("[telegram] handling an update failed: %s", context.error)
 
     def inbound(self, update: Update) -> InboundMessage | None:
-        """The message to deliver for ``update``, or None when it is not for the gateway (see module doc).
-
-        Nothing observable happens before the allow-list check; a refused sender is logged (once) only
-        when the message was addressed to the bot, so a busy group does not fill the log.
-        """
-        msg = update.message
-        user = msg.from_user if msg is not None else None
-        if (
-            msg is None
-            or user is None
-            or user.is_bot
-            or msg.chat.type not in ("private", "group", "supergroup")
-        ):
-            return None
-        kind = attachment(msg)
-        if msg.text is None and not kind:
-            return None  # a service message, location, poll…: nothing to answer
-        text = msg.text if msg.text is not None else msg.caption or ""
-        entities = msg.entities if msg.text is not None else msg.caption_entities
-        is_group = msg.chat.type != "private"
-        spans = mention_spans(text, entities, self._bot_username, self._bot_id)
-        replied = replies_to(msg, self._bot_id)
-        command = COMMAND_RE.match(text)
-        target = command.group(2) if command else None  # "/cmd@target"
-        command_for_me = bool(target) and target.casefold() == self._bot_username.casefold()
-        command_for_other = bool(target) and not command_for_me
-        # A bare "/cmd" in a group is for every bot there (Telegram's menus send "/cmd@bot" when they
-        # mean one), so only "/cmd@this_bot", a mention or a reply makes it ours.
-        addressed = not command_for_other and (
-            not is_group or self.settings.group_policy == "open" or bool(spans) or replied or command_for_me
-        )
-        sender = str(user.id)
-        if not self.allow.allows((sender, user.username or "")):
-            if addressed:
-                self.allow.refuse(sender, f"@{user.username}" if user.username else user.full_name)
-            return None
-        if not addressed:
-            return None
-        return InboundMessage(
+        """The message to deliver for ``update``, or None when it is not for the gateway
+        (``telegram_inbound.addressed_message`` decides; see the module doc)."""
+        return addressed_message(
+            update,
             channel=self.name,
-            chat_id=str(msg.chat.id),
-            sender_id=sender,
-            text=normalise_command(cut(text, spans), self._bot_username),
-            message_id=str(msg.message_id),
-            is_group=is_group,
-            mentions_bot=bool(spans) or replied,
-            attachment=kind,
-            delivery_id=str(update.update_id),
+            allow=self.allow,
+            group_policy=self.settings.group_policy,
+            bot_username=self._bot_username,
+            bot_id=self._bot_id,
         )
 
     # --- sending -------------------------------------------------------------------------------------
