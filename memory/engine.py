@@ -112,11 +112,13 @@ class MemoryEngine(BackgroundJobMethods):
         *,
         embed: bool = True,
         first: Callable[[], Awaitable[None]] | None = None,
+        then: Callable[[list[WriteResult]], Awaitable[None]] | None = None,
     ) -> list[WriteResult]:
         """Store several facts in one transaction, each through the clean path (``MemoryWriter.write_many``:
         embedded first; ``embed=False`` stores at once and leaves the vector to the backfill; ``first``
-        joins the transaction before the facts, and if it raises nothing is written)."""
-        return await self._writer.write_many(owner, facts, now, embed=embed, first=first)
+        joins the transaction before the facts and ``then`` after them, and if either raises nothing is
+        written)."""
+        return await self._writer.write_many(owner, facts, now, embed=embed, first=first, then=then)
 
     async def edit(
         self,

@@ -105,6 +105,7 @@ class MemoryWriter:
         *,
         embed: bool,
         first: Callable[[], Awaitable[None]] | None = None,
+        then: Callable[[list[WriteResult]], Awaitable[None]] | None = None,
     ) -> list[WriteResult]:
         """Store several facts in one transaction, each through the clean path.
 
@@ -113,8 +114,9 @@ class MemoryWriter:
         ``embed=False`` is for writes someone waits on (``/remember``): the row is stored at once
         without a vector and the background backfill embeds it. An embedder failure never fails a
         write: the rows are stored without vectors and backfilled later. ``first`` runs inside the same
-        transaction before the facts (an extracted batch claims its turns there); if it raises, nothing
-        is written.
+        transaction before the facts (an extracted batch claims its turns there) and ``then`` after them,
+        with their results (the batch links its episode to the facts); if either raises, nothing is
+        written.
         """
         check_owner(owner)
         checked = [validated(fact) for fact in facts]
@@ -129,6 +131,8 @@ class MemoryWriter:
                 for index, fact in enumerate(checked):
                     vector = vectors[index] if vectors is not None else None
                     results.append(await self._write_one(owner, fact, now or utcnow(), vector))
+                if then is not None:
+                    await then(results)
         except BaseException:
             self.changed(owner)
             raise

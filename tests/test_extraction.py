@@ -370,12 +370,13 @@ class RewordingModel(ScriptedModel):
         return Extraction(facts=facts, summary=f"summary, take {call}")
 
 
-@pytest.mark.parametrize("failing", ["memories.insert", "events.add", "buffer.remove"])
+@pytest.mark.parametrize("failing", ["memories.insert", "events.add", "buffer.remove", "events.link_facts"])
 async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_buffered(
     engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
-    # The process "dies" at one statement of the batch's commit (the second fact, the summary, or the
-    # removal of the turns); a re-run words the facts differently and must not add them twice.
+    # The process "dies" at one statement of the batch's commit (the second fact, the summary, the
+    # removal of the turns, or the episode's fact ids); a re-run words the facts differently and must not
+    # add them twice.
     model = RewordingModel()
     service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, retry_backoff=0.01))
     part, method = failing.split(".")
@@ -408,6 +409,7 @@ async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_bu
         f"{t} (noted, take 2)" for t in texts
     )
     assert [e.summary for e in await engine.events(OWNER)] == ["summary, take 2"]
+    assert (await engine.events(OWNER))[0].fact_ids == sorted(m.id for m in await engine.list(OWNER))
     assert (await engine.stats(OWNER))["buffered_turns"] == 0
 
 

@@ -26,7 +26,7 @@ from memory.clock import from_db, utcnow
 from memory.engine import MemoryEngine
 from memory.model.protocol import Extraction, MemoryModel, Turn
 from memory.pipeline.buffer import BufferedTurn, ExtractionBuffer
-from memory.records import Fact
+from memory.records import Fact, WriteResult
 from memory.scratchpad import fit
 from memory.text.token_count import estimate_tokens
 from memory.writes import validated
@@ -340,7 +340,8 @@ class ExtractionService:
 
     async def _store(self, owner: str, batch: list[BufferedTurn], extraction: Extraction, ref: str) -> int:
         """Commit the batch in one transaction — claim its turns (remove them from the buffer), write its
-        facts (clean path) and its summary — and return how many facts were written.
+        summary (an episode), its facts (clean path) and the episode's fact ids — and return how many
+        facts were written.
 
         ``BatchAlreadyWritten`` (and nothing written) when some of the turns were gone already.
         """
@@ -376,9 +377,11 @@ class ExtractionService:
                     )
                 )
 
-        results = await self.engine.write_many(owner, facts, now=now, first=claim_and_summarise)
-        if episode_ids and results:
-            # After the commit, so not in its transaction: a crash right here leaves an episode without
-            # its fact ids, never facts or turns lost.
-            await self.engine.link_episode_facts(owner, episode_ids[0], [r.id for r in results])
+        async def link_episode(results: list[WriteResult]) -> None:
+            if episode_ids and results:
+                await self.engine.link_episode_facts(owner, episode_ids[0], [r.id for r in results])
+
+        results = await self.engine.write_many(
+            owner, facts, now=now, first=claim_and_summarise, then=link_episode
+        )
         return len(results)
