@@ -13,6 +13,7 @@ from memory.model.quick_extract import (
     quick_facts,
     split_clauses,
     split_sentences,
+    without_filler,
 )
 
 OWNER = "alice"
@@ -254,6 +255,12 @@ def test_birthday_needs_a_date() -> None:
             "I moved to Paris but my sister still lives in Rome",
             [("I moved to Paris", "identity"), ("my sister still lives in Rome", "event")],
         ),
+        # A greeting or filler first is not part of any fact (a new user's first message).
+        (
+            "Hi, I live in Lyon and work as a nurse",
+            [("I live in Lyon", "identity"), ("I work as a nurse", "identity")],
+        ),
+        ("对了，我住在上海，喜欢打篮球", [("我住在上海", "identity"), ("我喜欢打篮球", "config")]),
     ],
 )
 def test_a_compound_sentence_gives_one_fact_per_clause(text: str, facts: list[tuple[str, str]]) -> None:
@@ -271,6 +278,21 @@ def test_a_clause_that_continues_the_subject_gets_it_and_keeps_its_predicate() -
     lives, works = quick_facts("I live in Lyon and work at the Hospital")
     assert (lives.subject, lives.predicate) == ("user", "lives_in")
     assert (works.content, works.predicate) == ("I work at the Hospital", "works_at")
+
+
+def test_a_greeting_before_one_statement_stays_as_said() -> None:
+    assert [f.content for f in quick_facts("Hi, I live in Lyon")] == ["Hi, I live in Lyon"]
+    assert (
+        without_filler("Hey there. OK so I'm allergic to peanuts")
+        == "Hey there. OK so I'm allergic to peanuts"
+    )
+    assert without_filler("OK so I'm allergic to peanuts") == "I'm allergic to peanuts"
+    assert without_filler("嗯，我养了一只猫") == "我养了一只猫"
+
+
+def test_a_filler_before_something_else_leaves_the_sentence_as_it_is() -> None:
+    assert without_filler("Well, Tom lives in Rome") == "Well, Tom lives in Rome"
+    assert without_filler("His name is Tom") == "His name is Tom"  # "hi" is not a word of "his"
 
 
 def test_split_clauses_leaves_sentences_that_do_not_start_in_the_first_person() -> None:

@@ -192,6 +192,24 @@ def _project_in(sentence: str, known_projects: frozenset[str]) -> str | None:
     return None
 
 
+def without_filler(sentence: str) -> str:
+    """The sentence without a greeting or filler before a first-person statement ("Hi, I live in Lyon"
+    -> "I live in Lyon", "对了，我养了一只猫" -> "我养了一只猫"), for cutting it into clauses (a fact of one
+    sentence keeps it as said). Anything else is returned as it is."""
+    lowered = sentence.lower()
+    if len(lowered) != len(sentence):  # lower() changed the length: offsets would not line up
+        return sentence
+    for pattern in (_EN_FILLER, _ZH_FILLER):
+        found = pattern.match(lowered)
+        if found is None or not found.end():
+            continue
+        rest = sentence[found.end() :].lstrip(" ,，、:：-")
+        norm = _normalise(rest)
+        if norm.startswith("我") or FIRST_PERSON_START.match(norm):
+            return rest
+    return sentence
+
+
 def split_sentences(text: str) -> list[str]:
     """The message's sentences (fenced code removed), trimmed, separators and empty pieces dropped."""
     pieces = _SPLIT.split(_FENCE.sub("\n", text))
@@ -245,8 +263,9 @@ _ZH_OWN_SUBJECT = re.compile(r"^(?:我|咱|他|她|它|你|您|这|那|大家|[A
 
 def split_clauses(sentence: str) -> list[str]:
     """The clauses of one sentence, each with a subject: "I live in Lyon and work as a nurse" ->
-    ["I live in Lyon", "I work as a nurse"]. A sentence without a first-person start is one clause."""
-    pieces = [p.strip() for p in _CLAUSE_BREAK.split(sentence.strip()) if p and p.strip()]
+    ["I live in Lyon", "I work as a nurse"], also after a greeting ("Hi, I live in …"). A sentence
+    without a first-person start is one clause."""
+    pieces = [p.strip() for p in _CLAUSE_BREAK.split(without_filler(sentence.strip())) if p and p.strip()]
     if len(pieces) < 2:
         return [sentence.strip()]
     first = _strip_lead(_normalise(pieces[0]))
