@@ -41,8 +41,8 @@ from typing import Any
 
 import aiohttp
 
-from bench.gateway_throughput import REPO, _child_env, stub_server
 from bench.report import emit_json, percentile, table
+from bench.stub_process import REPO, child_env, stub_server
 from localservers.feishu_api import FeishuStub, message_event, signed_body
 from localservers.telegram_api import TelegramStub
 
@@ -93,7 +93,7 @@ def gateway_process(config: dict[str, Any], workdir: Path) -> Iterator[subproces
     proc = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "gateway", "--config", str(path)],
         cwd=REPO,
-        env={**_child_env(), "HOME": str(workdir)},
+        env={**child_env(), "HOME": str(workdir)},
         stdout=log,
         stderr=subprocess.STDOUT,
     )

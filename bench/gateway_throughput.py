@@ -50,20 +50,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import logging
-import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.embedding_option import add_embedding_args
 from bench.report import emit_json
+from bench.stub_process import REPO, child_env, serve_stub, stub_server
 from bench.throughput_data import (
     _FIRING,
     CHANNEL,
@@ -87,10 +85,7 @@ from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
 from gateway.loop import FAILURE_REPLY
-from localservers.openai_api import OpenAIStub
 from memory.retrieval.gate import should_retrieve
-
-REPO = Path(__file__).resolve().parent.parent
 
 DEFAULT_CHATS = 20
 DEFAULT_MESSAGES = 50
@@ -99,65 +94,6 @@ WARMUP_MESSAGES = 4
 SERIAL_MESSAGES = 40  # one at a time, after the timed window (not part of the throughput)
 STARTUP_RUNS = 3
 STARTUP_MESSAGE = "What did I tell you about the Orion project?"
-
-
-def serve_stub() -> int:
-    """``--serve-stub``: run the stub, print its base URL, serve until stdin closes."""
-    stub = OpenAIStub().start()
-    try:
-        print(stub.base_url, flush=True)
-        sys.stdin.read()
-    finally:
-        stub.stop()
-    return 0
-
-
-@contextlib.contextmanager
-def stub_server(where: str) -> Iterator[str]:
-    """The stub's base URL, served from a child process (default) or a thread of this process.
-
-    In a child process the stub's own CPU work (HTTP parsing, JSON) does not compete with the gateway
-    for this interpreter's GIL, as a remote model server would not; in a thread it does, adding the same
-    cost to both modes' messages (measured here: about the same ratio, lower rates).
-    """
-    if where == "thread":
-        with OpenAIStub() as stub:
-            yield stub.base_url
-        return
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.gateway_throughput", "--serve-stub"],
-        cwd=REPO,
-        env=_child_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None and proc.stdin is not None
-        url = proc.stdout.readline().strip()
-        if not url.startswith("http://"):
-            raise RuntimeError(f"the stub process did not start (exit {proc.poll()})")
-        yield url
-    finally:
-        if proc.stdin is not None:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _child_env() -> dict[str, str]:
-    """This environment with the repository first on PYTHONPATH (``-m bench…`` from any cwd)."""
-    path = os.environ.get("PYTHONPATH", "")
-    return {**os.environ, "PYTHONPATH": str(REPO) + (os.pathsep + path if path else "")}
-
-
-# --------------------------------------------------------------------------- embeddings
-
-
-# --------------------------------------------------------------------------- synthetic data
 
 
 # --------------------------------------------------------------------------- the bench channel
@@ -435,15 +371,12 @@ def measure_startup(base_url: str, runs: int, embedding: Embedding | None = None
             capture_output=True,
             text=True,
             timeout=120,
-            env=_child_env(),
+            env=child_env(),
         )
         if proc.returncode != 0 or not proc.stdout.strip():
             raise RuntimeError(f"startup probe failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
         out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     return out
-
-
-# --------------------------------------------------------------------------- reporting
 
 
 # --------------------------------------------------------------------------- entry point
