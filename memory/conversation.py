@@ -45,18 +45,30 @@ LAST_WORDS_KEPT = 10_000  # chats whose last turn's words are kept in memory
 # this weight (tuned on LoCoMo turns: bench/README.md, "Conversation search").
 DENSE_TURN_CANDIDATES = 30
 DENSE_WEIGHT = 0.5
+ANSWER_LEAD = 0.001  # how far above its question an answer is placed (scores are rounded to 0.001)
 TURN_VECTOR_OWNERS_KEPT = 16  # owners whose turn vectors stay loaded (oldest use dropped first)
 TURN_TIER = 0  # turn vectors share memories' matrix type, in a tier of their own
+
+
+def asks(text: str) -> bool:
+    """Whether a turn ends by asking something (a question mark, Western or full-width), so the turn
+    after it is the reply. One that asks along the way and goes on says its own piece."""
+    return text.rstrip().endswith(("?", "？"))
 
 
 def rerank(
     rows: list[tuple[TurnRow, float, str]],
     weights: dict[str, float],
     cosines: dict[int, float] | None = None,
+    answers: dict[int, int] | None = None,
 ) -> list[tuple[TurnRow, float, str]]:
     """``rows`` (turn, bm25, indexed text) ordered by the idf-weighted share of the query's terms the turn
     holds itself plus the share it holds with the turn before it (``weights``: term -> idf), plus
-    ``DENSE_WEIGHT`` times its cosine with the query when ``cosines`` has one, then bm25."""
+    ``DENSE_WEIGHT`` times its cosine with the query when ``cosines`` has one, then bm25.
+
+    ``answers`` (question turn id -> the turn after it) puts an answer just above its question: a
+    matching question only restates what was asked, the turn after it holds what was said in reply
+    ("How long have you been married?" -> "5 years already!")."""
     cosines = cosines or {}
 
     def meaning(turn_id: int) -> float:
@@ -69,12 +81,16 @@ def rerank(
     def coverage(words: set[str]) -> float:
         return sum(w for term, w in weights.items() if term in words) / total
 
-    def score(row: tuple[TurnRow, float, str]) -> tuple[float, float]:
+    def score(row: tuple[TurnRow, float, str]) -> float:
         own = set(tokenizer.index_text(row[0].content).split())
         word_score = coverage(own) + coverage(set(row[2].split()))
-        return (-round(word_score + DENSE_WEIGHT * meaning(row[0].id), 3), row[1])
+        return round(word_score + DENSE_WEIGHT * meaning(row[0].id), 3)
 
-    return sorted(rows, key=score)
+    scores = {row[0].id: score(row) for row in rows}
+    for question, answer in (answers or {}).items():
+        if question in scores and answer in scores:
+            scores[answer] = max(scores[answer], scores[question] + ANSWER_LEAD)
+    return sorted(rows, key=lambda row: (-scores[row[0].id], row[1]))
 
 
 @dataclass(slots=True)
@@ -156,10 +172,15 @@ class ConversationLog:
             rows += [r for r in extra if _within(r[0], window)]
         if not rows:
             return []
+        # The turn after each question among the candidates joins them (rerank puts it above).
+        following = await self._store.turns.following(owner, [r[0].id for r in rows if asks(r[0].content)])
+        seen = {row[0].id for row in rows}
+        rows += [r for r in following.values() if r[0].id not in seen and _within(r[0], window)]
+        answers = {question: row[0].id for question, row in following.items()}
         frequencies = await self._store.turns.document_frequencies(terms)
         n = await self._store.turns.total()
         weights = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
-        rows = rerank(rows, weights, cosines)[:limit]
+        rows = rerank(rows, weights, cosines, answers)[:limit]
         hits = []
         for turn, bm25, _indexed in rows:
             around = await self._store.turns.neighbours(owner, turn, context, context) if context else [turn]

@@ -61,17 +61,50 @@ async def talk(engine: MemoryEngine) -> MemoryEngine:
 
 
 async def test_a_reply_is_found_by_the_words_of_the_question_it_answers(talk: MemoryEngine) -> None:
+    # The answer first: the question only restates what was asked.
     hits = await talk.conversation.search("alice", "which paint for the bedroom", limit=3)
     assert [h.turn.content for h in hits[:2]] == [
-        "Which paint did we pick for the bedroom?",
         "You liked two: Sage Mist and Harbour Blue.",
+        "Which paint did we pick for the bedroom?",
     ]
+
+
+async def test_the_turn_after_a_question_ranks_above_it_even_without_a_shared_word(
+    engine: MemoryEngine,
+) -> None:
+    await keep(
+        engine,
+        "alice",
+        "1",
+        [
+            ("assistant", "How long have you and Tom been married?"),
+            ("user", "Five years already! Time flies."),
+            ("assistant", "Congratulations!"),
+            ("user", "Tom says we got married in Lisbon, and I keep telling everyone about it"),
+        ],
+        DAY,
+    )
+    # Another chat's next turn is not this question's answer.
+    await keep(engine, "alice", "2", [("user", "Unrelated: the boiler is fixed")], DAY + timedelta(minutes=1))
+    hits = await engine.conversation.search("alice", "how long married Tom", limit=3)
+    assert [h.turn.content[:12] for h in hits] == ["Five years a", "How long hav", "Tom says we "]
+    # A turn that asks along the way and goes on says its own piece: no answer is lifted above it.
+    await keep(
+        engine,
+        "bob",
+        "3",
+        [("user", "Guess what? I adopted a greyhound called Pixel"), ("assistant", "Lovely news")],
+        DAY,
+    )
+    hits = await engine.conversation.search("bob", "greyhound adopted", limit=2)
+    assert hits[0].turn.content.startswith("Guess what?")
+    assert hits[1].turn.content == "Lovely news"  # found through the words it answers, below them
 
 
 async def test_english_search_finds_the_turn_with_its_neighbours(talk: MemoryEngine) -> None:
     hits = await talk.conversation.search("alice", "bedroom paint colour")
-    assert hits and hits[0].turn.content == "Which paint did we pick for the bedroom?"
-    assert [t.role for t in hits[0].context] == ["user", "assistant"]  # the first turn: nothing before
+    asked = next(h for h in hits if h.turn.content == "Which paint did we pick for the bedroom?")
+    assert [t.role for t in asked.context] == ["user", "assistant"]  # the first turn: nothing before
     blue = await talk.conversation.search("alice", "Harbour Blue", limit=10)
     assert {h.turn.owner for h in blue} == {"alice"}
     middle = next(h for h in blue if h.turn.content.startswith("Let's go"))

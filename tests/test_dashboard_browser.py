@@ -305,8 +305,9 @@ def test_episodes_by_day_the_scratchpad_and_what_was_said(page: Page, server: st
     expect(note).to_have_value("- focus: the Hangzhou trip\n- next: book the train")
     page.get_by_label("Search 2 kept conversation turns").fill("train")
     page.get_by_role("button", name="Search turns").click()
-    expect(page.locator("ol.said li.hit").first).to_contain_text("Which train goes to Hangzhou?")
-    expect(page.locator("ol.said").first).to_contain_text("The G7311 at 9:00.")  # the turn after it
+    # The answer first (found by the words of the question it follows), with that question around it.
+    expect(page.locator("ol.said li.hit").first).to_contain_text("The G7311 at 9:00.")
+    expect(page.locator("ol.said").first).to_contain_text("Which train goes to Hangzhou?")
     page.screenshot(path=shots / "time.png", full_page=True)
 
 

@@ -521,8 +521,8 @@ def test_export_and_import_carry_the_scratchpad_and_what_was_said(
     async def check() -> None:
         async with await MemoryEngine.open(copy) as engine:
             assert (await engine.scratchpad.get("user:ann")).content == "- focus: the Porto move"
-            hits = await engine.conversation.search("user:ann", "van")
-            assert hits and hits[0].turn.content == "Which van did we book?"
+            hits = await engine.conversation.search("user:ann", "van")  # the answer above its question
+            assert [h.turn.content for h in hits] == ["The 7 m³ one, Friday.", "Which van did we book?"]
             assert await engine.conversation.count("user:ann") == 2
 
     asyncio.run(check())

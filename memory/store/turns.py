@@ -78,6 +78,22 @@ class TurnRows:
         )
         return [(TurnRow(*r[:7]), 0.0, str(r[7])) for r in rows]
 
+    async def following(self, owner: str, ids: Sequence[int]) -> dict[int, tuple[TurnRow, float, str]]:
+        """For each of the owner's turns among ``ids``, the turn right after it in its chat (the answer to
+        a question), shaped like ``matches`` rows (bm25 0); a chat's last turn has none."""
+        if not ids:
+            return {}
+        columns = ", ".join(f"n.{c.strip()}" for c in _COLUMNS.split(","))
+        rows = await self._db.read(
+            f"SELECT q.id, {columns}, n.search_text FROM conversation_turns q "
+            "JOIN conversation_turns n ON n.id = (SELECT m.id FROM conversation_turns m "
+            "WHERE m.owner = q.owner AND m.channel = q.channel AND m.chat_id = q.chat_id AND m.id > q.id "
+            "ORDER BY m.id LIMIT 1) "
+            f"WHERE q.owner = ? AND q.id IN ({marks(ids)})",
+            (owner, *ids),
+        )
+        return {int(r[0]): (TurnRow(*r[1:8]), 0.0, str(r[8])) for r in rows}
+
     async def last_in_chat(self, owner: str, channel: str, chat_id: str) -> TurnRow | None:
         """The chat's latest kept turn."""
         rows = await self._db.read(
