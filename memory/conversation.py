@@ -152,7 +152,8 @@ class ConversationLog:
         limit: int = 5,
         context: int = 1,
     ) -> list[ConversationHit]:
-        """The owner's turns that best match ``query`` (bm25), each with ``context`` turns either side."""
+        """The owner's turns that best match ``query``, each with ``context`` turns either side; a turn
+        already shown around a better hit is not repeated as a hit of its own (the next one is taken)."""
         check_owner(owner)
         terms = tokenizer.query_terms(query)
         window = (to_db(since) if since else None, to_db(until) if until else None)
@@ -180,10 +181,15 @@ class ConversationLog:
         frequencies = await self._store.turns.document_frequencies(terms)
         n = await self._store.turns.total()
         weights = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
-        rows = rerank(rows, weights, cosines, answers)[:limit]
-        hits = []
-        for turn, bm25, _indexed in rows:
+        hits: list[ConversationHit] = []
+        shown: set[int] = set()  # turns already in an earlier hit's window are not a hit again
+        for turn, bm25, _indexed in rerank(rows, weights, cosines, answers):
+            if len(hits) == limit:
+                break
+            if turn.id in shown:
+                continue
             around = await self._store.turns.neighbours(owner, turn, context, context) if context else [turn]
+            shown.update(t.id for t in around)
             hits.append(ConversationHit(turn, -bm25, around))
         log.info("[memory] conversation search owner=%s hits=%d", owner, len(hits))
         return hits

@@ -62,7 +62,7 @@ async def talk(engine: MemoryEngine) -> MemoryEngine:
 
 async def test_a_reply_is_found_by_the_words_of_the_question_it_answers(talk: MemoryEngine) -> None:
     # The answer first: the question only restates what was asked.
-    hits = await talk.conversation.search("alice", "which paint for the bedroom", limit=3)
+    hits = await talk.conversation.search("alice", "which paint for the bedroom", limit=3, context=0)
     assert [h.turn.content for h in hits[:2]] == [
         "You liked two: Sage Mist and Harbour Blue.",
         "Which paint did we pick for the bedroom?",
@@ -86,7 +86,7 @@ async def test_the_turn_after_a_question_ranks_above_it_even_without_a_shared_wo
     )
     # Another chat's next turn is not this question's answer.
     await keep(engine, "alice", "2", [("user", "Unrelated: the boiler is fixed")], DAY + timedelta(minutes=1))
-    hits = await engine.conversation.search("alice", "how long married Tom", limit=3)
+    hits = await engine.conversation.search("alice", "how long married Tom", limit=3, context=0)
     assert [h.turn.content[:12] for h in hits] == ["Five years a", "How long hav", "Tom says we "]
     # A turn that asks along the way and goes on says its own piece: no answer is lifted above it.
     await keep(
@@ -96,19 +96,34 @@ async def test_the_turn_after_a_question_ranks_above_it_even_without_a_shared_wo
         [("user", "Guess what? I adopted a greyhound called Pixel"), ("assistant", "Lovely news")],
         DAY,
     )
-    hits = await engine.conversation.search("bob", "greyhound adopted", limit=2)
+    hits = await engine.conversation.search("bob", "greyhound adopted", limit=2, context=0)
     assert hits[0].turn.content.startswith("Guess what?")
     assert hits[1].turn.content == "Lovely news"  # found through the words it answers, below them
 
 
 async def test_english_search_finds_the_turn_with_its_neighbours(talk: MemoryEngine) -> None:
     hits = await talk.conversation.search("alice", "bedroom paint colour")
-    asked = next(h for h in hits if h.turn.content == "Which paint did we pick for the bedroom?")
-    assert [t.role for t in asked.context] == ["user", "assistant"]  # the first turn: nothing before
-    blue = await talk.conversation.search("alice", "Harbour Blue", limit=10)
-    assert {h.turn.owner for h in blue} == {"alice"}
-    middle = next(h for h in blue if h.turn.content.startswith("Let's go"))
-    assert [t.content[:8] for t in middle.context] == ["You like", "Let's go", "Harbour "]
+    assert hits[0].turn.content == "You liked two: Sage Mist and Harbour Blue."  # the reply, then:
+    assert [t.content[:8] for t in hits[0].context] == ["Which pa", "You like", "Let's go"]
+    (only,) = await talk.conversation.search("bob", "bedroom paint")
+    assert [t.content for t in only.context] == [only.turn.content]  # a chat of one turn: nothing around
+    middle = await talk.conversation.search("alice", "go with the blue one", limit=1)
+    assert [t.content[:8] for t in middle[0].context] == ["You like", "Let's go", "Harbour "]
+
+
+async def test_a_turn_shown_around_a_better_hit_is_not_a_hit_again(talk: MemoryEngine) -> None:
+    # Four of Alice's turns hold "Harbour Blue" (three say it, the next one is indexed with it); with one
+    # turn either side, the best hit's window already shows its neighbours, so the next hit is a turn
+    # nobody was shown yet.
+    ranked = await talk.conversation.search("alice", "Harbour Blue", limit=10, context=0)
+    assert len(ranked) == 4 and {h.turn.owner for h in ranked} == {"alice"}
+    hits = await talk.conversation.search("alice", "Harbour Blue", limit=10)
+    assert hits[0].turn.id == ranked[0].turn.id
+    windows = [{t.id for t in h.context} for h in hits]
+    for n, hit in enumerate(hits):
+        assert all(hit.turn.id not in shown for shown in windows[:n])
+    assert set().union(*windows) >= {h.turn.id for h in ranked}  # every match is still shown
+    assert len(hits) < len(ranked)
 
 
 async def test_chinese_search(talk: MemoryEngine) -> None:
@@ -119,7 +134,9 @@ async def test_chinese_search(talk: MemoryEngine) -> None:
 
 
 async def test_dates_and_counts(talk: MemoryEngine) -> None:
-    late = await talk.conversation.search("alice", "Harbour Blue 杭州", since=DAY + timedelta(days=10))
+    late = await talk.conversation.search(
+        "alice", "Harbour Blue 杭州", since=DAY + timedelta(days=10), context=0
+    )
     # the reply after it is found through it (a turn is indexed with the words of the turn it answers)
     assert [h.turn.content[:4] for h in late] == ["我下周三", "好的，祝"]
     assert await talk.conversation.count("alice") == 6 and await talk.conversation.count() == 7
@@ -191,9 +208,9 @@ def test_cli_search_turns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert "The gate code is 4471" in out and "Got it." in out and "telegram" in out
     assert main(["memory", "search", "gate code", "--turns", "--db", str(db), "--json"]) == 0
-    hit, answer = json.loads(capsys.readouterr().out)
-    assert hit["content"] == "The gate code is 4471" and len(hit["context"]) == 2
-    assert answer["content"] == "Got it."  # found through the turn it answers, ranked after it
+    (hit,) = json.loads(capsys.readouterr().out)  # "Got it." matches too, but is shown around it
+    assert hit["content"] == "The gate code is 4471"
+    assert [t["content"] for t in hit["context"]] == ["The gate code is 4471", "Got it."]
 
 
 class MeaningEmbedder:
@@ -246,7 +263,7 @@ async def test_with_embeddings_turns_get_vectors_and_are_found_by_meaning(talk: 
     # Turns kept later are embedded by the next pass, and found once they are.
     await keep(talk, "alice", "1", [("user", "The new vehicle arrives Friday")], DAY + timedelta(days=31))
     assert (await reindex(talk.conversation, embedder)).embedded == 1
-    hits = await talk.conversation.search("alice", "automobile", limit=5)
+    hits = await talk.conversation.search("alice", "automobile", limit=5, context=0)
     assert {h.turn.content for h in hits} >= {
         "The new vehicle arrives Friday",
         "I finally sold my old car last week",

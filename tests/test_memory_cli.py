@@ -521,8 +521,9 @@ def test_export_and_import_carry_the_scratchpad_and_what_was_said(
     async def check() -> None:
         async with await MemoryEngine.open(copy) as engine:
             assert (await engine.scratchpad.get("user:ann")).content == "- focus: the Porto move"
-            hits = await engine.conversation.search("user:ann", "van")  # the answer above its question
-            assert [h.turn.content for h in hits] == ["The 7 m³ one, Friday.", "Which van did we book?"]
+            (hit,) = await engine.conversation.search("user:ann", "van")  # the answer, its question around it
+            assert [t.content for t in hit.context] == ["Which van did we book?", "The 7 m³ one, Friday."]
+            assert hit.turn.content == "The 7 m³ one, Friday."
             assert await engine.conversation.count("user:ann") == 2
 
     asyncio.run(check())
