@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from memory.records import Episode, Event
-from memory.store.sqlite import SQLiteDatabase, marks
+from memory.store.sqlite import SQLiteDatabase, marks, qualified
 from memory.text import tokenizer
 
 _COLUMNS = (
@@ -127,7 +127,7 @@ class EventRows:
             params.append(until)
         if not include_compressed:
             where.append("e.is_compressed = 0")
-        columns = ", ".join(f"e.{c.strip()}" for c in _COLUMNS.split(","))
+        columns = qualified(_COLUMNS, "e")
         if terms:
             sql = (
                 f"SELECT {columns} FROM events_fts JOIN daily_events e ON e.id = events_fts.rowid "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memory.store.sqlite import SQLiteDatabase, marks
+from memory.store.sqlite import SQLiteDatabase, marks, qualified
 from memory.text import tokenizer
 
 _CANDIDATE_COLUMNS = (
@@ -94,7 +94,7 @@ class TermIndex:
         when, when_params = "", ()
         if created_between is not None:
             when, when_params = "AND m.created_at >= ? AND m.created_at < ? ", created_between
-        columns = ", ".join(f"m.{c.strip()}" for c in _CANDIDATE_COLUMNS.split(","))
+        columns = qualified(_CANDIDATE_COLUMNS, "m")
         rows = await self._db.read(
             f"SELECT {columns}, bm25(memories_fts) AS b "
             "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "

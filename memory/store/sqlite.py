@@ -161,6 +161,12 @@ def marks(values: Sequence) -> str:
     return ",".join("?" * len(values))
 
 
+def qualified(columns: str, alias: str) -> str:
+    """A comma-separated column list with each name prefixed by a table alias, for a join
+    (``qualified("id, owner", "t")`` -> ``"t.id, t.owner"``)."""
+    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
+
+
 def chunks(ids: Sequence, size: int = 500) -> list[Sequence]:
     """``ids`` in slices small enough for one ``IN (...)`` list."""
     return [ids[i : i + size] for i in range(0, len(ids), size)]

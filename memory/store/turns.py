@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.store.sqlite import SQLiteDatabase, marks
+from memory.store.sqlite import SQLiteDatabase, marks, qualified
 from memory.text import tokenizer
 
 _COLUMNS = "id, owner, channel, chat_id, role, content, created_at"
@@ -58,7 +58,7 @@ class TurnRows:
         if until:
             where.append("t.created_at < ?")
             params.append(until)
-        columns = ", ".join(f"t.{c.strip()}" for c in _COLUMNS.split(","))
+        columns = qualified(_COLUMNS, "t")
         rows = await self._db.read(
             f"SELECT {columns}, bm25(turns_fts), t.search_text FROM turns_fts "
             "JOIN conversation_turns t ON t.id = turns_fts.rowid "
@@ -83,7 +83,7 @@ class TurnRows:
         a question), shaped like ``matches`` rows (bm25 0); a chat's last turn has none."""
         if not ids:
             return {}
-        columns = ", ".join(f"n.{c.strip()}" for c in _COLUMNS.split(","))
+        columns = qualified(_COLUMNS, "n")
         rows = await self._db.read(
             f"SELECT q.id, {columns}, n.search_text FROM conversation_turns q "
             "JOIN conversation_turns n ON n.id = (SELECT m.id FROM conversation_turns m "
