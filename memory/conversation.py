@@ -168,15 +168,12 @@ class ConversationLog:
             )
         cosines = await self._nearest(owner, query)
         if cosines:
-            seen = {row[0].id for row in rows}
-            extra = await self._store.turns.indexed(owner, [i for i in cosines if i not in seen])
-            rows += [r for r in extra if _within(r[0], window)]
+            rows = _joined(rows, await self._store.turns.indexed(owner, list(cosines)), window)
         if not rows:
             return []
         # The turn after each question among the candidates joins them (rerank puts it above).
         following = await self._store.turns.following(owner, [r[0].id for r in rows if asks(r[0].content)])
-        seen = {row[0].id for row in rows}
-        rows += [r for r in following.values() if r[0].id not in seen and _within(r[0], window)]
+        rows = _joined(rows, list(following.values()), window)
         answers = {question: row[0].id for question, row in following.items()}
         frequencies = await self._store.turns.document_frequencies(terms)
         n = await self._store.turns.total()
@@ -264,6 +261,16 @@ class ConversationLog:
         if removed:
             log.info("[memory] pruned %d conversation turns older than %d days", removed, keep_days)
         return removed
+
+
+def _joined(
+    rows: list[tuple[TurnRow, float, str]],
+    extra: list[tuple[TurnRow, float, str]],
+    window: tuple[str | None, str | None],
+) -> list[tuple[TurnRow, float, str]]:
+    """``rows`` and those of ``extra`` that are not among them yet and were said within ``window``."""
+    seen = {row[0].id for row in rows}
+    return rows + [r for r in extra if r[0].id not in seen and _within(r[0], window)]
 
 
 def _within(turn: TurnRow, window: tuple[str | None, str | None]) -> bool:
