@@ -61,7 +61,7 @@ from typing import Any
 
 from bench.embedding_option import add_embedding_args
 from bench.report import emit_json
-from bench.stub_process import REPO, child_env, serve_stub, stub_server
+from bench.stub_process import REPO, child_env, stub_server
 from bench.throughput_data import (
     _FIRING,
     CHANNEL,
@@ -438,11 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     parser.add_argument("--startup-probe", nargs=2, metavar=("BASE_URL", "SPAWNED"), help=argparse.SUPPRESS)
     parser.add_argument("--probe-embedding", default=Embedding().to_json(), help=argparse.SUPPRESS)
-    parser.add_argument("--serve-stub", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
-    if args.serve_stub:
-        return serve_stub()
     if args.startup_probe:
         base_url, spawned = args.startup_probe
         probe = _probe(base_url, float(spawned), Embedding.from_json(args.probe_embedding))
