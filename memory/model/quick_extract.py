@@ -192,6 +192,11 @@ def _project_in(sentence: str, known_projects: frozenset[str]) -> str | None:
     return None
 
 
+def _first_person(norm: str) -> bool:
+    """Whether a normalised sentence starts with its speaker as subject ("我…" in Chinese, "I …"/"my …")."""
+    return norm.startswith("我") if _HAN.search(norm) else bool(FIRST_PERSON_START.match(norm))
+
+
 def without_filler(sentence: str) -> str:
     """The sentence without a greeting or filler before a first-person statement ("Hi, I live in Lyon"
     -> "I live in Lyon", "对了，我养了一只猫" -> "我养了一只猫"), for cutting it into clauses (a fact of one
@@ -204,8 +209,7 @@ def without_filler(sentence: str) -> str:
         if found is None or not found.end():
             continue
         rest = sentence[found.end() :].lstrip(" ,，、:：-")
-        norm = _normalise(rest)
-        if norm.startswith("我") or FIRST_PERSON_START.match(norm):
+        if _first_person(_normalise(rest)):
             return rest
     return sentence
 
@@ -268,9 +272,7 @@ def split_clauses(sentence: str) -> list[str]:
     pieces = [p.strip() for p in _CLAUSE_BREAK.split(without_filler(sentence.strip())) if p and p.strip()]
     if len(pieces) < 2:
         return [sentence.strip()]
-    first = _strip_lead(_normalise(pieces[0]))
-    zh = bool(_HAN.search(first))
-    if not (first.startswith("我") if zh else FIRST_PERSON_START.match(first)):
+    if not _first_person(_strip_lead(_normalise(pieces[0]))):
         return [sentence.strip()]
     clauses = [pieces[0]]
     for piece in pieces[1:]:
