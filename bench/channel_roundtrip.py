@@ -5,8 +5,8 @@
 What runs: the real ``tierclaw gateway`` command in a child process, configured exactly as a user would
 (``channels.telegram.baseUrl`` / ``channels.feishu.domain`` pointed at local servers), with the local
 OpenAI-compatible model at zero latency (in its own process, as in ``bench.gateway_throughput``). This
-process plays the platform: ``localservers/telegram_api.py`` (Bot API, long polling) and
-``localservers/feishu_api.py`` (open platform; events posted encrypted and signed to the HTTP callback).
+process plays the platform: ``localservers/telegram_server.py`` (Bot API, long polling) and
+``localservers/feishu_server.py`` (open platform; events posted encrypted and signed to the HTTP callback).
 
 Per mode, after a few warm-up messages:
 - **loaded**: ``--chats`` × ``--messages`` messages are put in at once (chats interleaved);
@@ -18,8 +18,8 @@ Per mode, after a few warm-up messages:
 Latency = time from the stub making the message available (Telegram: the update queued for getUpdates;
 Feishu: the event POST starting) to the stub receiving the reply (sendMessage / the Reply API call). For
 Telegram it includes the "typing" action sent before each reply. The JSON on the last line holds
-``telegram_polling_msgs_per_s``, ``telegram_polling_p95_ms``, ``feishu_callback_msgs_per_s`` and
-``feishu_callback_p95_ms`` (the issue's keys) plus the ``…_p50_ms``, ``…_p95_ms_loaded`` and
+``telegram_polling_msgs_per_s``, ``telegram_polling_p95_ms``, ``callback_msgs_per_s`` and
+``callback_p95_ms`` (the issue's keys) plus the ``…_p50_ms``, ``…_p95_ms_loaded`` and
 ``…_messages`` details.
 """
 
@@ -43,8 +43,8 @@ import aiohttp
 
 from bench.report import emit_json, percentile, table
 from bench.stub_process import REPO, child_env, stub_server
-from localservers.feishu_api import FeishuStub, message_event, signed_body
-from localservers.telegram_api import TelegramStub
+from localservers.feishu_server import FeishuStub, message_event, signed_body
+from localservers.telegram_server import TelegramStub
 
 DEFAULT_CHATS = 10
 DEFAULT_MESSAGES = 20

@@ -109,7 +109,7 @@ def compile_sources() -> bool:
 
 def measure(runs: int) -> dict[str, Any]:
     """The medians of ``runs`` cold runs of each command."""
-    from localservers.feishu_api import FeishuStub
+    from localservers.feishu_server import FeishuStub
 
     compiled = compile_sources()
     with tempfile.TemporaryDirectory() as tmp:

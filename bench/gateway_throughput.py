@@ -5,7 +5,8 @@
 
 Everything runs through the production path: ``Runtime`` (config file → ``load_config``), the process
 loop, the assistant, SQLite, and the real ``openai`` client talking HTTP to the local OpenAI-compatible
-stub (localservers/openai_api.py) at zero latency, so the model costs nothing and what is left is the gateway.
+stub (localservers/openai_server.py) at zero latency, so the model costs nothing and what is left is the
+gateway.
 
 Each mode runs on a fresh temporary directory:
 

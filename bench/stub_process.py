@@ -1,4 +1,4 @@
-"""The local OpenAI-compatible stub (localservers/openai_api.py) as a benchmark's model server: in a child
+"""The local OpenAI-compatible stub (localservers/openai_server.py) as a benchmark's model server: in a child
 process (``python -m bench.stub_process``, the default) or a thread of the benchmark, and the environment
 that lets ``python -m bench…`` children import the repository from any directory."""
 
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from localservers.openai_api import OpenAIStub
+from localservers.openai_server import OpenAIStub
 
 REPO = Path(__file__).resolve().parent.parent
 

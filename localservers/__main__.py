@@ -18,7 +18,7 @@ from typing import Any
 def _start(kind: str) -> tuple[Any, dict[str, Any]]:
     """The started server and the config snippet that points tierclaw at it."""
     if kind == "telegram":
-        from localservers.telegram_api import TOKEN, TelegramStub
+        from localservers.telegram_server import TOKEN, TelegramStub
 
         stub: Any = TelegramStub().start()
         url = stub.base_url
@@ -27,7 +27,7 @@ def _start(kind: str) -> tuple[Any, dict[str, Any]]:
         }
         return stub, {"url": url, "config": snippet}
     if kind == "feishu":
-        from localservers.feishu_api import FeishuStub
+        from localservers.feishu_server import FeishuStub
 
         stub = FeishuStub().start()
         url = stub.domain
@@ -39,7 +39,7 @@ def _start(kind: str) -> tuple[Any, dict[str, Any]]:
             "allowFrom": ["*"],
         }
         return stub, {"url": url, "config": {"channels": {"feishu": feishu}}}
-    from localservers.openai_api import OpenAIStub
+    from localservers.openai_server import OpenAIStub
 
     stub = OpenAIStub().start()
     url = stub.base_url

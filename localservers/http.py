@@ -1,6 +1,6 @@
 """What the three local servers share: a threaded HTTP server on 127.0.0.1 and a JSON request handler.
 
-Each server (``telegram_api``, ``feishu_api``, ``openai_api``) subclasses these two and adds its routes.
+Each server (``telegram_api``, ``open_api``, ``openai_api``) subclasses these two and adds its routes.
 Threads, not asyncio: a test's own event loop runs the real client (python-telegram-bot, lark-oapi,
 openai) while the server answers from its threads, so neither can block the other.
 """

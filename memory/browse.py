@@ -3,8 +3,8 @@
 The memory web page (``gateway/dashboard/``) is its user; it could serve any other browser of memory.
 A search uses the same ranking as chat (``MemoryEngine.search``: keyword, or hybrid when an embedder is
 attached). Sorting needs every matching row's category, importance and access times, not their text:
-the store returns those keys (``memory/store/browse.py``), they are sorted here, and only the page shown
-is read in full — so a person with 10,000 memories costs one light query and one page of rows.
+the store returns those keys (``memory/store/browse_queries.py``), they are sorted here, and only the page
+shown is read in full — so a person with 10,000 memories costs one light query and one page of rows.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from memory.clock import days_between, to_db, utcnow
 from memory.records import Memory, Retrieved
 from memory.retrieval.decay import relevance_score
-from memory.store.browse import ARCHIVED_CHOICES, BufferedTurnRow, MemoryKey
+from memory.store.browse_queries import ARCHIVED_CHOICES, BufferedTurnRow, MemoryKey
 from memory.store.protocol import MemoryStore
 from memory.writes import check_owner
 

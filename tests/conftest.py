@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from localservers.feishu_api import FeishuStub
-from localservers.openai_api import OpenAIStub
-from localservers.telegram_api import TelegramStub
+from localservers.feishu_server import FeishuStub
+from localservers.openai_server import OpenAIStub
+from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
 
 

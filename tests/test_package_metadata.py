@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import tomllib
 from importlib.metadata import metadata
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support import REPO
 
 
 def test_the_installed_metadata_names_the_licence_of_pyproject_and_ships_its_file() -> None:

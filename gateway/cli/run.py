@@ -120,7 +120,7 @@ def enabled_channels(config: Config) -> list[Channel]:
     channels: list[Channel] = []
     tg = config.channels.telegram
     if tg.enabled:
-        from channels.telegram import TelegramChannel, TelegramSettings  # imports PTB only when used
+        from channels.telegram.channel import TelegramChannel, TelegramSettings  # imports PTB only when used
 
         channels.append(
             TelegramChannel(
@@ -141,7 +141,7 @@ def enabled_channels(config: Config) -> list[Channel]:
         )
     fs = config.channels.feishu
     if fs.enabled:
-        from channels.feishu import FeishuChannel, FeishuSettings  # imports lark-oapi only when used
+        from channels.feishu.channel import FeishuChannel, FeishuSettings  # imports lark-oapi only when used
 
         channels.append(
             FeishuChannel(

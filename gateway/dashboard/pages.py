@@ -20,7 +20,7 @@ from memory.browse import SORTS, BrowseFilter
 from memory.clock import utcnow
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.retrieval.decay import CATEGORIES
-from memory.store.browse import ARCHIVED_CHOICES
+from memory.store.browse_queries import ARCHIVED_CHOICES
 
 DAYS_PER_TIME_PAGE = 30
 EVENTS_PER_TIME_PAGE = 500

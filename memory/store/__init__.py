@@ -4,7 +4,7 @@
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
 ``sessions`` (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet
-answered), ``turns`` (the raw conversation), ``scratchpads`` and ``browse`` (the memory page's reads);
+answered), ``turns`` (the raw conversation), ``scratchpads`` and ``browse_queries`` (the memory page's reads);
 ``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
 what a second backend (PostgreSQL) will need.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from memory.store.browse import BrowseRows
+from memory.store.browse_queries import BrowseRows
 from memory.store.events import EventRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from memory.records import Episode, Event, Fact, Memory
 
 if TYPE_CHECKING:
-    from memory.store.browse import BufferedTurnRow, MemoryKey
+    from memory.store.browse_queries import BufferedTurnRow, MemoryKey
     from memory.store.memories import NewRow
     from memory.store.search import Candidate
     from memory.store.turns import TurnRow
@@ -251,7 +251,7 @@ class TurnRowsAPI(Protocol):
 
 
 class BrowseRowsAPI(Protocol):
-    """Reads for browsing one owner's memory, the memory web page (``memory/store/browse.py``)."""
+    """Reads for browsing one owner's memory, the memory web page (``memory/store/browse_queries.py``)."""
 
     async def keys(
         self,

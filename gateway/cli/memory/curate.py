@@ -1,5 +1,5 @@
 """Subcommands that change memory or move it in and out: add, edit, forget, export, import, migrate
-(reading it is ``browse.py``)."""
+(reading it is ``listing.py``)."""
 
 from __future__ import annotations
 

@@ -88,24 +88,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add(
         "owners",
         "the owners this database holds, with their counts and last activity",
-        "browse.run_owners",
+        "listing.run_owners",
         must_exist=True,
         owner=ALL_OWNERS,
     )
     _json_option(p)
 
-    p = add("stats", "counts per tier, archived, events, buffered turns", "browse.run_stats", must_exist=True)
+    p = add(
+        "stats", "counts per tier, archived, events, buffered turns", "listing.run_stats", must_exist=True
+    )
     p.add_argument("--all-owners", action="store_true", help="count every owner's rows")
     _json_option(p)
 
-    p = add("list", "list memories, newest first", "browse.run_list", must_exist=True)
+    p = add("list", "list memories, newest first", "listing.run_list", must_exist=True)
     p.add_argument("--tier", type=int, choices=(1, 2))
     p.add_argument("--project")
     p.add_argument("--archived", action="store_true", help="include archived memories")
     p.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N (default 50)")
     _json_option(p)
 
-    p = add("search", "ranked search over tiers 1 and 2", "browse.run_search", must_exist=True)
+    p = add("search", "ranked search over tiers 1 and 2", "listing.run_search", must_exist=True)
     p.add_argument("query")
     p.add_argument("--k", type=_positive_int, default=10, metavar="N", help="at most N hits (default 10)")
     p.add_argument(
@@ -113,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _json_option(p)
 
-    p = add("events", "episodes (Tier 3): what happened, newest first", "browse.run_events", must_exist=True)
+    p = add("events", "episodes (Tier 3): what happened, newest first", "listing.run_events", must_exist=True)
     p.add_argument("--since", type=_day, metavar="YYYY-MM-DD")
     p.add_argument("--until", type=_day, metavar="YYYY-MM-DD")
     p.add_argument("--query", help="only episodes matching these words (best first)")
@@ -123,7 +125,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add(
         "scratchpad",
         "the owner's scratchpad note (what is going on): print, --edit in $EDITOR, --set TEXT or --clear",
-        "browse.run_scratchpad",
+        "listing.run_scratchpad",
         must_exist=True,
     )
     change = p.add_mutually_exclusive_group()
@@ -135,7 +137,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add(
         "show",
         "one memory with every field (its sources, dates, what superseded it)",
-        "browse.run_show",
+        "listing.run_show",
         must_exist=True,
         owner=BY_ID,
     )

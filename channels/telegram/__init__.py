@@ -1,0 +1,1 @@
+"""Telegram through python-telegram-bot: the channel and its parts (see channels/README.md)."""

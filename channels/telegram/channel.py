@@ -1,0 +1,489 @@
+"""The Telegram channel: python-telegram-bot (PTB) for the Bot API, long polling by default or a webhook.
+
+What this module decides, and why:
+
+- **Polling is our own small loop** over ``bot.get_updates`` rather than PTB's ``Updater.start_polling``.
+  PTB's loop already retries a 409 Conflict forever with a growing sleep, but it logs every failure and
+  offers no stall detection; here one loop owns the backoff, logs one line per kind of trouble ("another
+  bot instance is polling with this token"), and bounds every ``getUpdates`` by ``poll_timeout +
+  timeout_seconds + stall_margin_seconds`` (a watchdog for a connection that trickles bytes and never
+  trips httpx's per-read timeout). An update's offset is confirmed only after it was handed to the
+  gateway. A 409 Conflict says either that a webhook is set (we delete it again and poll) or that another
+  process polls with the token (we back off). Webhook mode uses PTB's ``Updater.start_webhook`` (its
+  server checks the secret token).
+- **Shutting down** is two steps: ``stop_receiving`` ends intake (the poll loop, or the webhook server)
+  and confirms exactly the updates already handed to the gateway, while ``send`` and ``working`` keep
+  working so the gateway can drain its replies; ``stop`` then closes everything (it also does the first
+  step itself when nobody called it).
+- **Who is answered** is decided before anything is sent or delivered (``inbound.py``):
+  ``allowFrom`` first (a stranger gets no typing, no reply, no memory row), then group gating (a
+  @mention, a reply to the bot or ``/command@this_bot`` unless ``group_policy`` is "open").
+- **Replies** are cut with ``split_text(text, 4096)`` and rendered to Telegram HTML per chunk; a chunk
+  Telegram cannot parse is resent as plain text (that chunk only), a chunk Telegram finds too long
+  (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent, so retries
+  depend on whether Telegram may already have the message (see ``_call``): a 429 or a request that
+  never left (connection refused, connect or pool timeout) is retried up to ``send_attempts`` times;
+  a failure after the request went out (read timeout, connection lost, any 5xx) is retried at most
+  ``ambiguous_retries`` (1) time, so a person sees at most one duplicate of a chunk.
+- **The token is a secret**: it is part of every request URL PTB and httpx log, so a redacting log
+  filter runs while the channel is up and ``httpx`` is kept at WARNING.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import TypeVar
+
+import httpx
+from telegram import Bot, ReplyParameters, Update
+from telegram.constants import ParseMode
+from telegram.error import (
+    BadRequest,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+
+from channels.access import AllowList
+from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
+from channels.chunks import split_text
+from channels.telegram.failures import (
+    may_have_arrived,
+    parse_each,
+    pause,
+    polling_trouble,
+    retry_after,
+    trouble_kind,
+    unless_set,
+)
+from channels.telegram.html import markdown_to_html
+from channels.telegram.inbound import addressed_message
+from channels.telegram.log_redaction import Redact, quiet_bootstrap
+from channels.telegram.typing_sign import typing_while
+
+log = logging.getLogger("tierclaw.channels")
+
+MAX_MESSAGE = 4096  # telegram.constants.MessageLimit.MAX_TEXT_LENGTH
+MIN_PIECE = 64  # "message is too long" re-splits stop here
+ALLOWED_UPDATES = ("message",)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class TelegramSettings:
+    """What ``TelegramChannel`` needs from ``channels.telegram`` in the config."""
+
+    token: str
+    allow_from: tuple[str, ...]
+    base_url: str = "https://api.telegram.org/bot"  # PTB appends the token
+    mode: str = "polling"  # or "webhook"
+    group_policy: str = "mention"  # or "open"
+    timeout_seconds: float = 30.0  # HTTP timeouts for API calls
+    webhook_url: str = ""  # public URL Telegram posts to (setWebhook)
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = 8443
+    webhook_path: str = "telegram"
+    webhook_secret: str = ""  # empty: a random one per start (set via setWebhook and checked)
+    poll_timeout: int = 10  # getUpdates long-poll seconds
+
+
+class TelegramChannel:
+    """A Telegram bot as a gateway channel (``Channel`` plus ``working`` for the typing indicator).
+
+    The class attributes are the retry and timing knobs; tests shorten them on an instance.
+    """
+
+    name = "telegram"
+    typing_every_seconds = 4.0  # Telegram shows "typing" for 5 s per sendChatAction
+    retry_base_seconds = 1.0  # first backoff after a failure; doubles per failure up to retry_max_seconds
+    retry_max_seconds = 30.0
+    send_attempts = 4  # tries per chunk on 429s and on requests that never reached Telegram
+    ambiguous_retries = 1  # retries after a failure that may have delivered the chunk (see _call)
+    max_retry_after_seconds = 60.0  # a longer flood wait is not slept through: the send fails instead
+    stall_margin_seconds = 5.0
+
+    def __init__(self, settings: TelegramSettings) -> None:
+        if settings.mode not in ("polling", "webhook"):
+            raise ValueError(f"telegram mode must be 'polling' or 'webhook', not {settings.mode!r}")
+        if settings.group_policy not in ("mention", "open"):
+            raise ValueError(
+                f"telegram group_policy must be 'mention' or 'open', not {settings.group_policy!r}"
+            )
+        self.settings = settings
+        self.allow = AllowList(self.name, settings.allow_from)
+        self._app: Application | None = None
+        self._deliver: Deliver | None = None
+        self._poller: asyncio.Task | None = None
+        self._stopped = asyncio.Event()  # stop(): typing ends too
+        self._intake_stopped = asyncio.Event()  # stop_receiving(): no new updates, replies still go out
+        self._offset = 0  # update_id + 1 of the last update handed to the gateway
+        self._confirmed = 0  # the offset Telegram was last told (getUpdates offset)
+        self._typing: set[asyncio.Task] = set()
+        self._redact: Redact | None = None
+        self._bot_id = 0
+        self._bot_username = ""
+        self._undelivered: Exception | None = None  # set when the gateway could not store an update
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    async def start(self, deliver: Deliver) -> None:
+        """Connect (getMe), then start receiving in the background; returns once receiving has started."""
+        s = self.settings
+        self._deliver = deliver
+        self._stopped = asyncio.Event()
+        self._intake_stopped = asyncio.Event()
+        self.allow.warn_if_empty()
+        secret = s.webhook_secret or secrets.token_urlsafe(32)
+        self._redact = Redact((s.token, secret))
+        self._redact.install()
+        t = s.timeout_seconds
+        builder = (
+            ApplicationBuilder()
+            .token(s.token)
+            .base_url(s.base_url)
+            .connect_timeout(t)
+            .read_timeout(t)
+            .write_timeout(t)
+            .pool_timeout(t)
+            .get_updates_connect_timeout(t)
+            .get_updates_read_timeout(t)  # PTB adds the long-poll timeout to this
+            .get_updates_write_timeout(t)
+            .get_updates_pool_timeout(t)
+            .job_queue(None)  # PTB would start an APScheduler of its own
+        )
+        if s.mode == "polling":
+            builder = builder.updater(None)  # polling is our loop (module doc); the Updater serves webhooks
+        app = builder.build()
+        # One handler for every update: PTB's CommandHandler would take /commands away from the gateway.
+        app.add_handler(TypeHandler(Update, self._on_update))
+        app.add_error_handler(self._on_error)
+        try:
+            await app.initialize()
+        except InvalidToken:  # PTB's message quotes the token: never let it reach a log or traceback
+            self._redact.remove()
+            raise ChannelError(
+                "[telegram] the Bot API rejected the token: check channels.telegram.token"
+            ) from None
+        except TelegramError as exc:
+            self._redact.remove()
+            raise ChannelError(f"[telegram] could not reach the Bot API at {s.base_url}: {exc}") from None
+        self._app = app
+        self._bot_id = app.bot.id
+        self._bot_username = app.bot.username or ""
+        try:
+            await app.start()
+            if s.mode == "webhook":
+                # PTB logs a refused setWebhook with a traceback before raising; the ChannelError below
+                # says it in one line instead.
+                with quiet_bootstrap():
+                    await app.updater.start_webhook(  # type: ignore[union-attr]
+                        listen=s.webhook_listen,
+                        port=s.webhook_port,
+                        url_path=s.webhook_path,
+                        webhook_url=s.webhook_url or None,
+                        secret_token=secret,
+                        allowed_updates=list(ALLOWED_UPDATES),
+                    )
+            else:
+                self._poller = asyncio.create_task(self._poll(app), name="telegram-poll")
+        except OSError as exc:  # the webhook port is taken, or the address is not this machine's
+            await self.stop()
+            raise ChannelError(
+                f"[telegram] cannot listen for the webhook on {s.webhook_listen}:{s.webhook_port}: {exc}"
+            ) from None
+        except TelegramError as exc:  # setWebhook (the only API call start_webhook makes) failed
+            clean = self._redact.clean(str(exc))
+            await self.stop()
+            # A transport failure has an httpx cause (a 400 is a NetworkError too in PTB, so not isinstance).
+            if isinstance(exc.__cause__, httpx.HTTPError):
+                raise ChannelError(
+                    f"[telegram] setWebhook failed, the Bot API at {s.base_url} did not answer: {clean}"
+                ) from None
+            raise ChannelError(
+                f"[telegram] setWebhook refused: {clean} (check channels.telegram.webhook.url)"
+            ) from None
+        except BaseException:
+            await self.stop()
+            raise
+        log.info("[telegram] @%s is receiving messages (%s)", self._bot_username, s.mode)
+
+    async def stop_receiving(self) -> None:
+        """Stop taking in updates; ``send`` and ``working`` keep working (the gateway drains, then ``stop``).
+
+        Polling: the loop ends (a long poll in flight is abandoned and whatever it returns is never
+        confirmed, so Telegram delivers it again on the next start), then the offset of every update
+        already handed to the gateway is confirmed. Webhook: the webhook server closes (Telegram keeps
+        the webhook and queues updates until the next start); updates it already accepted are handed
+        over first. Idempotent; bounded by ``timeout_seconds``.
+        """
+        self._intake_stopped.set()
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            done, _ = await asyncio.wait({poller}, timeout=self.settings.timeout_seconds)
+            if not done:  # the loop is stuck in a hand-over: give up on it
+                poller.cancel()
+                await asyncio.wait({poller}, timeout=self.settings.timeout_seconds)
+        app = self._app
+        if app is None:
+            return
+        await self._confirm(app)
+        try:
+            if app.updater is not None and app.updater.running:
+                await app.updater.stop()
+            if app.running:  # hands queued webhook updates to the gateway, then stops PTB's fetcher
+                await app.stop()
+        except Exception as exc:
+            log.warning("[telegram] stopping intake failed: %s", exc)
+
+    async def stop(self) -> None:
+        """Stop receiving, confirm the last polled update, close connections (fast; safe to call twice)."""
+        try:
+            await self.stop_receiving()
+        finally:
+            app, self._app = self._app, None
+            tasks = list(self._typing)
+            self._typing.clear()
+            # The flag as well as cancel(): on Python 3.11 a cancel that lands as a request completes can
+            # be swallowed inside the HTTP stack, and a loop that only relies on it would run on.
+            self._stopped.set()
+            for task in tasks:
+                task.cancel()
+            try:
+                if tasks:
+                    await asyncio.wait(tasks, timeout=self.settings.timeout_seconds)
+                if app is not None:
+                    await app.shutdown()
+            finally:
+                if self._redact is not None:
+                    self._redact.remove()
+                    self._redact = None
+
+    @property
+    def holds_resources(self) -> bool:
+        """Whether anything ``start`` made is still held (the PTB application, the poller).
+
+        False after ``stop``, and after a ``start`` that failed: a failed start cleans up after itself."""
+        return self._app is not None or self._poller is not None
+
+    async def _confirm(self, app: Application) -> None:
+        """Tell Telegram (getUpdates ``offset``) that every update handed to the gateway was read."""
+        offset = self._offset
+        if not offset or offset <= self._confirmed:
+            return
+        try:
+            async with asyncio.timeout(self.settings.timeout_seconds):
+                await app.bot.get_updates(offset=offset, timeout=0, allowed_updates=ALLOWED_UPDATES)
+            self._confirmed = offset
+        except Exception as exc:  # they come back on the next start; the gateway sees them twice
+            log.warning("[telegram] could not confirm the last handled updates: %s", exc)
+
+    # --- receiving -----------------------------------------------------------------------------------
+
+    async def _poll(self, app: Application) -> None:
+        """Long-poll getUpdates until intake stops; every failure backs off, one log line per kind."""
+        s = self.settings
+        bot = app.bot
+        limit = s.poll_timeout + s.timeout_seconds + self.stall_margin_seconds
+        failures = 0
+        trouble = ""
+        webhook_cleared = False
+        stopped = self._intake_stopped
+
+        async def fetch() -> tuple[Update, ...]:
+            nonlocal webhook_cleared
+            async with asyncio.timeout(limit):  # the stall watchdog (asyncio.wait_for can eat a cancel)
+                if not webhook_cleared:  # getUpdates answers 409 while a webhook is set
+                    await bot.delete_webhook()
+                    webhook_cleared = True
+                return await bot.get_updates(
+                    offset=self._offset or None, timeout=s.poll_timeout, allowed_updates=ALLOWED_UPDATES
+                )
+
+        while not stopped.is_set():
+            skip_to = 0  # past the last update that did not parse, if any
+            try:
+                updates = await unless_set(stopped, fetch())
+            except asyncio.CancelledError:
+                raise
+            except RetryAfter as exc:
+                await pause(stopped, retry_after(exc))
+                continue
+            except (KeyError, TypeError, ValueError, AttributeError):
+                # An update PTB cannot parse fails the whole batch, and the offset would never move:
+                # fetch the batch raw and take its updates one by one, skipping the poisonous ones.
+                updates, skip_to = await parse_each(bot, self._offset, ALLOWED_UPDATES)
+            except Exception as exc:
+                failures += 1
+                kind = trouble_kind(exc)
+                if kind == "webhook-active":
+                    webhook_cleared = False  # someone set a webhook meanwhile: delete it again
+                if kind != trouble:
+                    trouble = kind
+                    log.warning("[telegram] %s", polling_trouble(exc, limit))
+                await pause(stopped, self._backoff(failures))
+                continue
+            if updates is None:  # intake stopped during the long poll: its updates stay unconfirmed
+                return
+            if trouble:
+                log.info("[telegram] receiving messages again")
+                trouble, failures = "", 0
+            for update in updates:
+                if stopped.is_set():  # the rest is neither handed over nor confirmed
+                    return
+                self._undelivered = None
+                try:
+                    await app.process_update(update)  # handler errors go to _on_error; this is a backstop
+                except Exception as exc:
+                    log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
+                if self._undelivered is not None:  # the gateway could not store it: fetch it again later
+                    failures += 1
+                    log.warning(
+                        "[telegram] update %s not stored (%s); it stays unconfirmed and comes again",
+                        update.update_id,
+                        type(self._undelivered).__name__,
+                    )
+                    await pause(stopped, self._backoff(failures))
+                    break
+                self._offset = update.update_id + 1  # never fetch a poisonous update again
+            if skip_to and self._undelivered is None and not stopped.is_set():
+                self._offset = max(self._offset, skip_to)
+
+    async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
+        inbound = self.inbound(update)
+        if inbound is not None and self._deliver is not None:
+            try:
+                await self._deliver(inbound)
+            except Exception as exc:  # not stored: _poll leaves it unconfirmed, Telegram sends it again
+                self._undelivered = exc
+                raise
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if context.error is not self._undelivered:  # that one _poll reports
+            log.error("[telegram] handling an update failed: %s", context.error)
+
+    def inbound(self, update: Update) -> InboundMessage | None:
+        """The message to deliver for ``update``, or None when it is not for the gateway
+        (``inbound.addressed_message`` decides; see the module doc)."""
+        return addressed_message(
+            update,
+            channel=self.name,
+            allow=self.allow,
+            group_policy=self.settings.group_policy,
+            bot_username=self._bot_username,
+            bot_id=self._bot_id,
+        )
+
+    # --- sending -------------------------------------------------------------------------------------
+
+    async def send(self, message: OutboundMessage) -> None:
+        """Send a reply as ≤4096-character HTML chunks; the first one replies to ``reply_to``."""
+        bot = self._bot()
+        reply_to = message.reply_to
+        for chunk in split_text(message.text, MAX_MESSAGE):
+            await self._send_chunk(bot, message.chat_id, chunk, reply_to, html=True)
+            reply_to = ""
+
+    async def _send_chunk(self, bot: Bot, chat_id: str, markdown: str, reply_to: str, *, html: bool) -> None:
+        reply = (
+            ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True)
+            if reply_to.isdigit()
+            else None
+        )
+        text = markdown_to_html(markdown) if html else markdown
+        try:
+            await self._call(
+                lambda: bot.send_message(
+                    chat_id, text, parse_mode=ParseMode.HTML if html else None, reply_parameters=reply
+                )
+            )
+        except BadRequest as exc:
+            reason = exc.message.casefold()
+            if html and "can't parse entities" in reason:
+                log.info(
+                    "[telegram] Telegram could not parse a reply chunk as HTML (%s); sent it as plain text",
+                    exc,
+                )
+                await self._send_chunk(bot, chat_id, markdown, reply_to, html=False)
+            elif "message is too long" in reason and len(markdown) > MIN_PIECE:
+                for piece in split_text(markdown, max(MIN_PIECE, len(markdown) // 2)):
+                    await self._send_chunk(bot, chat_id, piece, reply_to, html=html)
+                    reply_to = ""
+            else:
+                raise
+
+    async def _call(self, request: Callable[[], Awaitable[T]]) -> T:
+        """A sendMessage with retries that never send a chunk more than twice.
+
+        sendMessage has no idempotency key, so a retry after Telegram already took the message shows it
+        twice. Failures are therefore sorted by whether the request may have been processed:
+
+        - **not processed**: a 429 (Telegram refused it; waits ``retry_after``) and a request that never
+          left this machine (connection refused or reset while connecting, connect or pool timeout):
+          retried with backoff, up to ``send_attempts`` tries in all;
+        - **maybe processed**: a read or write timeout, a connection lost after the request was written,
+          and any 5xx (Telegram's front end answers 502/504 when its backend was slow, which may still
+          have sent the message): retried at most ``ambiguous_retries`` (1) time, because a lost reply is
+          worse than a duplicate, but a flaky link must not post the same chunk four times.
+
+        Other errors (400s, 403…) are raised at once.
+        """
+        attempt = 0
+        ambiguous = 0
+        while True:
+            attempt += 1
+            try:
+                return await request()
+            except RetryAfter as exc:
+                wait = retry_after(exc)
+                if attempt >= self.send_attempts or wait > self.max_retry_after_seconds:
+                    raise
+                log.info("[telegram] rate limited by Telegram; retrying in %.0f s", wait)
+                await asyncio.sleep(wait)
+            except BadRequest:
+                raise
+            except NetworkError as exc:  # includes TimedOut and 5xx answers
+                if may_have_arrived(exc):
+                    ambiguous += 1
+                    if ambiguous > self.ambiguous_retries or attempt >= self.send_attempts:
+                        raise
+                    log.info("[telegram] sending may have failed (%s); retrying once", exc)
+                elif attempt >= self.send_attempts:
+                    raise
+                else:
+                    log.debug("[telegram] send failed (%s); retrying", exc)
+                await asyncio.sleep(self._backoff(attempt))
+
+    def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
+        """Show "typing…" in the message's chat now and every few seconds until the context exits.
+
+        Never raises and never delays the reply: the indicator runs in its own task, errors are logged at
+        debug level.
+        """
+        app = self._app
+        if app is None:
+            return contextlib.nullcontext()
+        return typing_while(
+            app.bot,
+            message.chat_id,
+            every=self.typing_every_seconds,
+            stopped=self._stopped,
+            tasks=self._typing,
+        )
+
+    # --- helpers -------------------------------------------------------------------------------------
+
+    def _bot(self) -> Bot:
+        if self._app is None:
+            raise RuntimeError("the telegram channel is not started")
+        return self._app.bot
+
+    def _backoff(self, failures: int) -> float:
+        return min(self.retry_max_seconds, self.retry_base_seconds * 2 ** (failures - 1))
