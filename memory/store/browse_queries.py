@@ -67,7 +67,8 @@ class BrowseRows:
         form) is what ``idle_days`` counts to."""
         if archived not in ARCHIVED_CHOICES:
             raise ValueError(f"archived must be one of {', '.join(ARCHIVED_CHOICES)}")
-        where, params = ["owner = ?"], [owner]
+        where = ["owner = ?"]
+        params: list[object] = [owner]
         for column, value in (("tier", tier), ("category", category), ("project", project)):
             if value is not None:
                 where.append(f"{column} = ?")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TypeVar
 
 from memory.records import Episode, Event
-from memory.store.sqlite import SQLiteDatabase, marks, qualified
+from memory.store.sqlite import Row, SQLiteDatabase, marks, qualified
 from memory.text import tokenizer
+
+_T = TypeVar("_T")
 
 _COLUMNS = (
     "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at, source_ref, "
@@ -15,9 +18,15 @@ _COLUMNS = (
 )
 
 
-def _event(row: Sequence) -> Event:
+def _event(row: Row) -> Event:
     return Event(
-        *row[:7],
+        id=row[0],
+        owner=row[1],
+        event_date=row[2],
+        channel=row[3],
+        sender_id=row[4],
+        summary=row[5],
+        raw_tokens=row[6],
         is_compressed=bool(row[7]),
         created_at=row[8],
         source_ref=row[9],
@@ -30,7 +39,7 @@ def _event(row: Sequence) -> Event:
     )
 
 
-def _json_list(text: str | None, kind: type) -> list:
+def _json_list(text: str | None, kind: type[_T]) -> list[_T]:
     try:
         value = json.loads(text or "[]")
     except ValueError:
@@ -64,7 +73,7 @@ class EventRows:
         times; default now); returns its id."""
         episode = episode or Episode()
         start, end = span if span is not None else (None, None)
-        cur = await self._db.write(
+        return await self._db.insert(
             "INSERT INTO daily_events (owner, event_date, channel, sender_id, summary, search_text, "
             "raw_tokens, source_ref, goal, outcome, entities, started_at, ended_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -85,7 +94,6 @@ class EventRows:
                 end,
             ),
         )
-        return int(cur.lastrowid)
 
     async def link_facts(self, owner: str, event_id: int, fact_ids: Sequence[int]) -> None:
         """Record which facts were extracted with the episode."""
@@ -115,7 +123,8 @@ class EventRows:
         limit: int,
     ) -> list[Event]:
         """Events by date range (inclusive), source_ref and/or any of ``terms`` (best match first)."""
-        where, params = ["e.owner = ?"], [owner]
+        where = ["e.owner = ?"]
+        params: list[object] = [owner]
         if source_ref is not None:
             where.append("e.source_ref = ?")
             params.append(source_ref)

@@ -8,12 +8,13 @@ and purges keep the term index's row count and frequencies current.
 
 from __future__ import annotations
 
+import builtins  # the class's own ``list`` method hides the builtin in its annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memory.records import GLOBAL_PROJECT, Fact, Memory
 from memory.store.search import TermIndex
-from memory.store.sqlite import SQLiteDatabase, chunks, marks
+from memory.store.sqlite import Row, SQLiteDatabase, chunks, marks
 
 MEMORY_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, source, source_ref, subject, "
@@ -21,9 +22,28 @@ MEMORY_COLUMNS = (
 )
 
 
-def memory_from_row(row: Sequence) -> Memory:
+def memory_from_row(row: Row) -> Memory:
     """A ``Memory`` from a row selected as ``MEMORY_COLUMNS``."""
-    return Memory(*row[:16], is_archived=bool(row[16]), superseded_by=row[17])
+    return Memory(
+        id=row[0],
+        owner=row[1],
+        tier=row[2],
+        project=row[3],
+        topic=row[4],
+        category=row[5],
+        content=row[6],
+        importance=row[7],
+        source=row[8],
+        source_ref=row[9],
+        subject=row[10],
+        predicate=row[11],
+        created_at=row[12],
+        updated_at=row[13],
+        last_accessed=row[14],
+        access_count=row[15],
+        is_archived=bool(row[16]),
+        superseded_by=row[17],
+    )
 
 
 @dataclass(slots=True)
@@ -73,7 +93,8 @@ class MemoryRows:
         offset: int = 0,
     ) -> list[Memory]:
         """The owner's memories, newest first, optionally filtered by tier and project, with references."""
-        where, params = ["owner = ?"], [owner]
+        where = ["owner = ?"]
+        params: list[object] = [owner]
         if tier is not None:
             where.append("tier = ?")
             params.append(tier)
@@ -93,7 +114,7 @@ class MemoryRows:
             m.refs = refs.get(m.id, [])
         return mems
 
-    async def refs(self, owner: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
+    async def refs(self, owner: str, memory_ids: Sequence[int]) -> dict[int, builtins.list[str]]:
         """Every source reference each memory absorbed (its own plus those of merged duplicates)."""
         out: dict[int, list[str]] = {}
         for chunk in chunks(list(memory_ids)):
@@ -117,10 +138,11 @@ class MemoryRows:
         min_importance: float | None = None,
         order: str = "id",
         limit: int | None = None,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """The owner's live memories of ``tier``, filtered. ``order``: "id", "importance" (most important
         first, then oldest), or "importance_newest" (most important first, then newest)."""
-        where, params = ["owner = ?", "tier = ?", "is_archived = 0"], [owner, tier]
+        where = ["owner = ?", "tier = ?", "is_archived = 0"]
+        params: list[object] = [owner, tier]
         for column, value in (("project", project), ("topic", topic)):
             if value is not None:
                 where.append(f"{column} = ?")
@@ -149,7 +171,7 @@ class MemoryRows:
         )
         return frozenset(r[0] for r in rows if r[0] != GLOBAL_PROJECT)
 
-    async def partitions(self, owner: str, tier: int) -> list[tuple[str, str, int]]:
+    async def partitions(self, owner: str, tier: int) -> builtins.list[tuple[str, str, int]]:
         """(project, topic, live count) of every partition of the owner's live memories in ``tier``."""
         rows = await self._db.read(
             "SELECT project, topic, COUNT(*) FROM memories WHERE owner = ? AND tier = ? AND is_archived = 0 "
@@ -172,7 +194,7 @@ class MemoryRows:
 
     # ----------------------------------------------------------------- lookups of the clean write path
 
-    async def same_subject(self, owner: str, subject: str, predicate: str) -> list[tuple[int, str]]:
+    async def same_subject(self, owner: str, subject: str, predicate: str) -> builtins.list[tuple[int, str]]:
         """(id, norm_key) of the owner's live memories about ``subject``/``predicate``, newest first."""
         rows = await self._db.read(
             "SELECT id, norm_key FROM memories WHERE owner = ? AND subject = ? AND predicate = ? "
@@ -213,7 +235,7 @@ class MemoryRows:
             out.update({int(i): (k, int(t)) for i, k, t in rows})
         return out
 
-    async def archived_among(self, ids: Sequence[int]) -> list[int]:
+    async def archived_among(self, ids: Sequence[int]) -> builtins.list[int]:
         """Those of ``ids`` that are archived, ascending."""
         out: list[int] = []
         for chunk in chunks(list(ids)):
@@ -228,7 +250,7 @@ class MemoryRows:
     async def insert(self, owner: str, fact: Fact, row: NewRow) -> int:
         """Insert one validated fact (and its source reference); returns the new id."""
         self._index.forget_terms(row.search_text)
-        cur = await self._db.write(
+        new_id = await self._db.insert(
             "INSERT INTO memories (owner, tier, project, topic, category, content, search_text, norm_key, "
             "importance, source, source_ref, subject, predicate, created_at, updated_at, last_accessed, "
             "embedding, embedding_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -253,7 +275,6 @@ class MemoryRows:
                 row.vector_model,
             ),
         )
-        new_id = int(cur.lastrowid)
         if fact.source_ref:
             await self.add_ref(new_id, fact.source_ref)
         self._index.indexed_rows += 1

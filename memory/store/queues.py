@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.store.sqlite import SQLiteDatabase, chunks, marks
+from memory.store.sqlite import Row, SQLiteDatabase, chunks, marks
 
 TURN_COLUMNS = "id, owner, channel, chat_id, sender_id, role, content, token_count, created_at, attempts"
 # Most turns one batch query returns (the caller cuts them to its token budget).
@@ -33,14 +33,13 @@ class BufferRows:
         created_at: str,
     ) -> int:
         """Store one turn; returns its id."""
-        cur = await self._db.write(
+        return await self._db.insert(
             "INSERT INTO extraction_buffer (owner, channel, chat_id, sender_id, role, content, token_count, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (owner, channel, chat_id, sender_id, role, content, token_count, created_at),
         )
-        return int(cur.lastrowid or 0)
 
-    async def oldest(self, owner: str, due_at: str | None) -> list[Sequence]:
+    async def oldest(self, owner: str, due_at: str | None) -> list[Row]:
         """The owner's oldest live turns (``TURN_COLUMNS``); only those due at ``due_at`` when given."""
         where = "owner = ? AND dead = 0"
         params: list[object] = [owner]
@@ -95,7 +94,8 @@ class BufferRows:
 
     async def count(self, owner: str | None = None, *, dead: bool | None = None) -> int:
         """Buffered turns (of one owner or all; only dead letters, or only live ones, when ``dead`` says)."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[object] = []
         if owner is not None:
             where.append("owner = ?")
             params.append(owner)

@@ -91,7 +91,8 @@ class TermIndex:
         early instead of scoring every match; bm25 then orders that sample.
         """
         order = "memories_fts.rowid DESC" if newest_first else "b"
-        when, when_params = "", ()
+        when = ""
+        when_params: tuple[str, ...] = ()
         if created_between is not None:
             when, when_params = "AND m.created_at >= ? AND m.created_at < ? ", created_between
         columns = qualified(_CANDIDATE_COLUMNS, "m")
@@ -105,14 +106,17 @@ class TermIndex:
         )
         return [Candidate(*r) for r in rows]
 
-    async def containing_all(self, owner: str, terms: list[str], tier: int, limit: int = 5) -> list[tuple]:
+    async def containing_all(
+        self, owner: str, terms: list[str], tier: int, limit: int = 5
+    ) -> list[tuple[int, str]]:
         """(id, content) of the owner's live memories of ``tier`` containing every term, best bm25 first."""
-        return await self._db.read(
+        rows = await self._db.read(
             "SELECT m.id, m.content FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
             "WHERE memories_fts MATCH ? AND m.owner = ? AND m.is_archived = 0 AND m.tier = ? "
             "ORDER BY bm25(memories_fts) LIMIT ?",
             (" AND ".join(tokenizer.quote_term(t) for t in terms), owner, tier, limit),
         )
+        return [(int(i), str(content)) for i, content in rows]
 
     async def written_between(
         self, owner: str, start: str, end: str, tiers: tuple[int, ...], limit: int

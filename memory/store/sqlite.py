@@ -19,6 +19,7 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
+from typing import Any, TypeAlias, TypeVar
 
 import aiosqlite
 
@@ -27,7 +28,9 @@ from memory.store.schema import check_version, migrate
 
 log = logging.getLogger("tierclaw.memory")
 
-Row = Sequence  # a result row (tuple-like)
+Row: TypeAlias = Sequence[Any]  # a result row (tuple-like): SQLite's values, typed by the caller's columns
+Params: TypeAlias = Sequence[object]  # the values bound to a statement's ``?`` marks
+_T = TypeVar("_T")
 
 # True while the current task holds ``SQLiteDatabase.transaction()``.
 _IN_TRANSACTION: contextvars.ContextVar[bool] = contextvars.ContextVar("tierclaw_in_tx", default=False)
@@ -107,23 +110,30 @@ class SQLiteDatabase:
         """Close the connection (WAL is checkpointed by SQLite on the last close)."""
         await self._conn.close()
 
-    async def read(self, sql: str, params: Sequence = ()) -> list[Row]:
+    async def read(self, sql: str, params: Params = ()) -> list[Row]:
         """Rows of one read-only statement, in one hop to the database thread."""
         return list(await self._conn.execute_fetchall(sql, params))
 
-    async def scalar(self, sql: str, params: Sequence = ()) -> int:
+    async def scalar(self, sql: str, params: Params = ()) -> int:
         """The first column of the first row as an int (0 when there is none or it is NULL)."""
-        rows = await self._conn.execute_fetchall(sql, params)
+        rows = list(await self._conn.execute_fetchall(sql, params))
         return int(rows[0][0] or 0) if rows else 0
 
-    async def write(self, sql: str, params: Sequence = ()) -> sqlite3.Cursor:
+    async def write(self, sql: str, params: Params = ()) -> aiosqlite.Cursor:
         """Run one write statement: inside this task's transaction directly, else under the write lock."""
         if _IN_TRANSACTION.get():
             return await self._conn.execute(sql, params)
         async with self._write_lock:
             return await self._conn.execute(sql, params)
 
-    async def write_many(self, sql: str, rows: Iterable[Sequence]) -> sqlite3.Cursor:
+    async def insert(self, sql: str, params: Params = ()) -> int:
+        """Run one ``INSERT`` of one row (as ``write``) and return the new row's id."""
+        cur = await self.write(sql, params)
+        if cur.lastrowid is None:
+            raise RuntimeError("an INSERT statement gave no row id")
+        return cur.lastrowid
+
+    async def write_many(self, sql: str, rows: Iterable[Params]) -> aiosqlite.Cursor:
         """``executemany`` with the same locking rule as ``write``."""
         if _IN_TRANSACTION.get():
             return await self._conn.executemany(sql, rows)
@@ -156,7 +166,7 @@ class SQLiteDatabase:
         return await self.scalar("PRAGMA data_version")
 
 
-def marks(values: Sequence) -> str:
+def marks(values: Sequence[object]) -> str:
     """``?, ?, …`` placeholders for an ``IN (...)`` list of ``values``."""
     return ",".join("?" * len(values))
 
@@ -167,6 +177,6 @@ def qualified(columns: str, alias: str) -> str:
     return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
 
 
-def chunks(ids: Sequence, size: int = 500) -> list[Sequence]:
+def chunks(ids: Sequence[_T], size: int = 500) -> list[Sequence[_T]]:
     """``ids`` in slices small enough for one ``IN (...)`` list."""
     return [ids[i : i + size] for i in range(0, len(ids), size)]

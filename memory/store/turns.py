@@ -39,19 +39,19 @@ class TurnRows:
         self, owner: str, *, channel: str, chat_id: str, role: str, content: str, search_text: str, at: str
     ) -> int:
         """Keep one turn; returns its id."""
-        cur = await self._db.write(
+        return await self._db.insert(
             "INSERT INTO conversation_turns (owner, channel, chat_id, role, content, search_text, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (owner, channel, chat_id, role, content, search_text, at),
         )
-        return int(cur.lastrowid)
 
     async def matches(
         self, owner: str, terms: Sequence[str], *, since: str | None, until: str | None, limit: int
     ) -> list[tuple[TurnRow, float, str]]:
         """The owner's turns matching any term, within ``[since, until)``: (turn, bm25 — lower is better,
         the indexed text)."""
-        where, params = ["t.owner = ?"], [owner]
+        where = ["t.owner = ?"]
+        params: list[object] = [owner]
         if since:
             where.append("t.created_at >= ?")
             params.append(since)
@@ -164,7 +164,8 @@ class TurnRows:
         The text is the turn after the one before it in its chat (a line between), as its word index
         holds that turn's words: "Yesterday, it was great" means something only after "When did you
         go?" (LoCoMo turns R@5 0.688 -> 0.708, bench/README.md "Conversation search")."""
-        where, params = "", ()
+        where = ""
+        params: tuple[str, ...] = ()
         if owner is not None:
             where, params = "AND t.owner = ? ", (owner,)
         rows = await self._db.read(
@@ -179,7 +180,8 @@ class TurnRows:
 
     async def count_missing_vectors(self, model_key: str, owner: str | None = None) -> int:
         """How many turns have no vector of ``model_key``."""
-        where, params = "", ()
+        where = ""
+        params: tuple[str, ...] = ()
         if owner is not None:
             where, params = "AND owner = ? ", (owner,)
         return await self._db.scalar(

@@ -7,6 +7,7 @@ the store never compares them — search is done in RAM per owner (docs/architec
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from memory.store.sqlite import SQLiteDatabase, chunks, marks
 
@@ -23,7 +24,8 @@ class VectorRows:
         self, model_key: str, *, after_id: int = 0, limit: int = 256, owner: str | None = None
     ) -> list[tuple[int, str, str]]:
         """Live memories without a ``model_key`` vector: (id, owner, content) by id after ``after_id``."""
-        where, params = "", ()
+        where = ""
+        params: tuple[str, ...] = ()
         if owner is not None:
             where, params = "AND owner = ? ", (owner,)
         rows = await self._db.read(
@@ -35,7 +37,8 @@ class VectorRows:
 
     async def count_missing(self, model_key: str, owner: str | None = None) -> int:
         """How many live memories have no vector of ``model_key``."""
-        where, params = "", ()
+        where = ""
+        params: tuple[str, ...] = ()
         if owner is not None:
             where, params = "AND owner = ? ", (owner,)
         return await self._db.scalar(
@@ -62,21 +65,23 @@ class VectorRows:
 
     async def of_owner(self, owner: str, model_key: str) -> list[tuple[int, int, bytes]]:
         """(id, tier, vector blob) of the owner's live memories that hold a ``model_key`` vector."""
-        return await self._db.read(
+        rows = await self._db.read(
             "SELECT id, tier, embedding FROM memories WHERE owner = ? AND is_archived = 0 "
             "AND embedding_model = ? AND embedding IS NOT NULL",
             (owner, model_key),
         )
+        # The schema's column types; not converted row by row (an owner may hold many thousands).
+        return cast(list[tuple[int, int, bytes]], rows)
 
     # ----------------------------------------------------------------- the content-hash cache
 
-    async def cached(self, model: str, keys: Sequence[str]) -> list[tuple]:
+    async def cached(self, model: str, keys: Sequence[str]) -> list[tuple[str, int, bytes, str]]:
         """Cached rows (text_hash, dim, vector, last_used) of ``model`` for ``keys``."""
-        rows: list[tuple] = []
+        rows: list[tuple[str, int, bytes, str]] = []
         for chunk in chunks(list(keys)):
             rows.extend(
-                tuple(r)
-                for r in await self._db.read(
+                (str(text_hash), int(dim), bytes(vector), str(last_used))
+                for text_hash, dim, vector, last_used in await self._db.read(
                     "SELECT text_hash, dim, vector, last_used FROM embedding_cache "
                     f"WHERE model = ? AND text_hash IN ({marks(chunk)})",
                     (model, *chunk),

@@ -201,7 +201,7 @@ class CachedEmbedder:
             out[i] = found[key]
         return out
 
-    async def _lookup(self, model: str, keys: list[str]) -> list[tuple]:
+    async def _lookup(self, model: str, keys: list[str]) -> list[tuple[str, int, bytes, str]]:
         """Cached rows (text_hash, dim, vector, last_used) for ``keys``, one query per chunk."""
         try:
             return await self._rows.cached(model, keys)
