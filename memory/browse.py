@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from functools import partial
 
 from memory.clock import days_between, to_db, utcnow
 from memory.records import Memory, Retrieved
@@ -109,22 +110,24 @@ class MemoryBrowser:
         check_owner(owner)
         wanted.check()
         now = utcnow()
-        filters = {
-            "tier": wanted.tier,
-            "category": wanted.category,
-            "project": wanted.project,
-            "now": to_db(now),
-        }
+        keys_where = partial(
+            self._store.browse.keys,
+            owner,
+            tier=wanted.tier,
+            category=wanted.category,
+            project=wanted.project,
+            now=to_db(now),
+        )
         scores: dict[int, float] = {}
         query = wanted.query.strip()
         if query and wanted.archived == "live":
             hits = await self._search(owner, query, SEARCH_HITS)
             scores = {h.id: h.score for h in hits}
-            keys = await self._store.browse.keys(owner, **filters, ids=list(scores))
+            keys = await keys_where(ids=list(scores))
         elif query:  # archived rows are not in the search index's ranking: a plain text match
-            keys = await self._store.browse.keys(owner, **filters, archived=wanted.archived, contains=query)
+            keys = await keys_where(archived=wanted.archived, contains=query)
         else:
-            keys = await self._store.browse.keys(owner, **filters, archived=wanted.archived)
+            keys = await keys_where(archived=wanted.archived)
         if wanted.sort == "score":
             if not scores:  # no search: the decay score of each
                 scores = {k.id: decay_score(k, now) for k in keys}

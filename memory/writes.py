@@ -223,16 +223,17 @@ class MemoryWriter:
         self, owner: str, fact: Fact, key: str, now: datetime, vector: np.ndarray | None
     ) -> int:
         embedder = self._embedding.embedder
-        with_vector = vector is not None and embedder is not None
+        if embedder is None:  # a vector is kept only with the name of the model that made it
+            vector = None
         row = NewRow(
             norm_key=key,
             search_text=tokenizer.index_text(fact.content),
             created_at=to_db(fact.created_at or now),
-            vector=vector_to_blob(vector) if with_vector else None,
-            vector_model=embedder.model_key if with_vector else None,
+            vector=vector_to_blob(vector) if vector is not None else None,
+            vector_model=embedder.model_key if embedder is not None and vector is not None else None,
         )
         new_id = await self._store.memories.insert(owner, fact, row)
-        if with_vector:
+        if vector is not None:
             # Later facts of the same transaction must see this row (a batch may repeat itself).
             self._vectors.append(owner, new_id, fact.tier, vector)
         return new_id
