@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +84,13 @@ class Channel(Protocol):
         ...
 
 
+@runtime_checkable
 class ShowsWork(Protocol):
     """Optional part of a channel: a visible sign that a reply is being worked on (Telegram's "typing").
 
     The gateway enters ``working(message)`` while it answers ``message`` and leaves it when the reply has
-    been handed to the channel, so the sign lasts until the reply appears.
+    been handed to the channel, so the sign lasts until the reply appears. Runtime-checkable: the gateway
+    asks ``isinstance(channel, ShowsWork)``.
     """
 
     def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
@@ -96,12 +98,14 @@ class ShowsWork(Protocol):
         ...
 
 
+@runtime_checkable
 class StopsReceiving(Protocol):
     """Optional part of a channel: stop taking new messages while replies can still be sent.
 
     At shutdown the gateway calls ``stop_receiving`` on every channel that has it, answers what it already
     took in, then calls ``stop``. A message not yet taken in must stay with the platform (Telegram: its
     update is not confirmed; Feishu: its event is not acknowledged) so it is delivered after the restart.
+    Runtime-checkable: the gateway asks ``isinstance(channel, StopsReceiving)``.
     """
 
     async def stop_receiving(self) -> None:

@@ -58,7 +58,7 @@ def bind_lark_bootstrap_requests() -> None:
     """Give lark's websocket module the ``requests`` wrapper (once; safe to call again)."""
     with ws_owner_lock:
         if not isinstance(lark_ws_client.requests, RequestsWithTimeout):
-            lark_ws_client.requests = RequestsWithTimeout(lark_ws_client.requests)  # type: ignore[assignment]
+            lark_ws_client.requests = RequestsWithTimeout(lark_ws_client.requests)
 
 
 class WebsocketRun:
@@ -91,7 +91,7 @@ def close_ws_loop(client: lark.ws.Client | None, ws_loop: asyncio.AbstractEventL
         if pending:
             ws_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         conn = getattr(client, "_conn", None)
-        if conn is not None:
+        if client is not None and conn is not None:
             with contextlib.suppress(Exception):
                 ws_loop.run_until_complete(asyncio.wait_for(conn.close(), timeout=5))
             client._conn = None

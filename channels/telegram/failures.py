@@ -135,7 +135,7 @@ def parse_updates(raw: Any, bot: Bot | None) -> tuple[tuple[Update, ...], int]:
     for item in raw if isinstance(raw, list) else []:
         update_id = item.get("update_id") if isinstance(item, dict) else None
         try:
-            update = Update.de_json(item, bot)  # type: ignore[arg-type]
+            update = Update.de_json(item, bot)
             if update is None:
                 raise ValueError("empty update")
             parsed.append(update)

@@ -44,9 +44,9 @@ def addressed_message(
     spans = mention_spans(text, entities, bot_username, bot_id)
     replied = replies_to(msg, bot_id)
     command = COMMAND_RE.match(text)
-    target = command.group(2) if command else None  # "/cmd@target"
-    command_for_me = bool(target) and target.casefold() == bot_username.casefold()
-    command_for_other = bool(target) and not command_for_me
+    target: str | None = command.group(2) if command else None  # "/cmd@target"
+    command_for_me = target is not None and target.casefold() == bot_username.casefold()
+    command_for_other = target is not None and not command_for_me
     # A bare "/cmd" in a group is for every bot there (Telegram's menus send "/cmd@bot" when they
     # mean one), so only "/cmd@this_bot", a mention or a reply makes it ours.
     addressed = not command_for_other and (
