@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 
-from channels.base import Channel, InboundMessage, OutboundMessage
+from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork
 from gateway.inbox import DurableInbox
 
 log = logging.getLogger("tierclaw.gateway")
@@ -52,8 +53,8 @@ class ProcessLoop:
         self.outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
         self._channels: dict[str, Channel] = {}
         self._chats: dict[str, asyncio.Queue[InboundMessage]] = {}
-        self._workers: dict[str, asyncio.Task] = {}
-        self._tasks: list[asyncio.Task] = []
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
         self._unfinished = 0
         self._sent: dict[int, asyncio.Event] = {}  # id(reply) -> set once the channel has sent it
         self._send_errors: dict[int, str] = {}  # id(reply) -> why its channel could not send it
@@ -211,12 +212,12 @@ class ProcessLoop:
         return outbound, sent
 
     def _shows_work(self, message: InboundMessage) -> bool:
-        return hasattr(self._channels.get(message.channel), "working")
+        return isinstance(self._channels.get(message.channel), ShowsWork)
 
     def _working(self, message: InboundMessage) -> contextlib.AbstractAsyncContextManager[None]:
         """The channel's work-in-progress sign for this message's chat, if it has one."""
         channel = self._channels.get(message.channel)
-        if channel is not None and hasattr(channel, "working"):
+        if isinstance(channel, ShowsWork):
             try:
                 return channel.working(message)
             except Exception as exc:  # a broken sign must never cost the reply
@@ -257,17 +258,17 @@ class ProcessLoop:
 
     async def _send_replies(self) -> None:
         """Take replies off the outbound queue; each chat's sends are chained, chats send independently."""
-        sending: dict[str, asyncio.Task] = {}
+        sending: dict[str, asyncio.Task[None]] = {}
         while True:
             reply = await self.outbound.get()
             key = f"{reply.channel}:{reply.chat_id}"
             task = asyncio.create_task(self._send_after(sending.get(key), reply), name=f"send:{key}")
             sending[key] = task
-            task.add_done_callback(lambda t, k=key: sending.pop(k, None) if sending.get(k) is t else None)
+            task.add_done_callback(functools.partial(_forget_sent, sending, key))
             self._tasks = [t for t in self._tasks if not t.done()]
             self._tasks.append(task)
 
-    async def _send_after(self, previous: asyncio.Task | None, reply: OutboundMessage) -> None:
+    async def _send_after(self, previous: asyncio.Task[None] | None, reply: OutboundMessage) -> None:
         if previous is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(previous)
@@ -294,3 +295,9 @@ class ProcessLoop:
         if self._unfinished <= 0:
             self._unfinished = 0
             self._idle.set()
+
+
+def _forget_sent(sending: dict[str, asyncio.Task[None]], key: str, task: asyncio.Task[None]) -> None:
+    """Done callback of a send: drop the chat's chain unless a newer send has already replaced it."""
+    if sending.get(key) is task:
+        del sending[key]
