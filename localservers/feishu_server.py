@@ -104,7 +104,7 @@ class Sent:
         """The words: a text message's text, or a post's ``md``/``text`` elements joined by newlines."""
         if self.msg_type == "text":
             return str(self.content.get("text", ""))
-        body = self.content.get("zh_cn") or next(iter(self.content.values()), {})
+        body: dict[str, Any] = self.content.get("zh_cn") or next(iter(self.content.values()), {})
         return "\n".join(
             str(e.get("text", "")) for paragraph in body.get("content", []) for e in paragraph if "text" in e
         )

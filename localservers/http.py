@@ -108,7 +108,7 @@ class JSONHandler(BaseHTTPRequestHandler):
     def read_body(self) -> bytes:
         """The request body (``Content-Length`` or chunked)."""
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:

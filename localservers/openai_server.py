@@ -271,7 +271,8 @@ class _Handler(JSONHandler):
         if reply.delay > 0 and stub._stopping.wait(reply.delay):
             self.close_connection = True
             return
-        model = body.get("model") if isinstance(body.get("model"), str) else "stub-model"
+        named = body.get("model")
+        model = named if isinstance(named, str) else "stub-model"
         if reply.raw_body is not None:
             self.send_body(reply.status, reply.raw_body, reply.headers)
         elif reply.status != 200:
