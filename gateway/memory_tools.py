@@ -21,7 +21,7 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 from memory.engine import MemoryEngine
 from memory.records import GLOBAL_PROJECT, Event, Fact, Memory
@@ -261,7 +261,7 @@ class MemoryTools:
         return result
 
     async def _full(self, mem: Memory) -> dict[str, Any]:
-        chain = []
+        chain: list[dict[str, Any]] = []
         next_id = mem.superseded_by
         while next_id is not None and len(chain) < 5:
             newer = await self.engine.get(self.owner, next_id)
@@ -380,7 +380,7 @@ def _arguments(raw: str) -> dict[str, Any]:
     return args
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
 
 

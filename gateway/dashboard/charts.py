@@ -80,7 +80,7 @@ def growth_svg(weeks: Sequence[GrowthWeek]) -> Markup:
     bars, seen = [], []
     for i, week in enumerate(weeks):
         x = PAD_LEFT + i * slot + slot * 0.15
-        y = HEIGHT - PAD_BOTTOM
+        y: float = HEIGHT - PAD_BOTTOM
         for category, count in sorted(week.by_category.items()):
             h = plot_h * count / top
             y -= h

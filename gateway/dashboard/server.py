@@ -64,9 +64,9 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             return _unauthorized(request, "That access token is not this server's.")
         sid, request[SESSION] = sessions.open()
         clean = request.rel_url.with_query([(k, v) for k, v in request.query.items() if k != "token"])
-        response = web.Response(status=303, headers={"Location": str(clean)})
-        response.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="Strict", path="/")
-        return response
+        redirect = web.Response(status=303, headers={"Location": str(clean)})
+        redirect.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="Strict", path="/")
+        return redirect
     session = sessions.get(request.cookies.get(SESSION_COOKIE))
     if session is None:
         return _unauthorized(request, "This page needs the access token.")
