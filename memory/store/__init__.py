@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from memory.store.browse_queries import BrowseRows
 from memory.store.events import EventRows
@@ -77,3 +78,7 @@ class SQLiteStore:
         """Whether another connection committed since ``version`` was read, and the current version."""
         current = await self.db.data_version()
         return current != version, current
+
+
+if TYPE_CHECKING:  # mypy (CI) checks here that SQLiteStore implements the whole protocol
+    _implements: type[MemoryStore] = SQLiteStore
