@@ -60,8 +60,8 @@ def _closes(line: str, marker: str) -> bool:
 
 
 def _split_block(block: str, limit: int) -> list[str]:
-    if _FENCE_RE.match(block):
-        return _split_fence(block, limit)
+    if fence := _FENCE_RE.match(block):
+        return _split_fence(block, fence.group(1), limit)
     return _split_plain(block, limit, 0)
 
 
@@ -82,11 +82,11 @@ def _split_plain(text: str, limit: int, level: int) -> list[str]:
     return _pack(units, sep, limit, lambda unit, lim: _split_plain(unit, lim, level + 1))
 
 
-def _split_fence(block: str, limit: int) -> list[str]:
-    """A code block too long for one message: its lines in pieces, each closed and reopened."""
+def _split_fence(block: str, marker: str, limit: int) -> list[str]:
+    """A code block too long for one message (``marker``: its opening fence): its lines in pieces, each
+    closed and reopened."""
     lines = block.split("\n")
     opening = lines[0]
-    marker = _FENCE_RE.match(opening).group(1)  # type: ignore[union-attr]
     body = lines[1:]
     if body and _closes(body[-1], marker):
         body = body[:-1]

@@ -142,6 +142,7 @@ class OpenAIChatModel:
             try:
                 response = await self._client.chat.completions.create(
                     model=self.model,
+                    # Plain dicts of the API's message shapes; the SDK types each shape as a TypedDict.
                     messages=messages,  # type: ignore[arg-type]
                     temperature=self.temperature,
                     max_tokens=self.max_tokens,

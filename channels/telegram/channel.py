@@ -183,8 +183,9 @@ class TelegramChannel:
             if s.mode == "webhook":
                 # PTB logs a refused setWebhook with a traceback before raising; the ChannelError below
                 # says it in one line instead.
+                assert app.updater is not None  # built with one in webhook mode (above)
                 with quiet_bootstrap():
-                    await app.updater.start_webhook(  # type: ignore[union-attr]
+                    await app.updater.start_webhook(
                         listen=s.webhook_listen,
                         port=s.webhook_port,
                         url_path=s.webhook_path,

@@ -214,8 +214,8 @@ class ExtractionService:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        elif task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+        elif (failure := task.exception()) is not None:
+            raise failure
         return total
 
     def _disarm(self, owner: str) -> None:
