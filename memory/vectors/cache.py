@@ -148,21 +148,8 @@ class CachedEmbedder:
         for key, text in zip(keys, texts, strict=True):
             unique.setdefault(key, text)
 
-        rows = await self._lookup(model, list(unique))
         expected = self.dim
-        cached: dict[str, np.ndarray] = {}
-        last_used: dict[str, str] = {}
-        for key, dim, blob, used in rows:
-            if expected is not None and dim != expected:
-                continue  # made at another dimension under the same key: stale, overwritten below
-            vector = blob_to_vector(blob, dim) if isinstance(blob, bytes) and isinstance(dim, int) else None
-            if vector is None:
-                continue  # length is not 4 * dim (truncated, foreign): corrupt, overwritten below
-            cached[key] = vector  # a read-only view of the row's bytes; only copied into the result
-            last_used[key] = used
-        if expected is None and len({v.shape[0] for v in cached.values()}) > 1:
-            cached.clear()  # dimension unknown and the rows disagree: none can be trusted
-
+        cached, last_used = _usable_rows(await self._lookup(model, list(unique)), expected)
         fresh: dict[str, np.ndarray] = {}
         missing = [k for k in unique if k not in cached]
         if missing:
@@ -181,7 +168,24 @@ class CachedEmbedder:
                 fresh.update(await self._embed_passages([unique[k] for k in stale], stale))
         self.hits += len(cached)
         self.misses += len(fresh)
+        await self._keep(model, texts, cached, last_used, fresh, moment)
+        found = cached | fresh
+        dim = next(iter(found.values())).shape[0]
+        out = np.empty((len(texts), dim), dtype=np.float32)
+        for i, key in enumerate(keys):
+            out[i] = found[key]
+        return out
 
+    async def _keep(
+        self,
+        model: str,
+        texts: list[str],
+        cached: dict[str, np.ndarray],
+        last_used: dict[str, str],
+        fresh: dict[str, np.ndarray],
+        moment: datetime,
+    ) -> None:
+        """Store the fresh vectors and touch the cached rows not used for ``TOUCH_INTERVAL``."""
         cutoff = to_db(moment - TOUCH_INTERVAL)
         touch = [k for k in cached if last_used[k] < cutoff]
         await self._store(model, fresh, touch, to_db(moment))
@@ -193,13 +197,6 @@ class CachedEmbedder:
             len(fresh),
             len(touch),
         )
-
-        found = cached | fresh
-        dim = next(iter(found.values())).shape[0]
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for i, key in enumerate(keys):
-            out[i] = found[key]
-        return out
 
     async def _lookup(self, model: str, keys: list[str]) -> list[tuple]:
         """Cached rows (text_hash, dim, vector, last_used) for ``keys``, one query per chunk."""
@@ -327,3 +324,21 @@ def build_cached_embedder(
 
     inner = embedding.build_embedder(settings)
     return CachedEmbedder(inner, engine, query_cache_size=query_cache_size) if inner is not None else None
+
+
+def _usable_rows(rows: list[tuple], expected: int | None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The cached rows that can be served, as (text hash -> vector, text hash -> last_used): rows of
+    another dimension than ``expected`` and corrupt rows are left out (the caller embeds them again)."""
+    cached: dict[str, np.ndarray] = {}
+    last_used: dict[str, str] = {}
+    for key, dim, blob, used in rows:
+        if expected is not None and dim != expected:
+            continue  # made at another dimension under the same key: stale, overwritten below
+        vector = blob_to_vector(blob, dim) if isinstance(blob, bytes) and isinstance(dim, int) else None
+        if vector is None:
+            continue  # length is not 4 * dim (truncated, foreign): corrupt, overwritten below
+        cached[key] = vector  # a read-only view of the row's bytes; only copied into the result
+        last_used[key] = used
+    if expected is None and len({v.shape[0] for v in cached.values()}) > 1:
+        cached.clear()  # dimension unknown and the rows disagree: none can be trusted
+    return cached, last_used
