@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("tierclaw.cli")
 
 
-def _prepare_add(args: argparse.Namespace) -> None:
+def prepare_add(args: argparse.Namespace) -> None:
+    """Refuse empty text or half a subject/predicate pair before the database is created."""
     if not args.text.strip():
         raise CliError("memory content must be non-empty text")
     if bool(args.subject) != bool(args.predicate):
@@ -53,9 +54,6 @@ async def run_add(engine: MemoryEngine, args: argparse.Namespace) -> int:
     else:
         print(f"added #{result.id}")
     return 0
-
-
-run_add.prepare = _prepare_add  # type: ignore[attr-defined]
 
 
 async def run_edit(engine: MemoryEngine, args: argparse.Namespace) -> int:
@@ -134,7 +132,9 @@ async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
     return 0
 
 
-def _prepare_import(args: argparse.Namespace) -> None:
+def prepare_import(args: argparse.Namespace) -> None:
+    """Read and check the export file (``args.document``) before the database is created; its owner is
+    the default ``--owner``."""
     path = Path(args.file).expanduser()
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -282,10 +282,8 @@ async def _import_notes(engine: MemoryEngine, args: argparse.Namespace) -> str:
     return said + (f"; turns {len(turns)} imported" if turns else "")
 
 
-run_import.prepare = _prepare_import  # type: ignore[attr-defined]
-
-
-def _prepare_migrate(args: argparse.Namespace) -> None:
+def prepare_migrate(args: argparse.Namespace) -> None:
+    """Refuse a workspace without a ``memory/`` folder before the database is created."""
     directory = Path(args.workspace).expanduser() / "memory"
     if not directory.is_dir():
         raise CliError(f"no file memory to migrate: {directory} is not a directory")
@@ -297,9 +295,6 @@ async def run_migrate(engine: MemoryEngine, args: argparse.Namespace) -> int:
     print(f"owner {args.owner}")
     print(report.summary())
     return 0
-
-
-run_migrate.prepare = _prepare_migrate  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- message-path maintenance
