@@ -59,5 +59,5 @@ def attach_embedder(engine: MemoryEngine, settings: EmbeddingSettings) -> Cached
     engine.embedder = cached
     # A benchmark measures the hybrid path: a busy machine must not turn queries into keyword-only ones
     # (the product's bound, memory.embedding.queryTimeoutMs, would).
-    engine.query_embed_timeout = BENCH_QUERY_TIMEOUT_SECONDS
+    engine.embedding.query_timeout = BENCH_QUERY_TIMEOUT_SECONDS
     return cached

@@ -302,7 +302,7 @@ async def seed_store(
             for owner, facts in plan:
                 await engine.write_many(owner.owner, facts, now=now)
             if cached is not None:
-                result.missing = await engine.count_missing_embeddings(cached.model_key)
+                result.missing = await engine.vectors.count_missing_embeddings(cached.model_key)
         finally:
             engine.embedder = None
             if cached is not None:

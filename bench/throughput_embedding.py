@@ -164,7 +164,7 @@ async def wait_until_embedder_ready(runtime: Runtime, timeout: float = READY_TIM
     while True:
         if backfill is not None and backfill.failures:
             raise RuntimeError(f"the embedding backfill is failing ({backfill.failures} attempts)")
-        missing = await engine.count_missing_embeddings(engine.embedder.model_key)
+        missing = await engine.vectors.count_missing_embeddings(engine.embedder.model_key)
         if missing == 0 and (backfill is None or backfill.passes >= 1):
             return time.perf_counter() - started
         if time.perf_counter() - started > timeout:

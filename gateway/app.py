@@ -102,9 +102,9 @@ def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill |
     if embedder is None:
         return None
     engine.embedder = embedder
-    engine.query_embed_timeout = settings.query_timeout_ms / 1000
+    engine.embedding.query_timeout = settings.query_timeout_ms / 1000
     backfill = EmbeddingBackfill(engine)
-    engine.on_vectors_missing = backfill.notify
+    engine.writer.on_vectors_missing = backfill.notify
     return backfill
 
 

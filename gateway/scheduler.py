@@ -120,7 +120,7 @@ class MemoryJobs:
             return 0
         changed = 0
         for owner in await self.engine.owners():
-            episodes = await self.engine.events(owner, since=day, until=day, limit=50)
+            episodes = await self.engine.events.find(owner, since=day, until=day, limit=50)
             if not episodes:
                 continue
             lines = [Turn("user", episode_line(e), e.ended_at or e.created_at) for e in reversed(episodes)]

@@ -123,7 +123,9 @@ async def _memory_state(config: Config, embeddings: dict) -> tuple[dict, dict]:
         runs = await JobLog(engine).all_runs()
         if embeddings["model_key"] is not None:
             # Live memories without a vector of this model: what `tierclaw memory reindex` would embed.
-            embeddings["missing_vectors"] = await engine.count_missing_embeddings(embeddings["model_key"])
+            embeddings["missing_vectors"] = await engine.vectors.count_missing_embeddings(
+                embeddings["model_key"]
+            )
     finally:
         await engine.close()
     memory = {

@@ -182,7 +182,7 @@ async def time_page(request: web.Request) -> web.Response:
     owner = await known_owner(request)
     until = _day(request.query.get("until"), utcnow().date())
     since = until - timedelta(days=DAYS_PER_TIME_PAGE - 1)
-    events = await ctx.engine.events(
+    events = await ctx.engine.events.find(
         owner, since=since.isoformat(), until=until.isoformat(), limit=EVENTS_PER_TIME_PAGE
     )
     days: dict[str, list] = {}

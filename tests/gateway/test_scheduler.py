@@ -50,15 +50,15 @@ async def test_a_run_missed_while_down_runs_once_at_start(engine: MemoryEngine) 
     await log.record(DAILY_JOB, when=datetime(2026, 11, 21, 3, 0, tzinfo=SHANGHAI))
     await log.record(SWEEP_JOB, when=now - timedelta(hours=1))
     await log.record(WEEKLY_JOB, when=datetime(2026, 11, 23, 4, 0, tzinfo=SHANGHAI))
-    await engine.add_event("alice", "I started learning Rust this week", event_date="2026-11-21")
-    await engine.add_event("alice", "Met Bo at the climbing gym", event_date="2026-11-22")
+    await engine.events.add("alice", "I started learning Rust this week", event_date="2026-11-21")
+    await engine.events.add("alice", "Met Bo at the climbing gym", event_date="2026-11-22")
     jobs, extraction = _jobs(engine)
     try:
         assert await jobs.catch_up(now) == [DAILY_JOB]  # once, not once per missed day
         assert await jobs.catch_up(now) == []  # recorded: a second start does not rerun it
     finally:
         await extraction.close()
-    assert all(e.is_compressed for e in await engine.events("alice"))  # both missed days compressed
+    assert all(e.is_compressed for e in await engine.events.find("alice"))  # both missed days compressed
     last, status = (await log.all_runs())[DAILY_JOB]
     assert last > datetime(2026, 11, 23, tzinfo=UTC) - timedelta(days=1)
     assert "events" in status

@@ -77,7 +77,7 @@ async def test_a_failed_update_keeps_the_note_and_the_extraction(engine: MemoryE
         )
         await extract(engine, memory_model(stub))
     assert (await engine.scratchpad.get("alice")).content == "## Current focus\n- tea"
-    assert len(await engine.events("alice")) == 1  # the session itself was saved
+    assert len(await engine.events.find("alice")) == 1  # the session itself was saved
 
 
 async def test_the_offline_model_and_the_switch_leave_it_alone(engine: MemoryEngine) -> None:
@@ -190,13 +190,13 @@ async def test_the_daily_job_refreshes_it_from_yesterdays_episodes(engine: Memor
     from memory.records import Episode
 
     await engine.scratchpad.put("alice", NOTE)
-    await engine.add_event(
+    await engine.events.add(
         "alice",
         "Released Falcon 2.4 and published the notes",
         event_date="2026-11-24",
         episode=Episode(goal="ship Falcon 2.4", outcome="done", entities=["Falcon"]),
     )
-    await engine.add_event("bob", "Talked about tea", event_date="2026-11-20")  # not yesterday: untouched
+    await engine.events.add("bob", "Talked about tea", event_date="2026-11-20")  # not yesterday: untouched
     with OpenAIStub() as stub:
         stub.responder = lambda body: (
             StubReply(content=json.dumps({"scratchpad": "## Current focus\n- Falcon 2.5 planning"}))

@@ -227,12 +227,12 @@ async def _import_events(engine: MemoryEngine, args: argparse.Namespace) -> tupl
         try:
             day, summary = str(rec["event_date"]), rec["summary"]
             if day not in seen:
-                existing = await engine.events(args.owner, since=day, until=day, limit=1_000_000)
+                existing = await engine.events.find(args.owner, since=day, until=day, limit=1_000_000)
                 seen[day] = {e.summary for e in existing}
             if summary in seen[day]:
                 events_present += 1
                 continue
-            await engine.add_event(
+            await engine.events.add(
                 args.owner,
                 summary,
                 event_date=day,

@@ -160,7 +160,7 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     embedder = _reindex_embedder(engine)  # closed by _with_engine
     model_key = embedder.model_key
     # --turns: the kept conversation turns (conversation_search) instead of the memories.
-    target = engine.conversation if args.turns else engine
+    target = engine.conversation if args.turns else engine.vectors
     noun = "turns" if args.turns else "memories"
     progress = ProgressBar(f"embedding with {model_key}", noun)
     try:

@@ -389,7 +389,7 @@ async def _with_engine(
         engine.embedder = configured_embedder(args.loaded_config, engine)
         # The person at the terminal waits for the model to load on the first search (up to seconds on a
         # cold start); the reply path's queryTimeoutMs bound is for chats, not for this.
-        engine.query_embed_timeout = CLI_QUERY_TIMEOUT_SECONDS
+        engine.embedding.query_timeout = CLI_QUERY_TIMEOUT_SECONDS
         return await command(engine, args)
     finally:
         if engine.embedder is not None:

@@ -64,7 +64,7 @@ async def _fill(db: Path) -> None:
         await engine.write(
             ALICE, Fact("<script>alert('xss')</script> was pasted in a chat", category="event")
         )
-        await engine.add_event(
+        await engine.events.add(
             ALICE,
             "Alice planned the trip to Hangzhou",
             episode=Episode(goal="plan the trip", outcome="partial", entities=["Hangzhou"]),

@@ -112,10 +112,10 @@ def test_scripted_model_satisfies_the_protocol() -> None:
 
 
 async def test_daily_compresses_events_into_facts_and_marks_them(engine: MemoryEngine) -> None:
-    a1 = await engine.add_event(ALICE, "I live in Berlin.", event_date=DAY)
-    a2 = await engine.add_event(ALICE, "We talked about the weather. I like green tea.", event_date=DAY)
-    b1 = await engine.add_event(BOB, "我叫小明", event_date=DAY)
-    later = await engine.add_event(ALICE, "I use Neovim.", event_date=DAY + timedelta(days=1))
+    a1 = await engine.events.add(ALICE, "I live in Berlin.", event_date=DAY)
+    a2 = await engine.events.add(ALICE, "We talked about the weather. I like green tea.", event_date=DAY)
+    b1 = await engine.events.add(BOB, "我叫小明", event_date=DAY)
+    later = await engine.events.add(ALICE, "I use Neovim.", event_date=DAY + timedelta(days=1))
 
     report = await daily_compress(engine, OfflineMemoryModel(), DAY)
 
@@ -125,15 +125,15 @@ async def test_daily_compresses_events_into_facts_and_marks_them(engine: MemoryE
     assert all(m.source == "compression" and m.source_ref == f"events:{a1}-{a2}" for m in alice)
     assert all(m.created_at == "2026-03-10 12:00:00" for m in alice)
     assert await _live_contents(engine, BOB) == ["我叫小明"]
-    pending = await engine.events(ALICE, include_compressed=False)
+    pending = await engine.events.find(ALICE, include_compressed=False)
     assert [e.id for e in pending] == [later]  # the next day is not compressed yet
-    assert not await engine.events(BOB, include_compressed=False)
+    assert not await engine.events.find(BOB, include_compressed=False)
     assert b1 not in [e.id for e in pending]
 
 
 async def test_daily_compresses_older_missed_days_too(engine: MemoryEngine) -> None:
-    old = await engine.add_event(ALICE, "I live in Berlin.", event_date=DAY - timedelta(days=3))
-    new = await engine.add_event(ALICE, "I like green tea.", event_date=DAY)
+    old = await engine.events.add(ALICE, "I live in Berlin.", event_date=DAY - timedelta(days=3))
+    new = await engine.events.add(ALICE, "I like green tea.", event_date=DAY)
     model = ScriptedModel(compress=lambda events: [Fact(e.summary) for e in events])
 
     report = await daily_compress(engine, model, DAY)
@@ -142,14 +142,14 @@ async def test_daily_compresses_older_missed_days_too(engine: MemoryEngine) -> N
     assert model.calls == [("compress", [old]), ("compress", [new])]  # one call per day, oldest first
     created = {m.content: m.created_at for m in await _live(engine)}
     assert created == {"I live in Berlin.": "2026-03-07 12:00:00", "I like green tea.": "2026-03-10 12:00:00"}
-    assert not await engine.events(ALICE, include_compressed=False)
+    assert not await engine.events.find(ALICE, include_compressed=False)
 
 
 async def test_model_failure_keeps_that_owners_events_and_the_next_run_compresses_them(
     engine: MemoryEngine,
 ) -> None:
-    await engine.add_event(ALICE, "I live in Berlin.", event_date=DAY)
-    await engine.add_event(BOB, "I live in Rome.", event_date=DAY)
+    await engine.events.add(ALICE, "I live in Berlin.", event_date=DAY)
+    await engine.events.add(BOB, "I live in Rome.", event_date=DAY)
     failing = ScriptedModel(compress=lambda events: [Fact(e.summary) for e in events], fail_owners={ALICE})
 
     report = await daily_compress(engine, failing, DAY)
@@ -158,19 +158,19 @@ async def test_model_failure_keeps_that_owners_events_and_the_next_run_compresse
     assert len(report.failures) == 1 and report.failures[0].startswith("alice: daily compression")
     assert "MemoryModelError" in report.failures[0]
     assert await _live_contents(engine, ALICE) == []
-    assert len(await engine.events(ALICE, include_compressed=False)) == 1
+    assert len(await engine.events.find(ALICE, include_compressed=False)) == 1
     assert await _live_contents(engine, BOB) == ["I live in Rome."]
 
     retry = await daily_compress(engine, OfflineMemoryModel(), DAY + timedelta(days=1))
 
     assert (retry.owners, retry.events_compressed, retry.failures) == (1, 1, [])
     assert await _live_contents(engine, ALICE) == ["I live in Berlin."]
-    assert not await engine.events(ALICE, include_compressed=False)
+    assert not await engine.events.find(ALICE, include_compressed=False)
 
 
 async def test_a_failed_day_stops_that_owner_so_later_days_wait(engine: MemoryEngine) -> None:
-    first = await engine.add_event(ALICE, "I live in Berlin.", event_date=DAY - timedelta(days=1))
-    await engine.add_event(ALICE, "I like tea.", event_date=DAY)
+    first = await engine.events.add(ALICE, "I live in Berlin.", event_date=DAY - timedelta(days=1))
+    await engine.events.add(ALICE, "I like tea.", event_date=DAY)
 
     def bad_first_day(events: list[Event]) -> list[Fact]:
         if events[0].id == first:
@@ -181,25 +181,25 @@ async def test_a_failed_day_stops_that_owner_so_later_days_wait(engine: MemoryEn
     report = await daily_compress(engine, model, DAY)
     assert report.events_compressed == 0 and len(report.failures) == 1
     assert [c[0] for c in model.calls] == ["compress"]
-    assert len(await engine.events(ALICE, include_compressed=False)) == 2
+    assert len(await engine.events.find(ALICE, include_compressed=False)) == 2
 
 
 async def test_invalid_facts_from_the_model_write_nothing_and_keep_the_events(engine: MemoryEngine) -> None:
-    await engine.add_event(ALICE, "I live in Berlin.", event_date=DAY)
+    await engine.events.add(ALICE, "I live in Berlin.", event_date=DAY)
     model = ScriptedModel(compress=lambda events: [Fact("fine fact"), Fact("bad fact", category="bogus")])
 
     report = await daily_compress(engine, model, DAY)
 
     assert report.events_compressed == 0 and "ValueError" in report.failures[0]
     assert await _live_contents(engine) == []
-    assert len(await engine.events(ALICE, include_compressed=False)) == 1
+    assert len(await engine.events.find(ALICE, include_compressed=False)) == 1
 
 
 async def test_no_facts_still_marks_the_events_compressed(engine: MemoryEngine) -> None:
-    await engine.add_event(ALICE, "The user asked about the weather.", event_date=DAY)
+    await engine.events.add(ALICE, "The user asked about the weather.", event_date=DAY)
     report = await daily_compress(engine, OfflineMemoryModel(), DAY)
     assert (report.events_compressed, report.facts_written) == (1, 0)
-    assert not await engine.events(ALICE, include_compressed=False)
+    assert not await engine.events.find(ALICE, include_compressed=False)
     again = await daily_compress(engine, OfflineMemoryModel(), DAY)
     assert again.owners == 0  # nothing left to do
 
@@ -207,8 +207,8 @@ async def test_no_facts_still_marks_the_events_compressed(engine: MemoryEngine) 
 async def test_daily_logs_one_line_per_owner_without_content(
     engine: MemoryEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await engine.add_event(ALICE, "I live in Berlin.", event_date=DAY)
-    await engine.add_event(BOB, "I live in Rome.", event_date=DAY)
+    await engine.events.add(ALICE, "I live in Berlin.", event_date=DAY)
+    await engine.events.add(BOB, "I live in Rome.", event_date=DAY)
     with caplog.at_level(logging.INFO, logger="tierclaw.memory"):
         await daily_compress(engine, ScriptedModel(fail_owners={BOB}), DAY)
     lines = [r.getMessage() for r in caplog.records if "daily compression" in r.getMessage()]
@@ -501,7 +501,7 @@ async def test_offline_model_folds_an_exact_duplicate_group_and_keeps_its_refs(e
     table = engine.embedder.table
     table["we deploy every TUESDAY after lunch."] = table[RELEASES[1]]
     await engine.edit(ALICE, ids["releases"][0], content="we deploy every TUESDAY after lunch.")
-    await engine.set_embeddings(
+    await engine.vectors.set_embeddings(
         TableEmbedder.model_key,
         [(ids["releases"][0], "we deploy every TUESDAY after lunch.", table[RELEASES[0]])],
     )
@@ -648,7 +648,7 @@ async def test_decayed_temp_memory_is_archived_identity_never(engine: MemoryEngi
 
 async def test_weekly_logs_one_line_per_owner(engine: MemoryEngine, caplog: pytest.LogCaptureFixture) -> None:
     await engine.write(ALICE, Fact("I live in Berlin", category="identity", importance=1.0))
-    await engine.add_event(BOB, "something happened", event_date=DAY)
+    await engine.events.add(BOB, "something happened", event_date=DAY)
     with caplog.at_level(logging.INFO, logger="tierclaw.memory"):
         report = await weekly_compress(engine, OfflineMemoryModel(), NOW)
     assert report.owners == 2
@@ -681,12 +681,14 @@ async def test_replace_memories_never_touches_another_owner(engine: MemoryEngine
 async def test_engine_listing_helpers(engine: MemoryEngine) -> None:
     await _fill_partition(engine, 3, topic="a")
     await engine.write(ALICE, Fact("Old note", category="temp"))
-    assert await engine.partitions(ALICE) == [("_global", "_general", 1), ("tierclaw", "a", 3)]
-    assert [m.content for m in await engine.memories_by_category(ALICE, ["temp", "debug"])] == ["Old note"]
-    await engine.add_event(ALICE, "x happened", event_date=DAY)
-    await engine.add_event(BOB, "y happened", event_date=DAY + timedelta(days=1))
-    assert await engine.owners_with_uncompressed_events(DAY) == [ALICE]
-    assert await engine.owners_with_uncompressed_events(DAY + timedelta(days=1)) == [ALICE, BOB]
-    temp = (await engine.memories_by_category(ALICE, ["temp"]))[0]
+    assert await engine.compression.partitions(ALICE) == [("_global", "_general", 1), ("tierclaw", "a", 3)]
+    assert [m.content for m in await engine.compression.memories_by_category(ALICE, ["temp", "debug"])] == [
+        "Old note"
+    ]
+    await engine.events.add(ALICE, "x happened", event_date=DAY)
+    await engine.events.add(BOB, "y happened", event_date=DAY + timedelta(days=1))
+    assert await engine.compression.owners_with_uncompressed_events(DAY) == [ALICE]
+    assert await engine.compression.owners_with_uncompressed_events(DAY + timedelta(days=1)) == [ALICE, BOB]
+    temp = (await engine.compression.memories_by_category(ALICE, ["temp"]))[0]
     assert await engine.archive_many(ALICE, [temp.id, temp.id]) == 1
     assert await engine.archive_many(BOB, [m.id for m in await _live(engine)]) == 0

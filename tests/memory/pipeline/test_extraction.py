@@ -74,7 +74,7 @@ async def test_quiet_gap_extracts_facts_and_summary(engine: MemoryEngine) -> Non
     assert len(model.calls) == 1 and [t.role for t in model.calls[0]] == ["user", "assistant"]
     contents = [m.content for m in await engine.list(OWNER)]
     assert contents == ["I keep my dotfiles in a private GitHub repo"]
-    (event,) = await engine.events(OWNER)
+    (event,) = await engine.events.find(OWNER)
     assert event.summary == "talked about 1 things" and event.channel == "telegram"
     assert event.source_ref and event.source_ref.startswith("buffer:")
 
@@ -238,7 +238,7 @@ async def test_event_date_follows_the_configured_timezone(engine: MemoryEngine) 
         await service.flush(OWNER)
     finally:
         await service.close()
-    (event,) = await engine.events(OWNER)
+    (event,) = await engine.events.find(OWNER)
     assert event.event_date == "2026-11-23"
 
 
@@ -398,7 +398,9 @@ async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_bu
         monkeypatch.setattr(rows, method, fail_once)
         first = await service.flush(OWNER, force=True)
         assert first.failed == 1
-        assert await engine.list(OWNER) == [] and await engine.events(OWNER) == []  # nothing half-written
+        assert (
+            await engine.list(OWNER) == [] and await engine.events.find(OWNER) == []
+        )  # nothing half-written
         assert (await engine.stats(OWNER))["buffered_turns"] == 3  # the turns are still there
         monkeypatch.setattr(rows, method, real)
         again = await service.flush(OWNER, force=True)
@@ -408,8 +410,8 @@ async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_bu
     assert sorted(m.content for m in await engine.list(OWNER)) == sorted(
         f"{t} (noted, take 2)" for t in texts
     )
-    assert [e.summary for e in await engine.events(OWNER)] == ["summary, take 2"]
-    assert (await engine.events(OWNER))[0].fact_ids == sorted(m.id for m in await engine.list(OWNER))
+    assert [e.summary for e in await engine.events.find(OWNER)] == ["summary, take 2"]
+    assert (await engine.events.find(OWNER))[0].fact_ids == sorted(m.id for m in await engine.list(OWNER))
     assert (await engine.stats(OWNER))["buffered_turns"] == 0
 
 
@@ -434,5 +436,5 @@ async def test_a_batch_another_run_already_committed_is_not_written_twice(engine
         await other.close()
     assert len(model.calls) == 2  # both really ran
     assert sorted(r.facts for r in results) == [0, 1] and all(r.failed == 0 for r in results)
-    assert len(await engine.list(OWNER)) == 1 and len(await engine.events(OWNER)) == 1
+    assert len(await engine.list(OWNER)) == 1 and len(await engine.events.find(OWNER)) == 1
     assert (await engine.stats(OWNER))["buffered_turns"] == 0

@@ -121,7 +121,7 @@ async def local(engine: MemoryEngine) -> AsyncIterator[Switchable]:
     """``engine`` with the real local model (cached) attached through ``Switchable``; closed after."""
     embedder = Switchable(CachedEmbedder(LocalEmbedder(), engine))
     engine.embedder = embedder
-    engine.query_embed_timeout = GENEROUS_TIMEOUT
+    engine.embedding.query_timeout = GENEROUS_TIMEOUT
     try:
         yield embedder
     finally:
@@ -140,7 +140,7 @@ def ids(hits: Sequence[Retrieved]) -> list[int]:
 
 
 async def missing_ids(engine: MemoryEngine, model_key: str, owner: str | None = None) -> set[int]:
-    return {i for i, _, _ in await engine.missing_embeddings(model_key, owner=owner)}
+    return {i for i, _, _ in await engine.vectors.missing_embeddings(model_key, owner=owner)}
 
 
 def shares_no_term(query: str, memory: str) -> bool:
@@ -255,7 +255,7 @@ async def test_slow_query_embedder_is_cut_off_at_the_bound(
     engine: MemoryEngine, local: Switchable, caplog: pytest.LogCaptureFixture
 ) -> None:
     by_content = await write_corpus(engine, "alice")
-    engine.query_embed_timeout = 0.2
+    engine.embedding.query_timeout = 0.2
     local.query_delay = 30.0
     with caplog.at_level(logging.WARNING, logger="tierclaw.memory"):
         started = time.monotonic()
@@ -276,15 +276,15 @@ async def test_loaded_vectors_stay_within_the_ram_budget_least_recently_searched
     engine: MemoryEngine, local: Switchable
 ) -> None:
     row_bytes = LocalEmbedder.DIM * 4 + 9
-    engine.vector_cache_bytes = int(2.5 * len(CORPUS) * row_bytes)  # room for two owners' corpora
+    engine.vectors.cache.budget_bytes = int(2.5 * len(CORPUS) * row_bytes)  # room for two owners' corpora
     pets = {owner: (await write_corpus(engine, owner))[PET_EN] for owner in ("alice", "bob", "carol")}
-    loaded = await engine.owner_vectors("alice")
+    loaded = await engine.vectors.of_owner("alice")
     assert loaded is not None and loaded.nbytes == len(CORPUS) * row_bytes
     # Loaded while writing; the budget is enforced when a matrix is loaded, so all three are still here.
-    assert engine.loaded_vector_owners() == ["bob", "carol", "alice"]
+    assert engine.vectors.cache.owners() == ["bob", "carol", "alice"]
 
     assert await engine.retrieve("dave", "what pet do I have?", touch=False) == []  # loads dave's (empty)
-    assert engine.loaded_vector_owners() == [
+    assert engine.vectors.cache.owners() == [
         "carol",
         "alice",
         "dave",
@@ -292,11 +292,11 @@ async def test_loaded_vectors_stay_within_the_ram_budget_least_recently_searched
 
     hits = await engine.retrieve("bob", "what pet do I have?", touch=False)
     assert ids(hits)[0] == pets["bob"]  # reloaded from SQLite, same answer
-    assert engine.loaded_vector_owners() == ["alice", "dave", "bob"]
+    assert engine.vectors.cache.owners() == ["alice", "dave", "bob"]
 
-    engine.vector_cache_bytes = 0  # even then the matrix in use is kept
+    engine.vectors.cache.budget_bytes = 0  # even then the matrix in use is kept
     assert ids(await engine.retrieve("carol", "what pet do I have?", touch=False))[0] == pets["carol"]
-    assert engine.loaded_vector_owners() == ["carol"]
+    assert engine.vectors.cache.owners() == ["carol"]
 
 
 @pytest.mark.parametrize("local_cores", [True, False])
@@ -329,14 +329,14 @@ async def test_a_local_model_embeds_the_query_before_the_keyword_search_an_api_b
 async def test_without_an_embedder_retrieval_and_writes_are_keyword_only(engine: MemoryEngine) -> None:
     assert engine.embedder is None
     notified: list[int] = []
-    engine.on_vectors_missing = lambda: notified.append(1)
+    engine.writer.on_vectors_missing = lambda: notified.append(1)
     by_content = await write_corpus(engine, "alice")
     assert notified == []  # nothing to backfill without an embedder
     rows = await engine.store.db.read("SELECT embedding, embedding_model FROM memories")
     assert rows and all(tuple(r) == (None, None) for r in rows)
     assert ids(await engine.retrieve("alice", "golden retriever", touch=False)) == [by_content[PET_EN]]
     assert await engine.retrieve("alice", "what pet do I have?", touch=False) == []
-    assert await engine.owner_vectors("alice") is None
+    assert await engine.vectors.of_owner("alice") is None
 
 
 # ----------------------------------------------------------------- write path
@@ -346,7 +346,7 @@ async def test_write_survives_a_failing_embedder_and_reindex_fills_the_vectors(
     engine: MemoryEngine, local: Switchable, caplog: pytest.LogCaptureFixture
 ) -> None:
     notified: list[int] = []
-    engine.on_vectors_missing = lambda: notified.append(1)
+    engine.writer.on_vectors_missing = lambda: notified.append(1)
     local.passages_down = True
     with caplog.at_level(logging.WARNING, logger="tierclaw.memory"):
         by_content = await write_corpus(engine, "alice")
@@ -360,7 +360,7 @@ async def test_write_survives_a_failing_embedder_and_reindex_fills_the_vectors(
     assert by_content[PET_EN] not in ids(await engine.retrieve("alice", "what pet do I have?", touch=False))
 
     local.passages_down = False
-    result = await reindex(engine, local, batch_size=4)
+    result = await reindex(engine.vectors, local, batch_size=4)
     assert (result.embedded, result.skipped, result.total) == (len(CORPUS) + 1, 0, len(CORPUS) + 1)
     assert await missing_ids(engine, local.model_key) == set()
     assert (await engine.retrieve("alice", "what pet do I have?", touch=False))[0].id == by_content[PET_EN]
@@ -371,7 +371,7 @@ async def test_write_without_embedding_stores_no_vector_and_asks_for_backfill(
     engine: MemoryEngine, local: Switchable
 ) -> None:
     notified: list[int] = []
-    engine.on_vectors_missing = lambda: notified.append(1)
+    engine.writer.on_vectors_missing = lambda: notified.append(1)
     result = await engine.write("alice", Fact(content=PET_EN), embed=False)
     assert result.action == "inserted"
     assert local.passage_calls == 0  # nobody waits for a model on this path
@@ -380,7 +380,7 @@ async def test_write_without_embedding_stores_no_vector_and_asks_for_backfill(
     assert await engine.retrieve("alice", "what pet do I have?", touch=False) == []
     assert ids(await engine.retrieve("alice", "golden retriever", touch=False)) == [result.id]
 
-    await reindex(engine, local)
+    await reindex(engine.vectors, local)
     assert ids(await engine.retrieve("alice", "what pet do I have?", touch=False)) == [result.id]
 
 
@@ -390,7 +390,7 @@ async def test_edit_clears_the_vector_only_when_the_content_changes(
     by_content = await write_corpus(engine, "alice")
     pet = by_content[PET_EN]
     notified: list[int] = []
-    engine.on_vectors_missing = lambda: notified.append(1)
+    engine.writer.on_vectors_missing = lambda: notified.append(1)
     before = await engine.store.db.read("SELECT embedding FROM memories WHERE id = ?", (pet,))
 
     await engine.edit("alice", pet, importance=0.9, topic="pets")
@@ -407,7 +407,7 @@ async def test_edit_clears_the_vector_only_when_the_content_changes(
     # the old vector (a dog) must not answer for the new text (a bicycle)
     assert pet not in ids(await engine.retrieve("alice", "what pet do I have?", k=20, touch=False))
 
-    await reindex(engine, local)
+    await reindex(engine.vectors, local)
     assert await missing_ids(engine, local.model_key) == set()
     query = "who bought my bike?"
     assert shares_no_term(query, "Sold the old bicycle to a neighbour")
@@ -471,7 +471,7 @@ async def test_openai_compatible_embeddings_end_to_end(engine: MemoryEngine) -> 
         assert inner is not None and inner.model_key == "openai:m@8"
         cached = CachedEmbedder(inner, engine)
         engine.embedder = cached
-        engine.query_embed_timeout = GENEROUS_TIMEOUT
+        engine.embedding.query_timeout = GENEROUS_TIMEOUT
         try:
             memories = ["Prefers oolong tea in the morning", "Lives in Hangzhou", "用户的生日是六月三号"]
             written = await engine.write_many("alice", [Fact(content=c) for c in memories])
@@ -542,7 +542,7 @@ async def test_openai_vectors_drive_recall_without_shared_words(engine: MemoryEn
         assert inner is not None
         cached = CachedEmbedder(inner, engine)
         engine.embedder = cached
-        engine.query_embed_timeout = GENEROUS_TIMEOUT
+        engine.embedding.query_timeout = GENEROUS_TIMEOUT
         try:
             written = await engine.write_many("alice", [Fact(content=c) for c in (PET_EN, *list(axes)[2:])])
             query = "what animal lives with me?"
@@ -554,7 +554,7 @@ async def test_openai_vectors_drive_recall_without_shared_words(engine: MemoryEn
             assert await engine.retrieve("alice", "what animal is at home with me?", touch=False) == []
             assert ids(await engine.retrieve("alice", "Toyota", touch=False)) == [written[2].id]
             # The API too slow: cut off at the bound, keyword hits only.
-            engine.query_embed_timeout = 0.3
+            engine.embedding.query_timeout = 0.3
             stub.script_embeddings(StubReply(delay=10))
             started = time.monotonic()
             assert ids(await engine.retrieve("alice", "hospital, any animal?", touch=False)) == [
@@ -589,7 +589,7 @@ async def test_vectors_of_another_model_key_are_never_compared(
 
     engine.embedder = Renamed(local.inner)  # a new model: none of alice's vectors are of its key
     assert await missing_ids(engine, Renamed.model_key) == set(by_content.values())
-    vectors = await engine.owner_vectors("alice")
+    vectors = await engine.vectors.of_owner("alice")
     assert vectors is not None and len(vectors) == 0
     assert await engine.retrieve("alice", "what pet do I have?", touch=False) == []
 
@@ -616,6 +616,6 @@ async def test_memories_written_after_the_vectors_were_loaded_are_found_by_meani
     assert new.action == "inserted"
     hits = await engine.retrieve("alice", "what instrument do I play in a group?", touch=False)
     assert new.id in ids(hits[:2]), [h.content for h in hits]
-    vectors = await engine.owner_vectors("alice")
+    vectors = await engine.vectors.of_owner("alice")
     assert vectors is not None
     assert sorted(vectors.ids.tolist()) == sorted([*by_content.values(), new.id])

@@ -155,7 +155,7 @@ async def test_reindex_fills_every_live_memory_and_skips_archived(engine: Memory
     assert await engine.archive("bob", bob[0])
     embedder = HashEmbedder()
 
-    result = await reindex(engine, embedder, batch_size=3)
+    result = await reindex(engine.vectors, embedder, batch_size=3)
 
     assert (result.embedded, result.skipped, result.total) == (8, 0, 8)
     assert result.seconds >= 0
@@ -168,9 +168,9 @@ async def test_reindex_fills_every_live_memory_and_skips_archived(engine: Memory
             assert model == "test:hash@16"
             assert vec is not None and np.allclose(vec, hash_vector(text))
     assert sorted(embedder.texts) == sorted(stored[i][0] for i in stored if i not in (alice[1], bob[0]))
-    assert await engine.count_missing_embeddings("test:hash@16") == 0
+    assert await engine.vectors.count_missing_embeddings("test:hash@16") == 0
 
-    again = await reindex(engine, embedder, batch_size=3)
+    again = await reindex(engine.vectors, embedder, batch_size=3)
     assert again == ReindexResult(embedded=0, skipped=0, total=0, seconds=again.seconds)
     assert embedder.calls == 3
 
@@ -179,10 +179,10 @@ async def test_reindex_one_owner(engine: MemoryEngine) -> None:
     await add(engine, "alice", 0, 4)
     await add(engine, "bob", 4, 2)
     embedder = HashEmbedder()
-    result = await reindex(engine, embedder, owner="bob")
+    result = await reindex(engine.vectors, embedder, owner="bob")
     assert (result.embedded, result.total) == (2, 2)
-    assert await engine.count_missing_embeddings("test:hash@16", owner="bob") == 0
-    assert await engine.count_missing_embeddings("test:hash@16", owner="alice") == 4
+    assert await engine.vectors.count_missing_embeddings("test:hash@16", owner="bob") == 0
+    assert await engine.vectors.count_missing_embeddings("test:hash@16", owner="alice") == 4
 
 
 async def test_reindex_resumes_after_embedding_error(engine: MemoryEngine) -> None:
@@ -191,15 +191,15 @@ async def test_reindex_resumes_after_embedding_error(engine: MemoryEngine) -> No
     seen: list[tuple[int, int]] = []
 
     with pytest.raises(EmbeddingError):
-        await reindex(engine, failing, batch_size=4, progress=lambda d, t: seen.append((d, t)))
+        await reindex(engine.vectors, failing, batch_size=4, progress=lambda d, t: seen.append((d, t)))
 
     assert seen == [(4, 10)]
     stored = await vectors(engine)
     assert [i for i in ids if stored[i][2] is not None] == ids[:4]  # the first batch is kept
-    assert await engine.count_missing_embeddings("test:hash@16") == 6
+    assert await engine.vectors.count_missing_embeddings("test:hash@16") == 6
 
     second = HashEmbedder()
-    result = await reindex(engine, second, batch_size=4)
+    result = await reindex(engine.vectors, second, batch_size=4)
     assert (result.embedded, result.total) == (6, 6)
     assert second.texts == [content(i) for i in range(4, 10)]  # only the rest, in id order
     assert len(failing.texts) + len(second.texts) == 10  # nothing embedded twice
@@ -213,14 +213,14 @@ async def test_one_text_the_embedder_always_refuses_does_not_block_the_rest(engi
         if poison in texts:  # e.g. a text over an API's token limit: the whole request fails
             raise EmbeddingError("embedder test:hash@16 failed: input too long")
 
-    result = await reindex(engine, HashEmbedder(before=refuse), batch_size=4)
+    result = await reindex(engine.vectors, HashEmbedder(before=refuse), batch_size=4)
     assert (result.embedded, result.refused, result.total) == (9, 1, 10)
     stored = await vectors(engine)
     assert [i for i in ids if stored[i][2] is None] == [ids[5]]  # only the refused one is left without
     # the next pass tries the refused text again (with the new ones), and a one-off failure of a whole
     # batch is retried text by text instead of giving up
     await add(engine, "alice", 10, 3)
-    again = await reindex(engine, HashEmbedder(fail_calls=[1], before=refuse), batch_size=4)
+    again = await reindex(engine.vectors, HashEmbedder(fail_calls=[1], before=refuse), batch_size=4)
     assert (again.embedded, again.refused) == (3, 1)
 
 
@@ -230,15 +230,15 @@ async def test_model_change_reembeds_and_cache_serves_a_switch_back(engine: Memo
     model_b = HashEmbedder("test:b")
     cached_a = CachedEmbedder(model_a, engine)
 
-    assert (await reindex(engine, cached_a)).embedded == 5
-    assert (await reindex(engine, model_a)).embedded == 0
-    result = await reindex(engine, model_b)
+    assert (await reindex(engine.vectors, cached_a)).embedded == 5
+    assert (await reindex(engine.vectors, model_a)).embedded == 0
+    result = await reindex(engine.vectors, model_b)
     assert (result.embedded, result.total) == (5, 5)  # another model_key: every vector is made again
     assert len(model_b.texts) == 5
     assert {m for _, m, _ in (await vectors(engine)).values()} == {"test:b"}
 
     # Back to model A: every memory is missing an A vector again, but the cache still has them all.
-    result = await reindex(engine, cached_a)
+    result = await reindex(engine.vectors, cached_a)
     assert result.embedded == 5
     assert len(model_a.texts) == 5 and cached_a.hits == 5
     assert {m for _, m, _ in (await vectors(engine)).values()} == {"test:a"}
@@ -253,12 +253,12 @@ async def test_memory_edited_meanwhile_is_skipped_then_filled(engine: MemoryEngi
             await engine.edit("alice", ids[2], content=new_text)
 
     embedder = HashEmbedder(before=edit_during_first_call)
-    result = await reindex(engine, embedder, batch_size=10)
+    result = await reindex(engine.vectors, embedder, batch_size=10)
     assert (result.embedded, result.skipped, result.total) == (4, 1, 5)
     stored = await vectors(engine)
     assert stored[ids[2]][2] is None  # a vector of the old text was not stored for the new one
 
-    result = await reindex(engine, embedder, batch_size=10)
+    result = await reindex(engine.vectors, embedder, batch_size=10)
     assert (result.embedded, result.skipped, result.total) == (1, 0, 1)
     assert embedder.texts[-1] == new_text
     vec = (await vectors(engine))[ids[2]][2]
@@ -268,7 +268,7 @@ async def test_memory_edited_meanwhile_is_skipped_then_filled(engine: MemoryEngi
 async def test_progress_callback(engine: MemoryEngine) -> None:
     await add(engine, "alice", 0, 10)
     seen: list[tuple[int, int]] = []
-    await reindex(engine, HashEmbedder(), batch_size=4, progress=lambda d, t: seen.append((d, t)))
+    await reindex(engine.vectors, HashEmbedder(), batch_size=4, progress=lambda d, t: seen.append((d, t)))
     assert seen == [(4, 10), (8, 10), (10, 10)]
 
     # Memories written during the pass are picked up by the walk; total grows rather than being exceeded.
@@ -280,7 +280,10 @@ async def test_progress_callback(engine: MemoryEngine) -> None:
             await add(engine, "alice", 14, 3)
 
     await reindex(
-        engine, HashEmbedder(before=write_more), batch_size=2, progress=lambda d, t: seen.append((d, t))
+        engine.vectors,
+        HashEmbedder(before=write_more),
+        batch_size=2,
+        progress=lambda d, t: seen.append((d, t)),
     )
     assert seen == [(2, 4), (4, 4), (6, 6), (7, 7)]
     assert all(done <= total for done, total in seen)
@@ -294,10 +297,10 @@ async def test_reindex_refuses_a_wrong_shaped_answer(engine: MemoryEngine) -> No
             return (await super().embed_passages(texts))[:-1]
 
     with pytest.raises(EmbeddingError, match="shape"):
-        await reindex(engine, Short())
-    assert await engine.count_missing_embeddings("test:hash@16") == 3
+        await reindex(engine.vectors, Short())
+    assert await engine.vectors.count_missing_embeddings("test:hash@16") == 3
     with pytest.raises(ValueError):
-        await reindex(engine, HashEmbedder(), batch_size=0)
+        await reindex(engine.vectors, HashEmbedder(), batch_size=0)
 
 
 # --------------------------------------------------------------------------- background filler
@@ -323,7 +326,7 @@ async def test_backfill_fills_after_notify(engine: MemoryEngine) -> None:
 
         await add(engine, "alice", 3, 2)
         await asyncio.sleep(0.2)
-        assert await engine.count_missing_embeddings("test:hash@16") == 2  # nothing until notified
+        assert await engine.vectors.count_missing_embeddings("test:hash@16") == 2  # nothing until notified
         assert backfill.passes == passes
 
         backfill.notify()
@@ -337,7 +340,7 @@ async def test_backfill_fills_after_notify(engine: MemoryEngine) -> None:
 
 
 async def _missing(engine: MemoryEngine, n: int, model_key: str = "test:hash@16") -> bool:
-    return await engine.count_missing_embeddings(model_key) == n
+    return await engine.vectors.count_missing_embeddings(model_key) == n
 
 
 async def test_backfill_uses_engine_embedder_and_waits_without_one(engine: MemoryEngine) -> None:
@@ -443,7 +446,7 @@ async def test_stop_interrupts_a_pass_and_keeps_finished_batches(engine: MemoryE
     backfill.start()
     await asyncio.wait_for(second_batch.wait(), 5)
     await asyncio.wait_for(backfill.stop(), 1)
-    assert await engine.count_missing_embeddings("test:hash@16") == 4
+    assert await engine.vectors.count_missing_embeddings("test:hash@16") == 4
 
 
 async def test_reindex_with_the_real_local_model(engine: MemoryEngine) -> None:
@@ -459,7 +462,7 @@ async def test_reindex_with_the_real_local_model(engine: MemoryEngine) -> None:
     local = embedding.build_embedder(embedding.EmbeddingSettings())
     assert local is not None
     try:
-        result = await reindex(engine, local, batch_size=2)
+        result = await reindex(engine.vectors, local, batch_size=2)
         query = (await local.embed_queries(["which nuts must the user avoid?"]))[0]
     finally:
         await local.close()
