@@ -53,7 +53,7 @@ def embedding_settings(args: argparse.Namespace) -> EmbeddingSettings:
 
 def attach_embedder(engine: MemoryEngine, settings: EmbeddingSettings) -> CachedEmbedder | None:
     """Give ``engine`` the cached embedder the settings describe (None for ``none``)."""
-    cached = build_cached_embedder(settings, engine)
+    cached = build_cached_embedder(settings, engine.store.vectors)
     if cached is None:
         return None
     engine.embedder = cached

@@ -294,7 +294,7 @@ async def seed_store(
     result = Preload()
     engine = await MemoryEngine.open(db_path)
     try:
-        cached = build_cached_embedder(embedding, engine) if embedding is not None else None
+        cached = build_cached_embedder(embedding, engine.store.vectors) if embedding is not None else None
         engine.embedder = cached
         try:
             if cached is not None:

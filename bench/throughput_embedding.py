@@ -138,7 +138,9 @@ async def time_embedder(runtime: Runtime, config: Any, *, query_cache: bool) -> 
     assert isinstance(cached, CachedEmbedder), cached
     if not query_cache:
         await cached.close()  # nothing was loaded or contacted yet
-        cached = build_cached_embedder(config.memory.embedding.settings(), engine, query_cache_size=0)
+        cached = build_cached_embedder(
+            config.memory.embedding.settings(), engine.store.vectors, query_cache_size=0
+        )
         assert cached is not None
     timer = TimedEmbedder(cached)
     engine.embedder = timer

@@ -29,7 +29,9 @@ from gateway.scheduler import JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.model.protocol import MemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings, FlushResult
+from memory.pipeline.job_log import JobLog
 from memory.retrieval.ranking import RelevanceFloor
 from memory.sessions import SessionStore
 from memory.vectors.cache import build_cached_embedder
@@ -57,6 +59,7 @@ def memory_services(
     tz = timezone_of(config)
     extraction = ExtractionService(
         engine,
+        ExtractionBuffer(engine.store.buffer),
         model,
         ExtractionSettings(
             quiet_gap=ex.quiet_gap,
@@ -71,6 +74,7 @@ def memory_services(
         engine,
         extraction,
         model,
+        job_log=JobLog(engine.store.jobs),
         tz=tz,
         times=job_times(config),
         embedding_cache_days=config.memory.embedding.cache_days,
@@ -98,7 +102,7 @@ def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill |
     Returns None when ``memory.embedding.provider`` is "none" (keyword search only).
     """
     settings = config.memory.embedding
-    embedder = build_cached_embedder(settings.settings(), engine)
+    embedder = build_cached_embedder(settings.settings(), engine.store.vectors)
     if embedder is None:
         return None
     engine.embedder = embedder
@@ -141,7 +145,7 @@ class Runtime:
         try:
             backfill = attach_embedder(config, engine) if config.memory.enabled else None
             models = models or build_models(config)
-            sessions = SessionStore(engine)
+            sessions = SessionStore(engine.store.sessions)
             extraction: ExtractionService | None = None
             file_memory: FileMemory | None = None
             jobs: MemoryJobs | None = None

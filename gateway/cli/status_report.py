@@ -118,9 +118,9 @@ async def _memory_state(config: Config, embeddings: dict) -> tuple[dict, dict]:
     engine = await MemoryEngine.open(config.db_path(), create=False)
     try:
         stats = await engine.stats()
-        dead = await ExtractionBuffer(engine).dead_letters()
+        dead = await ExtractionBuffer(engine.store.buffer).dead_letters()
         unsent = await DurableInbox(engine.store).unsent_recently()
-        runs = await JobLog(engine).all_runs()
+        runs = await JobLog(engine.store.jobs).all_runs()
         if embeddings["model_key"] is not None:
             # Live memories without a vector of this model: what `tierclaw memory reindex` would embed.
             embeddings["missing_vectors"] = await engine.vectors.count_missing_embeddings(

@@ -30,6 +30,7 @@ from gateway.dashboard.access import (
     load_or_create_token,
 )
 from gateway.dashboard.context import CONTEXT, FORM, SESSION, DashboardContext, render, templates
+from memory.pipeline.buffer import ExtractionBuffer
 
 if TYPE_CHECKING:
     from gateway.app import Runtime
@@ -167,6 +168,7 @@ async def start_for(
     engine = runtime.engine
     ctx = DashboardContext(
         engine=engine,
+        buffer=ExtractionBuffer(engine.store.buffer),
         extraction=runtime.assistant.extraction,
         timing=runtime.assistant.memory_timing if with_replies else None,
         search_mode="hybrid" if engine.embedder is not None else "keyword",

@@ -72,6 +72,7 @@ class ExtractionService:
     def __init__(
         self,
         engine: MemoryEngine,
+        buffer: ExtractionBuffer,
         model: MemoryModel,
         settings: ExtractionSettings | None = None,
         *,
@@ -79,7 +80,7 @@ class ExtractionService:
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.engine = engine
-        self.buffer = ExtractionBuffer(engine)
+        self.buffer = buffer  # on the store's ``buffer``, handed over where the runtime is wired
         self.model = model
         self.settings = settings or ExtractionSettings()
         self._tz = tz

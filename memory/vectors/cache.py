@@ -22,7 +22,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,14 +30,8 @@ from memory.clock import to_db, utcnow
 from memory.vectors.index import blob_to_vector, vector_to_blob
 
 if TYPE_CHECKING:
-    from memory.store.protocol import MemoryStore
+    from memory.store.protocol import VectorRowsAPI
     from memory.vectors.embedding import Embedder, EmbeddingSettings
-
-
-class HasStore(Protocol):
-    """What the cache needs of its owner: the store (``MemoryEngine`` has one)."""
-
-    store: MemoryStore
 
 
 __all__ = ["CachedEmbedder", "blob_to_vector", "build_cached_embedder", "text_hash", "vector_to_blob"]
@@ -85,18 +79,18 @@ class CachedEmbedder:
     """An ``Embedder`` with a persistent passage cache (SQLite) and an in-process query LRU.
 
     It satisfies the ``Embedder`` protocol itself, so it can be used wherever the inner one would be.
-    ``engine`` is shared (the cache reads and writes through its store, ``memory/store/vectors.py``) and
-    is not closed by ``close()``; the inner embedder is.
+    ``rows`` are the store's ``vectors`` (``memory/store/vectors.py``), handed over where the runtime is
+    wired; the database is not closed by ``close()``, the inner embedder is.
 
     Counters for benchmarks, per distinct text within a call: ``hits`` / ``misses`` for passages (a stale
     row counts as a miss), ``query_hits`` / ``query_misses`` for the LRU.
     """
 
     def __init__(
-        self, inner: Embedder, engine: HasStore, *, query_cache_size: int = QUERY_CACHE_SIZE
+        self, inner: Embedder, rows: VectorRowsAPI, *, query_cache_size: int = QUERY_CACHE_SIZE
     ) -> None:
         self._inner = inner
-        self._rows = engine.store.vectors
+        self._rows = rows  # the store's ``vectors``
         self._query_cache_size = max(0, query_cache_size)
         self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._learned_dim: int | None = None
@@ -312,7 +306,7 @@ class CachedEmbedder:
 
 
 def build_cached_embedder(
-    settings: EmbeddingSettings, engine: HasStore, *, query_cache_size: int = QUERY_CACHE_SIZE
+    settings: EmbeddingSettings, rows: VectorRowsAPI, *, query_cache_size: int = QUERY_CACHE_SIZE
 ) -> CachedEmbedder | None:
     """The one way to build the configured embedder behind the content-hash cache (None: provider "none").
 
@@ -323,7 +317,7 @@ def build_cached_embedder(
     from memory.vectors import embedding
 
     inner = embedding.build_embedder(settings)
-    return CachedEmbedder(inner, engine, query_cache_size=query_cache_size) if inner is not None else None
+    return CachedEmbedder(inner, rows, query_cache_size=query_cache_size) if inner is not None else None
 
 
 def _usable_rows(rows: list[tuple], expected: int | None) -> tuple[dict[str, np.ndarray], dict[str, str]]:

@@ -18,6 +18,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from memory.engine import MemoryEngine
 from memory.model.openai_model import OpenAIMemoryModel
 from memory.model.output import parse_episode
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Episode
 from memory.store import schema
@@ -51,7 +52,11 @@ async def test_extraction_writes_an_episode_with_its_facts(engine: MemoryEngine)
     with OpenAIStub() as stub:
         stub.script(StubReply(content=json.dumps(EXTRACTED)))
         service = ExtractionService(
-            engine, memory_model(stub), ExtractionSettings(quiet_gap=3600), clock=lambda: clock[0]
+            engine,
+            ExtractionBuffer(engine.store.buffer),
+            memory_model(stub),
+            ExtractionSettings(quiet_gap=3600),
+            clock=lambda: clock[0],
         )
         try:
             for minutes, (role, text) in enumerate(

@@ -41,7 +41,7 @@ async def run_retry(engine: MemoryEngine, args: argparse.Namespace) -> int:
     from memory.pipeline.buffer import ExtractionBuffer
 
     owner = args.owner if args.owner_given else None
-    count = await ExtractionBuffer(engine).requeue_dead(owner)
+    count = await ExtractionBuffer(engine.store.buffer).requeue_dead(owner)
     if not count:
         print("no dead letters to re-queue")
         return 0
@@ -132,7 +132,7 @@ def configured_embedder(config: Config, engine: MemoryEngine) -> CachedEmbedder 
     their vectors and semantic dedup); ``list``, ``stats`` and ``export`` never touch the model.
     """
     try:
-        return build_cached_embedder(embedding_settings(config), engine)
+        return build_cached_embedder(embedding_settings(config), engine.store.vectors)
     except ValueError as exc:
         raise CliError(f"memory.embedding: {exc}") from None
 

@@ -119,7 +119,7 @@ class Switchable:
 @pytest.fixture
 async def local(engine: MemoryEngine) -> AsyncIterator[Switchable]:
     """``engine`` with the real local model (cached) attached through ``Switchable``; closed after."""
-    embedder = Switchable(CachedEmbedder(LocalEmbedder(), engine))
+    embedder = Switchable(CachedEmbedder(LocalEmbedder(), engine.store.vectors))
     engine.embedder = embedder
     engine.embedding.query_timeout = GENEROUS_TIMEOUT
     try:
@@ -469,7 +469,7 @@ async def test_openai_compatible_embeddings_end_to_end(engine: MemoryEngine) -> 
             )
         )
         assert inner is not None and inner.model_key == "openai:m@8"
-        cached = CachedEmbedder(inner, engine)
+        cached = CachedEmbedder(inner, engine.store.vectors)
         engine.embedder = cached
         engine.embedding.query_timeout = GENEROUS_TIMEOUT
         try:
@@ -540,7 +540,7 @@ async def test_openai_vectors_drive_recall_without_shared_words(engine: MemoryEn
             )
         )
         assert inner is not None
-        cached = CachedEmbedder(inner, engine)
+        cached = CachedEmbedder(inner, engine.store.vectors)
         engine.embedder = cached
         engine.embedding.query_timeout = GENEROUS_TIMEOUT
         try:

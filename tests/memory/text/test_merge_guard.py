@@ -269,7 +269,7 @@ async def test_engine_never_merges_into_a_row_edited_by_another_process(engine: 
 async def test_purge_forgets_the_cached_vector_of_the_text(engine: MemoryEngine) -> None:
     from memory.vectors.cache import CachedEmbedder
 
-    cached = CachedEmbedder(FixedEmbedderAsInner({LIKES: _axis(0)}), engine)
+    cached = CachedEmbedder(FixedEmbedderAsInner({LIKES: _axis(0)}), engine.store.vectors)
     engine.embedder = cached
     written = await engine.write(OWNER, Fact(LIKES))
     assert await cached.stats()

@@ -228,7 +228,7 @@ async def test_model_change_reembeds_and_cache_serves_a_switch_back(engine: Memo
     await add(engine, "alice", 0, 5)
     model_a = HashEmbedder("test:a")
     model_b = HashEmbedder("test:b")
-    cached_a = CachedEmbedder(model_a, engine)
+    cached_a = CachedEmbedder(model_a, engine.store.vectors)
 
     assert (await reindex(engine.vectors, cached_a)).embedded == 5
     assert (await reindex(engine.vectors, model_a)).embedded == 0
