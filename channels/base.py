@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,7 @@ class Channel(Protocol):
         ...
 
 
+@runtime_checkable
 class ShowsWork(Protocol):
     """Optional part of a channel: a visible sign that a reply is being worked on (Telegram's "typing").
 
@@ -96,11 +97,13 @@ class ShowsWork(Protocol):
         ...
 
 
+@runtime_checkable
 class StopsReceiving(Protocol):
     """Optional part of a channel: stop taking new messages while replies can still be sent.
 
-    At shutdown the gateway calls ``stop_receiving`` on every channel that has it, answers what it already
-    took in, then calls ``stop``. A message not yet taken in must stay with the platform (Telegram: its
+    At shutdown the gateway calls ``stop_receiving`` on every channel that has it (``isinstance(channel,
+    StopsReceiving)``: runtime-checkable, like ``ShowsWork``), answers what it already took in, then calls
+    ``stop``. A message not yet taken in must stay with the platform (Telegram: its
     update is not confirmed; Feishu: its event is not acknowledged) so it is delivered after the restart.
     """
 

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from tzlocal import get_localzone
 
-from channels.base import Channel
+from channels.base import Channel, StopsReceiving
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from gateway.identity import Identities
@@ -246,10 +246,9 @@ class Runtime:
         stops first so nothing new is taken in that could not be answered.
         """
         for channel in self.channels:
-            stop_receiving = getattr(channel, "stop_receiving", None)
-            if stop_receiving is not None:
+            if isinstance(channel, StopsReceiving):
                 try:
-                    await stop_receiving()
+                    await channel.stop_receiving()
                 except Exception as exc:
                     log.warning("[gateway] %s did not stop receiving cleanly: %s", channel.name, exc)
         unanswered = 0
