@@ -15,9 +15,9 @@ from pathlib import Path
 
 from memory.browse import MemoryBrowser
 from memory.clock import days_between, to_db, utcnow
+from memory.compression_rows import CompressionRows
 from memory.conversation import ConversationLog
 from memory.event_log import EventLog
-from memory.pipeline.compression_rows import CompressionRows
 from memory.records import Fact, Memory, Retrieved, WriteResult
 from memory.retrieval.decay import relevance_score
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor

@@ -2,7 +2,7 @@
 
 A plain object the engine holds (docs/architecture.md, "Tiers"): events are written by the extraction
 and by imports, read by the ``/memory`` and CLI listings, the model's tools and the export, and folded
-into Tier 2 by the daily compression (``memory/pipeline/compression_rows.py`` has those reads). Every
+into Tier 2 by the daily compression (``memory/compression_rows.py`` has those reads). Every
 call takes the owner; the SQL is in ``memory/store/events.py``.
 """
 

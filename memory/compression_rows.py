@@ -1,5 +1,5 @@
 """The reads and marks only the compression jobs make (``engine.compression``; the jobs are in
-``compression.py``).
+``pipeline/compression.py``).
 
 A plain object the engine holds, on the store's parts, so that the reply path's façade
 (``memory/engine.py``) stays small and ``compression.py`` never reaches into the store itself. Every
