@@ -78,8 +78,9 @@ class MemoryEngine:
 
     @property
     def embedder(self) -> MemoryEmbedder | None:
-        """The embedder the gateway attached (``vectors.cache.CachedEmbedder``), None for keyword search
-        only; kept in ``embedding`` because the writer, the retriever and the conversation log share it."""
+        """The embedder the gateway attached (a ``memory/vectors/cache.CachedEmbedder``), None for keyword
+        search only; kept in ``embedding`` because the writer, the retriever and the conversation log share
+        it."""
         return self.embedding.embedder
 
     @embedder.setter
