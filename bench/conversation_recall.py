@@ -47,6 +47,7 @@ from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Retrieved
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
@@ -113,11 +114,16 @@ async def run(
     model = RecordingModel()
     # The quiet gap never passes during a run: the buffer takes each message as in the product, and
     # extraction would only add the queries themselves as memories.
-    extraction = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=86_400.0))
+    extraction = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        OfflineMemoryModel(),
+        ExtractionSettings(quiet_gap=86_400.0),
+    )
     with tempfile.TemporaryDirectory() as workspace:
         assistant = Assistant(
             engine=engine,
-            sessions=SessionStore(engine),
+            sessions=SessionStore(engine.store.sessions),
             chat_model=model,
             settings=AssistantSettings(workspace=Path(workspace), floor=floor),
             extraction=extraction,

@@ -35,6 +35,7 @@ from bench.retrieval_latency import BATCH, NOISE_OWNERS, OWNER, Corpus
 from gateway.dashboard.context import DashboardContext, person_url
 from gateway.dashboard.server import start_dashboard
 from memory.engine import MemoryEngine
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import Fact
 from memory.retrieval.decay import CATEGORIES
 
@@ -88,7 +89,12 @@ async def run(n: int, requests: int, db: Path) -> dict[str, Any]:
     try:
         print(f"filling {n} memories (+{n // 4} of other people)…", file=sys.stderr)
         ids = await fill(engine, n)
-        page = await start_dashboard(DashboardContext(engine=engine), token=TOKEN, host="127.0.0.1", port=0)
+        page = await start_dashboard(
+            DashboardContext(engine=engine, buffer=ExtractionBuffer(engine.store.buffer)),
+            token=TOKEN,
+            host="127.0.0.1",
+            port=0,
+        )
         base = page.url.split("/?")[0]
         pages = {
             "owners_page": "/",

@@ -53,11 +53,11 @@ def embedding_settings(args: argparse.Namespace) -> EmbeddingSettings:
 
 def attach_embedder(engine: MemoryEngine, settings: EmbeddingSettings) -> CachedEmbedder | None:
     """Give ``engine`` the cached embedder the settings describe (None for ``none``)."""
-    cached = build_cached_embedder(settings, engine)
+    cached = build_cached_embedder(settings, engine.store.vectors)
     if cached is None:
         return None
     engine.embedder = cached
     # A benchmark measures the hybrid path: a busy machine must not turn queries into keyword-only ones
     # (the product's bound, memory.embedding.queryTimeoutMs, would).
-    engine.query_embed_timeout = BENCH_QUERY_TIMEOUT_SECONDS
+    engine.embedding.query_timeout = BENCH_QUERY_TIMEOUT_SECONDS
     return cached

@@ -26,6 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from bench import dataset_readers
 from bench.dataset_format import format_timestamp
 from bench.inputs import require_input
 
@@ -118,27 +119,29 @@ def _named_speaker(question: str, speakers: tuple[str, ...]) -> str | None:
 
 def convert_locomo_first_person(path: str | Path) -> dict[str, Any]:
     """locomo10.json -> one owner per speaker, first-person memories and questions (module docstring)."""
-    from bench import datasets  # the LoCoMo readers; imported here because datasets imports this module
-
     samples = json.loads(require_input(path).read_text(encoding="utf-8"))
     owners: list[dict[str, Any]] = []
     dropped = 0
     for sample in samples:
         conversation = sample["conversation"]
         speakers = (str(conversation["speaker_a"]), str(conversation["speaker_b"]))
-        dates = datasets.locomo_session_dates(conversation)
-        asked_at = format_timestamp(dates[datasets.locomo_last_session(conversation)] + timedelta(days=1))
+        dates = dataset_readers.locomo_session_dates(conversation)
+        asked_at = format_timestamp(
+            dates[dataset_readers.locomo_last_session(conversation)] + timedelta(days=1)
+        )
         memories: dict[str, list[dict[str, Any]]] = {s: [] for s in speakers}
         sources: dict[str, dict[str, set[str]]] = {s: {} for s in speakers}
         per_turn: Counter[str] = Counter()
         observations = sample.get("observation", {})
-        for session, key in sorted(datasets.numbered_keys(observations, datasets.OBSERVATION_KEY).items()):
+        for session, key in sorted(
+            dataset_readers.numbered_keys(observations, dataset_readers.OBSERVATION_KEY).items()
+        ):
             created_at = format_timestamp(dates[session])
             for speaker, facts in observations[key].items():
                 if speaker not in memories:
                     continue
                 for text, raw_ids in facts:
-                    turn_ids, _ = datasets.split_dia_ids(raw_ids)
+                    turn_ids, _ = dataset_readers.split_dia_ids(raw_ids)
                     if not turn_ids or not str(text).strip():
                         continue
                     memory_id = f"{turn_ids[0]}#{per_turn[turn_ids[0]]}"
@@ -148,10 +151,10 @@ def convert_locomo_first_person(path: str | Path) -> dict[str, Any]:
                     sources[speaker][memory_id] = set(turn_ids)
         queries: dict[str, list[dict[str, Any]]] = {s: [] for s in speakers}
         for index, item in enumerate(sample.get("qa", [])):
-            kind = datasets.LOCOMO_KINDS.get(item.get("category"))
+            kind = dataset_readers.LOCOMO_KINDS.get(item.get("category"))
             question = str(item.get("question", "")).strip()
             speaker = _named_speaker(question, speakers)
-            evidence, _ = datasets.split_dia_ids(item.get("evidence", []))
+            evidence, _ = dataset_readers.split_dia_ids(item.get("evidence", []))
             if kind is None or speaker is None or not evidence:
                 continue
             relevant = [m for m, turns in sources[speaker].items() if turns & set(evidence)]
@@ -175,8 +178,6 @@ def convert_locomo_first_person(path: str | Path) -> dict[str, Any]:
 
 def first_person_questions(path: str | Path) -> list[str]:
     """Every category 1-4 question that names a speaker, in that speaker's voice (the gate's family)."""
-    from bench import datasets
-
     samples = json.loads(require_input(path).read_text(encoding="utf-8"))
     out: list[str] = []
     for sample in samples:
@@ -185,6 +186,6 @@ def first_person_questions(path: str | Path) -> list[str]:
         for item in sample.get("qa", []):
             question = str(item.get("question", "")).strip()
             speaker = _named_speaker(question, speakers)
-            if item.get("category") in datasets.LOCOMO_KINDS and speaker is not None:
+            if item.get("category") in dataset_readers.LOCOMO_KINDS and speaker is not None:
                 out.append(to_first_person(question, speaker, speakers))
     return out

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.datasets import convert_madial, locomo_questions, madial_paths
+from bench.dataset_readers import convert_madial, locomo_questions, madial_paths
 from bench.first_person import first_person_questions
 from bench.inputs import require_input
 

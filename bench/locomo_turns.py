@@ -16,6 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset_format import format_timestamp
+from bench.dataset_readers import (
+    LOCOMO_KINDS,
+    SESSION_KEY,
+    locomo_last_session,
+    locomo_session_dates,
+    numbered_keys,
+    split_dia_ids,
+)
 from bench.inputs import note, require_input
 
 
@@ -28,15 +36,6 @@ def turn_text(turn: dict[str, Any]) -> str:
 
 def convert_locomo_turns(path: str | Path) -> dict[str, Any]:
     """Convert locomo10.json: dialogue turns as memories, QA evidence turns as the relevant ids."""
-    from bench.datasets import (
-        LOCOMO_KINDS,
-        SESSION_KEY,
-        locomo_last_session,
-        locomo_session_dates,
-        numbered_keys,
-        split_dia_ids,
-    )
-
     samples = json.loads(require_input(path).read_text(encoding="utf-8"))
     owners: list[dict[str, Any]] = []
     unknown_evidence = 0

@@ -294,7 +294,7 @@ async def seed_store(
     result = Preload()
     engine = await MemoryEngine.open(db_path)
     try:
-        cached = build_cached_embedder(embedding, engine) if embedding is not None else None
+        cached = build_cached_embedder(embedding, engine.store.vectors) if embedding is not None else None
         engine.embedder = cached
         try:
             if cached is not None:
@@ -302,7 +302,7 @@ async def seed_store(
             for owner, facts in plan:
                 await engine.write_many(owner.owner, facts, now=now)
             if cached is not None:
-                result.missing = await engine.count_missing_embeddings(cached.model_key)
+                result.missing = await engine.vectors.count_missing_embeddings(cached.model_key)
         finally:
             engine.embedder = None
             if cached is not None:

@@ -138,7 +138,9 @@ async def time_embedder(runtime: Runtime, config: Any, *, query_cache: bool) -> 
     assert isinstance(cached, CachedEmbedder), cached
     if not query_cache:
         await cached.close()  # nothing was loaded or contacted yet
-        cached = build_cached_embedder(config.memory.embedding.settings(), engine, query_cache_size=0)
+        cached = build_cached_embedder(
+            config.memory.embedding.settings(), engine.store.vectors, query_cache_size=0
+        )
         assert cached is not None
     timer = TimedEmbedder(cached)
     engine.embedder = timer
@@ -164,7 +166,7 @@ async def wait_until_embedder_ready(runtime: Runtime, timeout: float = READY_TIM
     while True:
         if backfill is not None and backfill.failures:
             raise RuntimeError(f"the embedding backfill is failing ({backfill.failures} attempts)")
-        missing = await engine.count_missing_embeddings(engine.embedder.model_key)
+        missing = await engine.vectors.count_missing_embeddings(engine.embedder.model_key)
         if missing == 0 and (backfill is None or backfill.passes >= 1):
             return time.perf_counter() - started
         if time.perf_counter() - started > timeout:

@@ -102,8 +102,9 @@ class ShowsWork(Protocol):
 class StopsReceiving(Protocol):
     """Optional part of a channel: stop taking new messages while replies can still be sent.
 
-    At shutdown the gateway calls ``stop_receiving`` on every channel that has it, answers what it already
-    took in, then calls ``stop``. A message not yet taken in must stay with the platform (Telegram: its
+    At shutdown the gateway calls ``stop_receiving`` on every channel that has it (``isinstance(channel,
+    StopsReceiving)``: runtime-checkable, like ``ShowsWork``), answers what it already took in, then calls
+    ``stop``. A message not yet taken in must stay with the platform (Telegram: its
     update is not confirmed; Feishu: its event is not acknowledged) so it is delivered after the restart.
     Runtime-checkable: the gateway asks ``isinstance(channel, StopsReceiving)``.
     """

@@ -117,19 +117,6 @@ class OpenAIChatModel:
 
         started = time.monotonic()
 
-        def fail(reason: str, kind: str = "") -> ModelError:
-            elapsed = time.monotonic() - started
-            # The caller (Assistant) logs the failure once at ERROR; this adds the timing at DEBUG.
-            log.debug("[gateway] model %s reply failed after %.2fs: %s", self.label, elapsed, reason)
-            what = {
-                "auth": f"the API key was refused by {self._client.base_url} — check provider.apiKey",
-                "not_found": f"model {self.model!r} not found at {self._client.base_url} — check agent.model "
-                "and provider.baseUrl",
-                "unreachable": f"couldn't reach {self._client.base_url}",
-            }.get(kind)
-            detail = f"{what} ({reason})" if what else reason
-            return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {detail}", kind)
-
         messages: list[dict[str, Any]] = list(request.messages())
         tools = request.tools
         rounds = 0
@@ -149,9 +136,9 @@ class OpenAIChatModel:
                     **extra,
                 )
             except openai.OpenAIError as exc:
-                raise fail(describe_openai_error(exc), error_kind(exc)) from None
+                raise self._failure(started, describe_openai_error(exc), error_kind(exc)) from None
             except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
-                raise fail("response body is not JSON") from None
+                raise self._failure(started, "response body is not JSON") from None
             calls = tool_calls_of(response)
             if not calls or tools is None or rounds >= tools.max_rounds:
                 break
@@ -168,7 +155,7 @@ class OpenAIChatModel:
             reason = "empty reply" if content is not None else "response has no message content"
             if finish and finish != "stop":
                 reason += f" (finish_reason={finish})"
-            raise fail(reason)
+            raise self._failure(started, reason)
         log.info(
             "[gateway] model %s reply ok: %d messages in, %d tool rounds, %d chars out, %.2fs",
             self.label,
@@ -178,6 +165,20 @@ class OpenAIChatModel:
             time.monotonic() - started,
         )
         return text
+
+    def _failure(self, started: float, reason: str, kind: str = "") -> ModelError:
+        """The ``ModelError`` for a failed reply: what failed, after how long, and what to check."""
+        elapsed = time.monotonic() - started
+        # The caller (Assistant) logs the failure once at ERROR; this adds the timing at DEBUG.
+        log.debug("[gateway] model %s reply failed after %.2fs: %s", self.label, elapsed, reason)
+        what = {
+            "auth": f"the API key was refused by {self._client.base_url} — check provider.apiKey",
+            "not_found": f"model {self.model!r} not found at {self._client.base_url} — check agent.model "
+            "and provider.baseUrl",
+            "unreachable": f"couldn't reach {self._client.base_url}",
+        }.get(kind)
+        detail = f"{what} ({reason})" if what else reason
+        return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {detail}", kind)
 
 
 def tool_calls_of(response: Any) -> list[tuple[str, str, str]]:

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from tzlocal import get_localzone
 
-from channels.base import Channel
+from channels.base import Channel, StopsReceiving
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from gateway.identity import Identities
@@ -29,7 +29,9 @@ from gateway.scheduler import JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.model.protocol import MemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings, FlushResult
+from memory.pipeline.job_log import JobLog
 from memory.retrieval.ranking import RelevanceFloor
 from memory.sessions import SessionStore
 from memory.vectors.cache import build_cached_embedder
@@ -57,6 +59,7 @@ def memory_services(
     tz = timezone_of(config)
     extraction = ExtractionService(
         engine,
+        ExtractionBuffer(engine.store.buffer),
         model,
         ExtractionSettings(
             quiet_gap=ex.quiet_gap,
@@ -71,6 +74,7 @@ def memory_services(
         engine,
         extraction,
         model,
+        job_log=JobLog(engine.store.jobs),
         tz=tz,
         times=job_times(config),
         embedding_cache_days=config.memory.embedding.cache_days,
@@ -98,13 +102,13 @@ def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill |
     Returns None when ``memory.embedding.provider`` is "none" (keyword search only).
     """
     settings = config.memory.embedding
-    embedder = build_cached_embedder(settings.settings(), engine)
+    embedder = build_cached_embedder(settings.settings(), engine.store.vectors)
     if embedder is None:
         return None
     engine.embedder = embedder
-    engine.query_embed_timeout = settings.query_timeout_ms / 1000
+    engine.embedding.query_timeout = settings.query_timeout_ms / 1000
     backfill = EmbeddingBackfill(engine)
-    engine.on_vectors_missing = backfill.notify
+    engine.writer.on_vectors_missing = backfill.notify
     return backfill
 
 
@@ -141,7 +145,7 @@ class Runtime:
         try:
             backfill = attach_embedder(config, engine) if config.memory.enabled else None
             models = models or build_models(config)
-            sessions = SessionStore(engine)
+            sessions = SessionStore(engine.store.sessions)
             extraction: ExtractionService | None = None
             file_memory: FileMemory | None = None
             jobs: MemoryJobs | None = None
@@ -242,10 +246,9 @@ class Runtime:
         stops first so nothing new is taken in that could not be answered.
         """
         for channel in self.channels:
-            stop_receiving = getattr(channel, "stop_receiving", None)
-            if stop_receiving is not None:
+            if isinstance(channel, StopsReceiving):
                 try:
-                    await stop_receiving()
+                    await channel.stop_receiving()
                 except Exception as exc:
                     log.warning("[gateway] %s did not stop receiving cleanly: %s", channel.name, exc)
         unanswered = 0

@@ -49,7 +49,7 @@ async def all_memories(engine: MemoryEngine, owner: str) -> list[Memory]:
 async def all_events(engine: MemoryEngine, owner: str) -> list[Event]:
     """Every event (episode) of the owner, by date."""
     total = (await engine.stats(owner))["tier3_events"]
-    events = await engine.events(owner, limit=total + 1)
+    events = await engine.events.find(owner, limit=total + 1)
     events.sort(key=lambda e: (e.event_date, e.id))
     return events
 

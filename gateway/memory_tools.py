@@ -236,7 +236,7 @@ class MemoryTools:
                     "score": round(hit.score, 3),
                 }
             )
-        episodes = await self.engine.events(
+        episodes = await self.engine.events.find(
             self.owner, since=since or None, until=until or None, query=query, limit=EPISODES_PER_SEARCH
         )
         rows = rows[: max(limit - len(episodes), 1)] + [_episode(e) for e in episodes]

@@ -68,6 +68,7 @@ class MemoryJobs:
         extraction: ExtractionService,
         model: MemoryModel,
         *,
+        job_log: JobLog,
         tz: tzinfo,
         times: JobTimes | None = None,
         embedding_cache_days: int = 90,
@@ -80,7 +81,7 @@ class MemoryJobs:
         self.model = model
         self.tz = tz
         self.times = times or JobTimes()
-        self.log = JobLog(engine)
+        self.log = job_log  # on the store's ``jobs``, handed over where the runtime is wired
         self.triggers: dict[str, CronTrigger] = {
             SWEEP_JOB: _cron(self.times.sweep, tz),
             DAILY_JOB: _cron(self.times.daily, tz),
@@ -120,7 +121,7 @@ class MemoryJobs:
             return 0
         changed = 0
         for owner in await self.engine.owners():
-            episodes = await self.engine.events(owner, since=day, until=day, limit=50)
+            episodes = await self.engine.events.find(owner, since=day, until=day, limit=50)
             if not episodes:
                 continue
             lines = [Turn("user", episode_line(e), e.ended_at or e.created_at) for e in reversed(episodes)]

@@ -1,11 +1,13 @@
 """What Telegram's server does with a message's text, as far as the local server needs it: UTF-16 lengths,
-the entities it adds by itself (mentions, commands), and whether a ``parse_mode=HTML`` text is accepted."""
+the entities it adds by itself (mentions, commands), whether a ``parse_mode=HTML`` text is accepted, and
+the media field a non-text message carries."""
 
 from __future__ import annotations
 
 import re
 from html import unescape
 from html.parser import HTMLParser
+from typing import Any
 
 _HTML_TAGS = {
     "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
@@ -102,3 +104,20 @@ def check_html(text: str) -> tuple[str, str]:
     if parser.stack and not parser.error:
         parser.error = f'Can\'t find end tag corresponding to start tag "{parser.stack[-1]}"'
     return "".join(parser.visible), parser.error
+
+
+def media_payload(kind: str) -> Any:
+    """The field a message of ``kind`` (photo, voice, sticker, …) carries instead of text, as Telegram
+    sends it."""
+    file = {"file_id": f"{kind}-file", "file_unique_id": f"{kind}-unique"}
+    if kind == "photo":
+        return [{**file, "width": 90, "height": 90}]
+    if kind in ("voice", "audio"):
+        return {**file, "duration": 3}
+    if kind in ("video", "animation"):
+        return {**file, "duration": 3, "width": 90, "height": 90}
+    if kind == "video_note":
+        return {**file, "duration": 3, "length": 90}
+    if kind == "sticker":
+        return {**file, "width": 90, "height": 90, "is_animated": False, "is_video": False, "type": "regular"}
+    return file  # document

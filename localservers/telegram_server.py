@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
-from localservers.telegram_entities import check_html, entities_for, utf16_len
+from localservers.telegram_entities import check_html, entities_for, media_payload, utf16_len
 
 TOKEN = "123456:AAH-stub-secret-token_never-in-logs"
 BOT_ID = 123456
@@ -293,7 +293,7 @@ class TelegramStub:
             msg["text"] = text
             msg["entities"] = entities_for(text) if entities is None else entities
         if media:
-            msg[media] = _media(media)
+            msg[media] = media_payload(media)
             if caption is not None:
                 msg["caption"] = caption
                 msg["caption_entities"] = entities_for(caption) if entities is None else entities
@@ -460,21 +460,6 @@ def _ok(result: Any) -> tuple[int, dict]:
 
 def _bad(description: str) -> tuple[int, dict]:
     return 400, {"ok": False, "error_code": 400, "description": description}
-
-
-def _media(kind: str) -> Any:
-    file = {"file_id": f"{kind}-file", "file_unique_id": f"{kind}-unique"}
-    if kind == "photo":
-        return [{**file, "width": 90, "height": 90}]
-    if kind in ("voice", "audio"):
-        return {**file, "duration": 3}
-    if kind in ("video", "animation"):
-        return {**file, "duration": 3, "width": 90, "height": 90}
-    if kind == "video_note":
-        return {**file, "duration": 3, "length": 90}
-    if kind == "sticker":
-        return {**file, "width": 90, "height": 90, "is_animated": False, "is_video": False, "type": "regular"}
-    return file  # document
 
 
 async def post_webhook(

@@ -1,8 +1,9 @@
-"""Timestamps as the database stores them: UTC, ``YYYY-MM-DD HH:MM:SS`` (what SQLite's datetime() emits)."""
+"""Timestamps as the database stores them: UTC, ``YYYY-MM-DD HH:MM:SS`` (what SQLite's datetime() emits);
+event days as ``YYYY-MM-DD``."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 DB_FORMAT = "%Y-%m-%d %H:%M:%S"
 
@@ -28,3 +29,10 @@ def from_db(text: str) -> datetime:
 def days_between(earlier: str, now: datetime) -> float:
     """Days from a stored timestamp to ``now`` (never negative)."""
     return max(0.0, (now - from_db(earlier)).total_seconds() / 86400.0)
+
+
+def day_text(value: date | str) -> str:
+    """A date as stored in ``daily_events.event_date`` (YYYY-MM-DD); raises ValueError when malformed."""
+    day = value.isoformat() if isinstance(value, date) else value
+    date.fromisoformat(day)
+    return day

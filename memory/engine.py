@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from memory.browse import MemoryBrowser
 from memory.clock import days_between, to_db, utcnow
+from memory.compression_rows import CompressionRows
 from memory.conversation import ConversationLog
-from memory.engine_jobs import BackgroundJobMethods, day_text
-from memory.records import Episode, Event, Fact, Memory, Retrieved, WriteResult
+from memory.event_log import EventLog
+from memory.records import Fact, Memory, Retrieved, WriteResult
 from memory.retrieval.decay import relevance_score
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.retrieval.retriever import Retriever
 from memory.scratchpad import ScratchpadStore
 from memory.store import MemoryDatabaseError, SQLiteStore
 from memory.store.protocol import MemoryStore
-from memory.text import tokenizer
-from memory.vectors.owner_cache import OwnerVectorCache
+from memory.vectors.stored import StoredVectors
 from memory.vectors.usage import EmbeddingUse, MemoryEmbedder
 from memory.writes import MemoryWriter, check_owner
 
@@ -35,30 +34,26 @@ __all__ = ["MemoryDatabaseError", "MemoryEmbedder", "MemoryEngine"]
 log = logging.getLogger("tierclaw.memory")
 
 
-class _PartAttribute:
-    """An engine attribute that lives on one of its parts: reading and setting it reach ``part.name``."""
+class MemoryEngine:
+    """Async access to the tiered memory store. Create with ``await MemoryEngine.open(path)``.
 
-    def __init__(self, part: str, name: str) -> None:
-        self._part, self._name = part, name
-
-    def __get__(self, engine: object, owner: type | None = None) -> Any:
-        return self if engine is None else getattr(getattr(engine, self._part), self._name)
-
-    def __set__(self, engine: object, value: Any) -> None:
-        setattr(getattr(engine, self._part), self._name, value)
-
-
-class MemoryEngine(BackgroundJobMethods):
-    """Async access to the tiered memory store. Create with ``await MemoryEngine.open(path)``."""
+    Its parts are plain attributes: ``embedding`` (the embedder and its query timeout, shared by the
+    writer, the retriever and the conversation log), ``vectors`` (stored vectors and the RAM matrices:
+    the embedding jobs), ``writer`` (``writer.on_vectors_missing`` wakes the gateway's backfill),
+    ``compression`` (what only the compression jobs read), ``events`` (Tier 3), ``conversation``,
+    ``scratchpad``, ``browse``.
+    """
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
         self.path = store.path
-        self._embedding = EmbeddingUse()
-        self._vectors = OwnerVectorCache(store)
-        self._retriever = Retriever(store, self._embedding, self._vectors)
-        self._writer = MemoryWriter(store, self._embedding, self._vectors, self._retriever.forget_owner)
-        self.conversation = ConversationLog(store, self._embedding)  # every turn, kept and searchable
+        self.embedding = EmbeddingUse()
+        self.vectors = StoredVectors(store, self.embedding)
+        self._retriever = Retriever(store, self.embedding, self.vectors.cache)
+        self.writer = MemoryWriter(store, self.embedding, self.vectors.cache, self._retriever.forget_owner)
+        self.compression = CompressionRows(store)
+        self.events = EventLog(store)  # Tier 3: what happened (episodes)
+        self.conversation = ConversationLog(store, self.embedding)  # every turn, kept and searchable
         self.scratchpad = ScratchpadStore(store)  # one note per person: what is going on
         self.browse = MemoryBrowser(store, self.search)  # page-by-page reads (the memory web page)
 
@@ -81,20 +76,16 @@ class MemoryEngine(BackgroundJobMethods):
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    # ------------------------------------------------------------ settings the gateway attaches
+    @property
+    def embedder(self) -> MemoryEmbedder | None:
+        """The embedder the gateway attached (a ``memory/vectors/cache.CachedEmbedder``), None for keyword
+        search only; kept in ``embedding`` because the writer, the retriever and the conversation log share
+        it."""
+        return self.embedding.embedder
 
-    # The embedder (``vectors.cache.CachedEmbedder``), or None for keyword search only.
-    embedder = _PartAttribute("_embedding", "embedder")
-    # How long a reply may wait for its query embedding before retrieval goes keyword-only (seconds).
-    query_embed_timeout = _PartAttribute("_embedding", "query_timeout")
-    # Called when rows were stored without a vector (the gateway wakes its backfill with it).
-    on_vectors_missing = _PartAttribute("_writer", "on_vectors_missing")
-    # RAM budget of the loaded owner vector matrices, all owners together (bytes).
-    vector_cache_bytes = _PartAttribute("_vectors", "budget_bytes")
-
-    def loaded_vector_owners(self) -> list[str]:
-        """Owners whose vector matrix is in RAM, least recently searched first."""
-        return self._vectors.owners()
+    @embedder.setter
+    def embedder(self, embedder: MemoryEmbedder | None) -> None:
+        self.embedding.embedder = embedder
 
     # ------------------------------------------------------------ writes
 
@@ -118,7 +109,7 @@ class MemoryEngine(BackgroundJobMethods):
         embedded first; ``embed=False`` stores at once and leaves the vector to the backfill; ``first``
         joins the transaction before the facts and ``then`` after them, and if either raises nothing is
         written)."""
-        return await self._writer.write_many(owner, facts, now, embed=embed, first=first, then=then)
+        return await self.writer.write_many(owner, facts, now, embed=embed, first=first, then=then)
 
     async def edit(
         self,
@@ -137,14 +128,14 @@ class MemoryEngine(BackgroundJobMethods):
         if current is None or current.is_archived:
             raise KeyError(f"no live memory {memory_id} for this owner")
         changes = {"content": content, "project": project, "topic": topic, "category": category}
-        await self._writer.edit(owner, current, importance=importance, tier=tier, **changes)
+        await self.writer.edit(owner, current, importance=importance, tier=tier, **changes)
         updated = await self.get(owner, memory_id)
         assert updated is not None
         return updated
 
     async def archive(self, owner: str, memory_id: int) -> bool:
         """Soft-delete one memory of the owner; False when the owner has no such live memory."""
-        done = await self._writer.archive(owner, [memory_id]) > 0
+        done = await self.writer.archive(owner, [memory_id]) > 0
         if done:
             log.info("[memory] archive owner=%s id=%d", owner, memory_id)
         return done
@@ -152,28 +143,28 @@ class MemoryEngine(BackgroundJobMethods):
     async def archive_many(self, owner: str, memory_ids: Iterable[int], now: datetime | None = None) -> int:
         """Soft-delete several of the owner's memories in one transaction; returns how many were live."""
         check_owner(owner)
-        done = await self._writer.archive(owner, memory_ids, now)
+        done = await self.writer.archive(owner, memory_ids, now)
         log.info("[memory] archive owner=%s count=%d", owner, done)
         return done
 
     async def restore(self, owner: str, memory_id: int) -> bool:
         """Make an archived memory of the owner live again; False when the owner has no such archived row."""
         check_owner(owner)
-        done = await self._writer.restore(owner, memory_id)
+        done = await self.writer.restore(owner, memory_id)
         if done:
             log.info("[memory] restore owner=%s id=%d", owner, memory_id)
         return done
 
     async def purge(self, owner: str, memory_id: int) -> bool:
         """Delete one memory of the owner for good (the explicit exception to soft delete)."""
-        return await self._writer.purge(owner, memory_id)
+        return await self.writer.purge(owner, memory_id)
 
     async def replace_memories(
         self, owner: str, old_ids: Iterable[int], facts: Iterable[Fact], now: datetime | None = None
     ) -> tuple[list[WriteResult], list[int]]:
         """Replace memories by new facts in one transaction (the compaction jobs; ``MemoryWriter.replace``
         says how); returns (one result per fact, archived ids)."""
-        return await self._writer.replace(owner, old_ids, facts, now)
+        return await self.writer.replace(owner, old_ids, facts, now)
 
     # ------------------------------------------------------------ reads
 
@@ -288,70 +279,4 @@ class MemoryEngine(BackgroundJobMethods):
 
     async def warm_up_embedder(self) -> bool:
         """Load the embedding model now (at start) so the first reply does not pay for it."""
-        return await self._embedding.warm_up()
-
-    # ------------------------------------------------------------ tier 3
-
-    async def add_event(
-        self,
-        owner: str,
-        summary: str,
-        *,
-        event_date: date | str | None = None,
-        channel: str = "unknown",
-        sender_id: str = "",
-        raw_tokens: int = 0,
-        source_ref: str | None = None,
-        episode: Episode | None = None,
-        span: tuple[datetime, datetime] | None = None,
-    ) -> int:
-        """Write one Tier 3 event — an episode when ``episode`` is given (``span``: when its turns started
-        and ended); returns its id. Its goal and entities are searchable with its summary."""
-        check_owner(owner)
-        if not summary.strip():
-            raise ValueError("an event summary must not be empty")
-        day = day_text(event_date or utcnow().date())
-        searchable = " ".join([summary, episode.goal, *episode.entities]) if episode else summary
-        event_id = await self.store.events.add(
-            owner,
-            day,
-            summary,
-            search_text=tokenizer.index_text(searchable),
-            channel=channel,
-            sender_id=sender_id,
-            raw_tokens=raw_tokens,
-            source_ref=source_ref,
-            episode=episode,
-            span=(to_db(span[0]), to_db(span[1])) if span else None,
-        )
-        log.info("[memory] event owner=%s id=%d date=%s", owner, event_id, day)
-        return event_id
-
-    async def link_episode_facts(self, owner: str, event_id: int, fact_ids: Sequence[int]) -> None:
-        """Record the ids of the facts extracted with an episode."""
-        await self.store.events.link_facts(owner, event_id, fact_ids)
-
-    async def events(
-        self,
-        owner: str,
-        *,
-        since: str | None = None,
-        until: str | None = None,
-        query: str | None = None,
-        include_compressed: bool = True,
-        source_ref: str | None = None,
-        limit: int = 50,
-    ) -> list[Event]:
-        """Tier 3 events of the owner by date range (inclusive, YYYY-MM-DD), source_ref and/or keywords."""
-        terms = tokenizer.query_terms(query) if query else None
-        if query and not terms:
-            return []
-        return await self.store.events.find(
-            owner,
-            since=since,
-            until=until,
-            terms=terms,
-            include_compressed=include_compressed,
-            source_ref=source_ref,
-            limit=limit,
-        )
+        return await self.embedding.warm_up()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from memory.clock import to_db, utcnow
-from memory.engine import MemoryEngine
+from memory.store.protocol import SessionRowsAPI
 
 # Messages kept per chat session (the model sees at most ``history_messages`` of them).
 KEEP_MESSAGES = 200
@@ -21,8 +21,8 @@ PRUNE_EVERY = 50
 class SessionStore:
     """Per-chat conversation history, kept by the store (``memory/store/state.py``)."""
 
-    def __init__(self, engine: MemoryEngine) -> None:
-        self._rows = engine.store.sessions
+    def __init__(self, rows: SessionRowsAPI) -> None:
+        self._rows = rows  # the store's ``sessions``, handed over where the runtime is wired
         self._current: dict[str, int] = {}
         self._appends = 0
 

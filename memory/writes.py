@@ -354,14 +354,7 @@ class MemoryWriter:
                         result = await self._write_one(owner, fact, now, vector)
                     results.append(result)
                     result_by_key.setdefault(key, result.id)
-                keep = {r.id for r in results}
-                for old_id, key in live.items():
-                    if old_id in keep:
-                        continue
-                    target = result_by_key.get(key)
-                    await memories.archive_into(old_id, target, to_db(now))
-                    if target is not None:
-                        await memories.copy_refs(target, [old_id])
+                await self._archive_replaced(live, {r.id for r in results}, result_by_key, now)
                 archived = await memories.archived_among(list(live))
         except BaseException:
             self.changed(owner)  # rows appended to the vector matrix were rolled back
@@ -375,3 +368,21 @@ class MemoryWriter:
             len(archived),
         )
         return results, archived
+
+    async def _archive_replaced(
+        self,
+        live: dict[int, tuple[str, int]],
+        keep: set[int],
+        result_by_key: dict[tuple[str, int], int],
+        now: datetime,
+    ) -> None:
+        """Archive the old rows no result kept (inside ``replace``'s transaction); one with the content of
+        a result row points to it and hands it its source references."""
+        memories = self._store.memories
+        for old_id, key in live.items():
+            if old_id in keep:
+                continue
+            target = result_by_key.get(key)
+            await memories.archive_into(old_id, target, to_db(now))
+            if target is not None:
+                await memories.copy_refs(target, [old_id])

@@ -45,16 +45,16 @@ from telegram import Bot, ReplyParameters, Update
 from telegram.constants import ParseMode
 from telegram.error import (
     BadRequest,
-    InvalidToken,
     NetworkError,
     RetryAfter,
     TelegramError,
 )
-from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+from telegram.ext import Application, ContextTypes
 
 from channels.access import AllowList
 from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
 from channels.chunks import split_text
+from channels.telegram.application import build_application, connect
 from channels.telegram.failures import (
     may_have_arrived,
     parse_each,
@@ -144,40 +144,22 @@ class TelegramChannel:
         secret = s.webhook_secret or secrets.token_urlsafe(32)
         self._redact = Redact((s.token, secret))
         self._redact.install()
-        t = s.timeout_seconds
-        builder = (
-            ApplicationBuilder()
-            .token(s.token)
-            .base_url(s.base_url)
-            .connect_timeout(t)
-            .read_timeout(t)
-            .write_timeout(t)
-            .pool_timeout(t)
-            .get_updates_connect_timeout(t)
-            .get_updates_read_timeout(t)  # PTB adds the long-poll timeout to this
-            .get_updates_write_timeout(t)
-            .get_updates_pool_timeout(t)
-            .job_queue(None)  # PTB would start an APScheduler of its own
+        app = build_application(
+            s.token, s.base_url, s.timeout_seconds, polling=s.mode == "polling", handle=self._on_update
         )
-        if s.mode == "polling":
-            builder = builder.updater(None)  # polling is our loop (module doc); the Updater serves webhooks
-        app = builder.build()
-        # One handler for every update: PTB's CommandHandler would take /commands away from the gateway.
-        app.add_handler(TypeHandler(Update, self._on_update))
         app.add_error_handler(self._on_error)
-        try:
-            await app.initialize()
-        except InvalidToken:  # PTB's message quotes the token: never let it reach a log or traceback
-            self._redact.remove()
-            raise ChannelError(
-                "[telegram] the Bot API rejected the token: check channels.telegram.token"
-            ) from None
-        except TelegramError as exc:
-            self._redact.remove()
-            raise ChannelError(f"[telegram] could not reach the Bot API at {s.base_url}: {exc}") from None
+        await connect(app, s.base_url, self._redact)
         self._app = app
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username or ""
+        await self._begin_receiving(app, secret)
+        log.info("[telegram] @%s is receiving messages (%s)", self._bot_username, s.mode)
+
+    async def _begin_receiving(self, app: Application, secret: str) -> None:
+        """Start PTB and the webhook or our polling loop; on failure everything is stopped again."""
+        s = self.settings
+        redact = self._redact
+        assert redact is not None  # set by start
         try:
             await app.start()
             if s.mode == "webhook":
@@ -201,7 +183,7 @@ class TelegramChannel:
                 f"[telegram] cannot listen for the webhook on {s.webhook_listen}:{s.webhook_port}: {exc}"
             ) from None
         except TelegramError as exc:  # setWebhook (the only API call start_webhook makes) failed
-            clean = self._redact.clean(str(exc))
+            clean = redact.clean(str(exc))
             await self.stop()
             # A transport failure has an httpx cause (a 400 is a NetworkError too in PTB, so not isinstance).
             if isinstance(exc.__cause__, httpx.HTTPError):
@@ -214,7 +196,6 @@ class TelegramChannel:
         except BaseException:
             await self.stop()
             raise
-        log.info("[telegram] @%s is receiving messages (%s)", self._bot_username, s.mode)
 
     async def stop_receiving(self) -> None:
         """Stop taking in updates; ``send`` and ``working`` keep working (the gateway drains, then ``stop``).
@@ -336,26 +317,39 @@ class TelegramChannel:
             if trouble:
                 log.info("[telegram] receiving messages again")
                 trouble, failures = "", 0
-            for update in updates:
-                if stopped.is_set():  # the rest is neither handed over nor confirmed
-                    return
-                self._undelivered = None
-                try:
-                    await app.process_update(update)  # handler errors go to _on_error; this is a backstop
-                except Exception as exc:
-                    log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
-                if self._undelivered is not None:  # the gateway could not store it: fetch it again later
-                    failures += 1
-                    log.warning(
-                        "[telegram] update %s not stored (%s); it stays unconfirmed and comes again",
-                        update.update_id,
-                        type(self._undelivered).__name__,
-                    )
-                    await pause(stopped, self._backoff(failures))
-                    break
-                self._offset = update.update_id + 1  # never fetch a poisonous update again
-            if skip_to and self._undelivered is None and not stopped.is_set():
+            outcome = await self._hand_over(app, updates, stopped)
+            if outcome == "stopped":
+                return
+            if outcome == "undelivered":  # the gateway could not store one: fetch it again later
+                failures += 1
+                await pause(stopped, self._backoff(failures))
+            elif skip_to and not stopped.is_set():
                 self._offset = max(self._offset, skip_to)
+
+    async def _hand_over(self, app: Application, updates: tuple[Update, ...], stopped: asyncio.Event) -> str:
+        """Hand fetched updates to the gateway in order, moving the offset past each one it stored.
+
+        Returns "stopped" when intake stopped midway (the rest is neither handed over nor confirmed),
+        "undelivered" when the gateway could not store one (it stays unconfirmed and comes again), else
+        "done".
+        """
+        for update in updates:
+            if stopped.is_set():
+                return "stopped"
+            self._undelivered = None
+            try:
+                await app.process_update(update)  # handler errors go to _on_error; this is a backstop
+            except Exception as exc:
+                log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
+            if self._undelivered is not None:
+                log.warning(
+                    "[telegram] update %s not stored (%s); it stays unconfirmed and comes again",
+                    update.update_id,
+                    type(self._undelivered).__name__,
+                )
+                return "undelivered"
+            self._offset = update.update_id + 1  # never fetch a poisonous update again
+        return "done"
 
     async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
         inbound = self.inbound(update)

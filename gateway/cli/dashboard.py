@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # loaded when the command runs, not for --help
-    from gateway.app import Runtime
     from gateway.config import Config
-    from gateway.dashboard.server import RunningDashboard
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -49,6 +47,7 @@ async def _dashboard(config: Config, args: argparse.Namespace) -> int:
     from gateway.app import Runtime
     from gateway.cli.run import stop_signal
     from gateway.dashboard.access import DashboardAccessError
+    from gateway.dashboard.server import start_for
 
     if args.db:
         config.memory.db_path = str(Path(args.db).expanduser())
@@ -89,23 +88,3 @@ async def _dashboard(config: Config, args: argparse.Namespace) -> int:
     finally:
         await runtime.close()
     return 0
-
-
-async def start_for(
-    runtime: Runtime, *, host: str, port: int, allow_remote: bool, with_replies: bool
-) -> RunningDashboard:
-    """Serve the page over ``runtime``'s memory (``with_replies``: the gateway answers messages, so the
-    page shows its reply timings)."""
-    from gateway.dashboard.access import load_or_create_token
-    from gateway.dashboard.context import DashboardContext
-    from gateway.dashboard.server import start_dashboard
-
-    engine = runtime.engine
-    ctx = DashboardContext(
-        engine=engine,
-        extraction=runtime.assistant.extraction,
-        timing=runtime.assistant.memory_timing if with_replies else None,
-        search_mode="hybrid" if engine.embedder is not None else "keyword",
-    )
-    token = load_or_create_token(runtime.config.db_path().parent)
-    return await start_dashboard(ctx, token=token, host=host, port=port, allow_remote=allow_remote)

@@ -229,8 +229,8 @@ async def _serve(config: Config) -> int:
 async def start_page(runtime: Runtime) -> RunningDashboard:
     """The memory page beside the gateway (``dashboard.enabled``). Its address is printed without the
     token: a service's output often ends up in a log file, the token file stays private."""
-    from gateway.cli.dashboard import start_for
     from gateway.dashboard.access import TOKEN_FILE
+    from gateway.dashboard.server import start_for
 
     settings = runtime.config.dashboard
     page = await start_for(

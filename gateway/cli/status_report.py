@@ -12,7 +12,7 @@ import os
 from gateway.app import job_times, timezone_of
 from gateway.config import ENV_OVERRIDES, Config, FeishuConfig, TelegramConfig, masked_secret, redacted
 from gateway.inbox import DurableInbox
-from gateway.providers import build_models
+from gateway.providers import Models, build_models
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
 from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer
@@ -71,8 +71,19 @@ async def collect(config: Config) -> dict:
     models = build_models(config)
     await models.close()
     embeddings = await _embedding_state(config)
+    report = _configured(config, models, embeddings)
+    if not config.db_path().exists():
+        report["memory"] = None
+        return report
+    report["memory"], runs = await _memory_state(config, embeddings)
+    report["jobs"] = _jobs_state(config, runs)
+    return report
+
+
+def _configured(config: Config, models: Models, embeddings: dict) -> dict:
+    """What the config sets: file, overrides, channels, models, paths, embeddings, page, settings."""
     memory_provider = config.memory_provider()
-    report: dict = {
+    return {
         "config": str(config.source) if config.source else "(none: built-in defaults)",
         "env_overrides": [o.name for o in ENV_OVERRIDES if _env_set(o.name)],
         "channels": {
@@ -99,28 +110,37 @@ async def collect(config: Config) -> dict:
         "dashboard": _dashboard_state(config),
         "settings": redacted(config),
     }
-    if not config.db_path().exists():
-        report["memory"] = None
-        return report
+
+
+async def _memory_state(config: Config, embeddings: dict) -> tuple[dict, dict]:
+    """Counts of the memory database, and the job runs it recorded (adds ``missing_vectors`` to
+    ``embeddings`` when an embedder is configured)."""
     engine = await MemoryEngine.open(config.db_path(), create=False)
     try:
         stats = await engine.stats()
-        dead = await ExtractionBuffer(engine).dead_letters()
+        dead = await ExtractionBuffer(engine.store.buffer).dead_letters()
         unsent = await DurableInbox(engine.store).unsent_recently()
-        runs = await JobLog(engine).all_runs()
+        runs = await JobLog(engine.store.jobs).all_runs()
         if embeddings["model_key"] is not None:
             # Live memories without a vector of this model: what `tierclaw memory reindex` would embed.
-            embeddings["missing_vectors"] = await engine.count_missing_embeddings(embeddings["model_key"])
+            embeddings["missing_vectors"] = await engine.vectors.count_missing_embeddings(
+                embeddings["model_key"]
+            )
     finally:
         await engine.close()
-    report["memory"] = {
+    memory = {
         **stats,
         "buffered_turns": stats["buffered_turns"] - dead,
         "dead_letters": dead,
         "unsent_replies": unsent,
     }
+    return memory, runs
+
+
+def _jobs_state(config: Config, runs: dict) -> dict:
+    """Each scheduled job: when it runs, when it last ran and how that went."""
     times = job_times(config)
-    report["jobs"] = {
+    return {
         name: {
             "schedule": schedule,
             "last_run": runs[name][0].isoformat(timespec="seconds") if name in runs else None,
@@ -132,7 +152,6 @@ async def collect(config: Config) -> dict:
             (WEEKLY_JOB, f"{times.weekly_day} {times.weekly}"),
         )
     }
-    return report
 
 
 def _dashboard_state(config: Config) -> str:

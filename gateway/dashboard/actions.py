@@ -16,7 +16,6 @@ from aiohttp import web
 
 from gateway.dashboard.context import CONTEXT, FORM, person_url, redirect, say
 from gateway.dashboard.pages import known_owner, memory_id_of
-from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import GLOBAL_PROJECT, Fact, WriteResult
 
 log = logging.getLogger("tierclaw.dashboard")
@@ -167,7 +166,7 @@ async def _extract_now(request: web.Request, owner: str) -> None:
 
 async def retry(request: web.Request) -> web.StreamResponse:
     owner = await known_owner(request)
-    count = await ExtractionBuffer(request.app[CONTEXT].engine).requeue_dead(owner)
+    count = await request.app[CONTEXT].buffer.requeue_dead(owner)
     say(request, f"Re-queued {count} dead-letter messages." if count else "There were no dead letters.")
     if count:
         await _extract_now(request, owner)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from gateway.assistant import MemoryTiming
     from memory.engine import MemoryEngine
+    from memory.pipeline.buffer import ExtractionBuffer
     from memory.pipeline.extraction import ExtractionService
 
 
@@ -30,6 +31,7 @@ class DashboardContext:
     is served by ``tierclaw gateway`` (a standalone ``tierclaw dashboard`` builds its own extraction)."""
 
     engine: MemoryEngine
+    buffer: ExtractionBuffer  # the extraction buffer (on the store's ``buffer``): counts, dead letters
     extraction: ExtractionService | None = None
     timing: MemoryTiming | None = None
     search_mode: str = "keyword"  # "keyword", or "hybrid (<embedder>)" when an embedder is attached

@@ -18,7 +18,6 @@ from gateway.dashboard.context import CONTEXT, DashboardContext, render
 from gateway.memory_export import export_memory
 from memory.browse import SORTS, BrowseFilter
 from memory.clock import utcnow
-from memory.pipeline.buffer import ExtractionBuffer
 from memory.retrieval.decay import CATEGORIES
 from memory.store.browse_queries import ARCHIVED_CHOICES
 
@@ -71,8 +70,7 @@ def memory_id_of(request: web.Request) -> int:
 
 async def owners(request: web.Request) -> web.Response:
     """Everyone this memory holds, with counts by tier, last activity, buffered turns, dead letters."""
-    engine = request.app[CONTEXT].engine
-    buffer = ExtractionBuffer(engine)
+    engine, buffer = request.app[CONTEXT].engine, request.app[CONTEXT].buffer
     rows = []
     for owner, last in sorted((await engine.owner_activity()).items(), key=lambda kv: kv[1], reverse=True):
         stats = await engine.stats(owner)
@@ -182,7 +180,7 @@ async def time_page(request: web.Request) -> web.Response:
     owner = await known_owner(request)
     until = _day(request.query.get("until"), utcnow().date())
     since = until - timedelta(days=DAYS_PER_TIME_PAGE - 1)
-    events = await ctx.engine.events(
+    events = await ctx.engine.events.find(
         owner, since=since.isoformat(), until=until.isoformat(), limit=EVENTS_PER_TIME_PAGE
     )
     days: dict[str, list] = {}
@@ -210,7 +208,7 @@ async def operations(request: web.Request) -> web.Response:
     """Buffered turns (extract now), dead letters (retry), export, and the two charts."""
     ctx: DashboardContext = request.app[CONTEXT]
     owner = await known_owner(request)
-    buffer = ExtractionBuffer(ctx.engine)
+    buffer = ctx.buffer
     samples = list(ctx.timing.samples_ms) if ctx.timing is not None else []
     return render(
         request,

@@ -1,7 +1,8 @@
 """The memory page's web server: routes, the access guard in front of every one of them, start and stop.
 
-``start_dashboard`` is what ``tierclaw dashboard`` and ``tierclaw gateway`` (``dashboard.enabled``)
-call; it returns the running server and the ready URL with the access token. The guard
+``start_for`` serves it over a running ``Runtime``'s memory: what ``tierclaw dashboard`` and ``tierclaw
+gateway`` (``dashboard.enabled``) call; ``start_dashboard`` returns the running server and the ready URL
+with the access token. The guard
 (``gateway/dashboard/access.py`` explains each rule) runs before any handler: Host check, token
 exchange, session cookie, CSRF on POST; every response gets headers that forbid scripts, framing,
 sniffing, caching and referrers.
@@ -14,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -25,8 +27,13 @@ from gateway.dashboard.access import (
     check_bind,
     csrf_matches,
     host_header_allowed,
+    load_or_create_token,
 )
 from gateway.dashboard.context import CONTEXT, FORM, SESSION, DashboardContext, render, templates
+from memory.pipeline.buffer import ExtractionBuffer
+
+if TYPE_CHECKING:
+    from gateway.app import Runtime
 
 log = logging.getLogger("tierclaw.dashboard")
 
@@ -151,3 +158,20 @@ async def start_dashboard(
     url = f"http://{shown}:{actual}/?token={token}"
     log.info("[dashboard] serving on http://%s:%d/", shown, actual)
     return RunningDashboard(url, runner)
+
+
+async def start_for(
+    runtime: Runtime, *, host: str, port: int, allow_remote: bool, with_replies: bool
+) -> RunningDashboard:
+    """Serve the page over ``runtime``'s memory (``with_replies``: the gateway answers messages, so the
+    page shows its reply timings)."""
+    engine = runtime.engine
+    ctx = DashboardContext(
+        engine=engine,
+        buffer=ExtractionBuffer(engine.store.buffer),
+        extraction=runtime.assistant.extraction,
+        timing=runtime.assistant.memory_timing if with_replies else None,
+        search_mode="hybrid" if engine.embedder is not None else "keyword",
+    )
+    token = load_or_create_token(runtime.config.db_path().parent)
+    return await start_dashboard(ctx, token=token, host=host, port=port, allow_remote=allow_remote)

@@ -100,10 +100,10 @@ async def migrate_files(
         if not text:
             report.skipped.append((path.name, "empty"))
             continue
-        if await engine.events(owner, source_ref=path.name, limit=1):
+        if await engine.events.find(owner, source_ref=path.name, limit=1):
             report.events_present += 1
             continue
-        await engine.add_event(owner, text, event_date=day, channel=MIGRATION_CHANNEL, source_ref=path.name)
+        await engine.events.add(owner, text, event_date=day, channel=MIGRATION_CHANNEL, source_ref=path.name)
         report.events_imported += 1
     tick(total, total)
     _log(owner, report)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memory.clock import to_db, utcnow
-from memory.engine import MemoryEngine
+from memory.store.protocol import BufferRowsAPI
 from memory.text.token_count import estimate_tokens
 
 log = logging.getLogger("tierclaw.memory")
@@ -52,8 +52,8 @@ class OwnerBacklog:
 class ExtractionBuffer:
     """Buffered turns per owner, kept by the store (``memory/store/queues.py``)."""
 
-    def __init__(self, engine: MemoryEngine) -> None:
-        self._rows = engine.store.buffer
+    def __init__(self, rows: BufferRowsAPI) -> None:
+        self._rows = rows  # the store's ``buffer``, handed over where the runtime is wired
 
     async def append(
         self,

@@ -11,7 +11,7 @@ Pure memory/: the gateway's scheduler decides when to call them; they take the e
   uncompressed for the next run and the other owners go on.
 * **weekly**, per owner: archives temp/debug memories that decayed to nothing, merges within each Tier 2
   partition of at least ``MERGE_MIN_ENTRIES`` live entries, and refreshes the Tier 1 profile. Without an
-  embedder the whole partition is one model call. With one (``engine.owner_vectors``), the partition's
+  embedder the whole partition is one model call. With one (``engine.vectors.of_owner``), the partition's
   entries are grouped by vector similarity instead (``clustering.similar_groups``: cosine above a cut
   relative to the partition's median cosine and at least ``MERGE_CLUSTER_COSINE``, joined transitively,
   O(n log n) rather than comparing every pair); each group of two or more entries (at
@@ -110,11 +110,11 @@ def _failure(owner: str, step: str, exc: BaseException) -> str:
 async def daily_compress(engine: MemoryEngine, model: MemoryModel, day: date) -> CompressionReport:
     """Fold every uncompressed Tier 3 event dated ``day`` or earlier into Tier 2 facts."""
     report = CompressionReport()
-    for owner in await engine.owners_with_uncompressed_events(day):
+    for owner in await engine.compression.owners_with_uncompressed_events(day):
         report.owners += 1
         events_done = facts_done = 0
         failed: str | None = None
-        events = await engine.uncompressed_events(owner, day)
+        events = await engine.compression.uncompressed_events(owner, day)
         for _, same_day in groupby(events, key=lambda e: e.event_date):
             batch_of_day = list(same_day)
             for start in range(0, len(batch_of_day), EVENTS_PER_CALL):
@@ -124,7 +124,7 @@ async def daily_compress(engine: MemoryEngine, model: MemoryModel, day: date) ->
                 except Exception as exc:  # the model or its output: keep the events for the next run
                     failed = _failure(owner, f"daily compression of {batch[0].event_date}", exc)
                     break
-                events_done += await engine.mark_events_compressed(owner, [e.id for e in batch])
+                events_done += await engine.compression.mark_events_compressed(owner, [e.id for e in batch])
             if failed:
                 break
         report.events_compressed += events_done
@@ -193,7 +193,7 @@ async def weekly_compress(
 
 async def _archive_decayed(engine: MemoryEngine, owner: str, now: datetime) -> int:
     """Archive live temp/debug Tier 2 memories whose weight decayed below 1 %."""
-    candidates = await engine.memories_by_category(owner, sorted(FAST_DECAY))
+    candidates = await engine.compression.memories_by_category(owner, sorted(FAST_DECAY))
     dead = [
         m.id
         for m in candidates
@@ -205,14 +205,14 @@ async def _archive_decayed(engine: MemoryEngine, owner: str, now: datetime) -> i
 async def _merge_partitions(
     engine: MemoryEngine, model: MemoryModel, owner: str, now: datetime, report: CompressionReport
 ) -> None:
-    for project, topic, count in await engine.partitions(owner):
+    for project, topic, count in await engine.compression.partitions(owner):
         if count < MERGE_MIN_ENTRIES:
             continue
-        entries = await engine.partition_memories(owner, project, topic)
+        entries = await engine.compression.partition_memories(owner, project, topic)
         if len(entries) < MERGE_MIN_ENTRIES:
             continue
         # Per partition: the engine keeps the matrix until the owner's memories change, i.e. a merge.
-        vectors = await engine.owner_vectors(owner)
+        vectors = await engine.vectors.of_owner(owner)
         if vectors is None:  # no embedder: the whole partition is one model call
             outcome = await _merge_entries(engine, model, owner, project, topic, entries, now, report)
             merged = outcome is not None
@@ -256,7 +256,7 @@ async def _merge_similar(
         report.groups_merged += 1
         await _carry_refs(engine, archived, results)
         if _touched_others(results, group):  # a merged fact merged into or superseded another row
-            current = {m.id: m for m in await engine.partition_memories(owner, project, topic)}
+            current = {m.id: m for m in await engine.compression.partition_memories(owner, project, topic)}
     return merged_any
 
 
@@ -305,9 +305,7 @@ async def _carry_refs(engine: MemoryEngine, archived: list[int], results: list[W
     targets = sorted({r.id for r in results} - set(archived))
     if not archived or not targets:
         return
-    async with engine.store.transaction():
-        for target in targets:
-            await engine.store.memories.copy_refs(target, archived)
+    await engine.compression.carry_refs(targets, archived)
 
 
 def _touched_others(results: list[WriteResult], group: list[int]) -> bool:
@@ -329,7 +327,9 @@ async def _refresh_profile(
     engine: MemoryEngine, model: MemoryModel, owner: str, now: datetime, report: CompressionReport
 ) -> None:
     profile = await engine.profile(owner, limit=10_000)
-    important = await engine.important_memories(owner, PROFILE_MIN_IMPORTANCE, PROFILE_SOURCE_LIMIT)
+    important = await engine.compression.important_memories(
+        owner, PROFILE_MIN_IMPORTANCE, PROFILE_SOURCE_LIMIT
+    )
     if not profile and not important:
         return
     try:

@@ -72,6 +72,7 @@ class ExtractionService:
     def __init__(
         self,
         engine: MemoryEngine,
+        buffer: ExtractionBuffer,
         model: MemoryModel,
         settings: ExtractionSettings | None = None,
         *,
@@ -79,7 +80,7 @@ class ExtractionService:
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.engine = engine
-        self.buffer = ExtractionBuffer(engine)
+        self.buffer = buffer  # on the store's ``buffer``, handed over where the runtime is wired
         self.model = model
         self.settings = settings or ExtractionSettings()
         self._tz = tz
@@ -361,10 +362,10 @@ class ExtractionService:
         async def claim_and_summarise() -> None:
             if await self.buffer.remove(ids) != len(ids):
                 raise BatchAlreadyWritten(ref)
-            if summary and not await self.engine.events(owner, source_ref=ref, limit=1):
+            if summary and not await self.engine.events.find(owner, source_ref=ref, limit=1):
                 first = batch[0]
                 episode_ids.append(
-                    await self.engine.add_event(
+                    await self.engine.events.add(
                         owner,
                         summary,
                         event_date=from_db(first.created_at).astimezone(self._tz).date(),
@@ -379,7 +380,7 @@ class ExtractionService:
 
         async def link_episode(results: list[WriteResult]) -> None:
             if episode_ids and results:
-                await self.engine.link_episode_facts(owner, episode_ids[0], [r.id for r in results])
+                await self.engine.events.link_facts(owner, episode_ids[0], [r.id for r in results])
 
         results = await self.engine.write_many(
             owner, facts, now=now, first=claim_and_summarise, then=link_episode

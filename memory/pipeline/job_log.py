@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from memory.clock import from_db, to_db, utcnow
-from memory.engine import MemoryEngine
+from memory.store.protocol import JobRowsAPI
 
 
 class JobLog:
     """Last run time and outcome per job name, kept by the store (``memory/store/state.py``)."""
 
-    def __init__(self, engine: MemoryEngine) -> None:
-        self._rows = engine.store.jobs
+    def __init__(self, rows: JobRowsAPI) -> None:
+        self._rows = rows  # the store's ``jobs``, handed over where the runtime is wired
 
     async def last_run(self, job: str) -> datetime | None:
         """When ``job`` last ran (aware UTC), or None if it never did."""

@@ -169,23 +169,7 @@ def rank(
     ``chinese``: it is written in Chinese).
     """
     cosines = dense_cosine or {}
-    total_weight = sum(weights.values()) or 1.0
-    query_pairs = set(itertools.pairwise(query_tokens))
-    bounds = window_bounds(window) if window is not None else None
-    scored: list[tuple[Candidate, float, float, float]] = []  # row, text score, match, decay
-    for row, bm25_share, lowest in pool.rows.values():
-        tokens = row.search_text.split()
-        words = set(tokens)
-        match = sum(w for t, w in weights.items() if t in words) / total_weight
-        if match < min_match and row.id not in dense_rank:
-            continue
-        proximity = len(query_pairs.intersection(itertools.pairwise(tokens)))
-        text_score = (bm25_share + COVERAGE_WEIGHT * match) / (1.0 + COVERAGE_WEIGHT)
-        text_score = max(text_score * (1.0 + PROXIMITY_WEIGHT * proximity), lowest)
-        if bounds is not None and bounds[0] <= row.created_at < bounds[1]:
-            text_score *= 1.0 + TIME_WINDOW_BOOST
-        decay = relevance_score(row.category, row.importance, days_between(row.last_accessed, now))
-        scored.append((row, text_score, match, decay))
+    scored = _scored(pool, weights, query_tokens, window, dense_rank, min_match, now)
     if dense_rank:
         fused = fuse_ranks(scored, dense_rank)
     else:
@@ -209,6 +193,36 @@ def rank(
     hits = [hit for hit in hits if floor.admits(hit, hybrid=hybrid, chinese=chinese)]
     hits.sort(key=lambda h: (-h.score, -h.id))
     return hits[:k]
+
+
+def _scored(
+    pool: Pool,
+    weights: dict[str, float],
+    query_tokens: tuple[str, ...],
+    window: TimeWindow | None,
+    dense_rank: dict[int, int],
+    min_match: float,
+    now: datetime,
+) -> list[tuple[Candidate, float, float, float]]:
+    """(row, text score, match, decay) of every candidate ``rank`` keeps (``min_match`` or a vector hit)."""
+    total_weight = sum(weights.values()) or 1.0
+    query_pairs = set(itertools.pairwise(query_tokens))
+    bounds = window_bounds(window) if window is not None else None
+    scored: list[tuple[Candidate, float, float, float]] = []  # row, text score, match, decay
+    for row, bm25_share, lowest in pool.rows.values():
+        tokens = row.search_text.split()
+        words = set(tokens)
+        match = sum(w for t, w in weights.items() if t in words) / total_weight
+        if match < min_match and row.id not in dense_rank:
+            continue
+        proximity = len(query_pairs.intersection(itertools.pairwise(tokens)))
+        text_score = (bm25_share + COVERAGE_WEIGHT * match) / (1.0 + COVERAGE_WEIGHT)
+        text_score = max(text_score * (1.0 + PROXIMITY_WEIGHT * proximity), lowest)
+        if bounds is not None and bounds[0] <= row.created_at < bounds[1]:
+            text_score *= 1.0 + TIME_WINDOW_BOOST
+        decay = relevance_score(row.category, row.importance, days_between(row.last_accessed, now))
+        scored.append((row, text_score, match, decay))
+    return scored
 
 
 def fuse_ranks(

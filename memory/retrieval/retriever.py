@@ -116,22 +116,8 @@ class Retriever:
             start, end = ranking.window_bounds(window)
             rows = await search.written_between(owner, start, end, tiers, ranking.PARTITION_CANDIDATES)
             pool.add(rows, ranking.WINDOW_ONLY_TEXT)
-        dense_rank: dict[int, int] = {}
-        dense_cosine: dict[int, float] = {}
         query_vector = await vector_task if vector_task is not None else None
-        embedder = self._embedding.embedder
-        if query_vector is not None and embedder is not None:
-            vectors = await self._vectors.get(owner, embedder.model_key)
-            dense_cosine = {
-                memory_id: cosine
-                for memory_id, cosine in vectors.top(query_vector, ranking.DENSE_CANDIDATES, tiers)
-                if cosine >= ranking.DENSE_MIN_COSINE
-            }
-            dense = list(dense_cosine)
-            dense_rank = {memory_id: position for position, memory_id in enumerate(dense, start=1)}
-            unseen = [i for i in dense if i not in pool.rows]
-            if unseen:
-                pool.add(await search.by_ids(owner, unseen), 0.0)
+        dense_rank, dense_cosine = await self._dense(owner, query_vector, tiers, pool)
         return ranking.rank(
             pool,
             weights=weights,
@@ -146,3 +132,25 @@ class Retriever:
             now=now,
             k=k,
         )
+
+    async def _dense(
+        self, owner: str, query_vector: np.ndarray | None, tiers: tuple[int, ...], pool: ranking.Pool
+    ) -> tuple[dict[int, int], dict[int, float]]:
+        """The vector side of one retrieval: (id -> dense rank, id -> cosine) of the owner's memories
+        nearest the query, whose rows join ``pool``; empty without a query vector or an embedder."""
+        dense_rank: dict[int, int] = {}
+        dense_cosine: dict[int, float] = {}
+        embedder = self._embedding.embedder
+        if query_vector is not None and embedder is not None:
+            vectors = await self._vectors.get(owner, embedder.model_key)
+            dense_cosine = {
+                memory_id: cosine
+                for memory_id, cosine in vectors.top(query_vector, ranking.DENSE_CANDIDATES, tiers)
+                if cosine >= ranking.DENSE_MIN_COSINE
+            }
+            dense = list(dense_cosine)
+            dense_rank = {memory_id: position for position, memory_id in enumerate(dense, start=1)}
+            unseen = [i for i in dense if i not in pool.rows]
+            if unseen:
+                pool.add(await self._store.search.by_ids(owner, unseen), 0.0)
+        return dense_rank, dense_cosine

@@ -22,7 +22,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,14 +30,8 @@ from memory.clock import to_db, utcnow
 from memory.vectors.index import blob_to_vector, vector_to_blob
 
 if TYPE_CHECKING:
-    from memory.store.protocol import MemoryStore
+    from memory.store.protocol import VectorRowsAPI
     from memory.vectors.embedding import Embedder, EmbeddingSettings
-
-
-class HasStore(Protocol):
-    """What the cache needs of its owner: the store (``MemoryEngine`` has one)."""
-
-    store: MemoryStore
 
 
 __all__ = ["CachedEmbedder", "blob_to_vector", "build_cached_embedder", "text_hash", "vector_to_blob"]
@@ -85,18 +79,18 @@ class CachedEmbedder:
     """An ``Embedder`` with a persistent passage cache (SQLite) and an in-process query LRU.
 
     It satisfies the ``Embedder`` protocol itself, so it can be used wherever the inner one would be.
-    ``engine`` is shared (the cache reads and writes through its store, ``memory/store/vectors.py``) and
-    is not closed by ``close()``; the inner embedder is.
+    ``rows`` are the store's ``vectors`` (``memory/store/vectors.py``), handed over where the runtime is
+    wired; the database is not closed by ``close()``, the inner embedder is.
 
     Counters for benchmarks, per distinct text within a call: ``hits`` / ``misses`` for passages (a stale
     row counts as a miss), ``query_hits`` / ``query_misses`` for the LRU.
     """
 
     def __init__(
-        self, inner: Embedder, engine: HasStore, *, query_cache_size: int = QUERY_CACHE_SIZE
+        self, inner: Embedder, rows: VectorRowsAPI, *, query_cache_size: int = QUERY_CACHE_SIZE
     ) -> None:
         self._inner = inner
-        self._rows = engine.store.vectors
+        self._rows = rows  # the store's ``vectors``
         self._query_cache_size = max(0, query_cache_size)
         self._queries: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._learned_dim: int | None = None
@@ -148,21 +142,8 @@ class CachedEmbedder:
         for key, text in zip(keys, texts, strict=True):
             unique.setdefault(key, text)
 
-        rows = await self._lookup(model, list(unique))
         expected = self.dim
-        cached: dict[str, np.ndarray] = {}
-        last_used: dict[str, str] = {}
-        for key, dim, blob, used in rows:
-            if expected is not None and dim != expected:
-                continue  # made at another dimension under the same key: stale, overwritten below
-            vector = blob_to_vector(blob, dim) if isinstance(blob, bytes) and isinstance(dim, int) else None
-            if vector is None:
-                continue  # length is not 4 * dim (truncated, foreign): corrupt, overwritten below
-            cached[key] = vector  # a read-only view of the row's bytes; only copied into the result
-            last_used[key] = used
-        if expected is None and len({v.shape[0] for v in cached.values()}) > 1:
-            cached.clear()  # dimension unknown and the rows disagree: none can be trusted
-
+        cached, last_used = _usable_rows(await self._lookup(model, list(unique)), expected)
         fresh: dict[str, np.ndarray] = {}
         missing = [k for k in unique if k not in cached]
         if missing:
@@ -181,7 +162,24 @@ class CachedEmbedder:
                 fresh.update(await self._embed_passages([unique[k] for k in stale], stale))
         self.hits += len(cached)
         self.misses += len(fresh)
+        await self._keep(model, texts, cached, last_used, fresh, moment)
+        found = cached | fresh
+        dim = next(iter(found.values())).shape[0]
+        out = np.empty((len(texts), dim), dtype=np.float32)
+        for i, key in enumerate(keys):
+            out[i] = found[key]
+        return out
 
+    async def _keep(
+        self,
+        model: str,
+        texts: list[str],
+        cached: dict[str, np.ndarray],
+        last_used: dict[str, str],
+        fresh: dict[str, np.ndarray],
+        moment: datetime,
+    ) -> None:
+        """Store the fresh vectors and touch the cached rows not used for ``TOUCH_INTERVAL``."""
         cutoff = to_db(moment - TOUCH_INTERVAL)
         touch = [k for k in cached if last_used[k] < cutoff]
         await self._store(model, fresh, touch, to_db(moment))
@@ -193,13 +191,6 @@ class CachedEmbedder:
             len(fresh),
             len(touch),
         )
-
-        found = cached | fresh
-        dim = next(iter(found.values())).shape[0]
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for i, key in enumerate(keys):
-            out[i] = found[key]
-        return out
 
     async def _lookup(self, model: str, keys: list[str]) -> list[tuple[str, int, bytes, str]]:
         """Cached rows (text_hash, dim, vector, last_used) for ``keys``, one query per chunk."""
@@ -315,7 +306,7 @@ class CachedEmbedder:
 
 
 def build_cached_embedder(
-    settings: EmbeddingSettings, engine: HasStore, *, query_cache_size: int = QUERY_CACHE_SIZE
+    settings: EmbeddingSettings, rows: VectorRowsAPI, *, query_cache_size: int = QUERY_CACHE_SIZE
 ) -> CachedEmbedder | None:
     """The one way to build the configured embedder behind the content-hash cache (None: provider "none").
 
@@ -326,4 +317,22 @@ def build_cached_embedder(
     from memory.vectors import embedding
 
     inner = embedding.build_embedder(settings)
-    return CachedEmbedder(inner, engine, query_cache_size=query_cache_size) if inner is not None else None
+    return CachedEmbedder(inner, rows, query_cache_size=query_cache_size) if inner is not None else None
+
+
+def _usable_rows(rows: list[tuple], expected: int | None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The cached rows that can be served, as (text hash -> vector, text hash -> last_used): rows of
+    another dimension than ``expected`` and corrupt rows are left out (the caller embeds them again)."""
+    cached: dict[str, np.ndarray] = {}
+    last_used: dict[str, str] = {}
+    for key, dim, blob, used in rows:
+        if expected is not None and dim != expected:
+            continue  # made at another dimension under the same key: stale, overwritten below
+        vector = blob_to_vector(blob, dim) if isinstance(blob, bytes) and isinstance(dim, int) else None
+        if vector is None:
+            continue  # length is not 4 * dim (truncated, foreign): corrupt, overwritten below
+        cached[key] = vector  # a read-only view of the row's bytes; only copied into the result
+        last_used[key] = used
+    if expected is None and len({v.shape[0] for v in cached.values()}) > 1:
+        cached.clear()  # dimension unknown and the rows disagree: none can be trusted
+    return cached, last_used

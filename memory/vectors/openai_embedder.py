@@ -12,7 +12,7 @@ import numpy as np
 import openai
 
 from memory.model.openai_model import describe_openai_error
-from memory.vectors.embedding import (
+from memory.vectors.protocol import (
     API_MAX_CHARS,
     NO_KEY_PLACEHOLDER,
     EmbeddingError,

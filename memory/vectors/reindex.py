@@ -80,7 +80,7 @@ class ReindexResult:
 
 
 class VectorTarget(Protocol):
-    """Rows that get vectors: the engine (memories) or ``engine.conversation`` (kept turns)."""
+    """Rows that get vectors: ``engine.vectors`` (memories) or ``engine.conversation`` (kept turns)."""
 
     async def count_missing_embeddings(self, model_key: str, owner: str | None = None) -> int: ...
 
@@ -101,7 +101,7 @@ async def reindex(
     pause: float = 0.0,
 ) -> ReindexResult:
     """Give every live memory (of ``owner``, or of everyone) a vector of ``embedder.model_key`` — or every
-    kept turn, when ``engine`` is ``engine.conversation``.
+    kept turn, when ``engine`` is ``engine.conversation`` (memories: ``engine.vectors``).
 
     Walks the missing rows by id, ``batch_size`` at a time; each batch is embedded with one
     ``embed_passages`` call and stored at once, then ``progress(done, total)`` is called. An error from the
@@ -268,7 +268,9 @@ class EmbeddingBackfill:
             if embedder is None:
                 continue
             try:
-                result = await reindex(self._engine, embedder, batch_size=self.batch_size, pause=self.pause)
+                result = await reindex(
+                    self._engine.vectors, embedder, batch_size=self.batch_size, pause=self.pause
+                )
                 turns = await reindex(
                     self._engine.conversation, embedder, batch_size=self.batch_size, pause=self.pause
                 )

@@ -36,10 +36,15 @@ class EchoModel:
 
 @pytest.fixture
 async def assistant(engine: MemoryEngine, tmp_path: Path) -> AsyncIterator[Assistant]:
-    extraction = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600))
+    extraction = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        OfflineMemoryModel(),
+        ExtractionSettings(quiet_gap=3600),
+    )
     bot = Assistant(
         engine=engine,
-        sessions=SessionStore(engine),
+        sessions=SessionStore(engine.store.sessions),
         chat_model=EchoModel(),
         settings=AssistantSettings(workspace=tmp_path),
         identities=Identities({"alice": ["telegram:1", "feishu:ou_a"]}),
@@ -109,7 +114,7 @@ async def test_remember_and_memory_with_file_memory(engine: MemoryEngine, tmp_pa
     files = FileMemory(tmp_path)
     bot = Assistant(
         engine=engine,
-        sessions=SessionStore(engine),
+        sessions=SessionStore(engine.store.sessions),
         chat_model=EchoModel(),
         settings=AssistantSettings(workspace=tmp_path),
         file_memory=files,
@@ -149,13 +154,13 @@ async def test_attachment_gets_the_text_only_reply_and_its_caption_is_recorded(a
     reply = await assistant.handle(photo)
     assert reply == TEXT_ONLY_REPLY.format(kind="photo") + CAPTION_NOTED
     assert assistant.chat_model.requests == []  # the model is not asked about a picture it cannot see
-    pending = await ExtractionBuffer(assistant.engine).batch("user:alice", 10_000)
+    pending = await ExtractionBuffer(assistant.engine.store.buffer).batch("user:alice", 10_000)
     assert [turn.content for turn in pending] == ["my cat Miso"]
     assert await assistant.sessions.history("telegram:1", 10) == [("user", "my cat Miso")]
 
     voice = InboundMessage(channel="telegram", chat_id="1", sender_id="1", text="", attachment="voice")
     assert await assistant.handle(voice) == TEXT_ONLY_REPLY.format(kind="voice")
-    assert len(await ExtractionBuffer(assistant.engine).batch("user:alice", 10_000)) == 1
+    assert len(await ExtractionBuffer(assistant.engine.store.buffer).batch("user:alice", 10_000)) == 1
 
 
 async def test_memory_and_forget_are_refused_in_groups(assistant: Assistant) -> None:
@@ -213,10 +218,15 @@ async def test_the_offline_hint_comes_once_per_chat_and_never_in_the_terminal(
     from gateway.offline_chat import OFFLINE_HINT, OfflineChatModel
 
     notice = "No API key configured (the full notice)."
-    extraction = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600))
+    extraction = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        OfflineMemoryModel(),
+        ExtractionSettings(quiet_gap=3600),
+    )
     bot = Assistant(
         engine=engine,
-        sessions=SessionStore(engine),
+        sessions=SessionStore(engine.store.sessions),
         chat_model=OfflineChatModel(),
         settings=AssistantSettings(workspace=tmp_path, notice=notice),
         extraction=extraction,

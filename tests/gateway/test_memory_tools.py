@@ -15,6 +15,7 @@ from gateway.agent import ChatRequest, OpenAIChatModel
 from gateway.memory_tools import MemoryTools, ToolSettings
 from localservers.openai_server import OpenAIStub, StubReply
 from memory.engine import MemoryEngine
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import Fact
 from tests.support.stub_clients import client_for, close_clients
 
@@ -225,7 +226,12 @@ async def test_the_assistant_binds_the_tools_to_the_senders_owner(engine: Memory
 
     await engine.write("user:alice", Fact(content="Alice keeps bees on the roof"))
     await engine.write("telegram:2", Fact(content="Mallory keeps bees in the cellar"))
-    extraction = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600))
+    extraction = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        OfflineMemoryModel(),
+        ExtractionSettings(quiet_gap=3600),
+    )
     with OpenAIStub() as stub:
         stub.script(
             StubReply(tool_calls=[("memory_search", '{"query": "bees"}')]), StubReply(content="On the roof.")
@@ -234,7 +240,7 @@ async def test_the_assistant_binds_the_tools_to_the_senders_owner(engine: Memory
         def assistant(enabled: bool) -> Assistant:
             return Assistant(
                 engine=engine,
-                sessions=SessionStore(engine),
+                sessions=SessionStore(engine.store.sessions),
                 chat_model=model_for(stub),
                 settings=AssistantSettings(workspace=tmp_path, tools=ToolSettings(enabled=enabled)),
                 identities=Identities({"alice": ["telegram:1"]}),

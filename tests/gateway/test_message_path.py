@@ -293,7 +293,7 @@ async def test_invalid_extraction_json_is_retried_then_dead_lettered_then_requeu
             await runtime.start(schedule=False)
             term.type("My dog is called Nemo")
             await term.reply(1)
-            buffer = ExtractionBuffer(runtime.engine)
+            buffer = ExtractionBuffer(runtime.engine.store.buffer)
             for _ in range(300):
                 if await buffer.dead_letters() == 2:
                     break
@@ -343,7 +343,7 @@ async def test_a_short_session_lets_the_launch_catch_up_finish(tmp_path: Path) -
         engine = await MemoryEngine.open(config.db_path())
         long_ago = utcnow() - timedelta(days=8)  # every job, the weekly one too, missed a run
         for job in ("extraction_sweep", DAILY_JOB, "weekly_compress"):
-            await JobLog(engine).record(job, when=long_ago)
+            await JobLog(engine.store.jobs).record(job, when=long_ago)
         await engine.close()
         term = Terminal()
         runtime = await Runtime.open(config, [term])
@@ -354,7 +354,7 @@ async def test_a_short_session_lets_the_launch_catch_up_finish(tmp_path: Path) -
             _, left = await runtime.save_memories(10.0)
             assert left == 0  # extracted by the exit flush or by the caught-up sweep, whichever came first
             for job in (DAILY_JOB, WEEKLY_JOB):  # the missed jobs ran before the exit
-                last = await JobLog(runtime.engine).last_run(job)
+                last = await JobLog(runtime.engine.store.jobs).last_run(job)
                 assert last is not None and last > long_ago, job
         finally:
             await runtime.close()

@@ -102,10 +102,10 @@ async def test_extract_uses_known_projects() -> None:
 
 
 async def test_compress_events_reads_summaries(engine: MemoryEngine) -> None:
-    await engine.add_event(OWNER, "I live in Berlin. What time is it?", event_date=date(2026, 1, 4))
-    await engine.add_event(OWNER, "The user asked about the weather.", event_date=date(2026, 1, 4))
-    await engine.add_event(OWNER, "I live in Berlin.", event_date=date(2026, 1, 4))
-    events = await engine.events(OWNER)
+    await engine.events.add(OWNER, "I live in Berlin. What time is it?", event_date=date(2026, 1, 4))
+    await engine.events.add(OWNER, "The user asked about the weather.", event_date=date(2026, 1, 4))
+    await engine.events.add(OWNER, "I live in Berlin.", event_date=date(2026, 1, 4))
+    events = await engine.events.find(OWNER)
     facts = await OfflineMemoryModel().compress_events(events)
     assert [(f.content, f.predicate, f.source) for f in facts] == [
         ("I live in Berlin.", "lives_in", "compression")

@@ -18,6 +18,7 @@ from gateway.config import Config
 from memory.clock import utcnow
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Fact, Retrieved
 from memory.retrieval.gate import asks_about_themselves
@@ -43,10 +44,15 @@ class RecordingModel:
 async def _assistant(engine: MemoryEngine, tmp_path: Path, floor: RelevanceFloor) -> Assistant:
     return Assistant(
         engine=engine,
-        sessions=SessionStore(engine),
+        sessions=SessionStore(engine.store.sessions),
         chat_model=RecordingModel(),
         settings=AssistantSettings(workspace=tmp_path, floor=floor),
-        extraction=ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600)),
+        extraction=ExtractionService(
+            engine,
+            ExtractionBuffer(engine.store.buffer),
+            OfflineMemoryModel(),
+            ExtractionSettings(quiet_gap=3600),
+        ),
     )
 
 

@@ -94,8 +94,8 @@ async def test_default_config_attaches_the_local_model_and_backfills_remember(tm
             assert isinstance(engine.embedder, CachedEmbedder)
             assert engine.embedder.model_key == LOCAL_MODEL_KEY
             assert runtime.backfill is not None and not runtime.backfill.running  # nothing runs before start
-            assert engine.on_vectors_missing == runtime.backfill.notify
-            assert engine.query_embed_timeout == 1.0  # memory.embedding.queryTimeoutMs default
+            assert engine.writer.on_vectors_missing == runtime.backfill.notify
+            assert engine.embedding.query_timeout == 1.0  # memory.embedding.queryTimeoutMs default
 
             await runtime.start(schedule=False)
             assert runtime.backfill.running
@@ -104,14 +104,14 @@ async def test_default_config_attaches_the_local_model_and_backfills_remember(tm
             (memory,) = await engine.list(OWNER)
 
             async def embedded() -> bool:
-                return await engine.count_missing_embeddings(LOCAL_MODEL_KEY) == 0
+                return await engine.vectors.count_missing_embeddings(LOCAL_MODEL_KEY) == 0
 
             await eventually(embedded, 60, "the backfill did not embed the /remember memory")
             assert engine.embedder.dim == 384
-            vectors = await engine.owner_vectors(OWNER)
+            vectors = await engine.vectors.of_owner(OWNER)
             assert vectors is not None and list(vectors.ids) == [memory.id]
 
-            engine.query_embed_timeout = 30  # the assertion below is about recall, not about the bound
+            engine.embedding.query_timeout = 30  # the assertion below is about recall, not about the bound
             hits = await engine.search(OWNER, "what pet do I have?")  # no shared word: the vector finds it
             assert [h.id for h in hits] == [memory.id]
             assert stub.embedding_requests == []  # the local model never calls an API
@@ -135,14 +135,14 @@ async def test_provider_none_means_keyword_only_and_no_backfill(tmp_path: Path, 
         try:
             assert engine.embedder is None
             assert runtime.backfill is None
-            assert engine.on_vectors_missing is None
+            assert engine.writer.on_vectors_missing is None
             await runtime.start(schedule=False)
             assert background_tasks() == set()
             assert (await channel.say("/remember I adopted a golden retriever puppy")).startswith(
                 "Remembered"
             )
             await asyncio.sleep(0.2)
-            assert await engine.count_missing_embeddings(LOCAL_MODEL_KEY) == 1  # nobody embeds it
+            assert await engine.vectors.count_missing_embeddings(LOCAL_MODEL_KEY) == 1  # nobody embeds it
             rows = await engine.store.db.read("SELECT embedding, embedding_model FROM memories")
             assert [tuple(r) for r in rows] == [(None, None)]
             assert [h.content for h in await engine.search(OWNER, "golden retriever")] == [
@@ -173,7 +173,7 @@ async def test_openai_provider_at_the_stub_embeds_and_backfills(tmp_path: Path) 
         engine = runtime.engine
         try:
             assert engine.embedder is not None and engine.embedder.model_key == "openai:emb-model@8"
-            assert engine.query_embed_timeout == 5.0
+            assert engine.embedding.query_timeout == 5.0
             assert stub.embedding_requests == []  # nothing is contacted before start
 
             await runtime.start(schedule=False)
@@ -181,7 +181,7 @@ async def test_openai_provider_at_the_stub_embeds_and_backfills(tmp_path: Path) 
             assert (await channel.say("/remember I prefer oolong tea")).startswith("Remembered")
 
             async def embedded() -> bool:
-                return await engine.count_missing_embeddings("openai:emb-model@8") == 0
+                return await engine.vectors.count_missing_embeddings("openai:emb-model@8") == 0
 
             await eventually(embedded, 10, "the backfill did not embed the /remember memory")
             assert "I prefer oolong tea" in stub.embedding_inputs()
@@ -193,7 +193,7 @@ async def test_openai_provider_at_the_stub_embeds_and_backfills(tmp_path: Path) 
             before = len(stub.embedding_requests)
             await engine.write(OWNER, Fact(content="Lives in Hangzhou"))
             assert len(stub.embedding_requests) == before + 1
-            assert await engine.count_missing_embeddings("openai:emb-model@8") == 0
+            assert await engine.vectors.count_missing_embeddings("openai:emb-model@8") == 0
             hits = await engine.search(OWNER, "Lives in Hangzhou")
             assert hits[0].content == "Lives in Hangzhou"
         finally:

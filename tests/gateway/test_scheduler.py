@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB, JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.pipeline.job_log import JobLog
 
@@ -17,8 +18,12 @@ SHANGHAI = ZoneInfo("Asia/Shanghai")
 
 def _jobs(engine: MemoryEngine) -> tuple[MemoryJobs, ExtractionService]:
     model = OfflineMemoryModel()
-    extraction = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
-    return MemoryJobs(engine, extraction, model, tz=SHANGHAI, times=JobTimes()), extraction
+    extraction = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
+    )
+    return MemoryJobs(
+        engine, extraction, model, job_log=JobLog(engine.store.jobs), tz=SHANGHAI, times=JobTimes()
+    ), extraction
 
 
 async def test_triggers_fire_at_the_configured_local_times(engine: MemoryEngine) -> None:
@@ -39,26 +44,26 @@ async def test_first_start_only_stamps_the_jobs(engine: MemoryEngine) -> None:
         assert await jobs.catch_up(datetime(2026, 11, 23, 12, 0, tzinfo=SHANGHAI)) == []
     finally:
         await extraction.close()
-    runs = await JobLog(engine).all_runs()
+    runs = await JobLog(engine.store.jobs).all_runs()
     assert set(runs) == {SWEEP_JOB, DAILY_JOB, WEEKLY_JOB}
 
 
 async def test_a_run_missed_while_down_runs_once_at_start(engine: MemoryEngine) -> None:
-    log = JobLog(engine)
+    log = JobLog(engine.store.jobs)
     now = datetime(2026, 11, 23, 12, 0, tzinfo=SHANGHAI)  # Monday noon
     # daily last ran Saturday 03:00 (Sunday's and Monday's runs were missed); weekly ran this Monday
     await log.record(DAILY_JOB, when=datetime(2026, 11, 21, 3, 0, tzinfo=SHANGHAI))
     await log.record(SWEEP_JOB, when=now - timedelta(hours=1))
     await log.record(WEEKLY_JOB, when=datetime(2026, 11, 23, 4, 0, tzinfo=SHANGHAI))
-    await engine.add_event("alice", "I started learning Rust this week", event_date="2026-11-21")
-    await engine.add_event("alice", "Met Bo at the climbing gym", event_date="2026-11-22")
+    await engine.events.add("alice", "I started learning Rust this week", event_date="2026-11-21")
+    await engine.events.add("alice", "Met Bo at the climbing gym", event_date="2026-11-22")
     jobs, extraction = _jobs(engine)
     try:
         assert await jobs.catch_up(now) == [DAILY_JOB]  # once, not once per missed day
         assert await jobs.catch_up(now) == []  # recorded: a second start does not rerun it
     finally:
         await extraction.close()
-    assert all(e.is_compressed for e in await engine.events("alice"))  # both missed days compressed
+    assert all(e.is_compressed for e in await engine.events.find("alice"))  # both missed days compressed
     last, status = (await log.all_runs())[DAILY_JOB]
     assert last > datetime(2026, 11, 23, tzinfo=UTC) - timedelta(days=1)
     assert "events" in status
@@ -71,10 +76,10 @@ async def test_the_scheduler_runs_a_due_job_and_records_it(engine: MemoryEngine)
         scheduler.get_job(SWEEP_JOB).modify(next_run_time=datetime.now(SHANGHAI))
         scheduler.wakeup()
         for _ in range(200):
-            if SWEEP_JOB in await JobLog(engine).all_runs():
+            if SWEEP_JOB in await JobLog(engine.store.jobs).all_runs():
                 break
             await asyncio.sleep(0.02)
-        assert SWEEP_JOB in await JobLog(engine).all_runs()
+        assert SWEEP_JOB in await JobLog(engine.store.jobs).all_runs()
     finally:
         jobs.shutdown()
         await extraction.close()
@@ -100,7 +105,9 @@ async def test_daily_job_sweeps_the_buffer_first(engine: MemoryEngine) -> None:
 
 async def test_the_daily_job_deletes_turns_past_their_retention(engine: MemoryEngine) -> None:
     model = OfflineMemoryModel()
-    extraction = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
+    extraction = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
+    )
     now = datetime(2026, 11, 25, 3, 0, tzinfo=UTC)
     for age in (40, 20, 1):
         await engine.conversation.record(
@@ -111,8 +118,10 @@ async def test_the_daily_job_deletes_turns_past_their_retention(engine: MemoryEn
             content=f"{age} days ago",
             now=now - timedelta(days=age),
         )
-    keep_all = MemoryJobs(engine, extraction, model, tz=SHANGHAI)
-    thirty = MemoryJobs(engine, extraction, model, tz=SHANGHAI, turn_retention_days=30)
+    keep_all = MemoryJobs(engine, extraction, model, job_log=JobLog(engine.store.jobs), tz=SHANGHAI)
+    thirty = MemoryJobs(
+        engine, extraction, model, job_log=JobLog(engine.store.jobs), tz=SHANGHAI, turn_retention_days=30
+    )
     try:
         assert "deleted" not in await keep_all.daily(now)
         assert await engine.conversation.count("alice") == 3

@@ -19,6 +19,7 @@ from gateway.identity import Identities
 from gateway.memory_tools import MemoryTools, ToolSettings
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.sessions import SessionStore
 from memory.vectors.reindex import EmbeddingBackfill, reindex
@@ -164,10 +165,15 @@ async def test_the_assistant_keeps_both_sides_of_each_turn(engine: MemoryEngine,
         async def reply(self, request) -> str:
             return f"noted: {request.user_text}"
 
-    extraction = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600))
+    extraction = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        OfflineMemoryModel(),
+        ExtractionSettings(quiet_gap=3600),
+    )
     bot = Assistant(
         engine=engine,
-        sessions=SessionStore(engine),
+        sessions=SessionStore(engine.store.sessions),
         chat_model=Echo(),
         settings=AssistantSettings(workspace=tmp_path),
         identities=Identities({"alice": ["telegram:1", "feishu:ou_a"]}),

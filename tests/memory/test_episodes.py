@@ -18,6 +18,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from memory.engine import MemoryEngine
 from memory.model.openai_model import OpenAIMemoryModel
 from memory.model.output import parse_episode
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Episode
 from memory.store import schema
@@ -51,7 +52,11 @@ async def test_extraction_writes_an_episode_with_its_facts(engine: MemoryEngine)
     with OpenAIStub() as stub:
         stub.script(StubReply(content=json.dumps(EXTRACTED)))
         service = ExtractionService(
-            engine, memory_model(stub), ExtractionSettings(quiet_gap=3600), clock=lambda: clock[0]
+            engine,
+            ExtractionBuffer(engine.store.buffer),
+            memory_model(stub),
+            ExtractionSettings(quiet_gap=3600),
+            clock=lambda: clock[0],
         )
         try:
             for minutes, (role, text) in enumerate(
@@ -71,14 +76,14 @@ async def test_extraction_writes_an_episode_with_its_facts(engine: MemoryEngine)
         request = stub.json_requests()[0]
         assert '"episode"' in request["messages"][0]["content"]  # the prompt asks for it
     assert result.facts == 2 and result.events == 1
-    (episode,) = await engine.events("alice")
+    (episode,) = await engine.events.find("alice")
     assert episode.goal == "ship Falcon 2.4" and episode.outcome == "partial"
     assert episode.entities == ["Falcon", "Ansible"]
     assert episode.started_at == "2026-11-20 09:00:00" and episode.ended_at == "2026-11-20 09:20:00"
     facts = {m.id: m.content for m in await engine.list("alice")}
     assert sorted(episode.fact_ids) == sorted(facts) and len(facts) == 2
     # Found by its goal and entities, not only by its summary's words:
-    assert [e.id for e in await engine.events("alice", query="Ansible")] == [episode.id]
+    assert [e.id for e in await engine.events.find("alice", query="Ansible")] == [episode.id]
 
 
 def test_parse_episode_is_tolerant() -> None:
@@ -100,7 +105,7 @@ async def test_events_of_an_older_database_move_forward(tmp_path: Path) -> None:
     conn.close()
     engine = await MemoryEngine.open(path)
     try:
-        (event,) = await engine.events("alice")
+        (event,) = await engine.events.find("alice")
     finally:
         await engine.close()
     assert event.summary == "Planned the garden" and event.goal == "" and event.outcome == ""
@@ -109,13 +114,13 @@ async def test_events_of_an_older_database_move_forward(tmp_path: Path) -> None:
 
 
 async def test_memory_search_lists_episodes_with_their_type(engine: MemoryEngine) -> None:
-    await engine.add_event(
+    await engine.events.add(
         "alice",
         "Booked the Lisbon flights for the conference",
         event_date="2026-11-02",
         episode=Episode(goal="travel to the Lisbon conference", outcome="done", entities=["Lisbon"]),
     )
-    await engine.add_event("bob", "Lisbon flights for bob", event_date="2026-11-02")
+    await engine.events.add("bob", "Lisbon flights for bob", event_date="2026-11-02")
     box = MemoryTools(engine, "alice", "when did I book Lisbon?", ToolSettings())
     result = json.loads(await box.call("memory_search", '{"query": "Lisbon flights"}'))
     (episode,) = [r for r in result["results"] if r["type"] == "episode"]
@@ -131,13 +136,13 @@ def test_cli_lists_episodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     async def fill() -> None:
         engine = await MemoryEngine.open(db)
         try:
-            await engine.add_event(
+            await engine.events.add(
                 "alice",
                 "Tried to fix the flaky CI job",
                 event_date="2026-11-10",
                 episode=Episode(goal="green CI", outcome="failed", entities=["GitHub Actions"]),
             )
-            await engine.add_event("alice", "Chatted about tea", event_date="2026-11-11")
+            await engine.events.add("alice", "Chatted about tea", event_date="2026-11-11")
         finally:
             await engine.close()
 
@@ -162,7 +167,7 @@ def test_export_and_import_keep_an_episodes_fields(
     async def fill() -> None:
         engine = await MemoryEngine.open(source)
         try:
-            await engine.add_event(
+            await engine.events.add(
                 "alice",
                 "Moved the blog to a static site",
                 event_date="2026-11-12",

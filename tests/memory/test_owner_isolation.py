@@ -101,7 +101,7 @@ async def _check_reads(eng: MemoryEngine, path: str, owner: str, query: str) -> 
         got = await eng.get(owner, mid)
         assert got is not None and got.owner == owner
     assert set(await eng.refs(owner, sorted(seen))) <= seen
-    for ev in [*await eng.events(owner, query=query), *await eng.events(owner, limit=1000)]:
+    for ev in [*await eng.events.find(owner, query=query), *await eng.events.find(owner, limit=1000)]:
         assert ev.owner == owner
         assert _event_owner(path, ev.id) == owner, (owner, query, ev.id)
 
@@ -128,7 +128,7 @@ def _run_scenario(entries: list[dict], queries: list[str]) -> None:
                 owner = e["owner"]
                 others_before = _snapshot(path, owner)
                 if e["kind"] == "event":
-                    eid = await eng.add_event(
+                    eid = await eng.events.add(
                         owner, e["content"], event_date="2024-03-01", source_ref=e["ref"]
                     )
                     assert _event_owner(path, eid) == owner
@@ -206,9 +206,9 @@ async def test_known_projects_are_per_owner(engine: MemoryEngine) -> None:
 
 
 async def test_events_are_per_owner(engine: MemoryEngine) -> None:
-    await engine.add_event("a", "讨论了部署方案", event_date="2024-03-01")
-    b_event = await engine.add_event("b", "讨论了部署方案", event_date="2024-03-01")
-    assert [e.id for e in await engine.events("b", query="部署")] == [b_event]
-    assert [e.id for e in await engine.events("b", since="2024-01-01")] == [b_event]
-    assert await engine.events("c") == []
-    assert await engine.events("c", query="部署") == []
+    await engine.events.add("a", "讨论了部署方案", event_date="2024-03-01")
+    b_event = await engine.events.add("b", "讨论了部署方案", event_date="2024-03-01")
+    assert [e.id for e in await engine.events.find("b", query="部署")] == [b_event]
+    assert [e.id for e in await engine.events.find("b", since="2024-01-01")] == [b_event]
+    assert await engine.events.find("c") == []
+    assert await engine.events.find("c", query="部署") == []

@@ -19,7 +19,9 @@ from localservers.openai_server import OpenAIStub, StubReply
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
 from memory.model.openai_model import OpenAIMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.pipeline.job_log import JobLog
 from memory.scratchpad import SCRATCHPAD_MAX_CHARS, fit
 from memory.sessions import SessionStore
 from tests.support.stub_clients import client_for, close_clients
@@ -38,7 +40,12 @@ def memory_model(stub: OpenAIStub) -> OpenAIMemoryModel:
 
 
 async def extract(engine: MemoryEngine, model, *, scratchpad: bool = True) -> None:
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, scratchpad=scratchpad))
+    service = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        model,
+        ExtractionSettings(quiet_gap=3600, scratchpad=scratchpad),
+    )
     try:
         await service.record(
             "alice",
@@ -77,7 +84,7 @@ async def test_a_failed_update_keeps_the_note_and_the_extraction(engine: MemoryE
         )
         await extract(engine, memory_model(stub))
     assert (await engine.scratchpad.get("alice")).content == "## Current focus\n- tea"
-    assert len(await engine.events("alice")) == 1  # the session itself was saved
+    assert len(await engine.events.find("alice")) == 1  # the session itself was saved
 
 
 async def test_the_offline_model_and_the_switch_leave_it_alone(engine: MemoryEngine) -> None:
@@ -107,10 +114,15 @@ async def test_it_is_in_the_system_prompt_and_the_chat_command(engine: MemoryEng
             seen.append(request)
             return "ok"
 
-    service = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600))
+    service = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        OfflineMemoryModel(),
+        ExtractionSettings(quiet_gap=3600),
+    )
     bot = Assistant(
         engine=engine,
-        sessions=SessionStore(engine),
+        sessions=SessionStore(engine.store.sessions),
         chat_model=Recorder(),
         settings=AssistantSettings(workspace=tmp_path),
         extraction=service,
@@ -190,13 +202,13 @@ async def test_the_daily_job_refreshes_it_from_yesterdays_episodes(engine: Memor
     from memory.records import Episode
 
     await engine.scratchpad.put("alice", NOTE)
-    await engine.add_event(
+    await engine.events.add(
         "alice",
         "Released Falcon 2.4 and published the notes",
         event_date="2026-11-24",
         episode=Episode(goal="ship Falcon 2.4", outcome="done", entities=["Falcon"]),
     )
-    await engine.add_event("bob", "Talked about tea", event_date="2026-11-20")  # not yesterday: untouched
+    await engine.events.add("bob", "Talked about tea", event_date="2026-11-20")  # not yesterday: untouched
     with OpenAIStub() as stub:
         stub.responder = lambda body: (
             StubReply(content=json.dumps({"scratchpad": "## Current focus\n- Falcon 2.5 planning"}))
@@ -204,8 +216,13 @@ async def test_the_daily_job_refreshes_it_from_yesterdays_episodes(engine: Memor
             else None
         )
         model = memory_model(stub)
-        service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, scratchpad=True))
-        jobs = MemoryJobs(engine, service, model, tz=UTC)
+        service = ExtractionService(
+            engine,
+            ExtractionBuffer(engine.store.buffer),
+            model,
+            ExtractionSettings(quiet_gap=3600, scratchpad=True),
+        )
+        jobs = MemoryJobs(engine, service, model, job_log=JobLog(engine.store.jobs), tz=UTC)
         try:
             outcome = await jobs.daily(datetime(2026, 11, 25, 3, 0, tzinfo=UTC))
         finally:

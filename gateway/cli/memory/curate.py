@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("tierclaw.cli")
 
 
-def _prepare_add(args: argparse.Namespace) -> None:
+def prepare_add(args: argparse.Namespace) -> None:
+    """Refuse empty text or half a subject/predicate pair before the database is created."""
     if not args.text.strip():
         raise CliError("memory content must be non-empty text")
     if bool(args.subject) != bool(args.predicate):
@@ -53,9 +54,6 @@ async def run_add(engine: MemoryEngine, args: argparse.Namespace) -> int:
     else:
         print(f"added #{result.id}")
     return 0
-
-
-run_add.prepare = _prepare_add  # type: ignore[attr-defined]
 
 
 async def run_edit(engine: MemoryEngine, args: argparse.Namespace) -> int:
@@ -134,7 +132,9 @@ async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
     return 0
 
 
-def _prepare_import(args: argparse.Namespace) -> None:
+def prepare_import(args: argparse.Namespace) -> None:
+    """Read and check the export file (``args.document``) before the database is created; its owner is
+    the default ``--owner``."""
     path = Path(args.file).expanduser()
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -158,31 +158,28 @@ def _prepare_import(args: argparse.Namespace) -> None:
 
 
 async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    doc = args.document
+    imported, present, archived = await _import_memories(engine, args)
+    events_imported, events_present = await _import_events(engine, args)
+    line = (
+        f"owner {args.owner}: memories {imported} imported, {present} already present, "
+        f"{archived} archived skipped; events {events_imported} imported, {events_present} already present"
+    )
+    print(line + await _import_notes(engine, args))
+    return 0
+
+
+async def _import_memories(engine: MemoryEngine, args: argparse.Namespace) -> tuple[int, int, int]:
+    """Write the export's live memories through the clean path; returns (imported, already present,
+    archived skipped)."""
     facts: list[Fact] = []
     primary: list[int] = []  # index in facts of each memory's first write
     archived = 0
-    for n, rec in enumerate(doc.get("memories", []), start=1):
+    for n, rec in enumerate(args.document.get("memories", []), start=1):
         try:
             if rec.get("is_archived"):
                 archived += 1
                 continue
-            refs = [r for r in rec.get("refs") or [] if r] or (
-                [rec["source_ref"]] if rec.get("source_ref") else []
-            )
-            base = Fact(
-                content=rec["content"],
-                tier=int(rec.get("tier", 2)),
-                project=rec.get("project") or "_global",
-                topic=rec.get("topic") or "_general",
-                category=rec.get("category") or "event",
-                importance=float(rec.get("importance", 0.5)),
-                source=rec.get("source") or "import",
-                source_ref=refs[0] if refs else None,
-                subject=rec.get("subject"),
-                predicate=rec.get("predicate"),
-                created_at=from_db(rec["created_at"]) if rec.get("created_at") else None,
-            )
+            base, refs = _fact_of(rec)
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise CliError(
                 f"memory record {n} of {args.file} is malformed ({type(exc).__name__}: {exc})"
@@ -200,20 +197,42 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
             results += await engine.write_many(args.owner, facts[start : start + IMPORT_BATCH_SIZE])
             bar(len(results), len(facts))
     imported = sum(1 for i in primary if results[i].action != "merged")
-    present = len(primary) - imported
+    return imported, len(primary) - imported, archived
 
+
+def _fact_of(rec: dict) -> tuple[Fact, list[str]]:
+    """One exported memory record as a fact (with its first source reference) and all its references."""
+    refs = [r for r in rec.get("refs") or [] if r] or ([rec["source_ref"]] if rec.get("source_ref") else [])
+    fact = Fact(
+        content=rec["content"],
+        tier=int(rec.get("tier", 2)),
+        project=rec.get("project") or "_global",
+        topic=rec.get("topic") or "_general",
+        category=rec.get("category") or "event",
+        importance=float(rec.get("importance", 0.5)),
+        source=rec.get("source") or "import",
+        source_ref=refs[0] if refs else None,
+        subject=rec.get("subject"),
+        predicate=rec.get("predicate"),
+        created_at=from_db(rec["created_at"]) if rec.get("created_at") else None,
+    )
+    return fact, refs
+
+
+async def _import_events(engine: MemoryEngine, args: argparse.Namespace) -> tuple[int, int]:
+    """Add the export's events a day does not hold yet (same summary); returns (imported, present)."""
     events_imported = events_present = 0
     seen: dict[str, set[str]] = {}
-    for n, rec in enumerate(doc.get("events", []), start=1):
+    for n, rec in enumerate(args.document.get("events", []), start=1):
         try:
             day, summary = str(rec["event_date"]), rec["summary"]
             if day not in seen:
-                existing = await engine.events(args.owner, since=day, until=day, limit=1_000_000)
+                existing = await engine.events.find(args.owner, since=day, until=day, limit=1_000_000)
                 seen[day] = {e.summary for e in existing}
             if summary in seen[day]:
                 events_present += 1
                 continue
-            await engine.add_event(
+            await engine.events.add(
                 args.owner,
                 summary,
                 event_date=day,
@@ -229,12 +248,7 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
             ) from exc
         seen[day].add(summary)
         events_imported += 1
-    line = (
-        f"owner {args.owner}: memories {imported} imported, {present} already present, "
-        f"{archived} archived skipped; events {events_imported} imported, {events_present} already present"
-    )
-    print(line + await _import_notes(engine, args))
-    return 0
+    return events_imported, events_present
 
 
 async def _import_notes(engine: MemoryEngine, args: argparse.Namespace) -> str:
@@ -268,10 +282,8 @@ async def _import_notes(engine: MemoryEngine, args: argparse.Namespace) -> str:
     return said + (f"; turns {len(turns)} imported" if turns else "")
 
 
-run_import.prepare = _prepare_import  # type: ignore[attr-defined]
-
-
-def _prepare_migrate(args: argparse.Namespace) -> None:
+def prepare_migrate(args: argparse.Namespace) -> None:
+    """Refuse a workspace without a ``memory/`` folder before the database is created."""
     directory = Path(args.workspace).expanduser() / "memory"
     if not directory.is_dir():
         raise CliError(f"no file memory to migrate: {directory} is not a directory")
@@ -283,9 +295,6 @@ async def run_migrate(engine: MemoryEngine, args: argparse.Namespace) -> int:
     print(f"owner {args.owner}")
     print(report.summary())
     return 0
-
-
-run_migrate.prepare = _prepare_migrate  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------- message-path maintenance

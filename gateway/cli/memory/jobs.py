@@ -41,7 +41,7 @@ async def run_retry(engine: MemoryEngine, args: argparse.Namespace) -> int:
     from memory.pipeline.buffer import ExtractionBuffer
 
     owner = args.owner if args.owner_given else None
-    count = await ExtractionBuffer(engine).requeue_dead(owner)
+    count = await ExtractionBuffer(engine.store.buffer).requeue_dead(owner)
     if not count:
         print("no dead letters to re-queue")
         return 0
@@ -132,7 +132,7 @@ def configured_embedder(config: Config, engine: MemoryEngine) -> CachedEmbedder 
     their vectors and semantic dedup); ``list``, ``stats`` and ``export`` never touch the model.
     """
     try:
-        return build_cached_embedder(embedding_settings(config), engine)
+        return build_cached_embedder(embedding_settings(config), engine.store.vectors)
     except ValueError as exc:
         raise CliError(f"memory.embedding: {exc}") from None
 
@@ -160,7 +160,7 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     embedder = _reindex_embedder(engine)  # closed by _with_engine
     model_key = embedder.model_key
     # --turns: the kept conversation turns (conversation_search) instead of the memories.
-    target = engine.conversation if args.turns else engine
+    target = engine.conversation if args.turns else engine.vectors
     noun = "turns" if args.turns else "memories"
     progress = ProgressBar(f"embedding with {model_key}", noun)
     try:

@@ -135,7 +135,7 @@ async def _search_turns(engine: MemoryEngine, args: argparse.Namespace) -> int:
 
 
 async def run_events(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    events = await engine.events(
+    events = await engine.events.find(
         args.owner, since=args.since, until=args.until, query=args.query, limit=args.limit
     )
     if args.json:

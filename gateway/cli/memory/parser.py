@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gateway.cli.memory import commands
 from gateway.cli.memory.common import (
     ALL_OWNERS,
     BY_ID,
@@ -66,48 +67,66 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``memory`` and its subcommands to the ``tierclaw`` parser."""
     common = argparse.ArgumentParser(add_help=False)
     _location_options(common)
-
     parser = subparsers.add_parser(
         "memory", help="inspect and curate long-term memory", description="Inspect and curate memory."
     )
     _location_options(parser)
     parser.set_defaults(func=lambda _args: _print_help(parser))
-    sub = parser.add_subparsers(dest="memory_command", metavar="COMMAND")
+    sub = _Subcommands(parser.add_subparsers(dest="memory_command", metavar="COMMAND"), common)
+    _register_reading(sub)
+    _register_curating(sub)
+    _register_jobs(sub)
+
+
+class _Subcommands:
+    """Adds one ``memory`` subcommand: its parser (with ``--db``/``--owner``) and what runs it."""
+
+    def __init__(self, sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+        self._sub, self._common = sub, common
 
     def add(
-        name: str, help_text: str, command: str, *, must_exist: bool, owner: str = ONE_OWNER
+        self,
+        name: str,
+        help_text: str,
+        command: Command,
+        *,
+        must_exist: bool,
+        owner: str = ONE_OWNER,
+        prepare: Callable[[argparse.Namespace], None] | None = None,
     ) -> argparse.ArgumentParser:
-        """``command`` is "module.function" in this package: imported when it runs, not for --help.
-        ``owner`` says what an absent ``--owner`` means (``resolve_owner``)."""
-        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        """``command`` is a function of ``commands.py`` (it imports its module when it runs, not for
+        --help); ``owner`` says what an absent ``--owner`` means (``_default_owner``); ``prepare`` checks
+        the inputs before the database is opened."""
+        p = self._sub.add_parser(name, parents=[self._common], help=help_text, description=help_text)
         p.set_defaults(
-            func=lambda args: execute(_command(command), args, must_exist=must_exist, owner_mode=owner)
+            func=lambda args: execute(command, args, must_exist=must_exist, owner_mode=owner, prepare=prepare)
         )
         return p
 
-    p = add(
+
+def _register_reading(sub: _Subcommands) -> None:
+    """The read-only commands: owners, stats, list, search, events, scratchpad, show."""
+    p = sub.add(
         "owners",
         "the owners this database holds, with their counts and last activity",
-        "listing.run_owners",
+        commands.owners,
         must_exist=True,
         owner=ALL_OWNERS,
     )
     _json_option(p)
 
-    p = add(
-        "stats", "counts per tier, archived, events, buffered turns", "listing.run_stats", must_exist=True
-    )
+    p = sub.add("stats", "counts per tier, archived, events, buffered turns", commands.stats, must_exist=True)
     p.add_argument("--all-owners", action="store_true", help="count every owner's rows")
     _json_option(p)
 
-    p = add("list", "list memories, newest first", "listing.run_list", must_exist=True)
+    p = sub.add("list", "list memories, newest first", commands.list_, must_exist=True)
     p.add_argument("--tier", type=int, choices=(1, 2))
     p.add_argument("--project")
     p.add_argument("--archived", action="store_true", help="include archived memories")
     p.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N (default 50)")
     _json_option(p)
 
-    p = add("search", "ranked search over tiers 1 and 2", "listing.run_search", must_exist=True)
+    p = sub.add("search", "ranked search over tiers 1 and 2", commands.search, must_exist=True)
     p.add_argument("query")
     p.add_argument("--k", type=_positive_int, default=10, metavar="N", help="at most N hits (default 10)")
     p.add_argument(
@@ -115,17 +134,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _json_option(p)
 
-    p = add("events", "episodes (Tier 3): what happened, newest first", "listing.run_events", must_exist=True)
+    p = sub.add("events", "episodes (Tier 3): what happened, newest first", commands.events, must_exist=True)
     p.add_argument("--since", type=_day, metavar="YYYY-MM-DD")
     p.add_argument("--until", type=_day, metavar="YYYY-MM-DD")
     p.add_argument("--query", help="only episodes matching these words (best first)")
     p.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="at most N (default 20)")
     _json_option(p)
 
-    p = add(
+    p = sub.add(
         "scratchpad",
         "the owner's scratchpad note (what is going on): print, --edit in $EDITOR, --set TEXT or --clear",
-        "listing.run_scratchpad",
+        commands.scratchpad,
         must_exist=True,
     )
     change = p.add_mutually_exclusive_group()
@@ -134,31 +153,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     change.add_argument("--clear", action="store_true", help="delete it")
     _json_option(p)
 
-    p = add(
+    p = sub.add(
         "show",
         "one memory with every field (its sources, dates, what superseded it)",
-        "listing.run_show",
+        commands.show,
         must_exist=True,
         owner=BY_ID,
     )
     p.add_argument("id", type=int)
     _json_option(p)
 
-    p = add("add", "add a memory through the clean write path", "curate.run_add", must_exist=False)
+
+def _register_curating(sub: _Subcommands) -> None:
+    """The commands that change memories: add, edit, forget, restore, export, import, migrate."""
+    p = sub.add(
+        "add",
+        "add a memory through the clean write path",
+        commands.add,
+        must_exist=False,
+        prepare=commands.prepare_add,
+    )
     p.add_argument("text")
     _fact_options(p)
     p.add_argument("--subject", help="with --predicate: a newer fact supersedes the old one")
     p.add_argument("--predicate")
 
-    p = add("edit", "change fields of a live memory", "curate.run_edit", must_exist=True, owner=BY_ID)
+    p = sub.add("edit", "change fields of a live memory", commands.edit, must_exist=True, owner=BY_ID)
     p.add_argument("id", type=int)
     p.add_argument("--content")
     _fact_options(p)
 
-    p = add(
+    p = sub.add(
         "forget",
         "archive a memory (or delete it for good with --purge)",
-        "curate.run_forget",
+        commands.forget,
         must_exist=True,
         owner=BY_ID,
     )
@@ -166,50 +194,63 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--purge", action="store_true", help="delete permanently instead of archiving")
     p.add_argument("--yes", action="store_true", help="do not ask before purging")
 
-    p = add(
+    p = sub.add(
         "restore",
         "make an archived (forgotten or superseded) memory live again",
-        "curate.run_restore",
+        commands.restore,
         must_exist=True,
         owner=BY_ID,
     )
     p.add_argument("id", type=int)
 
-    p = add("export", "export the owner's memories and events", "curate.run_export", must_exist=True)
+    p = sub.add("export", "export the owner's memories and events", commands.export, must_exist=True)
     p.add_argument("--format", choices=("json", "md"), default="json")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
 
-    p = add("import", "import a JSON export (idempotent)", "curate.run_import", must_exist=False)
+    p = sub.add(
+        "import",
+        "import a JSON export (idempotent)",
+        commands.import_,
+        must_exist=False,
+        prepare=commands.prepare_import,
+    )
     p.add_argument("file")
 
-    p = add(
-        "migrate", "import file memory (MEMORY.md, YYYY-MM-DD.md)", "curate.run_migrate", must_exist=False
+    p = sub.add(
+        "migrate",
+        "import file memory (MEMORY.md, YYYY-MM-DD.md)",
+        commands.migrate,
+        must_exist=False,
+        prepare=commands.prepare_migrate,
     )
     p.add_argument("--workspace", required=True, metavar="DIR")
 
-    p = add(
+
+def _register_jobs(sub: _Subcommands) -> None:
+    """The commands that run memory jobs now: retry, flush, reindex, compress (every owner by default)."""
+    p = sub.add(
         "retry",
         "re-queue turns whose extraction failed too often (dead letters); all owners unless --owner",
-        "jobs.run_retry",
+        commands.retry,
         must_exist=True,
         owner=ALL_OWNERS,
     )
     p.add_argument("--now", action="store_true", help="extract them now with the configured memory model")
 
-    p = add(
+    p = sub.add(
         "flush",
         "extract every buffered message into memories now (all owners unless --owner)",
-        "jobs.run_flush",
+        commands.flush,
         must_exist=True,
         owner=ALL_OWNERS,
     )
     p.add_argument("--all", action="store_true", help="every owner (the default without --owner)")
 
-    p = add(
+    p = sub.add(
         "reindex",
         "give every live memory a vector of the configured embedding model (resumable); "
         "all owners unless --owner",
-        "jobs.run_reindex",
+        commands.reindex,
         must_exist=True,
         owner=ALL_OWNERS,
     )
@@ -226,10 +267,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="embed the kept conversation turns (what conversation_search reads) instead of the memories",
     )
 
-    p = add(
+    p = sub.add(
         "compress",
         "run the daily or weekly compression job now (every owner)",
-        "jobs.run_compress",
+        commands.compress,
         must_exist=True,
         owner=ALL_OWNERS,
     )
@@ -293,13 +334,14 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 # --------------------------------------------------------------------------- execution
 
 
-def _command(reference: str) -> Command:
-    """The ``run_…`` function named "module.function" in ``gateway.cli.memory``."""
-    module, _, function = reference.partition(".")
-    return getattr(importlib.import_module(f"gateway.cli.memory.{module}"), function)
-
-
-def execute(command: Command, args: argparse.Namespace, *, must_exist: bool, owner_mode: str) -> int:
+def execute(
+    command: Command,
+    args: argparse.Namespace,
+    *,
+    must_exist: bool,
+    owner_mode: str,
+    prepare: Callable[[argparse.Namespace], None] | None = None,
+) -> int:
     """Open the database, run one command, close; map expected failures to a message and exit 2."""
     from memory.store.sqlite import MemoryDatabaseError
 
@@ -314,7 +356,7 @@ def execute(command: Command, args: argparse.Namespace, *, must_exist: bool, own
                 f"memory database not found: {args.db_path} "
                 "(run tierclaw memory add, or point --db at an existing file)"
             )
-        return asyncio.run(_with_engine(command, args, must_exist, owner_mode))
+        return asyncio.run(_with_engine(command, args, must_exist, owner_mode, prepare))
     except CliError as exc:
         return fail(str(exc), exc.code)
     except MemoryDatabaseError as exc:
@@ -328,11 +370,16 @@ def execute(command: Command, args: argparse.Namespace, *, must_exist: bool, own
         return fail(f"unexpected error: {type(exc).__name__}: {exc} (rerun with --log-level DEBUG)", 1)
 
 
-async def _with_engine(command: Command, args: argparse.Namespace, must_exist: bool, owner_mode: str) -> int:
+async def _with_engine(
+    command: Command,
+    args: argparse.Namespace,
+    must_exist: bool,
+    owner_mode: str,
+    prepare: Callable[[argparse.Namespace], None] | None,
+) -> int:
     from gateway.cli.memory.jobs import configured_embedder
     from memory.engine import MemoryEngine
 
-    prepare = getattr(command, "prepare", None)
     if prepare is not None:
         prepare(args)  # validate inputs before the database is opened (or created)
     engine = await MemoryEngine.open(args.db_path, create=not must_exist, warm_text=False)
@@ -342,7 +389,7 @@ async def _with_engine(command: Command, args: argparse.Namespace, must_exist: b
         engine.embedder = configured_embedder(args.loaded_config, engine)
         # The person at the terminal waits for the model to load on the first search (up to seconds on a
         # cold start); the reply path's queryTimeoutMs bound is for chats, not for this.
-        engine.query_embed_timeout = CLI_QUERY_TIMEOUT_SECONDS
+        engine.embedding.query_timeout = CLI_QUERY_TIMEOUT_SECONDS
         return await command(engine, args)
     finally:
         if engine.embedder is not None:
@@ -360,6 +407,3 @@ async def _default_owner(engine: MemoryEngine, args: argparse.Namespace, owner_m
             raise CliError(f"no memory #{args.id} (tierclaw memory list shows the ids)")
         return owner
     return choose_owner(sorted(await engine.owner_activity()))
-
-
-# --------------------------------------------------------------------------- text tables

@@ -209,7 +209,7 @@ def _memories(
             ids = [r.id for r in results]
             for i, (model_key, dim) in vectors.items():
                 vector = np.ones(dim, dtype=np.float32) / np.sqrt(dim)
-                assert await engine.set_embeddings(model_key, [(ids[i], texts[i], vector)]) == 1
+                assert await engine.vectors.set_embeddings(model_key, [(ids[i], texts[i], vector)]) == 1
             if archive is not None:
                 assert await engine.archive("alice", ids[archive])
             return ids
@@ -256,9 +256,9 @@ def test_status_shows_the_local_embedder_and_memories_without_a_vector(
 
 async def _fill_all(db: Path, model_key: str, dim: int) -> None:
     async with await MemoryEngine.open(db) as engine:
-        rows = await engine.missing_embeddings(model_key)
+        rows = await engine.vectors.missing_embeddings(model_key)
         vector = np.ones(dim, dtype=np.float32) / np.sqrt(dim)
-        await engine.set_embeddings(model_key, [(i, content, vector) for i, _, content in rows])
+        await engine.vectors.set_embeddings(model_key, [(i, content, vector) for i, _, content in rows])
 
 
 def test_status_shows_an_openai_embedder_without_calling_it(

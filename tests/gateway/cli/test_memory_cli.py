@@ -440,7 +440,7 @@ def _buffer_turns(db: Path, turns: list[tuple[str, str]]) -> None:
     async def go() -> None:
         engine = await MemoryEngine.open(db)
         try:
-            buffer = ExtractionBuffer(engine)
+            buffer = ExtractionBuffer(engine.store.buffer)
             for owner, text in turns:
                 channel, _, sender = owner.partition(":")
                 await buffer.append(

@@ -64,7 +64,7 @@ async def _fill(db: Path) -> None:
         await engine.write(
             ALICE, Fact("<script>alert('xss')</script> was pasted in a chat", category="event")
         )
-        await engine.add_event(
+        await engine.events.add(
             ALICE,
             "Alice planned the trip to Hangzhou",
             episode=Episode(goal="plan the trip", outcome="partial", entities=["Hangzhou"]),
@@ -72,7 +72,7 @@ async def _fill(db: Path) -> None:
         await engine.scratchpad.put(ALICE, "- focus: the Hangzhou trip")
         for role, said in (("user", "Which train goes to Hangzhou?"), ("assistant", "The G7311 at 9:00.")):
             await engine.conversation.record(ALICE, channel="telegram", chat_id="42", role=role, content=said)
-        buffer = ExtractionBuffer(engine)
+        buffer = ExtractionBuffer(engine.store.buffer)
         await buffer.append(
             ALICE,
             channel="telegram",

@@ -39,7 +39,12 @@ TOKEN = "test-token-0123456789"
 
 @pytest.fixture
 async def page(engine: MemoryEngine) -> AsyncIterator[RunningDashboard]:
-    running = await start_dashboard(DashboardContext(engine=engine), token=TOKEN, host="127.0.0.1", port=0)
+    running = await start_dashboard(
+        DashboardContext(engine=engine, buffer=ExtractionBuffer(engine.store.buffer)),
+        token=TOKEN,
+        host="127.0.0.1",
+        port=0,
+    )
     try:
         yield running
     finally:
@@ -206,7 +211,7 @@ async def test_a_request_for_another_host_name_is_refused(page: RunningDashboard
 
 
 async def test_dead_letters_are_listed_and_retried(page: RunningDashboard, engine: MemoryEngine) -> None:
-    buffer = ExtractionBuffer(engine)
+    buffer = ExtractionBuffer(engine.store.buffer)
     await buffer.append(ALICE, channel="telegram", chat_id="42", sender_id="42", role="user", content="hi")
     ids = [t[0] for t in await engine.store.buffer.oldest(ALICE, None)]
     await engine.store.buffer.mark_failed(ids, 5, "2026-01-01 00:00:00", True, "model said 500")
@@ -259,7 +264,11 @@ def test_the_command_refuses_a_missing_database(tmp_path: Path) -> None:
 
 async def test_a_remote_address_is_served_with_the_flag(engine: MemoryEngine) -> None:
     running = await start_dashboard(
-        DashboardContext(engine=engine), token=TOKEN, host="0.0.0.0", port=0, allow_remote=True
+        DashboardContext(engine=engine, buffer=ExtractionBuffer(engine.store.buffer)),
+        token=TOKEN,
+        host="0.0.0.0",
+        port=0,
+        allow_remote=True,
     )
     try:
         port = running.url.split(":")[2].split("/")[0]

@@ -65,7 +65,7 @@ async def test_daily_files_become_tier3_events(engine: MemoryEngine, tmp_path: P
     report = await migrate_files(engine, _workspace(tmp_path), OWNER)
 
     assert report.events_imported == 2 and report.events_present == 0
-    events = sorted(await engine.events(OWNER), key=lambda e: e.event_date)
+    events = sorted(await engine.events.find(OWNER), key=lambda e: e.event_date)
     assert [(e.event_date, e.summary, e.channel, e.source_ref) for e in events] == [
         ("2024-05-01", "Discussed the migration plan.", "migration", "2024-05-01.md"),
         ("2024-05-02", "今天修好了 FTS 查询。", "migration", "2024-05-02.md"),

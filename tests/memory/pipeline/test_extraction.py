@@ -14,6 +14,7 @@ import pytest
 
 from memory.engine import MemoryEngine
 from memory.model.protocol import Extraction, MemoryModelError, Turn
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Event, Fact, Memory
 
@@ -61,7 +62,9 @@ async def _wait(predicate, timeout: float = 5.0) -> None:
 
 async def test_quiet_gap_extracts_facts_and_summary(engine: MemoryEngine) -> None:
     model = ScriptedModel()
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=0.1))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=0.1)
+    )
     try:
         await _record(service, "user", "I keep my dotfiles in a private GitHub repo")
         await _record(service, "assistant", "Good idea.")
@@ -74,7 +77,7 @@ async def test_quiet_gap_extracts_facts_and_summary(engine: MemoryEngine) -> Non
     assert len(model.calls) == 1 and [t.role for t in model.calls[0]] == ["user", "assistant"]
     contents = [m.content for m in await engine.list(OWNER)]
     assert contents == ["I keep my dotfiles in a private GitHub repo"]
-    (event,) = await engine.events(OWNER)
+    (event,) = await engine.events.find(OWNER)
     assert event.summary == "talked about 1 things" and event.channel == "telegram"
     assert event.source_ref and event.source_ref.startswith("buffer:")
 
@@ -85,7 +88,9 @@ async def _buffer_empty(engine: MemoryEngine) -> bool:
 
 async def test_new_messages_restart_the_quiet_gap(engine: MemoryEngine) -> None:
     model = ScriptedModel()
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=0.3))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=0.3)
+    )
     try:
         for i in range(4):
             await _record(service, "user", f"fact number {i} about gardening")
@@ -100,7 +105,12 @@ async def test_new_messages_restart_the_quiet_gap(engine: MemoryEngine) -> None:
 
 async def test_token_budget_triggers_at_once(engine: MemoryEngine) -> None:
     model = ScriptedModel()
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, token_budget=200))
+    service = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        model,
+        ExtractionSettings(quiet_gap=3600, token_budget=200),
+    )
     try:
         await _record(service, "user", "word " * 100)  # ~125 tokens: under the budget
         await asyncio.sleep(0.1)
@@ -116,7 +126,12 @@ async def test_token_budget_triggers_at_once(engine: MemoryEngine) -> None:
 
 async def test_batches_respect_the_token_budget(engine: MemoryEngine) -> None:
     model = ScriptedModel()
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, token_budget=10_000))
+    service = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        model,
+        ExtractionSettings(quiet_gap=3600, token_budget=10_000),
+    )
     try:
         for i in range(6):
             await _record(service, "user", f"sentence {i} " + "x" * 400)  # ~100 tokens each
@@ -131,7 +146,10 @@ async def test_batches_respect_the_token_budget(engine: MemoryEngine) -> None:
 async def test_failure_keeps_turns_and_retries_with_backoff(engine: MemoryEngine) -> None:
     model = ScriptedModel(failures=2)
     service = ExtractionService(
-        engine, model, ExtractionSettings(quiet_gap=0.05, retry_backoff=0.1, max_attempts=5)
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        model,
+        ExtractionSettings(quiet_gap=0.05, retry_backoff=0.1, max_attempts=5),
     )
     try:
         await _record(service, "user", "My cat is called Miso")
@@ -147,7 +165,10 @@ async def test_failure_keeps_turns_and_retries_with_backoff(engine: MemoryEngine
 async def test_repeated_failures_become_dead_letters_and_can_be_requeued(engine: MemoryEngine) -> None:
     model = ScriptedModel(failures=3)
     service = ExtractionService(
-        engine, model, ExtractionSettings(quiet_gap=0.02, retry_backoff=0.02, max_attempts=3)
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        model,
+        ExtractionSettings(quiet_gap=0.02, retry_backoff=0.02, max_attempts=3),
     )
     try:
         await _record(service, "user", "I run the Berlin marathon every year")
@@ -172,7 +193,9 @@ async def test_repeated_failures_become_dead_letters_and_can_be_requeued(engine:
 async def test_buffer_survives_restart_mid_gap(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     engine = await MemoryEngine.open(path)
-    service = ExtractionService(engine, ScriptedModel(), ExtractionSettings(quiet_gap=0.3))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), ScriptedModel(), ExtractionSettings(quiet_gap=0.3)
+    )
     try:
         await _record(service, "user", "Remember that my passport expires in May")
     finally:
@@ -180,7 +203,9 @@ async def test_buffer_survives_restart_mid_gap(tmp_path: Path) -> None:
         await engine.close()
     engine = await MemoryEngine.open(path)
     model = ScriptedModel()
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=0.3))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=0.3)
+    )
     try:
         assert await service.start() == 1
         await _wait(lambda: _buffer_empty(engine))
@@ -195,13 +220,23 @@ async def test_buffer_survives_restart_mid_gap(tmp_path: Path) -> None:
 async def test_gap_that_passed_while_down_extracts_at_start(engine: MemoryEngine) -> None:
     clock_now = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
     service = ExtractionService(
-        engine, ScriptedModel(), ExtractionSettings(quiet_gap=180), clock=lambda: clock_now
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        ScriptedModel(),
+        ExtractionSettings(quiet_gap=180),
+        clock=lambda: clock_now,
     )
     await _record(service, "user", "I switched my editor to Helix")
     await service.close()
     later = clock_now + timedelta(minutes=10)
     model = ScriptedModel()
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=180), clock=lambda: later)
+    service = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        model,
+        ExtractionSettings(quiet_gap=180),
+        clock=lambda: later,
+    )
     try:
         await service.start()
         await _wait(lambda: _buffer_empty(engine), timeout=2)
@@ -212,7 +247,9 @@ async def test_gap_that_passed_while_down_extracts_at_start(engine: MemoryEngine
 
 async def test_sweep_flushes_every_owner(engine: MemoryEngine) -> None:
     model = ScriptedModel()
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
+    )
     try:
         await _record(service, "user", "alice likes tea", owner="user:alice")
         await _record(service, "user", "bob likes coffee", owner="user:bob")
@@ -228,6 +265,7 @@ async def test_event_date_follows_the_configured_timezone(engine: MemoryEngine) 
     late_evening_utc = datetime(2026, 11, 22, 20, 30, tzinfo=UTC)  # 04:30 next day in UTC+8
     service = ExtractionService(
         engine,
+        ExtractionBuffer(engine.store.buffer),
         ScriptedModel(),
         ExtractionSettings(quiet_gap=3600),
         tz=timezone(timedelta(hours=8)),
@@ -238,7 +276,7 @@ async def test_event_date_follows_the_configured_timezone(engine: MemoryEngine) 
         await service.flush(OWNER)
     finally:
         await service.close()
-    (event,) = await engine.events(OWNER)
+    (event,) = await engine.events.find(OWNER)
     assert event.event_date == "2026-11-23"
 
 
@@ -247,7 +285,9 @@ async def test_a_bad_fact_does_not_sink_the_batch(engine: MemoryEngine) -> None:
         async def extract(self, turns: list[Turn]) -> Extraction:
             return Extraction(facts=[Fact(content="good fact about rust"), Fact(content="x", importance=7)])
 
-    service = ExtractionService(engine, OneBadFact(), ExtractionSettings(quiet_gap=3600))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), OneBadFact(), ExtractionSettings(quiet_gap=3600)
+    )
     try:
         await _record(service, "user", "irrelevant")
         result = await service.flush(OWNER)
@@ -259,7 +299,7 @@ async def test_a_bad_fact_does_not_sink_the_batch(engine: MemoryEngine) -> None:
 
 @pytest.mark.parametrize("role", ["system", "tool", ""])
 async def test_buffer_rejects_unknown_roles(engine: MemoryEngine, role: str) -> None:
-    service = ExtractionService(engine, ScriptedModel())
+    service = ExtractionService(engine, ExtractionBuffer(engine.store.buffer), ScriptedModel())
     try:
         with pytest.raises(ValueError, match="role"):
             await _record(service, role, "text")
@@ -284,7 +324,12 @@ class SlowModel(ScriptedModel):
 
 async def test_flush_soon_extracts_at_once_even_turns_waiting_out_a_backoff(engine: MemoryEngine) -> None:
     model = ScriptedModel(failures=1)
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, retry_backoff=3600))
+    service = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        model,
+        ExtractionSettings(quiet_gap=3600, retry_backoff=3600),
+    )
     try:
         await _record(service, "user", "I moved to Lisbon in May")
         await service.flush(OWNER)  # fails: the turn now waits an hour before its retry
@@ -300,7 +345,9 @@ async def test_flush_soon_extracts_at_once_even_turns_waiting_out_a_backoff(engi
 async def test_flush_now_waits_for_the_owners_turns_and_says_whether_it_finished(
     engine: MemoryEngine,
 ) -> None:
-    service = ExtractionService(engine, ScriptedModel(), ExtractionSettings(quiet_gap=3600))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), ScriptedModel(), ExtractionSettings(quiet_gap=3600)
+    )
     try:
         await _record(service, "user", "My sister is called Anna")
         assert await service.flush_now(OWNER, wait=5.0)
@@ -310,7 +357,9 @@ async def test_flush_now_waits_for_the_owners_turns_and_says_whether_it_finished
 
 
 async def test_flush_now_that_runs_out_of_time_goes_on_in_the_background(engine: MemoryEngine) -> None:
-    service = ExtractionService(engine, SlowModel(0.3), ExtractionSettings(quiet_gap=3600))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), SlowModel(0.3), ExtractionSettings(quiet_gap=3600)
+    )
     try:
         await _record(service, "user", "My sister is called Anna")
         assert not await service.flush_now(OWNER, wait=0.01)
@@ -321,7 +370,9 @@ async def test_flush_now_that_runs_out_of_time_goes_on_in_the_background(engine:
 
 
 async def test_flush_all_extracts_every_owner_and_reports_each(engine: MemoryEngine) -> None:
-    service = ExtractionService(engine, ScriptedModel(), ExtractionSettings(quiet_gap=3600))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), ScriptedModel(), ExtractionSettings(quiet_gap=3600)
+    )
     seen: list[tuple[str, int]] = []
     try:
         await _record(service, "user", "I play the cello", owner="telegram:1")
@@ -338,7 +389,9 @@ async def test_flush_all_extracts_every_owner_and_reports_each(engine: MemoryEng
 async def test_flush_all_out_of_time_leaves_the_turns_buffered_for_the_next_start(
     engine: MemoryEngine,
 ) -> None:
-    service = ExtractionService(engine, SlowModel(5.0), ExtractionSettings(quiet_gap=3600))
+    service = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), SlowModel(5.0), ExtractionSettings(quiet_gap=3600)
+    )
     try:
         await _record(service, "user", "I play the cello")
         result = await service.flush_all(0.05)
@@ -346,7 +399,9 @@ async def test_flush_all_out_of_time_leaves_the_turns_buffered_for_the_next_star
         await service.close()
     assert result.turns == 0
     assert (await engine.stats(OWNER))["buffered_turns"] == 1  # kept, not lost
-    restarted = ExtractionService(engine, ScriptedModel(), ExtractionSettings(quiet_gap=0.01))
+    restarted = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), ScriptedModel(), ExtractionSettings(quiet_gap=0.01)
+    )
     try:
         assert await restarted.start() == 1
         await _wait(lambda: _buffer_empty(engine))
@@ -378,7 +433,12 @@ async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_bu
     # removal of the turns, or the episode's fact ids); a re-run words the facts differently and must not
     # add them twice.
     model = RewordingModel()
-    service = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600, retry_backoff=0.01))
+    service = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        model,
+        ExtractionSettings(quiet_gap=3600, retry_backoff=0.01),
+    )
     part, method = failing.split(".")
     rows = getattr(engine.store, part)
     real = getattr(rows, method)
@@ -398,7 +458,9 @@ async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_bu
         monkeypatch.setattr(rows, method, fail_once)
         first = await service.flush(OWNER, force=True)
         assert first.failed == 1
-        assert await engine.list(OWNER) == [] and await engine.events(OWNER) == []  # nothing half-written
+        assert (
+            await engine.list(OWNER) == [] and await engine.events.find(OWNER) == []
+        )  # nothing half-written
         assert (await engine.stats(OWNER))["buffered_turns"] == 3  # the turns are still there
         monkeypatch.setattr(rows, method, real)
         again = await service.flush(OWNER, force=True)
@@ -408,8 +470,8 @@ async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_bu
     assert sorted(m.content for m in await engine.list(OWNER)) == sorted(
         f"{t} (noted, take 2)" for t in texts
     )
-    assert [e.summary for e in await engine.events(OWNER)] == ["summary, take 2"]
-    assert (await engine.events(OWNER))[0].fact_ids == sorted(m.id for m in await engine.list(OWNER))
+    assert [e.summary for e in await engine.events.find(OWNER)] == ["summary, take 2"]
+    assert (await engine.events.find(OWNER))[0].fact_ids == sorted(m.id for m in await engine.list(OWNER))
     assert (await engine.stats(OWNER))["buffered_turns"] == 0
 
 
@@ -424,8 +486,12 @@ async def test_a_batch_another_run_already_committed_is_not_written_twice(engine
     # Two runs extract the same turns at once (say the gateway's sweep and `tierclaw memory flush`): the
     # first commit claims the turns, the second finds them gone and writes nothing.
     model = SlowRewordingModel()
-    one = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
-    other = ExtractionService(engine, model, ExtractionSettings(quiet_gap=3600))
+    one = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
+    )
+    other = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
+    )
     try:
         await _record(one, "user", "I play the cello")
         results = await asyncio.gather(one.flush(OWNER, force=True), other.flush(OWNER, force=True))
@@ -434,5 +500,5 @@ async def test_a_batch_another_run_already_committed_is_not_written_twice(engine
         await other.close()
     assert len(model.calls) == 2  # both really ran
     assert sorted(r.facts for r in results) == [0, 1] and all(r.failed == 0 for r in results)
-    assert len(await engine.list(OWNER)) == 1 and len(await engine.events(OWNER)) == 1
+    assert len(await engine.list(OWNER)) == 1 and len(await engine.events.find(OWNER)) == 1
     assert (await engine.stats(OWNER))["buffered_turns"] == 0

