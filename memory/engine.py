@@ -8,6 +8,7 @@ returns or touches another owner's rows (docs/architecture.md, "Who owns what").
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
@@ -181,17 +182,17 @@ class MemoryEngine:
         include_archived: bool = False,
         limit: int = 100,
         offset: int = 0,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """The owner's memories, newest first, optionally filtered by tier and project."""
         return await self.store.memories.list(
             owner, tier=tier, project=project, include_archived=include_archived, limit=limit, offset=offset
         )
 
-    async def refs(self, owner: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
+    async def refs(self, owner: str, memory_ids: Sequence[int]) -> dict[int, builtins.list[str]]:
         """Every source reference each memory absorbed (its own plus those of merged duplicates)."""
         return await self.store.memories.refs(owner, memory_ids)
 
-    async def profile(self, owner: str, limit: int = 100) -> list[Memory]:
+    async def profile(self, owner: str, limit: int = 100) -> builtins.list[Memory]:
         """Tier 1, the core profile that is always in the system prompt (most important first)."""
         return await self.store.memories.live(owner, tier=1, order="importance", limit=limit)
 
@@ -199,7 +200,9 @@ class MemoryEngine:
         """Tier 1 as a Markdown list for the system prompt; empty when the profile is empty."""
         return "\n".join(f"- {m.content}" for m in await self.profile(owner, limit))
 
-    async def top_memories(self, owner: str, limit: int = 10, now: datetime | None = None) -> list[Memory]:
+    async def top_memories(
+        self, owner: str, limit: int = 10, now: datetime | None = None
+    ) -> builtins.list[Memory]:
         """The owner's live Tier 2 memories that weigh most now (importance after category decay).
 
         Used by ``/memory``, which has no query to rank by: what the assistant would recall first.
@@ -227,7 +230,7 @@ class MemoryEngine:
         counts["owners"] = len(await self.store.events.owners(owner))
         return counts
 
-    async def owners(self) -> list[str]:
+    async def owners(self) -> builtins.list[str]:
         """Every owner that has memories or events (for export and the CLI)."""
         return await self.store.events.owners()
 
@@ -252,7 +255,7 @@ class MemoryEngine:
         min_match: float = 0.0,
         touch: bool = True,
         floor: RelevanceFloor = NO_FLOOR,
-    ) -> list[Retrieved]:
+    ) -> builtins.list[Retrieved]:
         """Tier 2 memories for a message: project partition + FTS5 (+ vectors), ranked, top ``k``, touched.
 
         With an embedder the query is embedded (bounded by ``query_embed_timeout``; on failure or timeout
@@ -272,7 +275,7 @@ class MemoryEngine:
 
     async def search(
         self, owner: str, query: str, k: int = 10, *, tiers: tuple[int, ...] = (1, 2)
-    ) -> list[Retrieved]:
+    ) -> builtins.list[Retrieved]:
         """Memories matching ``query`` for browsing (CLI, model tool): ranked like retrieve, not touched."""
         check_owner(owner)
         return await self._retriever.rank(owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0)

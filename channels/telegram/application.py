@@ -8,7 +8,7 @@ channel's own loop, see its module docstring), and one handler for every update 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from telegram import Update
@@ -25,7 +25,7 @@ def build_application(
     timeout: float,
     *,
     polling: bool,
-    handle: Callable[[Update, Any], Awaitable[None]],
+    handle: Callable[[Update, Any], Coroutine[Any, Any, None]],
 ) -> Application:
     """The PTB application: ``timeout`` everywhere, ``handle`` for every update."""
     builder = (

@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from channels.base import Channel, ChannelError
 
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     service.set_defaults(func=run_gateway)
 
 
-def run_configured(args: argparse.Namespace, main: Callable[[Config], Awaitable[int]]) -> int:
+def run_configured(args: argparse.Namespace, main: Callable[[Config], Coroutine[Any, Any, int]]) -> int:
     """Load the config, run ``main(config)`` in a fresh event loop; a bad config or database is exit 2."""
     from gateway.config import ConfigError, load_config
     from memory.store.sqlite import MemoryDatabaseError

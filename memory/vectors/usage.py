@@ -30,8 +30,11 @@ class MemoryEmbedder(Protocol):
     retrieval embeds the query before its SQLite work instead of beside it.
     """
 
-    model_key: str
-    uses_local_cores: bool
+    @property
+    def model_key(self) -> str: ...
+
+    @property
+    def uses_local_cores(self) -> bool: ...
 
     async def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 

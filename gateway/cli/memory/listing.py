@@ -43,7 +43,7 @@ async def run_owners(engine: MemoryEngine, args: argparse.Namespace) -> int:
             o["tier3_events"],
             o["buffered_turns"],
             o["conversation_turns"],
-            o["last_activity"][:16] + " UTC" if o["last_activity"] else "",
+            f"{str(o['last_activity'])[:16]} UTC" if o["last_activity"] else "",
         )
         for o in owners
     ]
