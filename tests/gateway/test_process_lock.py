@@ -103,6 +103,20 @@ async def test_a_second_gateway_on_the_same_file_is_refused_and_a_killed_one_lea
         assert stats.returncode == 0, stats.stderr
         assert json.loads(stats.stdout)["database"] == str(database)
 
+        # So does the terminal chat: it answers its own messages and leaves the jobs to the gateway.
+        chat = subprocess.run(
+            [sys.executable, "-m", "gateway.cli", "chat", "--config", str(config)],
+            cwd=REPO,
+            env=_env(tmp_path),
+            input="hello from the terminal\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert chat.returncode == 0, chat.stderr
+        assert "stub reply: hello from the terminal" in chat.stdout
+        assert first.poll() is None  # the gateway runs on
+
         first.send_signal(signal.SIGKILL)
         first.wait(10)
         assert not gateway_running(database)  # the kernel dropped the lock with the process
