@@ -192,7 +192,8 @@ def run_gateway(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: Config) -> int:
-    """One gateway per SQLite file (gateway/process_lock.py): a second one is refused with one line."""
+    """One gateway per SQLite file (gateway/process_lock.py): a second one is refused with one line.
+    (On PostgreSQL, once the store exists, replicas coordinate in the database: docs/scale-out.md.)"""
     from gateway.process_lock import GatewayAlreadyRunning, hold_gateway_lock
 
     try:
