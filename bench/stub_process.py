@@ -1,24 +1,54 @@
 """The local OpenAI-compatible stub (localservers/openai_server.py) as a benchmark's model server: in a child
-process (``python -m bench.stub_process``, the default) or a thread of the benchmark, and the environment
-that lets ``python -m bench…`` children import the repository from any directory."""
+process (``python -m bench.stub_process [--delay S] [--notes]``, the default) or a thread of the benchmark,
+and the environment that lets ``python -m bench…`` children import the repository from any directory.
+
+``--delay`` makes every chat reply take that long (a real model's latency; bench/replicas.py); ``--notes``
+makes the memory model extract one fact per ``note:WORD`` in what it is given, so a trial can count
+duplicate memories (bench/replicas.py)."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import json
 import os
+import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from localservers.openai_server import OpenAIStub
+from localservers.openai_server import OpenAIStub, StubReply, default_reply, is_json_request
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def serve_stub() -> int:
+NOTE_RE = re.compile(r"\bnote:(\w+)")
+
+
+def model_responder(delay: float, notes: bool) -> Callable[[dict], StubReply]:
+    """Chat replies after ``delay`` seconds; with ``notes``, extraction gives one fact per ``note:WORD``."""
+
+    def respond(body: dict) -> StubReply:
+        reply = default_reply(body)
+        if not is_json_request(body):
+            return StubReply(content=reply.content, delay=delay)
+        if not notes:
+            return reply
+        words = sorted(set(NOTE_RE.findall(json.dumps(body.get("messages") or [], ensure_ascii=False))))
+        facts = [{"content": f"Noted {w}", "category": "event", "importance": 0.5} for w in words]
+        return StubReply(content=json.dumps({"facts": facts, "summary": ""}))
+
+    return respond
+
+
+def serve_stub(argv: list[str] | None = None) -> int:
     """Run the stub, print its base URL, serve until stdin closes (the child process of ``stub_server``)."""
-    stub = OpenAIStub().start()
+    parser = argparse.ArgumentParser(prog="python -m bench.stub_process")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each chat reply")
+    parser.add_argument("--notes", action="store_true", help="extract one fact per 'note:WORD'")
+    args = parser.parse_args(argv)
+    stub = OpenAIStub(responder=model_responder(args.delay, args.notes)).start()
     try:
         print(stub.base_url, flush=True)
         sys.stdin.read()
@@ -28,8 +58,9 @@ def serve_stub() -> int:
 
 
 @contextlib.contextmanager
-def stub_server(where: str) -> Iterator[str]:
-    """The stub's base URL, served from a child process (default) or a thread of this process.
+def stub_server(where: str, *options: str) -> Iterator[str]:
+    """The stub's base URL, served from a child process (default; ``options`` are ``serve_stub``'s) or a
+    thread of this process (plain ``OpenAIStub()``).
 
     In a child process the stub's own CPU work (HTTP parsing, JSON) does not compete with the gateway
     for this interpreter's GIL, as a remote model server would not; in a thread it does, adding the same
@@ -40,7 +71,7 @@ def stub_server(where: str) -> Iterator[str]:
             yield stub.base_url
         return
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.stub_process"],
+        [sys.executable, "-m", "bench.stub_process", *options],
         cwd=REPO,
         env=child_env(),
         stdin=subprocess.PIPE,

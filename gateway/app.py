@@ -216,7 +216,9 @@ class Runtime:
         """Queue the messages an earlier run stored but did not answer, before any new input."""
         inbox = DurableInbox(self.engine.store)
         await inbox.prune()
-        waiting = await inbox.unanswered()
+        # Only this runtime's channels can answer: `tierclaw chat` leaves a gateway's messages to it.
+        served = {channel.name for channel in self.channels}
+        waiting = [m for m in await inbox.unanswered() if m.channel in served]
         for message in waiting:
             await self.loop.resume(message)
         if waiting:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,6 +76,13 @@ class MemoryTiming:
     benchmark reads it)."""
 
     samples_ms: deque[float] = field(default_factory=lambda: deque(maxlen=TIMING_SAMPLES_KEPT))
+    observer: Callable[[float], None] | None = None  # also told each sample, in ms (gateway/metrics.py)
+
+    def add(self, ms: float) -> None:
+        """Keep one message's reply-path memory time."""
+        self.samples_ms.append(ms)
+        if self.observer is not None:
+            self.observer(ms)
 
 
 class Assistant:
@@ -139,7 +147,7 @@ class Assistant:
             memory_block=memory_block(memories),
             tools=self._tools(owner, text),
         )
-        self.memory_timing.samples_ms.append((time.perf_counter() - started) * 1000.0)
+        self.memory_timing.add((time.perf_counter() - started) * 1000.0)
 
         try:
             reply = (await self.chat_model.reply(request)).strip()

@@ -16,7 +16,9 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork
 from gateway.inbox import DurableInbox
@@ -28,6 +30,18 @@ Handler = Callable[[InboundMessage], Awaitable[str | None]]
 FAILURE_REPLY = "Sorry — something went wrong while handling that message."
 DEADLINE_REPLY = "Sorry — I could not get an answer in time. Please try again in a moment."
 BUSY_REPLY = "I'm busy with other conversations right now; I'll answer this as soon as I can."
+
+
+class LoopObserver(Protocol):
+    """Told what the loop does, for the metrics (gateway/metrics.py); must not raise or block."""
+
+    def received(self, message: InboundMessage) -> None:
+        """A message was taken in (stored first, with an inbox) or resumed at start."""
+
+    def finished(
+        self, message: InboundMessage, reply: str | None, send_error: str | None, seconds: float
+    ) -> None:
+        """Its answer went out (``reply`` None: nothing to send); ``seconds`` since it was taken in."""
 
 
 class ProcessLoop:
@@ -62,6 +76,8 @@ class ProcessLoop:
         self._idle.set()
         self._answering: dict[str, asyncio.Future[str | None]] = {}  # chat key -> the reply being made
         self._cancelled: set[str] = set()  # chat keys whose reply was cancelled by ``cancel``
+        self.observer: LoopObserver | None = None  # set before ``start`` (gateway/ops_http.py)
+        self._taken_at: dict[int, float] = {}  # id(message) -> when it was taken in (for the observer)
 
     def add_channel(self, channel: Channel) -> None:
         """Register a channel as the destination of replies to its chats."""
@@ -85,6 +101,9 @@ class ProcessLoop:
         """Queue a message that is already stored (the unanswered ones, at start)."""
         self._unfinished += 1
         self._idle.clear()
+        if self.observer is not None:
+            self._taken_at[id(message)] = time.monotonic()
+            self.observer.received(message)
         await self.inbound.put(message)
 
     def start(self) -> None:
@@ -157,6 +176,7 @@ class ProcessLoop:
                             await sent.wait()
                             send_error = self._send_errors.pop(id(outbound), None)
                     await self._mark_answered(message, send_error)
+                    self._observe(message, reply, send_error)
                 self._done()
         finally:
             self._workers.pop(chat_key, None)
@@ -166,6 +186,11 @@ class ProcessLoop:
                 self._workers[chat_key] = asyncio.create_task(
                     self._chat_worker(chat_key, queue), name=f"chat:{chat_key}"
                 )
+
+    def _observe(self, message: InboundMessage, reply: str | None, send_error: str | None) -> None:
+        taken_at = self._taken_at.pop(id(message), None)
+        if self.observer is not None and taken_at is not None:
+            self.observer.finished(message, reply, send_error, time.monotonic() - taken_at)
 
     async def _take_slot(self, message: InboundMessage) -> None:
         """Wait for one of the ``max_concurrent`` slots; past the deadline, say so, and keep waiting.

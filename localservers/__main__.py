@@ -1,5 +1,8 @@
 """``python -m localservers telegram|feishu|openai``: run one local server until Ctrl-C.
 
+``python -m localservers round-robin --listen PORT --to URL --to URL …`` runs the load-balancer stand-in
+(localservers/round_robin.py) in front of several gateways.
+
 Prints the base URL on the first line (scripts read it), then the tierclaw config that points at it.
 The Telegram server also plays the user: each line typed on its standard input becomes a private
 message from user 42, and every message the bot sends is printed.
@@ -64,12 +67,24 @@ def _type_as_user(stub: Any, stopped: threading.Event) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m localservers", description=__doc__)
-    parser.add_argument("kind", choices=("telegram", "feishu", "openai"), help="which server to run")
+    parser.add_argument(
+        "kind", choices=("telegram", "feishu", "openai", "round-robin"), help="which server to run"
+    )
+    parser.add_argument("--listen", type=int, default=0, help="round-robin: the port (0: a free one)")
+    parser.add_argument(
+        "--to", action="append", default=[], metavar="URL", help="round-robin: a backend (repeat)"
+    )
     args = parser.parse_args(argv)
-    stub, info = _start(args.kind)
     stopped = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    if args.kind == "round-robin":
+        from localservers.round_robin import serve
+
+        return serve(args.listen, args.to, stopped)
+    if args.to or args.listen:
+        parser.error("--listen and --to are for round-robin")
+    stub, info = _start(args.kind)
     try:
         print(info["url"], flush=True)
         print("tierclaw config to use it:", json.dumps(info["config"], indent=2), sep="\n", flush=True)

@@ -24,7 +24,6 @@ def build_application(
     base_url: str,
     timeout: float,
     *,
-    polling: bool,
     handle: Callable[[Update, Any], Coroutine[Any, Any, None]],
 ) -> Application:
     """The PTB application: ``timeout`` everywhere, ``handle`` for every update."""
@@ -42,9 +41,8 @@ def build_application(
         .get_updates_pool_timeout(timeout)
         .job_queue(None)
     )
-    if polling:
-        builder = builder.updater(None)  # the Updater serves webhooks only
-    app = builder.build()
+    app = builder.updater(None).build()  # the channel polls and serves its webhook itself
+    # One handler for every update: PTB's CommandHandler would take /commands away from the gateway.
     app.add_handler(TypeHandler(Update, handle))
     return app
 

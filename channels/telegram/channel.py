@@ -9,8 +9,8 @@ What this module decides, and why:
   timeout_seconds + stall_margin_seconds`` (a watchdog for a connection that trickles bytes and never
   trips httpx's per-read timeout). An update's offset is confirmed only after it was handed to the
   gateway. A 409 Conflict says either that a webhook is set (we delete it again and poll) or that another
-  process polls with the token (we back off). Webhook mode uses PTB's ``Updater.start_webhook`` (its
-  server checks the secret token).
+  process polls with the token (we back off). Webhook mode is our own server too (``webhook.py``): an
+  update is answered 200 only once stored, which PTB's ``Updater.start_webhook`` does not wait for.
 - **Shutting down** is two steps: ``stop_receiving`` ends intake (the poll loop, or the webhook server)
   and confirms exactly the updates already handed to the gateway, while ``send`` and ``working`` keep
   working so the gateway can drain its replies; ``stop`` then closes everything (it also does the first
@@ -66,8 +66,9 @@ from channels.telegram.failures import (
 )
 from channels.telegram.html import markdown_to_html
 from channels.telegram.inbound import addressed_message
-from channels.telegram.log_redaction import Redact, quiet_bootstrap
+from channels.telegram.log_redaction import Redact
 from channels.telegram.typing_sign import typing_while
+from channels.telegram.webhook import WebhookServer
 
 log = logging.getLogger("tierclaw.channels")
 
@@ -131,6 +132,7 @@ class TelegramChannel:
         self._bot_id = 0
         self._bot_username = ""
         self._undelivered: Exception | None = None  # set when the gateway could not store an update
+        self._webhook: WebhookServer | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -144,9 +146,8 @@ class TelegramChannel:
         secret = s.webhook_secret or secrets.token_urlsafe(32)
         self._redact = Redact((s.token, secret))
         self._redact.install()
-        app = build_application(
-            s.token, s.base_url, s.timeout_seconds, polling=s.mode == "polling", handle=self._on_update
-        )
+        # Polling is our loop and the webhook our server (module doc): PTB's Updater is never built.
+        app = build_application(s.token, s.base_url, s.timeout_seconds, handle=self._on_update)
         app.add_error_handler(self._on_error)
         await connect(app, s.base_url, self._redact)
         self._app = app
@@ -163,17 +164,18 @@ class TelegramChannel:
         try:
             await app.start()
             if s.mode == "webhook":
-                # PTB logs a refused setWebhook with a traceback before raising; the ChannelError below
-                # says it in one line instead.
-                assert app.updater is not None  # built with one in webhook mode (above)
-                with quiet_bootstrap():
-                    await app.updater.start_webhook(
-                        listen=s.webhook_listen,
-                        port=s.webhook_port,
-                        url_path=s.webhook_path,
-                        webhook_url=s.webhook_url or None,
-                        secret_token=secret,
-                        allowed_updates=list(ALLOWED_UPDATES),
+                self._webhook = WebhookServer(
+                    self._webhook_update,
+                    app.bot,
+                    listen=s.webhook_listen,
+                    port=s.webhook_port,
+                    path=s.webhook_path,
+                    secret=secret,
+                )
+                await self._webhook.start()
+                if s.webhook_url:
+                    await app.bot.set_webhook(
+                        s.webhook_url, secret_token=secret, allowed_updates=list(ALLOWED_UPDATES)
                     )
             else:
                 self._poller = asyncio.create_task(self._poll(app), name="telegram-poll")
@@ -207,6 +209,9 @@ class TelegramChannel:
         over first. Idempotent; bounded by ``timeout_seconds``.
         """
         self._intake_stopped.set()
+        webhook, self._webhook = self._webhook, None
+        if webhook is not None:  # the updates it is storing are stored before it closes
+            await webhook.stop()
         poller, self._poller = self._poller, None
         if poller is not None:
             done, _ = await asyncio.wait({poller}, timeout=self.settings.timeout_seconds)
@@ -253,7 +258,7 @@ class TelegramChannel:
         """Whether anything ``start`` made is still held (the PTB application, the poller).
 
         False after ``stop``, and after a ``start`` that failed: a failed start cleans up after itself."""
-        return self._app is not None or self._poller is not None
+        return self._app is not None or self._poller is not None or self._webhook is not None
 
     async def _confirm(self, app: Application) -> None:
         """Tell Telegram (getUpdates ``offset``) that every update handed to the gateway was read."""
@@ -359,6 +364,12 @@ class TelegramChannel:
             except Exception as exc:  # not stored: _poll leaves it unconfirmed, Telegram sends it again
                 self._undelivered = exc
                 raise
+
+    async def _webhook_update(self, update: Update) -> None:
+        """Hand a webhook update to the gateway (webhook.py answers only after); raises if not stored."""
+        inbound = self.inbound(update)
+        if inbound is not None and self._deliver is not None:
+            await self._deliver(inbound)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         if context.error is not self._undelivered:  # that one _poll reports

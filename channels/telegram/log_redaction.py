@@ -1,36 +1,12 @@
-"""Keeping python-telegram-bot's logs useful and free of secrets: no bot token in any line, no traceback
-storm at start."""
+"""Keeping python-telegram-bot's logs useful and free of secrets: no bot token in any line."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator
 
 LOGGERS = ("", "telegram", "httpx", "httpcore", "tornado", "asyncio", "tierclaw")
 # How PTB's Bot.get_updates starts its CRITICAL line when an update does not parse.
 PTB_PARSE_DUMP = "Error while parsing updates!"
-
-
-@contextlib.contextmanager
-def quiet_bootstrap() -> Iterator[None]:
-    """Drop PTB's traceback for a failed setWebhook ("Network Retry Loop (Bootstrap …) Aborting")."""
-    logger = logging.getLogger("telegram.ext")  # PTB's networkloop module logs here
-    quiet = DropBootstrapFailures()
-    logger.addFilter(quiet)
-    try:
-        yield
-    finally:
-        logger.removeFilter(quiet)
-
-
-class DropBootstrapFailures(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True
-        return not (record.levelno >= logging.ERROR and message.startswith("Network Retry Loop (Bootstrap"))
 
 
 class Redact(logging.Filter):

@@ -61,6 +61,7 @@ def run_chat(args: argparse.Namespace) -> int:
 async def _chat(config: Config) -> int:
     from channels.console import ConsoleChannel
     from gateway.app import Runtime
+    from gateway.process_lock import gateway_running
 
     console = ConsoleChannel()
     if console.interactive:
@@ -77,7 +78,8 @@ async def _chat(config: Config) -> int:
                 "reply, /quit or Ctrl-D to leave.",
                 file=sys.stderr,
             )
-        await runtime.start()
+        # Beside a running gateway (gateway/process_lock.py) the scheduled jobs are the gateway's to run.
+        await runtime.start(schedule=not gateway_running(config.db_path()))
         await console.finished.wait()
         await runtime.loop.drain()
         await _save_memories(runtime)
@@ -190,7 +192,22 @@ def run_gateway(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: Config) -> int:
+    """One gateway per SQLite file (gateway/process_lock.py): a second one is refused with one line.
+    (On PostgreSQL, once the store exists, replicas coordinate in the database: docs/scale-out.md.)"""
+    from gateway.process_lock import GatewayAlreadyRunning, hold_gateway_lock
+
+    try:
+        lock = hold_gateway_lock(config.db_path())
+    except GatewayAlreadyRunning as exc:
+        print(f"tierclaw: {exc}", file=sys.stderr)
+        return 2
+    with lock:
+        return await _serve_locked(config)
+
+
+async def _serve_locked(config: Config) -> int:
     from gateway.app import Runtime
+    from gateway.ops_http import start_operations
 
     page_settings = config.dashboard
     if page_settings.enabled:
@@ -204,25 +221,37 @@ async def _serve(config: Config) -> int:
     runtime = await Runtime.open(config, enabled_channels(config))
     stop = stop_signal()
     try:
+        ops = await start_operations(runtime)  # replica id in log lines; /healthz /readyz /metrics
+    except OSError as exc:
+        await runtime.close()
+        print(f"tierclaw: cannot listen on gateway.http.port: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    try:
         if runtime.models.notice:
             print(runtime.models.notice, file=sys.stderr)
         await runtime.start()
         page = await start_page(runtime) if page_settings.enabled else None
+        ops.ready()
     except ChannelError as exc:
+        await ops.stop()
         await runtime.close()
         print(f"tierclaw: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
+        await ops.stop()
         await runtime.close()
         print(f"tierclaw: cannot listen for the memory page: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except BaseException:
+        await ops.stop()
         await runtime.close()
         raise
     await stop.wait()
+    ops.stopping()
     if page is not None:
         await page.stop()
     await runtime.shutdown(DRAIN_SECONDS)
+    await ops.stop()
     return 0
 
 

@@ -85,6 +85,15 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
         'comma-separated Feishu open_ids allowed in ("*" = everyone)',
         is_list=True,
     ),
+    EnvOverride(
+        "TIERCLAW_GATEWAY_REPLICA_ID", ("gateway", "replicaId"), "this gateway's id in logs and metrics"
+    ),
+    EnvOverride(
+        "TIERCLAW_GATEWAY_HTTP_HOST", ("gateway", "http", "host"), "address of /healthz, /readyz, /metrics"
+    ),
+    EnvOverride(
+        "TIERCLAW_GATEWAY_HTTP_PORT", ("gateway", "http", "port"), "port of /healthz, /readyz, /metrics"
+    ),
     EnvOverride("TIERCLAW_TIMEZONE", ("timezone",), 'IANA time zone of the scheduler ("" = local)'),
 )
 

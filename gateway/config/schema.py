@@ -350,6 +350,24 @@ class DashboardConfig(_Model):
     allow_remote: bool = False
 
 
+class OpsHttpConfig(_Model):
+    """The operations endpoints of ``tierclaw gateway`` (``/healthz``, ``/readyz``, ``/metrics``;
+    gateway/ops_http.py). ``port`` null = not served (the default: one person's gateway needs no probe,
+    and a port opened unasked can collide with another gateway's); 0 = a free port, said in the log."""
+
+    host: str = Field("127.0.0.1", min_length=1)
+    port: int | None = Field(None, ge=0, le=65535)
+
+
+class GatewayConfig(_Model):
+    """What tells one gateway process (a replica) from another: its id in log lines and metrics, and
+    where it answers health checks and metric scrapes."""
+
+    # "" = hostname-pid, which differs for every process (docs/scale-out.md).
+    replica_id: str = Field("", pattern=r"^[A-Za-z0-9._:-]{0,64}$")
+    http: OpsHttpConfig = Field(default_factory=OpsHttpConfig)
+
+
 _IDENTITY_RE = re.compile(r"[a-z][a-z0-9_-]*:\S+")
 
 
@@ -361,6 +379,7 @@ class Config(_Model):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     users: dict[str, list[str]] = Field(default_factory=dict)
     timezone: str = ""
 

@@ -79,6 +79,9 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "TIERCLAW_EMBEDDING_MODEL": ("text-embedding-3-small", "text-embedding-3-small"),
     "TIERCLAW_EMBEDDING_API_KEY": ("sk-emb", "sk-emb"),
     "TIERCLAW_EMBEDDING_BASE_URL": ("https://emb.example/v1", "https://emb.example/v1"),
+    "TIERCLAW_GATEWAY_REPLICA_ID": ("gw-a", "gw-a"),
+    "TIERCLAW_GATEWAY_HTTP_HOST": ("0.0.0.0", "0.0.0.0"),
+    "TIERCLAW_GATEWAY_HTTP_PORT": ("9464", 9464),
 }
 
 

@@ -1,0 +1,62 @@
+"""bench/replicas.py: the smallest smoke case (one gateway process on SQLite behind the round-robin
+forwarder, updates posted by the local Telegram server's webhook side) and the --database checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.replicas import main
+from gateway.config.schema import MemoryConfig
+
+RUN_KEYS = {
+    "mode",
+    "replicas",
+    "messages",
+    "answered",
+    "lost",
+    "answered_twice",
+    "order_violations",
+    "duplicate_memories",
+    "job_runs_duplicated",
+    "takeover_s",
+}
+
+
+def test_one_replica_on_sqlite_answers_every_message_once_in_order(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--database", "sqlite", "--replicas", "1", "--chats", "2", "--messages", "3", "--latency", "0"]
+    assert main([*argv, "--no-kill", "--idle", "60", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert set(report) >= {"runs", "throughput", "throughput_one"}
+    (run,) = report["runs"]
+    assert set(run) >= RUN_KEYS
+    assert run["mode"] == "webhook" and run["replicas"] == 1 and run["messages"] == 6
+    assert (run["answered"], run["lost"], run["answered_twice"], run["order_violations"]) == (6, 0, 0, 0)
+    assert run["duplicate_memories"] == 0
+    assert run["takeover_s"] is None  # nobody was killed
+    assert report["throughput"] is None  # two replicas need PostgreSQL
+    assert isinstance(report["throughput_one"], float) and report["throughput_one"] > 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--database", "sqlite", "--replicas", "2"], "--database sqlite runs one replica only"),
+        (["--database", "mysql://h/db"], "--database must be a postgresql://"),
+    ],
+)
+def test_a_database_that_cannot_run_the_trial_is_one_line_and_exit_2(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bench.replicas: " + says) and err.count("\n") == 1
+
+
+@pytest.mark.skipif("database_url" in MemoryConfig.model_fields, reason="the PostgreSQL store is here")
+def test_a_postgresql_url_says_the_store_is_not_in_this_build(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--database", "postgresql://bench@127.0.0.1/bench"]) == 2
+    assert "no PostgreSQL store yet" in capsys.readouterr().err
