@@ -18,6 +18,7 @@ from gateway.dashboard.context import CONTEXT, FORM, person_url, redirect, say
 from gateway.dashboard.pages import known_owner, memory_id_of
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import GLOBAL_PROJECT, Fact, WriteResult
+from memory.text.category import category_for
 
 log = logging.getLogger("tierclaw.dashboard")
 
@@ -60,7 +61,7 @@ def _fields(request: web.Request) -> dict:
         "content": content,
         "tier": tier,
         "importance": importance,
-        "category": _text(request, "category") or "event",
+        "category": _text(request, "category") or category_for(content),
         "project": _text(request, "project") or GLOBAL_PROJECT,
     }
 

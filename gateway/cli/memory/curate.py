@@ -21,6 +21,7 @@ from memory.files.migrate import migrate_files
 from memory.files.private import write_private
 from memory.model.output import parse_episode
 from memory.records import PROFILE_TOPIC, Fact
+from memory.text.category import category_for
 
 if TYPE_CHECKING:
     pass
@@ -41,8 +42,8 @@ async def run_add(engine: MemoryEngine, args: argparse.Namespace) -> int:
     if args.project:
         fact.project = args.project
     fact.topic = args.topic or (PROFILE_TOPIC if tier == 1 else fact.topic)
-    if args.category:
-        fact.category = args.category
+    # No --category: the one classifier (memory/text/category.py), not a blanket "event".
+    fact.category = args.category or category_for(args.text)
     if args.importance is not None:
         fact.importance = args.importance
     result = await engine.write(args.owner, fact)
@@ -175,7 +176,7 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
                 tier=int(rec.get("tier", 2)),
                 project=rec.get("project") or "_global",
                 topic=rec.get("topic") or "_general",
-                category=rec.get("category") or "event",
+                category=rec.get("category") or category_for(rec["content"]),
                 importance=float(rec.get("importance", 0.5)),
                 source=rec.get("source") or "import",
                 source_ref=refs[0] if refs else None,

@@ -533,3 +533,22 @@ def test_export_and_import_carry_the_scratchpad_and_what_was_said(
     export.write_text(json.dumps(doc), encoding="utf-8")
     code, _, err = mem(capsys, tmp_path / "c.db", "import", str(export))
     assert code == 2 and "turn record 3" in err
+
+
+def test_add_without_a_category_uses_the_classifier(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "c.db"
+    for text in ("My dog is called Biscuit", "我对青霉素过敏", "I love spicy Thai food", "Shipped the beta"):
+        code, out, _ = mem(capsys, db, "add", text, "--owner", "alice")
+        assert code == 0 and out.startswith("added #"), out
+    code, out, _ = mem(capsys, db, "list", "--owner", "alice", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    categories = {r["content"]: r["category"] for r in (rows["memories"] if isinstance(rows, dict) else rows)}
+    assert categories == {
+        "My dog is called Biscuit": "identity",
+        "我对青霉素过敏": "identity",
+        "I love spicy Thai food": "config",
+        "Shipped the beta": "event",
+    }
