@@ -72,11 +72,9 @@ def memory_id_of(request: web.Request) -> int:
 async def owners(request: web.Request) -> web.Response:
     """Everyone this memory holds, with counts by tier, last activity, buffered turns, dead letters."""
     engine = request.app[CONTEXT].engine
-    buffer = ExtractionBuffer(engine)
     rows = []
     for owner, last in sorted((await engine.owner_activity()).items(), key=lambda kv: kv[1], reverse=True):
-        stats = await engine.stats(owner)
-        dead = await buffer.dead_letters(owner)
+        stats = await engine.stats(owner)  # the counts every view shows (memory/counts.py)
         rows.append(
             OwnerRow(
                 owner=owner,
@@ -85,8 +83,8 @@ async def owners(request: web.Request) -> web.Response:
                 archived=stats["archived"],
                 events=stats["tier3_events"],
                 turns=stats["conversation_turns"],
-                buffered=stats["buffered_turns"] - dead,
-                dead=dead,
+                buffered=stats["buffered_turns"],
+                dead=stats["dead_letters"],
                 last_activity=(last or "")[:16],
             )
         )

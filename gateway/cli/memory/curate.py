@@ -22,6 +22,7 @@ from memory.files.private import write_private
 from memory.model.output import parse_episode
 from memory.records import PROFILE_TOPIC, Fact
 from memory.text.category import category_for
+from memory.text.wording import plural
 
 if TYPE_CHECKING:
     pass
@@ -128,7 +129,8 @@ async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
         out = Path(args.output).expanduser()
         write_private(out, export.text)  # a person's memories: readable by them alone
         print(
-            f"exported {export.memories} memories, {export.events} events and {export.turns} turns to {out}"
+            f"exported {plural(export.memories, 'memory')}, {plural(export.events, 'event')} and "
+            f"{plural(export.turns, 'turn')} to {out}"
         )
     else:
         sys.stdout.write(export.text)

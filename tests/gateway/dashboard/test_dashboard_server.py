@@ -216,7 +216,7 @@ async def test_dead_letters_are_listed_and_retried(page: RunningDashboard, engin
             html = await resp.text()
             assert "Dead letters (1)" in html and "model said 500" in html
         async with client.post(base + "/retry", data={"csrf": csrf_of(html)}) as resp:
-            assert "Re-queued 1 dead-letter messages." in await resp.text()
+            assert "Re-queued 1 dead-letter message." in await resp.text()
     assert await buffer.dead_letters(ALICE) == 0 and await buffer.pending_turns(ALICE) == 1
 
 
