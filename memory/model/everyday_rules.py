@@ -53,7 +53,8 @@ def _whole(fallback: str | None = None) -> _Rule:
 def _verb_class(m: re.Match[str]) -> Match | None:
     """ "I <verb> …": the object's class, else the class the verb itself says ("I drive a Lada")."""
     found = everyday_class(m.group("rest"))
-    return _match_for(found or _VERB_CLASS.get(m.group("verb").split()[-1]))
+    verb = m.group("verb")
+    return _match_for(found or _VERB_CLASS.get(verb) or _VERB_CLASS.get(verb.split()[-1]))
 
 
 _VERB_CLASS = {
@@ -70,6 +71,9 @@ _VERB_CLASS = {
     "majored": "education",
     "graduated": "education",
     "attend": "education",
+    "suffer": "health",
+    "diagnosed": "health",
+    "report to": "work",
     "take": None,
 }
 
@@ -86,7 +90,9 @@ _BE_A_STATE = (
     r"diabetic|asthmatic|epileptic|anaemic|anemic|celiac|coeliac|colou?r-?blind|deaf|blind|"
     r"left-handed|right-handed|vegetarian|vegan|pescatarian|short-sighted|near-sighted|long-sighted|"
     r"[\w-]+ intolerant|allergic to .+|in (?:my )?(?:first|second|third|fourth|final|last) year\b.*|"
-    r"in (?:year|grade) \w+.*|on (?:a |the )?[\w -]+ diet\b.*|on [\w -]*(?:medication|pills|tablets)\b.*"
+    r"in (?:year|grade) \w+.*|on (?:a |the )?[\w -]+ diet\b.*|on (?:[\w-]+ ){0,3}(?:medication|medicine|"
+    r"meds|pills|tablets|thinners|blockers|inhibitors|antidepressants|antibiotics|steroids|statins|insulin|"
+    r"the pill|hrt)\b.*"
 )
 _NAMED_DATE = (
     r"\d|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\bnext \w+|\btomorrow\b"
@@ -126,7 +132,10 @@ EVERYDAY_EN: Rules = [
         _class_of("rest", "home"),
     ),
     # Being: "I'm a paramedic", "I'm married", "I'm gluten intolerant", "I'm on a low-salt diet".
-    (re.compile(r"^i(?:'m| am) (?:also |now |still )?(?:a|an) (?P<rest>.+)$"), _class_of("rest")),
+    (
+        re.compile(r"^i(?:'m| am|'ve been| have been) (?:also |now |still )?(?:a|an) (?P<rest>.+)$"),
+        _class_of("rest"),
+    ),
     (
         re.compile(rf"^i(?:'m| am) (?:also |now |still |very |severely |mildly )?(?P<rest>{_BE_A_STATE})$"),
         _class_of("rest", "health"),
@@ -144,7 +153,7 @@ EVERYDAY_EN: Rules = [
             r"'ve studied|graduated|work|worked|keep|play|practi[sc]e|attend|speak|volunteer|coach|"
             r"manage|look after|care for|walk|feed|support|hold|wear|use|suffer|was diagnosed|"
             r"'ve been diagnosed|have been diagnosed|got diagnosed|live|lived|finished|completed|earned|"
-            r"got)\b(?P<rest>.*)$"
+            r"report to|got)\b(?P<rest>.*)$"
         ),
         _verb_class,
     ),
@@ -222,16 +231,23 @@ def _zh_possessed(m: re.Match[str]) -> Match | None:
     possessor, then something said about it (not what that person said or felt)."""
     said = m.string[m.start("head") :]
     found = everyday_class(m.group("head"))
-    if len(said) < 3 or _ZH_CHATTER.search(m.string) or found in _MANNER_CLASSES:
+    exclaimed = m.string.endswith(("啊", "呀", "哦", "吧", "嘛", "啦"))  # "我腰好酸啊": a passing complaint
+    if len(said) < 3 or exclaimed or _ZH_CHATTER.search(m.string) or found in _MANNER_CLASSES:
         return None
     return _match_for(found)
 
 
 EVERYDAY_ZH: Rules = [
-    (re.compile(_ZH_POSSESSOR + r"(?P<head>[\u4e00-\u9fff]{1,3})"), _zh_possessed),
+    (re.compile(_ZH_POSSESSOR + r"(?P<head>[\u4e00-\u9fff]{1,4})"), _zh_possessed),
+    # "我和我老公结婚十年了", "我跟女朋友在一起三年了".
+    (
+        re.compile(r"^我(?:和|跟)(?:我的?)?(?P<rest>[^，,]{1,4}?)(?:结婚|在一起|认识|交往|恋爱|离婚|订婚)"),
+        _class_of("rest"),
+    ),
     # "小雨是我女儿", "旺财是我们家的狗".
     (re.compile(r"^[^，,。]{1,8}?是(?:我|我们|咱们)(?:家)?的?(?P<rest>.+)$"), _class_of("rest")),
-    # Where things are kept: "家里的备用钥匙在鞋柜里", "我把护照放在抽屉里".
+    # Where things are kept: "家里的备用钥匙在鞋柜里", "车钥匙挂在门口", "我把护照放在抽屉里".
+    (re.compile(r"^(?P<noun>[^，,我]{1,6}?)(?:放在|收在|藏在|挂在|停在|锁在)"), _class_of("noun")),
     (
         re.compile(r"^(?:家里的?|我家的?|我们家的?)(?P<noun>[^，,]{1,8}?)(?:放在|收在|藏在|挂在|停在|在)"),
         _class_of("noun", "home"),
@@ -265,15 +281,15 @@ EVERYDAY_ZH: Rules = [
     (re.compile(r"^我(?:现在|平时|一直)?(?:开|骑)(?:着|的是)?(?:一|两)?(?:辆|台)"), _whole("home")),
     (
         re.compile(
-            r"^我(?:们)?(?:现在|平时|一直|目前)?(?P<verb>用的是|用的|养了?|是|学的是|学的|学|读的是|读|在读|在学|"
-            r"在上|上|教|带|戴|考了?|拿到了?|毕业于|会|弹|拉|练)(?P<rest>.+)$"
+            r"^我(?:们)?(?:现在|平时|一直|目前|\d{2,4}年|去年|前年|以前|小时候)*(?P<verb>用的是|用的|养了?|是|学的是|"
+            r"学的|学|读的是|读|在读|在学|在上|上|教|带|戴|考了?|拿到了?|毕业于|会|弹|拉|练|在吃|吃)(?P<rest>.+)$"
         ),
         _class_of("rest"),
     ),
     (re.compile(r"^我是(?:做|搞|干)(?P<rest>.{1,8})的$"), lambda _m: _OCCUPATION),
     # Days and times: "我周末弹钢琴", "我每周三晚上去打羽毛球", "每周六我都去游泳".
     (
-        re.compile(r"^(?:每天|每日|每晚|每周.?|每个?星期.?|每个?礼拜.?|每个?月|每年|周末)[^，,]{0,6}?我"),
+        re.compile(r"^(?:每天|每日|每晚|每个?周.?|每个?星期.?|每个?礼拜.?|每个?月|每年|周末)[^，,]{0,6}?我"),
         _whole("routines"),
     ),
     (

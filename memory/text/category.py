@@ -64,7 +64,9 @@ _EN_WORDS: dict[str, str] = {
     r"depression|insomnia|coeliac|celiac|gluten|lactose|cholesterol|thyroid|heart condition|"
     r"medications?|medicines?|meds|pills?|tablets?|inhaler|insulin|prescription|vitamins?|"
     r"supplements?|antibiotics?|physio(?:therapy)?|therapy|condition|disease|disorder|syndrome|vegetarian|vegan|pescatarian|halal|kosher|"
-    r"diet|keto|sugar-free|dairy|peanuts?|nuts|shellfish|seafood|pregnant|glasses|contact lenses|"
+    r"diet|keto|sugar-free|dairy|peanuts?|nuts|shellfish|seafood|pregnant|glasses|contact lenses|pain|"
+    r"aches?|injur(?:y|ies|ed)|bad back|bad knees?|knees?|hips?|joints?|spine|thinners|blockers|"
+    r"antidepressants|steroids|"
     r"hearing aid|wheelchair|\w+(?:itis|osis|emia|aemia|pathy|algia)|\w+(?:statin|pril|olol|azole|"
     r"cillin|mycin|formin|prazole|sartan|oxetine|pam|lam)",
     "work": r"job|jobs|work|works|worked|working|employer|company|firm|boss|manager|supervisor|"
@@ -98,7 +100,7 @@ _ZH_WORDS: dict[str, str] = {
     "英短|橘猫",
     "health": "过敏|不耐受|哮喘|糖尿病|血糖|高血压|血压|心脏|偏头痛|头疼|胃病|胃炎|痛风|颈椎|腰椎|失眠|"
     "抑郁|焦虑|近视|散光|色盲|药|胰岛素|手术|素食|吃素|忌口|清真|减肥|戒糖|乳糖|麸质|海鲜|"
-    "花生|怀孕|病|症|炎",
+    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂",
     "work": "工作|上班|公司|单位|老板|领导|上司|经理|主管|同事|客户|工资|职业|岗位|加班|办公|行业|"
     "职位|入职|辞职|退休|创业|护士|医生|老师|教师|工程师|程序员|会计|律师|设计师|司机|厨师|销售|"
     "教书|是做.{1,6}的",

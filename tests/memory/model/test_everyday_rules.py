@@ -21,6 +21,7 @@ KEPT = {
         ("我老公在银行工作", "identity"),
         ("我最好的朋友叫阿杰", "identity"),
         ("乐乐是我儿子", "identity"),
+        ("我和我老公结婚十年了", "identity"),
     ],
     "pets": [
         ("We have a cat named Pepper", "identity"),
@@ -36,6 +37,9 @@ KEPT = {
         ("I don't eat pork", "config"),
         ("我有高血压", "identity"),
         ("我乳糖不耐受", "identity"),
+        ("I suffer from back pain", "identity"),
+        ("I'm on blood thinners", "identity"),
+        ("我在吃降血脂的药", "identity"),
         ("我吃素", "config"),
     ],
     "work": [
@@ -46,6 +50,9 @@ KEPT = {
         ("我是做会计的", "identity"),
         ("我在一家外企做财务", "identity"),
         ("我的领导姓李", "identity"),
+        ("I report to Sarah, the head of marketing", "identity"),
+        ("I've been a software engineer for eight years", "identity"),
+        ("我们部门经理姓王", "identity"),
     ],
     "home": [
         ("I drive a red Toyota Corolla", "identity"),
@@ -55,6 +62,7 @@ KEPT = {
         ("我开一辆白色的本田", "identity"),
         ("我用的是华为手机", "config"),
         ("家里的备用钥匙在鞋柜里", "identity"),
+        ("车钥匙挂在门口", "identity"),
         ("我平时把车停在地下车库", "config"),
     ],
     "routines": [
@@ -65,6 +73,7 @@ KEPT = {
         ("我每周日下午练书法", "config"),
         ("我周末弹钢琴", "identity"),
         ("每周六我都去游泳", "config"),
+        ("每个周日我都给奶奶打电话", "identity"),
     ],
     "dates": [
         ("My birthday is on the 14th of July", "identity"),
@@ -98,6 +107,7 @@ KEPT = {
         ("我是北京大学毕业的", "identity"),
         ("我学的是计算机专业", "identity"),
         ("我在上日语课", "identity"),
+        ("我2015年毕业于清华大学", "identity"),
     ],
 }
 CASES = [(kind, text, category) for kind, items in KEPT.items() for text, category in items]
@@ -120,6 +130,7 @@ def test_an_everyday_statement_is_kept_where_it_does_not_fade(kind: str, text: s
         *("I saw a cute dog on the way home today.", "I'm at the station now.", "I'm hungry."),
         *("我今天好累啊", "我觉得要下雨了", "我刚看了个搞笑视频", "我也不知道", "我手机快没电了"),
         *("我无聊死了", "我开玩笑的", "我到车站了", "我饿了", "我妈说我胖了", "我马上回来"),
+        *("书放在桌上", "我吃火锅", "我腰好酸啊", "我跟他认识很久了", "I report bugs to the team"),
     ],
 )
 def test_chit_chat_and_passing_remarks_are_not_kept(text: str) -> None:
