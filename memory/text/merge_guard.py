@@ -156,7 +156,6 @@ class Anchors:
     titles: frozenset[str]
     negations: int
     words: frozenset[str]  # every lower-cased word, to tell whether a name occurs in the other text
-    identifiers: frozenset[str]  # letters-and-digits tokens, lower-cased ("paul14", "b12")
 
 
 @lru_cache(maxsize=65536)
@@ -219,11 +218,11 @@ def anchors(text: str) -> Anchors:
         titles=frozenset(_TITLE.findall(text)),
         negations=negations,
         words=frozenset(words),
-        identifiers=_identifiers(text),
     )
 
 
-def _identifiers(text: str) -> frozenset[str]:
+@lru_cache(maxsize=65536)
+def identifiers(text: str) -> frozenset[str]:
     """The letters-and-digits tokens of ``text``, lower-cased, without numbers that carry a unit."""
     found = (m.group().lower().strip("-_") for m in _IDENTIFIER.finditer(text))
     return frozenset(t for t in found if not _NUMBER_WITH_UNIT.fullmatch(t))
@@ -272,13 +271,13 @@ def guard_allows_merge(a: str, b: str) -> bool:
     has to keep those apart.
     """
     fa, fb = anchors(a), anchors(b)
-    if (fa.numbers, fa.times, fa.people, fa.titles, fa.negations, fa.identifiers) != (
+    if (fa.numbers, fa.times, fa.people, fa.titles, fa.negations, identifiers(a)) != (
         fb.numbers,
         fb.times,
         fb.people,
         fb.titles,
         fb.negations,
-        fb.identifiers,
+        identifiers(b),
     ):
         return False
     if any(n not in fb.words for n in fa.names) or any(n not in fa.words for n in fb.names):
