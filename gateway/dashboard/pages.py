@@ -18,7 +18,6 @@ from gateway.dashboard.context import CONTEXT, DashboardContext, render
 from gateway.memory_export import export_memory
 from memory.browse import SORTS, BrowseFilter
 from memory.clock import utcnow
-from memory.pipeline.buffer import ExtractionBuffer
 from memory.retrieval.decay import CATEGORIES
 from memory.store.browse_queries import ARCHIVED_CHOICES
 
@@ -208,16 +207,16 @@ async def operations(request: web.Request) -> web.Response:
     """Buffered turns (extract now), dead letters (retry), export, and the two charts."""
     ctx: DashboardContext = request.app[CONTEXT]
     owner = await known_owner(request)
-    buffer = ExtractionBuffer(ctx.engine)
+    counts = await ctx.engine.stats(owner)  # the counts every view shows (memory/counts.py)
     samples = list(ctx.timing.samples_ms) if ctx.timing is not None else []
     return render(
         request,
         "operations.html",
         owner=owner,
         buffered=await ctx.engine.browse.buffered(owner),
-        buffered_count=await buffer.pending_turns(owner),
+        buffered_count=counts["buffered_turns"],
         dead=await ctx.engine.browse.dead_letters(owner),
-        dead_count=await buffer.dead_letters(owner),
+        dead_count=counts["dead_letters"],
         can_extract=ctx.extraction is not None,
         growth_chart=charts.growth_svg(await ctx.engine.browse.growth(owner)),
         latency=charts.latency_summary(samples),
