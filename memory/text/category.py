@@ -149,7 +149,8 @@ def _word_patterns() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]
     out = []
     for name, words in _EN_WORDS.items():
         zh = _ZH_WORDS.get(name, "(?!)")
-        out.append((name, re.compile(rf"\b(?:{words})\b", re.I), re.compile(zh)))
+        # A plural ending is allowed after any word ("passports", "cupboards").
+        out.append((name, re.compile(rf"\b(?:{words})s?\b", re.I), re.compile(zh)))
     return tuple(out)
 
 

@@ -28,6 +28,7 @@ KEPT = {
         ("Our dog Rufus is a beagle", "identity"),
         ("我家的狗叫旺财", "identity"),
         ("我家有一只叫咪咪的猫", "identity"),
+        ("我们家的鹦鹉会说话", "identity"),
     ],
     "health": [
         ("I have type 1 diabetes", "identity"),
@@ -63,6 +64,7 @@ KEPT = {
         ("我用的是华为手机", "config"),
         ("家里的备用钥匙在鞋柜里", "identity"),
         ("车钥匙挂在门口", "identity"),
+        ("The passports are in the safe in the study", "identity"),
         ("我平时把车停在地下车库", "config"),
     ],
     "routines": [
@@ -92,6 +94,7 @@ KEPT = {
         ("My goal is to save enough for a house", "decision"),
         ("我想今年学会游泳", "decision"),
         ("我的目标是今年减肥十斤", "decision"),
+        ("我想三十岁之前买房", "decision"),
     ],
     "tastes": [
         ("I can't stand horror movies", "config"),
