@@ -20,7 +20,7 @@ from gateway.agent import ChatModel, ChatRequest
 from gateway.commands import CommandContext, is_command, run_command
 from gateway.identity import Identities
 from gateway.memory_tools import MemoryTools, ToolSettings
-from gateway.offline_chat import OFFLINE_HINT
+from gateway.offline_chat import offline_hint
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
@@ -30,6 +30,7 @@ from memory.retrieval.gate import asks_about_themselves, should_retrieve
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
+from memory.text.wording import is_chinese
 
 log = logging.getLogger("tierclaw.gateway")
 
@@ -43,6 +44,15 @@ APOLOGY_BY_KIND = {
 }
 TEXT_ONLY_REPLY = "I can only understand text for now, so I can't look at that {kind}."
 CAPTION_NOTED = " I've noted its caption."
+# The same replies for a person who writes Chinese (docs: gateway/README.md, "The person's language").
+APOLOGY_ZH = "抱歉，我暂时连不上语言模型，请稍后再试。"
+APOLOGY_BY_KIND_ZH = {
+    "auth": "抱歉，语言模型拒绝了我的 API 密钥，需要运行我的人修好配置后我才能回答。",
+    "not_found": "抱歉，语言模型的名称或地址不对，需要运行我的人修好配置后我才能回答。",
+}
+TEXT_ONLY_REPLY_ZH = "我目前只能看懂文字，没法查看这个{kind}。"
+CAPTION_NOTED_ZH = "它的说明文字我记下了。"
+_ATTACHMENT_ZH = {"photo": "图片", "voice": "语音", "audio": "音频", "video": "视频", "document": "文件"}
 
 
 @dataclass(slots=True)
@@ -85,6 +95,13 @@ class MemoryTiming:
             self.observer(ms)
 
 
+def _apology(text: str, kind: str) -> str:
+    """The apology for a failed model call, in the language of the message it answers."""
+    if is_chinese(text):
+        return APOLOGY_BY_KIND_ZH.get(kind, APOLOGY_ZH)
+    return APOLOGY_BY_KIND.get(kind, APOLOGY)
+
+
 class Assistant:
     """Answers messages: commands, Tier 0 history, gated retrieval, prompt, main model, extraction hand-off.
 
@@ -121,7 +138,7 @@ class Assistant:
             model_label=chat_model.label,
             notice=settings.notice,
         )
-        self._hinted: set[str] = set()  # chats whose first offline reply carried OFFLINE_HINT
+        self._hinted: set[str] = set()  # chats whose first offline reply carried the offline hint
 
     async def handle(self, msg: InboundMessage) -> str | None:
         """The reply to one message, or None when there is nothing to answer (empty text)."""
@@ -153,10 +170,10 @@ class Assistant:
             reply = (await self.chat_model.reply(request)).strip()
         except Exception as exc:  # ModelError, or anything unexpected from a model: apologise, keep going
             log.error("[gateway] model %s failed for %s: %s", self.chat_model.label, msg.chat_key, exc)
-            return APOLOGY_BY_KIND.get(getattr(exc, "kind", ""), APOLOGY)
+            return _apology(text, getattr(exc, "kind", ""))
         if not reply:
             log.error("[gateway] model %s gave an empty reply for %s", self.chat_model.label, msg.chat_key)
-            return APOLOGY
+            return _apology(text, "")
 
         if getattr(self.chat_model, "stand_in", False):
             return self._with_hint(msg, reply)  # the offline stand-in: shown, never history or memory
@@ -198,13 +215,15 @@ class Assistant:
         if msg.channel in NOTICE_AT_START_CHANNELS or msg.chat_key in self._hinted:
             return reply
         self._hinted.add(msg.chat_key)
-        return f"{reply}\n\n{OFFLINE_HINT}"
+        return f"{reply}\n\n{offline_hint(msg.text)}"
 
     async def _attachment(self, msg: InboundMessage, owner: str, caption: str) -> str:
         """A photo, voice note or file: say only text is understood; keep the caption like any words."""
-        reply = TEXT_ONLY_REPLY.format(kind=msg.attachment)
+        chinese = is_chinese(caption)
+        kind = _ATTACHMENT_ZH.get(msg.attachment, msg.attachment) if chinese else msg.attachment
+        reply = (TEXT_ONLY_REPLY_ZH if chinese else TEXT_ONLY_REPLY).format(kind=kind)
         if caption:
-            reply += CAPTION_NOTED
+            reply += CAPTION_NOTED_ZH if chinese else CAPTION_NOTED
             await self.sessions.append(msg.chat_key, "user", caption)
             await self._keep(msg, owner, "user", caption)
         return reply

@@ -2,7 +2,8 @@
 
 Commands are handled before the model is called and are not conversation: they are neither sent to the
 model nor buffered for extraction. Memory ids shown by ``/memory`` are the numbers ``/forget`` takes,
-stable across restarts and channels.
+stable across restarts and channels. Replies are in the person's language (``command_words.py``): the
+command's own text decides ("/remember 我女儿叫小雨"), else their latest messages in the chat.
 """
 
 from __future__ import annotations
@@ -10,21 +11,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gateway.command_words import EN, HELP_TEXT, ZH
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
 from memory.records import GLOBAL_PROJECT, Fact, Memory
 from memory.sessions import SessionStore
+from memory.text.category import category_for
+from memory.text.wording import is_chinese, plural, speaks_chinese
 
-HELP_TEXT = """Commands:
-/new — start a fresh conversation (what you said so far is saved to memory now)
-/memory — what I remember about you, numbered
-/remember TEXT — remember TEXT now
-/forget N — forget memory number N (from /memory); /forget TEXT forgets the best match
-/scratchpad — my running note on what you are working on; /scratchpad clear, /scratchpad set TEXT
-/status — which model answers and how much I remember about you
-/help — this list
-/quit — leave the terminal chat (saving memories first)"""
+__all__ = ["HELP_TEXT", "PRIVATE_ONLY_REPLY", "CommandContext", "is_command", "run_command"]
 
 # How many Tier 2 memories /memory lists after the core profile.
 MEMORY_LIST_LIMIT = 15
@@ -57,7 +53,9 @@ def is_command(text: str) -> bool:
 
 # Commands whose answer shows someone's memories: in a group everyone would read it.
 PRIVATE_COMMANDS = frozenset({"memory", "forget", "scratchpad"})
-PRIVATE_ONLY_REPLY = "/{name} shows your memories, so ask me in a private chat, not in a group."
+PRIVATE_ONLY_REPLY = EN["private_only"]
+# How many of the chat's latest messages tell which language the person writes.
+LANGUAGE_MESSAGES = 6
 
 
 async def run_command(
@@ -68,43 +66,61 @@ async def run_command(
     word, _, rest = text.strip().partition(" ")
     name = word[1:].split("@", 1)[0].lower()
     rest = rest.strip()
+    w = await _words(ctx, chat_key, rest)
     if in_group and name in PRIVATE_COMMANDS:
-        return PRIVATE_ONLY_REPLY.format(name=name)
+        return w["private_only"].format(name=name)
     if name in ("help", "start"):
-        return HELP_TEXT
+        return w["help"]
     if name == "new":
-        return await _new(ctx, owner, chat_key)
+        return await _new(ctx, owner, chat_key, w)
     if name == "memory":
-        return await _memory(ctx, owner)
+        return await _memory(ctx, owner, w)
     if name == "remember":
-        return await _remember(ctx, owner, rest)
+        return await _remember(ctx, owner, rest, w)
     if name == "forget":
-        return await _forget(ctx, owner, rest)
+        return await _forget(ctx, owner, rest, w)
     if name == "status":
-        return await _status(ctx, owner)
+        return await _status(ctx, owner, w)
     if name == "scratchpad":
-        return await _scratchpad(ctx, owner, rest)
-    return f"Unknown command /{name}.\n{HELP_TEXT}"
+        return await _scratchpad(ctx, owner, rest, w)
+    return w["unknown"].format(name=name)
 
 
-async def _new(ctx: CommandContext, owner: str, chat_key: str) -> str:
+async def _words(ctx: CommandContext, chat_key: str, rest: str) -> dict[str, str]:
+    """The wording table for the person: their command's text when it has words, else their latest
+    messages in this chat (a failing read falls back to English rather than failing the command)."""
+    if any(ch.isalpha() for ch in rest):
+        return ZH if is_chinese(rest) else EN
+    try:
+        history = await ctx.sessions.history(chat_key, LANGUAGE_MESSAGES)
+    except Exception:
+        return EN
+    return ZH if speaks_chinese(content for role, content in history if role == "user") else EN
+
+
+def _count(w: dict[str, str], count: int, noun: str) -> str:
+    """A count as the table's language writes it ("1 memory" / "3 memories"; Chinese: the number)."""
+    return str(count) if w is ZH else plural(count, noun)
+
+
+async def _new(ctx: CommandContext, owner: str, chat_key: str, w: dict[str, str]) -> str:
     if ctx.extraction is not None:
         # The old session's turns are already buffered: extract them now, in the background (this
         # reply does not wait for the memory model).
         ctx.extraction.flush_soon(owner)
     await ctx.sessions.new_session(chat_key)
-    return "Started a new conversation. What you told me before is being saved to memory."
+    return w["new"]
 
 
-def _describe(mem: Memory) -> str:
-    where = "" if mem.project == GLOBAL_PROJECT else f" (project {mem.project})"
+def _describe(mem: Memory, w: dict[str, str]) -> str:
+    where = "" if mem.project == GLOBAL_PROJECT else w["project"].format(project=mem.project)
     return f"[{mem.id}] {' '.join(mem.content.split())}{where}"
 
 
-async def _memory(ctx: CommandContext, owner: str) -> str:
+async def _memory(ctx: CommandContext, owner: str, w: dict[str, str]) -> str:
     if ctx.extraction is None:
         notes = ctx.file_memory.read_long_term().strip() if ctx.file_memory else ""
-        return f"My notes (file memory):\n{notes}" if notes else "I have no notes yet."
+        return w["file_notes"].format(notes=notes) if notes else w["no_file_notes"]
     # What was just said should show up: extract the pending turns first (bounded; a slow memory
     # model finishes in the background and the note below says so).
     await ctx.extraction.flush_now(owner, ctx.flush_wait)
@@ -113,96 +129,99 @@ async def _memory(ctx: CommandContext, owner: str) -> str:
     waiting = await ctx.extraction.buffer.pending_tokens(owner)
     lines: list[str] = []
     if profile:
-        lines.append("About you:")
-        lines.extend(_describe(m) for m in profile)
+        lines.append(w["about_you"])
+        lines.extend(_describe(m, w) for m in profile)
     if knowledge:
-        lines.append("What I remember:" if not profile else "\nWhat I remember:")
-        lines.extend(_describe(m) for m in knowledge)
+        lines.append(w["what_i_remember"] if not profile else "\n" + w["what_i_remember"])
+        lines.extend(_describe(m, w) for m in knowledge)
     if not lines:
-        lines.append("I don't remember anything about you yet. Tell me, or use /remember TEXT.")
+        lines.append(w["nothing_yet"])
     else:
-        lines.append("\nForget one with /forget N.")
+        lines.append("\n" + w["forget_hint"])
     if waiting:
-        lines.append("(Our latest messages are still being turned into memories.)")
+        lines.append(w["still_saving"])
     return "\n".join(lines)
 
 
-async def _remember(ctx: CommandContext, owner: str, text: str) -> str:
+async def _remember(ctx: CommandContext, owner: str, text: str, w: dict[str, str]) -> str:
     if not text:
-        return "Usage: /remember TEXT — for example /remember I prefer answers in Chinese"
+        return w["remember_usage"]
     if ctx.extraction is None:
         if ctx.file_memory is None:
-            return "Memory is disabled."
+            return w["memory_disabled"]
         ctx.file_memory.append_long_term(f"- {text}")
-        return f"Noted in MEMORY.md: {text}"
+        return w["noted_in_file"].format(text=text)
     try:
-        # embed=False: the user is waiting; the backfill gives the row its vector moments later.
-        result = await ctx.engine.write(
-            owner,
-            Fact(content=text, source="manual", importance=MANUAL_IMPORTANCE, category="event"),
-            embed=False,
-        )
+        # embed=False: the user is waiting; the backfill gives the row its vector moments later. The
+        # category comes from the one classifier (memory/text/category.py): a pet or a child's name
+        # never fades.
+        fact = Fact(content=text, source="manual", importance=MANUAL_IMPORTANCE, category=category_for(text))
+        result = await ctx.engine.write(owner, fact, embed=False)
     except ValueError as exc:
-        return f"I could not remember that: {exc}"
+        return w["could_not_remember"].format(error=exc)
     if result.action == "merged":
-        return f"I already knew that [{result.id}]."
-    return f"Remembered [{result.id}]: {text}"
+        return w["already_knew"].format(id=result.id)
+    return w["remembered"].format(id=result.id, text=text)
 
 
-async def _forget(ctx: CommandContext, owner: str, arg: str) -> str:
+async def _forget(ctx: CommandContext, owner: str, arg: str, w: dict[str, str]) -> str:
     if not arg:
-        return "Usage: /forget N (a number from /memory) or /forget TEXT"
+        return w["forget_usage"]
     if ctx.extraction is None:
-        return "Forgetting works with the SQLite memory; edit MEMORY.md in the workspace instead."
+        return w["forget_needs_sqlite"]
     number = arg.lstrip("#[").rstrip("]")
     if _ASCII_NUMBER.fullmatch(number):
         memory_id = int(number)
         if memory_id > MAX_MEMORY_ID:  # beyond what SQLite stores: no such memory, never an overflow
-            return f"You have no memory number {number}. /memory lists them."
+            return w["no_such_memory"].format(number=number)
         mem = await ctx.engine.get(owner, memory_id)
         if mem is None or mem.is_archived:
-            return f"You have no memory number {memory_id}. /memory lists them."
+            return w["no_such_memory"].format(number=memory_id)
         await ctx.engine.archive(owner, memory_id)
-        return f"Forgot [{memory_id}]: {mem.content}"
+        return w["forgot"].format(id=memory_id, content=mem.content)
     hits = await ctx.engine.search(owner, arg, k=3)
     if not hits or hits[0].match < FORGET_MIN_MATCH:
-        return f"Nothing I remember matches “{arg}”. /memory lists what I remember."
+        return w["no_match"].format(text=arg)
     top = hits[0]
     await ctx.engine.archive(owner, top.id)
-    return f"Forgot [{top.id}]: {top.content}"
+    return w["forgot"].format(id=top.id, content=top.content)
 
 
-async def _status(ctx: CommandContext, owner: str) -> str:
-    lines = [f"Model: {ctx.model_label or 'unknown'}"]
+async def _status(ctx: CommandContext, owner: str, w: dict[str, str]) -> str:
+    lines = [w["model"].format(label=ctx.model_label or w["unknown_model"])]
     if ctx.notice:
         lines.append(ctx.notice)
     if ctx.extraction is None:
-        lines.append("Memory: notes in MEMORY.md (SQLite memory is off).")
+        lines.append(w["status_file_memory"])
         return "\n".join(lines)
     counts = await ctx.engine.stats(owner)
     waiting = await ctx.extraction.buffer.pending_turns(owner)
     lines.append(
-        f"Memory: {counts['tier1']} profile facts and {counts['tier2']} memories about you, "
-        f"{counts['tier3_events']} daily summaries; {waiting} messages waiting to be saved."
+        w["status_memory"].format(
+            profile=_count(w, counts["tier1"], "profile fact"),
+            memories=_count(w, counts["tier2"], "memory"),
+            summaries=_count(w, counts["tier3_events"], "daily summary"),
+            waiting=_count(w, waiting, "message"),
+        )
     )
     return "\n".join(lines)
 
 
-async def _scratchpad(ctx: CommandContext, owner: str, arg: str) -> str:
+async def _scratchpad(ctx: CommandContext, owner: str, arg: str, w: dict[str, str]) -> str:
     if ctx.extraction is None:
-        return "The scratchpad works with the SQLite memory."
+        return w["scratchpad_needs_sqlite"]
     action, _, text = arg.partition(" ")
     if action.lower() == "clear":
         cleared = await ctx.engine.scratchpad.clear(owner)
-        return "Cleared my scratchpad about you." if cleared else "My scratchpad about you was already empty."
+        return w["scratchpad_cleared"] if cleared else w["scratchpad_was_empty"]
     if action.lower() == "set":
         if not text.strip():
-            return "Usage: /scratchpad set TEXT (Markdown; replaces the whole note)"
+            return w["scratchpad_set_usage"]
         note = await ctx.engine.scratchpad.put(owner, text)
-        return f"Scratchpad replaced:\n{note.content}"
+        return w["scratchpad_replaced"].format(content=note.content)
     if action:
-        return "Usage: /scratchpad, /scratchpad clear or /scratchpad set TEXT"
+        return w["scratchpad_usage"]
     note = await ctx.engine.scratchpad.get(owner)
     if not note.content:
-        return "My scratchpad about you is empty: I fill it in as we talk about what you are working on."
-    return f"My scratchpad about you (updated {note.updated_at[:16]} UTC):\n{note.content}"
+        return w["scratchpad_empty"]
+    return w["scratchpad"].format(when=note.updated_at[:16], content=note.content)

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork
 from gateway.inbox import DurableInbox
+from memory.text.wording import is_chinese
 
 log = logging.getLogger("tierclaw.gateway")
 
@@ -30,6 +31,17 @@ Handler = Callable[[InboundMessage], Awaitable[str | None]]
 FAILURE_REPLY = "Sorry — something went wrong while handling that message."
 DEADLINE_REPLY = "Sorry — I could not get an answer in time. Please try again in a moment."
 BUSY_REPLY = "I'm busy with other conversations right now; I'll answer this as soon as I can."
+# The same notices for a message written in Chinese (the person's language: gateway/README.md).
+NOTICES_ZH = {
+    FAILURE_REPLY: "抱歉，处理这条消息时出了点问题。",
+    DEADLINE_REPLY: "抱歉，我没能及时给出回答，请稍后再试。",
+    BUSY_REPLY: "我正忙着回复其他对话，会尽快回答这条消息。",
+}
+
+
+def notice_for(message: InboundMessage, notice: str) -> str:
+    """One of the notices above in the language of the message it answers."""
+    return NOTICES_ZH.get(notice, notice) if is_chinese(message.text) else notice
 
 
 class LoopObserver(Protocol):
@@ -209,7 +221,9 @@ class ProcessLoop:
             log.warning(
                 "[gateway] every chat slot busy for %.0f s; told %s to wait", self._deadline, message.chat_key
             )
-            self._queue_reply(message, BUSY_REPLY, track=False)  # a notice: nobody waits for its send
+            self._queue_reply(
+                message, notice_for(message, BUSY_REPLY), track=False
+            )  # a notice: nobody waits for its send
         await self._limit.acquire()
 
     async def _mark_answered(self, message: InboundMessage, send_error: str | None = None) -> None:
@@ -265,7 +279,7 @@ class ProcessLoop:
             raise
         except TimeoutError:
             log.error("[gateway] no answer for %s within %.0f s", message.chat_key, self._deadline or 0)
-            return DEADLINE_REPLY
+            return notice_for(message, DEADLINE_REPLY)
         except Exception as exc:  # one line, not a traceback per message (DEBUG adds it)
             log.error(
                 "[gateway] handling a message from %s failed: %s: %s",
@@ -274,7 +288,7 @@ class ProcessLoop:
                 exc,
                 exc_info=log.isEnabledFor(logging.DEBUG),
             )
-            return FAILURE_REPLY
+            return notice_for(message, FAILURE_REPLY)
         finally:
             self._answering.pop(message.chat_key, None)
             self._cancelled.discard(message.chat_key)

@@ -26,6 +26,7 @@ from typing import Any, TypeGuard
 from memory.engine import MemoryEngine
 from memory.records import GLOBAL_PROJECT, Event, Fact, Memory
 from memory.retrieval.decay import CATEGORIES
+from memory.text.category import category_for
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -285,7 +286,7 @@ class MemoryTools:
 
     async def memory_save(self, args: dict[str, Any]) -> dict[str, Any]:
         content = _text(args, "content", required=True)
-        category = _text(args, "category") or "event"
+        category = _text(args, "category") or category_for(content)
         if category not in CATEGORIES:
             raise ToolError(f'"category" must be one of {", ".join(CATEGORIES)}')
         fact = Fact(

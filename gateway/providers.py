@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # openai (about a second to import) loads only when a provide
     from openai import AsyncOpenAI
 
 NO_KEY_NOTICE = (
-    "No API key configured, so tierclaw answers with its offline model (it repeats what it remembers).\n"
+    "No API key configured, so tierclaw answers with its offline model (it shows what it remembers and\n"
+    "says which of your facts it keeps).\n"
     "To use a real model: set provider.apiKey in ~/.tierclaw/config.json (`tierclaw onboard` writes a "
     "starter file)\nor export TIERCLAW_PROVIDER_API_KEY=sk-... (OPENAI_API_KEY works too); any "
     "OpenAI-compatible endpoint works via provider.baseUrl / TIERCLAW_PROVIDER_BASE_URL."

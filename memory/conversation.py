@@ -61,14 +61,19 @@ def rerank(
     weights: dict[str, float],
     cosines: dict[int, float] | None = None,
     answers: dict[int, int] | None = None,
-) -> list[tuple[TurnRow, float, str]]:
-    """``rows`` (turn, bm25, indexed text) ordered by the idf-weighted share of the query's terms the turn
-    holds itself plus the share it holds with the turn before it (``weights``: term -> idf), plus
-    ``DENSE_WEIGHT`` times its cosine with the query when ``cosines`` has one, then bm25.
+) -> list[tuple[TurnRow, float]]:
+    """The matching turns of ``rows`` (turn, bm25, indexed text) with their scores, best first.
 
-    ``answers`` (question turn id -> the turn after it) puts an answer just above its question: a
+    A turn's score is the idf-weighted share of the query's terms it holds itself plus the share it holds
+    with the turn before it (``weights``: term -> idf), plus ``DENSE_WEIGHT`` times its cosine with the
+    query when ``cosines`` has one; bm25 breaks ties. ``answers`` (question turn id -> the turn after it)
+    puts an answer just above its question when the question matches by its own words or meaning: a
     matching question only restates what was asked, the turn after it holds what was said in reply
-    ("How long have you been married?" -> "5 years already!")."""
+    ("How long have you been married?" -> "5 years already!").
+
+    Every turn that matches by its own words or meaning (or answers such a question) ranks above every
+    turn found only through the turn before it, and a turn that matches by nothing (score 0: say, the
+    reply to a reply) is not returned at all."""
     cosines = cosines or {}
 
     def meaning(turn_id: int) -> float:
@@ -81,21 +86,28 @@ def rerank(
     def coverage(words: set[str]) -> float:
         return sum(w for term, w in weights.items() if term in words) / total
 
-    def score(row: tuple[TurnRow, float, str]) -> float:
-        own = set(tokenizer.index_text(row[0].content).split())
-        word_score = coverage(own) + coverage(set(row[2].split()))
-        return round(word_score + DENSE_WEIGHT * meaning(row[0].id), 3)
-
-    scores = {row[0].id: score(row) for row in rows}
+    scores: dict[int, float] = {}
+    direct: set[int] = set()  # matches by its own words or meaning
+    for turn, _bm25, indexed in rows:
+        own = coverage(set(tokenizer.index_text(turn.content).split()))
+        dense = meaning(turn.id)
+        scores[turn.id] = round(own + coverage(set(indexed.split())) + DENSE_WEIGHT * dense, 3)
+        if own > 0 or dense > 0:
+            direct.add(turn.id)
+    lifted = {a for q, a in (answers or {}).items() if q in direct and a in scores}  # one step, no chains
     for question, answer in (answers or {}).items():
-        if question in scores and answer in scores:
+        if answer in lifted and question in direct:
             scores[answer] = max(scores[answer], scores[question] + ANSWER_LEAD)
-    return sorted(rows, key=lambda row: (-scores[row[0].id], row[1]))
+    direct |= lifted
+    found = [row for row in rows if scores[row[0].id] > 0]
+    found.sort(key=lambda row: (row[0].id not in direct, -scores[row[0].id], row[1]))
+    return [(turn, scores[turn.id]) for turn, _bm25, _indexed in found]
 
 
 @dataclass(slots=True)
 class ConversationHit:
-    """One matching turn, its score (higher is better) and the turns around it in its chat, in order."""
+    """One matching turn, its score (``rerank``'s, higher is better, always above 0) and the turns around it
+    in its chat, in order."""
 
     turn: TurnRow
     score: float
@@ -180,14 +192,14 @@ class ConversationLog:
         weights = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
         hits: list[ConversationHit] = []
         shown: set[int] = set()  # turns already in an earlier hit's window are not a hit again
-        for turn, bm25, _indexed in rerank(rows, weights, cosines, answers):
+        for turn, score in rerank(rows, weights, cosines, answers):
             if len(hits) == limit:
                 break
             if turn.id in shown:
                 continue
             around = await self._store.turns.neighbours(owner, turn, context, context) if context else [turn]
             shown.update(t.id for t in around)
-            hits.append(ConversationHit(turn, -bm25, around))
+            hits.append(ConversationHit(turn, score, around))
         log.info("[memory] conversation search owner=%s hits=%d", owner, len(hits))
         return hits
 

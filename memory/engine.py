@@ -18,6 +18,7 @@ from memory.browse import MemoryBrowser
 from memory.clock import days_between, to_db, utcnow
 from memory.compression_rows import CompressionRows
 from memory.conversation import ConversationLog
+from memory.counts import memory_counts
 from memory.event_log import EventLog
 from memory.records import Fact, Memory, Retrieved, WriteResult
 from memory.retrieval.decay import relevance_score
@@ -222,13 +223,8 @@ class MemoryEngine:
         return await self._retriever.known_projects(owner)
 
     async def stats(self, owner: str | None = None) -> dict[str, int]:
-        """Row counts per tier, archived, events and buffered turns (one owner, or all when None)."""
-        counts = await self.store.memories.counts(owner)
-        counts["tier3_events"] = await self.store.events.count(owner)
-        counts["buffered_turns"] = await self.store.buffer.count(owner)
-        counts["conversation_turns"] = await self.store.turns.count(owner)
-        counts["owners"] = len(await self.store.events.owners(owner))
-        return counts
+        """The memory's counts (one owner, or all when None), the same in every view (memory/counts.py)."""
+        return await memory_counts(self.store, owner)
 
     async def owners(self) -> builtins.list[str]:
         """Every owner that has memories or events (for export and the CLI)."""

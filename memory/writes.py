@@ -215,7 +215,10 @@ class MemoryWriter:
         if not rarest:
             return None
         for cand_id, cand_content in await search.containing_all(owner, rarest, fact.tier):
-            if is_near_duplicate(words, content_words(cand_content)):
+            # The guard vetoes here too: "Paul14" and "Paul15" share every other word.
+            if is_near_duplicate(words, content_words(cand_content)) and guard_allows_merge(
+                fact.content, cand_content
+            ):
                 return int(cand_id)
         return None
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from channels.base import Channel, ChannelError
+from memory.text.wording import plural
 
 if TYPE_CHECKING:  # the runtime, the config and the models load when a command runs, not for --help
     from gateway.app import Runtime
@@ -111,9 +112,12 @@ async def _save_memories(runtime: Runtime) -> None:
     wait = runtime.config.memory.extraction.exit_flush
     print("saving memories…", file=sys.stderr, flush=True)
     result, left = await runtime.save_memories(wait)
-    line = f"saved {result.facts} memories from {result.turns} messages"
+    line = f"saved {plural(result.facts, 'memory')} from {plural(result.turns, 'message')}"
     if left:
-        line += f"; {left} messages are still buffered and will be saved at the next start"
+        line += (
+            f"; {plural(left, 'message')} {'is' if left == 1 else 'are'} still buffered and will be saved "
+        )
+        line += "at the next start"
     print(line, file=sys.stderr)
 
 

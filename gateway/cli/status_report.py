@@ -15,8 +15,8 @@ from gateway.inbox import DurableInbox
 from gateway.providers import Models, build_models
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
 from memory.engine import MemoryEngine
-from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.job_log import JobLog
+from memory.text.wording import plural
 from memory.vectors.embedding import LocalEmbedder, build_embedder
 
 
@@ -118,7 +118,6 @@ async def _memory_state(config: Config, embeddings: dict) -> tuple[dict, dict]:
     engine = await MemoryEngine.open(config.db_path(), create=False)
     try:
         stats = await engine.stats()
-        dead = await ExtractionBuffer(engine.store.buffer).dead_letters()
         unsent = await DurableInbox(engine.store).unsent_recently()
         runs = await JobLog(engine.store.jobs).all_runs()
         if embeddings["model_key"] is not None:
@@ -130,8 +129,6 @@ async def _memory_state(config: Config, embeddings: dict) -> tuple[dict, dict]:
         await engine.close()
     memory = {
         **stats,
-        "buffered_turns": stats["buffered_turns"] - dead,
-        "dead_letters": dead,
         "unsent_replies": unsent,
     }
     return memory, runs
@@ -173,7 +170,7 @@ def _embedding_line(embeddings: dict) -> str:
     missing = embeddings.get("missing_vectors")
     if missing is None:
         return line
-    line += f" · {missing} {'memory' if missing == 1 else 'memories'} without a vector"
+    line += f" · {plural(missing, 'memory')} without a vector"
     if missing:
         line += "  (run `tierclaw memory reindex`)"
     return line
@@ -210,12 +207,14 @@ def render(report: dict) -> str:
         f"{memory['tier3_events']} · archived {memory['archived']} · owners {memory['owners']}"
     )
     lines.append(
-        f"extraction      {memory['buffered_turns']} turns buffered · {memory['dead_letters']} dead letters"
+        f"extraction      {plural(memory['buffered_turns'], 'turn')} buffered · "
+        f"{plural(memory['dead_letters'], 'dead letter')}"
         + ("  (tierclaw memory retry re-queues them)" if memory["dead_letters"] else "")
     )
     if memory.get("unsent_replies"):
         lines.append(
-            f"replies         {memory['unsent_replies']} could not be sent in the last 48 h (see the log)"
+            f"replies         {plural(memory['unsent_replies'], 'reply', 'replies')} could not be sent in "
+            "the last 48 h (see the log)"
         )
     for name, job in report["jobs"].items():
         if not job["last_run"] or job["last_status"] == "scheduled":  # stamped at first start, never ran

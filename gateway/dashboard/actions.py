@@ -17,6 +17,8 @@ from aiohttp import web
 from gateway.dashboard.context import CONTEXT, FORM, person_url, redirect, say
 from gateway.dashboard.pages import known_owner, memory_id_of
 from memory.records import GLOBAL_PROJECT, Fact, WriteResult
+from memory.text.category import category_for
+from memory.text.wording import plural
 
 log = logging.getLogger("tierclaw.dashboard")
 
@@ -59,7 +61,7 @@ def _fields(request: web.Request) -> dict:
         "content": content,
         "tier": tier,
         "importance": importance,
-        "category": _text(request, "category") or "event",
+        "category": _text(request, "category") or category_for(content),
         "project": _text(request, "project") or GLOBAL_PROJECT,
     }
 
@@ -158,7 +160,7 @@ async def _extract_now(request: web.Request, owner: str) -> None:
     except TimeoutError:
         say(request, f"Still extracting after {ctx.extract_wait:g} s; it goes on in the background.")
         return
-    line = f"Extracted {result.turns} messages into {result.facts} memories."
+    line = f"Extracted {plural(result.turns, 'message')} into {plural(result.facts, 'memory')}."
     if result.failed:
         line += " The memory model failed on a batch: it is retried later (see dead letters)."
     say(request, line)
@@ -167,7 +169,10 @@ async def _extract_now(request: web.Request, owner: str) -> None:
 async def retry(request: web.Request) -> web.StreamResponse:
     owner = await known_owner(request)
     count = await request.app[CONTEXT].buffer.requeue_dead(owner)
-    say(request, f"Re-queued {count} dead-letter messages." if count else "There were no dead letters.")
+    say(
+        request,
+        f"Re-queued {plural(count, 'dead-letter message')}." if count else "There were no dead letters.",
+    )
     if count:
         await _extract_now(request, owner)
     raise redirect(person_url(owner, "operations"))

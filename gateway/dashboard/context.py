@@ -15,6 +15,7 @@ from aiohttp import web
 from multidict import MultiDictProxy
 
 from gateway.dashboard.access import Session
+from memory.text.wording import plural
 
 if TYPE_CHECKING:
     import jinja2
@@ -63,6 +64,7 @@ def templates() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.globals["person_url"] = person_url
+    env.filters["plural"] = plural  # {{ n|plural("memory") }}: the one plural helper (memory/text/wording.py)
     return env
 
 

@@ -70,11 +70,10 @@ def memory_id_of(request: web.Request) -> int:
 
 async def owners(request: web.Request) -> web.Response:
     """Everyone this memory holds, with counts by tier, last activity, buffered turns, dead letters."""
-    engine, buffer = request.app[CONTEXT].engine, request.app[CONTEXT].buffer
+    engine = request.app[CONTEXT].engine
     rows = []
     for owner, last in sorted((await engine.owner_activity()).items(), key=lambda kv: kv[1], reverse=True):
-        stats = await engine.stats(owner)
-        dead = await buffer.dead_letters(owner)
+        stats = await engine.stats(owner)  # the counts every view shows (memory/counts.py)
         rows.append(
             OwnerRow(
                 owner=owner,
@@ -83,8 +82,8 @@ async def owners(request: web.Request) -> web.Response:
                 archived=stats["archived"],
                 events=stats["tier3_events"],
                 turns=stats["conversation_turns"],
-                buffered=stats["buffered_turns"] - dead,
-                dead=dead,
+                buffered=stats["buffered_turns"],
+                dead=stats["dead_letters"],
                 last_activity=(last or "")[:16],
             )
         )
@@ -208,16 +207,16 @@ async def operations(request: web.Request) -> web.Response:
     """Buffered turns (extract now), dead letters (retry), export, and the two charts."""
     ctx: DashboardContext = request.app[CONTEXT]
     owner = await known_owner(request)
-    buffer = ctx.buffer
+    counts = await ctx.engine.stats(owner)  # the counts every view shows (memory/counts.py)
     samples = list(ctx.timing.samples_ms) if ctx.timing is not None else []
     return render(
         request,
         "operations.html",
         owner=owner,
         buffered=await ctx.engine.browse.buffered(owner),
-        buffered_count=await buffer.pending_turns(owner),
+        buffered_count=counts["buffered_turns"],
         dead=await ctx.engine.browse.dead_letters(owner),
-        dead_count=await buffer.dead_letters(owner),
+        dead_count=counts["dead_letters"],
         can_extract=ctx.extraction is not None,
         growth_chart=charts.growth_svg(await ctx.engine.browse.growth(owner)),
         latency=charts.latency_summary(samples),

@@ -18,7 +18,8 @@ from typing import Any
 
 from memory.model.protocol import Extraction, MemoryModelError
 from memory.records import GENERAL_TOPIC, GLOBAL_PROJECT, OUTCOMES, PROFILE_TOPIC, Episode, Fact
-from memory.retrieval.decay import CATEGORIES, DEFAULT_CATEGORY, NEVER_DECAY
+from memory.retrieval.decay import CATEGORIES, NEVER_DECAY
+from memory.text.category import category_for
 
 MAX_CONTENT_CHARS = 500
 MAX_SUMMARY_CHARS = 1000
@@ -114,7 +115,8 @@ def parse_fact(
         tier=2,
         project=_clean_text(item.get("project"), MAX_NAME_CHARS) or default_project,
         topic=_clean_text(item.get("topic"), MAX_NAME_CHARS) or default_topic,
-        category=_category(item.get("category"), CATEGORIES, DEFAULT_CATEGORY),
+        # No valid category: the one classifier for facts without one (memory/text/category.py).
+        category=_category(item.get("category"), CATEGORIES, category_for(content)),
         importance=_importance(item.get("importance"), DEFAULT_IMPORTANCE),
         source=source,
         subject=_clean_text(item.get("subject"), MAX_NAME_CHARS),

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memory.model.everyday_rules import EVERYDAY_RULES
 from memory.model.quick_rules import (
     DECISION,
     EVENT_RULES,
@@ -42,12 +43,15 @@ from memory.model.quick_rules import (
     Rules,
 )
 from memory.records import GLOBAL_PROJECT, Fact
+from memory.text.category import everyday_class, refine_category
 from memory.text.dedup import norm_key
 
 # Sentences longer than this are narratives or pastes, not one fact.
 MAX_SENTENCE_CHARS = 200
 # Sentences with fewer letters/digits/Han characters than this say nothing lasting ("ok", "我叫").
 MIN_MEANINGFUL_CHARS = 4
+# A Han character carries more than a letter: three of them can state a fact ("我吃素", "我养猫").
+MIN_MEANINGFUL_HAN = 3
 
 USER = "user"
 IMPORTANCE = {"identity": 1.0, "config": 0.8, "decision": 0.8, "event": 0.5, "temp": 0.2}
@@ -79,6 +83,8 @@ _ZH_QUESTION = re.compile(
     r"^(?:什么|怎么|为什么|为啥|谁|哪|是否|能不能|可不可以|要不要|是不是|有没有)|[吗呢么嘛][~～。.!！\s]*$"
 )
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# Laughter marks a joke or a passing remark ("my phone is about to die lol"), not a fact to keep.
+_LAUGHTER = re.compile(r"\b(?:lol|lmao|rofl|haha\w*|hehe\w*|xd)\b|哈哈|呵呵|嘻嘻|笑死", re.I)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b|你|您", re.I)
 
 # --- normalising the start of a sentence --------------------------------------------------------------
@@ -99,6 +105,8 @@ _ZH_TIME_LEAD = re.compile(
     r"^(?:(?:今天|今晚|今早|昨天|昨晚|前天|上周|上个?星期|上个月|去年|最近|刚才|刚刚|现在|目前|这周|本周|"
     r"这个月|早上|上午|下午|晚上)[\s,，]*)+"
 )
+# "我今天不吃辣": a time word right after "我" is read like one before it (the sentence stays as said).
+_ZH_TIME_AFTER_SUBJECT = re.compile(r"^(我们?)(?:今天|今晚|今早|现在|此刻|这会儿)(?=[\u4e00-\u9fff]{2})")
 _EN_REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|don't forget|do not forget|note|keep in mind)\b(?:\s+that)?"
     r"[\s,:;-]*(?!when\b)"
@@ -120,6 +128,12 @@ def _meaningful_chars(text: str) -> int:
     return sum(1 for ch in text if ch.isalnum())
 
 
+def _too_short(text: str) -> bool:
+    """Fewer meaningful characters than a fact needs (three suffice in Chinese)."""
+    least = MIN_MEANINGFUL_HAN if _HAN.search(text) else MIN_MEANINGFUL_CHARS
+    return _meaningful_chars(text) < least
+
+
 def _is_question(sentence: str, norm: str) -> bool:
     if sentence.rstrip().endswith(("?", "？")):
         return True
@@ -135,7 +149,7 @@ def _strip_lead(norm: str) -> str:
         previous = norm
         for pattern in (_EN_FILLER, _ZH_FILLER, _EN_TIME_LEAD, _ZH_TIME_LEAD):
             norm = pattern.sub("", norm, count=1).lstrip(" ,，、:：-")
-    return norm
+    return _ZH_TIME_AFTER_SUBJECT.sub(r"\1", norm, count=1)
 
 
 def _normalise(sentence: str) -> str:
@@ -169,12 +183,14 @@ def _classify(norm: str, *, temp: bool, remembered: bool) -> Match | None:
         return found
     if DECISION.search(norm) and not UNDECIDED.search(norm):
         return Match("decision")
-    if temp and (remembered or FIRST_PERSON_START.match(norm)):
-        return Match("temp")
-    found = _first(PREFERENCE_RULES, norm) or _first(EVENT_RULES, norm)
+    # Something said about "today" is kept only when a rule reads a fact in it (then it is short-lived):
+    # "I'm tired today" is chit-chat, and the offline stand-in must not promise to keep it.
+    found = _first(PREFERENCE_RULES, norm) or _first(EVENT_RULES, norm) or _first(EVERYDAY_RULES, norm)
     if found is not None:
-        return found
-    return Match("event") if remembered else None
+        return Match("temp") if temp else found
+    if remembered:
+        return Match("temp") if temp else Match("event")
+    return None
 
 
 def _project_in(sentence: str, known_projects: frozenset[str]) -> str | None:
@@ -223,9 +239,9 @@ def split_sentences(text: str) -> list[str]:
 def quick_fact(sentence: str, known_projects: frozenset[str] = frozenset()) -> Fact | None:
     """The lasting fact one sentence states, or None. See the module docstring for what is kept."""
     content = sentence.strip()
-    if len(content) > MAX_SENTENCE_CHARS or _meaningful_chars(content) < MIN_MEANINGFUL_CHARS:
+    if len(content) > MAX_SENTENCE_CHARS or _too_short(content):
         return None
-    if _CODE.search(content) or _SECRET.search(content):
+    if _CODE.search(content) or _SECRET.search(content) or _LAUGHTER.search(content):
         return None
     norm = _normalise(content)
     temp = bool(_EN_TEMP.search(norm) or _ZH_TEMP.search(norm))
@@ -236,50 +252,79 @@ def quick_fact(sentence: str, known_projects: frozenset[str] = frozenset()) -> F
     remembered = body != norm
     if remembered:
         norm = _strip_lead(body)
-        if _meaningful_chars(norm) < MIN_MEANINGFUL_CHARS or _is_question(content, norm):
+        if _too_short(norm) or _is_question(content, norm):
             return None
     found = _classify(norm, temp=temp, remembered=remembered)
     if found is None:
         return None
-    importance = IMPORTANCE[found.category]
-    if remembered and found.category == "event":
+    category = refine_category(found.category, norm)
+    importance = IMPORTANCE[category]
+    if remembered and category == "event":
         importance = REMEMBER_IMPORTANCE
     return Fact(
         content=content,
         project=_project_in(content, known_projects) or GLOBAL_PROJECT,
         topic=found.topic,
-        category=found.category,
+        category=category,
         importance=importance,
         subject=USER if found.predicate else None,
         predicate=found.predicate,
     )
 
 
-# Where a sentence may hold several facts: commas and semicolons, and "and"/"but" before a new clause.
-_CLAUSE_BREAK = re.compile(r"\s*[，,；;、]\s*|\s+(?:and|but|and also|and then)\s+(?=\S)", re.I)
+# Where a sentence may hold several facts: commas and semicolons, and "and"/"but" before a new clause
+# (captured, so that a clause glued back to the one before keeps its separator).
+_CLAUSE_BREAK = re.compile(r"(\s*[，,；;、]\s*|\s+(?:and|but|and also|and then)\s+(?=\S))", re.I)
 # A clause that starts with its own subject (or a filler/time word that precedes one) keeps it as it is.
 _EN_OWN_SUBJECT = re.compile(
     r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|our|he|she|they|it|it's|this|that|there|the|a|an|his|her|"
     r"their|you|your|[A-Z]\w*)\b",
 )
 _ZH_OWN_SUBJECT = re.compile(r"^(?:我|咱|他|她|它|你|您|这|那|大家|[A-Za-z])")
+# The speaker alone as the first clause's subject ("I …", "我…"; not "my wife …", "我女儿…"): only then is
+# "I"/"我" the subject a following clause leaves out.
+_EN_SPEAKER = re.compile(r"^(?:i|i'm|i've|i'd|i'll|we|we're|we've)\b")
+_ZH_SPEAKER = re.compile(r"^(?:我|咱)(?!的|家|们家|们的)")
+# A continuation describing what the clause before named ("a cat, called Pepper", "一只猫，叫橙子"):
+# it stays with that clause.
+_CONTINUES = re.compile(r"^(?:called|named|who|which|whose|aged)\b|^(?:叫|名叫|名字叫|今年|已经|才)", re.I)
+
+_LEADING_AND = re.compile(r"^(?:and|but|and also|and then)\s+", re.I)
+
+
+def _speaker_subject(clause: str) -> str | None:
+    """ "I"/"我" when the clause's subject is the speaker alone, else None (see ``_ZH_SPEAKER``)."""
+    norm = _strip_lead(_normalise(clause))
+    if _HAN.search(norm):
+        if not _ZH_SPEAKER.match(norm) or everyday_class(norm[1:4]) in ("people", "pets"):
+            return None
+        return "我"
+    return "I" if _EN_SPEAKER.match(norm) else None
 
 
 def split_clauses(sentence: str) -> list[str]:
     """The clauses of one sentence, each with a subject: "I live in Lyon and work as a nurse" ->
     ["I live in Lyon", "I work as a nurse"], also after a greeting ("Hi, I live in …"). A sentence
-    without a first-person start is one clause."""
-    pieces = [p.strip() for p in _CLAUSE_BREAK.split(without_filler(sentence.strip())) if p and p.strip()]
-    if len(pieces) < 2:
+    without a first-person start is one clause; a clause without a subject of its own after one whose
+    subject is not the speaker ("My wife works as a nurse and loves hiking", "我女儿叫小雨，今年五岁")
+    stays with the clause before it."""
+    parts = _CLAUSE_BREAK.split(without_filler(sentence.strip()))
+    pieces, separators = [p.strip() for p in parts[0::2]], parts[1::2]
+    if len([p for p in pieces if p]) < 2 or not _first_person(_strip_lead(_normalise(pieces[0]))):
         return [sentence.strip()]
-    if not _first_person(_strip_lead(_normalise(pieces[0]))):
-        return [sentence.strip()]
+    subject = _speaker_subject(pieces[0])
     clauses = [pieces[0]]
-    for piece in pieces[1:]:
-        if _HAN.search(piece[:1]) or piece[:1] in "我咱他她它你您":
-            clauses.append(piece if _ZH_OWN_SUBJECT.match(piece) else "我" + piece)
+    for separator, piece in zip(separators, pieces[1:], strict=True):
+        piece = _LEADING_AND.sub("", piece)  # "…, and I like tea"
+        if not piece:
+            continue
+        chinese = bool(_HAN.search(piece[:1])) or piece[:1] in "我咱他她它你您"
+        if (_ZH_OWN_SUBJECT if chinese else _EN_OWN_SUBJECT).match(piece):
+            clauses.append(piece)
+        elif subject is not None and not _CONTINUES.match(piece):
+            clauses.append(("我" if chinese else "I ") + piece)
         else:
-            clauses.append(piece if _EN_OWN_SUBJECT.match(piece) else "I " + piece)
+            clauses[-1] = clauses[-1] + separator + piece
     return clauses
 
 

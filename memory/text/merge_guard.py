@@ -26,6 +26,13 @@ from memory.text.tokenizer import STOP_WORDS, warm_up
 
 _WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)*")  # Latin words; Han text is handled apart
 _DIGITS = re.compile(r"(?<![0-9A-Za-z.])\d+(?:[.,:]\d+)*(?:st|nd|rd|th|s)?(?![0-9A-Za-z])")
+# A token that mixes letters and digits is an identifier ("Paul14", "B12", "COVID-19", "v2"): a name,
+# not noise, and two different ones are two different things.
+_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_])(?=[A-Za-z0-9_-]*[A-Za-z])(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]+")
+# …but a number with its ordinal or unit ("1st", "1990s", "5pm", "10km") is a number of rule 1.
+_NUMBER_WITH_UNIT = re.compile(
+    r"\d+(?:st|nd|rd|th|s|am|pm|k|km|kg|g|m|cm|mm|h|hrs?|min|mins|ml|l|gb|mb|tb|x)"
+)
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？])\s*$")
 _EN_CARDINALS = [
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
@@ -214,6 +221,13 @@ def anchors(text: str) -> Anchors:
     )
 
 
+@lru_cache(maxsize=65536)
+def identifiers(text: str) -> frozenset[str]:
+    """The letters-and-digits tokens of ``text``, lower-cased, without numbers that carry a unit."""
+    found = (m.group().lower().strip("-_") for m in _IDENTIFIER.finditer(text))
+    return frozenset(t for t in found if not _NUMBER_WITH_UNIT.fullmatch(t))
+
+
 def _is_zh_negation(word: str) -> bool:
     """A negation word of jieba's segmentation, also when fused with its verb (不吃, 没去)."""
     if word in _ZH_NEGATIONS:
@@ -247,6 +261,9 @@ def guard_allows_merge(a: str, b: str) -> bool:
     6. Titles: 《书名》 must be the same set.
     7. Negation: the number of negations must be equal (not/no/never/n't/without…; 不/没/没有/未能/无法…
        counted on jieba's precise segmentation, so idioms such as 迫不及待 are not negations).
+    8. Identifiers: tokens that mix letters and digits ("Paul14", "B12", "COVID-19") must be the same set:
+       "My colleague Paul14 likes jazz" and "… Paul15 …" are two people (the digits of an identifier are
+       not a number of rule 1, and its letters alone would pass rule 3).
 
     Precision first: every rule errs towards blocking (a blocked restatement only costs a duplicate row).
     It cannot see a different object or activity named by an ordinary noun ("essay competition" vs "drawing
@@ -254,12 +271,13 @@ def guard_allows_merge(a: str, b: str) -> bool:
     has to keep those apart.
     """
     fa, fb = anchors(a), anchors(b)
-    if (fa.numbers, fa.times, fa.people, fa.titles, fa.negations) != (
+    if (fa.numbers, fa.times, fa.people, fa.titles, fa.negations, identifiers(a)) != (
         fb.numbers,
         fb.times,
         fb.people,
         fb.titles,
         fb.negations,
+        identifiers(b),
     ):
         return False
     if any(n not in fb.words for n in fa.names) or any(n not in fa.words for n in fb.names):

@@ -119,7 +119,7 @@ async def test_remember_and_memory_with_file_memory(engine: MemoryEngine, tmp_pa
         settings=AssistantSettings(workspace=tmp_path),
         file_memory=files,
     )
-    assert (await bot.handle(_msg("/remember 我喜欢喝乌龙茶"))).startswith("Noted in MEMORY.md")
+    assert (await bot.handle(_msg("/remember 我喜欢喝乌龙茶"))).startswith("已写入 MEMORY.md")
     assert "我喜欢喝乌龙茶" in files.read_long_term()
     assert "我喜欢喝乌龙茶" in (await bot.handle(_msg("/memory")) or "")
     await bot.handle(_msg("what tea do I like?"))
@@ -208,7 +208,7 @@ async def test_status_says_which_model_and_how_much_is_remembered(assistant: Ass
     reply = await assistant.handle(_msg("/status"))
     assert reply is not None
     assert reply.splitlines()[0] == "Model: echo"
-    assert "0 profile facts and 1 memories about you" in reply
+    assert "0 profile facts and 1 memory about you" in reply
     assert "2 messages waiting to be saved" in reply  # the message and its reply
 
 

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from channels.base import InboundMessage, OutboundMessage
-from gateway.loop import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, ProcessLoop
+from gateway.loop import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, NOTICES_ZH, ProcessLoop
 
 
 class RecordingChannel:
@@ -114,6 +114,17 @@ async def test_handler_errors_get_a_failure_reply_and_the_loop_goes_on() -> None
     loop.add_channel(channel)
     await _run(loop, [_msg("a", "boom"), _msg("a", "next")])
     assert [m.text for m in channel.sent] == [FAILURE_REPLY, "re:next"]
+
+
+async def test_a_chinese_message_gets_the_failure_notice_in_chinese() -> None:
+    async def handler(msg: InboundMessage) -> str:
+        raise RuntimeError("database is locked")
+
+    channel = RecordingChannel()
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    await _run(loop, [_msg("a", "我女儿叫什么名字")])
+    assert [m.text for m in channel.sent] == [NOTICES_ZH[FAILURE_REPLY]]
 
 
 async def test_a_failing_send_does_not_block_other_chats() -> None:

@@ -21,6 +21,8 @@ from memory.files.migrate import migrate_files
 from memory.files.private import write_private
 from memory.model.output import parse_episode
 from memory.records import PROFILE_TOPIC, Fact
+from memory.text.category import category_for
+from memory.text.wording import plural
 
 if TYPE_CHECKING:
     pass
@@ -42,8 +44,8 @@ async def run_add(engine: MemoryEngine, args: argparse.Namespace) -> int:
     if args.project:
         fact.project = args.project
     fact.topic = args.topic or (PROFILE_TOPIC if tier == 1 else fact.topic)
-    if args.category:
-        fact.category = args.category
+    # No --category: the one classifier (memory/text/category.py), not a blanket "event".
+    fact.category = args.category or category_for(args.text)
     if args.importance is not None:
         fact.importance = args.importance
     result = await engine.write(args.owner, fact)
@@ -125,7 +127,8 @@ async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
         out = Path(args.output).expanduser()
         write_private(out, export.text)  # a person's memories: readable by them alone
         print(
-            f"exported {export.memories} memories, {export.events} events and {export.turns} turns to {out}"
+            f"exported {plural(export.memories, 'memory')}, {plural(export.events, 'event')} and "
+            f"{plural(export.turns, 'turn')} to {out}"
         )
     else:
         sys.stdout.write(export.text)
@@ -208,7 +211,7 @@ def _fact_of(rec: dict) -> tuple[Fact, list[str]]:
         tier=int(rec.get("tier", 2)),
         project=rec.get("project") or "_global",
         topic=rec.get("topic") or "_general",
-        category=rec.get("category") or "event",
+        category=rec.get("category") or category_for(rec["content"]),
         importance=float(rec.get("importance", 0.5)),
         source=rec.get("source") or "import",
         source_ref=refs[0] if refs else None,

@@ -13,6 +13,7 @@ from gateway.cli.memory.common import CliError, fail
 from gateway.cli.memory.progress import ProgressBar
 from gateway.config import Config
 from memory.engine import MemoryEngine
+from memory.text.wording import plural
 from memory.vectors.cache import CachedEmbedder, build_cached_embedder
 
 if TYPE_CHECKING:
@@ -86,8 +87,10 @@ async def run_flush(engine: MemoryEngine, args: argparse.Namespace) -> int:
             bar(0, total_turns)
 
             def progress(who: str, result) -> None:
-                failed = f", {result.failed} failed batch(es) left for retry" if result.failed else ""
-                bar.note(f"{who}: {result.turns} messages -> {result.facts} memories{failed}")
+                failed = f", {plural(result.failed, 'failed batch')} left for retry" if result.failed else ""
+                bar.note(
+                    f"{who}: {plural(result.turns, 'message')} -> {plural(result.facts, 'memory')}{failed}"
+                )
                 bar(min(bar.done + result.turns, total_turns), total_turns)
 
             if owner is None:
@@ -96,7 +99,10 @@ async def run_flush(engine: MemoryEngine, args: argparse.Namespace) -> int:
                 result = await extraction.flush(owner, force=True)
                 progress(owner, result)
         left = await extraction.buffer.pending_turns(owner)
-        line = f"flushed {result.turns} messages into {result.facts} memories and {result.events} summaries"
+        line = (
+            f"flushed {plural(result.turns, 'message')} into {plural(result.facts, 'memory')} and "
+            f"{plural(result.events, 'summary')}"
+        )
         if left:
             line += f"; {left} messages still buffered (a failing memory model: see tierclaw status)"
         print(line)
@@ -149,7 +155,7 @@ def _reindex_embedder(engine: MemoryEngine) -> CachedEmbedder:
 
 
 def _memories(n: int) -> str:
-    return f"{n} memory" if n == 1 else f"{n} memories"
+    return plural(n, "memory")
 
 
 async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
@@ -194,7 +200,7 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
         print(f"nothing to reindex: every {what}{scope} has a {model_key} vector")
         return 0
     rate = result.done / result.seconds if result.seconds > 0 else 0.0
-    count = f"{result.embedded} turns" if args.turns else _memories(result.embedded)
+    count = plural(result.embedded, "turn") if args.turns else _memories(result.embedded)
     line = f"embedded {count}{scope} with {model_key}"
     line += f" in {result.seconds:.1f}s ({rate:.0f}/s)"
     if result.skipped:

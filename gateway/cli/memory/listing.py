@@ -42,17 +42,25 @@ async def run_owners(engine: MemoryEngine, args: argparse.Namespace) -> int:
             o["archived"],
             o["tier3_events"],
             o["buffered_turns"],
+            o["dead_letters"],
             o["conversation_turns"],
             f"{str(o['last_activity'])[:16]} UTC" if o["last_activity"] else "",
         )
         for o in owners
     ]
-    headers = ("owner", "profile", "memories", "archived", "events", "buffered", "turns", "last activity")
+    headers = (
+        *("owner", "profile", "memories", "archived", "events"),
+        *("buffered", "dead letters", "turns", "last activity"),
+    )
     print(render_table(headers, rows))
     return 0
 
 
-STATS_KEYS = ("tier1", "tier2", "archived", "tier3_events", "buffered_turns", "conversation_turns", "owners")
+# The counts of memory/counts.py, in the order printed.
+STATS_KEYS = (
+    *("tier1", "tier2", "archived", "tier3_events"),
+    *("buffered_turns", "dead_letters", "conversation_turns", "owners"),
+)
 
 
 async def run_stats(engine: MemoryEngine, args: argparse.Namespace) -> int:

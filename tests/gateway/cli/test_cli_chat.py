@@ -81,7 +81,7 @@ def test_leaving_the_chat_saves_what_was_said_and_quit_ends_input(tmp_path: Path
     done = _run_chat(tmp_path, "I live in Lyon and work as a nurse\n/quit\nmy cat is called Tom\n")
     assert done.returncode == 0, done.stderr
     assert "saving memories…" in done.stderr
-    assert "saved 2 memories from 1 messages" in done.stderr
+    assert "saved 2 memories from 1 message" in done.stderr
     db = tmp_path / ".tierclaw" / "data" / "memory.db"
     assert asyncio.run(_buffered_turns(db)) == 0
     contents = asyncio.run(_contents(db))
@@ -94,7 +94,7 @@ def test_what_the_exit_flush_cannot_finish_stays_buffered_for_the_next_start(tmp
     config.write_text(json.dumps({"memory": {"extraction": {"exitFlush": 0}}}), encoding="utf-8")
     first = _run_chat(tmp_path, "My dog is called Biscuit\n")
     assert first.returncode == 0, first.stderr
-    assert "1 messages are still buffered and will be saved at the next start" in first.stderr
+    assert "1 message is still buffered and will be saved at the next start" in first.stderr
     db = tmp_path / ".tierclaw" / "data" / "memory.db"
     assert asyncio.run(_buffered_turns(db)) == 1
     config.write_text("{}", encoding="utf-8")
@@ -155,7 +155,7 @@ def test_status_masks_secrets_and_counts_the_buffer(tmp_path: Path, capsys, monk
     assert done.returncode == 0, done.stderr
     assert main(["status", "--config", str(config)]) == 0
     out = capsys.readouterr().out
-    assert "1 turns buffered" in out and "0 dead letters" in out  # the offline notice is not a turn
+    assert "1 turn buffered" in out and "0 dead letters" in out  # the offline notice is not a turn
     assert SECRET not in out and str(config) in out
     assert "memory page     tierclaw dashboard serves it at http://127.0.0.1:8765/" in out
     assert not (tmp_path / "dashboard_token").exists()  # status never makes the page's token

@@ -467,12 +467,12 @@ def test_flush_extracts_every_buffered_turn_now(
     )
     code, out, err = mem(capsys, db, "flush", "--owner", "telegram:2")
     assert code == 0, err
-    assert "flushed 2 messages into 1 memories" in out
-    assert "telegram:2: 2 messages -> 1 memories" in err
+    assert "flushed 2 messages into 1 memory" in out
+    assert "telegram:2: 2 messages -> 1 memory" in err
     assert _stats(capsys, db, "--all-owners")["buffered_turns"] == "1"
     code, out, err = mem(capsys, db, "flush", "--all")
     assert code == 0, err
-    assert "flushed 1 messages into 2 memories" in out and "telegram:1:" in err
+    assert "flushed 1 message into 2 memories" in out and "telegram:1:" in err
     assert _stats(capsys, db, "--all-owners")["buffered_turns"] == "0"
     code, out, _ = mem(capsys, db, "flush")
     assert code == 0 and "nothing to flush" in out
@@ -506,7 +506,7 @@ def test_export_and_import_carry_the_scratchpad_and_what_was_said(
     asyncio.run(fill())
     export = tmp_path / "ann.json"
     code, out, _ = mem(capsys, db, "export", "-o", str(export))
-    assert code == 0 and "1 memories, 0 events and 2 turns" in out
+    assert code == 0 and "1 memory, 0 events and 2 turns" in out
     doc = json.loads(export.read_text(encoding="utf-8"))
     assert doc["scratchpad"]["content"] == "- focus: the Porto move"
     assert [t["role"] for t in doc["turns"]] == ["user", "assistant"]
@@ -533,3 +533,22 @@ def test_export_and_import_carry_the_scratchpad_and_what_was_said(
     export.write_text(json.dumps(doc), encoding="utf-8")
     code, _, err = mem(capsys, tmp_path / "c.db", "import", str(export))
     assert code == 2 and "turn record 3" in err
+
+
+def test_add_without_a_category_uses_the_classifier(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "c.db"
+    for text in ("My dog is called Biscuit", "我对青霉素过敏", "I love spicy Thai food", "Shipped the beta"):
+        code, out, _ = mem(capsys, db, "add", text, "--owner", "alice")
+        assert code == 0 and out.startswith("added #"), out
+    code, out, _ = mem(capsys, db, "list", "--owner", "alice", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    categories = {r["content"]: r["category"] for r in (rows["memories"] if isinstance(rows, dict) else rows)}
+    assert categories == {
+        "My dog is called Biscuit": "identity",
+        "我对青霉素过敏": "identity",
+        "I love spicy Thai food": "config",
+        "Shipped the beta": "event",
+    }

@@ -221,7 +221,7 @@ async def test_dead_letters_are_listed_and_retried(page: RunningDashboard, engin
             html = await resp.text()
             assert "Dead letters (1)" in html and "model said 500" in html
         async with client.post(base + "/retry", data={"csrf": csrf_of(html)}) as resp:
-            assert "Re-queued 1 dead-letter messages." in await resp.text()
+            assert "Re-queued 1 dead-letter message." in await resp.text()
     assert await buffer.dead_letters(ALICE) == 0 and await buffer.pending_turns(ALICE) == 1
 
 
@@ -353,3 +353,20 @@ async def test_a_failing_database_is_one_log_line_and_a_plain_500(
     assert status == 500 and "Something failed" in body and "Traceback" not in body
     lines = [r for r in caplog.records if r.name == "tierclaw.dashboard" and r.levelname == "WARNING"]
     assert len(lines) == 1 and "POST" in lines[0].getMessage() and "saffron" not in caplog.text
+
+
+async def test_a_memory_added_without_a_category_is_classified(
+    page: RunningDashboard, engine: MemoryEngine
+) -> None:
+    await engine.write(ALICE, Fact("Alice lives in Berlin", subject="alice", predicate="lives_in"))
+    base = base_of(page) + "/people/telegram%3A42"
+    async with await logged_in(page) as client:
+        async with client.get(base) as resp:
+            html = await resp.text()
+        assert '<option value="" selected>automatic</option>' in html  # the form's default for a new one
+        for content in ("My dog is called Biscuit", "我女儿叫小雨"):
+            fields = {"csrf": csrf_of(html), "category": "", "tier": "2", "content": content}
+            async with client.post(f"{base}/memories", data=fields) as r:
+                assert r.status == 200
+    categories = {m.content: m.category for m in await engine.list(ALICE)}
+    assert categories["My dog is called Biscuit"] == categories["我女儿叫小雨"] == "identity"

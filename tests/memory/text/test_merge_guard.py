@@ -16,7 +16,7 @@ import pytest
 
 from memory.engine import MemoryEngine
 from memory.records import Fact
-from memory.text.merge_guard import anchors, guard_allows_merge
+from memory.text.merge_guard import anchors, guard_allows_merge, identifiers
 from memory.writes import SEMANTIC_DUP_COSINE
 
 # ------------------------------------------------------------------------------------------ the rules
@@ -284,3 +284,30 @@ class FixedEmbedderAsInner(FixedEmbedder):
 
     async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return np.stack([self.vectors[t] for t in texts])
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("My colleague Paul14 likes jazz", "My colleague Paul15 likes jazz"),
+        ("我的同事Paul14喜欢爵士乐", "我的同事Paul15喜欢爵士乐"),
+        ("My parking space is B12", "My parking space is B14"),
+        ("The router is model AX3000", "The router is model AX1800"),
+    ],
+)
+def test_different_identifiers_are_never_merged(a: str, b: str) -> None:
+    assert not guard_allows_merge(a, b)
+
+
+def test_the_same_identifier_restated_may_merge() -> None:
+    assert guard_allows_merge("My colleague Paul14 likes jazz", "my colleague Paul14 loves jazz")
+    assert identifiers("I had COVID-19; my flat is B12, since the 1990s.") == {"covid-19", "b12"}
+
+
+async def test_engine_keeps_near_duplicates_with_different_identifiers_apart(engine: MemoryEngine) -> None:
+    long_a = "My colleague Paul14 likes jazz and plays the saxophone in a band on Fridays"
+    long_b = long_a.replace("Paul14", "Paul15")
+    await engine.write(OWNER, Fact(long_a))
+    second = await engine.write(OWNER, Fact(long_b))
+    assert second.action == "inserted"
+    assert sorted(m.content for m in await engine.list(OWNER)) == sorted([long_a, long_b])

@@ -1,0 +1,90 @@
+"""The offline stand-in says what it kept — exactly what the offline memory model extracts — and promises
+nothing to chit-chat or to a statement it will not keep, in the person's language."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.agent import ChatRequest
+from gateway.offline_chat import OFFLINE_HINT, OFFLINE_HINT_ZH, OfflineChatModel, kept_from, offline_hint
+from memory.model.offline_model import OfflineMemoryModel
+from memory.model.protocol import Turn
+
+KEPT_MARKS = ("I'll remember", "记住了", "Noted", "已记下")
+
+
+async def _reply(text: str) -> str:
+    return await OfflineChatModel().reply(ChatRequest(system="s", user_text=text))
+
+
+@pytest.mark.parametrize(
+    ("text", "reply"),
+    [
+        ("I live in Berlin.", "[offline model] I'll remember: I live in Berlin"),
+        (
+            "I live in Lyon and work as a nurse",
+            "[offline model] I'll remember: I live in Lyon; I work as a nurse",
+        ),
+        ("My dog is called Biscuit.", "[offline model] I'll remember: My dog is called Biscuit"),
+        ("我住在杭州", "[离线模型] 记住了：我住在杭州"),
+        ("我女儿叫小雨，今年五岁。", "[离线模型] 记住了：我女儿叫小雨，今年五岁"),
+    ],
+)
+async def test_a_kept_statement_is_named_in_the_reply(text: str, reply: str) -> None:
+    assert await _reply(text) == reply
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I drive a blue Golf",
+        "I play the cello on Sundays",
+        "I'm allergic to penicillin",
+        "我女儿叫小雨",
+        "我每周日下午练书法",
+        "我对青霉素过敏",
+    ],
+)
+async def test_the_reply_promises_exactly_what_extraction_keeps(text: str) -> None:
+    extracted = await OfflineMemoryModel().extract(
+        [Turn(role="user", content=text, created_at="2026-01-05 10:00:00")]
+    )
+    kept = kept_from(text)
+    assert kept and len(kept) == len(extracted.facts)
+    assert [f.content.rstrip("。.") for f in extracted.facts] == kept
+    reply = await _reply(text)
+    assert all(item in reply for item in kept)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("haha", "Good morning!", "Tell me a joke", "lol that's funny", "Thanks a lot!", "See you later!"),
+        *("哈哈", "早上好", "给我讲个笑话", "谢谢你", "晚安", "原来如此"),
+    ],
+)
+async def test_chit_chat_gets_no_promise(text: str) -> None:
+    reply = await _reply(text)
+    assert not any(mark in reply for mark in KEPT_MARKS), reply
+    assert kept_from(text) == []
+    assert "didn't save" not in reply and "没有保存" not in reply
+
+
+async def test_a_statement_not_kept_gets_a_plain_honest_line_in_its_language() -> None:
+    english = await _reply("The weather was lovely in the park.")
+    chinese = await _reply("公园里的天气很好。")
+    assert english == "[offline model] I'm only the offline stand-in, and I didn't save that."
+    assert chinese == "[离线模型] 我只是离线替身，这句话没有保存。"
+    for text in ("The weather was lovely in the park.", "公园里的天气很好。"):
+        assert kept_from(text) == []
+
+
+async def test_a_question_is_answered_with_what_is_recalled_or_nothing() -> None:
+    assert await _reply("Where do I live?") == "[offline model] I don't recall anything about that yet."
+    assert await _reply("我住在哪里？") == "[离线模型] 我还不记得与此相关的内容。"
+
+
+def test_the_hint_follows_the_message_language() -> None:
+    assert offline_hint("I live in Lyon") == OFFLINE_HINT
+    assert offline_hint("我住在杭州") == OFFLINE_HINT_ZH
+    assert "provider.apiKey" in OFFLINE_HINT_ZH and "离线模式" in OFFLINE_HINT_ZH
