@@ -125,7 +125,9 @@ class OpenAIChatModel:
                 "auth": f"the API key was refused by {self._client.base_url} — check provider.apiKey",
                 "not_found": f"model {self.model!r} not found at {self._client.base_url} — check agent.model "
                 "and provider.baseUrl",
-                "unreachable": f"couldn't reach {self._client.base_url}",
+                "unreachable": f"couldn't reach {self._client.base_url} — check provider.baseUrl",
+                "timeout": f"no answer from {self._client.base_url} for model {self.model!r} — check that "
+                "server, provider.timeoutSeconds and agent.replyDeadline",
             }.get(kind)
             detail = f"{what} ({reason})" if what else reason
             return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {detail}", kind)
@@ -148,7 +150,8 @@ class OpenAIChatModel:
                     **extra,
                 )
             except openai.OpenAIError as exc:
-                raise fail(describe_openai_error(exc), error_kind(exc)) from None
+                kind = "timeout" if isinstance(exc, openai.APITimeoutError) else error_kind(exc)
+                raise fail(describe_openai_error(exc), kind) from None
             except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
                 raise fail("response body is not JSON") from None
             calls = tool_calls_of(response)

@@ -1,8 +1,9 @@
 """``python -m localservers telegram|feishu|openai``: run one local server until Ctrl-C.
 
 Prints the base URL on the first line (scripts read it), then the tierclaw config that points at it.
-The Telegram server also plays the user: each line typed on its standard input becomes a private
-message from user 42, and every message the bot sends is printed.
+The Telegram and Feishu servers also play the user: each line typed on standard input becomes a private
+message (Telegram: from user 42; Feishu: from ou_alice, on the websocket — or ``POST /local/say``
+``{"text": "…"}`` to the printed URL), and every message the bot sends is printed.
 """
 
 from __future__ import annotations
@@ -46,20 +47,46 @@ def _start(kind: str) -> tuple[Any, dict[str, Any]]:
     return stub, {"url": url, "config": {"provider": {"apiKey": "local", "baseUrl": url}}}
 
 
-def _type_as_user(stub: Any, stopped: threading.Event) -> None:
-    """Telegram: stdin lines become user 42's messages; the bot's replies are printed as they arrive."""
-    print("Type a message for the bot (you are user 42):", flush=True)
+def _type_as_user(kind: str, stub: Any, stopped: threading.Event) -> None:
+    """stdin lines become a user's messages (Telegram: user 42; Feishu: ou_alice); the bot's replies
+    are printed as they arrive."""
+    if kind == "telegram":
+        print("Type a message for the bot (you are user 42):", flush=True)
+    else:
+        print(
+            'Type a message for the bot (you are ou_alice), or POST one: curl -d \'{"text": "hi"}\' '
+            f"{stub.domain}/local/say",
+            flush=True,
+        )
     shown = 0
     for line in sys.stdin:
         if line.strip():
-            stub.push(stub.message(line.rstrip("\n")))
+            try:
+                _say(kind, stub, line.rstrip("\n"))
+            except AssertionError as exc:  # Feishu: no gateway connected yet
+                print(f"not sent: {exc}", flush=True)
+                continue
         while not stopped.wait(0.5):
-            sent = stub.sent()
-            for call in sent[shown:]:
-                print(f"bot> {call.params.get('text', '')}", flush=True)
-            if len(sent) > shown:
-                shown = len(sent)
+            replies = _replies(kind, stub)
+            for text in replies[shown:]:
+                print(f"bot> {text}", flush=True)
+            if len(replies) > shown:
+                shown = len(replies)
                 break
+
+
+def _say(kind: str, stub: Any, text: str) -> None:
+    if kind == "telegram":
+        stub.push(stub.message(text))
+    else:
+        stub.say(text)
+
+
+def _replies(kind: str, stub: Any) -> list[str]:
+    """Every message the bot sent so far, as text."""
+    if kind == "telegram":
+        return [str(call.params.get("text", "")) for call in stub.sent()]
+    return [sent.text for sent in list(stub.sent)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         print(info["url"], flush=True)
         print("tierclaw config to use it:", json.dumps(info["config"], indent=2), sep="\n", flush=True)
         print("Ctrl-C stops it.", flush=True)
-        if args.kind == "telegram":
-            threading.Thread(target=_type_as_user, args=(stub, stopped), daemon=True).start()
+        if args.kind in ("telegram", "feishu"):
+            threading.Thread(target=_type_as_user, args=(args.kind, stub, stopped), daemon=True).start()
         stopped.wait()
     finally:
         stub.stop()

@@ -3,14 +3,12 @@
 What this module decides, and why:
 
 - **Polling is our own small loop** over ``bot.get_updates`` rather than PTB's ``Updater.start_polling``.
-  PTB's loop already retries a 409 Conflict forever with a growing sleep, but it logs every failure and
-  offers no stall detection; here one loop owns the backoff, logs one line per kind of trouble ("another
-  bot instance is polling with this token"), and bounds every ``getUpdates`` by ``poll_timeout +
-  timeout_seconds + stall_margin_seconds`` (a watchdog for a connection that trickles bytes and never
-  trips httpx's per-read timeout). An update's offset is confirmed only after it was handed to the
-  gateway. A 409 Conflict says either that a webhook is set (we delete it again and poll) or that another
-  process polls with the token (we back off). Webhook mode uses PTB's ``Updater.start_webhook`` (its
-  server checks the secret token).
+  PTB's loop logs every failure and has no stall detection; here one loop owns the backoff, logs one
+  line per outage and one when it is back (``channels/outage.py``) or per kind of 409 (a webhook is set:
+  deleted again; another process polls: back off), and bounds every ``getUpdates`` by ``poll_timeout +
+  timeout_seconds + stall_margin_seconds`` (a watchdog for a connection that trickles bytes). An update
+  is confirmed only once handed to the gateway, or skipped with one line when it can never be stored
+  (``Undeliverable``). Webhook mode uses PTB's ``Updater.start_webhook`` (it checks the secret token).
 - **Shutting down** is two steps: ``stop_receiving`` ends intake (the poll loop, or the webhook server)
   and confirms exactly the updates already handed to the gateway, while ``send`` and ``working`` keep
   working so the gateway can drain its replies; ``stop`` then closes everything (it also does the first
@@ -25,8 +23,7 @@ What this module decides, and why:
   never left (connection refused, connect or pool timeout) is retried up to ``send_attempts`` times;
   a failure after the request went out (read timeout, connection lost, any 5xx) is retried at most
   ``ambiguous_retries`` (1) time, so a person sees at most one duplicate of a chunk.
-- **The token is a secret**: it is part of every request URL PTB and httpx log, so a redacting log
-  filter runs while the channel is up and ``httpx`` is kept at WARNING.
+- **The token is a secret** (in every request URL PTB and httpx log): a redacting filter runs meanwhile.
 """
 
 from __future__ import annotations
@@ -53,9 +50,11 @@ from telegram.error import (
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 
 from channels.access import AllowList
-from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
+from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage, Undeliverable
 from channels.chunks import split_text
+from channels.outage import Outage
 from channels.telegram.failures import (
+    CONFLICTS,
     may_have_arrived,
     parse_each,
     pause,
@@ -267,6 +266,11 @@ class TelegramChannel:
                     self._redact = None
 
     @property
+    def ready_label(self) -> str:
+        """What the gateway's ready line says of this channel (never the token)."""
+        return f"telegram @{self._bot_username} ({self.settings.mode})"
+
+    @property
     def holds_resources(self) -> bool:
         """Whether anything ``start`` made is still held (the PTB application, the poller).
 
@@ -296,6 +300,7 @@ class TelegramChannel:
         trouble = ""
         webhook_cleared = False
         stopped = self._intake_stopped
+        outage = Outage(self.name, f"the Bot API at {s.base_url}", log)
 
         async def fetch() -> tuple[Update, ...]:
             nonlocal webhook_cleared
@@ -325,15 +330,19 @@ class TelegramChannel:
                 kind = trouble_kind(exc)
                 if kind == "webhook-active":
                     webhook_cleared = False  # someone set a webhook meanwhile: delete it again
-                if kind != trouble:
+                if kind not in CONFLICTS:  # the server is unreachable or refuses: one line per outage
+                    outage.failed(exc, polling_trouble(exc, limit))
+                elif kind != trouble:
                     trouble = kind
                     log.warning("[telegram] %s", polling_trouble(exc, limit))
                 await pause(stopped, self._backoff(failures))
                 continue
             if updates is None:  # intake stopped during the long poll: its updates stay unconfirmed
                 return
-            if trouble:
-                log.info("[telegram] receiving messages again")
+            if trouble or outage.down:
+                if trouble:
+                    log.info("[telegram] receiving messages again")
+                outage.recovered()
                 trouble, failures = "", 0
             for update in updates:
                 if stopped.is_set():  # the rest is neither handed over nor confirmed
@@ -361,6 +370,10 @@ class TelegramChannel:
         if inbound is not None and self._deliver is not None:
             try:
                 await self._deliver(inbound)
+            except Undeliverable as exc:  # would fail at every redelivery: confirmed, so polling goes on
+                log.warning(
+                    "[telegram] skipped update %s: it can never be stored (%s)", update.update_id, exc
+                )
             except Exception as exc:  # not stored: _poll leaves it unconfirmed, Telegram sends it again
                 self._undelivered = exc
                 raise
@@ -477,8 +490,6 @@ class TelegramChannel:
             stopped=self._stopped,
             tasks=self._typing,
         )
-
-    # --- helpers -------------------------------------------------------------------------------------
 
     def _bot(self) -> Bot:
         if self._app is None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from channels.base import Channel, ChannelError
+from gateway.log_setup import ready_line
 
 if TYPE_CHECKING:  # the runtime, the config and the models load when a command runs, not for --help
     from gateway.app import Runtime
@@ -219,11 +220,25 @@ async def _serve(config: Config) -> int:
     except BaseException:
         await runtime.close()
         raise
+    ready_line(ready_parts(runtime, page.url.split("?")[0] if page is not None else None))
     await stop.wait()
     if page is not None:
         await page.stop()
     await runtime.shutdown(DRAIN_SECONDS)
     return 0
+
+
+def ready_parts(runtime: Runtime, page_url: str | None) -> list[str]:
+    """One entry per thing started, for the ready line: each channel as it names itself (bot name and
+    mode, never a token), the model, the memory database, the memory page's address (no token)."""
+    from gateway.log_setup import home_relative
+
+    parts = [getattr(channel, "ready_label", channel.name) for channel in runtime.channels]
+    parts.append(f"model {runtime.models.chat.label}")
+    parts.append(f"memory sqlite {home_relative(runtime.engine.path)}")
+    if page_url is not None:
+        parts.append(f"page {page_url}")
+    return parts
 
 
 async def start_page(runtime: Runtime) -> RunningDashboard:
