@@ -9,10 +9,13 @@ message (Telegram: from user 42; Feishu: from ou_alice, on the websocket — or 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
+import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 
@@ -47,9 +50,31 @@ def _start(kind: str) -> tuple[Any, dict[str, Any]]:
     return stub, {"url": url, "config": {"provider": {"apiKey": "local", "baseUrl": url}}}
 
 
-def _type_as_user(kind: str, stub: Any, stopped: threading.Event) -> None:
-    """stdin lines become a user's messages (Telegram: user 42; Feishu: ou_alice); the bot's replies
-    are printed as they arrive."""
+def merge_config(path: Path, snippet: dict[str, Any]) -> None:
+    """Merge ``snippet`` into the JSON object in ``path`` (made 0600: it holds the stand-in keys), under
+    a lock, so servers started at the same time with the same file both land in it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as file:
+        os.chmod(path, 0o600)
+        fcntl.flock(file, fcntl.LOCK_EX)
+        file.seek(0)
+        text = file.read()
+        merged = _deep_merge(json.loads(text) if text.strip() else {}, snippet)
+        file.seek(0)
+        file.truncate()
+        file.write(json.dumps(merged, indent=2) + "\n")
+
+
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = _deep_merge(out[key], value) if both else value
+    return out
+
+
+def _type_as_user(kind: str, stub: Any) -> None:
+    """stdin lines become a user's messages (Telegram: user 42; Feishu: ou_alice)."""
     if kind == "telegram":
         print("Type a message for the bot (you are user 42):", flush=True)
     else:
@@ -58,21 +83,22 @@ def _type_as_user(kind: str, stub: Any, stopped: threading.Event) -> None:
             f"{stub.domain}/local/say",
             flush=True,
         )
-    shown = 0
     for line in sys.stdin:
         if line.strip():
             try:
                 _say(kind, stub, line.rstrip("\n"))
             except AssertionError as exc:  # Feishu: no gateway connected yet
                 print(f"not sent: {exc}", flush=True)
-                continue
-        while not stopped.wait(0.5):
-            replies = _replies(kind, stub)
-            for text in replies[shown:]:
-                print(f"bot> {text}", flush=True)
-            if len(replies) > shown:
-                shown = len(replies)
-                break
+
+
+def _print_replies(kind: str, stub: Any, stopped: threading.Event) -> None:
+    """Print each message the bot sends, as it arrives (to typed and POSTed messages alike)."""
+    shown = 0
+    while not stopped.wait(0.2):
+        replies = _replies(kind, stub)
+        for text in replies[shown:]:
+            print(f"bot> {text}", flush=True)
+        shown = len(replies)
 
 
 def _say(kind: str, stub: Any, text: str) -> None:
@@ -92,8 +118,16 @@ def _replies(kind: str, stub: Any) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m localservers", description=__doc__)
     parser.add_argument("kind", choices=("telegram", "feishu", "openai"), help="which server to run")
+    parser.add_argument(
+        "--write-config",
+        metavar="PATH",
+        help="also merge the config that points tierclaw at this server into the JSON file PATH "
+        "(created if absent; run each server with the same PATH, then tierclaw gateway --config PATH)",
+    )
     args = parser.parse_args(argv)
     stub, info = _start(args.kind)
+    if args.write_config:
+        merge_config(Path(args.write_config).expanduser(), info["config"])
     stopped = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
@@ -102,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         print("tierclaw config to use it:", json.dumps(info["config"], indent=2), sep="\n", flush=True)
         print("Ctrl-C stops it.", flush=True)
         if args.kind in ("telegram", "feishu"):
-            threading.Thread(target=_type_as_user, args=(args.kind, stub, stopped), daemon=True).start()
+            threading.Thread(target=_type_as_user, args=(args.kind, stub), daemon=True).start()
+            threading.Thread(target=_print_replies, args=(args.kind, stub, stopped), daemon=True).start()
         stopped.wait()
     finally:
         stub.stop()
