@@ -65,7 +65,7 @@ from channels.feishu.events import (
     lark_headers,
     message_uuid,
 )
-from channels.feishu.lark_logs import route_lark_logs_through_ours
+from channels.feishu.lark_logs import lark_level, route_lark_logs_through_ours
 from channels.feishu.open_api import (
     BOT_INFO_URI,
     MAX_RETRY_WAIT_SECONDS,
@@ -138,7 +138,7 @@ class FeishuChannel:
             .app_secret(settings.app_secret)
             .domain(settings.domain)
             .timeout(settings.timeout_seconds)
-            .log_level(lark.LogLevel.WARNING)
+            .log_level(lark_level())
             .build()
         )
         self.bot_open_id = ""
@@ -256,7 +256,7 @@ class FeishuChannel:
 
         return (
             lark.EventDispatcherHandler.builder(
-                self.settings.encrypt_key, self.settings.verification_token, lark.LogLevel.WARNING
+                self.settings.encrypt_key, self.settings.verification_token, lark_level()
             )
             .register_p2_im_message_receive_v1(self._on_receive)
             # Events an app commonly subscribes to as well: acknowledge them, or Feishu retries for hours.
@@ -377,7 +377,7 @@ class FeishuChannel:
         return ReportingWsClient(
             self.settings.app_id,
             self.settings.app_secret,
-            log_level=lark.LogLevel.WARNING,  # its constructor resets the shared "Lark" logger level
+            log_level=lark_level(),  # its constructor resets the shared "Lark" logger level
             event_handler=self._dispatcher,
             domain=self.settings.domain,
             auto_reconnect=True,

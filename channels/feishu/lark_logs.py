@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 
+import lark_oapi as lark
+
 LARK_LOGGER = "Lark"
 # What lark logs per connection attempt or loss (lark_oapi/ws/client.py); the channel says it once instead.
 RECONNECT_NOISE = (
@@ -44,3 +46,10 @@ def route_lark_logs_through_ours() -> None:
         lark_log.removeHandler(handler)
     if not any(isinstance(f, QuietReconnects) for f in lark_log.filters):
         lark_log.addFilter(QuietReconnects())
+
+
+def lark_level() -> lark.LogLevel:
+    """The level to give lark's constructors (each resets the shared "Lark" logger to it): DEBUG when the
+    application set that logger to DEBUG (``--log-level DEBUG --debug-libraries``), else WARNING."""
+    level = logging.getLogger(LARK_LOGGER).level
+    return lark.LogLevel.DEBUG if logging.NOTSET < level <= logging.DEBUG else lark.LogLevel.WARNING
