@@ -9,20 +9,24 @@ a person can act on: refused, DNS, TLS, a refused credential, a timeout (channel
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 
-# (words to look for in the exception chain's text, lower-case) -> what to say
-_REASONS: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("name or service not known", "nodename nor servname", "temporary failure in name resolution",
-      "getaddrinfo failed", "name resolution", "no address associated"), "DNS lookup failed"),
-    (("certificate", "ssl", "tls"), "TLS handshake failed"),
-    (("connection refused", "errno 111", "connectionrefused"), "connection refused"),
-    (("401", "unauthorized", "invalid token", "invalidtoken", "rejected the token", "app secret"),
-     "credentials refused (401)"),
-    (("timed out", "timeout"), "no answer (timed out)"),
-    (("reset by peer", "connection closed", "remote end closed", "disconnected", "broken pipe",
-      "no close frame", "server disconnected", "remoteprotocolerror"), "connection lost"),
+# (pattern over the exception chain's text, lower-case) -> what to say. Numbers and short words are
+# matched whole, so a port such as 40153 or a host such as "tlsproxy" is not taken for a 401 or TLS.
+_REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), reason)
+    for pattern, reason in (
+        (r"name or service not known|nodename nor servname|name resolution|getaddrinfo failed|"
+         r"no address associated", "DNS lookup failed"),
+        (r"certificate|\bssl|sslerror|\btls\b", "TLS handshake failed"),
+        (r"connection refused|errno 111\b|connectionrefused", "connection refused"),
+        (r"(?<![\d.:])401(?!\d)|unauthorized|invalid ?token|rejected the token", "credentials refused (401)"),
+        (r"timed out|timeout", "no answer (timed out)"),
+        (r"reset by peer|connection closed|remote end closed|disconnected|broken pipe|no close frame|"
+         r"remoteprotocolerror", "connection lost"),
+    )
 )  # fmt: skip
 
 
@@ -41,8 +45,8 @@ def plain_reason(exc: BaseException) -> str:
     """What went wrong, in words a person can act on ("connection refused", "DNS lookup failed", …);
     the exception's type and first line when it is none of those."""
     text = _chain(exc)
-    for words, reason in _REASONS:
-        if any(word in text for word in words):
+    for pattern, reason in _REASONS:
+        if pattern.search(text):
             return reason
     first = (str(exc).splitlines() or [""])[0][:160]
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
