@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from collections.abc import Mapping
@@ -51,6 +52,12 @@ class Check:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix, "notes": self.notes}
 
 
+def hide_userinfo(text: str) -> str:
+    """``text`` with any ``user:password@`` of a URL in it replaced (a proxy or private endpoint's
+    credentials are as secret as a key)."""
+    return re.sub(r"//[^/@\s]+@", "//<credentials>@", text)
+
+
 def _lookup(raw: Any, path: tuple[str, ...]) -> Any:
     for key in path:
         if not isinstance(raw, dict) or key not in raw:
@@ -80,7 +87,8 @@ def _shown_value(config: Config, path: tuple[str, ...]) -> str:
 
     if path[-1] in SECRET_KEYS:
         return "set" if _secret_set(config, path) else "not set"
-    return json.dumps(_lookup(config.model_dump(by_alias=True, mode="json"), path), ensure_ascii=False)
+    value = _lookup(config.model_dump(by_alias=True, mode="json"), path)
+    return hide_userinfo(json.dumps(value, ensure_ascii=False))
 
 
 def _secret_set(config: Config, path: tuple[str, ...]) -> bool:

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from channels.outage import plain_reason
-from gateway.cli.doctor_checks import Check
+from gateway.cli.doctor_checks import Check, hide_userinfo
 
 if TYPE_CHECKING:
     from gateway.config import Config, ProviderConfig
@@ -32,10 +32,10 @@ async def check_model(name: str, provider: ProviderConfig, model: str, model_set
 
     if provider.type != "openai" or not has_api_key(provider):
         return Check(name, True, "the offline stand-in (no API key): set provider.apiKey for a real model")
-    url = provider.base_url
+    url = hide_userinfo(provider.base_url)
     client = openai.AsyncOpenAI(
         api_key=provider.api_key.get_secret_value(),
-        base_url=url,
+        base_url=provider.base_url,
         timeout=provider.timeout_seconds,
         max_retries=0,
     )
@@ -121,7 +121,7 @@ async def check_telegram(config: Config) -> list[Check]:
                 Check(
                     "telegram",
                     False,
-                    f"cannot reach {tg.base_url}: {reason}",
+                    f"cannot reach {hide_userinfo(tg.base_url)}: {reason}",
                     "check channels.telegram.baseUrl and the network",
                 )
             ]
@@ -182,7 +182,7 @@ async def check_feishu(config: Config) -> Check:
     import httpx
 
     fs = config.channels.feishu
-    domain = fs.domain_url()
+    domain = hide_userinfo(fs.domain_url())
     if not fs.app_id or not fs.app_secret.get_secret_value():
         return Check(
             "feishu", False, "appId or appSecret is empty", "set channels.feishu.appId and appSecret"
@@ -191,7 +191,9 @@ async def check_feishu(config: Config) -> Check:
     started = time.monotonic()
     try:
         async with httpx.AsyncClient(timeout=fs.timeout_seconds) as http:
-            response = await http.post(f"{domain}/open-apis/auth/v3/tenant_access_token/internal", json=body)
+            response = await http.post(
+                f"{fs.domain_url()}/open-apis/auth/v3/tenant_access_token/internal", json=body
+            )
         answer = response.json()
     except (httpx.HTTPError, ValueError) as exc:
         return Check(

@@ -247,3 +247,14 @@ def test_the_command_exits_1_on_any_cross_and_0_when_all_pass(tmp_path: Path, mo
     assert done.returncode == 1 and report["ok"] is False
     assert [c["name"] for c in report["checks"] if not c["ok"]] == ["model"]
     assert KEY not in done.stdout + done.stderr
+
+
+async def test_credentials_in_a_url_are_not_printed(
+    tmp_path: Path, model: OpenAIStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = base_config(tmp_path, model)
+    raw["provider"]["baseUrl"] = "http://proxyuser:proxy-pass-91@127.0.0.1:9/v1"
+    named = await run_doctor(tmp_path, raw, monkeypatch)
+    text = render(list(named.values()))
+    assert "proxy-pass-91" not in text and "//<credentials>@127.0.0.1:9/v1" in text
+    assert not named["model"].ok
