@@ -102,6 +102,8 @@ async def test_a_real_gateway_says_ready_once_per_outage_and_never_a_secret(
     assert len(back) == 1 and " after " in back[0], lines
     assert not [line for line in lines if tg.token in line or KEY in line]
     assert not [line for line in lines if " INFO " in line or " DEBUG " in line]  # the default level
+    # Only tierclaw speaks: no library line (PTB, httpx, apscheduler, aiosqlite) during the outage either.
+    assert all(line.startswith("[gateway] ready:") or " tierclaw." in line for line in lines), lines
     assert proc.returncode == 0
 
 
