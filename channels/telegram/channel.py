@@ -18,11 +18,8 @@ What this module decides, and why:
   @mention, a reply to the bot or ``/command@this_bot`` unless ``group_policy`` is "open").
 - **Replies** are cut with ``split_text(text, 4096)`` and rendered to Telegram HTML per chunk; a chunk
   Telegram cannot parse is resent as plain text (that chunk only), a chunk Telegram finds too long
-  (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent, so retries
-  depend on whether Telegram may already have the message (see ``_call``): a 429 or a request that
-  never left (connection refused, connect or pool timeout) is retried up to ``send_attempts`` times;
-  a failure after the request went out (read timeout, connection lost, any 5xx) is retried at most
-  ``ambiguous_retries`` (1) time, so a person sees at most one duplicate of a chunk.
+  (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent: ``_call`` says
+  which failures are retried, so a person sees at most one duplicate of a chunk.
 - **The token is a secret** (in every request URL PTB and httpx log): a redacting filter runs meanwhile.
 """
 
@@ -137,33 +134,12 @@ class TelegramChannel:
         """Connect (getMe), then start receiving in the background; returns once receiving has started."""
         s = self.settings
         self._deliver = deliver
-        self._stopped = asyncio.Event()
-        self._intake_stopped = asyncio.Event()
+        self._stopped, self._intake_stopped = asyncio.Event(), asyncio.Event()
         self.allow.warn_if_empty()
         secret = s.webhook_secret or secrets.token_urlsafe(32)
         self._redact = Redact((s.token, secret))
         self._redact.install()
-        t = s.timeout_seconds
-        builder = (
-            ApplicationBuilder()
-            .token(s.token)
-            .base_url(s.base_url)
-            .connect_timeout(t)
-            .read_timeout(t)
-            .write_timeout(t)
-            .pool_timeout(t)
-            .get_updates_connect_timeout(t)
-            .get_updates_read_timeout(t)  # PTB adds the long-poll timeout to this
-            .get_updates_write_timeout(t)
-            .get_updates_pool_timeout(t)
-            .job_queue(None)  # PTB would start an APScheduler of its own
-        )
-        if s.mode == "polling":
-            builder = builder.updater(None)  # polling is our loop (module doc); the Updater serves webhooks
-        app = builder.build()
-        # One handler for every update: PTB's CommandHandler would take /commands away from the gateway.
-        app.add_handler(TypeHandler(Update, self._on_update))
-        app.add_error_handler(self._on_error)
+        app = self._application()
         try:
             await app.initialize()
         except InvalidToken:  # PTB's message quotes the token: never let it reach a log or traceback
@@ -213,6 +189,23 @@ class TelegramChannel:
             await self.stop()
             raise
         log.info("[telegram] @%s is receiving messages (%s)", self._bot_username, s.mode)
+
+    def _application(self) -> Application:
+        """PTB's application: every timeout ``timeout_seconds`` (PTB adds the long poll to getUpdates'
+        read timeout), no job queue (it would start an APScheduler of its own), no Updater when polling
+        (the loop is ours, module doc), and one handler for every update (PTB's CommandHandler would
+        take /commands away from the gateway)."""
+        s = self.settings
+        builder = ApplicationBuilder().token(s.token).base_url(s.base_url).job_queue(None)
+        for kind in ("connect", "read", "write", "pool"):
+            builder = getattr(builder, f"{kind}_timeout")(s.timeout_seconds)
+            builder = getattr(builder, f"get_updates_{kind}_timeout")(s.timeout_seconds)
+        if s.mode == "polling":
+            builder = builder.updater(None)
+        app = builder.build()
+        app.add_handler(TypeHandler(Update, self._on_update))
+        app.add_error_handler(self._on_error)
+        return app
 
     async def stop_receiving(self) -> None:
         """Stop taking in updates; ``send`` and ``working`` keep working (the gateway drains, then ``stop``).
@@ -272,9 +265,8 @@ class TelegramChannel:
 
     @property
     def holds_resources(self) -> bool:
-        """Whether anything ``start`` made is still held (the PTB application, the poller).
-
-        False after ``stop``, and after a ``start`` that failed: a failed start cleans up after itself."""
+        """Whether anything ``start`` made is still held (the PTB application, the poller); False after
+        ``stop``, and after a ``start`` that failed: a failed start cleans up after itself."""
         return self._app is not None or self._poller is not None
 
     async def _confirm(self, app: Application) -> None:
@@ -296,9 +288,7 @@ class TelegramChannel:
         s = self.settings
         bot = app.bot
         limit = s.poll_timeout + s.timeout_seconds + self.stall_margin_seconds
-        failures = 0
-        trouble = ""
-        webhook_cleared = False
+        failures, trouble, webhook_cleared = 0, "", False
         stopped = self._intake_stopped
         outage = Outage(self.name, f"the Bot API at {s.base_url}", log)
 
@@ -344,26 +334,36 @@ class TelegramChannel:
                     log.info("[telegram] receiving messages again")
                 outage.recovered()
                 trouble, failures = "", 0
-            for update in updates:
-                if stopped.is_set():  # the rest is neither handed over nor confirmed
-                    return
-                self._undelivered = None
-                try:
-                    await app.process_update(update)  # handler errors go to _on_error; this is a backstop
-                except Exception as exc:
-                    log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
-                if self._undelivered is not None:  # the gateway could not store it: fetch it again later
-                    failures += 1
-                    log.warning(
-                        "[telegram] update %s not stored (%s); it stays unconfirmed and comes again",
-                        update.update_id,
-                        type(self._undelivered).__name__,
-                    )
-                    await pause(stopped, self._backoff(failures))
-                    break
-                self._offset = update.update_id + 1  # never fetch a poisonous update again
-            if skip_to and self._undelivered is None and not stopped.is_set():
+            handed = await self._hand_over(app, updates)
+            if handed == "stopped":
+                return
+            if handed == "unstored":  # fetched again after a pause
+                failures += 1
+                await pause(stopped, self._backoff(failures))
+            elif skip_to and not stopped.is_set():
                 self._offset = max(self._offset, skip_to)
+
+    async def _hand_over(self, app: Application, updates: tuple[Update, ...]) -> str:
+        """Each update to PTB's handler (and so to the gateway), the offset moved past each one stored:
+        "done", "stopped" (intake stopped: the rest is neither handed over nor confirmed), or "unstored"
+        (the gateway could not store one: it stays unconfirmed and comes again)."""
+        for update in updates:
+            if self._intake_stopped.is_set():
+                return "stopped"
+            self._undelivered = None
+            try:
+                await app.process_update(update)  # handler errors go to _on_error; this is a backstop
+            except Exception as exc:
+                log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
+            if self._undelivered is not None:
+                log.warning(
+                    "[telegram] update %s not stored (%s); it stays unconfirmed and comes again",
+                    update.update_id,
+                    type(self._undelivered).__name__,
+                )
+                return "unstored"
+            self._offset = update.update_id + 1  # never fetch a poisonous update again
+        return "done"
 
     async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
         inbound = self.inbound(update)
@@ -448,8 +448,7 @@ class TelegramChannel:
 
         Other errors (400s, 403…) are raised at once.
         """
-        attempt = 0
-        ambiguous = 0
+        attempt = ambiguous = 0
         while True:
             attempt += 1
             try:
