@@ -84,6 +84,17 @@ class ChatModel(Protocol):
         ...
 
 
+def what_to_check(kind: str, url: str, model: str) -> str | None:
+    """For the operator's log: what failed and which setting to check, by ``ModelError.kind``."""
+    return {
+        "auth": f"the API key was refused by {url} — check provider.apiKey",
+        "not_found": f"model {model!r} not found at {url} — check agent.model and provider.baseUrl",
+        "unreachable": f"couldn't reach {url} — check provider.baseUrl",
+        "timeout": f"no answer from {url} for model {model!r} — check that server, provider.timeoutSeconds "
+        "and agent.replyDeadline",
+    }.get(kind)
+
+
 class OpenAIChatModel:
     """The main model on any OpenAI-compatible endpoint, through ``openai.AsyncOpenAI``.
 
@@ -121,14 +132,7 @@ class OpenAIChatModel:
             elapsed = time.monotonic() - started
             # The caller (Assistant) logs the failure once at ERROR; this adds the timing at DEBUG.
             log.debug("[gateway] model %s reply failed after %.2fs: %s", self.label, elapsed, reason)
-            what = {
-                "auth": f"the API key was refused by {self._client.base_url} — check provider.apiKey",
-                "not_found": f"model {self.model!r} not found at {self._client.base_url} — check agent.model "
-                "and provider.baseUrl",
-                "unreachable": f"couldn't reach {self._client.base_url} — check provider.baseUrl",
-                "timeout": f"no answer from {self._client.base_url} for model {self.model!r} — check that "
-                "server, provider.timeoutSeconds and agent.replyDeadline",
-            }.get(kind)
+            what = what_to_check(kind, str(self._client.base_url), self.model)
             detail = f"{what} ({reason})" if what else reason
             return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {detail}", kind)
 
