@@ -51,8 +51,18 @@ class OutboundMessage:
 
 
 # Awaiting it means the message is stored: only then may a channel tell the platform it was received. It
-# raises when the message could not be stored, and the channel must then leave it unconfirmed.
+# raises when the message could not be stored, and the channel must then leave it unconfirmed — except
+# ``Undeliverable``: that message can never be stored, and the channel skips it (confirms it) with one line.
 Deliver = Callable[[InboundMessage], Awaitable[None]]
+
+
+class Undeliverable(RuntimeError):
+    """Storing this message failed in a way no retry can change (its content, not the database).
+
+    A busy, locked, read-only or missing database raises something else: the channel leaves the message
+    unconfirmed and the platform delivers it again. This one the channel confirms and logs once, naming
+    the update or event id, so one bad message never stalls everybody's (channels/README.md).
+    """
 
 
 class ChannelError(RuntimeError):

@@ -102,22 +102,28 @@ class ConsoleChannel:
     async def _converse(self, deliver: Deliver) -> None:
         assert self._ui is not None
         try:
-            while True:
-                text = await self._ui.read()
-                if text is None:  # Ctrl-D
-                    break
-                if not text.strip():
-                    continue
-                if text.strip().lower() in QUIT_COMMANDS:
-                    break
-                message = self._message(text)
-                self._awaited, self._reply = message.message_id, None
-                self._replied.clear()
-                self._cancel.clear()
-                await deliver(message)
-                await self._wait_for_reply(message)
+            with self._ui.logs_above():  # a log line never lands inside the spinner or the prompt
+                await self._turns(deliver)
         finally:
             self.finished.set()
+
+    async def _turns(self, deliver: Deliver) -> None:
+        """Read, deliver and wait for the reply, until the person leaves."""
+        assert self._ui is not None
+        while True:
+            text = await self._ui.read()
+            if text is None:  # Ctrl-D
+                break
+            if not text.strip():
+                continue
+            if text.strip().lower() in QUIT_COMMANDS:
+                break
+            message = self._message(text)
+            self._awaited, self._reply = message.message_id, None
+            self._replied.clear()
+            self._cancel.clear()
+            await deliver(message)
+            await self._wait_for_reply(message)
 
     async def _wait_for_reply(self, message: InboundMessage) -> None:
         """Spin until the reply comes (then print it) or Ctrl-C cancels it (then say so)."""

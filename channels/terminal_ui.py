@@ -10,6 +10,7 @@ imported when the terminal chat starts, never for piped input (``channels/consol
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -41,6 +42,7 @@ class TerminalUI:
     ) -> None:
         self.console: Console = _console(stdout)
         self.session: PromptSession[str] = _session(history_path, pt_input, pt_output)
+        self._thinking = False
 
     async def read(self) -> str | None:
         """The next message (several lines when pasted); None when the person leaves (Ctrl-D)."""
@@ -66,8 +68,54 @@ class TerminalUI:
     @contextlib.contextmanager
     def thinking(self) -> Iterator[None]:
         """A spinner while the model works; gone before the reply is printed."""
-        with self.console.status(THINKING, spinner="dots"):
+        self._thinking = True
+        try:
+            with self.console.status(THINKING, spinner="dots"):
+                yield
+        finally:
+            self._thinking = False
+
+    def print_log(self, line: str) -> None:
+        """A log line, above the spinner or the prompt, never into them: through rich while the spinner
+        runs (its live display reprints itself below), through prompt_toolkit while the prompt is open
+        (it redraws the prompt after), else as a plain dim line."""
+        if not self._thinking and self.session.app.is_running:
+            from prompt_toolkit import print_formatted_text
+
+            print_formatted_text(line, output=self.session.output)
+            return
+        self.console.print(line, style="dim", markup=False, highlight=False)
+
+    @contextlib.contextmanager
+    def logs_above(self) -> Iterator[None]:
+        """While open, the root logger's stream handlers print through ``print_log`` (same format)."""
+        root = logging.getLogger()
+        streams = [h for h in root.handlers if type(h) is logging.StreamHandler]
+        handler = UILogHandler(self)
+        handler.setFormatter(streams[0].formatter if streams else None)
+        for stream in streams:
+            root.removeHandler(stream)
+        root.addHandler(handler)
+        try:
             yield
+        finally:
+            root.removeHandler(handler)
+            for stream in streams:
+                root.addHandler(stream)
+
+
+class UILogHandler(logging.Handler):
+    """Hands each record, formatted, to ``TerminalUI.print_log``."""
+
+    def __init__(self, ui: TerminalUI) -> None:
+        super().__init__()
+        self.ui = ui
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.ui.print_log(self.format(record))
+        except Exception:
+            self.handleError(record)
 
 
 def keep_line_breaks(text: str) -> str:

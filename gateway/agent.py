@@ -84,6 +84,17 @@ class ChatModel(Protocol):
         ...
 
 
+def what_to_check(kind: str, url: str, model: str) -> str | None:
+    """For the operator's log: what failed and which setting to check, by ``ModelError.kind``."""
+    return {
+        "auth": f"the API key was refused by {url} — check provider.apiKey",
+        "not_found": f"model {model!r} not found at {url} — check agent.model and provider.baseUrl",
+        "unreachable": f"couldn't reach {url} — check provider.baseUrl",
+        "timeout": f"no answer from {url} for model {model!r} — check that server, provider.timeoutSeconds "
+        "and agent.replyDeadline",
+    }.get(kind)
+
+
 class OpenAIChatModel:
     """The main model on any OpenAI-compatible endpoint, through ``openai.AsyncOpenAI``.
 
@@ -136,7 +147,8 @@ class OpenAIChatModel:
                     **extra,
                 )
             except openai.OpenAIError as exc:
-                raise self._failure(started, describe_openai_error(exc), error_kind(exc)) from None
+                kind = "timeout" if isinstance(exc, openai.APITimeoutError) else error_kind(exc)
+                raise self._failure(started, describe_openai_error(exc), kind) from None
             except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
                 raise self._failure(started, "response body is not JSON") from None
             calls = tool_calls_of(response)
@@ -171,12 +183,7 @@ class OpenAIChatModel:
         elapsed = time.monotonic() - started
         # The caller (Assistant) logs the failure once at ERROR; this adds the timing at DEBUG.
         log.debug("[gateway] model %s reply failed after %.2fs: %s", self.label, elapsed, reason)
-        what = {
-            "auth": f"the API key was refused by {self._client.base_url} — check provider.apiKey",
-            "not_found": f"model {self.model!r} not found at {self._client.base_url} — check agent.model "
-            "and provider.baseUrl",
-            "unreachable": f"couldn't reach {self._client.base_url}",
-        }.get(kind)
+        what = what_to_check(kind, str(self._client.base_url), self.model)
         detail = f"{what} ({reason})" if what else reason
         return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {detail}", kind)
 

@@ -24,7 +24,7 @@ from gateway.identity import Identities
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.memory_tools import ToolSettings
-from gateway.providers import Models, build_models
+from gateway.providers import Models, build_models, no_answer_hint
 from gateway.scheduler import JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
@@ -179,6 +179,7 @@ class Runtime:
                 max_concurrent=config.agent.max_concurrent_chats,
                 deadline=config.agent.reply_deadline,
                 inbox=DurableInbox(engine.store),
+                deadline_hint=no_answer_hint(config),
             )
             for channel in channels:
                 loop.add_channel(channel)

@@ -13,6 +13,7 @@ import json
 from datetime import datetime, timedelta
 
 from channels.base import InboundMessage
+from channels.encodable import encodable_fields
 from memory.clock import to_db, utcnow
 from memory.store.protocol import MemoryStore
 
@@ -28,7 +29,11 @@ class DurableInbox:
         self._rows = store.inbox
 
     async def accept(self, message: InboundMessage, now: datetime | None = None) -> InboundMessage | None:
-        """Store ``message``; the stored copy (with its ``inbox_id``), or None for a redelivery."""
+        """Store ``message``; the stored copy (with its ``inbox_id``), or None for a redelivery.
+
+        Text UTF-8 cannot encode (a lone surrogate) is stored, and answered, with U+FFFD in its place
+        (``channels/encodable.py``): refused as it is, it would be refused at every redelivery."""
+        message = encodable_fields(message)
         body = json.dumps(dataclasses.asdict(message), ensure_ascii=False)
         inbox_id = await self._rows.add(
             message.channel, message.chat_id, message.delivery_id, body, to_db(now or utcnow())

@@ -20,8 +20,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork
+from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
 from gateway.inbox import DurableInbox
+from memory.store.sqlite import cannot_succeed_on_retry
 from memory.text.wording import is_chinese
 
 log = logging.getLogger("tierclaw.gateway")
@@ -66,6 +67,7 @@ class ProcessLoop:
         max_concurrent: int = 8,
         deadline: float | None = None,
         inbox: DurableInbox | None = None,
+        deadline_hint: str = "",
     ) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
@@ -73,6 +75,7 @@ class ProcessLoop:
             raise ValueError("deadline must be positive")
         self._handler = handler
         self._deadline = deadline
+        self._deadline_hint = deadline_hint  # what to check when the deadline passes (URL, model, settings)
         self._inbox = inbox
         self._limit = asyncio.Semaphore(max_concurrent)
         self.inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
@@ -99,10 +102,16 @@ class ProcessLoop:
         """The callback channels are started with: store (with an inbox) and queue one inbound message.
 
         Raises when the message could not be stored: the channel must not confirm it to the platform,
-        which then delivers it again. A redelivery of a stored message is dropped here: it is answered once.
+        which then delivers it again — or ``Undeliverable`` when no retry can store it (the channel then
+        skips it). A redelivery of a stored message is dropped here: it is answered once.
         """
         if self._inbox is not None:
-            stored = await self._inbox.accept(message)
+            try:
+                stored = await self._inbox.accept(message)
+            except Exception as exc:
+                if cannot_succeed_on_retry(exc):
+                    raise Undeliverable(f"{type(exc).__name__}: {exc}") from exc
+                raise
             if stored is None:
                 log.info("[gateway] %s: message delivered again, answered once", message.chat_key)
                 return
@@ -278,7 +287,12 @@ class ProcessLoop:
                 return None
             raise
         except TimeoutError:
-            log.error("[gateway] no answer for %s within %.0f s", message.chat_key, self._deadline or 0)
+            log.error(
+                "[gateway] no answer for %s within %.0f s%s",
+                message.chat_key,
+                self._deadline or 0,
+                f": {self._deadline_hint}" if self._deadline_hint else "",
+            )
             return notice_for(message, DEADLINE_REPLY)
         except Exception as exc:  # one line, not a traceback per message (DEBUG adds it)
             log.error(

@@ -92,3 +92,16 @@ def build_models(config: Config) -> Models:
     else:
         memory = OfflineMemoryModel()
     return Models(chat=chat, memory=memory, notice=notice, clients=list(clients.values()))
+
+
+def no_answer_hint(config: Config) -> str:
+    """What the log says to check when a reply misses ``agent.replyDeadline``: the model's URL and name,
+    and the two settings that bound the wait (never the key)."""
+    provider = config.provider
+    if not _usable(provider):
+        return "the offline model did not answer; check agent.replyDeadline"
+    return (
+        f"the model {config.agent.model!r} at {provider.base_url} did not answer — check that server, "
+        f"provider.timeoutSeconds ({provider.timeout_seconds:g} s per try, {provider.max_retries} retries) "
+        f"and agent.replyDeadline ({config.agent.reply_deadline:g} s)"
+    )

@@ -66,6 +66,7 @@ TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 BOT_INFO_PATH = "/open-apis/bot/v3/info"
 MESSAGES_PATH = "/open-apis/im/v1/messages"
 WS_ENDPOINT_PATH = "/callback/ws/endpoint"
+SAY_PATH = "/local/say"
 UUID_WINDOW_SECONDS = 3600
 
 
@@ -122,8 +123,8 @@ class StubRequest:
 class _Server(LocalHTTPServer):
     request_queue_size = 64
 
-    def __init__(self, stub: FeishuStub) -> None:
-        super().__init__(_Handler, stub)
+    def __init__(self, stub: FeishuStub, port: int = 0) -> None:
+        super().__init__(_Handler, stub, port)
 
 
 class _Handler(JSONHandler):
@@ -159,6 +160,7 @@ class FeishuStub:
         self.pings = 0
         self.refuse_posts = False
         self.bot_info_code = 0
+        self.token_code = 0  # != 0: the tenant token request is refused with that code
         self.ws_endpoint_code = 0
         self.ws_endpoint_hangs = False
         self.reconnect_nonce = (
@@ -205,6 +207,24 @@ class FeishuStub:
         for thread in self._threads:
             thread.join(timeout=5)
         self._threads.clear()
+
+    def refuse_connections(self, seconds: float) -> None:
+        """As if Feishu went away: stop the HTTP API (connections are refused) and drop the websocket
+        connections now; listen on the same port again after ``seconds``."""
+        assert self._http is not None, "FeishuStub is not started"
+        port = self._http.server_address[1]
+        self._http.shutdown()
+        self._http.server_close()
+        self.drop_connections()
+
+        def reopen() -> None:
+            if not self._stopping.wait(seconds):
+                self._http = _Server(self, port)
+                self._http.serve_forever(poll_interval=0.05)
+
+        thread = threading.Thread(target=reopen, daemon=True)
+        thread.start()
+        self._threads.append(thread)
 
     def __enter__(self) -> FeishuStub:
         return self.start()
@@ -275,6 +295,8 @@ class FeishuStub:
             self.requests.append(req)
         if req.method == "POST" and req.path == TOKEN_PATH:
             app_id = (req.body or {}).get("app_id", "")
+            if self.token_code:  # scripted: the app id or secret is wrong
+                return 200, {"code": self.token_code, "msg": "app secret invalid"}, None
             return (
                 200,
                 {"code": 0, "msg": "ok", "tenant_access_token": f"t-stubtoken-{app_id}", "expire": 7200},
@@ -282,6 +304,13 @@ class FeishuStub:
             )
         if req.method == "POST" and req.path == WS_ENDPOINT_PATH:
             return self._ws_endpoint(req)
+        if req.method == "POST" and req.path == SAY_PATH:
+            said = req.body if isinstance(req.body, dict) else {}
+            try:
+                frame_id = self.say(str(said.get("text", "")), sender=str(said.get("sender") or "ou_alice"))
+            except AssertionError as exc:
+                return 409, {"code": 1, "msg": str(exc)}, None
+            return 200, {"code": 0, "msg": "ok", "frame_id": frame_id}, None
         if not req.headers.get("authorization", "").startswith("Bearer t-"):
             return 400, {"code": 99991661, "msg": "Missing access token for authorization."}, None
         if req.method == "GET" and req.path == BOT_INFO_PATH:
@@ -411,11 +440,27 @@ class FeishuStub:
         for one if needed; returns the frame's message_id for ``wait_for_ack``."""
         if not await self.wait_for(lambda s: bool(s.open_connections()), timeout):
             raise AssertionError("no websocket client connected")
+        return self.send_event(event)
+
+    def send_event(self, event: dict[str, Any]) -> str:
+        """Send ``event`` on the newest open connection now (any thread); its frame id. Text UTF-8 cannot
+        encode (a lone surrogate) goes as a JSON ``\\u`` escape, as Feishu would send it."""
+        open_now = self.open_connections()
+        if not open_now:
+            raise AssertionError("no websocket client connected (is `tierclaw gateway` running?)")
         frame_id = uuid_module.uuid4().hex
         headers = {"type": "event", "message_id": frame_id, "sum": "1", "seq": "0", "trace_id": frame_id[:8]}
-        payload = json.dumps(event, ensure_ascii=False).encode("utf-8")
-        self.open_connections()[-1].send(_frame(1, headers, payload, service=1).SerializeToString())
+        try:
+            payload = json.dumps(event, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            payload = json.dumps(event).encode("ascii")
+        open_now[-1].send(_frame(1, headers, payload, service=1).SerializeToString())
         return frame_id
+
+    def say(self, text: str, sender: str = "ou_alice") -> str:
+        """A p2p text message from ``sender``, now (``python -m localservers feishu`` and ``POST
+        /local/say``); its frame id. AssertionError when no client is connected."""
+        return self.send_event(message_event(text, sender=sender, chat_id=f"oc_chat_{sender}"))
 
     async def wait_for_ack(self, frame_id: str, timeout: float = 10.0) -> dict[str, Any]:
         if not await self.wait_for(lambda s: frame_id in s.acks, timeout):

@@ -151,5 +151,18 @@ class JSONHandler(BaseHTTPRequestHandler):
         headers: dict[str, str] | None = None,
         content_type: str = "application/json",
     ) -> None:
-        """``obj`` as JSON (UTF-8, not ASCII-escaped)."""
-        self.send_body(status, json.dumps(obj, ensure_ascii=False), headers, content_type)
+        """``obj`` as JSON (UTF-8, not ASCII-escaped; text UTF-8 cannot encode — a lone surrogate — goes
+        as a ``\\u`` escape, as Telegram and Feishu send it)."""
+        text = json.dumps(obj, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(obj)
+        self.send_body(status, text, headers, content_type)
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (for a webhook server in a test)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

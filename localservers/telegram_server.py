@@ -1,8 +1,7 @@
 """A local Telegram Bot API server for tests (stdlib only), for the real python-telegram-bot to talk to.
 
-PTB posts ``{base_url}{token}/{method}`` form-encoded (strings raw, everything else JSON), which is
-what the handler below parses. The server runs in a daemon thread, so it serves the event
-loop under test without sharing it.
+PTB posts ``{base_url}{token}/{method}`` form-encoded (strings raw, everything else JSON), which is what
+the handler below parses. It runs in a daemon thread: it serves the event loop under test, not on it.
 
     with TelegramStub() as tg:
         settings = TelegramSettings(token=tg.token, allow_from=("42",), base_url=tg.base_url)
@@ -40,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
+from localservers.http import free_port as free_port  # re-exported: tests import it from here
 from localservers.telegram_entities import check_html, entities_for, media_payload, utf16_len
 
 TOKEN = "123456:AAH-stub-secret-token_never-in-logs"
@@ -186,6 +186,7 @@ class TelegramStub:
         self.bot = {"id": BOT_ID, "is_bot": True, "first_name": "Stub", "username": bot_username}
         self.calls: list[ApiCall] = []
         self.webhook: dict[str, str] = {}  # the last setWebhook parameters ({} after deleteWebhook)
+        self.webhook_trouble: dict[str, object] = {}  # more getWebhookInfo fields: {"last_error_message": …}
         self._cond = threading.Condition()
         self._updates: list[dict] = []
         self._next_update = 1
@@ -390,6 +391,9 @@ class TelegramStub:
         p = call.params
         if call.method == "getMe":
             return _ok(self.bot)
+        if call.method == "getWebhookInfo":
+            info = {"url": self.webhook.get("url", ""), "pending_update_count": len(self.pending_updates())}
+            return _ok({**info, **self.webhook_trouble})
         if call.method == "getUpdates":
             if self.webhook:
                 fault = webhook_active()
@@ -479,10 +483,3 @@ async def post_webhook(
             return int(exc.code)
 
     return await asyncio.to_thread(post)
-
-
-def free_port() -> int:
-    """A port nothing listens on right now (for a webhook server in a test)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

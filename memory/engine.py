@@ -270,11 +270,20 @@ class MemoryEngine:
         return hits
 
     async def search(
-        self, owner: str, query: str, k: int = 10, *, tiers: tuple[int, ...] = (1, 2)
+        self,
+        owner: str,
+        query: str,
+        k: int = 10,
+        *,
+        tiers: tuple[int, ...] = (1, 2),
+        floor: RelevanceFloor = NO_FLOOR,
     ) -> builtins.list[Retrieved]:
-        """Memories matching ``query`` for browsing (CLI, model tool): ranked like retrieve, not touched."""
+        """Memories matching ``query`` for browsing (CLI, model tool): ranked like retrieve, not touched;
+        ``floor`` keeps only what the reply path would inject (``tierclaw memory search``'s weak split)."""
         check_owner(owner)
-        return await self._retriever.rank(owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0)
+        return await self._retriever.rank(
+            owner, query, utcnow(), tiers=tiers, k=k, min_match=0.0, floor=floor
+        )
 
     async def warm_up_embedder(self) -> bool:
         """Load the embedding model now (at start) so the first reply does not pay for it."""

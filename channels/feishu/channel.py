@@ -7,8 +7,8 @@ One intake task then checks, in order: the sender's open_id against ``allowFrom`
 trace), group messages must @mention the bot, the event is new (``SeenStore``: an event is a duplicate if
 its event_id *or* its message_id was seen in the last 48 h, also across restarts), and only then delivers.
 
-* websocket: ``lark.ws.Client`` on its own thread and loop (``websocket.py`` says why and how it
-  stops).
+* websocket: ``lark.ws.Client`` on its own thread and loop (``websocket.py``: why, how it stops, and
+  one log line per outage instead of lark's line per attempt).
 * callback: a small aiohttp server feeds each POST to lark's ``EventDispatcherHandler``, which decrypts
   (``encryptKey``), checks the verification token and the ``X-Lark-Signature``, answers
   ``url_verification`` and dispatches. lark reads the signature headers with a case-sensitive
@@ -20,12 +20,9 @@ websocket is closed and its thread ended, or the HTTP server stops listening, so
 could not hand over (nothing unacknowledged is lost) — then waits until every event already acknowledged
 is through the intake and handed to ``deliver``; ``send`` keeps working until ``stop``.
 
-Groups: the bot's open_id comes from ``GET /open-apis/bot/v3/info`` at start; a group message is answered
-only when one of its mentions is that open_id. If the bot info cannot be read, it is retried in the
-background with backoff (``bot_info_retry_seconds``, doubling up to 5 minutes) until it succeeds; until
-then any @mention counts as addressing the bot (a warning says so) — Feishu only delivers group messages
-that @mention the bot unless the app has the "read all group messages" permission. The bot's
-placeholder (``@_user_1``) is removed from the text and other people's placeholders become ``@Name``.
+Groups: a message is answered only when a mention is the bot's open_id (``GET /open-apis/bot/v3/info``
+at start, retried with backoff up to 5 minutes until it answers; meanwhile any @mention counts, with a
+warning). The bot's placeholder (``@_user_1``) is cut and other people's become ``@Name``.
 
 Sending. Each reply is cut with ``split_text(text, 4000)``; every piece is a Reply API call on the inbound
 message (``create`` in the chat when there is nothing to reply to) with a ``uuid`` derived from the target,
@@ -37,7 +34,7 @@ The SDK fetches the tenant token with a blocking ``requests`` call even from its
 API call runs in a worker thread (``asyncio.to_thread``) and the event loop never waits on the network.
 
 Secrets (app secret, encrypt key, verification token, tenant token) are never logged; the SDK's "Lark"
-logger is kept at WARNING, where it logs only error texts and status codes.
+logger is kept at WARNING (``lark_logs.py``). An event that can never be stored is acknowledged and logged.
 """
 
 from __future__ import annotations
@@ -56,8 +53,9 @@ from aiohttp import web
 from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
 
 from channels.access import AllowList
-from channels.base import ChannelError, Deliver, OutboundMessage
+from channels.base import ChannelError, Deliver, OutboundMessage, Undeliverable
 from channels.chunks import split_text
+from channels.encodable import encodable_fields
 from channels.feishu.callback import listen, refusal
 from channels.feishu.events import (
     CHANNEL_NAME,
@@ -67,6 +65,7 @@ from channels.feishu.events import (
     lark_headers,
     message_uuid,
 )
+from channels.feishu.lark_logs import lark_level, route_lark_logs_through_ours
 from channels.feishu.open_api import (
     BOT_INFO_URI,
     MAX_RETRY_WAIT_SECONDS,
@@ -80,6 +79,7 @@ from channels.feishu.open_api import (
 from channels.feishu.post import reply_body, text_content
 from channels.feishu.seen import SeenStore
 from channels.feishu.websocket import (
+    ReportingWsClient,
     WebsocketRun,
     bind_lark_bootstrap_requests,
     cancel_ws_tasks,
@@ -87,6 +87,7 @@ from channels.feishu.websocket import (
     wait_connected,
     ws_owner_lock,
 )
+from channels.outage import Outage
 
 log = logging.getLogger("tierclaw.channels")
 
@@ -120,14 +121,6 @@ class FeishuSettings:
     callback_path: str = "/feishu/events"
 
 
-def _route_lark_logs_through_ours() -> None:
-    """lark-oapi logs to *stdout* with its own handler (so every line also printed twice via the root
-    logger); drop that handler so its records go through the application's logging, on stderr."""
-    lark_log = logging.getLogger("Lark")
-    for handler in list(lark_log.handlers):
-        lark_log.removeHandler(handler)
-
-
 class FeishuChannel:
     """The Feishu/Lark channel; see the module doc. ``start`` returns once receiving has started."""
 
@@ -137,7 +130,7 @@ class FeishuChannel:
         if settings.mode not in ("websocket", "callback"):
             raise ValueError(f"unknown Feishu mode {settings.mode!r} (websocket or callback)")
         self.settings = settings
-        _route_lark_logs_through_ours()
+        route_lark_logs_through_ours()
         self.allow = AllowList(self.name, settings.allow_from)
         self.client = (
             lark.Client.builder()
@@ -145,7 +138,7 @@ class FeishuChannel:
             .app_secret(settings.app_secret)
             .domain(settings.domain)
             .timeout(settings.timeout_seconds)
-            .log_level(lark.LogLevel.WARNING)
+            .log_level(lark_level())
             .build()
         )
         self.bot_open_id = ""
@@ -232,6 +225,13 @@ class FeishuChannel:
             await seen.close()
 
     @property
+    def ready_label(self) -> str:
+        """What the gateway's ready line says of this channel (never a secret)."""
+        s = self.settings
+        where = f" http://{s.callback_listen}:{self.callback_port}{s.callback_path}" if self._runner else ""
+        return f"feishu {s.app_id} ({s.mode}{where})"
+
+    @property
     def holds_resources(self) -> bool:
         """Whether anything ``start`` made is still held (intake, bot-info task, HTTP server, dedup store).
 
@@ -251,10 +251,12 @@ class FeishuChannel:
     # --- receiving -----------------------------------------------------------------------------------
 
     def _event_dispatcher(self) -> lark.EventDispatcherHandler:
-        ignore = _ignore_event
+        def ignore(_data: object) -> None:
+            return None
+
         return (
             lark.EventDispatcherHandler.builder(
-                self.settings.encrypt_key, self.settings.verification_token, lark.LogLevel.WARNING
+                self.settings.encrypt_key, self.settings.verification_token, lark_level()
             )
             .register_p2_im_message_receive_v1(self._on_receive)
             # Events an app commonly subscribes to as well: acknowledge them, or Feishu retries for hours.
@@ -298,6 +300,10 @@ class FeishuChannel:
             except asyncio.CancelledError:
                 stored.cancel()
                 raise
+            except Undeliverable as exc:  # would fail at every redelivery: acknowledged, intake goes on
+                log.warning("[feishu] skipped event %s: it can never be stored (%s)", event.event_id, exc)
+                if not stored.done():
+                    stored.set_result(None)
             except Exception as exc:  # not stored: not acknowledged, Feishu delivers it again
                 log.error("[feishu] event %s not stored (%s); left unacknowledged", event.event_id, exc)
                 if not stored.done():
@@ -315,6 +321,7 @@ class FeishuChannel:
             return
         if event.sender_type == "app":  # another bot: never answer (two bots could talk forever)
             return
+        event = encodable_fields(event)  # its ids go into the seen store (channels/encodable.py)
         message = inbound_message(event, self.bot_open_id)
         if message is None:
             return
@@ -367,17 +374,15 @@ class FeishuChannel:
 
     def _new_ws_client(self) -> lark.ws.Client:
         """Built on the websocket thread: its constructor starts a task on the current event loop."""
-        client = lark.ws.Client(
+        return ReportingWsClient(
             self.settings.app_id,
             self.settings.app_secret,
-            log_level=lark.LogLevel.WARNING,  # its constructor resets the shared "Lark" logger level
+            log_level=lark_level(),  # its constructor resets the shared "Lark" logger level
             event_handler=self._dispatcher,
             domain=self.settings.domain,
             auto_reconnect=True,
+            outage=Outage(self.name, f"the Feishu websocket via {self.settings.domain}", log),
         )
-        client.on_reconnecting = lambda: log.warning("[feishu] websocket lost; reconnecting")
-        client.on_reconnected = lambda: log.info("[feishu] websocket reconnected")
-        return client
 
     async def _stop_websocket(self) -> None:
         global _ws_owner
@@ -493,7 +498,3 @@ class FeishuChannel:
 
     def _backoff(self, attempt: int) -> float:
         return min(self.retry_base_seconds * 2**attempt, MAX_RETRY_WAIT_SECONDS)
-
-
-def _ignore_event(_data: object) -> None:
-    return None

@@ -24,6 +24,8 @@ from typing import Any
 import lark_oapi as lark
 import lark_oapi.ws.client as lark_ws_client
 
+from channels.outage import Outage
+
 DEFAULT_WS_BOOTSTRAP_TIMEOUT = 10.0  # for lark's endpoint request on a thread that is not ours
 
 ws_owner_lock = threading.Lock()
@@ -59,6 +61,38 @@ def bind_lark_bootstrap_requests() -> None:
     with ws_owner_lock:
         if not isinstance(lark_ws_client.requests, RequestsWithTimeout):
             lark_ws_client.requests = RequestsWithTimeout(lark_ws_client.requests)
+
+
+class ReportingWsClient(lark.ws.Client):
+    """lark's websocket client, reporting its connection through an ``Outage`` and backing off.
+
+    lark retries every ``ReconnectInterval`` seconds (the server's setting; the local server's is 1 s)
+    and logs each failure; the records are dropped (``lark_logs.py``) and this says it once per outage,
+    in plain words, then once when it is back — waiting between attempts at least the outage's backoff
+    (doubling up to a minute), never less than lark's own interval.
+    """
+
+    def __init__(self, *args: Any, outage: Outage, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.outage = outage
+        self.on_reconnecting = outage.lost
+
+    async def _connect(self) -> None:
+        try:
+            await super()._connect()
+        except Exception as exc:
+            self.outage.failed(exc)
+            raise
+        if self._conn is not None:
+            self.outage.recovered()
+
+    async def _try_connect(self, cnt: int) -> bool:
+        connected = await super()._try_connect(cnt)
+        if not connected:  # lark sleeps its interval next: make the whole wait the backoff
+            extra = self.outage.backoff() - self._reconnect_interval
+            if extra > 0:
+                await asyncio.sleep(extra)
+        return connected
 
 
 class WebsocketRun:

@@ -3,14 +3,13 @@
 What this module decides, and why:
 
 - **Polling is our own small loop** over ``bot.get_updates`` rather than PTB's ``Updater.start_polling``.
-  PTB's loop already retries a 409 Conflict forever with a growing sleep, but it logs every failure and
-  offers no stall detection; here one loop owns the backoff, logs one line per kind of trouble ("another
-  bot instance is polling with this token"), and bounds every ``getUpdates`` by ``poll_timeout +
-  timeout_seconds + stall_margin_seconds`` (a watchdog for a connection that trickles bytes and never
-  trips httpx's per-read timeout). An update's offset is confirmed only after it was handed to the
-  gateway. A 409 Conflict says either that a webhook is set (we delete it again and poll) or that another
-  process polls with the token (we back off). Webhook mode is our own server too (``webhook.py``): an
-  update is answered 200 only once stored, which PTB's ``Updater.start_webhook`` does not wait for.
+  PTB's loop logs every failure and has no stall detection; here one loop owns the backoff, logs one
+  line per outage and one when it is back (``channels/outage.py``) or per kind of 409 (a webhook is set:
+  deleted again; another process polls: back off), and bounds every ``getUpdates`` by ``poll_timeout +
+  timeout_seconds + stall_margin_seconds`` (a watchdog for a connection that trickles bytes). An update
+  is confirmed only once handed to the gateway, or skipped with one line when it can never be stored
+  (``Undeliverable``). Webhook mode is our own server too (``webhook.py``): an update is answered 200
+  only once stored, which PTB's ``Updater.start_webhook`` does not wait for.
 - **Shutting down** is two steps: ``stop_receiving`` ends intake (the poll loop, or the webhook server)
   and confirms exactly the updates already handed to the gateway, while ``send`` and ``working`` keep
   working so the gateway can drain its replies; ``stop`` then closes everything (it also does the first
@@ -20,13 +19,9 @@ What this module decides, and why:
   @mention, a reply to the bot or ``/command@this_bot`` unless ``group_policy`` is "open").
 - **Replies** are cut with ``split_text(text, 4096)`` and rendered to Telegram HTML per chunk; a chunk
   Telegram cannot parse is resent as plain text (that chunk only), a chunk Telegram finds too long
-  (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent, so retries
-  depend on whether Telegram may already have the message (see ``_call``): a 429 or a request that
-  never left (connection refused, connect or pool timeout) is retried up to ``send_attempts`` times;
-  a failure after the request went out (read timeout, connection lost, any 5xx) is retried at most
-  ``ambiguous_retries`` (1) time, so a person sees at most one duplicate of a chunk.
-- **The token is a secret**: it is part of every request URL PTB and httpx log, so a redacting log
-  filter runs while the channel is up and ``httpx`` is kept at WARNING.
+  (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent: ``_call`` says
+  which failures are retried, so a person sees at most one duplicate of a chunk.
+- **The token is a secret** (in every request URL PTB and httpx log): a redacting filter runs meanwhile.
 """
 
 from __future__ import annotations
@@ -52,10 +47,12 @@ from telegram.error import (
 from telegram.ext import Application, ContextTypes
 
 from channels.access import AllowList
-from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage
+from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage, Undeliverable
 from channels.chunks import split_text
+from channels.outage import Outage
 from channels.telegram.application import build_application, connect
 from channels.telegram.failures import (
+    CONFLICTS,
     may_have_arrived,
     parse_each,
     pause,
@@ -140,8 +137,7 @@ class TelegramChannel:
         """Connect (getMe), then start receiving in the background; returns once receiving has started."""
         s = self.settings
         self._deliver = deliver
-        self._stopped = asyncio.Event()
-        self._intake_stopped = asyncio.Event()
+        self._stopped, self._intake_stopped = asyncio.Event(), asyncio.Event()
         self.allow.warn_if_empty()
         secret = s.webhook_secret or secrets.token_urlsafe(32)
         self._redact = Redact((s.token, secret))
@@ -154,7 +150,6 @@ class TelegramChannel:
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username or ""
         await self._begin_receiving(app, secret)
-        log.info("[telegram] @%s is receiving messages (%s)", self._bot_username, s.mode)
 
     async def _begin_receiving(self, app: Application, secret: str) -> None:
         """Start PTB and the webhook or our polling loop; on failure everything is stopped again."""
@@ -254,10 +249,15 @@ class TelegramChannel:
                     self._redact = None
 
     @property
-    def holds_resources(self) -> bool:
-        """Whether anything ``start`` made is still held (the PTB application, the poller).
+    def ready_label(self) -> str:
+        """What the gateway's ready line says of this channel (never the token)."""
+        return f"telegram @{self._bot_username} ({self.settings.mode})"
 
-        False after ``stop``, and after a ``start`` that failed: a failed start cleans up after itself."""
+    @property
+    def holds_resources(self) -> bool:
+        """Whether anything ``start`` made is still held (the PTB application, the poller, the webhook
+        server); False after ``stop``, and after a ``start`` that failed: a failed start cleans up after
+        itself."""
         return self._app is not None or self._poller is not None or self._webhook is not None
 
     async def _confirm(self, app: Application) -> None:
@@ -279,10 +279,9 @@ class TelegramChannel:
         s = self.settings
         bot = app.bot
         limit = s.poll_timeout + s.timeout_seconds + self.stall_margin_seconds
-        failures = 0
-        trouble = ""
-        webhook_cleared = False
+        failures, trouble, webhook_cleared = 0, "", False
         stopped = self._intake_stopped
+        outage = Outage(self.name, f"the Bot API at {s.base_url}", log)
 
         async def fetch() -> tuple[Update, ...]:
             nonlocal webhook_cleared
@@ -312,34 +311,35 @@ class TelegramChannel:
                 kind = trouble_kind(exc)
                 if kind == "webhook-active":
                     webhook_cleared = False  # someone set a webhook meanwhile: delete it again
-                if kind != trouble:
+                if kind not in CONFLICTS:  # the server is unreachable or refuses: one line per outage
+                    outage.failed(exc, polling_trouble(exc, limit))
+                elif kind != trouble:
                     trouble = kind
                     log.warning("[telegram] %s", polling_trouble(exc, limit))
                 await pause(stopped, self._backoff(failures))
                 continue
             if updates is None:  # intake stopped during the long poll: its updates stay unconfirmed
                 return
-            if trouble:
-                log.info("[telegram] receiving messages again")
+            if trouble or outage.down:
+                if trouble:
+                    log.info("[telegram] receiving messages again")
+                outage.recovered()
                 trouble, failures = "", 0
-            outcome = await self._hand_over(app, updates, stopped)
-            if outcome == "stopped":
+            handed = await self._hand_over(app, updates)
+            if handed == "stopped":
                 return
-            if outcome == "undelivered":  # the gateway could not store one: fetch it again later
+            if handed == "unstored":  # fetched again after a pause
                 failures += 1
                 await pause(stopped, self._backoff(failures))
             elif skip_to and not stopped.is_set():
                 self._offset = max(self._offset, skip_to)
 
-    async def _hand_over(self, app: Application, updates: tuple[Update, ...], stopped: asyncio.Event) -> str:
-        """Hand fetched updates to the gateway in order, moving the offset past each one it stored.
-
-        Returns "stopped" when intake stopped midway (the rest is neither handed over nor confirmed),
-        "undelivered" when the gateway could not store one (it stays unconfirmed and comes again), else
-        "done".
-        """
+    async def _hand_over(self, app: Application, updates: tuple[Update, ...]) -> str:
+        """Each update to PTB's handler (and so to the gateway), the offset moved past each one stored:
+        "done", "stopped" (intake stopped: the rest is neither handed over nor confirmed), or "unstored"
+        (the gateway could not store one: it stays unconfirmed and comes again)."""
         for update in updates:
-            if stopped.is_set():
+            if self._intake_stopped.is_set():
                 return "stopped"
             self._undelivered = None
             try:
@@ -352,7 +352,7 @@ class TelegramChannel:
                     update.update_id,
                     type(self._undelivered).__name__,
                 )
-                return "undelivered"
+                return "unstored"
             self._offset = update.update_id + 1  # never fetch a poisonous update again
         return "done"
 
@@ -361,6 +361,10 @@ class TelegramChannel:
         if inbound is not None and self._deliver is not None:
             try:
                 await self._deliver(inbound)
+            except Undeliverable as exc:  # would fail at every redelivery: confirmed, so polling goes on
+                log.warning(
+                    "[telegram] skipped update %s: it can never be stored (%s)", update.update_id, exc
+                )
             except Exception as exc:  # not stored: _poll leaves it unconfirmed, Telegram sends it again
                 self._undelivered = exc
                 raise
@@ -368,8 +372,12 @@ class TelegramChannel:
     async def _webhook_update(self, update: Update) -> None:
         """Hand a webhook update to the gateway (webhook.py answers only after); raises if not stored."""
         inbound = self.inbound(update)
-        if inbound is not None and self._deliver is not None:
+        if inbound is None or self._deliver is None:
+            return
+        try:
             await self._deliver(inbound)
+        except Undeliverable as exc:  # would fail at every resend: answered 200, as polling confirms it
+            log.warning("[telegram] skipped update %s: it can never be stored (%s)", update.update_id, exc)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         if context.error is not self._undelivered:  # that one _poll reports
@@ -441,8 +449,7 @@ class TelegramChannel:
 
         Other errors (400s, 403…) are raised at once.
         """
-        attempt = 0
-        ambiguous = 0
+        attempt = ambiguous = 0
         while True:
             attempt += 1
             try:
@@ -483,8 +490,6 @@ class TelegramChannel:
             stopped=self._stopped,
             tasks=self._typing,
         )
-
-    # --- helpers -------------------------------------------------------------------------------------
 
     def _bot(self) -> Bot:
         if self._app is None:

@@ -21,8 +21,11 @@ from telegram.error import (
     TimedOut,
 )
 
+from channels.outage import plain_reason
+
 T = TypeVar("T")
 log = logging.getLogger("tierclaw.channels")
+CONFLICTS = ("webhook-active", "other-poller", "conflict")  # trouble kinds that are not an outage
 
 
 def trouble_kind(exc: Exception) -> str:
@@ -54,10 +57,10 @@ def polling_trouble(exc: Exception, limit: float) -> str:
     if isinstance(exc, Conflict):
         return f"Telegram answered 409 Conflict to getUpdates ({exc}); retrying with backoff"
     if isinstance(exc, InvalidToken):
-        return "Telegram rejected the bot token while polling; check channels.telegram.token; retrying"
+        return "Telegram rejected the bot token while polling (401); check channels.telegram.token"
     if isinstance(exc, TimeoutError | TimedOut):
         return f"getUpdates stalled (no answer within {limit:.0f} s); restarting the long poll"
-    return f"polling Telegram failed ({type(exc).__name__}: {exc}); retrying with backoff"
+    return f"polling Telegram failed ({plain_reason(exc)})"
 
 
 def may_have_arrived(exc: NetworkError) -> bool:

@@ -7,18 +7,19 @@ To add a subcommand, write ``register(subparsers)`` in its own module (it adds a
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from gateway.cli import dashboard, memory, onboard, run, status
+from gateway.cli import dashboard, doctor, memory, onboard, run, status
 from gateway.cli.options import apply_defaults, spread_global_options
+from gateway.log_setup import configure_logging
 
 GETTING_STARTED = """
 Getting started:
   tierclaw chat            talk in this terminal (works without an API key, on the offline model)
   tierclaw onboard         write ~/.tierclaw/config.json and a workspace with AGENTS.md / SOUL.md
   tierclaw status          what is configured, memory counts, buffered turns, jobs
+  tierclaw doctor          check the setup: config, database, model, channel credentials
 A real model: set provider.apiKey in the config, or export TIERCLAW_PROVIDER_API_KEY=sk-...
 (any OpenAI-compatible endpoint: provider.baseUrl or TIERCLAW_PROVIDER_BASE_URL).
 Memory lives in ~/.tierclaw/data/memory.db; browse it with tierclaw memory list/search/stats,
@@ -32,6 +33,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     onboard.register,
     memory.register,
     dashboard.register,
+    doctor.register,
 )
 
 
@@ -67,11 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error argparse already printed
         return exc.code if isinstance(exc.code, int) else 2
     apply_defaults(args)
-    logging.basicConfig(
-        level=getattr(logging, args.log_level),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(args.log_level, debug_libraries=args.debug_libraries)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

@@ -16,11 +16,12 @@ from collections.abc import Iterator
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 # Attribute -> value when the option was given nowhere.
-GLOBAL_DEFAULTS: dict[str, object] = {"log_level": "WARNING", "config": None}
+GLOBAL_DEFAULTS: dict[str, object] = {"log_level": "WARNING", "config": None, "debug_libraries": False}
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--log-level`` and ``--config`` to ``parser`` unless it already has an option of that name."""
+    """Add ``--log-level``, ``--debug-libraries`` and ``--config`` to ``parser`` unless it already has an
+    option of that name."""
     known = parser._option_string_actions
     if "--log-level" not in known:
         parser.add_argument(
@@ -28,7 +29,14 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
             type=str.upper,
             choices=LOG_LEVELS,
             default=argparse.SUPPRESS,
-            help="logging level (default WARNING)",
+            help="logging level (default WARNING); DEBUG shows tierclaw's own detail",
+        )
+    if "--debug-libraries" not in known:
+        parser.add_argument(
+            "--debug-libraries",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="with --log-level DEBUG, the libraries' debug lines too (apscheduler, aiosqlite, httpx, …)",
         )
     if "--config" not in known:
         parser.add_argument(

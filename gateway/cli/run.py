@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from channels.base import Channel, ChannelError
+from gateway.log_setup import ready_line
 from memory.text.wording import plural
 
 if TYPE_CHECKING:  # the runtime, the config and the models load when a command runs, not for --help
@@ -250,6 +251,7 @@ async def _serve_locked(config: Config) -> int:
         await ops.stop()
         await runtime.close()
         raise
+    ready_line(ready_parts(runtime, page.url.split("?")[0] if page is not None else None))
     await stop.wait()
     ops.stopping()
     if page is not None:
@@ -257,6 +259,19 @@ async def _serve_locked(config: Config) -> int:
     await runtime.shutdown(DRAIN_SECONDS)
     await ops.stop()
     return 0
+
+
+def ready_parts(runtime: Runtime, page_url: str | None) -> list[str]:
+    """One entry per thing started, for the ready line: each channel as it names itself (bot name and
+    mode, never a token), the model, the memory database, the memory page's address (no token)."""
+    from gateway.log_setup import home_relative
+
+    parts = [getattr(channel, "ready_label", channel.name) for channel in runtime.channels]
+    parts.append(f"model {runtime.models.chat.label}")
+    parts.append(f"memory sqlite {home_relative(runtime.engine.path)}")
+    if page_url is not None:
+        parts.append(f"page {page_url}")
+    return parts
 
 
 async def start_page(runtime: Runtime) -> RunningDashboard:

@@ -40,6 +40,27 @@ class MemoryDatabaseError(RuntimeError):
     """The memory database is missing, corrupt, or of an unknown schema; the message says which."""
 
 
+def cannot_succeed_on_retry(exc: BaseException) -> bool:
+    """Whether a failed write failed because of what was written (text UTF-8 cannot encode, a value SQLite
+    refuses, a constraint) rather than the database's state (busy, locked, read-only, full, missing), so
+    writing the same values again can never succeed. The gateway then skips the message instead of having
+    the platform deliver it forever (gateway/README.md)."""
+    return isinstance(exc, UnicodeError | sqlite3.DataError | sqlite3.IntegrityError | TypeError)
+
+
+def file_health(path: str) -> tuple[int, str]:
+    """The file's schema version and SQLite's ``quick_check`` verdict ("ok" when sound), read-only:
+    nothing is created, migrated or locked for long (``tierclaw doctor``). Raises ``sqlite3.Error``."""
+    conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        conn.execute("PRAGMA busy_timeout = 2000")
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        verdict = str(conn.execute("PRAGMA quick_check").fetchone()[0])
+        return version, verdict
+    finally:
+        conn.close()
+
+
 def _prepare_file(path: str) -> None:
     """Open synchronously once: WAL, then forward migrations. Raises MemoryDatabaseError on bad files."""
     try:

@@ -7,6 +7,7 @@ import asyncio
 import fcntl
 import io
 import json
+import logging
 import os
 import pty
 import re
@@ -268,3 +269,29 @@ def test_tierclaw_chat_on_a_terminal(tmp_path: Path) -> None:
     history = tmp_path / "data" / "chat_history"
     assert stat.S_IMODE(history.stat().st_mode) == 0o600
     assert "My sloth is called Dot" in history.read_text(encoding="utf-8")
+
+
+async def test_a_log_line_while_the_reply_is_awaited_goes_above_the_spinner(tmp_path: Path) -> None:
+    err = io.StringIO()
+    stream = logging.StreamHandler(err)
+    stream.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(stream)
+    out = io.StringIO()
+    try:
+        async with terminal(tmp_path, out) as term:
+            term.answer = lambda m: None  # the reply comes later: the spinner runs meanwhile
+            term.type("hello\r")
+            await term.wait_for(1)
+            logging.getLogger("tierclaw.gateway").warning("the model is slow today")
+            await term.console.send(OutboundMessage("console", "local", "finally", reply_to="1"))
+            term.type(CTRL_D)
+            await asyncio.wait_for(term.console.finished.wait(), 10)
+        logging.getLogger("tierclaw.gateway").warning("after the chat")
+    finally:
+        root.removeHandler(stream)
+    printed = ANSI.sub("", out.getvalue())
+    assert "WARNING tierclaw.gateway: the model is slow today\n" in printed  # a line of its own, same format
+    assert printed.index("the model is slow today") < printed.index("finally")
+    assert "slow today" not in err.getvalue()  # not written beside the terminal's own output
+    assert "after the chat" in err.getvalue()  # the usual handler is back once the chat ends

@@ -108,11 +108,15 @@ async def test_failures_raise_model_error(reply: StubReply, cause: str) -> None:
         assert len(stub.requests) == 1
 
 
-async def test_timeout_raises_model_error() -> None:
+async def test_timeout_raises_model_error_naming_url_model_and_settings() -> None:
     with OpenAIStub() as stub:
         stub.script(StubReply(content="late", delay=3.0))
-        with pytest.raises(ModelError, match="timed out"):
+        with pytest.raises(ModelError, match="timed out") as info:
             await make_model(stub, timeout=0.2).reply(request())
+        url = stub.base_url.rstrip("/")
+    message = str(info.value)
+    assert info.value.kind == "timeout" and f"no answer from {url}" in message and "'chat-model'" in message
+    assert "provider.timeoutSeconds" in message and "agent.replyDeadline" in message
 
 
 async def test_connection_refused_raises_model_error() -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import urllib.request
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,3 +73,54 @@ def test_each_server_starts_by_hand_prints_its_config_and_answers(kind: str, pat
             assert check(json.loads(response.read()))
     finally:
         assert _stop(proc) == 0
+
+
+def _read_until(stream: Any, marker: str, seen: list[str]) -> str:
+    """Lines of ``stream`` until one holds ``marker`` (that line); the process's output so far in ``seen``."""
+    for line in stream:
+        seen.append(line)
+        if marker in line:
+            return line
+    raise AssertionError(f"{marker!r} never came: {''.join(seen)}")
+
+
+def test_the_readme_s_three_commands_run_a_gateway_to_talk_to_by_hand(tmp_path: Path) -> None:
+    """README.md, "Trying the gateway without accounts", on a fresh HOME: the model and Feishu stand-ins
+    write one config, the gateway runs on it, a typed line and a POSTed one are answered."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TIERCLAW_", "OPENAI_"))}
+    env["HOME"] = str(tmp_path)
+    config = str(tmp_path / "tierclaw-local.json")
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*argv: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        procs.append(proc)
+        return proc
+
+    try:
+        model = start("-m", "localservers", "openai", "--write-config", config)
+        feishu = start("-m", "localservers", "feishu", "--write-config", config)
+        assert model.stdout is not None and feishu.stdout is not None
+        model.stdout.readline()  # its URL: the config is written by then
+        url = feishu.stdout.readline().strip()
+        gateway = start("-m", "gateway.cli", "gateway", "--config", config)
+        assert gateway.stdout is not None and feishu.stdin is not None
+        seen: list[str] = []
+        ready = _read_until(gateway.stdout, "[gateway] ready:", seen)
+        assert "feishu cli_local (websocket)" in ready and "memory sqlite ~/.tierclaw/data/memory.db" in ready
+        feishu.stdin.write("hello there\n")
+        feishu.stdin.flush()
+        heard: list[str] = []
+        assert _read_until(feishu.stdout, "bot>", heard).strip() == "bot> stub reply: hello there"
+        request = urllib.request.Request(url + "/local/say", data=b'{"text": "by post"}', method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.loads(response.read())["code"] == 0
+        assert _read_until(feishu.stdout, "bot>", heard).strip() == "bot> stub reply: by post"
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            proc.wait(timeout=60)
+    assert gateway.returncode == 0

@@ -168,12 +168,17 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     # --turns: the kept conversation turns (conversation_search) instead of the memories.
     target = engine.conversation if args.turns else engine.vectors
     noun = "turns" if args.turns else "memories"
+    what = "kept turn" if args.turns else "live memory"
+    missing = await target.count_missing_embeddings(model_key, owner)
+    if not missing:  # said at once, without a bar that would only count to zero
+        print(f"nothing to reindex: every {what}{scope} has a {model_key} vector")
+        return 0
     progress = ProgressBar(f"embedding with {model_key}", noun)
     try:
         with progress:
             # Known before the first batch, so that an early Ctrl-C or failure can say "0 of N", and the
             # bar shows up while a local model is still loading.
-            progress(0, await target.count_missing_embeddings(model_key, owner))
+            progress(0, missing)
             result = await reindex(
                 target, embedder, owner=owner, batch_size=args.batch_size, progress=progress
             )
@@ -195,8 +200,7 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    if not result.done:
-        what = "kept turn" if args.turns else "live memory"
+    if not result.done:  # what was missing was embedded meanwhile (the gateway's backfill)
         print(f"nothing to reindex: every {what}{scope} has a {model_key} vector")
         return 0
     rate = result.done / result.seconds if result.seconds > 0 else 0.0

@@ -7,8 +7,9 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
-from gateway.cli.memory.common import CliError
+from gateway.cli.memory.common import CliError, load_cli_config
 from gateway.cli.memory.table import render_table
 from memory.engine import MemoryEngine
 from memory.files.private import write_private
@@ -104,16 +105,40 @@ async def run_list(engine: MemoryEngine, args: argparse.Namespace) -> int:
 async def run_search(engine: MemoryEngine, args: argparse.Namespace) -> int:
     if args.turns:
         return await _search_turns(engine, args)
-    hits = await engine.search(args.owner, args.query, k=args.k)
+    relevant, weak = await relevant_and_weak(engine, args)
     if args.json:
-        print_json([dataclasses.asdict(h) for h in hits])
+        weak_ids = {h.id for h in weak}
+        print_json([{**dataclasses.asdict(h), "weak": h.id in weak_ids} for h in relevant + weak])
         return 0
-    if not hits:
+    if not relevant and not weak:
         print("no matches")
         return 0
-    rows = [(h.id, h.tier, h.project, h.category, f"{h.score:.3f}", h.content) for h in hits]
-    print(render_table(("id", "tier", "project", "category", "score", "content"), rows))
+    columns = ("id", "tier", "project", "category", "score", "content")
+    if relevant:
+        print(render_table(columns, [_row(h) for h in relevant]))
+    else:
+        print("no relevant matches (none would be recalled in a reply)")
+    if weak:
+        print("\nweak (below memory.relevanceFloor: a reply would not recall these)")
+        print(render_table(columns, [_row(h) for h in weak]))
     return 0
+
+
+async def relevant_and_weak(engine: MemoryEngine, args: argparse.Namespace) -> tuple[list[Any], list[Any]]:
+    """The hits a reply would recall (the reply path's own floor, ``memory.relevanceFloor``, applied by
+    the same ranking), then the rest of the top ``k`` as weak."""
+    from gateway.app import relevance_floor
+
+    floor = relevance_floor(load_cli_config(args))
+    relevant = await engine.search(args.owner, args.query, k=args.k, floor=floor)
+    kept = {h.id for h in relevant}
+    every = await engine.search(args.owner, args.query, k=args.k)
+    weak = [h for h in every if h.id not in kept][: max(args.k - len(relevant), 0)]
+    return relevant, weak
+
+
+def _row(h: Any) -> tuple[object, ...]:
+    return (h.id, h.tier, h.project, h.category, f"{h.score:.3f}", h.content)
 
 
 async def _search_turns(engine: MemoryEngine, args: argparse.Namespace) -> int:

@@ -49,7 +49,7 @@ FEISHU_CONFIGURED = {
 }
 
 
-@pytest.mark.parametrize("argv", [("--help",), ("--version",), ("memory", "--help")])
+@pytest.mark.parametrize("argv", [("--help",), ("--version",), ("memory", "--help"), ("doctor", "--help")])
 def test_help_and_version_import_no_model_or_platform_library(tmp_path: Path, argv: tuple[str, ...]) -> None:
     result = _probe(tmp_path, *argv, config=FEISHU_CONFIGURED)
     assert result == {"code": 0, "loaded": []}
