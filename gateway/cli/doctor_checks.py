@@ -133,10 +133,8 @@ def check_database(config: Config) -> Check:
 
 def check_database_file(path: Path) -> Check:
     """Opens read-only, schema version known, sound (``quick_check``), private modes, disk not full."""
-    import sqlite3
-
     from memory.store.schema import SCHEMA_VERSION
-    from memory.store.sqlite import file_health
+    from memory.store.sqlite import MemoryDatabaseError, file_health
 
     name = "database"
     free = shutil.disk_usage(_existing_parent(path)).free
@@ -150,7 +148,7 @@ def check_database_file(path: Path) -> Check:
         return Check(name, True, f"{path} not created yet (the first start creates it); {free_text}")
     try:
         version, verdict = file_health(str(path))
-    except sqlite3.Error as exc:
+    except MemoryDatabaseError as exc:
         return Check(name, False, f"{path} cannot be opened: {exc}", "restore it from a backup")
     if version > SCHEMA_VERSION:
         return Check(

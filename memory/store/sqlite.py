@@ -50,15 +50,19 @@ def cannot_succeed_on_retry(exc: BaseException) -> bool:
 
 def file_health(path: str) -> tuple[int, str]:
     """The file's schema version and SQLite's ``quick_check`` verdict ("ok" when sound), read-only:
-    nothing is created, migrated or locked for long (``tierclaw doctor``). Raises ``sqlite3.Error``."""
-    conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True)
+    nothing is created, migrated or locked for long (``tierclaw doctor``). Raises ``MemoryDatabaseError``
+    with SQLite's reason (so its caller needs no ``sqlite3``: only the store speaks SQL)."""
     try:
-        conn.execute("PRAGMA busy_timeout = 2000")
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        verdict = str(conn.execute("PRAGMA quick_check").fetchone()[0])
-        return version, verdict
-    finally:
-        conn.close()
+        conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            conn.execute("PRAGMA busy_timeout = 2000")
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            verdict = str(conn.execute("PRAGMA quick_check").fetchone()[0])
+            return version, verdict
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise MemoryDatabaseError(str(exc)) from exc
 
 
 def _prepare_file(path: str) -> None:

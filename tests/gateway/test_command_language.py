@@ -16,6 +16,7 @@ from gateway.command_words import EN, HELP_TEXT, HELP_TEXT_ZH, ZH
 from gateway.offline_chat import OFFLINE_HINT, OFFLINE_HINT_ZH, OfflineChatModel
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.sessions import SessionStore
 
@@ -32,10 +33,15 @@ class FailingModel:
 async def _assistant(
     engine: MemoryEngine, tmp_path: Path, model: object
 ) -> tuple[Assistant, ExtractionService]:
-    extraction = ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600))
+    extraction = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        OfflineMemoryModel(),
+        ExtractionSettings(quiet_gap=3600),
+    )
     bot = Assistant(
         engine=engine,
-        sessions=SessionStore(engine),
+        sessions=SessionStore(engine.store.sessions),
         chat_model=model,  # type: ignore[arg-type]
         settings=AssistantSettings(workspace=tmp_path, flush_wait=0.0),
         extraction=extraction,

@@ -26,7 +26,7 @@ QUIET = "telegram:9"  # only buffered messages: no memory, no summary yet
 async def _fill(db: Path) -> dict[str, dict[str, int]]:
     """Alice with one memory; QUIET with three buffered messages, two of them dead letters."""
     async with await MemoryEngine.open(db) as engine:
-        buffer = ExtractionBuffer(engine)
+        buffer = ExtractionBuffer(engine.store.buffer)
         for n in range(3):
             await buffer.append(
                 QUIET, channel="telegram", chat_id="9", sender_id="9", role="user", content=f"hi {n}"
@@ -40,7 +40,12 @@ async def _fill(db: Path) -> dict[str, dict[str, int]]:
 async def _page_row(db: Path) -> list[str]:
     """The memory page's cells for QUIET on the people page."""
     async with await MemoryEngine.open(db) as engine:
-        page = await start_dashboard(DashboardContext(engine=engine), token=TOKEN, host="127.0.0.1", port=0)
+        page = await start_dashboard(
+            DashboardContext(engine=engine, buffer=ExtractionBuffer(engine.store.buffer)),
+            token=TOKEN,
+            host="127.0.0.1",
+            port=0,
+        )
         try:
             jar = aiohttp.CookieJar(unsafe=True)
             async with aiohttp.ClientSession(cookie_jar=jar) as client, client.get(page.url) as resp:
@@ -86,7 +91,7 @@ def test_every_view_shows_the_same_counts(
 
 
 async def test_owners_count_people_with_only_buffered_messages(engine: MemoryEngine) -> None:
-    buffer = ExtractionBuffer(engine)
+    buffer = ExtractionBuffer(engine.store.buffer)
     for n in range(80):
         await buffer.append(
             "user:new", channel="cli", chat_id="1", sender_id="1", role="user", content=f"m{n}"
