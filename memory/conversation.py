@@ -62,9 +62,9 @@ def rerank(
     cosines: dict[int, float] | None = None,
     answers: dict[int, int] | None = None,
 ) -> list[tuple[TurnRow, float, str]]:
-    """``rows`` (turn, bm25, indexed text) ordered by the idf-weighted share of the query's terms the turn
-    holds itself plus the share it holds with the turn before it (``weights``: term -> idf), plus
-    ``DENSE_WEIGHT`` times its cosine with the query when ``cosines`` has one, then bm25.
+    """``rows`` (turn, text score, indexed text) ordered by the idf-weighted share of the query's terms the
+    turn holds itself plus the share it holds with the turn before it (``weights``: term -> idf), plus
+    ``DENSE_WEIGHT`` times its cosine with the query when ``cosines`` has one, then the text score.
 
     ``answers`` (question turn id -> the turn after it) puts an answer just above its question: a
     matching question only restates what was asked, the turn after it holds what was said in reply
@@ -90,7 +90,7 @@ def rerank(
     for question, answer in (answers or {}).items():
         if question in scores and answer in scores:
             scores[answer] = max(scores[answer], scores[question] + ANSWER_LEAD)
-    return sorted(rows, key=lambda row: (-scores[row[0].id], row[1]))
+    return sorted(rows, key=lambda row: (-scores[row[0].id], -row[1]))
 
 
 @dataclass(slots=True)
@@ -180,14 +180,14 @@ class ConversationLog:
         weights = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
         hits: list[ConversationHit] = []
         shown: set[int] = set()  # turns already in an earlier hit's window are not a hit again
-        for turn, bm25, _indexed in rerank(rows, weights, cosines, answers):
+        for turn, text_score, _indexed in rerank(rows, weights, cosines, answers):
             if len(hits) == limit:
                 break
             if turn.id in shown:
                 continue
             around = await self._store.turns.neighbours(owner, turn, context, context) if context else [turn]
             shown.update(t.id for t in around)
-            hits.append(ConversationHit(turn, -bm25, around))
+            hits.append(ConversationHit(turn, text_score, around))
         log.info("[memory] conversation search owner=%s hits=%d", owner, len(hits))
         return hits
 

@@ -15,13 +15,14 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from memory.store.browse_queries import BrowseRows
+from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow
 from memory.store.protocol import MemoryStore
 from memory.store.queues import BufferRows
 from memory.store.search import Candidate, TermIndex
-from memory.store.sqlite import MemoryDatabaseError, SQLiteDatabase
+from memory.store.sqlite import SQLiteDatabase
 from memory.store.state import JobRows, ScratchpadRows, SessionRows
 from memory.store.turns import TurnRow, TurnRows
 from memory.store.vectors import VectorRows

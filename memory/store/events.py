@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from memory import clock
 from memory.records import Episode, Event
-from memory.store.sqlite import SQLiteDatabase, marks, qualified
+from memory.store.sql import SqlDatabase, marks, qualified
 from memory.text import tokenizer
 
 _COLUMNS = (
@@ -43,7 +44,7 @@ def _json_list(text: str | None, kind: type) -> list:
 class EventRows:
     """Reads and writes of Tier 3 events; every statement filters on the owner where it names one."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def add(
@@ -63,12 +64,12 @@ class EventRows:
         """Insert one event (an episode when ``episode`` is given; ``span``: its start and end, stored
         times; default now); returns its id."""
         episode = episode or Episode()
-        start, end = span if span is not None else (None, None)
-        cur = await self._db.write(
+        start, end = span if span is not None else (None, None)  # the store's clock, not SQL's
+        now = clock.to_db(clock.utcnow())
+        new_id = await self._db.insert(
             "INSERT INTO daily_events (owner, event_date, channel, sender_id, summary, search_text, "
-            "raw_tokens, source_ref, goal, outcome, entities, started_at, ended_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "COALESCE(?, datetime('now')), COALESCE(?, datetime('now')))",
+            "raw_tokens, source_ref, goal, outcome, entities, started_at, ended_at, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 owner,
                 day,
@@ -81,11 +82,12 @@ class EventRows:
                 episode.goal,
                 episode.outcome,
                 json.dumps(episode.entities, ensure_ascii=False),
-                start,
-                end,
+                start if start is not None else now,
+                end if end is not None else now,
+                now,
             ),
         )
-        return int(cur.lastrowid)
+        return int(new_id or 0)
 
     async def link_facts(self, owner: str, event_id: int, fact_ids: Sequence[int]) -> None:
         """Record which facts were extracted with the episode."""
@@ -178,10 +180,11 @@ class EventRows:
         latest one (a memory written, changed or recalled; an event; a message)."""
         rows = await self._db.read(
             "SELECT owner, MAX(at) FROM ("
-            " SELECT owner, MAX(MAX(updated_at, last_accessed)) AS at FROM memories GROUP BY owner"
+            " SELECT owner, MAX(CASE WHEN updated_at > last_accessed THEN updated_at ELSE last_accessed END)"
+            " AS at FROM memories GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM daily_events GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM extraction_buffer GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM conversation_turns GROUP BY owner"
-            ") GROUP BY owner ORDER BY owner"
+            ") AS latest GROUP BY owner ORDER BY owner"
         )
         return {str(owner): str(at or "") for owner, at in rows}

@@ -13,12 +13,16 @@ from dataclasses import dataclass
 
 from memory.records import GLOBAL_PROJECT, Fact, Memory
 from memory.store.search import TermIndex
-from memory.store.sqlite import SQLiteDatabase, chunks, marks
+from memory.store.sql import SqlDatabase, chunks, marks
 
 MEMORY_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, source, source_ref, subject, "
     "predicate, created_at, updated_at, last_accessed, access_count, is_archived, superseded_by"
 )
+
+# The higher of the row's importance and a parameter (given twice), in SQL both backends accept (SQLite's
+# two-argument MAX is PostgreSQL's GREATEST).
+_AT_LEAST = "CASE WHEN importance >= ? THEN importance ELSE ? END"
 
 
 def memory_from_row(row: Sequence) -> Memory:
@@ -40,7 +44,7 @@ class NewRow:
 class MemoryRows:
     """Reads and writes of memory rows."""
 
-    def __init__(self, db: SQLiteDatabase, index: TermIndex) -> None:
+    def __init__(self, db: SqlDatabase, index: TermIndex) -> None:
         self._db = db
         self._index = index
 
@@ -228,10 +232,11 @@ class MemoryRows:
     async def insert(self, owner: str, fact: Fact, row: NewRow) -> int:
         """Insert one validated fact (and its source reference); returns the new id."""
         self._index.forget_terms(row.search_text)
-        cur = await self._db.write(
+        new_id = await self._db.insert(
             "INSERT INTO memories (owner, tier, project, topic, category, content, search_text, norm_key, "
             "importance, source, source_ref, subject, predicate, created_at, updated_at, last_accessed, "
-            "embedding, embedding_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "embedding, embedding_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
             (
                 owner,
                 fact.tier,
@@ -253,7 +258,8 @@ class MemoryRows:
                 row.vector_model,
             ),
         )
-        new_id = int(cur.lastrowid)
+        if new_id is None:
+            raise RuntimeError("the memory insert returned no id")
         if fact.source_ref:
             await self.add_ref(new_id, fact.source_ref)
         self._index.indexed_rows += 1
@@ -262,29 +268,29 @@ class MemoryRows:
     async def add_ref(self, memory_id: int, ref: str) -> None:
         """Record one more source reference of a memory (kept once)."""
         await self._db.write(
-            "INSERT OR IGNORE INTO memory_refs(memory_id, ref) VALUES (?, ?)", (memory_id, ref)
+            "INSERT INTO memory_refs(memory_id, ref) VALUES (?, ?) ON CONFLICT DO NOTHING", (memory_id, ref)
         )
 
     async def copy_refs(self, target: int, from_ids: Sequence[int]) -> None:
         """Give ``target`` every source reference of ``from_ids`` (references only add, never replace)."""
         await self._db.write(
-            "INSERT OR IGNORE INTO memory_refs(memory_id, ref) SELECT ?, ref FROM memory_refs "
-            f"WHERE memory_id IN ({marks(from_ids)})",
+            "INSERT INTO memory_refs(memory_id, ref) SELECT CAST(? AS INTEGER), ref FROM memory_refs "
+            f"WHERE memory_id IN ({marks(from_ids)}) ON CONFLICT DO NOTHING",
             (target, *from_ids),
         )
 
     async def merge_into(self, memory_id: int, importance: float, now: str) -> None:
         """A duplicate arrived: count it as an access and keep the higher importance."""
         await self._db.write(
-            "UPDATE memories SET access_count = access_count + 1, importance = MAX(importance, ?), "
-            "updated_at = ? WHERE id = ?",
-            (importance, now, memory_id),
+            "UPDATE memories SET access_count = access_count + 1, importance = "
+            f"{_AT_LEAST}, updated_at = ? WHERE id = ?",
+            (importance, importance, now, memory_id),
         )
 
     async def raise_importance(self, memory_id: int, importance: float) -> None:
         """Keep the higher of the row's and ``importance``."""
         await self._db.write(
-            "UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?", (importance, memory_id)
+            f"UPDATE memories SET importance = {_AT_LEAST} WHERE id = ?", (importance, importance, memory_id)
         )
 
     async def supersede(self, old_ids: Iterable[int], new_id: int, now: str) -> None:

@@ -23,18 +23,18 @@ from pathlib import Path
 import aiosqlite
 
 from memory.files.private import private_dir, private_file
+from memory.store.errors import MemoryDatabaseError, refuse_nul
 from memory.store.schema import check_version, migrate
+from memory.store.sql import chunks, marks, qualified
 
 log = logging.getLogger("tierclaw.memory")
 
 Row = Sequence  # a result row (tuple-like)
 
+__all__ = ["MemoryDatabaseError", "SQLiteDatabase", "chunks", "marks", "qualified"]
+
 # True while the current task holds ``SQLiteDatabase.transaction()``.
 _IN_TRANSACTION: contextvars.ContextVar[bool] = contextvars.ContextVar("tierclaw_in_tx", default=False)
-
-
-class MemoryDatabaseError(RuntimeError):
-    """The memory database is missing, corrupt, or of an unknown schema; the message says which."""
 
 
 def _prepare_file(path: str) -> None:
@@ -118,13 +118,29 @@ class SQLiteDatabase:
 
     async def write(self, sql: str, params: Sequence = ()) -> sqlite3.Cursor:
         """Run one write statement: inside this task's transaction directly, else under the write lock."""
+        refuse_nul(params)
         if _IN_TRANSACTION.get():
             return await self._conn.execute(sql, params)
         async with self._write_lock:
             return await self._conn.execute(sql, params)
 
+    async def insert(self, sql: str, params: Sequence = ()) -> int | None:
+        """Run one ``INSERT … RETURNING id`` (same locking rule as ``write``); the new id, or None when
+        nothing was inserted (``ON CONFLICT DO NOTHING``)."""
+        refuse_nul(params)
+        if _IN_TRANSACTION.get():
+            rows = await self._conn.execute_fetchall(sql, params)
+        else:
+            async with self._write_lock:
+                rows = await self._conn.execute_fetchall(sql, params)
+        rows = list(rows)
+        return int(rows[0][0]) if rows else None
+
     async def write_many(self, sql: str, rows: Iterable[Sequence]) -> sqlite3.Cursor:
         """``executemany`` with the same locking rule as ``write``."""
+        rows = list(rows)
+        for row in rows:
+            refuse_nul(row)
         if _IN_TRANSACTION.get():
             return await self._conn.executemany(sql, rows)
         async with self._write_lock:
@@ -154,19 +170,3 @@ class SQLiteDatabase:
     async def data_version(self) -> int:
         """SQLite's ``data_version``: changes when another connection commits (cached state goes stale)."""
         return await self.scalar("PRAGMA data_version")
-
-
-def marks(values: Sequence) -> str:
-    """``?, ?, …`` placeholders for an ``IN (...)`` list of ``values``."""
-    return ",".join("?" * len(values))
-
-
-def qualified(columns: str, alias: str) -> str:
-    """A comma-separated column list with each name prefixed by a table alias, for a join
-    (``qualified("id, owner", "t")`` -> ``"t.id, t.owner"``)."""
-    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
-
-
-def chunks(ids: Sequence, size: int = 500) -> list[Sequence]:
-    """``ids`` in slices small enough for one ``IN (...)`` list."""
-    return [ids[i : i + size] for i in range(0, len(ids), size)]

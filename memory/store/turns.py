@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.store.sqlite import SQLiteDatabase, marks, qualified
+from memory.store.sql import SqlDatabase, marks, qualified
 from memory.text import tokenizer
 
 _COLUMNS = "id, owner, channel, chat_id, role, content, created_at"
@@ -32,25 +32,25 @@ class TurnRow:
 class TurnRows:
     """Reads and writes of kept turns; every statement filters on the owner."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def add(
         self, owner: str, *, channel: str, chat_id: str, role: str, content: str, search_text: str, at: str
     ) -> int:
         """Keep one turn; returns its id."""
-        cur = await self._db.write(
+        new_id = await self._db.insert(
             "INSERT INTO conversation_turns (owner, channel, chat_id, role, content, search_text, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (owner, channel, chat_id, role, content, search_text, at),
         )
-        return int(cur.lastrowid)
+        return int(new_id or 0)
 
     async def matches(
         self, owner: str, terms: Sequence[str], *, since: str | None, until: str | None, limit: int
     ) -> list[tuple[TurnRow, float, str]]:
-        """The owner's turns matching any term, within ``[since, until)``: (turn, bm25 — lower is better,
-        the indexed text)."""
+        """The owner's turns matching any term, within ``[since, until)``: (turn, text score — bm25 as in
+        ``search.Candidate``, higher is better —, the indexed text), best first."""
         where, params = ["t.owner = ?"], [owner]
         if since:
             where.append("t.created_at >= ?")
@@ -65,10 +65,10 @@ class TurnRows:
             f"WHERE turns_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(turns_fts) LIMIT ?",
             (tokenizer.match_expression(list(terms)), *params, limit),
         )
-        return [(TurnRow(*r[:7]), float(r[7]), str(r[8])) for r in rows]
+        return [(TurnRow(*r[:7]), -float(r[7]), str(r[8])) for r in rows]
 
     async def indexed(self, owner: str, ids: Sequence[int]) -> list[tuple[TurnRow, float, str]]:
-        """The owner's turns among ``ids`` shaped like ``matches`` rows (bm25 0: they matched no word)."""
+        """The owner's turns among ``ids`` shaped like ``matches`` rows (score 0: they matched no word)."""
         if not ids:
             return []
         rows = await self._db.read(
@@ -80,7 +80,7 @@ class TurnRows:
 
     async def following(self, owner: str, ids: Sequence[int]) -> dict[int, tuple[TurnRow, float, str]]:
         """For each of the owner's turns among ``ids``, the turn right after it in its chat (the answer to
-        a question), shaped like ``matches`` rows (bm25 0); a chat's last turn has none."""
+        a question), shaped like ``matches`` rows (score 0); a chat's last turn has none."""
         if not ids:
             return {}
         columns = qualified(_COLUMNS, "n")
@@ -183,8 +183,8 @@ class TurnRows:
         if owner is not None:
             where, params = "AND owner = ? ", (owner,)
         return await self._db.scalar(
-            "SELECT COUNT(*) FROM conversation_turns WHERE (embedding_model IS NOT ? OR embedding IS NULL) "
-            f"{where}",
+            "SELECT COUNT(*) FROM conversation_turns "
+            f"WHERE (embedding_model IS NULL OR embedding_model <> ? OR embedding IS NULL) {where}",
             (model_key, *params),
         )
 

@@ -301,7 +301,7 @@ def _command(reference: str) -> Command:
 
 def execute(command: Command, args: argparse.Namespace, *, must_exist: bool, owner_mode: str) -> int:
     """Open the database, run one command, close; map expected failures to a message and exit 2."""
-    from memory.store.sqlite import MemoryDatabaseError
+    from memory.store.errors import MemoryDatabaseError
 
     args.db = getattr(args, "db", None)
     args.owner = getattr(args, "owner", None)
