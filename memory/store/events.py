@@ -10,13 +10,14 @@ from memory.records import Episode, Event
 from memory.store.sql import SqlDatabase, marks, qualified
 from memory.text import tokenizer
 
-_COLUMNS = (
+COLUMNS = (
     "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at, source_ref, "
     "goal, outcome, entities, started_at, ended_at, fact_ids"
 )
 
 
-def _event(row: Sequence) -> Event:
+def event_from_row(row: Sequence) -> Event:
+    """An ``Event`` from a row selected as ``COLUMNS``."""
     return Event(
         *row[:7],
         is_compressed=bool(row[7]),
@@ -117,6 +118,26 @@ class EventRows:
         limit: int,
     ) -> list[Event]:
         """Events by date range (inclusive), source_ref and/or any of ``terms`` (best match first)."""
+        where, params = self.filters(owner, since, until, include_compressed, source_ref)
+        columns = qualified(COLUMNS, "e")
+        if terms:
+            sql = (
+                f"SELECT {columns} FROM events_fts JOIN daily_events e ON e.id = events_fts.rowid "
+                f"WHERE events_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(events_fts) LIMIT ?"
+            )
+            params = [tokenizer.match_expression(terms), *params]
+        else:
+            sql = (
+                f"SELECT {columns} FROM daily_events e WHERE {' AND '.join(where)} "
+                "ORDER BY e.event_date DESC, e.id DESC LIMIT ?"
+            )
+        return [event_from_row(r) for r in await self._db.read(sql, (*params, limit))]
+
+    @staticmethod
+    def filters(
+        owner: str, since: str | None, until: str | None, include_compressed: bool, source_ref: str | None
+    ) -> tuple[list[str], list[object]]:
+        """The WHERE conditions (on alias ``e``) and parameters of ``find`` besides its terms."""
         where, params = ["e.owner = ?"], [owner]
         if source_ref is not None:
             where.append("e.source_ref = ?")
@@ -129,19 +150,7 @@ class EventRows:
             params.append(until)
         if not include_compressed:
             where.append("e.is_compressed = 0")
-        columns = qualified(_COLUMNS, "e")
-        if terms:
-            sql = (
-                f"SELECT {columns} FROM events_fts JOIN daily_events e ON e.id = events_fts.rowid "
-                f"WHERE events_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(events_fts) LIMIT ?"
-            )
-            params = [tokenizer.match_expression(terms), *params]
-        else:
-            sql = (
-                f"SELECT {columns} FROM daily_events e WHERE {' AND '.join(where)} "
-                "ORDER BY e.event_date DESC, e.id DESC LIMIT ?"
-            )
-        return [_event(r) for r in await self._db.read(sql, (*params, limit))]
+        return where, params
 
     async def owners_with_uncompressed(self, until_day: str) -> list[str]:
         """Owners with events dated on or before ``until_day`` that are not compressed yet."""
@@ -155,11 +164,11 @@ class EventRows:
     async def uncompressed(self, owner: str, until_day: str) -> list[Event]:
         """The owner's uncompressed events dated on or before ``until_day``, oldest first."""
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM daily_events WHERE owner = ? AND is_compressed = 0 "
+            f"SELECT {COLUMNS} FROM daily_events WHERE owner = ? AND is_compressed = 0 "
             "AND event_date <= ? ORDER BY event_date, id",
             (owner, until_day),
         )
-        return [_event(r) for r in rows]
+        return [event_from_row(r) for r in rows]
 
     async def count(self, owner: str | None) -> int:
         """Events of one owner, or of all when None."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from memory.store.sql import SqlDatabase, marks, qualified
 from memory.text import tokenizer
 
-_COLUMNS = "id, owner, channel, chat_id, role, content, created_at"
+COLUMNS = "id, owner, channel, chat_id, role, content, created_at"
 
 
 @dataclass(slots=True)
@@ -58,7 +58,7 @@ class TurnRows:
         if until:
             where.append("t.created_at < ?")
             params.append(until)
-        columns = qualified(_COLUMNS, "t")
+        columns = qualified(COLUMNS, "t")
         rows = await self._db.read(
             f"SELECT {columns}, bm25(turns_fts), t.search_text FROM turns_fts "
             "JOIN conversation_turns t ON t.id = turns_fts.rowid "
@@ -72,7 +72,7 @@ class TurnRows:
         if not ids:
             return []
         rows = await self._db.read(
-            f"SELECT {_COLUMNS}, search_text FROM conversation_turns WHERE owner = ? "
+            f"SELECT {COLUMNS}, search_text FROM conversation_turns WHERE owner = ? "
             f"AND id IN ({marks(ids)}) ORDER BY id",
             (owner, *ids),
         )
@@ -83,7 +83,7 @@ class TurnRows:
         a question), shaped like ``matches`` rows (score 0); a chat's last turn has none."""
         if not ids:
             return {}
-        columns = qualified(_COLUMNS, "n")
+        columns = qualified(COLUMNS, "n")
         rows = await self._db.read(
             f"SELECT q.id, {columns}, n.search_text FROM conversation_turns q "
             "JOIN conversation_turns n ON n.id = (SELECT m.id FROM conversation_turns m "
@@ -97,7 +97,7 @@ class TurnRows:
     async def last_in_chat(self, owner: str, channel: str, chat_id: str) -> TurnRow | None:
         """The chat's latest kept turn."""
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
             "ORDER BY id DESC LIMIT 1",
             (owner, channel, chat_id),
         )
@@ -120,12 +120,12 @@ class TurnRows:
         """The turns just before and after ``turn`` in the same chat, in order (``turn`` included)."""
         chat = (owner, turn.channel, turn.chat_id)
         earlier = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
             "AND id < ? ORDER BY id DESC LIMIT ?",
             (*chat, turn.id, before),
         )
         later = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
             "AND id > ? ORDER BY id LIMIT ?",
             (*chat, turn.id, after),
         )
@@ -136,7 +136,7 @@ class TurnRows:
         if not ids:
             return []
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND id IN ({marks(ids)}) ORDER BY id",
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND id IN ({marks(ids)}) ORDER BY id",
             (owner, *ids),
         )
         return [TurnRow(*r) for r in rows]
@@ -144,7 +144,7 @@ class TurnRows:
     async def page(self, owner: str, after_id: int, limit: int) -> list[TurnRow]:
         """The owner's turns after ``after_id``, oldest first (``limit`` at most)."""
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND id > ? ORDER BY id LIMIT ?",
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND id > ? ORDER BY id LIMIT ?",
             (owner, after_id, limit),
         )
         return [TurnRow(*r) for r in rows]
@@ -171,7 +171,8 @@ class TurnRows:
             "SELECT t.id, t.owner, t.content, (SELECT p.content FROM conversation_turns p "
             "WHERE p.owner = t.owner AND p.channel = t.channel AND p.chat_id = t.chat_id AND p.id < t.id "
             "ORDER BY p.id DESC LIMIT 1) FROM conversation_turns t "
-            f"WHERE t.id > ? AND (t.embedding_model IS NOT ? OR t.embedding IS NULL) {where}"
+            "WHERE t.id > ? AND (t.embedding_model IS NULL OR t.embedding_model <> ? OR t.embedding IS NULL) "
+            f"{where}"
             "ORDER BY t.id LIMIT ?",
             (after_id, model_key, *params, limit),
         )

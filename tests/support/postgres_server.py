@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -94,3 +95,37 @@ def start_cluster(bin_dir: str) -> Cluster:
     options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
     _run_as(user, [pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"])
     return Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, pg_ctl, user)
+
+
+TEMPLATE = "tierclaw_template"
+
+
+def required() -> bool:
+    """Whether a missing server fails the PostgreSQL tests instead of skipping them (``.ci/run``)."""
+    return os.environ.get("REQUIRE_POSTGRES_TESTS") == "1"
+
+
+def admin_execute(cluster: Cluster, *statements: str) -> None:
+    """Run statements outside a transaction (CREATE/DROP DATABASE) on the server's ``postgres`` database."""
+    import psycopg
+
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)  # type: ignore[arg-type]  # test-made names, no user input
+
+
+def prepare_template(cluster: Cluster) -> None:
+    """A database holding the current schema, which every test's database is copied from (fast)."""
+    import asyncio
+
+    from memory.store.postgres import PostgresStore
+
+    admin_execute(cluster, f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)", f"CREATE DATABASE {TEMPLATE}")
+
+    async def build() -> None:
+        store = await PostgresStore.open(cluster.url_for(TEMPLATE), warm_text=False)
+        await store.close()
+
+    # The session fixture may be set up while a test's event loop runs: build on a thread of its own.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, build()).result()
