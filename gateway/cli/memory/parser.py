@@ -37,6 +37,7 @@ from gateway.cli.memory.common import (
 from memory.retrieval.decay import CATEGORIES
 
 if TYPE_CHECKING:
+    from gateway.config import Config
     from memory.engine import MemoryEngine
 
 log = logging.getLogger("tierclaw.cli")
@@ -48,8 +49,11 @@ def _location_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=argparse.SUPPRESS,
-        help=f"memory database (default: memory.dbPath of the config, ${DB_ENV}, or {DEFAULT_DB})",
-        metavar="PATH",
+        help=(
+            "memory database, a file or a postgresql:// URL "
+            f"(default: the config's memory, ${DB_ENV}, or {DEFAULT_DB})"
+        ),
+        metavar="PATH|URL",
     )
     parser.add_argument(
         "--owner",
@@ -293,6 +297,16 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 # --------------------------------------------------------------------------- execution
 
 
+def memory_target(given: str | None, config: Config) -> Path | str:
+    """``--db`` (a file path or a ``postgresql://`` URL), else the configured memory."""
+    from memory.store.urls import is_database_url
+
+    if given:
+        return given if is_database_url(given) else Path(given).expanduser()
+    target = config.memory_target()
+    return target if is_database_url(target) else Path(target)
+
+
 def _command(reference: str) -> Command:
     """The ``run_…`` function named "module.function" in ``gateway.cli.memory``."""
     module, _, function = reference.partition(".")
@@ -308,8 +322,8 @@ def execute(command: Command, args: argparse.Namespace, *, must_exist: bool, own
     args.owner_given = args.owner is not None
     try:
         args.loaded_config = load_cli_config(args)
-        args.db_path = Path(args.db).expanduser() if args.db else args.loaded_config.db_path()
-        if must_exist and not args.db_path.exists():
+        args.db_path = memory_target(args.db, args.loaded_config)
+        if must_exist and isinstance(args.db_path, Path) and not args.db_path.exists():
             raise CliError(
                 f"memory database not found: {args.db_path} "
                 "(run tierclaw memory add, or point --db at an existing file)"
