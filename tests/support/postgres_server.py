@@ -74,8 +74,12 @@ def _run_as(user: str | None, argv: list[str]) -> None:
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
 
 
-def start_cluster(bin_dir: str) -> Cluster:
-    """initdb + pg_ctl start on a free localhost port; trust authentication, fsync off (tests only)."""
+TEST_SETTINGS = "-c fsync=off -c full_page_writes=off"
+
+
+def start_cluster(bin_dir: str, settings: str = TEST_SETTINGS) -> Cluster:
+    """initdb + pg_ctl start on a free localhost port; trust authentication; ``settings`` are server
+    options (default: fsync off, for tests only)."""
     user = None
     if os.geteuid() == 0:
         user = "postgres"
@@ -92,7 +96,7 @@ def start_cluster(bin_dir: str) -> Cluster:
     _run_as(
         user, [initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"]
     )
-    options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
+    options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 {settings}"
     _run_as(user, [pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"])
     return Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, pg_ctl, user)
 
