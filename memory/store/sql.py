@@ -27,6 +27,7 @@ class SqlDatabase(Protocol):
     """One database as the table modules use it: reads, writes, and a unit of work."""
 
     path: str
+    kind: str  # "sqlite" or "postgresql": for the few steps that differ (``copying.py``)
 
     async def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     async def scalar(self, sql: str, params: Sequence[Any] = ()) -> int: ...

@@ -61,6 +61,8 @@ def _prepare_file(path: str) -> None:
 class SQLiteDatabase:
     """The shared connection: ``read``, ``write``, ``write_many``, ``transaction``. Create with ``open``."""
 
+    kind = "sqlite"
+
     def __init__(self, conn: aiosqlite.Connection, path: str) -> None:
         self._conn = conn
         self.path = path

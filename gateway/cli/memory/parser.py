@@ -89,6 +89,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         )
         return p
 
+    from gateway.cli.memory.copy_command import add_copy_parser
+
+    add_copy_parser(sub)
+
     p = add(
         "owners",
         "the owners this database holds, with their counts and last activity",

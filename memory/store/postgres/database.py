@@ -82,6 +82,8 @@ async def connect(url: str) -> psycopg.AsyncConnection[Any]:
 class PostgresDatabase:
     """The shared pool: ``read``, ``scalar``, ``write``, ``write_many``, ``insert``, ``transaction``."""
 
+    kind = "postgresql"
+
     def __init__(self, pool: AsyncConnectionPool[Any], url: str, writer: str) -> None:
         self._pool = pool
         self.writer = writer
