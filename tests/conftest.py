@@ -70,13 +70,31 @@ def memory_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("postgres_url"))
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``both_stores`` runs once per store: its ``engine`` (or ``memory_url``) is a SQLite
+    file, then a fresh PostgreSQL database."""
+    if metafunc.definition.get_closest_marker("both_stores") and "memory_store" in metafunc.fixturenames:
+        metafunc.parametrize("memory_store", ["sqlite", "postgres"], indirect=True)
+
+
 @pytest.fixture
-async def engine(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[MemoryEngine]:
-    """A MemoryEngine on tmp_path/"memory.db", closed after the test (on a fresh PostgreSQL database
-    instead when TEST_MEMORY_STORE=postgres: the whole suite run against the second store)."""
-    target: str | Path = tmp_path / "memory.db"
-    if os.environ.get("TEST_MEMORY_STORE") == "postgres":
-        target = request.getfixturevalue("postgres_url")
+def memory_store(request: pytest.FixtureRequest) -> str:
+    """Which store ``engine`` and ``memory_url`` use: the test's parameter (``both_stores``), else
+    TEST_MEMORY_STORE (``postgres`` runs the whole suite on the second store), else sqlite."""
+    return str(getattr(request, "param", os.environ.get("TEST_MEMORY_STORE", "sqlite")))
+
+
+@pytest.fixture
+def memory_url(memory_store: str, request: pytest.FixtureRequest) -> str:
+    """``memory.databaseUrl`` for a test's config: "" (the SQLite file at dbPath) or a fresh database."""
+    return str(request.getfixturevalue("postgres_url")) if memory_store == "postgres" else ""
+
+
+@pytest.fixture
+async def engine(tmp_path: Path, memory_url: str) -> AsyncIterator[MemoryEngine]:
+    """A MemoryEngine on tmp_path/"memory.db" (or a fresh PostgreSQL database: ``memory_store``), closed
+    after the test."""
+    target: str | Path = memory_url or tmp_path / "memory.db"
     eng = await MemoryEngine.open(target)
     try:
         yield eng
