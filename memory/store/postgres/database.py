@@ -102,7 +102,11 @@ class PostgresDatabase:
             url,
             min_size=1,
             max_size=pool_size,
-            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S, "application_name": writer},
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": CONNECT_TIMEOUT_S,
+                "application_name": writer,
+            },
             open=False,
             name="tierclaw-memory",
         )

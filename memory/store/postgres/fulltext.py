@@ -85,6 +85,11 @@ class TableSize:
         """This process wrote to the table: read the size again before the next score."""
         self._read_at = None
 
+    def add(self, rows: int, tokens: int) -> None:
+        """This process inserted ``rows`` holding ``tokens``: counted in place (no new read)."""
+        self._rows += rows
+        self._tokens += tokens
+
     async def get(self) -> tuple[int, float]:
         """(rows, average length)."""
         now = time.monotonic()

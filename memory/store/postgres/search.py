@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.store.postgres.fulltext import TableSize, all_of, any_of, bm25, ranked, term_frequencies
+from memory.store.postgres.fulltext import TableSize, all_of, any_of, bm25, ranked
 from memory.store.search import Candidate
 from memory.store.sql import SqlDatabase, marks
 
@@ -29,6 +29,8 @@ class PostgresTermIndex:
         self._indexed_rows = 0
         self._df_cache: dict[str, int] = {}
         self._df_cache_rows = 0
+        # A text was written: +1 row of these tokens if an insert follows, else (an edit) read the size again.
+        self._written_tokens: int | None = None
 
     @property
     def indexed_rows(self) -> int:
@@ -37,8 +39,12 @@ class PostgresTermIndex:
 
     @indexed_rows.setter
     def indexed_rows(self, value: int) -> None:
+        if self._written_tokens is not None and value == self._indexed_rows + 1:
+            self._size.add(1, self._written_tokens)  # the insert of the text just written
+        else:
+            self._size.changed()
+        self._written_tokens = None
         self._indexed_rows = value
-        self._size.changed()
 
     async def load(self) -> None:
         """Count the indexed rows once at open."""
@@ -46,9 +52,10 @@ class PostgresTermIndex:
 
     def forget_terms(self, search_text: str) -> None:
         """Drop cached frequencies of a written text's terms: a new word must be matchable at once."""
-        for term in set(search_text.split()):
+        tokens = search_text.split()
+        for term in set(tokens):
             self._df_cache.pop(term, None)
-        self._size.changed()
+        self._written_tokens = len(tokens)
 
     async def document_frequencies(self, terms: tuple[str, ...]) -> dict[str, int]:
         """How many memories (all owners) contain each term; 0 for a term none has."""
@@ -57,10 +64,14 @@ class PostgresTermIndex:
             self._df_cache_rows = self.indexed_rows
         missing = [t for t in dict.fromkeys(terms) if t not in self._df_cache]
         if missing:
-            self._df_cache.update(await term_frequencies(self._db, "memories", missing))
+            rows = await self._db.read("SELECT term, docs FROM memory_terms WHERE term = ANY(?)", [missing])
+            self._df_cache.update(dict.fromkeys(missing, 0) | {str(t): int(d) for t, d in rows})
         return {t: self._df_cache[t] for t in terms}
 
     async def _scored(self, rows: Sequence[Sequence], terms: Sequence[str]) -> list[float]:
+        if self._written_tokens is not None:  # an edit changed a row's length: read the size again
+            self._size.changed()
+            self._written_tokens = None
         stats = await self._size.statistics(await self.document_frequencies(tuple(terms)))
         return [bm25(str(r[_SEARCH_TEXT]), terms, stats) for r in rows]
 
