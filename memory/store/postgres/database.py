@@ -127,11 +127,27 @@ class PostgresDatabase:
         if held is not None:
             yield held
             return
-        async with self._pool.connection() as conn:
-            yield conn
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except psycopg.OperationalError:
+            await self._pool.check()  # the server dropped connections: replace every dead idle one now
+            raise
 
     async def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """Rows of one read-only statement (inside this task's transaction when it holds one)."""
+        """Rows of one read-only statement (inside this task's transaction when it holds one).
+
+        Outside a transaction a read that meets a dead connection (the server restarted) is tried once
+        more on a fresh one: reading twice is harmless, writing twice is not, so writes are not retried."""
+        try:
+            return await self._read_once(sql, params)
+        except psycopg.OperationalError:
+            if _TX_CONNECTION.get() is not None:
+                raise
+            await self._pool.check()
+            return await self._read_once(sql, params)
+
+    async def _read_once(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self._connection() as conn:
             cur = await conn.execute(to_psycopg(sql), tuple(params))
             return list(await cur.fetchall())
@@ -172,9 +188,14 @@ class PostgresDatabase:
         """One unit of work on one connection: commit on success, roll back on error. Not re-entrant."""
         if _TX_CONNECTION.get() is not None:
             raise RuntimeError("a memory transaction is already open in this task")
-        async with self._tx_lock, self._pool.connection() as conn, conn.transaction():
-            token = _TX_CONNECTION.set(conn)
+        async with self._tx_lock:
             try:
-                yield
-            finally:
-                _TX_CONNECTION.reset(token)
+                async with self._pool.connection() as conn, conn.transaction():
+                    token = _TX_CONNECTION.set(conn)
+                    try:
+                        yield
+                    finally:
+                        _TX_CONNECTION.reset(token)
+            except psycopg.OperationalError:
+                await self._pool.check()
+                raise
