@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from memory.records import GLOBAL_PROJECT, Fact, Memory
-from memory.store.search import TermIndex
 from memory.store.sql import SqlDatabase, chunks, marks
 
 MEMORY_COLUMNS = (
@@ -30,6 +30,14 @@ def memory_from_row(row: Sequence) -> Memory:
     return Memory(*row[:16], is_archived=bool(row[16]), superseded_by=row[17])
 
 
+class WrittenTexts(Protocol):
+    """What the rows tell the full-text side of their store (``search.TermIndex`` or PostgreSQL's)."""
+
+    indexed_rows: int
+
+    def forget_terms(self, search_text: str) -> None: ...
+
+
 @dataclass(slots=True)
 class NewRow:
     """What ``insert`` writes besides the fact itself (derived by the caller)."""
@@ -44,7 +52,7 @@ class NewRow:
 class MemoryRows:
     """Reads and writes of memory rows."""
 
-    def __init__(self, db: SqlDatabase, index: TermIndex) -> None:
+    def __init__(self, db: SqlDatabase, index: WrittenTexts) -> None:
         self._db = db
         self._index = index
 

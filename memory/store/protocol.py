@@ -275,18 +275,30 @@ class BrowseRowsAPI(Protocol):
 class MemoryStore(Protocol):
     """One memory database: its parts, one unit-of-work helper, and change detection across processes."""
 
-    path: str
-    memories: MemoryRowsAPI
-    search: SearchAPI
-    events: EventRowsAPI
-    vectors: VectorRowsAPI
-    buffer: BufferRowsAPI
-    sessions: SessionRowsAPI
-    jobs: JobRowsAPI
-    inbox: InboxRowsAPI
-    turns: TurnRowsAPI
-    scratchpads: ScratchpadRowsAPI
-    browse: BrowseRowsAPI
+    @property
+    def path(self) -> str: ...
+    @property
+    def memories(self) -> MemoryRowsAPI: ...
+    @property
+    def search(self) -> SearchAPI: ...
+    @property
+    def events(self) -> EventRowsAPI: ...
+    @property
+    def vectors(self) -> VectorRowsAPI: ...
+    @property
+    def buffer(self) -> BufferRowsAPI: ...
+    @property
+    def sessions(self) -> SessionRowsAPI: ...
+    @property
+    def jobs(self) -> JobRowsAPI: ...
+    @property
+    def inbox(self) -> InboxRowsAPI: ...
+    @property
+    def turns(self) -> TurnRowsAPI: ...
+    @property
+    def scratchpads(self) -> ScratchpadRowsAPI: ...
+    @property
+    def browse(self) -> BrowseRowsAPI: ...
 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes of any part made inside it by the same task commit together or not at all."""

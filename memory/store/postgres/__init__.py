@@ -37,7 +37,7 @@ class PostgresStore:
         self.db = db
         self.path = db.path  # the URL, password masked: safe to show and log
         self.search = PostgresTermIndex(db)
-        self.memories = MemoryRows(db, self.search)  # type: ignore[arg-type]
+        self.memories = MemoryRows(db, self.search)
         self.events = PostgresEventRows(db)
         self.vectors = VectorRows(db)
         self.buffer = BufferRows(db)

@@ -34,7 +34,7 @@ from memory.store.urls import masked
 _TX_CONNECTION: contextvars.ContextVar[psycopg.AsyncConnection[Any] | None] = contextvars.ContextVar(
     "tierclaw_pg_tx", default=None
 )
-POOL_SIZE = 4
+POOL_SIZE = 10
 CONNECT_TIMEOUT_S = 10
 
 

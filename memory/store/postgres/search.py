@@ -88,7 +88,8 @@ class PostgresTermIndex:
         """The owner's live memories matching any term, best bm25 first (or the newest ``limit``)."""
         if not terms:
             return []
-        when, when_params = "", ()
+        when: str = ""
+        when_params: tuple[str, ...] = ()
         if created_between is not None:
             when, when_params = "AND created_at >= ? AND created_at < ? ", created_between
         sql = (
@@ -102,9 +103,9 @@ class PostgresTermIndex:
         rows = await self._db.read(sql, params)
         scores = await self._scored(rows, terms)
         if newest_first:
-            return [Candidate(*r, s) for r, s in zip(rows, scores, strict=True)]
+            return [Candidate._make((*r, s)) for r, s in zip(rows, scores, strict=True)]
         order = ranked([(int(r[0]), s) for r, s in zip(rows, scores, strict=True)], limit)
-        return [Candidate(*rows[i], scores[i]) for i in order]
+        return [Candidate._make((*rows[i], scores[i])) for i in order]
 
     async def containing_all(self, owner: str, terms: list[str], tier: int, limit: int = 5) -> list[tuple]:
         """(id, content) of the owner's live memories of ``tier`` containing every term, best bm25 first."""
@@ -129,7 +130,7 @@ class PostgresTermIndex:
             "ORDER BY importance DESC, id DESC LIMIT ?",
             (owner, *tiers, start, end, limit),
         )
-        return [Candidate(*r, 0.0) for r in rows]
+        return [Candidate._make((*r, 0.0)) for r in rows]
 
     async def in_project(
         self, owner: str, project: str, tiers: tuple[int, ...], limit: int
@@ -140,7 +141,7 @@ class PostgresTermIndex:
             "AND project = ? AND is_archived = 0 ORDER BY importance DESC, id DESC LIMIT ?",
             (owner, *tiers, project, limit),
         )
-        return [Candidate(*r, 0.0) for r in rows]
+        return [Candidate._make((*r, 0.0)) for r in rows]
 
     async def by_ids(self, owner: str, ids: list[int]) -> list[Candidate]:
         """Candidate rows for memories found by their vectors (live rows of the owner only)."""
@@ -151,4 +152,4 @@ class PostgresTermIndex:
             "AND owner = ? AND is_archived = 0 ORDER BY id",
             (*ids, owner),
         )
-        return [Candidate(*r, 0.0) for r in rows]
+        return [Candidate._make((*r, 0.0)) for r in rows]
