@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.dataset_format import load_dataset, read_jsonl
 from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
 from bench.report import emit_json, percentile, require_file, table
@@ -99,7 +100,7 @@ def is_chinese(texts: list[str]) -> bool:
 async def run(
     data: dict[str, Any],
     chitchat: list[dict[str, Any]],
-    db_path: Path,
+    db_path: str | Path,
     embedding: EmbeddingSettings | None,
     *,
     per_owner: int,
@@ -225,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep", action="store_true", help="no floor; print recall/injection per floor")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     add_embedding_args(parser)
+    add_database_option(parser)
     args = parser.parse_args(argv)
     if args.per_owner < 0:
         parser.error("--per-owner must be 0 or more")
@@ -238,9 +240,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     embedding = settings if args.embedding != "none" else None
     floor = NO_FLOOR if args.sweep else relevance_floor(Config())  # the product's defaults
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch_memory(args.database) as target:
         sent, times_ms, load_s = asyncio.run(
-            run(data, chitchat, Path(tmp) / "bench.db", embedding, per_owner=args.per_owner, floor=floor)
+            run(data, chitchat, target, embedding, per_owner=args.per_owner, floor=floor)
         )
     result = summarise(sent)
     result["p95_ms"] = percentile(times_ms, 95) if times_ms else 0.0
@@ -271,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             "hybrid_cosine": floor.hybrid_cosine,
         }
         result["embedding"] = args.embedding
+        result["store"] = store_name(args.database)
         result["memories"] = sum(len(b["memories"]) for b in data["owners"])
         result["load_s"] = round(load_s, 3)
         emit_json(result)

@@ -60,6 +60,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.embedding_option import add_embedding_args
 from bench.report import emit_json
 from bench.stub_process import REPO, child_env, stub_server
@@ -141,18 +142,22 @@ async def run_mode(
     per_owner: int,
     tmp: Path,
     embedding: Embedding | None = None,
+    database_url: str = "",
 ) -> ModeResult:
     """Seed, open, wait for the embedder, warm up, then deliver chats × messages at once and wait for
     every reply."""
     embedding = embedding or Embedding()
     owners = make_owners(chats)
-    config = load_config(write_config(tmp, base_url, memory=memory, embedding=embedding), env=embedding.env())
+    config = load_config(
+        write_config(tmp, base_url, memory=memory, embedding=embedding, database_url=database_url),
+        env=embedding.env(),
+    )
     write_workspace(config.workspace_path())
     preload = Preload()
     if memory:
         settings = config.memory.embedding.settings()
         embed = settings if settings.provider != "none" else None
-        preload = await seed_store(config.db_path(), owners, per_owner, embed, embedding.vector_cache)
+        preload = await seed_store(config.memory_target(), owners, per_owner, embed, embedding.vector_cache)
         if preload.missing:
             raise RuntimeError(f"{preload.missing} preloaded memories have no vector")
     else:
@@ -272,6 +277,7 @@ async def run_modes(
     per_owner: int,
     rounds: int,
     embedding: Embedding | None = None,
+    database: str | None = None,
 ) -> tuple[list[ModeResult], list[ModeResult]]:
     """``rounds`` × (memory ON, then OFF), each run on its own fresh temporary directory.
 
@@ -281,7 +287,11 @@ async def run_modes(
     off: list[ModeResult] = []
     for _ in range(rounds):
         for memory, out in ((True, on), (False, off)):
-            with tempfile.TemporaryDirectory(prefix="tierclaw-bench-") as tmp:
+            scratch = database if memory else None  # memory OFF keeps no database
+            with (
+                tempfile.TemporaryDirectory(prefix="tierclaw-bench-") as tmp,
+                scratch_memory(scratch) as target,
+            ):
                 out.append(
                     await run_mode(
                         memory=memory,
@@ -291,6 +301,7 @@ async def run_modes(
                         per_owner=per_owner,
                         tmp=Path(tmp),
                         embedding=embedding,
+                        database_url=target if scratch else "",
                     )
                 )
     return on, off
@@ -437,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the in-process query-embedding LRU: off (default, every retrieval embeds its query) or on",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    add_database_option(parser)
     parser.add_argument("--startup-probe", nargs=2, metavar=("BASE_URL", "SPAWNED"), help=argparse.SUPPRESS)
     parser.add_argument("--probe-embedding", default=Embedding().to_json(), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -464,9 +476,12 @@ def main(argv: list[str] | None = None) -> int:
     with stub_server(args.stub) as base_url:
         startups = measure_startup(base_url, args.startup_runs, embedding)
         on, off = asyncio.run(
-            run_modes(base_url, args.chats, args.messages, args.memories, args.rounds, embedding)
+            run_modes(
+                base_url, args.chats, args.messages, args.memories, args.rounds, embedding, args.database
+            )
         )
     result = summarize(on, off, startups, args.chats, embedding)
+    result["store"] = store_name(args.database)
     result["stub"] = args.stub
     print_report(result)
     if args.json:

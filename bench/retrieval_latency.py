@@ -32,7 +32,6 @@ import asyncio
 import json
 import random
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -42,6 +41,7 @@ from typing import Any
 import jieba
 import numpy as np
 
+from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
 from bench.report import emit_json, percentile, table
 from bench.seed_literal import SeedLiteralIndex
@@ -217,7 +217,7 @@ def _progress(message: str) -> None:
 async def run(
     n: int,
     n_queries: int,
-    db_path: Path,
+    db_path: str | Path,
     embedding: EmbeddingSettings | None = None,
     vector_cache: Path | None = None,
 ) -> dict[str, Any]:
@@ -396,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         help="an .npz of passage vectors kept between runs (outside the repo, e.g. /tmp): pre-fills the "
         "engine's embedding cache so reruns skip the model; new vectors are added to it",
     )
+    add_database_option(parser)
     args = parser.parse_args(argv)
     if args.memories < 1 or args.queries < 1:
         parser.error("--memories and --queries must be positive")
@@ -404,10 +405,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     embedding = settings if settings.provider != "none" else None
-    with tempfile.TemporaryDirectory() as tmp:
-        result = asyncio.run(
-            run(args.memories, args.queries, Path(tmp) / "latency.db", embedding, args.vector_cache)
-        )
+    with scratch_memory(args.database, "latency.db") as target:
+        result = asyncio.run(run(args.memories, args.queries, target, embedding, args.vector_cache))
+    result["store"] = store_name(args.database)
     hybrid = result["embedding"] != "none"
     noise = result["noise_memories"]
     print(

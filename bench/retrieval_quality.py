@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.dataset_format import load_dataset
 from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
 from bench.report import emit_json, require_file, table
@@ -80,7 +80,7 @@ def summarise(ranks: list[tuple[str, int | None]]) -> dict[str, Any]:
 
 
 async def evaluate(
-    data: dict[str, Any], db_path: Path, embedding: EmbeddingSettings | None = None
+    data: dict[str, Any], db_path: str | Path, embedding: EmbeddingSettings | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], float]:
     """Run engine and baseline over every owner; returns (engine summary, baseline summary, load seconds).
 
@@ -140,7 +140,7 @@ async def evaluate(
 
 
 async def evaluate_turns(
-    data: dict[str, Any], db_path: Path, embedding: EmbeddingSettings | None = None
+    data: dict[str, Any], db_path: str | Path, embedding: EmbeddingSettings | None = None
 ) -> tuple[dict[str, Any], float]:
     """The items as kept turns, the queries through ``ConversationLog.search``; (summary, load seconds).
     With ``embedding`` (not "none") the turns are embedded after loading and the search is hybrid."""
@@ -204,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         help="load the items as memories (default) or as kept conversation turns (conversation_search)",
     )
     add_embedding_args(parser)
+    add_database_option(parser)
     args = parser.parse_args(argv)
     data = load_dataset(require_file(args.data, "benchmark file"))
     try:
@@ -212,8 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if args.target == "turns":
         return _main_turns(args, data, settings)
-    with tempfile.TemporaryDirectory() as tmp:
-        engine, base, load_s = asyncio.run(evaluate(data, Path(tmp) / "bench.db", settings))
+    with scratch_memory(args.database) as target:
+        engine, base, load_s = asyncio.run(evaluate(data, target, settings))
     n_memories = sum(len(b["memories"]) for b in data["owners"])
     rows = [["tierclaw", *[engine[f"recall@{c}"] for c in CUTOFFS], engine["mrr"], engine["n"]]]
     rows.append(["seed-literal", *[base[f"recall@{c}"] for c in CUTOFFS], base["mrr"], base["n"]])
@@ -239,14 +240,15 @@ def main(argv: list[str] | None = None) -> int:
         result["memories"] = n_memories
         result["load_s"] = round(load_s, 3)
         result["embedding"] = args.embedding
+        result["store"] = store_name(args.database)
         emit_json(result)
     return 0
 
 
 def _main_turns(args: argparse.Namespace, data: dict[str, Any], settings: EmbeddingSettings) -> int:
     """``--target turns``: conversation search only (no baseline), keyword or hybrid."""
-    with tempfile.TemporaryDirectory() as tmp:
-        result, load_s = asyncio.run(evaluate_turns(data, Path(tmp) / "bench.db", settings))
+    with scratch_memory(args.database) as target:
+        result, load_s = asyncio.run(evaluate_turns(data, target, settings))
     rows = [["conversation_search", *[result[f"recall@{c}"] for c in CUTOFFS], result["mrr"], result["n"]]]
     for kind, block in result["by_kind"].items():
         rows.append([f"  {kind}", *[block[f"recall@{c}"] for c in CUTOFFS], block["mrr"], block["n"]])
@@ -258,6 +260,7 @@ def _main_turns(args: argparse.Namespace, data: dict[str, Any], settings: Embedd
     print(table(["method / kind", "R@1", "R@5", "R@10", "MRR", "n"], rows))
     if args.json:
         extra = {"k": args.k, "memories": n_items, "load_s": round(load_s, 3), "target": "turns"}
+        extra["store"] = store_name(args.database)
         emit_json({**result, **extra, "embedding": args.embedding})
     return 0
 

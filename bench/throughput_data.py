@@ -277,7 +277,7 @@ class Preload:
 
 
 async def seed_store(
-    db_path: Path,
+    db_path: str | Path,
     owners: list[Owner],
     per_owner: int,
     embedding: EmbeddingSettings | None = None,
@@ -372,8 +372,11 @@ def write_workspace(workspace: Path) -> None:
     (workspace / "SOUL.md").write_text("Warm, direct, never invents facts.\n", encoding="utf-8")
 
 
-def write_config(tmp: Path, base_url: str, *, memory: bool, embedding: Embedding | None = None) -> Path:
-    """A config file for the run (temp workspace and database, the stub as provider, ``embedding``)."""
+def write_config(
+    tmp: Path, base_url: str, *, memory: bool, embedding: Embedding | None = None, database_url: str = ""
+) -> Path:
+    """A config file for the run (temp workspace and database — or ``database_url`` —, the stub as
+    provider, ``embedding``)."""
     raw = {
         "provider": {
             "apiKey": "sk-bench-00000000",
@@ -385,6 +388,7 @@ def write_config(tmp: Path, base_url: str, *, memory: bool, embedding: Embedding
         "memory": {
             "enabled": memory,
             "dbPath": str(tmp / "memory.db"),
+            "databaseUrl": database_url,
             "model": "bench-memory",
             # No background extraction inside the timed window (see the module docstring).
             "extraction": {"quietGap": "1h", "tokenBudget": 100_000},

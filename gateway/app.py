@@ -141,7 +141,7 @@ class Runtime:
         cls, config: Config, channels: Sequence[Channel], *, models: Models | None = None
     ) -> Runtime:
         """Open the database and build the parts (nothing runs until ``start``)."""
-        engine = await MemoryEngine.open(config.db_path())
+        engine = await MemoryEngine.open(config.memory_target())
         try:
             backfill = attach_embedder(config, engine) if config.memory.enabled else None
             models = models or build_models(config)

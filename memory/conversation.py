@@ -62,12 +62,13 @@ def rerank(
     cosines: dict[int, float] | None = None,
     answers: dict[int, int] | None = None,
 ) -> list[tuple[TurnRow, float]]:
-    """The matching turns of ``rows`` (turn, bm25, indexed text) with their scores, best first.
+    """The matching turns of ``rows`` (turn, text score — bm25 as in ``store/search.Candidate``, higher is
+    better —, indexed text) with their scores, best first.
 
     A turn's score is the idf-weighted share of the query's terms it holds itself plus the share it holds
     with the turn before it (``weights``: term -> idf), plus ``DENSE_WEIGHT`` times its cosine with the
-    query when ``cosines`` has one; bm25 breaks ties. ``answers`` (question turn id -> the turn after it)
-    puts an answer just above its question when the question matches by its own words or meaning: a
+    query when ``cosines`` has one; the text score breaks ties. ``answers`` (question turn id -> the turn
+    after it) puts an answer just above its question when the question matches by its own words or meaning: a
     matching question only restates what was asked, the turn after it holds what was said in reply
     ("How long have you been married?" -> "5 years already!").
 
@@ -88,7 +89,7 @@ def rerank(
 
     scores: dict[int, float] = {}
     direct: set[int] = set()  # matches by its own words or meaning
-    for turn, _bm25, indexed in rows:
+    for turn, _text_score, indexed in rows:
         own = coverage(set(tokenizer.index_text(turn.content).split()))
         dense = meaning(turn.id)
         scores[turn.id] = round(own + coverage(set(indexed.split())) + DENSE_WEIGHT * dense, 3)

@@ -25,7 +25,8 @@ from memory.retrieval.decay import relevance_score
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.retrieval.retriever import Retriever
 from memory.scratchpad import ScratchpadStore
-from memory.store import MemoryDatabaseError, SQLiteStore
+from memory.store import MemoryDatabaseError
+from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 from memory.vectors.stored import StoredVectors
 from memory.vectors.usage import EmbeddingUse, MemoryEmbedder
@@ -64,7 +65,7 @@ class MemoryEngine:
         """Open (and create or upgrade) the database at ``path``; jieba's dictionary is loaded off the
         event loop beside it (``warm_text=False``: on first use instead — a CLI command that only reads
         rows does not pay ~0.7 s for it)."""
-        engine = cls(await SQLiteStore.open(str(path), create=create, warm_text=warm_text))
+        engine = cls(await open_store(str(path), create=create, warm_text=warm_text))
         log.info("[memory] opened %s", engine.path)
         return engine
 

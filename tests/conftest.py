@@ -1,8 +1,11 @@
-"""Shared fixtures: a real MemoryEngine on a fresh SQLite file per test, and the local platform servers
-(``localservers/``) started for a test and stopped after it."""
+"""Shared fixtures: a real MemoryEngine on a fresh SQLite file per test, a throwaway PostgreSQL server
+(``tests/support/postgres_server.py``) with a fresh database per test that asks for one, and the local
+platform servers (``localservers/``) started for a test and stopped after it."""
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -12,6 +15,7 @@ from localservers.feishu_server import FeishuStub
 from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
+from tests.support import postgres_server
 
 
 @pytest.fixture(autouse=True)
@@ -22,10 +26,76 @@ def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[postgres_server.Cluster]:
+    """A PostgreSQL server for the session: ``TEST_POSTGRES_URL``, or one started from the installed
+    binaries and removed afterwards. Without either the test skips (fails under REQUIRE_POSTGRES_TESTS=1)."""
+    given = os.environ.get("TEST_POSTGRES_URL")
+    if given:
+        cluster = postgres_server.Cluster(given)
+    else:
+        binaries = postgres_server.server_binaries()
+        if binaries is None:
+            if postgres_server.required():
+                pytest.fail(postgres_server.INSTALL_HINT + ", and REQUIRE_POSTGRES_TESTS=1 is set")
+            pytest.skip(postgres_server.INSTALL_HINT)
+        cluster = postgres_server.start_cluster(binaries)
+    try:
+        postgres_server.prepare_template(cluster)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+_database_numbers = itertools.count(1)
+
+
 @pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[MemoryEngine]:
-    """A MemoryEngine on tmp_path/"memory.db", closed after the test."""
-    eng = await MemoryEngine.open(tmp_path / "memory.db")
+def postgres_url(postgres_cluster: postgres_server.Cluster) -> Iterator[str]:
+    """The URL of a fresh database holding the current (empty) schema, dropped after the test."""
+    name = f"tierclaw_test_{os.getpid()}_{next(_database_numbers)}"
+    template = postgres_server.TEMPLATE
+    postgres_server.admin_execute(postgres_cluster, f"CREATE DATABASE {name} TEMPLATE {template}")
+    try:
+        yield postgres_cluster.url_for(name)
+    finally:
+        postgres_server.admin_execute(postgres_cluster, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def memory_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a memory lives, once per store: a SQLite file path, then a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "memory.db")
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``both_stores`` runs once per store: its ``engine`` (or ``memory_url``) is a SQLite
+    file, then a fresh PostgreSQL database."""
+    if metafunc.definition.get_closest_marker("both_stores") and "memory_store" in metafunc.fixturenames:
+        metafunc.parametrize("memory_store", ["sqlite", "postgres"], indirect=True)
+
+
+@pytest.fixture
+def memory_store(request: pytest.FixtureRequest) -> str:
+    """Which store ``engine`` and ``memory_url`` use: the test's parameter (``both_stores``), else
+    TEST_MEMORY_STORE (``postgres`` runs the whole suite on the second store), else sqlite."""
+    return str(getattr(request, "param", os.environ.get("TEST_MEMORY_STORE", "sqlite")))
+
+
+@pytest.fixture
+def memory_url(memory_store: str, request: pytest.FixtureRequest) -> str:
+    """``memory.databaseUrl`` for a test's config: "" (the SQLite file at dbPath) or a fresh database."""
+    return str(request.getfixturevalue("postgres_url")) if memory_store == "postgres" else ""
+
+
+@pytest.fixture
+async def engine(tmp_path: Path, memory_url: str) -> AsyncIterator[MemoryEngine]:
+    """A MemoryEngine on tmp_path/"memory.db" (or a fresh PostgreSQL database: ``memory_store``), closed
+    after the test."""
+    target: str | Path = memory_url or tmp_path / "memory.db"
+    eng = await MemoryEngine.open(target)
     try:
         yield eng
     finally:

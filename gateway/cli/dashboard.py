@@ -27,7 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--host", help="address to listen on (default: dashboard.host, 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default: dashboard.port, 8765; 0 picks a free one)")
-    p.add_argument("--db", metavar="PATH", help="memory database (default: memory.dbPath of the config)")
+    p.add_argument(
+        "--db",
+        metavar="PATH",
+        help="memory database: a file or a postgresql:// URL (default: the config's memory)",
+    )
     p.add_argument(
         "--allow-remote",
         action="store_true",
@@ -48,13 +52,17 @@ async def _dashboard(config: Config, args: argparse.Namespace) -> int:
     from gateway.cli.run import stop_signal
     from gateway.dashboard.access import DashboardAccessError
     from gateway.dashboard.server import start_for
+    from memory.store.urls import is_database_url
 
-    if args.db:
+    if args.db and is_database_url(args.db):
+        config.memory.database_url = args.db
+    elif args.db:
         config.memory.db_path = str(Path(args.db).expanduser())
+        config.memory.database_url = ""
     if args.port is not None and not 0 <= args.port <= 65535:
         print(f"tierclaw: --port must be within 0..65535, got {args.port}", file=sys.stderr)
         return 2
-    if not config.db_path().is_file():
+    if config.memory_on_file() and not config.db_path().is_file():
         print(
             f"tierclaw: no memory database at {config.db_path()} yet: talk to the assistant first "
             "(tierclaw chat), or pass --db PATH",

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_configured(args: argparse.Namespace, main: Callable[[Config], Coroutine[Any, Any, int]]) -> int:
     """Load the config, run ``main(config)`` in a fresh event loop; a bad config or database is exit 2."""
     from gateway.config import ConfigError, load_config
-    from memory.store.sqlite import MemoryDatabaseError
+    from memory.store.errors import MemoryDatabaseError
 
     try:
         return asyncio.run(main(load_config(args.config)))

@@ -8,6 +8,7 @@ each job. Reads only: the database is never created, no model is loaded and no A
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from gateway.app import job_times, timezone_of
 from gateway.config import ENV_OVERRIDES, Config, FeishuConfig, TelegramConfig, masked_secret, redacted
@@ -16,6 +17,7 @@ from gateway.providers import Models, build_models
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB
 from memory.engine import MemoryEngine
 from memory.pipeline.job_log import JobLog
+from memory.store.urls import is_database_url, masked
 from memory.text.wording import plural
 from memory.vectors.embedding import LocalEmbedder, build_embedder
 
@@ -72,7 +74,7 @@ async def collect(config: Config) -> dict:
     await models.close()
     embeddings = await _embedding_state(config)
     report = _configured(config, models, embeddings)
-    if not config.db_path().exists():
+    if config.memory_on_file() and not config.db_path().exists():
         report["memory"] = None
         return report
     report["memory"], runs = await _memory_state(config, embeddings)
@@ -104,7 +106,7 @@ def _configured(config: Config, models: Models, embeddings: dict) -> dict:
         },
         "memory_enabled": config.memory.enabled,
         "workspace": str(config.workspace_path()),
-        "memory_db": str(config.db_path()),
+        "memory_db": masked(config.memory_target()),
         "timezone": str(timezone_of(config)),
         "embeddings": embeddings,
         "dashboard": _dashboard_state(config),
@@ -115,7 +117,7 @@ def _configured(config: Config, models: Models, embeddings: dict) -> dict:
 async def _memory_state(config: Config, embeddings: dict) -> tuple[dict, dict]:
     """Counts of the memory database, and the job runs it recorded (adds ``missing_vectors`` to
     ``embeddings`` when an embedder is configured)."""
-    engine = await MemoryEngine.open(config.db_path(), create=False)
+    engine = await MemoryEngine.open(config.memory_target(), create=False)
     try:
         stats = await engine.stats()
         unsent = await DurableInbox(engine.store).unsent_recently()
@@ -191,7 +193,7 @@ def render(report: dict) -> str:
         f"key {report['main_provider']['apiKey']}{_key_source(report['main_provider'])})",
         f"memory model    {report['memory_model']}  ({report['memory_provider']['baseUrl']}, "
         f"key {report['memory_provider']['apiKey']})",
-        f"memory          {'SQLite' if report['memory_enabled'] else 'files (memory.enabled = false)'}",
+        f"memory          {_memory_kind(report)}",
         f"memory db       {report['memory_db']}",
         _embedding_line(report["embeddings"]),
         f"memory page     {report['dashboard']}",
@@ -223,3 +225,9 @@ def render(report: dict) -> str:
             last = f"last {job['last_run']} ({job['last_status']})"
         lines.append(f"job {name:<19} {job['schedule']:<12} {last}")
     return "\n".join(lines)
+
+
+def _memory_kind(report: dict[str, Any]) -> str:
+    if not report["memory_enabled"]:
+        return "files (memory.enabled = false)"
+    return "PostgreSQL" if is_database_url(report["memory_db"]) else "SQLite"

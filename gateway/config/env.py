@@ -39,6 +39,11 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
     EnvOverride("TIERCLAW_WORKSPACE", ("agent", "workspace"), "workspace directory (AGENTS.md, SOUL.md)"),
     EnvOverride("TIERCLAW_MEMORY_ENABLED", ("memory", "enabled"), "false: file memory instead of SQLite"),
     EnvOverride("TIERCLAW_MEMORY_DB", ("memory", "dbPath"), "the memory database file"),
+    EnvOverride(
+        "TIERCLAW_DATABASE_URL",
+        ("memory", "databaseUrl"),
+        "postgresql:// URL of the memory (empty: SQLite file)",
+    ),
     EnvOverride("TIERCLAW_MEMORY_MODEL", ("memory", "model"), "the memory (extraction) model"),
     EnvOverride(
         "TIERCLAW_MEMORY_API_KEY",

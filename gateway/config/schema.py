@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 
 from gateway.config.values import (
     Clock,
+    DatabaseUrl,
     Duration,
     Secret,
     Wait,
@@ -180,6 +181,9 @@ class MemoryConfig(_Model):
 
     enabled: bool = True
     db_path: str = Field("~/.tierclaw/data/memory.db", min_length=1)
+    # Empty: the SQLite file at dbPath. A postgresql:// URL: the memory lives in that PostgreSQL database
+    # (README.md, "Running on PostgreSQL"); dbPath's directory still holds the local files.
+    database_url: DatabaseUrl = ""
     model: str | None = Field(None, min_length=1)
     max_tokens: int | None = Field(None, gt=0)
     provider: ProviderConfig | None = None
@@ -456,6 +460,14 @@ class Config(_Model):
     def db_path(self) -> Path:
         """``memory.dbPath`` with ``~`` expanded, absolute (relative paths are taken from the cwd)."""
         return Path(self.memory.db_path).expanduser().absolute()
+
+    def memory_target(self) -> str:
+        """Where the memory lives: ``memory.databaseUrl`` when set, else the ``memory.dbPath`` file."""
+        return self.memory.database_url or str(self.db_path())
+
+    def memory_on_file(self) -> bool:
+        """Whether the memory is the SQLite file (not a database server)."""
+        return not self.memory.database_url
 
     def channel_state_path(self) -> Path:
         """The channels' own small database (seen Feishu events), beside the memory database."""

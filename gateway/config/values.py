@@ -108,7 +108,34 @@ Weekday = Annotated[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"], Be
 Secret = Annotated[SecretStr, PlainSerializer(secret_to_json, return_type=str, when_used="json")]
 
 # Fields whose values are never echoed in an error message (JSON spelling of the last path element).
-SECRET_KEYS = frozenset({"apiKey", "token", "appSecret", "verificationToken", "encryptKey", "secretToken"})
+SECRET_KEYS = frozenset(
+    {"apiKey", "token", "appSecret", "verificationToken", "encryptKey", "secretToken", "databaseUrl"}
+)
+
+
+def check_database_url(value: str) -> str:
+    """``memory.databaseUrl``: empty (the SQLite file at ``memory.dbPath``) or a ``postgresql://`` URL."""
+    from memory.store.urls import is_database_url
+
+    value = value.strip()
+    if value and not is_database_url(value):
+        raise ValueError("expected empty (SQLite at memory.dbPath) or postgresql://user[:password]@host/db")
+    return value
+
+
+def database_url_to_json(value: str, info: SerializationInfo) -> str:
+    """JSON output shows the URL with its password masked unless the caller asks for it."""
+    from memory.store.urls import masked
+
+    context = info.context if isinstance(info.context, dict) else {}
+    return value if context.get("secrets") == "reveal" else masked(value)
+
+
+DatabaseUrl = Annotated[
+    str,
+    BeforeValidator(lambda v: check_database_url(v) if isinstance(v, str) else v),
+    PlainSerializer(database_url_to_json, return_type=str, when_used="json"),
+]
 
 
 def masked_secret(value: SecretStr | str) -> str:

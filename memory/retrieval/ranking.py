@@ -95,9 +95,9 @@ class Pool:
 
     @classmethod
     def from_matches(cls, matches: list[Candidate]) -> Pool:
-        """Full-text matches, their bm25 normalised against the best one."""
-        best = min((r.bm25 for r in matches), default=0.0)
-        return cls({r.id: (r, (r.bm25 / best) if best < 0 else 0.0, 0.0) for r in matches})
+        """Full-text matches, their text score (bm25) normalised against the best one."""
+        best = max((r.text_score for r in matches), default=0.0)
+        return cls({r.id: (r, (r.text_score / best) if best > 0 else 0.0, 0.0) for r in matches})
 
     def add(self, rows: Iterable[Candidate], floor: float) -> None:
         """Rows found another way (partition, time window, vectors), unless already in the pool."""

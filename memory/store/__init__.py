@@ -1,12 +1,13 @@
 """The memory store: everything that speaks SQL, behind the typed interface in ``protocol.py``.
 
-``SQLiteStore`` is the one implementation (one file, aiosqlite, WAL). Its parts, one table family each:
+``SQLiteStore`` (one file, aiosqlite, WAL) is the default implementation; ``postgres.PostgresStore`` the
+second, with the same parts and results (``open.open_store`` picks one). Its parts, one table family each:
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
 ``sessions`` (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet
 answered), ``turns`` (the raw conversation), ``scratchpads`` and ``browse_queries`` (the memory page's reads);
 ``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
-what a second backend (PostgreSQL) will need.
+how the two backends share the table modules and where they differ.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from memory.store.browse_queries import BrowseRows
+from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow
 from memory.store.protocol import MemoryStore
 from memory.store.queues import BufferRows
 from memory.store.search import Candidate, TermIndex
-from memory.store.sqlite import MemoryDatabaseError, SQLiteDatabase
+from memory.store.sqlite import SQLiteDatabase
 from memory.store.state import JobRows, ScratchpadRows, SessionRows
 from memory.store.turns import TurnRow, TurnRows
 from memory.store.vectors import VectorRows

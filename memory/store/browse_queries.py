@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from memory import clock
 from memory.records import Memory
 from memory.store.memories import MEMORY_COLUMNS, memory_from_row
-from memory.store.sqlite import SQLiteDatabase, chunks, marks
+from memory.store.sql import SqlDatabase, chunks, marks
 
 ARCHIVED_CHOICES = ("live", "archived", "all")
 
@@ -44,10 +45,30 @@ class BufferedTurnRow:
     last_error: str
 
 
+def _escape_like(text: str) -> str:
+    """``text`` as a literal inside a LIKE pattern (``\\`` escapes ``%``, ``_`` and itself)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class _IdleDays:
+    """Days from stored times to one ``now``, computed here rather than in SQL (the backends' date
+    functions differ); a page reads thousands of rows that share few distinct access times."""
+
+    def __init__(self, now: str) -> None:
+        self._now = clock.from_db(now)
+        self._seen: dict[str, float] = {}
+
+    def since(self, stored: str) -> float:
+        days = self._seen.get(stored)
+        if days is None:
+            days = self._seen[stored] = clock.days_between(stored, self._now)
+        return days
+
+
 class BrowseRows:
     """Reads for browsing one owner's memory."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def keys(
@@ -77,20 +98,21 @@ class BrowseRows:
             where.append("is_archived = ?")
             params.append(int(archived == "archived"))
         if contains:
-            where.append("instr(lower(content), ?) > 0")
-            params.append(contains.lower())
+            where.append("lower(content) LIKE ? ESCAPE '\\'")
+            params.append("%" + _escape_like(contains.lower()) + "%")
         sql = (
-            "SELECT id, category, importance, created_at, last_accessed, access_count, "
-            f"MAX(0.0, julianday(?) - julianday(last_accessed)) FROM memories WHERE {' AND '.join(where)}"
+            "SELECT id, category, importance, created_at, last_accessed, access_count "
+            f"FROM memories WHERE {' AND '.join(where)}"
         )
         if ids is None:
-            rows = await self._db.read(sql + " ORDER BY id DESC", (now, *params))
+            rows = await self._db.read(sql + " ORDER BY id DESC", params)
         else:
             rows = []
             for chunk in chunks(list(ids)):
-                rows += await self._db.read(sql + f" AND id IN ({marks(chunk)})", (now, *params, *chunk))
+                rows += await self._db.read(sql + f" AND id IN ({marks(chunk)})", (*params, *chunk))
             rows.sort(key=lambda r: -r[0])
-        return list(map(MemoryKey._make, rows))
+        idle = _IdleDays(now)
+        return [MemoryKey._make([*r, idle.since(r[4])]) for r in rows]
 
     async def by_ids(self, owner: str, ids: Sequence[int]) -> list[Memory]:
         """The owner's memories among ``ids``, in the order of ``ids`` (another owner's ids give nothing)."""

@@ -6,19 +6,21 @@ import json
 from collections.abc import Sequence
 from typing import TypeVar
 
+from memory import clock
 from memory.records import Episode, Event
-from memory.store.sqlite import Row, SQLiteDatabase, marks, qualified
+from memory.store.sql import Row, SqlDatabase, marks, qualified
 from memory.text import tokenizer
 
 _T = TypeVar("_T")
 
-_COLUMNS = (
+COLUMNS = (
     "id, owner, event_date, channel, sender_id, summary, raw_tokens, is_compressed, created_at, source_ref, "
     "goal, outcome, entities, started_at, ended_at, fact_ids"
 )
 
 
-def _event(row: Row) -> Event:
+def event_from_row(row: Row) -> Event:
+    """An ``Event`` from a row selected as ``COLUMNS``."""
     return Event(
         id=row[0],
         owner=row[1],
@@ -52,7 +54,7 @@ def _json_list(text: str | None, kind: type[_T]) -> list[_T]:
 class EventRows:
     """Reads and writes of Tier 3 events; every statement filters on the owner where it names one."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def add(
@@ -72,12 +74,12 @@ class EventRows:
         """Insert one event (an episode when ``episode`` is given; ``span``: its start and end, stored
         times; default now); returns its id."""
         episode = episode or Episode()
-        start, end = span if span is not None else (None, None)
-        return await self._db.insert(
+        start, end = span if span is not None else (None, None)  # the store's clock, not SQL's
+        now = clock.to_db(clock.utcnow())
+        new_id = await self._db.insert(
             "INSERT INTO daily_events (owner, event_date, channel, sender_id, summary, search_text, "
-            "raw_tokens, source_ref, goal, outcome, entities, started_at, ended_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "COALESCE(?, datetime('now')), COALESCE(?, datetime('now')))",
+            "raw_tokens, source_ref, goal, outcome, entities, started_at, ended_at, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 owner,
                 day,
@@ -90,10 +92,12 @@ class EventRows:
                 episode.goal,
                 episode.outcome,
                 json.dumps(episode.entities, ensure_ascii=False),
-                start,
-                end,
+                start if start is not None else now,
+                end if end is not None else now,
+                now,
             ),
         )
+        return int(new_id or 0)
 
     async def link_facts(self, owner: str, event_id: int, fact_ids: Sequence[int]) -> None:
         """Record which facts were extracted with the episode."""
@@ -123,7 +127,27 @@ class EventRows:
         limit: int,
     ) -> list[Event]:
         """Events by date range (inclusive), source_ref and/or any of ``terms`` (best match first)."""
-        where = ["e.owner = ?"]
+        where, params = self.filters(owner, since, until, include_compressed, source_ref)
+        columns = qualified(COLUMNS, "e")
+        if terms:
+            sql = (
+                f"SELECT {columns} FROM events_fts JOIN daily_events e ON e.id = events_fts.rowid "
+                f"WHERE events_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(events_fts) LIMIT ?"
+            )
+            params = [tokenizer.match_expression(terms), *params]
+        else:
+            sql = (
+                f"SELECT {columns} FROM daily_events e WHERE {' AND '.join(where)} "
+                "ORDER BY e.event_date DESC, e.id DESC LIMIT ?"
+            )
+        return [event_from_row(r) for r in await self._db.read(sql, (*params, limit))]
+
+    @staticmethod
+    def filters(
+        owner: str, since: str | None, until: str | None, include_compressed: bool, source_ref: str | None
+    ) -> tuple[list[str], list[object]]:
+        """The WHERE conditions (on alias ``e``) and parameters of ``find`` besides its terms."""
+        where: list[str] = ["e.owner = ?"]
         params: list[object] = [owner]
         if source_ref is not None:
             where.append("e.source_ref = ?")
@@ -136,19 +160,7 @@ class EventRows:
             params.append(until)
         if not include_compressed:
             where.append("e.is_compressed = 0")
-        columns = qualified(_COLUMNS, "e")
-        if terms:
-            sql = (
-                f"SELECT {columns} FROM events_fts JOIN daily_events e ON e.id = events_fts.rowid "
-                f"WHERE events_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(events_fts) LIMIT ?"
-            )
-            params = [tokenizer.match_expression(terms), *params]
-        else:
-            sql = (
-                f"SELECT {columns} FROM daily_events e WHERE {' AND '.join(where)} "
-                "ORDER BY e.event_date DESC, e.id DESC LIMIT ?"
-            )
-        return [_event(r) for r in await self._db.read(sql, (*params, limit))]
+        return where, params
 
     async def owners_with_uncompressed(self, until_day: str) -> list[str]:
         """Owners with events dated on or before ``until_day`` that are not compressed yet."""
@@ -162,11 +174,11 @@ class EventRows:
     async def uncompressed(self, owner: str, until_day: str) -> list[Event]:
         """The owner's uncompressed events dated on or before ``until_day``, oldest first."""
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM daily_events WHERE owner = ? AND is_compressed = 0 "
+            f"SELECT {COLUMNS} FROM daily_events WHERE owner = ? AND is_compressed = 0 "
             "AND event_date <= ? ORDER BY event_date, id",
             (owner, until_day),
         )
-        return [_event(r) for r in rows]
+        return [event_from_row(r) for r in rows]
 
     async def count(self, owner: str | None) -> int:
         """Events of one owner, or of all when None."""
@@ -187,10 +199,11 @@ class EventRows:
         latest one (a memory written, changed or recalled; an event; a message)."""
         rows = await self._db.read(
             "SELECT owner, MAX(at) FROM ("
-            " SELECT owner, MAX(MAX(updated_at, last_accessed)) AS at FROM memories GROUP BY owner"
+            " SELECT owner, MAX(CASE WHEN updated_at > last_accessed THEN updated_at ELSE last_accessed END)"
+            " AS at FROM memories GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM daily_events GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM extraction_buffer GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM conversation_turns GROUP BY owner"
-            ") GROUP BY owner ORDER BY owner"
+            ") AS latest GROUP BY owner ORDER BY owner"
         )
         return {str(owner): str(at or "") for owner, at in rows}

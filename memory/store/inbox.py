@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from memory.store.sqlite import SQLiteDatabase
+from memory.store.sql import SqlDatabase
 
 
 class InboxRows:
     """``inbox``: one row per accepted message; ``answered_at`` is set once it has been answered."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def add(
         self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
     ) -> int | None:
         """Store one message; its id, or None when this delivery (channel, delivery_key) is stored already."""
-        cur = await self._db.write(
-            "INSERT OR IGNORE INTO inbox (channel, chat_id, delivery_key, message, received_at) "
-            "VALUES (?, ?, ?, ?, ?)",
+        return await self._db.insert(
+            "INSERT INTO inbox (channel, chat_id, delivery_key, message, received_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
             (channel, chat_id, delivery_key, message, received_at),
         )
-        return int(cur.lastrowid) if cur.rowcount == 1 and cur.lastrowid is not None else None
 
     async def pending(self) -> list[tuple[int, str]]:
         """(id, message) of every message not answered yet, oldest first."""

@@ -11,15 +11,19 @@ from __future__ import annotations
 import builtins  # the class's own ``list`` method hides the builtin in its annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from memory.records import GLOBAL_PROJECT, Fact, Memory
-from memory.store.search import TermIndex
-from memory.store.sqlite import Row, SQLiteDatabase, chunks, marks
+from memory.store.sql import Row, SqlDatabase, chunks, marks
 
 MEMORY_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, source, source_ref, subject, "
     "predicate, created_at, updated_at, last_accessed, access_count, is_archived, superseded_by"
 )
+
+# The higher of the row's importance and a parameter (given twice), in SQL both backends accept (SQLite's
+# two-argument MAX is PostgreSQL's GREATEST).
+_AT_LEAST = "CASE WHEN importance >= ? THEN importance ELSE ? END"
 
 
 def memory_from_row(row: Row) -> Memory:
@@ -46,6 +50,14 @@ def memory_from_row(row: Row) -> Memory:
     )
 
 
+class WrittenTexts(Protocol):
+    """What the rows tell the full-text side of their store (``search.TermIndex`` or PostgreSQL's)."""
+
+    indexed_rows: int
+
+    def forget_terms(self, search_text: str) -> None: ...
+
+
 @dataclass(slots=True)
 class NewRow:
     """What ``insert`` writes besides the fact itself (derived by the caller)."""
@@ -60,7 +72,7 @@ class NewRow:
 class MemoryRows:
     """Reads and writes of memory rows."""
 
-    def __init__(self, db: SQLiteDatabase, index: TermIndex) -> None:
+    def __init__(self, db: SqlDatabase, index: WrittenTexts) -> None:
         self._db = db
         self._index = index
 
@@ -253,7 +265,8 @@ class MemoryRows:
         new_id = await self._db.insert(
             "INSERT INTO memories (owner, tier, project, topic, category, content, search_text, norm_key, "
             "importance, source, source_ref, subject, predicate, created_at, updated_at, last_accessed, "
-            "embedding, embedding_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "embedding, embedding_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
             (
                 owner,
                 fact.tier,
@@ -275,6 +288,8 @@ class MemoryRows:
                 row.vector_model,
             ),
         )
+        if new_id is None:
+            raise RuntimeError("the memory insert returned no id")
         if fact.source_ref:
             await self.add_ref(new_id, fact.source_ref)
         self._index.indexed_rows += 1
@@ -283,29 +298,29 @@ class MemoryRows:
     async def add_ref(self, memory_id: int, ref: str) -> None:
         """Record one more source reference of a memory (kept once)."""
         await self._db.write(
-            "INSERT OR IGNORE INTO memory_refs(memory_id, ref) VALUES (?, ?)", (memory_id, ref)
+            "INSERT INTO memory_refs(memory_id, ref) VALUES (?, ?) ON CONFLICT DO NOTHING", (memory_id, ref)
         )
 
     async def copy_refs(self, target: int, from_ids: Sequence[int]) -> None:
         """Give ``target`` every source reference of ``from_ids`` (references only add, never replace)."""
         await self._db.write(
-            "INSERT OR IGNORE INTO memory_refs(memory_id, ref) SELECT ?, ref FROM memory_refs "
-            f"WHERE memory_id IN ({marks(from_ids)})",
+            "INSERT INTO memory_refs(memory_id, ref) SELECT CAST(? AS INTEGER), ref FROM memory_refs "
+            f"WHERE memory_id IN ({marks(from_ids)}) ON CONFLICT DO NOTHING",
             (target, *from_ids),
         )
 
     async def merge_into(self, memory_id: int, importance: float, now: str) -> None:
         """A duplicate arrived: count it as an access and keep the higher importance."""
         await self._db.write(
-            "UPDATE memories SET access_count = access_count + 1, importance = MAX(importance, ?), "
-            "updated_at = ? WHERE id = ?",
-            (importance, now, memory_id),
+            "UPDATE memories SET access_count = access_count + 1, importance = "
+            f"{_AT_LEAST}, updated_at = ? WHERE id = ?",
+            (importance, importance, now, memory_id),
         )
 
     async def raise_importance(self, memory_id: int, importance: float) -> None:
         """Keep the higher of the row's and ``importance``."""
         await self._db.write(
-            "UPDATE memories SET importance = MAX(importance, ?) WHERE id = ?", (importance, memory_id)
+            f"UPDATE memories SET importance = {_AT_LEAST} WHERE id = ?", (importance, importance, memory_id)
         )
 
     async def supersede(self, old_ids: Iterable[int], new_id: int, now: str) -> None:

@@ -1,7 +1,8 @@
 """The store interface the rest of ``memory/`` uses: what a backend must offer, not how it does it.
 
-``SQLiteStore`` (this package) implements it; a PostgreSQL store would be a second implementation of
-the same protocols (docs/architecture.md, "Storage"). Callers never see SQL or a connection: they get
+``SQLiteStore`` (this package) and ``PostgresStore`` (``postgres/``) implement it; the contract tests
+(``tests/memory/store/test_contract_*.py``) run against both and a type checker checks both satisfy it
+(``.ci/run``; docs/architecture.md, "Storage"). Callers never see SQL or a connection: they get
 typed rows, pass already-segmented text and lists of terms, and give times as stored strings
 (``memory/clock.to_db``) so both backends agree on them.
 """

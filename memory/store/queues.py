@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.store.sqlite import Row, SQLiteDatabase, chunks, marks
+from memory.store.sql import Row, SqlDatabase, chunks, marks
 
 TURN_COLUMNS = "id, owner, channel, chat_id, sender_id, role, content, token_count, created_at, attempts"
 # Most turns one batch query returns (the caller cuts them to its token budget).
@@ -18,7 +18,7 @@ BATCH_ROWS = 2000
 class BufferRows:
     """Reads and writes of ``extraction_buffer``."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def append(
@@ -33,11 +33,12 @@ class BufferRows:
         created_at: str,
     ) -> int:
         """Store one turn; returns its id."""
-        return await self._db.insert(
+        new_id = await self._db.insert(
             "INSERT INTO extraction_buffer (owner, channel, chat_id, sender_id, role, content, token_count, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (owner, channel, chat_id, sender_id, role, content, token_count, created_at),
         )
+        return int(new_id or 0)
 
     async def oldest(self, owner: str, due_at: str | None) -> list[Row]:
         """The owner's oldest live turns (``TURN_COLUMNS``); only those due at ``due_at`` when given."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memory.store.sqlite import SQLiteDatabase, marks, qualified
+from memory.store.sql import SqlDatabase, marks, qualified
 from memory.text import tokenizer
 
 _CANDIDATE_COLUMNS = (
@@ -21,8 +21,10 @@ _CANDIDATE_COLUMNS = (
 
 
 class Candidate(NamedTuple):
-    """A live memory that may answer a query. ``bm25`` is SQLite's (negative, lower is better; 0.0 when
-    the row did not come from a full-text match)."""
+    """A live memory that may answer a query. ``text_score`` is its Okapi BM25 score for the query's terms
+    (k1 1.2, b 0.75, over ``search_text`` tokens and the whole index's statistics: SQLite FTS5's ``bm25()``
+    negated; the PostgreSQL store computes the same), higher is better; 0.0 when the row did not come from
+    a full-text match. Both stores give it the same meaning, so ranking is one piece of code."""
 
     id: int
     owner: str
@@ -35,7 +37,7 @@ class Candidate(NamedTuple):
     created_at: str
     last_accessed: str
     search_text: str
-    bm25: float
+    text_score: float
 
 
 class TermIndex:
@@ -47,7 +49,7 @@ class TermIndex:
     the terms they add, so a new word is matchable at once.
     """
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
         self.indexed_rows = 0
         self._df_cache: dict[str, int] = {}
@@ -104,7 +106,7 @@ class TermIndex:
             f"{when}ORDER BY {order} LIMIT ?",
             (tokenizer.match_expression(terms), owner, *tiers, *when_params, limit),
         )
-        return [Candidate(*r) for r in rows]
+        return [Candidate._make([*r[:-1], -float(r[-1])]) for r in rows]
 
     async def containing_all(
         self, owner: str, terms: list[str], tier: int, limit: int = 5

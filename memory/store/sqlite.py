@@ -17,27 +17,33 @@ import contextvars
 import logging
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
-from typing import Any, TypeAlias, TypeVar
 
 import aiosqlite
 
 from memory.files.private import private_dir, private_file
+from memory.store.errors import MemoryDatabaseError, NulCharacterError, refuse_nul
 from memory.store.schema import check_version, migrate
+from memory.store.sql import Params, Row, chunks, marks, qualified
 
 log = logging.getLogger("tierclaw.memory")
 
-Row: TypeAlias = Sequence[Any]  # a result row (tuple-like): SQLite's values, typed by the caller's columns
-Params: TypeAlias = Sequence[object]  # the values bound to a statement's ``?`` marks
-_T = TypeVar("_T")
+
+__all__ = [
+    "MemoryDatabaseError",
+    "Params",
+    "Row",
+    "SQLiteDatabase",
+    "cannot_succeed_on_retry",
+    "chunks",
+    "file_health",
+    "marks",
+    "qualified",
+]
 
 # True while the current task holds ``SQLiteDatabase.transaction()``.
 _IN_TRANSACTION: contextvars.ContextVar[bool] = contextvars.ContextVar("tierclaw_in_tx", default=False)
-
-
-class MemoryDatabaseError(RuntimeError):
-    """The memory database is missing, corrupt, or of an unknown schema; the message says which."""
 
 
 def cannot_succeed_on_retry(exc: BaseException) -> bool:
@@ -45,7 +51,9 @@ def cannot_succeed_on_retry(exc: BaseException) -> bool:
     refuses, a constraint) rather than the database's state (busy, locked, read-only, full, missing), so
     writing the same values again can never succeed. The gateway then skips the message instead of having
     the platform deliver it forever (gateway/README.md)."""
-    return isinstance(exc, UnicodeError | sqlite3.DataError | sqlite3.IntegrityError | TypeError)
+    return isinstance(
+        exc, UnicodeError | NulCharacterError | sqlite3.DataError | sqlite3.IntegrityError | TypeError
+    )
 
 
 def file_health(path: str) -> tuple[int, str]:
@@ -88,6 +96,8 @@ def _prepare_file(path: str) -> None:
 
 class SQLiteDatabase:
     """The shared connection: ``read``, ``write``, ``write_many``, ``transaction``. Create with ``open``."""
+
+    kind = "sqlite"
 
     def __init__(self, conn: aiosqlite.Connection, path: str) -> None:
         self._conn = conn
@@ -146,20 +156,29 @@ class SQLiteDatabase:
 
     async def write(self, sql: str, params: Params = ()) -> aiosqlite.Cursor:
         """Run one write statement: inside this task's transaction directly, else under the write lock."""
+        refuse_nul(params)
         if _IN_TRANSACTION.get():
             return await self._conn.execute(sql, params)
         async with self._write_lock:
             return await self._conn.execute(sql, params)
 
-    async def insert(self, sql: str, params: Params = ()) -> int:
-        """Run one ``INSERT`` of one row (as ``write``) and return the new row's id."""
-        cur = await self.write(sql, params)
-        if cur.lastrowid is None:
-            raise RuntimeError("an INSERT statement gave no row id")
-        return cur.lastrowid
+    async def insert(self, sql: str, params: Params = ()) -> int | None:
+        """Run one ``INSERT … RETURNING id`` (same locking rule as ``write``); the new id, or None when
+        nothing was inserted (``ON CONFLICT DO NOTHING``)."""
+        refuse_nul(params)
+        if _IN_TRANSACTION.get():
+            rows = await self._conn.execute_fetchall(sql, params)
+        else:
+            async with self._write_lock:
+                rows = await self._conn.execute_fetchall(sql, params)
+        found = list(rows)
+        return int(found[0][0]) if found else None
 
     async def write_many(self, sql: str, rows: Iterable[Params]) -> aiosqlite.Cursor:
         """``executemany`` with the same locking rule as ``write``."""
+        rows = list(rows)
+        for row in rows:
+            refuse_nul(row)
         if _IN_TRANSACTION.get():
             return await self._conn.executemany(sql, rows)
         async with self._write_lock:
@@ -189,19 +208,3 @@ class SQLiteDatabase:
     async def data_version(self) -> int:
         """SQLite's ``data_version``: changes when another connection commits (cached state goes stale)."""
         return await self.scalar("PRAGMA data_version")
-
-
-def marks(values: Sequence[object]) -> str:
-    """``?, ?, …`` placeholders for an ``IN (...)`` list of ``values``."""
-    return ",".join("?" * len(values))
-
-
-def qualified(columns: str, alias: str) -> str:
-    """A comma-separated column list with each name prefixed by a table alias, for a join
-    (``qualified("id, owner", "t")`` -> ``"t.id, t.owner"``)."""
-    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
-
-
-def chunks(ids: Sequence[_T], size: int = 500) -> list[Sequence[_T]]:
-    """``ids`` in slices small enough for one ``IN (...)`` list."""
-    return [ids[i : i + size] for i in range(0, len(ids), size)]

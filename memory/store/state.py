@@ -3,13 +3,13 @@ person's scratchpad."""
 
 from __future__ import annotations
 
-from memory.store.sqlite import SQLiteDatabase
+from memory.store.sql import SqlDatabase
 
 
 class SessionRows:
     """``chat_sessions`` (each chat's current session) and ``session_messages`` (Tier 0)."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def current(self, chat_key: str) -> int | None:
@@ -52,7 +52,7 @@ class SessionRows:
         await self._db.write(
             "DELETE FROM session_messages WHERE chat_key = ? AND id < (SELECT MIN(id) FROM "
             "(SELECT id FROM session_messages WHERE chat_key = ? AND session_no = ? "
-            "ORDER BY id DESC LIMIT ?))",
+            "ORDER BY id DESC LIMIT ?) AS newest)",
             (chat_key, chat_key, session, keep),
         )
 
@@ -60,7 +60,7 @@ class SessionRows:
 class JobRows:
     """``job_runs``: when each scheduled job last ran and how it ended."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def last_run(self, job: str) -> str | None:
@@ -87,7 +87,7 @@ class JobRows:
 class ScratchpadRows:
     """``scratchpads``: one note per owner."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def get(self, owner: str) -> tuple[str, str] | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.store.sqlite import SQLiteDatabase, marks, qualified
+from memory.store.sql import SqlDatabase, marks, qualified
 from memory.text import tokenizer
 
-_COLUMNS = "id, owner, channel, chat_id, role, content, created_at"
+COLUMNS = "id, owner, channel, chat_id, role, content, created_at"
 
 
 @dataclass(slots=True)
@@ -32,47 +32,47 @@ class TurnRow:
 class TurnRows:
     """Reads and writes of kept turns; every statement filters on the owner."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     async def add(
         self, owner: str, *, channel: str, chat_id: str, role: str, content: str, search_text: str, at: str
     ) -> int:
         """Keep one turn; returns its id."""
-        return await self._db.insert(
+        new_id = await self._db.insert(
             "INSERT INTO conversation_turns (owner, channel, chat_id, role, content, search_text, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (owner, channel, chat_id, role, content, search_text, at),
         )
+        return int(new_id or 0)
 
     async def matches(
         self, owner: str, terms: Sequence[str], *, since: str | None, until: str | None, limit: int
     ) -> list[tuple[TurnRow, float, str]]:
-        """The owner's turns matching any term, within ``[since, until)``: (turn, bm25 — lower is better,
-        the indexed text)."""
-        where = ["t.owner = ?"]
-        params: list[object] = [owner]
+        """The owner's turns matching any term, within ``[since, until)``: (turn, text score — bm25 as in
+        ``search.Candidate``, higher is better —, the indexed text), best first."""
+        where, params = ["t.owner = ?"], [owner]
         if since:
             where.append("t.created_at >= ?")
             params.append(since)
         if until:
             where.append("t.created_at < ?")
             params.append(until)
-        columns = qualified(_COLUMNS, "t")
+        columns = qualified(COLUMNS, "t")
         rows = await self._db.read(
             f"SELECT {columns}, bm25(turns_fts), t.search_text FROM turns_fts "
             "JOIN conversation_turns t ON t.id = turns_fts.rowid "
             f"WHERE turns_fts MATCH ? AND {' AND '.join(where)} ORDER BY bm25(turns_fts) LIMIT ?",
             (tokenizer.match_expression(list(terms)), *params, limit),
         )
-        return [(TurnRow(*r[:7]), float(r[7]), str(r[8])) for r in rows]
+        return [(TurnRow(*r[:7]), -float(r[7]), str(r[8])) for r in rows]
 
     async def indexed(self, owner: str, ids: Sequence[int]) -> list[tuple[TurnRow, float, str]]:
-        """The owner's turns among ``ids`` shaped like ``matches`` rows (bm25 0: they matched no word)."""
+        """The owner's turns among ``ids`` shaped like ``matches`` rows (score 0: they matched no word)."""
         if not ids:
             return []
         rows = await self._db.read(
-            f"SELECT {_COLUMNS}, search_text FROM conversation_turns WHERE owner = ? "
+            f"SELECT {COLUMNS}, search_text FROM conversation_turns WHERE owner = ? "
             f"AND id IN ({marks(ids)}) ORDER BY id",
             (owner, *ids),
         )
@@ -80,10 +80,10 @@ class TurnRows:
 
     async def following(self, owner: str, ids: Sequence[int]) -> dict[int, tuple[TurnRow, float, str]]:
         """For each of the owner's turns among ``ids``, the turn right after it in its chat (the answer to
-        a question), shaped like ``matches`` rows (bm25 0); a chat's last turn has none."""
+        a question), shaped like ``matches`` rows (score 0); a chat's last turn has none."""
         if not ids:
             return {}
-        columns = qualified(_COLUMNS, "n")
+        columns = qualified(COLUMNS, "n")
         rows = await self._db.read(
             f"SELECT q.id, {columns}, n.search_text FROM conversation_turns q "
             "JOIN conversation_turns n ON n.id = (SELECT m.id FROM conversation_turns m "
@@ -97,7 +97,7 @@ class TurnRows:
     async def last_in_chat(self, owner: str, channel: str, chat_id: str) -> TurnRow | None:
         """The chat's latest kept turn."""
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
             "ORDER BY id DESC LIMIT 1",
             (owner, channel, chat_id),
         )
@@ -120,12 +120,12 @@ class TurnRows:
         """The turns just before and after ``turn`` in the same chat, in order (``turn`` included)."""
         chat = (owner, turn.channel, turn.chat_id)
         earlier = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
             "AND id < ? ORDER BY id DESC LIMIT ?",
             (*chat, turn.id, before),
         )
         later = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND channel = ? AND chat_id = ? "
             "AND id > ? ORDER BY id LIMIT ?",
             (*chat, turn.id, after),
         )
@@ -136,7 +136,7 @@ class TurnRows:
         if not ids:
             return []
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND id IN ({marks(ids)}) ORDER BY id",
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND id IN ({marks(ids)}) ORDER BY id",
             (owner, *ids),
         )
         return [TurnRow(*r) for r in rows]
@@ -144,7 +144,7 @@ class TurnRows:
     async def page(self, owner: str, after_id: int, limit: int) -> list[TurnRow]:
         """The owner's turns after ``after_id``, oldest first (``limit`` at most)."""
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM conversation_turns WHERE owner = ? AND id > ? ORDER BY id LIMIT ?",
+            f"SELECT {COLUMNS} FROM conversation_turns WHERE owner = ? AND id > ? ORDER BY id LIMIT ?",
             (owner, after_id, limit),
         )
         return [TurnRow(*r) for r in rows]
@@ -172,7 +172,8 @@ class TurnRows:
             "SELECT t.id, t.owner, t.content, (SELECT p.content FROM conversation_turns p "
             "WHERE p.owner = t.owner AND p.channel = t.channel AND p.chat_id = t.chat_id AND p.id < t.id "
             "ORDER BY p.id DESC LIMIT 1) FROM conversation_turns t "
-            f"WHERE t.id > ? AND (t.embedding_model IS NOT ? OR t.embedding IS NULL) {where}"
+            "WHERE t.id > ? AND (t.embedding_model IS NULL OR t.embedding_model <> ? OR t.embedding IS NULL) "
+            f"{where}"
             "ORDER BY t.id LIMIT ?",
             (after_id, model_key, *params, limit),
         )
@@ -185,8 +186,8 @@ class TurnRows:
         if owner is not None:
             where, params = "AND owner = ? ", (owner,)
         return await self._db.scalar(
-            "SELECT COUNT(*) FROM conversation_turns WHERE (embedding_model IS NOT ? OR embedding IS NULL) "
-            f"{where}",
+            "SELECT COUNT(*) FROM conversation_turns "
+            f"WHERE (embedding_model IS NULL OR embedding_model <> ? OR embedding IS NULL) {where}",
             (model_key, *params),
         )
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from memory.store.sqlite import SQLiteDatabase, chunks, marks
+from memory.store.sql import SqlDatabase, chunks, marks
 
 
 class VectorRows:
     """Memory vectors (``memories.embedding``) and the ``embedding_cache`` table."""
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
     # ----------------------------------------------------------------- memory vectors
@@ -30,7 +30,8 @@ class VectorRows:
             where, params = "AND owner = ? ", (owner,)
         rows = await self._db.read(
             "SELECT id, owner, content FROM memories WHERE is_archived = 0 AND id > ? "
-            f"AND (embedding_model IS NOT ? OR embedding IS NULL) {where}ORDER BY id LIMIT ?",
+            "AND (embedding_model IS NULL OR embedding_model <> ? OR embedding IS NULL) "
+            f"{where}ORDER BY id LIMIT ?",
             (after_id, model_key, *params, limit),
         )
         return [(int(i), str(o), str(c)) for i, o, c in rows]
@@ -43,7 +44,7 @@ class VectorRows:
             where, params = "AND owner = ? ", (owner,)
         return await self._db.scalar(
             "SELECT COUNT(*) FROM memories WHERE is_archived = 0 "
-            f"AND (embedding_model IS NOT ? OR embedding IS NULL) {where}",
+            f"AND (embedding_model IS NULL OR embedding_model <> ? OR embedding IS NULL) {where}",
             (model_key, *params),
         )
 
@@ -97,8 +98,9 @@ class VectorRows:
         async with self._db.transaction():
             if fresh:
                 await self._db.write_many(
-                    "INSERT OR REPLACE INTO embedding_cache (text_hash, model, dim, vector, last_used) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO embedding_cache (text_hash, model, dim, vector, last_used) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (text_hash, model) DO UPDATE SET dim = excluded.dim, "
+                    "vector = excluded.vector, last_used = excluded.last_used",
                     [(k, model, dim, blob, stamp) for k, dim, blob in fresh],
                 )
             if touched:

@@ -5,8 +5,8 @@ Invariants:
   drops them all;
 - a matrix reflects the owner's live rows as of its load plus the rows appended since (inserts through
   this process); any other change (archive, supersede, edit, purge, backfill) drops it (``drop``);
-- a commit by another process (``tierclaw memory edit`` while the gateway runs) shows in SQLite's
-  ``data_version``, which ``get`` checks first: then every matrix is dropped;
+- a commit by another process (``tierclaw memory edit`` while the gateway runs) shows in the store's
+  change version (``others_committed_since``), which ``get`` checks first: then every matrix is dropped;
 - all matrices together stay within ``budget_bytes``: past it the least recently searched owners are
   dropped (the owner just loaded is kept, however large) and reloaded on their next search (~35 ms per
   10k memories), so a gateway serving many people for months does not grow without bound.

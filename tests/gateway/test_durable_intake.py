@@ -46,6 +46,7 @@ def _msg(chat: str, text: str, delivery: str = "") -> InboundMessage:
     return InboundMessage(channel="test", chat_id=chat, sender_id=chat, text=text, delivery_id=delivery)
 
 
+@pytest.mark.both_stores
 async def test_deliver_returns_once_stored_and_a_redelivery_is_answered_once(engine: MemoryEngine) -> None:
     release = asyncio.Event()
 
@@ -70,6 +71,7 @@ async def test_deliver_returns_once_stored_and_a_redelivery_is_answered_once(eng
     assert await inbox.unanswered() == []
 
 
+@pytest.mark.both_stores
 async def test_a_message_that_cannot_be_stored_makes_deliver_raise(
     engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -230,6 +232,7 @@ async def test_kill_9_with_a_backlog_loses_no_message_and_answers_each_once(tmp_
     assert before < 30  # there was a backlog when the process died
 
 
+@pytest.mark.both_stores
 async def test_a_reply_that_cannot_be_sent_is_recorded_for_status(engine: MemoryEngine) -> None:
     class Down(Recorder):
         async def send(self, message: OutboundMessage) -> None:

@@ -30,6 +30,10 @@ def model_for(stub: OpenAIStub) -> OpenAIChatModel:
     return OpenAIChatModel(client_for(stub, api_key="sk-test-tools-0001"), "tool-model")
 
 
+# The memory tools read and write through the store: every test runs on SQLite and PostgreSQL.
+pytestmark = pytest.mark.both_stores
+
+
 @pytest.fixture
 async def memories(engine: MemoryEngine) -> MemoryEngine:
     """alice: three memories (ids 1-3); bob: one (id 4)."""

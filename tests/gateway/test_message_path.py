@@ -58,7 +58,7 @@ class Terminal(ConsoleChannel):
         raise AssertionError(f"only {len(self.replies)} replies, expected {count}: {self.replies}")
 
 
-def make_config(tmp_path: Path, stub: OpenAIStub, **extraction: object) -> Config:
+def make_config(tmp_path: Path, stub: OpenAIStub, database_url: str = "", **extraction: object) -> Config:
     raw = {
         "provider": {
             "apiKey": "sk-test-000000",
@@ -69,6 +69,7 @@ def make_config(tmp_path: Path, stub: OpenAIStub, **extraction: object) -> Confi
         "agent": {"model": "main-model", "workspace": str(tmp_path / "ws")},
         "memory": {
             "dbPath": str(tmp_path / "memory.db"),
+            "databaseUrl": database_url,
             "model": "memory-model",
             "extraction": {"quietGap": 0.3, "retryBackoff": 0.05, **extraction},
         },
@@ -121,10 +122,13 @@ async def _buffered(runtime: Runtime) -> int:
     return (await runtime.engine.stats())["buffered_turns"]
 
 
-async def test_told_fact_is_extracted_after_the_gap_and_recalled_later(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+async def test_told_fact_is_extracted_after_the_gap_and_recalled_later(
+    tmp_path: Path, memory_url: str
+) -> None:
     with OpenAIStub(responder=extraction_reply) as stub:
         term = Terminal()
-        runtime = await Runtime.open(make_config(tmp_path, stub), [term])
+        runtime = await Runtime.open(make_config(tmp_path, stub, memory_url), [term])
         try:
             await runtime.start(schedule=False)
             term.type("My dog is called Biscuit and he loves the beach.")
@@ -200,9 +204,10 @@ async def test_memory_command_shows_what_was_just_said(tmp_path: Path) -> None:
             await runtime.close()
 
 
-async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path, memory_url: str) -> None:
     with OpenAIStub(responder=extraction_reply) as stub:
-        config = make_config(tmp_path, stub, quietGap=0.5)
+        config = make_config(tmp_path, stub, memory_url, quietGap=0.5)
         term = Terminal()
         runtime = await Runtime.open(config, [term])
         try:
@@ -232,11 +237,12 @@ async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path) -> None:
             await runtime.close()
 
 
-async def test_model_failure_apologises_and_still_records_the_turn(tmp_path: Path) -> None:
+@pytest.mark.both_stores
+async def test_model_failure_apologises_and_still_records_the_turn(tmp_path: Path, memory_url: str) -> None:
     with OpenAIStub() as stub:
         stub.script(StubReply(status=500))
         term = Terminal()
-        runtime = await Runtime.open(make_config(tmp_path, stub, quietGap="1h"), [term])
+        runtime = await Runtime.open(make_config(tmp_path, stub, memory_url, quietGap="1h"), [term])
         try:
             await runtime.start(schedule=False)
             term.type("My favourite tea is genmaicha")

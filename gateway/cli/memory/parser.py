@@ -35,9 +35,11 @@ from gateway.cli.memory.common import (
     fail,
     load_cli_config,
 )
+from gateway.cli.memory.copy_command import add_copy_parser
 from memory.retrieval.decay import CATEGORIES
 
 if TYPE_CHECKING:
+    from gateway.config import Config
     from memory.engine import MemoryEngine
 
 log = logging.getLogger("tierclaw.cli")
@@ -49,8 +51,11 @@ def _location_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=argparse.SUPPRESS,
-        help=f"memory database (default: memory.dbPath of the config, ${DB_ENV}, or {DEFAULT_DB})",
-        metavar="PATH",
+        help=(
+            "memory database, a file or a postgresql:// URL "
+            f"(default: the config's memory, ${DB_ENV}, or {DEFAULT_DB})"
+        ),
+        metavar="PATH|URL",
     )
     parser.add_argument(
         "--owner",
@@ -72,10 +77,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _location_options(parser)
     parser.set_defaults(func=lambda _args: _print_help(parser))
-    sub = _Subcommands(parser.add_subparsers(dest="memory_command", metavar="COMMAND"), common)
+    subparsers_of_memory = parser.add_subparsers(dest="memory_command", metavar="COMMAND")
+    sub = _Subcommands(subparsers_of_memory, common)
     _register_reading(sub)
     _register_curating(sub)
     _register_jobs(sub)
+    add_copy_parser(subparsers_of_memory)  # it opens two databases, so it takes no --db (copy_command.py)
 
 
 class _Subcommands:
@@ -334,6 +341,16 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 # --------------------------------------------------------------------------- execution
 
 
+def memory_target(given: str | None, config: Config) -> Path | str:
+    """``--db`` (a file path or a ``postgresql://`` URL), else the configured memory."""
+    from memory.store.urls import is_database_url
+
+    if given:
+        return given if is_database_url(given) else Path(given).expanduser()
+    target = config.memory_target()
+    return target if is_database_url(target) else Path(target)
+
+
 def execute(
     command: Command,
     args: argparse.Namespace,
@@ -343,15 +360,15 @@ def execute(
     prepare: Callable[[argparse.Namespace], None] | None = None,
 ) -> int:
     """Open the database, run one command, close; map expected failures to a message and exit 2."""
-    from memory.store.sqlite import MemoryDatabaseError
+    from memory.store.errors import MemoryDatabaseError
 
     args.db = getattr(args, "db", None)
     args.owner = getattr(args, "owner", None)
     args.owner_given = args.owner is not None
     try:
         args.loaded_config = load_cli_config(args)
-        args.db_path = Path(args.db).expanduser() if args.db else args.loaded_config.db_path()
-        if must_exist and not args.db_path.exists():
+        args.db_path = memory_target(args.db, args.loaded_config)
+        if must_exist and isinstance(args.db_path, Path) and not args.db_path.exists():
             raise CliError(
                 f"memory database not found: {args.db_path} "
                 "(run tierclaw memory add, or point --db at an existing file)"

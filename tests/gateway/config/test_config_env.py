@@ -70,6 +70,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "TIERCLAW_FEISHU_VERIFICATION_TOKEN": ("vt", "vt"),
     "TIERCLAW_FEISHU_ENCRYPT_KEY": ("ek", "ek"),
     "TIERCLAW_TIMEZONE": ("Europe/Berlin", "Europe/Berlin"),
+    "TIERCLAW_DATABASE_URL": ("postgresql://tc:pw@db/memory", "postgresql://tc:pw@db/memory"),
     # enabled=true alone fails validation (no token), so the sample switches a channel off
     "TIERCLAW_TELEGRAM_ENABLED": ("false", False),
     "TIERCLAW_FEISHU_ENABLED": ("false", False),

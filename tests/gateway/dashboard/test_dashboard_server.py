@@ -36,6 +36,9 @@ from tests.support.typed_channel import ChatChannel
 ALICE, BOB = "telegram:42", "user:bob"
 TOKEN = "test-token-0123456789"
 
+# The page reads and writes through the store: every test runs on SQLite and PostgreSQL.
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture
 async def page(engine: MemoryEngine) -> AsyncIterator[RunningDashboard]:
@@ -337,12 +340,26 @@ async def test_the_scratchpad_form_keeps_lf_line_breaks_and_says_when_it_shorten
     assert (await engine.scratchpad.get(ALICE)).content == ""
 
 
+async def refuse_memory_writes(engine: MemoryEngine) -> None:
+    """From now on every write to memories fails inside the database (whichever store)."""
+    if engine.store.db.kind == "sqlite":  # type: ignore[attr-defined]
+        await engine.store.db.write("PRAGMA query_only = ON")  # type: ignore[attr-defined]
+        return
+    await engine.store.db.write(  # type: ignore[attr-defined]
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'writes refused'; END $$"
+    )
+    await engine.store.db.write(  # type: ignore[attr-defined]
+        "CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON memories EXECUTE FUNCTION refuse()"
+    )
+
+
 async def test_a_failing_database_is_one_log_line_and_a_plain_500(
     page: RunningDashboard, engine: MemoryEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
     await engine.write(ALICE, Fact("Alice's secret recipe uses saffron"))
     async with await logged_in(page) as client:
-        await engine.store.db.write("PRAGMA query_only = ON")  # every write now fails inside SQLite
+        await refuse_memory_writes(engine)
         _, html = await fetch(client, "GET", base_of(page) + "/people/telegram%3A42")
         status, body = await fetch(
             client,

@@ -426,6 +426,7 @@ class RewordingModel(ScriptedModel):
         return Extraction(facts=facts, summary=f"summary, take {call}")
 
 
+@pytest.mark.both_stores
 @pytest.mark.parametrize("failing", ["memories.insert", "events.add", "buffer.remove", "events.link_facts"])
 async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_buffered(
     engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch, failing: str
@@ -434,11 +435,13 @@ async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_bu
     # removal of the turns, or the episode's fact ids); a re-run words the facts differently and must not
     # add them twice.
     model = RewordingModel()
+    # A long backoff: the re-run is the forced flush below, not a retry timer racing it (on a slower
+    # store the timer could win and the flush would find the turns already extracted).
     service = ExtractionService(
         engine,
         ExtractionBuffer(engine.store.buffer),
         model,
-        ExtractionSettings(quiet_gap=3600, retry_backoff=0.01),
+        ExtractionSettings(quiet_gap=3600, retry_backoff=3600),
     )
     part, method = failing.split(".")
     rows = getattr(engine.store, part)

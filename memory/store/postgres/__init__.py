@@ -1,0 +1,90 @@
+"""The PostgreSQL implementation of ``MemoryStore``: the same parts and results as ``SQLiteStore``.
+
+Imported only when the configured database is a ``postgresql://`` URL (``memory/store/open.py``), so
+SQLite users never load psycopg. The parts share the backend-neutral table modules (``memory/store/*.py``)
+through ``database.PostgresDatabase``; full text is ``search.py`` and ``rows.py``; the schema, with the
+same version numbers as SQLite's, is ``schema.py`` (docs/architecture.md, "Storage").
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import psycopg
+
+from memory.store.browse_queries import BrowseRows
+from memory.store.errors import MemoryDatabaseError
+from memory.store.inbox import InboxRows
+from memory.store.memories import MemoryRows
+from memory.store.postgres.database import PostgresDatabase, connect, describe
+from memory.store.postgres.rows import PostgresEventRows, PostgresTurnRows
+from memory.store.postgres.schema import migrate
+from memory.store.postgres.search import PostgresTermIndex
+from memory.store.queues import BufferRows
+from memory.store.state import JobRows, ScratchpadRows, SessionRows
+from memory.store.urls import masked
+from memory.store.vectors import VectorRows
+from memory.text import tokenizer
+
+__all__ = ["PostgresStore"]
+
+
+class PostgresStore:
+    """``MemoryStore`` on a PostgreSQL database. Create with ``await PostgresStore.open(url)``."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self.db = db
+        self.path = db.path  # the URL, password masked: safe to show and log
+        self.search = PostgresTermIndex(db)
+        self.memories = MemoryRows(db, self.search)
+        self.events = PostgresEventRows(db)
+        self.vectors = VectorRows(db)
+        self.buffer = BufferRows(db)
+        self.sessions = SessionRows(db)
+        self.jobs = JobRows(db)
+        self.inbox = InboxRows(db)
+        self.turns = PostgresTurnRows(db)
+        self.scratchpads = ScratchpadRows(db)
+        self.browse = BrowseRows(db)
+
+    @classmethod
+    async def open(cls, url: str, *, create: bool = True, warm_text: bool = True) -> PostgresStore:
+        """Connect, create or upgrade the schema, and open the pool. ``MemoryDatabaseError`` (one line,
+        the URL with its password masked) when the server is unreachable, refuses the login, has no such
+        database, or the user may not create the tables."""
+        if warm_text:
+            tokenizer.warm_up_in_background()
+        conn = await connect(url)
+        try:
+            await migrate(conn, masked(url), create=create)
+        except psycopg.Error as exc:
+            raise MemoryDatabaseError(describe(exc, url)) from None
+        finally:
+            await conn.close()
+        db = await PostgresDatabase.open(url)
+        store = cls(db)
+        try:
+            await store.search.load()
+        except BaseException:
+            await db.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        """Close the pool."""
+        await self.db.close()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """One unit of work over any of the parts (see ``PostgresDatabase.transaction``)."""
+        async with self.db.transaction():
+            yield
+
+    async def others_committed_since(self, version: int) -> tuple[bool, int]:
+        """Whether another writer changed memories (vectors, text, liveness) since ``version`` was read,
+        and the version now."""
+        current = await self.db.scalar(
+            "SELECT COALESCE(SUM(version), 0) FROM tierclaw_changes WHERE writer <> ?", (self.db.writer,)
+        )
+        return current != version, current

@@ -1,0 +1,123 @@
+"""Full text on PostgreSQL: term queries over the ``search_tsv`` columns and bm25 computed as FTS5 does.
+
+The candidates' ``text_score`` must mean the same on both stores (``memory/store/search.Candidate``), so it
+is not ``ts_rank``: it is Okapi BM25 with FTS5's constants and statistics — every row of the table counts
+for N and the average length (all owners, archived rows too), a term's document frequency is the rows
+holding it, a row's length its token count (``search_len``), and an idf at or below 0 becomes 1e-6 —
+computed here in Python over the rows the GIN index returns. Terms are given already segmented
+(``memory/text/tokenizer.py``) and become tsquery lexemes quoted here, so no text a person typed is ever
+query syntax.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from memory.store.sql import SqlDatabase
+
+K1 = 1.2
+B = 0.75
+
+
+def lexeme(term: str) -> str:
+    """One quoted tsquery lexeme (backslash and quote escaped)."""
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def any_of(terms: Iterable[str]) -> str:
+    """A tsquery matching rows that hold any of ``terms``."""
+    return " | ".join(lexeme(t) for t in terms)
+
+
+def all_of(terms: Iterable[str]) -> str:
+    """A tsquery matching rows that hold every one of ``terms``."""
+    return " & ".join(lexeme(t) for t in terms)
+
+
+@dataclass(slots=True, frozen=True)
+class Statistics:
+    """What bm25 needs of a table: its rows, their average length, each query term's document count."""
+
+    rows: int
+    average_length: float
+    frequencies: dict[str, int]
+
+    def idf(self, term: str) -> float:
+        """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), at least 1e-6."""
+        n = self.frequencies.get(term, 0)
+        value = math.log((self.rows - n + 0.5) / (n + 0.5)) if self.rows else 0.0
+        return value if value > 0.0 else 1e-6
+
+
+def bm25(search_text: str, terms: Sequence[str], stats: Statistics) -> float:
+    """The row's bm25 for ``terms`` (higher is better), as FTS5's ``bm25()`` negated."""
+    tokens = search_text.split()
+    counts = Counter(t for t in tokens if t in terms)
+    if not counts:
+        return 0.0
+    length_norm = K1 * (1.0 - B + B * len(tokens) / (stats.average_length or 1.0))
+    score = 0.0
+    for term in dict.fromkeys(terms):
+        freq = counts.get(term, 0)
+        if freq:
+            score += stats.idf(term) * (freq * (K1 + 1.0)) / (freq + length_norm)
+    return score
+
+
+class TableSize:
+    """N and the total token count of one table, read again after this process wrote to it (``changed``)
+    or when older than ``MAX_AGE_S`` (another process may have written)."""
+
+    MAX_AGE_S = 30.0
+
+    def __init__(self, db: SqlDatabase, table: str) -> None:
+        self._db = db
+        self._table = table
+        self._rows = 0
+        self._tokens = 0
+        self._read_at: float | None = None
+
+    def changed(self) -> None:
+        """This process wrote to the table: read the size again before the next score."""
+        self._read_at = None
+
+    def add(self, rows: int, tokens: int) -> None:
+        """This process inserted ``rows`` holding ``tokens``: counted in place (no new read)."""
+        self._rows += rows
+        self._tokens += tokens
+
+    async def get(self) -> tuple[int, float]:
+        """(rows, average length)."""
+        now = time.monotonic()
+        if self._read_at is None or now - self._read_at > self.MAX_AGE_S:
+            rows = await self._db.read(f"SELECT COUNT(*), COALESCE(SUM(search_len), 0) FROM {self._table}")
+            self._rows, self._tokens = int(rows[0][0]), int(rows[0][1])
+            self._read_at = now
+        return self._rows, (self._tokens / self._rows if self._rows else 0.0)
+
+    async def statistics(self, frequencies: dict[str, int]) -> Statistics:
+        """``Statistics`` with these document frequencies."""
+        rows, average = await self.get()
+        return Statistics(rows, average, frequencies)
+
+
+async def term_frequencies(db: SqlDatabase, table: str, terms: Sequence[str]) -> dict[str, int]:
+    """How many rows of ``table`` hold each term (the GIN index finds them; the rows are not read)."""
+    if not terms:
+        return {}
+    counts = ", ".join("COUNT(*) FILTER (WHERE search_tsv @@ CAST(? AS tsquery))" for _ in terms)
+    rows = await db.read(
+        f"SELECT {counts} FROM {table} WHERE search_tsv @@ CAST(? AS tsquery)",
+        [*(lexeme(t) for t in terms), any_of(terms)],
+    )
+    return {t: int(rows[0][i] or 0) for i, t in enumerate(terms)}
+
+
+def ranked(rows: Sequence[tuple[int, float]], limit: int | None) -> list[int]:
+    """Indexes into ``rows`` ((id, score) pairs) best score first, then lowest id; ``limit`` at most."""
+    order = sorted(range(len(rows)), key=lambda i: (-rows[i][1], rows[i][0]))
+    return order if limit is None else order[:limit]

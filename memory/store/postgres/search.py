@@ -1,0 +1,157 @@
+"""Full-text search over memories on PostgreSQL: the same ``SearchAPI`` as ``memory/store/search.py``.
+
+Candidates come from the GIN index on ``search_tsv``; their ``text_score`` is bm25 as FTS5 computes it
+(``fulltext.py``), so retrieval ranks them exactly as it ranks SQLite's. Document frequencies are cached
+the same way as on SQLite (reused until the index grew or shrank by a few percent; a written text's terms
+are dropped at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memory.store.postgres.fulltext import TableSize, all_of, any_of, bm25, ranked
+from memory.store.search import Candidate
+from memory.store.sql import Row, SqlDatabase, marks
+
+_CANDIDATE_COLUMNS = (
+    "id, owner, tier, project, topic, category, content, importance, created_at, last_accessed, search_text"
+)
+_SEARCH_TEXT = 10  # position of search_text in a candidate row
+
+
+class PostgresTermIndex:
+    """Term statistics of the memory index, and the candidate queries."""
+
+    def __init__(self, db: SqlDatabase) -> None:
+        self._db = db
+        self._size = TableSize(db, "memories")
+        self._indexed_rows = 0
+        self._df_cache: dict[str, int] = {}
+        self._df_cache_rows = 0
+        # A text was written: +1 row of these tokens if an insert follows, else (an edit) read the size again.
+        self._written_tokens: int | None = None
+
+    @property
+    def indexed_rows(self) -> int:
+        """Rows in the index (all owners), kept current by this process's writes."""
+        return self._indexed_rows
+
+    @indexed_rows.setter
+    def indexed_rows(self, value: int) -> None:
+        if self._written_tokens is not None and value == self._indexed_rows + 1:
+            self._size.add(1, self._written_tokens)  # the insert of the text just written
+        else:
+            self._size.changed()
+        self._written_tokens = None
+        self._indexed_rows = value
+
+    async def load(self) -> None:
+        """Count the indexed rows once at open."""
+        self.indexed_rows = await self._db.scalar("SELECT COUNT(*) FROM memories")
+
+    def forget_terms(self, search_text: str) -> None:
+        """Drop cached frequencies of a written text's terms: a new word must be matchable at once."""
+        tokens = search_text.split()
+        for term in set(tokens):
+            self._df_cache.pop(term, None)
+        self._written_tokens = len(tokens)
+
+    async def document_frequencies(self, terms: tuple[str, ...]) -> dict[str, int]:
+        """How many memories (all owners) contain each term; 0 for a term none has."""
+        if abs(self.indexed_rows - self._df_cache_rows) > max(50, self._df_cache_rows // 20):
+            self._df_cache.clear()
+            self._df_cache_rows = self.indexed_rows
+        missing = [t for t in dict.fromkeys(terms) if t not in self._df_cache]
+        if missing:
+            rows = await self._db.read("SELECT term, docs FROM memory_terms WHERE term = ANY(?)", [missing])
+            self._df_cache.update(dict.fromkeys(missing, 0) | {str(t): int(d) for t, d in rows})
+        return {t: self._df_cache[t] for t in terms}
+
+    async def _scored(self, rows: Sequence[Row], terms: Sequence[str]) -> list[float]:
+        if self._written_tokens is not None:  # an edit changed a row's length: read the size again
+            self._size.changed()
+            self._written_tokens = None
+        stats = await self._size.statistics(await self.document_frequencies(tuple(terms)))
+        return [bm25(str(r[_SEARCH_TEXT]), terms, stats) for r in rows]
+
+    async def matches(
+        self,
+        owner: str,
+        terms: list[str],
+        *,
+        tiers: tuple[int, ...],
+        limit: int,
+        newest_first: bool = False,
+        created_between: tuple[str, str] | None = None,
+    ) -> list[Candidate]:
+        """The owner's live memories matching any term, best bm25 first (or the newest ``limit``)."""
+        if not terms:
+            return []
+        when: str = ""
+        when_params: tuple[str, ...] = ()
+        if created_between is not None:
+            when, when_params = "AND created_at >= ? AND created_at < ? ", created_between
+        sql = (
+            f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE search_tsv @@ CAST(? AS tsquery) "
+            f"AND owner = ? AND is_archived = 0 AND tier IN ({marks(tiers)}) {when}"
+        )
+        params: list[object] = [any_of(terms), owner, *tiers, *when_params]
+        if newest_first:
+            sql += "ORDER BY id DESC LIMIT ?"
+            params.append(limit)
+        rows = await self._db.read(sql, params)
+        scores = await self._scored(rows, terms)
+        if newest_first:
+            return [Candidate._make((*r, s)) for r, s in zip(rows, scores, strict=True)]
+        order = ranked([(int(r[0]), s) for r, s in zip(rows, scores, strict=True)], limit)
+        return [Candidate._make((*rows[i], scores[i])) for i in order]
+
+    async def containing_all(
+        self, owner: str, terms: list[str], tier: int, limit: int = 5
+    ) -> list[tuple[int, str]]:
+        """(id, content) of the owner's live memories of ``tier`` containing every term, best bm25 first."""
+        if not terms:
+            return []
+        rows = await self._db.read(
+            f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE search_tsv @@ CAST(? AS tsquery) "
+            "AND owner = ? AND is_archived = 0 AND tier = ?",
+            (all_of(terms), owner, tier),
+        )
+        scores = await self._scored(rows, terms)
+        order = ranked([(int(r[0]), s) for r, s in zip(rows, scores, strict=True)], limit)
+        return [(int(rows[i][0]), str(rows[i][6])) for i in order]
+
+    async def written_between(
+        self, owner: str, start: str, end: str, tiers: tuple[int, ...], limit: int
+    ) -> list[Candidate]:
+        """The owner's most important live memories written in [start, end) (for time-only questions)."""
+        rows = await self._db.read(
+            f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE owner = ? AND tier IN ({marks(tiers)}) "
+            "AND is_archived = 0 AND created_at >= ? AND created_at < ? "
+            "ORDER BY importance DESC, id DESC LIMIT ?",
+            (owner, *tiers, start, end, limit),
+        )
+        return [Candidate._make((*r, 0.0)) for r in rows]
+
+    async def in_project(
+        self, owner: str, project: str, tiers: tuple[int, ...], limit: int
+    ) -> list[Candidate]:
+        """The most important live memories of one project partition."""
+        rows = await self._db.read(
+            f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE owner = ? AND tier IN ({marks(tiers)}) "
+            "AND project = ? AND is_archived = 0 ORDER BY importance DESC, id DESC LIMIT ?",
+            (owner, *tiers, project, limit),
+        )
+        return [Candidate._make((*r, 0.0)) for r in rows]
+
+    async def by_ids(self, owner: str, ids: list[int]) -> list[Candidate]:
+        """Candidate rows for memories found by their vectors (live rows of the owner only)."""
+        if not ids:
+            return []
+        rows = await self._db.read(
+            f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE id IN ({marks(ids)}) "
+            "AND owner = ? AND is_archived = 0 ORDER BY id",
+            (*ids, owner),
+        )
+        return [Candidate._make((*r, 0.0)) for r in rows]

@@ -1,0 +1,54 @@
+"""What the table modules need of a database connection, whichever backend: the shared statement helpers.
+
+The table modules (``memories.py``, ``events.py``, …) are written against ``SqlDatabase`` in the SQL both
+backends accept, with ``?`` placeholders; the SQLite connection (``sqlite.py``) runs them as they are, the
+PostgreSQL one (``postgres/database.py``) translates the placeholders. A statement that differs between the
+two (full text, ``INSERT OR IGNORE``, generated ids) lives in the backend's own module
+(docs/architecture.md, "Storage").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+Row = Sequence[Any]  # a result row (tuple-like): the database's values, typed by the caller's columns
+Params = Sequence[object]  # the values bound to a statement's ``?`` marks
+
+
+class WriteResult(Protocol):
+    """What a write reports: the rows it changed (and, on SQLite, the id it generated)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+
+class SqlDatabase(Protocol):
+    """One database as the table modules use it: reads, writes, and a unit of work."""
+
+    path: str
+    kind: str  # "sqlite" or "postgresql": for the few steps that differ (``copying.py``)
+
+    async def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+    async def scalar(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+    async def write(self, sql: str, params: Sequence[Any] = ()) -> WriteResult: ...
+    async def write_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> WriteResult: ...
+    async def insert(self, sql: str, params: Sequence[Any] = ()) -> int | None: ...
+    def transaction(self) -> AbstractAsyncContextManager[None]: ...
+
+
+def marks(values: Sequence[object]) -> str:
+    """``?, ?, …`` placeholders for an ``IN (...)`` list of ``values``."""
+    return ",".join("?" * len(values))
+
+
+def qualified(columns: str, alias: str) -> str:
+    """A comma-separated column list with each name prefixed by a table alias, for a join
+    (``qualified("id, owner", "t")`` -> ``"t.id, t.owner"``)."""
+    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
+
+
+def chunks(ids: Sequence[Any], size: int = 500) -> list[Sequence[Any]]:
+    """``ids`` in slices small enough for one ``IN (...)`` list."""
+    return [ids[i : i + size] for i in range(0, len(ids), size)]

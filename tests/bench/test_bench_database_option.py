@@ -1,0 +1,30 @@
+"""``--database URL`` of the benches: the same run on PostgreSQL, in a scratch database that is dropped
+afterwards, with ``store`` in the JSON (bench/database_option.py)."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+
+from bench.retrieval_latency import main as latency_main
+from tests.support import postgres_server
+
+
+def _databases(cluster: postgres_server.Cluster) -> set[str]:
+    with psycopg.connect(cluster.url) as conn:
+        return {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()}
+
+
+def test_retrieval_latency_runs_on_postgres_and_leaves_no_database(
+    postgres_cluster: postgres_server.Cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _databases(postgres_cluster)
+    argv = ["--memories", "60", "--queries", "6", "--json", "--embedding", "none"]
+    assert latency_main([*argv, "--database", postgres_cluster.url]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["store"] == "postgresql" and result["memories"] == 60 and result["p95_ms"] > 0
+    assert _databases(postgres_cluster) == before
+    assert latency_main(argv) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["store"] == "sqlite"

@@ -1,0 +1,83 @@
+"""Both stores rank the same: the same rows written into a SQLite file and a PostgreSQL database give the
+same full-text candidates, in the same order, with the same bm25 (docs/architecture.md, "Storage")."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from memory.records import Fact
+from memory.store import NewRow
+from memory.store.open import open_store
+from memory.store.protocol import MemoryStore
+from memory.text import tokenizer
+
+WORDS = [
+    "tea",
+    "coffee",
+    "green",
+    "kyoto",
+    "hiking",
+    "chess",
+    "jazz",
+    "piano",
+    "market",
+    "brother",
+    "sister",
+    "dog",
+    "cat",
+    "garden",
+    "rain",
+]
+CHINESE = ["喝茶", "杭州", "西湖", "下棋", "爬山", "音乐", "弟弟", "市场"]
+QUERIES = ["green tea", "kyoto hiking", "brother market coffee", "西湖 喝茶", "piano jazz rain", "dog"]
+
+
+async def _fill(store: MemoryStore) -> None:
+    rng = random.Random(7)
+    for i in range(120):
+        owner = "alice" if i % 3 else "bob"
+        words = rng.choices(WORDS, k=rng.randint(3, 12)) + rng.choices(CHINESE, k=rng.randint(0, 2))
+        content = " ".join(words)
+        text = tokenizer.index_text(content)
+        await store.memories.insert(
+            owner, Fact(content=content), NewRow(content, text, "2026-01-01 00:00:00")
+        )
+        await store.turns.add(
+            owner, channel="t", chat_id="c", role="user", content=content, search_text=text, at="2026-01-01"
+        )
+
+
+@pytest.fixture
+async def both(tmp_path: Path, postgres_url: str) -> list[MemoryStore]:
+    stores = [await open_store(str(tmp_path / "m.db")), await open_store(postgres_url)]
+    for store in stores:
+        await _fill(store)
+    yield stores  # type: ignore[misc]
+    for store in stores:
+        await store.close()
+
+
+@pytest.mark.parametrize("query", QUERIES)
+async def test_memory_candidates_and_scores_are_equal(both: list[MemoryStore], query: str) -> None:
+    terms = list(tokenizer.query_terms(query))
+    sqlite, postgres = [await s.search.matches("alice", terms, tiers=(2,), limit=20) for s in both]
+    assert sqlite, "the query must match something for the comparison to mean anything"
+    assert [c.text_score for c in postgres] == pytest.approx([c.text_score for c in sqlite], rel=1e-9)
+    # Equal scores may come in either order; the sets per score must agree.
+    assert sorted((round(c.text_score, 9), c.id) for c in postgres) == sorted(
+        (round(c.text_score, 9), c.id) for c in sqlite
+    )
+    newest = [await s.search.matches("alice", terms, tiers=(2,), limit=5, newest_first=True) for s in both]
+    assert [c.id for c in newest[0]] == [c.id for c in newest[1]]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+async def test_turn_matches_and_frequencies_are_equal(both: list[MemoryStore], query: str) -> None:
+    terms = list(tokenizer.query_terms(query))
+    sqlite, postgres = [await s.turns.matches("bob", terms, since=None, until=None, limit=10) for s in both]
+    assert [round(r[1], 9) for r in postgres] == [round(r[1], 9) for r in sqlite]
+    frequencies = [await s.turns.document_frequencies(terms) for s in both]
+    assert frequencies[0] == frequencies[1]

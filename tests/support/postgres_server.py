@@ -1,0 +1,135 @@
+"""A throwaway PostgreSQL cluster for the tests, started from the installed server binaries.
+
+``TEST_POSTGRES_URL`` (not a ``TIERCLAW_`` name: tierclaw warns about unknown ones) names a server to use
+instead; it must allow ``CREATE DATABASE``. Without either, the PostgreSQL tests skip with one line saying
+what to install, unless ``REQUIRE_POSTGRES_TESTS=1`` (``.ci/run``): then they fail.
+
+As root, ``initdb`` and ``pg_ctl`` refuse to run, so they run as the ``postgres`` user (``runuser``), in a
+temporary directory that user owns (the data directory and the socket directory both live there).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+INSTALL_HINT = "PostgreSQL server binaries not found (apt-get install postgresql)"
+
+
+@dataclass(slots=True)
+class Cluster:
+    """A running server: ``url`` connects as a superuser to its ``postgres`` database."""
+
+    url: str
+    data_dir: Path | None = None
+    pg_ctl: str | None = None
+    user: str | None = None
+
+    def url_for(self, database: str) -> str:
+        """The same server, another database."""
+        parts = urlsplit(self.url)
+        return urlunsplit(parts._replace(path=f"/{database}"))
+
+    def stop(self) -> None:
+        """Stop a cluster this module started and remove its directory (a given server is left alone)."""
+        if self.data_dir is None or self.pg_ctl is None:
+            return
+        _run_as(self.user, [self.pg_ctl, "-D", str(self.data_dir), "-m", "immediate", "-w", "stop"])
+        shutil.rmtree(self.data_dir.parent, ignore_errors=True)
+
+
+def server_binaries() -> str | None:
+    """The directory holding ``initdb`` and ``pg_ctl`` (newest installed version), or None."""
+    found = shutil.which("pg_ctl")
+    if found and shutil.which("initdb"):
+        return str(Path(found).parent)
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=_version_key, reverse=True)
+    return str(Path(candidates[0]).parent) if candidates else None
+
+
+def _version_key(path: str) -> int:
+    try:
+        return int(Path(path).parts[-3])
+    except ValueError:
+        return 0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _run_as(user: str | None, argv: list[str]) -> None:
+    command = ["runuser", "-u", user, "--", *argv] if user else argv
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+
+
+TEST_SETTINGS = "-c fsync=off -c full_page_writes=off"
+
+
+def start_cluster(bin_dir: str, settings: str = TEST_SETTINGS) -> Cluster:
+    """initdb + pg_ctl start on a free localhost port; trust authentication; ``settings`` are server
+    options (default: fsync off, for tests only)."""
+    user = None
+    if os.geteuid() == 0:
+        user = "postgres"
+        pwd.getpwnam(user)  # KeyError when the package did not create the account
+    root = Path(tempfile.mkdtemp(prefix="tierclaw-pg-"))
+    data, sockets = root / "data", root / "sock"
+    sockets.mkdir()
+    if user:
+        entry = pwd.getpwnam(user)
+        for path in (root, sockets):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+    port = _free_port()
+    initdb, pg_ctl = str(Path(bin_dir) / "initdb"), str(Path(bin_dir) / "pg_ctl")
+    _run_as(
+        user, [initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"]
+    )
+    options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 {settings}"
+    _run_as(user, [pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"])
+    return Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, pg_ctl, user)
+
+
+TEMPLATE = "tierclaw_template"
+
+
+def required() -> bool:
+    """Whether a missing server fails the PostgreSQL tests instead of skipping them (``.ci/run``)."""
+    return os.environ.get("REQUIRE_POSTGRES_TESTS") == "1"
+
+
+def admin_execute(cluster: Cluster, *statements: str) -> None:
+    """Run statements outside a transaction (CREATE/DROP DATABASE) on the server's ``postgres`` database."""
+    import psycopg
+
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)  # type: ignore[arg-type]  # test-made names, no user input
+
+
+def prepare_template(cluster: Cluster) -> None:
+    """A database holding the current schema, which every test's database is copied from (fast)."""
+    import asyncio
+
+    from memory.store.postgres import PostgresStore
+
+    admin_execute(cluster, f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)", f"CREATE DATABASE {TEMPLATE}")
+
+    async def build() -> None:
+        store = await PostgresStore.open(cluster.url_for(TEMPLATE), warm_text=False)
+        await store.close()
+
+    # The session fixture may be set up while a test's event loop runs: build on a thread of its own.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, build()).result()
