@@ -30,8 +30,8 @@ async def _fill(path: Path) -> None:
             await engine.write(
                 owner, Fact("喜欢喝龙井茶 🍵", source_ref="telegram:10"), NOW
             )  # merged: 2 refs
-            event = await engine.add_event(owner, "Planned a trip", episode=Episode(goal="trip"))
-            await engine.link_episode_facts(owner, event, [1, 2])
+            event = await engine.events.add(owner, "Planned a trip", episode=Episode(goal="trip"))
+            await engine.events.link_facts(owner, event, [1, 2])
             await engine.conversation.record(
                 owner, channel="telegram", chat_id="1", role="user", content="hi"
             )
