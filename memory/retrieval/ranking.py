@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -61,7 +62,8 @@ class RelevanceFloor:
     of memories, so the gate can lean towards recall. Ranks and fused scores say nothing absolute, so the
     floor is on the two absolute signals a hit has: ``match``, the idf-weighted share of the query's terms
     it contains, and (hybrid) ``cosine``, its vector similarity to the query. Keyword-only, a hit needs
-    ``keyword_match``; hybrid, ``hybrid_match`` or ``hybrid_cosine``.
+    ``keyword_match``; hybrid, ``hybrid_match`` or ``hybrid_cosine``, or a cosine ``hybrid_lift`` above the
+    median of the query's vector candidates (``admits``).
 
     Chinese queries get their own values: e5's cosines between Chinese texts sit higher than between
     English ones, and an implicit Chinese question shares few words with the memory it needs, so a match
@@ -75,12 +77,23 @@ class RelevanceFloor:
     hybrid_cosine: float = 0.0
     keyword_match_zh: float = 0.0
     hybrid_cosine_zh: float = 0.0
+    hybrid_lift: float = 0.0
 
-    def admits(self, hit: Retrieved, *, hybrid: bool, chinese: bool = False) -> bool:
-        """Whether ``hit`` is relevant enough for a retrieval in this mode, for a query in this language."""
+    def admits(
+        self, hit: Retrieved, *, hybrid: bool, chinese: bool = False, pool_median: float = 0.0
+    ) -> bool:
+        """Whether ``hit`` is relevant enough for a retrieval in this mode, for a query in this language.
+
+        ``pool_median``: the median cosine of the query's vector candidates. A hit whose cosine stands
+        ``hybrid_lift`` above it stands out from the rest of the person's memories: the gate has already
+        decided memory is wanted, and on the bundled model an absolute cut sits on a cliff (issue 26).
+        """
         if hybrid:
             cosine = self.hybrid_cosine_zh if chinese else self.hybrid_cosine
-            return hit.match >= self.hybrid_match or hit.cosine >= cosine
+            stands_out = (
+                self.hybrid_lift > 0 and pool_median > 0 and hit.cosine - pool_median >= self.hybrid_lift
+            )
+            return hit.match >= self.hybrid_match or hit.cosine >= cosine or stands_out
         return hit.match >= (self.keyword_match_zh if chinese else self.keyword_match)
 
 
@@ -132,6 +145,19 @@ def selective_terms(weights: dict[str, float], indexed_rows: int) -> tuple[list[
     return sorted(present, key=lambda t: -present[t])[:3], True
 
 
+def group_weights(
+    groups: tuple[tuple[str, ...], ...], weights: dict[str, float]
+) -> list[tuple[frozenset[str], float]]:
+    """Each term group (``relations.expand``) with its weight: the idf of its rarest member that some
+    memory holds, else the weight of a term no memory holds (as a single unknown word weighs)."""
+    absent = max(weights.values(), default=1.0)
+    out: list[tuple[frozenset[str], float]] = []
+    for group in groups:
+        present = [weights[t] for t in group if t in weights and weights[t] < absent - 1e-9]
+        out.append((frozenset(group), max(present) if present else absent))
+    return out
+
+
 def match_project(lowered: str, terms: tuple[str, ...], projects: frozenset[str]) -> str | None:
     """The known project the message names (as a term, or as a substring for multi-word names)."""
     term_set = set(terms)
@@ -161,22 +187,26 @@ def rank(
     floor: RelevanceFloor = NO_FLOOR,
     hybrid: bool = False,
     chinese: bool = False,
+    groups: tuple[tuple[str, ...], ...] | None = None,
 ) -> list[Retrieved]:
     """Score every candidate (text relevance, time window, fusion with the vector ranking, decay); top k.
 
-    ``min_match`` drops keyword-only hits whose idf-weighted share of the query's terms is below it;
+    ``groups``: the query's term groups (``relations.expand``; default one per term of ``weights``): a
+    candidate matches a group when it holds any of its terms. ``min_match`` drops keyword-only hits
+    whose idf-weighted share of the query's groups is below it;
     ``floor`` drops every hit not relevant enough before the top k (``hybrid``: the query had a vector;
     ``chinese``: it is written in Chinese).
     """
     cosines = dense_cosine or {}
-    total_weight = sum(weights.values()) or 1.0
+    weighted = group_weights(groups if groups is not None else tuple((t,) for t in weights), weights)
+    total_weight = sum(w for _, w in weighted) or 1.0
     query_pairs = set(itertools.pairwise(query_tokens))
     bounds = window_bounds(window) if window is not None else None
     scored: list[tuple[Candidate, float, float, float]] = []  # row, text score, match, decay
     for row, bm25_share, lowest in pool.rows.values():
         tokens = row.search_text.split()
         words = set(tokens)
-        match = sum(w for t, w in weights.items() if t in words) / total_weight
+        match = sum(w for group, w in weighted if not group.isdisjoint(words)) / total_weight
         if match < min_match and row.id not in dense_rank:
             continue
         proximity = len(query_pairs.intersection(itertools.pairwise(tokens)))
@@ -206,7 +236,8 @@ def rank(
         )
         for row, _, match, decay in scored
     ]
-    hits = [hit for hit in hits if floor.admits(hit, hybrid=hybrid, chinese=chinese)]
+    median = statistics.median(cosines.values()) if cosines else 0.0
+    hits = [hit for hit in hits if floor.admits(hit, hybrid=hybrid, chinese=chinese, pool_median=median)]
     hits.sort(key=lambda h: (-h.score, -h.id))
     return hits[:k]
 

@@ -12,7 +12,7 @@ from datetime import datetime
 import numpy as np
 
 from memory.records import Retrieved
-from memory.retrieval import ranking
+from memory.retrieval import ranking, relations
 from memory.retrieval.question import question_focus
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
@@ -93,7 +93,8 @@ class Retriever:
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
         project = ranking.match_project(lowered, terms, await self.known_projects(owner))
-        weights = await self.term_weights(terms)
+        groups = relations.expand(without_date, terms)  # "for a living" searches for work, job, …
+        weights = await self.term_weights(tuple(dict.fromkeys(t for g in groups for t in g)))
         selected, all_common = ranking.selective_terms(weights, search.indexed_rows)
         matches = []
         if selected:
@@ -145,4 +146,5 @@ class Retriever:
             min_match=min_match,
             now=now,
             k=k,
+            groups=groups,
         )

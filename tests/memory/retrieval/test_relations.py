@@ -1,0 +1,61 @@
+"""Everyday relations (memory/retrieval/relations.py): a question in other words finds its statement,
+keyword-only, in both languages; ask-only forms do not search for their own words."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.engine import MemoryEngine
+from memory.records import Fact
+from memory.retrieval.relations import expand, relations
+from memory.text import tokenizer
+
+OWNER = "alice"
+
+
+def _groups(text: str) -> tuple[tuple[str, ...], ...]:
+    lowered = text.lower()
+    return expand(lowered, tokenizer.query_terms(lowered))
+
+
+def test_the_data_file_loads_and_every_group_has_terms() -> None:
+    groups = relations()
+    assert len(groups) >= 40
+    assert all(g.terms for g in groups)
+
+
+def test_for_a_living_searches_for_work_not_for_live() -> None:
+    groups = _groups("What do I do for a living?")
+    flat = {t for g in groups for t in g}
+    assert "work" in flat and "job" in flat
+    assert "live" not in flat  # "living" stems to "live": the ask form takes it out
+
+
+def test_a_tell_form_stays_a_term_and_brings_its_group() -> None:
+    groups = _groups("Who is my boss?")
+    assert any("boss" in g and "manag" in g for g in groups)
+
+
+def test_chinese_forms_expand_and_one_character_needs_a_whole_word() -> None:
+    assert any("领导" in g for g in _groups("我老板是谁？"))
+    assert any("工作" in g for g in _groups("王磊是干什么的？"))
+    assert not any("车" in g for g in _groups("今天很开心"))  # 开 inside 开心 is not "drive"
+
+
+@pytest.mark.parametrize(
+    ("fact", "other", "question"),
+    [
+        ("I work as a nurse at the General", "I live in Lyon with my partner", "What do I do for a living?"),
+        ("My manager is Karen", "My sister is called Karen too", "My boss?"),
+        ("I drive a blue Yaris", "Blue is my favourite colour", "Which car have I got?"),
+        ("我的领导姓赵", "我姓林", "我老板是谁？"),
+        ("我是一名小学老师", "我住在杭州", "我是干什么的？"),
+    ],
+)
+async def test_a_question_in_other_words_finds_its_statement_keyword_only(
+    engine: MemoryEngine, fact: str, other: str, question: str
+) -> None:
+    target = await engine.write(OWNER, Fact(fact))
+    await engine.write(OWNER, Fact(other))
+    hits = await engine.search(OWNER, question, k=2)
+    assert hits and hits[0].id == target.id
