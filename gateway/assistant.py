@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from channels.base import InboundMessage
@@ -25,7 +25,7 @@ from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
-from memory.retrieval.gate import asks_about_themselves, should_retrieve
+from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
@@ -212,7 +212,10 @@ class Assistant:
             if not should_retrieve(text, projects):
                 return []
             k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
-            hits = await self.engine.retrieve(owner, text, k=k, floor=self.settings.floor)
+            floor = self.settings.floor
+            if not personal_question(text):  # only a question about one's life keeps what stands out
+                floor = replace(floor, hybrid_lift=0.0)
+            hits = await self.engine.retrieve(owner, text, k=k, floor=floor)
             return budget_memories(hits)
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)

@@ -152,6 +152,7 @@ _EN_EVERYDAY = re.compile(
     r"kitchen|bedroom|living room|garage|loft|shed)\b",
     re.I,
 )
+_EN_YOU = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
 # A capitalised word that is not sentence-initial and not "I": a name (Caroline, Berlin, Postgres).
 _EN_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
 
@@ -173,6 +174,36 @@ _ZH_OVERVIEW = re.compile(
 def asks_about_themselves(text: str) -> bool:
     """True for "what do you know about me?" / "你记得我什么？": a request for an overview of the person."""
     return bool(_EN_OVERVIEW.search(text) or _ZH_OVERVIEW.search(text))
+
+
+# A question about one's own life is short: longer messages are conversation with a question in it.
+PERSONAL_QUESTION_WORDS = 20
+PERSONAL_QUESTION_HAN = 30
+
+
+def personal_question(text: str) -> bool:
+    """True for a short question about the person's own life ("can I eat prawns?", "who's our vet?", "my
+    boss?", "我老板？", "狗怕什么？"): memory is wanted, so the relevance floor may keep a memory that stands
+    out from the rest of the person's memories (``RelevanceFloor.hybrid_lift``)."""
+    prose = text.strip()
+    if _HAN.search(prose):
+        if len(_HAN.findall(prose)) > PERSONAL_QUESTION_HAN or prose.startswith("你"):
+            return False
+        first_person = _ZH_FIRST_PERSON.search(prose) is not None
+        if not _ZH_QUESTION.search(prose):
+            return False
+        return first_person or _zh_everyday_question(prose, first_person)
+    words = _EN_WORD.findall(prose)
+    if not words or len(words) > PERSONAL_QUESTION_WORDS:
+        return False
+    question = "?" in prose or _EN_QUESTION_START.match(prose) is not None
+    if not question:
+        return False
+    if _en_short_question(prose, words) or _EN_FIRST_PERSON_QUESTION.search(prose):
+        return True
+    if _EN_NAME.search(prose) and not _EN_YOU.search(prose):
+        return True  # "How old is Mia?": someone of the person's life, not the listener's
+    return _EN_POSSESSIVE.search(prose) is not None or _en_everyday_question(prose, question)
 
 
 def _strip_code(text: str) -> tuple[str, bool]:

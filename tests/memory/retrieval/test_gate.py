@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.retrieval.gate import MIN_CHARS, should_retrieve
+from memory.retrieval.gate import MIN_CHARS, personal_question, should_retrieve
 
 # ------------------------------------------------------------------------------------------ skipped
 
@@ -307,3 +307,38 @@ EVERYDAY_SMALL_TALK = [
 @pytest.mark.parametrize("text", EVERYDAY_SMALL_TALK)
 def test_small_talk_in_everyday_forms_stays_quiet(text: str) -> None:
     assert not should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can I eat prawns?",
+        "Who's our vet?",
+        "My boss?",
+        "How old is Mia?",
+        "What do I do for a living?",
+        "我能吃海鲜吗？",
+        "我老板？",
+        "狗怕什么？",
+        "王磊是干什么的？",
+    ],
+)
+def test_personal_questions_are_recognised(text: str) -> None:
+    assert personal_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How are you?",
+        "What's your name, Anna?",
+        "I went to Lyon last week.",
+        "你多大了？",
+        "今天天气怎么样？",
+        "我今天很开心",
+        "Well, I was thinking that maybe we could go to the cinema on Friday, and then after that "
+        "we could have dinner somewhere nice if you want, what do you think?",
+    ],
+)
+def test_small_talk_statements_and_long_turns_are_not_personal_questions(text: str) -> None:
+    assert not personal_question(text)
