@@ -147,4 +147,5 @@ class Retriever:
             now=now,
             k=k,
             groups=groups,
+            exact=frozenset(terms),
         )

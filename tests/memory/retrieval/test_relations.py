@@ -7,6 +7,7 @@ import pytest
 
 from memory.engine import MemoryEngine
 from memory.records import Fact
+from memory.retrieval.ranking import RELATED_WEIGHT, group_match
 from memory.retrieval.relations import expand, relations
 from memory.text import tokenizer
 
@@ -59,3 +60,28 @@ async def test_a_question_in_other_words_finds_its_statement_keyword_only(
     await engine.write(OWNER, Fact(other))
     hits = await engine.search(OWNER, question, k=2)
     assert hits and hits[0].id == target.id
+
+
+@pytest.mark.parametrize(
+    ("own", "related", "question"),
+    [
+        ("My boss is Karen", "The shop manager is Tom", "Who is my boss?"),
+        ("我老板姓王", "楼下超市的经理姓李", "我老板姓什么？"),
+    ],
+)
+async def test_the_question_s_own_word_outranks_a_related_one(
+    engine: MemoryEngine, own: str, related: str, question: str
+) -> None:
+    target = await engine.write(OWNER, Fact(own))
+    other = await engine.write(OWNER, Fact(related))
+    hits = await engine.search(OWNER, question, k=2)
+    assert [h.id for h in hits] == [target.id, other.id]
+    assert hits[0].match > hits[1].match > 0  # the related word counts, less than the word itself
+
+
+def test_group_match_counts_a_related_word_at_its_share() -> None:
+    group, own = frozenset({"boss", "manag"}), frozenset({"boss"})
+    assert group_match(group, own, {"boss"}) == 1.0
+    assert group_match(group, own, {"manag"}) == RELATED_WEIGHT
+    assert group_match(group, frozenset(), {"manag"}) == 1.0  # named only by an ask form
+    assert group_match(group, own, {"karen"}) == 0.0
