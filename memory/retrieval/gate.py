@@ -246,8 +246,30 @@ def _zh_everyday_question(prose: str, first_person: bool) -> bool:
     return _ZH_EVERYDAY.search(prose) is not None or _ZH_PERSON_ATTRIBUTE.search(prose) is not None
 
 
+# Asking the listener's opinion or a favour: "你觉得呢", "能帮我个忙吗".
+_ZH_TO_THE_LISTENER = re.compile("你觉得|你认为|你说呢|你能不能|你可以|能帮我|可以帮我|帮我个忙")
+
+
+def _zh_asks_the_listener(prose: str) -> bool:
+    """你叫什么名字？/ 你喜欢音乐吗？/ 我该怎么称呼你？: a question about the assistant, not the person."""
+    bare = prose.strip().rstrip("?？!！。~～ ")
+    if not _ZH_QUESTION.search(prose) or _ZH_ABOUT_ME.search(prose):
+        return False
+    if len(_HAN.findall(bare)) > ZH_NARRATIVE_HAN or "\n" in bare:
+        return False  # a longer message tells something of the person's own, whatever it asks
+    if bare.startswith("你") and "我" not in bare:
+        return True
+    if _ZH_TO_THE_LISTENER.search(bare):
+        return True
+    return bare.endswith("你") and "我的" not in bare
+
+
 def _zh_rules(prose: str) -> bool:
-    if _ZH_MEMORY_CUE.search(prose) or _ZH_PERSONAL_TOPIC.search(prose) or _ZH_ABOUT_ME.search(prose):
+    if _ZH_MEMORY_CUE.search(prose) or _ZH_ABOUT_ME.search(prose):
+        return True
+    if _zh_asks_the_listener(prose):
+        return False
+    if _ZH_PERSONAL_TOPIC.search(prose):
         return True
     first_person = _ZH_FIRST_PERSON.search(prose) is not None
     if _zh_everyday_question(prose, first_person):

@@ -342,3 +342,16 @@ def test_personal_questions_are_recognised(text: str) -> None:
 )
 def test_small_talk_statements_and_long_turns_are_not_personal_questions(text: str) -> None:
     assert not personal_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["你叫什么名字？", "你喜欢音乐吗？", "我该怎么称呼你？", "能帮我个忙吗？", "我也不知道，你觉得呢？"],
+)
+def test_chinese_questions_to_the_listener_stay_quiet(text: str) -> None:
+    assert not should_retrieve(text)
+
+
+@pytest.mark.parametrize("text", ["你还记得我喜欢什么吗？", "你知道我住哪吗？", "你记得我的生日吗"])
+def test_chinese_questions_to_the_listener_about_the_person_still_fire(text: str) -> None:
+    assert should_retrieve(text)
