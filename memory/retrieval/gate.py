@@ -152,6 +152,10 @@ _EN_EVERYDAY = re.compile(
     r"kitchen|bedroom|living room|garage|loft|shed)\b",
     re.I,
 )
+# A person named as the subject of a question: "is Mia", "does Hannah", "Mia's".
+_EN_SOMEONE = re.compile(r"\b(?:is|does|did|was|has|will)\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+'s\b")
+# A sentence that ends before the message does.
+_EN_SENTENCE_END = re.compile(r"[.!?](?:\s+|$)(?=\S)")
 _EN_YOU = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
 # A capitalised word that is not sentence-initial and not "I": a name (Caroline, Berlin, Postgres).
 _EN_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
@@ -194,14 +198,14 @@ def personal_question(text: str) -> bool:
             return False
         return first_person or _zh_everyday_question(prose, first_person)
     words = _EN_WORD.findall(prose)
-    if not words or len(words) > PERSONAL_QUESTION_WORDS:
-        return False
+    if not words or len(words) > PERSONAL_QUESTION_WORDS or _EN_SENTENCE_END.search(prose):
+        return False  # several sentences: conversation with a question in it
     question = "?" in prose or _EN_QUESTION_START.match(prose) is not None
     if not question:
         return False
     if _en_short_question(prose, words) or _EN_FIRST_PERSON_QUESTION.search(prose):
         return True
-    if _EN_NAME.search(prose) and not _EN_YOU.search(prose):
+    if _EN_SOMEONE.search(prose) and not _EN_YOU.search(prose):
         return True  # "How old is Mia?": someone of the person's life, not the listener's
     return _EN_POSSESSIVE.search(prose) is not None or _en_everyday_question(prose, question)
 
