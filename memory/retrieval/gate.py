@@ -180,6 +180,8 @@ def asks_about_themselves(text: str) -> bool:
     return bool(_EN_OVERVIEW.search(text) or _ZH_OVERVIEW.search(text))
 
 
+# A Chinese question ends as one: a question mark or a question particle ("我有猫吗", "我老板？").
+_ZH_ASKED = re.compile(r"(?:[?？]|[吗嘛呢么]|没有|了没)[\s~～。.!！]*$")
 # A question about one's own life is short: longer messages are conversation with a question in it.
 PERSONAL_QUESTION_WORDS = 20
 PERSONAL_QUESTION_HAN = 30
@@ -194,7 +196,8 @@ def personal_question(text: str) -> bool:
         if len(_HAN.findall(prose)) > PERSONAL_QUESTION_HAN or prose.startswith("你"):
             return False
         first_person = _ZH_FIRST_PERSON.search(prose) is not None
-        if not _ZH_QUESTION.search(prose):
+        asks = _ZH_ASKED.search(prose) or (len(_HAN.findall(prose)) <= ZH_SHORT_HAN and _ZH_WH.search(prose))
+        if not asks or _zh_asks_the_listener(prose):
             return False
         return first_person or _zh_everyday_question(prose, first_person)
     words = _EN_WORD.findall(prose)
