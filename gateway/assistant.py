@@ -212,10 +212,12 @@ class Assistant:
             if not should_retrieve(text, projects):
                 return []
             k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
-            floor = self.settings.floor
-            if not personal_question(text):  # only a question about one's life keeps what stands out
-                floor = replace(floor, hybrid_lift=0.0)
-            hits = await self.engine.retrieve(owner, text, k=k, floor=floor)
+            # A question about the person's own life finds its statement in other words and keeps a
+            # memory that stands out; other messages the gate lets through (chatter, narrative) only get
+            # memories that share their words or are close in meaning (issue 26, bench/README.md).
+            personal = personal_question(text)
+            floor = self.settings.floor if personal else replace(self.settings.floor, hybrid_lift=0.0)
+            hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal)
             return budget_memories(hits)
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)

@@ -58,8 +58,10 @@ class Retriever:
         k: int,
         min_match: float,
         floor: ranking.RelevanceFloor = ranking.NO_FLOOR,
+        related: bool = True,
     ) -> list[Retrieved]:
-        """The owner's top ``k`` live memories of ``tiers`` for ``text``.
+        """The owner's top ``k`` live memories of ``tiers`` for ``text`` (``related``: its words also find
+        their everyday relations, ``relations.expand``).
 
         An API embedding runs while SQLite finds the keyword candidates: the slower of the two sets the
         latency, not their sum. The local model is waited for first: its OpenMP threads use every core,
@@ -72,7 +74,7 @@ class Retriever:
         try:
             if vector_task is not None and embedder is not None and embedder.uses_local_cores:
                 await asyncio.wait([vector_task])
-            return await self._rank_with(owner, text, now, tiers, k, min_match, floor, vector_task)
+            return await self._rank_with(owner, text, now, tiers, k, min_match, floor, vector_task, related)
         finally:
             if vector_task is not None and not vector_task.done():
                 vector_task.cancel()
@@ -87,13 +89,15 @@ class Retriever:
         min_match: float,
         floor: ranking.RelevanceFloor,
         vector_task: asyncio.Future[np.ndarray | None] | None,
+        related: bool = True,
     ) -> list[Retrieved]:
         search = self._store.search
         lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
         project = ranking.match_project(lowered, terms, await self.known_projects(owner))
-        groups = relations.expand(without_date, terms)  # "for a living" searches for work, job, …
+        # "for a living" searches for work, job, …
+        groups = relations.expand(without_date, terms) if related else tuple((t,) for t in terms)
         weights = await self.term_weights(tuple(dict.fromkeys(t for g in groups for t in g)))
         selected, all_common = ranking.selective_terms(weights, search.indexed_rows)
         matches = []

@@ -85,3 +85,14 @@ def test_group_match_counts_a_related_word_at_its_share() -> None:
     assert group_match(group, own, {"manag"}) == RELATED_WEIGHT
     assert group_match(group, frozenset(), {"manag"}) == 1.0  # named only by an ask form
     assert group_match(group, own, {"karen"}) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("fact", "question"), [("My manager is Karen", "Who is my boss?"), ("我的领导姓赵", "我老板是谁？")]
+)
+async def test_without_related_words_only_the_question_s_own_words_count(
+    engine: MemoryEngine, fact: str, question: str
+) -> None:
+    target = await engine.write(OWNER, Fact(fact))
+    assert [h.id for h in await engine.retrieve(OWNER, question, touch=False)] == [target.id]
+    assert await engine.retrieve(OWNER, question, touch=False, related=False) == []
