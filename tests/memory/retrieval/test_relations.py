@@ -20,9 +20,9 @@ def _groups(text: str) -> tuple[tuple[str, ...], ...]:
 
 
 def test_the_data_file_loads_and_every_group_has_terms() -> None:
-    groups = relations()
-    assert len(groups) >= 40
-    assert all(g.terms for g in groups)
+    table = relations()
+    assert len(table.groups) >= 40
+    assert all(g.terms for g in table.groups)
 
 
 def test_for_a_living_searches_for_work_not_for_live() -> None:
@@ -41,6 +41,7 @@ def test_chinese_forms_expand_and_one_character_needs_a_whole_word() -> None:
     assert any("领导" in g for g in _groups("我老板是谁？"))
     assert any("工作" in g for g in _groups("王磊是干什么的？"))
     assert not any("车" in g for g in _groups("今天很开心"))  # 开 inside 开心 is not "drive"
+    assert any("驾驶" in g or "开" in g for g in _groups("车怎么样了？"))  # 车 alone is a word
 
 
 @pytest.mark.parametrize(
