@@ -3,8 +3,9 @@
 "What do I do for a living?" asks about "I work as a nurse"; "my boss?" about "my manager is Karen";
 "我老板是谁" about "我的领导姓赵". The groups are a small bilingual data file (``relations.json``, packaged
 with the code; issue 26). Each group has ``tell`` forms, words statements use (a query naming one searches
-for all of them), and ``ask`` forms, which only occur in questions: they are replaced by the group's tell
-forms, so "for a living" searches for *work* and not, through the stemmer, for *live*.
+for all of them), ``ask`` forms, which only occur in questions: they are replaced by the group's tell
+forms, so "for a living" searches for *work* and not, through the stemmer, for *live*; and ``kinds``
+(yoga and swimming of exercise), searched for when the group is named, but one kind never finds another.
 
 ``expand`` turns a query's terms into term groups: a memory matches a group when it holds any of the
 group's terms (``ranking.rank`` weighs groups, not single words). Pure, no I/O; the file is read once.
@@ -61,10 +62,11 @@ def relations() -> Relations:
     forms: dict[str, list[tuple[int, bool]]] = {}
     for index, group in enumerate(raw["groups"]):
         ask, tell = [f.lower() for f in group.get("ask", [])], [f.lower() for f in group["tell"]]
+        kinds = [f.lower() for f in group.get("kinds", [])]  # searched for, but never a form
         groups.append(
             Relation(
                 ask_terms=frozenset(t for f in ask for t in _terms(f)),
-                terms=tuple(dict.fromkeys(t for f in tell for t in _terms(f))),
+                terms=tuple(dict.fromkeys(t for f in tell + kinds for t in _terms(f))),
             )
         )
         for form, asked in [(f, True) for f in ask] + [(f, False) for f in tell]:

@@ -97,3 +97,10 @@ async def test_without_related_words_only_the_question_s_own_words_count(
     target = await engine.write(OWNER, Fact(fact))
     assert [h.id for h in await engine.retrieve(OWNER, question, touch=False)] == [target.id]
     assert await engine.retrieve(OWNER, question, touch=False, related=False) == []
+
+
+def test_a_group_finds_its_kinds_but_one_kind_does_not_find_another() -> None:
+    assert any("yoga" in g and "swim" in g for g in _groups("Do I exercise at all?"))
+    assert any("瑜伽" in g for g in _groups("我平时运动吗？"))
+    assert not any("swim" in g for g in _groups("Do I go running?"))
+    assert not any("游泳" in g for g in _groups("我跑步吗？"))
