@@ -181,7 +181,12 @@ def asks_about_themselves(text: str) -> bool:
 
 
 # A Chinese question ends as one: a question mark or a question particle ("我有猫吗", "我老板？").
-_ZH_ASKED = re.compile(r"(?:[?？]|[吗嘛呢么]|没有|了没)[\s~～。.!！]*$")
+_ZH_ASKED = re.compile(r"(?:[?？]|[吗嘛么]|没有|了没)[\s~～。.!！]*$")
+_ZH_SENTENCE_END = re.compile(r"[。！？!?~～…]+(?=[^\s。！？!?~～…])")
+# "Any/all" and not a question: 我什么都知道, 哪个都行, 谁都可以.
+_ZH_ANY = re.compile("(?:什么|哪个|哪儿|哪里|哪|谁)都")
+# Asking the listener for something: 给我推荐…, 帮我…, 告诉我….
+_ZH_FOR_ME = re.compile("^(?:给我|帮我|告诉我|教我)|[给帮]我(?:推荐|点|来|讲|说|找|想|看看)")
 # A question about one's own life is short: longer messages are conversation with a question in it.
 PERSONAL_QUESTION_WORDS = 20
 PERSONAL_QUESTION_HAN = 30
@@ -195,10 +200,14 @@ def personal_question(text: str) -> bool:
     if _HAN.search(prose):
         if len(_HAN.findall(prose)) > PERSONAL_QUESTION_HAN or prose.startswith("你"):
             return False
+        if _ZH_SENTENCE_END.search(prose):
+            return False  # several sentences: conversation with a question in it
         first_person = _ZH_FIRST_PERSON.search(prose) is not None
         asks = _ZH_ASKED.search(prose) or (len(_HAN.findall(prose)) <= ZH_SHORT_HAN and _ZH_WH.search(prose))
-        if not asks or _zh_asks_the_listener(prose):
+        if not asks or _ZH_ANY.search(prose) or _ZH_FOR_ME.search(prose) or _zh_asks_the_listener(prose):
             return False
+        if "你" in prose and not _ZH_ABOUT_ME.search(prose):
+            return False  # what the listener knows, thinks or does
         return first_person or _zh_everyday_question(prose, first_person)
     words = _EN_WORD.findall(prose)
     if not words or len(words) > PERSONAL_QUESTION_WORDS or _EN_SENTENCE_END.search(prose):

@@ -336,6 +336,10 @@ def test_personal_questions_are_recognised(text: str) -> None:
         "你多大了？",
         "今天天气怎么样？",
         "我今天很开心",
+        "我什么都知道",
+        "给我推荐个色号好吗？",
+        "你知道我在想什么吗？",
+        "我也想去。在哪里？",
         "Well, I was thinking that maybe we could go to the cinema on Friday, and then after that "
         "we could have dinner somewhere nice if you want, what do you think?",
     ],
