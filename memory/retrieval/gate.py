@@ -71,7 +71,7 @@ _ZH_ASKS = re.compile(
 )
 # The everyday things and people of a life, asked about without 我的 ("狗怕什么？", "车险哪天到期？").
 _ZH_EVERYDAY = re.compile(
-    "狗|猫|宠物|鹦鹉|兔子|仓鼠|金鱼|钥匙|护照|驾照|身份证|户口本|信用卡|银行卡|物业|水电|房租|房贷|租约|"
+    "狗|猫|车|宠物|鹦鹉|兔子|仓鼠|金鱼|钥匙|护照|驾照|身份证|户口本|信用卡|银行卡|物业|水电|房租|房贷|租约|"
     "租房|保险|车险|年检|保养|疫苗|体检|复查|医生|药|孩子|儿子|女儿|老公|老婆|男朋友|女朋友|外婆|外公|"
     "奶奶|爷爷|姥姥|姥爷|舅舅|姑姑|叔叔|阿姨|闺蜜|领导|上司|老板|同事|工资|家里|我们家|"
     "国庆|暑假|寒假|过年|春节|纪念日|婚礼|家长会|被子|冰箱|宽带|电梯|车位|卷子|客厅|卧室|厨房|阳台|车库"
@@ -256,10 +256,27 @@ def _zh_everyday_question(prose: str, first_person: bool) -> bool:
     王磊是干什么的？ (what is asked about a person); not what is asked of the listener (你多大了？)."""
     if not _ZH_ASKS.search(prose) or prose.lstrip().startswith("你"):
         return False
-    own_question = first_person and len(_HAN.findall(prose)) >= ZH_MIN_CHARS  # not a bare 我呢？
+    han = len(_HAN.findall(prose))
+    # Not a bare 我呢？ or 说我吗？: three characters ask only as a short form ("我老板？").
+    own_question = first_person and (
+        han > ZH_MIN_CHARS or (han == ZH_MIN_CHARS and not _ZH_PARTICLE_END.search(prose))
+    )
     if own_question and _ZH_QUESTION.search(prose):
         return True
-    return _ZH_EVERYDAY.search(prose) is not None or _ZH_PERSON_ATTRIBUTE.search(prose) is not None
+    if _ZH_PERSON_ATTRIBUTE.search(prose):
+        return True
+    # A thing of the household as the topic, at the start ("狗怕什么？", "家里的备用钥匙在哪？"), not a
+    # word in passing; and not "what is X?" (猫驴子是什么？), which asks for general knowledge.
+    if _ZH_WHAT_IS.search(prose):
+        return False
+    return any(thing.start() <= ZH_TOPIC_CHARS for thing in _ZH_EVERYDAY.finditer(prose))
+
+
+# Where the topic of a short Chinese question sits: within its first characters (狗怕什么,
+# 家里的备用钥匙在哪).
+ZH_TOPIC_CHARS = 4
+_ZH_PARTICLE_END = re.compile(r"[吗嘛呢么][?？\s]*$")
+_ZH_WHAT_IS = re.compile(r"是(?:什么|啥)(?:东西)?[?？\s]*$")
 
 
 # Asking the listener's opinion or a favour: "你觉得呢", "能帮我个忙吗".

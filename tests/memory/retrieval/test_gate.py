@@ -291,6 +291,9 @@ def test_questions_about_everyday_things_and_people_fire(text: str) -> None:
 
 # Small talk that looks like those forms: offers, the listener's things, general knowledge.
 EVERYDAY_SMALL_TALK = [
+    "说我吗？",
+    "熊猫是什么？",
+    "今天想去看看海底的金鱼吗",
     "Where is the nearest bank?",
     "How much is the ticket?",
     "Can I ask you something?",
