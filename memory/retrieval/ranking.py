@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -218,18 +218,14 @@ def rank(
     ``chinese``: it is written in Chinese).
     """
     cosines = dense_cosine or {}
-    weighted = group_weights(groups if groups is not None else tuple((t,) for t in weights), weights)
-    own_terms = set(weights) if exact is None else exact
-    owns = [group & own_terms for group, _ in weighted]
-    total_weight = sum(w for _, w in weighted) or 1.0
+    match_of = match_scorer(weights, groups, exact)
     query_pairs = set(itertools.pairwise(query_tokens))
     bounds = window_bounds(window) if window is not None else None
     scored: list[tuple[Candidate, float, float, float]] = []  # row, text score, match, decay
     for row, bm25_share, lowest in pool.rows.values():
         tokens = row.search_text.split()
         words = set(tokens)
-        match = sum(w * group_match(g, own, words) for (g, w), own in zip(weighted, owns, strict=True))
-        match /= total_weight
+        match = match_of(words)
         if match < min_match and row.id not in dense_rank:
             continue
         proximity = len(query_pairs.intersection(itertools.pairwise(tokens)))
@@ -244,25 +240,45 @@ def rank(
     else:
         fused = {row.id: text_score for row, text_score, _, _ in scored}
     hits = [
-        Retrieved(
-            id=row.id,
-            content=row.content,
-            tier=row.tier,
-            project=row.project,
-            topic=row.topic,
-            category=row.category,
-            importance=row.importance,
-            created_at=row.created_at,
-            score=fused[row.id] * (1.0 + DECAY_WEIGHT * decay),
-            match=match,
-            cosine=cosines.get(row.id, 0.0),
-        )
+        _retrieved(row, fused[row.id] * (1.0 + DECAY_WEIGHT * decay), match, cosines.get(row.id, 0.0))
         for row, _, match, decay in scored
     ]
     median = statistics.median(cosines.values()) if cosines else 0.0
     hits = [hit for hit in hits if floor.admits(hit, hybrid=hybrid, chinese=chinese, pool_median=median)]
     hits.sort(key=lambda h: (-h.score, -h.id))
     return hits[:k]
+
+
+def match_scorer(
+    weights: dict[str, float], groups: tuple[tuple[str, ...], ...] | None, exact: frozenset[str] | None
+) -> Callable[[set[str]], float]:
+    """The idf-weighted share of the query's term groups a memory's words hold (``group_match`` each)."""
+    weighted = group_weights(groups if groups is not None else tuple((t,) for t in weights), weights)
+    own_terms = set(weights) if exact is None else exact
+    owns = [group & own_terms for group, _ in weighted]
+    total_weight = sum(w for _, w in weighted) or 1.0
+
+    def match(words: set[str]) -> float:
+        held = sum(w * group_match(g, own, words) for (g, w), own in zip(weighted, owns, strict=True))
+        return held / total_weight
+
+    return match
+
+
+def _retrieved(row: Candidate, score: float, match: float, cosine: float) -> Retrieved:
+    return Retrieved(
+        id=row.id,
+        content=row.content,
+        tier=row.tier,
+        project=row.project,
+        topic=row.topic,
+        category=row.category,
+        importance=row.importance,
+        created_at=row.created_at,
+        score=score,
+        match=match,
+        cosine=cosine,
+    )
 
 
 def fuse_ranks(

@@ -79,6 +79,25 @@ class Retriever:
             if vector_task is not None and not vector_task.done():
                 vector_task.cancel()
 
+    async def _nearest(
+        self, owner: str, query_vector: np.ndarray | None, tiers: tuple[int, ...], pool: ranking.Pool
+    ) -> dict[int, float]:
+        """The owner's nearest memories to the query vector (id -> cosine, nearest first), added to the
+        pool; empty without a vector."""
+        embedder = self._embedding.embedder
+        if query_vector is None or embedder is None:
+            return {}
+        vectors = await self._vectors.get(owner, embedder.model_key)
+        dense_cosine = {
+            memory_id: cosine
+            for memory_id, cosine in vectors.top(query_vector, ranking.DENSE_CANDIDATES, tiers)
+            if cosine >= ranking.DENSE_MIN_COSINE
+        }
+        unseen = [i for i in dense_cosine if i not in pool.rows]
+        if unseen:
+            pool.add(await self._store.search.by_ids(owner, unseen), 0.0)
+        return dense_cosine
+
     async def _rank_with(
         self,
         owner: str,
@@ -96,7 +115,6 @@ class Retriever:
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
         project = ranking.match_project(lowered, terms, await self.known_projects(owner))
-        # "for a living" searches for work, job, …
         groups = relations.expand(without_date, terms) if related else tuple((t,) for t in terms)
         weights = await self.term_weights(tuple(dict.fromkeys(t for g in groups for t in g)))
         selected, all_common = ranking.selective_terms(weights, search.indexed_rows)
@@ -121,22 +139,9 @@ class Retriever:
             start, end = ranking.window_bounds(window)
             rows = await search.written_between(owner, start, end, tiers, ranking.PARTITION_CANDIDATES)
             pool.add(rows, ranking.WINDOW_ONLY_TEXT)
-        dense_rank: dict[int, int] = {}
-        dense_cosine: dict[int, float] = {}
         query_vector = await vector_task if vector_task is not None else None
-        embedder = self._embedding.embedder
-        if query_vector is not None and embedder is not None:
-            vectors = await self._vectors.get(owner, embedder.model_key)
-            dense_cosine = {
-                memory_id: cosine
-                for memory_id, cosine in vectors.top(query_vector, ranking.DENSE_CANDIDATES, tiers)
-                if cosine >= ranking.DENSE_MIN_COSINE
-            }
-            dense = list(dense_cosine)
-            dense_rank = {memory_id: position for position, memory_id in enumerate(dense, start=1)}
-            unseen = [i for i in dense if i not in pool.rows]
-            if unseen:
-                pool.add(await search.by_ids(owner, unseen), 0.0)
+        dense_cosine = await self._nearest(owner, query_vector, tiers, pool)
+        dense_rank = {memory_id: position for position, memory_id in enumerate(dense_cosine, start=1)}
         return ranking.rank(
             pool,
             weights=weights,
