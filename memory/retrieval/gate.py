@@ -134,7 +134,7 @@ _EN_MODAL_I = re.compile(r"\b(?:can|could|should|shall|may|must|might)\s+i\s+(\w
 _EN_SMALL_TALK_VERBS = frozenset(
     {"help", "ask", "say", "tell", "call", "get", "offer", "talk", "speak", "come", "see", "sit", "join"}
     | {"borrow", "interrupt", "know", "be", "do", "go", "leave", "try", "use", "pay", "put", "make"}
-    | {"have", "take", "turn", "move", "look", "speak", "bring", "start", "order", "check", "change"}
+    | {"have", "take", "turn", "move", "look", "bring", "start", "order", "check", "change"}
 )
 # The household's own: "our vet", "do we …", "are we getting …", "for me", "anything I …", "any … I can't".
 _EN_OURS = re.compile(
