@@ -92,6 +92,7 @@ def relevance_floor(config: Config) -> RelevanceFloor:
         floor.hybrid_cosine,
         floor.keyword_match_zh,
         floor.hybrid_cosine_zh,
+        floor.hybrid_lift,
     )
 
 

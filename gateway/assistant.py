@@ -12,7 +12,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from channels.base import InboundMessage
@@ -26,7 +26,7 @@ from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
-from memory.retrieval.gate import asks_about_themselves, should_retrieve
+from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
@@ -239,7 +239,12 @@ class Assistant:
             if not should_retrieve(text, projects):
                 return []
             k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
-            hits = await self.engine.retrieve(owner, text, k=k, floor=self.settings.floor)
+            # A question about the person's own life finds its statement in other words and keeps a
+            # memory that stands out; other messages the gate lets through (chatter, narrative) only get
+            # memories that share their words or are close in meaning (issue 26, bench/README.md).
+            personal = personal_question(text)
+            floor = self.settings.floor if personal else replace(self.settings.floor, hybrid_lift=0.0)
+            hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal)
             return budget_memories(hits)
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)

@@ -252,6 +252,7 @@ class MemoryEngine:
         min_match: float = 0.0,
         touch: bool = True,
         floor: RelevanceFloor = NO_FLOOR,
+        related: bool = True,
     ) -> builtins.list[Retrieved]:
         """Tier 2 memories for a message: project partition + FTS5 (+ vectors), ranked, top ``k``, touched.
 
@@ -260,10 +261,11 @@ class MemoryEngine:
         ``min_match`` drops keyword-only hits whose idf-weighted share of the query's terms is below it.
         ``touch=False`` leaves access times alone (benchmarks: the order of queries must not matter).
         ``floor`` drops hits not relevant enough to inject into a reply (``RelevanceFloor``).
+        ``related``: the query's words also find their everyday relations (``retrieval/relations.py``).
         """
         check_owner(owner)
         hits = await self._retriever.rank(
-            owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match, floor=floor
+            owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match, floor=floor, related=related
         )
         if hits and touch:
             await self.store.memories.touch([h.id for h in hits], to_db(now or utcnow()))

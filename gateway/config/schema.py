@@ -174,6 +174,10 @@ class RelevanceFloorConfig(_Model):
     hybrid_cosine: float = Field(0.84, ge=0.0, le=1.0)
     keyword_match_zh: float = Field(0.0, ge=0.0, le=1.0)
     hybrid_cosine_zh: float = Field(0.865, ge=0.0, le=1.0)
+    # For a question about the person's own life (gate.personal_question), a hit this far above the
+    # median cosine of the query's vector candidates stands out and is kept; 0 turns it off. Chosen with
+    # bench.everyday and bench.conversation_recall (bench/README.md, "The everyday loop").
+    hybrid_lift: float = Field(0.02, ge=0.0, le=1.0)
 
 
 class MemoryConfig(_Model):

@@ -15,7 +15,12 @@ We keep those families and add what that list misses:
   ("what do you know about me", "你记得我什么") and requests to be reminded ("remind me…", "tell me
   again…", "提醒我…"). Offers and permission questions ("Can I help you?", "May I ask…") stay small talk.
   Retrieval is cheap; what keeps chit-chat clean is the relevance floor on what is injected
-  (docs/architecture.md, "Retrieval").
+  (docs/architecture.md, "Retrieval");
+* everyday questions come in every form (issue 26, measured with ``bench.everyday``): yes/no about
+  oneself ("can I eat …?", "am I …?", "我能吃…吗", "我是不是…"), about the household ("our …", "do we …",
+  "我们的…"), "anything I should avoid?" / "有什么我该注意的", short forms ("my boss?", "我老板？"), and
+  questions about the everyday things and people of a life without a possessive ("how old is the cat?",
+  "狗怕什么？", "王磊是干什么的？").
 
 The rules are families of words, not sentences from any data set; bench/gate.py measures them.
 """
@@ -61,6 +66,21 @@ _ZH_QUESTION = re.compile(r"[?？]|什么|怎么|为什么|哪|谁|几|多少|�
 # A question word that asks for a thing (not 吗/呢, which end most small-talk questions).
 _ZH_WH = re.compile("什么|啥|哪|谁|几[个次年岁点天]?|多少|多大|多久|一共|总共")
 _ZH_QUESTION_END = re.compile(r"[?？]\s*$")
+_ZH_ASKS = re.compile(
+    r"[?？]|[吗嘛呢]\s*$|什么|啥|哪|谁|几|多少|多大|多久|多重|多远|没有|是不是|有没有|能不能|可不可以"
+)
+# The everyday things and people of a life, asked about without 我的 ("狗怕什么？", "车险哪天到期？").
+_ZH_EVERYDAY = re.compile(
+    "狗|猫|车|宠物|鹦鹉|兔子|仓鼠|金鱼|钥匙|护照|驾照|身份证|户口本|信用卡|银行卡|物业|水电|房租|房贷|租约|"
+    "租房|保险|车险|年检|保养|疫苗|体检|复查|医生|药|孩子|儿子|女儿|老公|老婆|男朋友|女朋友|外婆|外公|"
+    "奶奶|爷爷|姥姥|姥爷|舅舅|姑姑|叔叔|阿姨|闺蜜|领导|上司|老板|同事|工资|家里|我们家|"
+    "国庆|暑假|寒假|过年|春节|纪念日|婚礼|家长会|被子|冰箱|宽带|电梯|车位|卷子|客厅|卧室|厨房|阳台|车库"
+)
+# What is asked about a person: their job, age, school year, where they live or work ("王磊是干什么的？").
+_ZH_PERSON_ATTRIBUTE = re.compile(
+    "是?(?:干|做)(?:什么|啥)的|做哪一?行|干哪一?行|职业|多大了|几岁|多大年纪|岁数|几年级|在哪(?:儿|里)?(?:上学|上班|工作|读书)|"
+    "住(?:在)?哪|在哪个(?:国家|城市)|上学了"
+)
 # What the assistant knows of the user, and requests to be reminded.
 _ZH_ABOUT_ME = re.compile(
     "关于我|你知道我|你了解我|你记得我|我跟你说过|我和你说过|我告诉过你|提醒我|再说一遍我"
@@ -108,6 +128,35 @@ _EN_PAST_QUESTION = re.compile(
 # enough: "May I help you?" and "I think so" are the bulk of small talk.
 _EN_POSSESSIVE = re.compile(r"\b(?:my|mine)\b", re.I)
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+# A yes/no question about oneself with a modal ("can I eat …?", "should I order …?"): personal, unless it
+# is the offer or permission of small talk ("Can I help you?", "May I ask…", "What should I call you?").
+_EN_MODAL_I = re.compile(r"\b(?:can|could|should|shall|may|must|might)\s+i\s+(\w+)", re.I)
+_EN_SMALL_TALK_VERBS = frozenset(
+    {"help", "ask", "say", "tell", "call", "get", "offer", "talk", "speak", "come", "see", "sit", "join"}
+    | {"borrow", "interrupt", "know", "be", "do", "go", "leave", "try", "use", "pay", "put", "make"}
+    | {"have", "take", "turn", "move", "look", "bring", "start", "order", "check", "change"}
+)
+# The household's own: "our vet", "do we …", "are we getting …", "for me", "anything I …", "any … I can't".
+_EN_OURS = re.compile(
+    r"\b(?:our|ours)\b|\b(?:do|did|are|were|have|had|will|should|can)\s+we\b|\bfor (?:me|myself)\b|"
+    r"\b(?:anything|something|any\s+\w+|a\s+\w+)\s+(?:i|i'm|i've|i'd)\b|\bat (?:work|home|school)\b",
+    re.I,
+)
+# The everyday things and people of a life, asked about without a possessive ("how old is the cat?").
+_EN_EVERYDAY = re.compile(
+    r"\b(?:the|our|my)\s+(?:dog|dogs|cat|cats|puppy|kitten|pets?|parrot|bird|rabbit|hamster|fish|"
+    r"goldfish|vet|kids|children|baby|car|bike|house|flat|rent|mortgage|landlord|(?:spare\s+)?keys?|"
+    r"boiler|bins|wifi|broadband|fridge|garden|passports?|insurance|bills|doctor|dentist|gp|"
+    r"school|homework|boss|manager|office|report|deadline|salary|shift|anniversary|wedding|"
+    r"party|trip|flight|holiday|tenancy|lease|plants|grandma|gran|nan|grandpa|mum|mom|dad|"
+    r"kitchen|bedroom|living room|garage|loft|shed)\b",
+    re.I,
+)
+# A person named as the subject of a question: "is Mia", "does Hannah", "Mia's".
+_EN_SOMEONE = re.compile(r"\b(?:is|does|did|was|has|will)\s+[A-Z][a-z]+\b|\b[A-Z][a-z]+'s\b")
+# A sentence that ends before the message does.
+_EN_SENTENCE_END = re.compile(r"[.!?](?:\s+|$)(?=\S)")
+_EN_YOU = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.I)
 # A capitalised word that is not sentence-initial and not "I": a name (Caroline, Berlin, Postgres).
 _EN_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
 
@@ -129,6 +178,48 @@ _ZH_OVERVIEW = re.compile(
 def asks_about_themselves(text: str) -> bool:
     """True for "what do you know about me?" / "你记得我什么？": a request for an overview of the person."""
     return bool(_EN_OVERVIEW.search(text) or _ZH_OVERVIEW.search(text))
+
+
+# A Chinese question ends as one: a question mark or a question particle ("我有猫吗", "我老板？").
+_ZH_ASKED = re.compile(r"(?:[?？]|[吗嘛么]|没有|了没)[\s~～。.!！]*$")
+_ZH_SENTENCE_END = re.compile(r"[。！？!?~～…]+(?=[^\s。！？!?~～…])")
+# "Any/all" and not a question: 我什么都知道, 哪个都行, 谁都可以.
+_ZH_ANY = re.compile("(?:什么|哪个|哪儿|哪里|哪|谁)都")
+# Asking the listener for something: 给我推荐…, 帮我…, 告诉我….
+_ZH_FOR_ME = re.compile("^(?:给我|帮我|告诉我|教我)|[给帮]我(?:推荐|点|来|讲|说|找|想|看看)")
+# A question about one's own life is short: longer messages are conversation with a question in it.
+PERSONAL_QUESTION_WORDS = 20
+PERSONAL_QUESTION_HAN = 30
+
+
+def personal_question(text: str) -> bool:
+    """True for a short question about the person's own life ("can I eat prawns?", "who's our vet?", "my
+    boss?", "我老板？", "狗怕什么？"): memory is wanted, so the relevance floor may keep a memory that stands
+    out from the rest of the person's memories (``RelevanceFloor.hybrid_lift``)."""
+    prose = text.strip()
+    if _HAN.search(prose):
+        if len(_HAN.findall(prose)) > PERSONAL_QUESTION_HAN or prose.startswith("你"):
+            return False
+        if _ZH_SENTENCE_END.search(prose):
+            return False  # several sentences: conversation with a question in it
+        first_person = _ZH_FIRST_PERSON.search(prose) is not None
+        asks = _ZH_ASKED.search(prose) or (len(_HAN.findall(prose)) <= ZH_SHORT_HAN and _ZH_WH.search(prose))
+        if not asks or _ZH_ANY.search(prose) or _ZH_FOR_ME.search(prose) or _zh_asks_the_listener(prose):
+            return False
+        if "你" in prose and not _ZH_ABOUT_ME.search(prose):
+            return False  # what the listener knows, thinks or does
+        return first_person or _zh_everyday_question(prose, first_person)
+    words = _EN_WORD.findall(prose)
+    if not words or len(words) > PERSONAL_QUESTION_WORDS or _EN_SENTENCE_END.search(prose):
+        return False  # several sentences: conversation with a question in it
+    question = "?" in prose or _EN_QUESTION_START.match(prose) is not None
+    if not question:
+        return False
+    if _en_short_question(prose, words) or _EN_FIRST_PERSON_QUESTION.search(prose):
+        return True
+    if _EN_SOMEONE.search(prose) and not _EN_YOU.search(prose):
+        return True  # "How old is Mia?": someone of the person's life, not the listener's
+    return _EN_POSSESSIVE.search(prose) is not None or _en_everyday_question(prose, question)
 
 
 def _strip_code(text: str) -> tuple[str, bool]:
@@ -160,10 +251,62 @@ def should_retrieve(text: str, known_projects: frozenset[str] | set[str] = froze
     return _en_rules(prose)
 
 
+def _zh_everyday_question(prose: str, first_person: bool) -> bool:
+    """我有猫吗？/ 我腰不好吗 (a yes/no question about oneself), 狗怕什么？ (the everyday things of a life),
+    王磊是干什么的？ (what is asked about a person); not what is asked of the listener (你多大了？)."""
+    if not _ZH_ASKS.search(prose) or prose.lstrip().startswith("你"):
+        return False
+    han = len(_HAN.findall(prose))
+    # Not a bare 我呢？ or 说我吗？: three characters ask only as a short form ("我老板？").
+    own_question = first_person and (
+        han > ZH_MIN_CHARS or (han == ZH_MIN_CHARS and not _ZH_PARTICLE_END.search(prose))
+    )
+    if own_question and _ZH_QUESTION.search(prose):
+        return True
+    if _ZH_PERSON_ATTRIBUTE.search(prose):
+        return True
+    # A thing of the household as the topic, at the start ("狗怕什么？", "家里的备用钥匙在哪？"), not a
+    # word in passing; and not "what is X?" (猫驴子是什么？), which asks for general knowledge.
+    if _ZH_WHAT_IS.search(prose):
+        return False
+    return any(thing.start() <= ZH_TOPIC_CHARS for thing in _ZH_EVERYDAY.finditer(prose))
+
+
+# Where the topic of a short Chinese question sits: within its first characters (狗怕什么,
+# 家里的备用钥匙在哪).
+ZH_TOPIC_CHARS = 4
+_ZH_PARTICLE_END = re.compile(r"[吗嘛呢么][?？\s]*$")
+_ZH_WHAT_IS = re.compile(r"是(?:什么|啥)(?:东西)?[?？\s]*$")
+
+
+# Asking the listener's opinion or a favour: "你觉得呢", "能帮我个忙吗".
+_ZH_TO_THE_LISTENER = re.compile("你觉得|你认为|你说呢|你能不能|你可以|能帮我|可以帮我|帮我个忙")
+
+
+def _zh_asks_the_listener(prose: str) -> bool:
+    """你叫什么名字？/ 你喜欢音乐吗？/ 我该怎么称呼你？: a question about the assistant, not the person."""
+    bare = prose.strip().rstrip("?？!！。~～ ")
+    if not _ZH_QUESTION.search(prose) or _ZH_ABOUT_ME.search(prose):
+        return False
+    if len(_HAN.findall(bare)) > ZH_NARRATIVE_HAN or "\n" in bare:
+        return False  # a longer message tells something of the person's own, whatever it asks
+    if bare.startswith("你") and "我" not in bare:
+        return True
+    if _ZH_TO_THE_LISTENER.search(bare):
+        return True
+    return bare.endswith("你") and "我的" not in bare
+
+
 def _zh_rules(prose: str) -> bool:
-    if _ZH_MEMORY_CUE.search(prose) or _ZH_PERSONAL_TOPIC.search(prose) or _ZH_ABOUT_ME.search(prose):
+    if _ZH_MEMORY_CUE.search(prose) or _ZH_ABOUT_ME.search(prose):
+        return True
+    if _zh_asks_the_listener(prose):
+        return False
+    if _ZH_PERSONAL_TOPIC.search(prose):
         return True
     first_person = _ZH_FIRST_PERSON.search(prose) is not None
+    if _zh_everyday_question(prose, first_person):
+        return True
     han = len(_HAN.findall(prose))
     if first_person and han >= ZH_NARRATIVE_HAN:
         return True
@@ -172,10 +315,23 @@ def _zh_rules(prose: str) -> bool:
     return first_person and _ZH_QUESTION.search(prose) is not None and han >= ZH_NARRATIVE_HAN // 2
 
 
+def _en_short_question(prose: str, words: list[str]) -> bool:
+    """ "My boss?", "Our vet?", "The dog's name?": a short question about one's own things."""
+    return prose.rstrip().endswith("?") and bool(words) and words[0].lower() in {"my", "our", "the"}
+
+
+def _en_everyday_question(prose: str, question: bool) -> bool:
+    """A yes/no question about oneself, the household's things, or the everyday things of a life."""
+    modal = _EN_MODAL_I.search(prose)
+    if question and modal and modal.group(1).lower() not in _EN_SMALL_TALK_VERBS:
+        return True
+    return question and (_EN_OURS.search(prose) is not None or _EN_EVERYDAY.search(prose) is not None)
+
+
 def _en_rules(prose: str) -> bool:
     words = _EN_WORD.findall(prose)
     if len(words) < 3:
-        return False
+        return len(words) >= 2 and _en_short_question(prose, words)
     if _EN_MEMORY_CUE.search(prose) or _EN_PERSONAL_TOPIC.search(prose):
         return True
     possessive = _EN_POSSESSIVE.search(prose) is not None
@@ -183,6 +339,8 @@ def _en_rules(prose: str) -> bool:
     question = "?" in prose or past_question
     asks = question or _EN_QUESTION_START.match(prose) is not None  # "where do I live" without the "?"
     if _EN_ABOUT_ME.search(prose) or (asks and _EN_FIRST_PERSON_QUESTION.search(prose)):
+        return True
+    if _en_everyday_question(prose, asks):
         return True
     # A question about a name, a past event, or the user's own things.
     if question and (past_question or possessive or _EN_NAME.search(prose)):

@@ -12,7 +12,7 @@ from datetime import datetime
 import numpy as np
 
 from memory.records import Retrieved
-from memory.retrieval import ranking
+from memory.retrieval import ranking, relations
 from memory.retrieval.question import question_focus
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
@@ -58,8 +58,10 @@ class Retriever:
         k: int,
         min_match: float,
         floor: ranking.RelevanceFloor = ranking.NO_FLOOR,
+        related: bool = True,
     ) -> list[Retrieved]:
-        """The owner's top ``k`` live memories of ``tiers`` for ``text``.
+        """The owner's top ``k`` live memories of ``tiers`` for ``text`` (``related``: its words also find
+        their everyday relations, ``relations.expand``).
 
         An API embedding runs while SQLite finds the keyword candidates: the slower of the two sets the
         latency, not their sum. The local model is waited for first: its OpenMP threads use every core,
@@ -72,10 +74,29 @@ class Retriever:
         try:
             if vector_task is not None and embedder is not None and embedder.uses_local_cores:
                 await asyncio.wait([vector_task])
-            return await self._rank_with(owner, text, now, tiers, k, min_match, floor, vector_task)
+            return await self._rank_with(owner, text, now, tiers, k, min_match, floor, vector_task, related)
         finally:
             if vector_task is not None and not vector_task.done():
                 vector_task.cancel()
+
+    async def _nearest(
+        self, owner: str, query_vector: np.ndarray | None, tiers: tuple[int, ...], pool: ranking.Pool
+    ) -> dict[int, float]:
+        """The owner's nearest memories to the query vector (id -> cosine, nearest first), added to the
+        pool; empty without a vector."""
+        embedder = self._embedding.embedder
+        if query_vector is None or embedder is None:
+            return {}
+        vectors = await self._vectors.get(owner, embedder.model_key)
+        dense_cosine = {
+            memory_id: cosine
+            for memory_id, cosine in vectors.top(query_vector, ranking.DENSE_CANDIDATES, tiers)
+            if cosine >= ranking.DENSE_MIN_COSINE
+        }
+        unseen = [i for i in dense_cosine if i not in pool.rows]
+        if unseen:
+            pool.add(await self._store.search.by_ids(owner, unseen), 0.0)
+        return dense_cosine
 
     async def _rank_with(
         self,
@@ -87,13 +108,15 @@ class Retriever:
         min_match: float,
         floor: ranking.RelevanceFloor,
         vector_task: asyncio.Future[np.ndarray | None] | None,
+        related: bool = True,
     ) -> list[Retrieved]:
         search = self._store.search
         lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
         project = ranking.match_project(lowered, terms, await self.known_projects(owner))
-        weights = await self.term_weights(terms)
+        groups = relations.expand(without_date, terms) if related else tuple((t,) for t in terms)
+        weights = await self.term_weights(tuple(dict.fromkeys(t for g in groups for t in g)))
         selected, all_common = ranking.selective_terms(weights, search.indexed_rows)
         matches = []
         if selected:
@@ -117,7 +140,8 @@ class Retriever:
             rows = await search.written_between(owner, start, end, tiers, ranking.PARTITION_CANDIDATES)
             pool.add(rows, ranking.WINDOW_ONLY_TEXT)
         query_vector = await vector_task if vector_task is not None else None
-        dense_rank, dense_cosine = await self._dense(owner, query_vector, tiers, pool)
+        dense_cosine = await self._nearest(owner, query_vector, tiers, pool)
+        dense_rank = {memory_id: position for position, memory_id in enumerate(dense_cosine, start=1)}
         return ranking.rank(
             pool,
             weights=weights,
@@ -131,26 +155,6 @@ class Retriever:
             min_match=min_match,
             now=now,
             k=k,
+            groups=groups,
+            exact=frozenset(terms),
         )
-
-    async def _dense(
-        self, owner: str, query_vector: np.ndarray | None, tiers: tuple[int, ...], pool: ranking.Pool
-    ) -> tuple[dict[int, int], dict[int, float]]:
-        """The vector side of one retrieval: (id -> dense rank, id -> cosine) of the owner's memories
-        nearest the query, whose rows join ``pool``; empty without a query vector or an embedder."""
-        dense_rank: dict[int, int] = {}
-        dense_cosine: dict[int, float] = {}
-        embedder = self._embedding.embedder
-        if query_vector is not None and embedder is not None:
-            vectors = await self._vectors.get(owner, embedder.model_key)
-            dense_cosine = {
-                memory_id: cosine
-                for memory_id, cosine in vectors.top(query_vector, ranking.DENSE_CANDIDATES, tiers)
-                if cosine >= ranking.DENSE_MIN_COSINE
-            }
-            dense = list(dense_cosine)
-            dense_rank = {memory_id: position for position, memory_id in enumerate(dense, start=1)}
-            unseen = [i for i in dense if i not in pool.rows]
-            if unseen:
-                pool.add(await self._store.search.by_ids(owner, unseen), 0.0)
-        return dense_rank, dense_cosine

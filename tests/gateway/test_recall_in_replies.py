@@ -176,3 +176,12 @@ async def test_what_do_you_know_about_me_gets_the_profile_and_the_weightiest_mem
     assert "I had pasta for lunch" not in contents  # a temp fact from long ago weighs least
     # Not text matches: none of these memories shares a word with the question.
     assert all(m.match == 0.0 for m in request.memories)
+
+
+def test_a_hit_that_stands_out_from_the_pool_is_admitted_below_the_absolute_cosine() -> None:
+    floor = RelevanceFloor(0.2, 0.5, 0.9, 0.2, 0.95, hybrid_lift=0.03)
+    for chinese in (False, True):
+        assert floor.admits(_hit(0.0, 0.84), hybrid=True, chinese=chinese, pool_median=0.80)
+        assert not floor.admits(_hit(0.0, 0.82), hybrid=True, chinese=chinese, pool_median=0.80)
+        assert not floor.admits(_hit(0.0, 0.84), hybrid=True, chinese=chinese)  # no pool: absolute only
+    assert not floor.admits(_hit(0.0, 0.84), hybrid=False, pool_median=0.80)  # keyword-only: match only

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.retrieval.gate import MIN_CHARS, should_retrieve
+from memory.retrieval.gate import MIN_CHARS, personal_question, should_retrieve
 
 # ------------------------------------------------------------------------------------------ skipped
 
@@ -218,3 +218,147 @@ SMALL_TALK = [
 @pytest.mark.parametrize("text", SMALL_TALK)
 def test_small_talk_with_first_person_words_stays_quiet(text: str) -> None:
     assert not should_retrieve(text)
+
+
+# Everyday questions of every form (issue 26), both languages, one family per test.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can I eat peanuts?",
+        "Should I drink coffee after six?",
+        "Am I allergic to anything?",
+        "Do I smoke?",
+        "我能吃海鲜吗？",
+        "我是不是对花粉过敏？",
+        "我喝咖啡吗",
+        "我腰不好吗？",
+    ],
+)
+def test_yes_no_questions_about_oneself_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Who's our plumber?",
+        "Do we have a cat?",
+        "Are we going anywhere in May?",
+        "Is cheese OK for me?",
+        "我们的车位号多少？",
+        "我们家狗叫什么？",
+    ],
+)
+def test_questions_about_the_household_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Is there anything I should avoid?",
+        "Any food I can't have?",
+        "Anything I'm supposed to bring?",
+        "有什么我该注意的？",
+        "有什么药我不能吃？",
+    ],
+)
+def test_anything_i_should_fires(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize("text", ["My boss?", "My dentist?", "Our vet?", "我老板？", "我的医生？"])
+def test_short_forms_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How old is the cat?",
+        "When is the rent due?",
+        "Where are the spare keys?",
+        "狗怕什么？",
+        "车险哪天到期？",
+        "护照还有效吗？",
+        "王磊是干什么的？",
+        "小美现在住在哪？",
+    ],
+)
+def test_questions_about_everyday_things_and_people_fire(text: str) -> None:
+    assert should_retrieve(text)
+
+
+# Small talk that looks like those forms: offers, the listener's things, general knowledge.
+EVERYDAY_SMALL_TALK = [
+    "说我吗？",
+    "熊猫是什么？",
+    "今天想去看看海底的金鱼吗",
+    "Where is the nearest bank?",
+    "How much is the ticket?",
+    "Can I ask you something?",
+    "Could I take a message?",
+    "My?",
+    "你多大了？",
+    "你是干什么的？",
+    "今天天气怎么样？",
+    "我呢？",
+    "煮鸡蛋要几分钟？",
+]
+
+
+@pytest.mark.parametrize("text", EVERYDAY_SMALL_TALK)
+def test_small_talk_in_everyday_forms_stays_quiet(text: str) -> None:
+    assert not should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can I eat prawns?",
+        "Who's our vet?",
+        "My boss?",
+        "How old is Mia?",
+        "What do I do for a living?",
+        "我能吃海鲜吗？",
+        "我老板？",
+        "狗怕什么？",
+        "王磊是干什么的？",
+    ],
+)
+def test_personal_questions_are_recognised(text: str) -> None:
+    assert personal_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How are you?",
+        "What's your name, Anna?",
+        "I went to Lyon last week.",
+        "你多大了？",
+        "今天天气怎么样？",
+        "我今天很开心",
+        "我什么都知道",
+        "给我推荐个色号好吗？",
+        "你知道我在想什么吗？",
+        "我也想去。在哪里？",
+        "Well, I was thinking that maybe we could go to the cinema on Friday, and then after that "
+        "we could have dinner somewhere nice if you want, what do you think?",
+    ],
+)
+def test_small_talk_statements_and_long_turns_are_not_personal_questions(text: str) -> None:
+    assert not personal_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["你叫什么名字？", "你喜欢音乐吗？", "我该怎么称呼你？", "能帮我个忙吗？", "我也不知道，你觉得呢？"],
+)
+def test_chinese_questions_to_the_listener_stay_quiet(text: str) -> None:
+    assert not should_retrieve(text)
+
+
+@pytest.mark.parametrize("text", ["你还记得我喜欢什么吗？", "你知道我住哪吗？", "你记得我的生日吗"])
+def test_chinese_questions_to_the_listener_about_the_person_still_fire(text: str) -> None:
+    assert should_retrieve(text)

@@ -1,0 +1,354 @@
+"""The everyday loop: a person says something once, days later asks for it in their own words.
+
+    python -m bench.everyday [--data bench/data/everyday.json] [--mode ask|tell] [--embedding none|local]
+        [--json]
+
+The data (``bench/data/everyday.json``, written for this project, and its held-out twin
+``everyday_holdout.json``): ``{"name", "pairs": [{"id", "lang", "kind", "tell", "ask", "owner"?}],
+"chitchat": [{"lang", "text"}]}``. Pairs without ``owner`` belong to one person per language, so a
+question has to find its fact among all of that person's facts.
+
+* ``--mode ask``: every ``tell`` is written through the engine's clean-write path, then every ``ask`` and
+  every chit-chat line of the owner's language goes through the real message path (the same driver as
+  ``bench.conversation_recall``: identity, gate, retrieval, relevance rule, prompt) with a model that
+  records its request. ``recall``: the request carries the fact; ``top1``: it is the first memory shown;
+  ``chitchat_injection``: share of chit-chat lines whose request got any memory.
+* ``--mode tell``: what ``tierclaw chat`` does without an API key. Each ``tell`` is said to the assistant
+  with the offline stand-in as the main model and the offline memory model, and extracted (a flush, as
+  ``/quit`` does); the memories that appeared or changed are that pair's kept facts. Then, in a new chat,
+  every ``ask`` and chit-chat line is sent. ``kept``: share of pairs with a kept fact; ``kept_fading``:
+  kept pairs filed in a category that decays (``memory.retrieval.decay``); ``false_acknowledged``:
+  statements the stand-in acknowledged although nothing was kept; ``chitchat_acknowledged``: chit-chat
+  lines it acknowledged; ``recall``/``top1`` as above, over all pairs (a fact not kept is a miss).
+
+JSON keys: ``recall``, ``top1``, ``kept``, ``kept_fading``, ``false_acknowledged``, ``chitchat_injection``,
+``chitchat_acknowledged``, ``by_lang``, ``by_kind``, ``n`` (``kept*``/``*acknowledged`` are null in ask
+mode), plus ``mode``, ``embedding``, ``chitchat_n``, ``p95_ms``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from bench.conversation_recall import run as run_message_path
+from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
+from bench.report import emit_json, percentile, require_file, table
+from channels.base import InboundMessage
+from gateway.agent import ChatRequest
+from gateway.app import relevance_floor
+from gateway.assistant import Assistant, AssistantSettings
+from gateway.config import Config
+from gateway.offline_chat import OfflineChatModel
+from memory.clock import to_db, utcnow
+from memory.engine import MemoryEngine
+from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.retrieval.decay import NEVER_DECAY
+from memory.sessions import SessionStore
+from memory.vectors.embedding import EmbeddingSettings
+
+DEFAULT_DATA = Path(__file__).parent / "data" / "everyday.json"
+# The stand-in's acknowledgement, old wording and new ("Noted." / "已记下。", "I'll remember: …"
+# / "记住了：…").
+ACKNOWLEDGEMENT = re.compile(r"\bNoted\.|\bI'll remember\b|\bI will remember\b|已记下|记住了", re.I)
+# Facts are asked about days after they were said.
+TOLD_DAYS_AGO = 7
+TELL_CHANNEL = "console"  # as `tierclaw chat`: the offline notice is printed at start, not in replies
+
+
+def load_everyday(path: Path) -> dict[str, Any]:
+    """The everyday file, checked: every pair has id, lang, kind, tell and ask; ids are unique."""
+    data = json.loads(require_file(path, "everyday file").read_text(encoding="utf-8"))
+    seen: set[str] = set()
+    for pair in data.get("pairs", []):
+        missing = [k for k in ("id", "lang", "kind", "tell", "ask") if not pair.get(k)]
+        if missing:
+            raise ValueError(f"pair {pair.get('id', '?')} lacks {', '.join(missing)}")
+        if pair["id"] in seen:
+            raise ValueError(f"pair id {pair['id']} appears twice")
+        seen.add(pair["id"])
+    if not seen:
+        raise ValueError(f"{path} has no pairs")
+    return data
+
+
+def owner_of(pair: dict[str, Any]) -> str:
+    """The person a pair belongs to: its ``owner``, else one person per language."""
+    return str(pair.get("owner") or pair["lang"])
+
+
+def as_dataset(data: dict[str, Any]) -> dict[str, Any]:
+    """The pairs in the generic retrieval-benchmark format (bench/README.md), one block per owner; each
+    query's kind is ``lang/kind`` so the results can be split both ways."""
+    told = to_db(utcnow() - timedelta(days=TOLD_DAYS_AGO))
+    blocks: dict[str, dict[str, Any]] = {}
+    for pair in data["pairs"]:
+        block = blocks.setdefault(owner_of(pair), {"owner": owner_of(pair), "memories": [], "queries": []})
+        block["memories"].append({"id": pair["id"], "content": pair["tell"], "created_at": told})
+        block["queries"].append(
+            {"id": f"q:{pair['id']}", "text": pair["ask"], "relevant": [pair["id"]], "kind": _key(pair)}
+        )
+    return {"name": data.get("name", "everyday"), "owners": list(blocks.values())}
+
+
+def _key(pair: dict[str, Any]) -> str:
+    return f"{pair['lang']}/{pair['kind']}"
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One message's measurement: a question (``kind`` = lang/kind) or a chit-chat line."""
+
+    lang: str
+    kind: str  # "chitchat" for chit-chat
+    recalled: bool = False
+    top1: bool = False
+    injected: bool = False  # chit-chat: the request got memories
+    kept: bool | None = None  # tell mode
+    fading: bool = False
+    acknowledged: bool | None = None  # tell mode: the stand-in's reply to the statement / chit-chat
+    times_ms: list[float] = field(default_factory=list)
+
+
+async def run_ask(
+    data: dict[str, Any], db_path: Path, embedding: EmbeddingSettings | None
+) -> tuple[list[Outcome], list[float]]:
+    """Ask mode through ``bench.conversation_recall``'s driver (the real message path)."""
+    chitchat = data.get("chitchat", [])
+    sent, times_ms, _ = await run_message_path(
+        as_dataset(data),
+        chitchat,
+        db_path,
+        embedding,
+        per_owner=len(chitchat),
+        floor=relevance_floor(Config()),
+    )
+    outcomes: list[Outcome] = []
+    for s in sent:
+        if s.kind == "chitchat":
+            lang = "zh" if s.chinese else "en"
+            outcomes.append(Outcome(lang, "chitchat", injected=bool(s.request.memories)))
+            continue
+        lang, kind = s.kind.split("/", 1)
+        first = s.request.memories[0].content if s.request.memories else None
+        outcomes.append(Outcome(lang, kind, s.recalled(), first in s.relevant_contents))
+    return outcomes, times_ms
+
+
+class RecordingStandIn(OfflineChatModel):
+    """The offline stand-in, unchanged, keeping the memories of the last request it answered."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+        self.system = ""
+
+    async def reply(self, request: ChatRequest) -> str:
+        self.shown = [m.content for m in request.memories]
+        self.system = request.system  # the profile (tier 1) a real model would also see
+        return await super().reply(request)
+
+
+class TellRun:
+    """Tell mode: the assistant of ``tierclaw chat`` with the offline stand-in, on a fresh database."""
+
+    def __init__(self, engine: MemoryEngine, workspace: Path) -> None:
+        self.engine = engine
+        self.model = RecordingStandIn()
+        self.extraction = ExtractionService(
+            engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=86_400.0)
+        )
+        self.assistant = Assistant(
+            engine=engine,
+            sessions=SessionStore(engine),
+            chat_model=self.model,
+            settings=AssistantSettings(workspace=workspace, floor=relevance_floor(Config())),
+            extraction=self.extraction,
+        )
+        self._count = 0
+
+    async def say(self, sender: str, chat: str, text: str) -> str:
+        """Send one message; the reply text (``model.shown``: the memories its request carried)."""
+        self._count += 1
+        self.model.shown, self.model.system = [], ""
+        message = InboundMessage(
+            channel=TELL_CHANNEL, chat_id=chat, sender_id=sender, text=text, message_id=str(self._count)
+        )
+        return await self.assistant.handle(message) or ""
+
+    async def snapshot(self, owner: str) -> dict[int, tuple[str, str]]:
+        """id -> (content, category) of the owner's live memories."""
+        rows = await self.engine.list(owner, limit=100_000)
+        return {m.id: (m.content, m.category) for m in rows}
+
+    async def current(self, owner: str, memory_id: int) -> str | None:
+        """A kept memory's content now, following a merge into another memory."""
+        for _ in range(10):
+            memory = await self.engine.get(owner, memory_id)
+            if memory is None:
+                return None
+            if not memory.is_archived:
+                return memory.content
+            if memory.superseded_by is None:
+                return None
+            memory_id = memory.superseded_by
+        return None
+
+
+async def run_tell(
+    data: dict[str, Any], db_path: Path, embedding: EmbeddingSettings | None
+) -> tuple[list[Outcome], list[float]]:
+    """Tell mode: say each fact, extract, then ask everything in a new chat."""
+    engine = await MemoryEngine.open(db_path)
+    embedder = attach_embedder(engine, embedding) if embedding is not None else None
+    outcomes: list[Outcome] = []
+    try:
+        if embedder is not None:
+            await embedder.embed_query("warm up")
+        with tempfile.TemporaryDirectory() as workspace:
+            run = TellRun(engine, Path(workspace))
+            try:
+                kept_ids: dict[str, list[int]] = {}
+                for pair in data["pairs"]:
+                    sender = owner_of(pair)
+                    owner = f"{TELL_CHANNEL}:{sender}"
+                    before = await run.snapshot(owner)
+                    reply = await run.say(sender, "tell", pair["tell"])
+                    await run.extraction.flush(owner, force=True)
+                    after = await run.snapshot(owner)
+                    new = [i for i, row in after.items() if before.get(i) != row]
+                    kept_ids[pair["id"]] = new
+                    fading = any(after[i][1] not in NEVER_DECAY for i in new)
+                    outcome = Outcome(pair["lang"], pair["kind"], kept=bool(new), fading=fading)
+                    outcome.acknowledged = ACKNOWLEDGEMENT.search(reply) is not None
+                    outcomes.append(outcome)
+                for pair, outcome in zip(data["pairs"], outcomes, strict=True):
+                    owner = f"{TELL_CHANNEL}:{owner_of(pair)}"
+                    contents = [await run.current(owner, i) for i in kept_ids[pair["id"]]]
+                    wanted = {c for c in contents if c}
+                    await run.say(owner_of(pair), "ask", pair["ask"])
+                    shown = run.model.shown
+                    outcome.recalled = bool(wanted.intersection(shown)) or any(
+                        c in run.model.system for c in wanted
+                    )
+                    outcome.top1 = bool(shown) and shown[0] in wanted
+                for line in data.get("chitchat", []):
+                    reply = await run.say(line["lang"], "ask", line["text"])
+                    shown = run.model.shown
+                    outcomes.append(
+                        Outcome(
+                            line["lang"],
+                            "chitchat",
+                            injected=bool(shown),
+                            acknowledged=ACKNOWLEDGEMENT.search(reply) is not None,
+                        )
+                    )
+                times = list(run.assistant.memory_timing.samples_ms)
+            finally:
+                await run.extraction.close()
+    finally:
+        if embedder is not None:
+            await embedder.close()
+        await engine.close()
+    return outcomes, times
+
+
+def _rate(values: list[bool]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarise(outcomes: list[Outcome], mode: str) -> dict[str, Any]:
+    """The --json keys over all outcomes, per language and per kind."""
+    result = _measures(outcomes, mode)
+    langs = sorted({o.lang for o in outcomes})
+    result["by_lang"] = {lang: _measures([o for o in outcomes if o.lang == lang], mode) for lang in langs}
+    by_kind: dict[str, list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        if o.kind != "chitchat":
+            by_kind[o.kind].append(o)
+    result["by_kind"] = {
+        kind: {
+            "recall": _rate([o.recalled for o in group]),
+            "top1": _rate([o.top1 for o in group]),
+            "kept": _rate([bool(o.kept) for o in group]) if mode == "tell" else None,
+            "n": len(group),
+        }
+        for kind, group in sorted(by_kind.items())
+    }
+    return result
+
+
+def _measures(outcomes: list[Outcome], mode: str) -> dict[str, Any]:
+    pairs = [o for o in outcomes if o.kind != "chitchat"]
+    chat = [o for o in outcomes if o.kind == "chitchat"]
+    tell = mode == "tell"
+    return {
+        "recall": _rate([o.recalled for o in pairs]),
+        "top1": _rate([o.top1 for o in pairs]),
+        "kept": _rate([bool(o.kept) for o in pairs]) if tell else None,
+        "kept_fading": sum(1 for o in pairs if o.kept and o.fading) if tell else None,
+        "false_acknowledged": sum(1 for o in pairs if o.acknowledged and not o.kept) if tell else None,
+        "chitchat_injection": _rate([o.injected for o in chat]),
+        "chitchat_acknowledged": sum(1 for o in chat if o.acknowledged) if tell else None,
+        "n": len(pairs),
+        "chitchat_n": len(chat),
+    }
+
+
+def _show(value: Any) -> Any:
+    return "-" if value is None else value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(prog="python -m bench.everyday", description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=str(DEFAULT_DATA), help="the everyday file (default: the repo's)")
+    parser.add_argument("--mode", choices=("ask", "tell"), default="ask")
+    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    add_embedding_args(parser)
+    args = parser.parse_args(argv)
+    try:
+        data = load_everyday(Path(args.data))
+        settings = embedding_settings(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    embedding = settings if args.embedding != "none" else None
+    runner = run_ask if args.mode == "ask" else run_tell
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        outcomes, times_ms = asyncio.run(runner(data, Path(tmp) / "bench.db", embedding))
+    result = summarise(outcomes, args.mode)
+    result.update(
+        mode=args.mode,
+        embedding=args.embedding,
+        p95_ms=percentile(times_ms, 95) if times_ms else 0.0,
+        wall_s=round(time.perf_counter() - started, 1),
+    )
+    print(f"{data.get('name', args.data)}: mode {args.mode}, embedding {args.embedding}")
+    headers = ["", "recall", "top1", "kept", "fading", "false ack", "chit-chat shown", "chit-chat ack", "n"]
+    keys = ["recall", "top1", "kept", "kept_fading", "false_acknowledged", "chitchat_injection"]
+    keys += ["chitchat_acknowledged", "n"]
+    rows = [["all", *(_show(result[k]) for k in keys)]]
+    rows += [[lang, *(_show(m[k]) for k in keys)] for lang, m in result["by_lang"].items()]
+    print(table(headers, rows))
+    kinds = [
+        [k, _show(m["recall"]), _show(m["top1"]), _show(m["kept"]), m["n"]]
+        for k, m in result["by_kind"].items()
+    ]
+    print(table(["kind", "recall", "top1", "kept", "n"], kinds))
+    if args.json:
+        emit_json(result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
