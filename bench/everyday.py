@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.conversation_recall import run as run_message_path
+from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
 from bench.report import emit_json, percentile, require_file, table
 from channels.base import InboundMessage
@@ -52,6 +53,7 @@ from gateway.offline_chat import OfflineChatModel
 from memory.clock import to_db, utcnow
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.retrieval.decay import NEVER_DECAY
 from memory.sessions import SessionStore
@@ -121,7 +123,7 @@ class Outcome:
 
 
 async def run_ask(
-    data: dict[str, Any], db_path: Path, embedding: EmbeddingSettings | None
+    data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None
 ) -> tuple[list[Outcome], list[float]]:
     """Ask mode through ``bench.conversation_recall``'s driver (the real message path)."""
     chitchat = data.get("chitchat", [])
@@ -165,11 +167,14 @@ class TellRun:
         self.engine = engine
         self.model = RecordingStandIn()
         self.extraction = ExtractionService(
-            engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=86_400.0)
+            engine,
+            ExtractionBuffer(engine.store.buffer),
+            OfflineMemoryModel(),
+            ExtractionSettings(quiet_gap=86_400.0),
         )
         self.assistant = Assistant(
             engine=engine,
-            sessions=SessionStore(engine),
+            sessions=SessionStore(engine.store.sessions),
             chat_model=self.model,
             settings=AssistantSettings(workspace=workspace, floor=relevance_floor(Config())),
             extraction=self.extraction,
@@ -205,7 +210,7 @@ class TellRun:
 
 
 async def run_tell(
-    data: dict[str, Any], db_path: Path, embedding: EmbeddingSettings | None
+    data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None
 ) -> tuple[list[Outcome], list[float]]:
     """Tell mode: say each fact, extract, then ask everything in a new chat."""
     engine = await MemoryEngine.open(db_path)
@@ -315,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("ask", "tell"), default="ask")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     add_embedding_args(parser)
+    add_database_option(parser)
     args = parser.parse_args(argv)
     try:
         data = load_everyday(Path(args.data))
@@ -324,10 +330,11 @@ def main(argv: list[str] | None = None) -> int:
     embedding = settings if args.embedding != "none" else None
     runner = run_ask if args.mode == "ask" else run_tell
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        outcomes, times_ms = asyncio.run(runner(data, Path(tmp) / "bench.db", embedding))
+    with scratch_memory(args.database) as target:
+        outcomes, times_ms = asyncio.run(runner(data, target, embedding))
     result = summarise(outcomes, args.mode)
     result.update(
+        store=store_name(args.database),
         mode=args.mode,
         embedding=args.embedding,
         p95_ms=percentile(times_ms, 95) if times_ms else 0.0,

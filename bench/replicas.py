@@ -78,10 +78,6 @@ def database_problem(database: str, replicas: int) -> str | None:
             "--database must be a postgresql://USER@HOST/DB URL (or sqlite with --replicas 1), "
             f"not {database!r}"
         )
-    from gateway.config.schema import MemoryConfig
-
-    if "database_url" not in MemoryConfig.model_fields:
-        return "this build has no PostgreSQL store yet (memory.databaseUrl, issue 28): use --database sqlite"
     return None
 
 

@@ -8,6 +8,7 @@ import json
 import psycopg
 import pytest
 
+from bench.everyday import main as everyday_main
 from bench.retrieval_latency import main as latency_main
 from tests.support import postgres_server
 
@@ -28,3 +29,15 @@ def test_retrieval_latency_runs_on_postgres_and_leaves_no_database(
     assert _databases(postgres_cluster) == before
     assert latency_main(argv) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["store"] == "sqlite"
+
+
+def test_everyday_runs_on_postgres(
+    postgres_cluster: postgres_server.Cluster, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "tiny.json"
+    pair = {"id": "e1", "lang": "en", "kind": "work", "tell": "My boss is called Karen.", "ask": "My boss?"}
+    data.write_text(json.dumps({"name": "tiny", "pairs": [pair], "chitchat": []}), encoding="utf-8")
+    argv = ["--data", str(data), "--embedding", "none", "--json"]
+    assert everyday_main([*argv, "--database", postgres_cluster.url]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["store"] == "postgresql" and result["recall"] == 1.0

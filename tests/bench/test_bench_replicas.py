@@ -8,7 +8,6 @@ import json
 import pytest
 
 from bench.replicas import main
-from gateway.config.schema import MemoryConfig
 
 RUN_KEYS = {
     "mode",
@@ -54,9 +53,3 @@ def test_a_database_that_cannot_run_the_trial_is_one_line_and_exit_2(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("bench.replicas: " + says) and err.count("\n") == 1
-
-
-@pytest.mark.skipif("database_url" in MemoryConfig.model_fields, reason="the PostgreSQL store is here")
-def test_a_postgresql_url_says_the_store_is_not_in_this_build(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--database", "postgresql://bench@127.0.0.1/bench"]) == 2
-    assert "no PostgreSQL store yet" in capsys.readouterr().err
