@@ -12,7 +12,8 @@ Why it looks like this:
   ``apikey`` still holds a key).
 - The memory model may have its own provider; when omitted it reuses the main one.
 
-Modules: ``schema`` (the models and their validators), ``values`` (durations, clock times, secrets),
+Modules: ``schema`` (the models and their validators; the channels' in ``channels``, the common base in
+``section``), ``values`` (durations, clock times, secrets),
 ``env`` (``TIERCLAW_…`` overrides), ``errors`` (messages), ``load`` (``load_config``). The public names
 are re-exported here, loaded on first use: ``from gateway.config import load_config``; ``paths`` holds
 the config file's name and its environment variable.
@@ -41,22 +42,25 @@ _HOME = {
 _SCHEMA = [
     "DEFAULT_MEMORY_MAX_TOKENS",
     "AgentConfig",
-    "ChannelsConfig",
     "CompressionConfig",
     "Config",
     "EmbeddingConfig",
     "ExtractionConfig",
-    "FeishuCallbackConfig",
-    "FeishuConfig",
     "MemoryConfig",
     "ProviderConfig",
-    "TelegramConfig",
-    "TelegramWebhookConfig",
     "example_config",
     "has_api_key",
     "redacted",
 ]
 _HOME.update(dict.fromkeys(_SCHEMA, "schema"))
+_CHANNELS = [
+    "ChannelsConfig",
+    "FeishuCallbackConfig",
+    "FeishuConfig",
+    "TelegramConfig",
+    "TelegramWebhookConfig",
+]
+_HOME.update(dict.fromkeys(_CHANNELS, "channels"))
 
 
 def __getattr__(name: str) -> Any:
@@ -69,6 +73,13 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # what the names are, for readers and type checkers
+    from gateway.config.channels import (
+        ChannelsConfig,
+        FeishuCallbackConfig,
+        FeishuConfig,
+        TelegramConfig,
+        TelegramWebhookConfig,
+    )
     from gateway.config.env import ENV_OVERRIDES, EnvOverride
     from gateway.config.errors import ConfigError
     from gateway.config.load import load_config
@@ -76,17 +87,12 @@ if TYPE_CHECKING:  # what the names are, for readers and type checkers
     from gateway.config.schema import (
         DEFAULT_MEMORY_MAX_TOKENS,
         AgentConfig,
-        ChannelsConfig,
         CompressionConfig,
         Config,
         EmbeddingConfig,
         ExtractionConfig,
-        FeishuCallbackConfig,
-        FeishuConfig,
         MemoryConfig,
         ProviderConfig,
-        TelegramConfig,
-        TelegramWebhookConfig,
         example_config,
         has_api_key,
         redacted,
