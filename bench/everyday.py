@@ -17,13 +17,15 @@ question has to find its fact among all of that person's facts.
   with the offline stand-in as the main model and the offline memory model, and extracted (a flush, as
   ``/quit`` does); the memories that appeared or changed are that pair's kept facts. Then, in a new chat,
   every ``ask`` and chit-chat line is sent. ``kept``: share of pairs with a kept fact; ``kept_fading``:
-  kept pairs filed in a category that decays (``memory.retrieval.decay``); ``false_acknowledged``:
+  kept pairs filed in a fading category (event, conversation, temp, debug: they fade to 10 % or less,
+  ``memory.retrieval.decay``), ``kept_slow_decay`` those filed where they fade slowly to 30 % (decision,
+  solution: where plans and goals go); ``false_acknowledged``:
   statements the stand-in acknowledged although nothing was kept; ``chitchat_acknowledged``: chit-chat
   lines it acknowledged; ``recall``/``top1`` as above, over all pairs (a fact not kept is a miss).
 
 JSON keys: ``recall``, ``top1``, ``kept``, ``kept_fading``, ``false_acknowledged``, ``chitchat_injection``,
 ``chitchat_acknowledged``, ``by_lang``, ``by_kind``, ``n`` (``kept*``/``*acknowledged`` are null in ask
-mode), plus ``mode``, ``embedding``, ``chitchat_n``, ``p95_ms``.
+mode), plus ``kept_slow_decay``, ``mode``, ``embedding``, ``store``, ``chitchat_n``, ``p95_ms``.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
-from memory.retrieval.decay import NEVER_DECAY
+from memory.retrieval.decay import FAST_DECAY, MEDIUM_DECAY, SLOW_DECAY
 from memory.sessions import SessionStore
 from memory.vectors.embedding import EmbeddingSettings
 
@@ -117,7 +119,8 @@ class Outcome:
     top1: bool = False
     injected: bool = False  # chit-chat: the request got memories
     kept: bool | None = None  # tell mode
-    fading: bool = False
+    fading: bool = False  # filed where it fades to 10 % or less (event, conversation, temp, debug)
+    slow: bool = False  # filed where it fades slowly, to 30 % (decision, solution: plans, goals)
     acknowledged: bool | None = None  # tell mode: the stand-in's reply to the statement / chit-chat
     times_ms: list[float] = field(default_factory=list)
 
@@ -232,8 +235,10 @@ async def run_tell(
                     after = await run.snapshot(owner)
                     new = [i for i, row in after.items() if before.get(i) != row]
                     kept_ids[pair["id"]] = new
-                    fading = any(after[i][1] not in NEVER_DECAY for i in new)
-                    outcome = Outcome(pair["lang"], pair["kind"], kept=bool(new), fading=fading)
+                    categories = {after[i][1] for i in new}
+                    outcome = Outcome(pair["lang"], pair["kind"], kept=bool(new))
+                    outcome.fading = bool(categories & (MEDIUM_DECAY | FAST_DECAY))
+                    outcome.slow = bool(categories & SLOW_DECAY)
                     outcome.acknowledged = ACKNOWLEDGEMENT.search(reply) is not None
                     outcomes.append(outcome)
                 for pair, outcome in zip(data["pairs"], outcomes, strict=True):
@@ -301,6 +306,7 @@ def _measures(outcomes: list[Outcome], mode: str) -> dict[str, Any]:
         "top1": _rate([o.top1 for o in pairs]),
         "kept": _rate([bool(o.kept) for o in pairs]) if tell else None,
         "kept_fading": sum(1 for o in pairs if o.kept and o.fading) if tell else None,
+        "kept_slow_decay": sum(1 for o in pairs if o.kept and o.slow) if tell else None,
         "false_acknowledged": sum(1 for o in pairs if o.acknowledged and not o.kept) if tell else None,
         "chitchat_injection": _rate([o.injected for o in chat]),
         "chitchat_acknowledged": sum(1 for o in chat if o.acknowledged) if tell else None,

@@ -63,7 +63,8 @@ def test_tell_mode_keys_and_counts(tmp_path: Path, capsys: pytest.CaptureFixture
     assert set(CONTRACT_KEYS) <= set(result)
     assert 0.0 <= result["kept"] <= 1.0
     assert isinstance(result["kept_fading"], int) and isinstance(result["false_acknowledged"], int)
-    assert isinstance(result["chitchat_acknowledged"], int)
+    assert isinstance(result["chitchat_acknowledged"], int) and isinstance(result["kept_slow_decay"], int)
+    assert result["kept_fading"] == 0  # an allergy and a boss are durable: filed where nothing fades
     assert result["recall"] <= result["kept"]  # a fact not kept cannot be recalled
 
 
