@@ -25,6 +25,7 @@ from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.memory_tools import ToolSettings
 from gateway.providers import Models, build_models, no_answer_hint
+from gateway.replica import replica_id
 from gateway.scheduler import JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
@@ -74,11 +75,12 @@ def memory_services(
         engine,
         extraction,
         model,
-        job_log=JobLog(engine.store.jobs),
+        job_log=JobLog(engine.store.jobs, engine.store.job_claims),
         tz=tz,
         times=job_times(config),
         embedding_cache_days=config.memory.embedding.cache_days,
         turn_retention_days=config.memory.turn_retention_days,
+        replica=replica_id(config.gateway.replica_id),  # the holder named in job claims
     )
     return extraction, jobs
 
