@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from tzlocal import get_localzone
 
-from channels.base import Channel, StopsReceiving
+from channels.base import Channel, PollsAlone, StopsReceiving
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from gateway.identity import Identities
@@ -35,6 +35,7 @@ from memory.pipeline.extraction import ExtractionService, ExtractionSettings, Fl
 from memory.pipeline.job_log import JobLog
 from memory.retrieval.ranking import RelevanceFloor
 from memory.sessions import SessionStore
+from memory.store.singleton import Singleton
 from memory.vectors.cache import build_cached_embedder
 from memory.vectors.reindex import EmbeddingBackfill
 
@@ -137,6 +138,7 @@ class Runtime:
         self._catch_up: asyncio.Task | None = None
         self.backfill: EmbeddingBackfill | None = None
         self._warm_up: asyncio.Task | None = None
+        self._singletons: list[Singleton] = []  # the Telegram poller's lock (docs/scale-out.md)
 
     @classmethod
     async def open(
@@ -207,6 +209,7 @@ class Runtime:
             self.jobs.start()
             self._catch_up = asyncio.create_task(self.jobs.catch_up(), name="jobs-catch-up")
         for channel in self.channels:
+            self._one_poller(channel)
             await channel.start(self.loop.deliver)
         log.info(
             "[gateway] started: model=%s memory=%s channels=%s",
@@ -214,6 +217,17 @@ class Runtime:
             self.models.memory.label if self.assistant.extraction else "files",
             ",".join(c.name for c in self.channels) or "none",
         )
+
+    def _one_poller(self, channel: Channel) -> None:
+        """A channel that polls (Telegram: one ``getUpdates`` consumer per bot) polls only while this
+        replica holds the database's lock for it (``store.singleton``: an advisory lock on PostgreSQL,
+        always this process's on SQLite); the channel only sees "may I poll now?" (channels/ never
+        imports the store)."""
+        if not isinstance(channel, PollsAlone):
+            return
+        lock = self.engine.store.singleton(f"poller:{channel.name}")
+        self._singletons.append(lock)
+        channel.may_poll = lock.acquire
 
     async def _answer_unanswered(self) -> None:
         """Queue the messages an earlier run stored but did not answer, before any new input."""
@@ -276,6 +290,9 @@ class Runtime:
             with contextlib.suppress(Exception):
                 await channel.stop()
         await self.loop.stop()
+        for lock in self._singletons:  # another replica polls at its next try
+            with contextlib.suppress(Exception):
+                await lock.release()
         if self._catch_up is not None and not self._catch_up.done():
             self._catch_up.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
