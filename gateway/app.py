@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from zoneinfo import ZoneInfo
 
 from tzlocal import get_localzone
 
-from channels.base import Channel, PollsAlone, StopsReceiving
+from channels.base import Channel, InboundMessage, PollsAlone, StopsReceiving
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from gateway.identity import Identities
@@ -139,6 +139,9 @@ class Runtime:
         self.backfill: EmbeddingBackfill | None = None
         self._warm_up: asyncio.Task | None = None
         self._singletons: list[Singleton] = []  # the Telegram poller's lock (docs/scale-out.md)
+        self.inbox = loop.inbox or DurableInbox(engine.store, replica_id(config.gateway.replica_id))
+        self._leases: asyncio.Task | None = None
+        self.on_takeover: Callable[[], None] | None = None  # tierclaw_lease_takeovers_total (ops_http.py)
 
     @classmethod
     async def open(
@@ -182,7 +185,7 @@ class Runtime:
                 assistant.handle,
                 max_concurrent=config.agent.max_concurrent_chats,
                 deadline=config.agent.reply_deadline,
-                inbox=DurableInbox(engine.store),
+                inbox=DurableInbox(engine.store, replica_id(config.gateway.replica_id)),
                 deadline_hint=no_answer_hint(config),
             )
             for channel in channels:
@@ -230,16 +233,45 @@ class Runtime:
         channel.may_poll = lock.acquire
 
     async def _answer_unanswered(self) -> None:
-        """Queue the messages an earlier run stored but did not answer, before any new input."""
-        inbox = DurableInbox(self.engine.store)
-        await inbox.prune()
-        # Only this runtime's channels can answer: `tierclaw chat` leaves a gateway's messages to it.
-        served = {channel.name for channel in self.channels}
-        waiting = [m for m in await inbox.unanswered() if m.channel in served]
-        for message in waiting:
+        """Queue the messages stored earlier and not answered, before any new input, then keep this
+        replica's leases and take over messages whose replica died (docs/scale-out.md, "The message
+        path"). Only this runtime's channels can answer: `tierclaw chat` leaves a gateway's messages to
+        it. On SQLite one gateway owns the file, so every waiting message is this one's; on PostgreSQL
+        only those nobody holds — another live replica's in-flight messages are left to it."""
+        await self.inbox.prune()
+        served = [channel.name for channel in self.channels]
+        one_process = not self.config.memory.database_url
+        waiting = await self.inbox.claim_waiting(served, at_start=True, every=one_process)
+        for message, holder in waiting:
+            if not one_process and holder not in (None, self.inbox.replica):
+                self._taken_over(message, holder)
             await self.loop.resume(message)
         if waiting:
             log.info("[gateway] answering %d message(s) received before the last stop", len(waiting))
+        self._leases = asyncio.create_task(self._keep_leases(served), name="inbox-leases")
+
+    async def _keep_leases(self, served: list[str]) -> None:
+        """Every third of the lease: renew this replica's leases, and answer the messages whose
+        replica's lease ran out (it died mid-answer)."""
+        while True:
+            await asyncio.sleep(self.inbox.lease.total_seconds() / 3)
+            try:
+                await self.inbox.renew()
+                taken = await self.inbox.claim_waiting(served, at_start=False)
+            except Exception as exc:  # the database is away: the next round tries again
+                log.warning("[gateway] could not renew the inbox leases: %s", type(exc).__name__)
+                continue
+            for message, holder in taken:
+                if holder is not None:
+                    self._taken_over(message, holder)
+                await self.loop.resume(message)
+
+    def _taken_over(self, message: InboundMessage, holder: str) -> None:
+        log.warning(
+            "[gateway] %s: replica %s's lease ran out; answering its message", message.chat_key, holder
+        )
+        if self.on_takeover is not None:
+            self.on_takeover()
 
     async def save_memories(self, wait: float) -> tuple[FlushResult, int]:
         """Before a short-lived process exits (the terminal chat): extract every pending turn and let
@@ -289,6 +321,10 @@ class Runtime:
         for channel in self.channels:
             with contextlib.suppress(Exception):
                 await channel.stop()
+        if self._leases is not None:
+            self._leases.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._leases
         await self.loop.stop()
         for lock in self._singletons:  # another replica polls at its next try
             with contextlib.suppress(Exception):

@@ -229,8 +229,26 @@ class InboxRowsAPI(Protocol):
     """The durable inbox: accepted messages until they are answered (``memory/store/inbox.py``)."""
 
     async def add(
-        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
+        self,
+        channel: str,
+        chat_id: str,
+        delivery_key: str,
+        message: str,
+        received_at: str,
+        claimed_by: str | None = None,
+        lease_until: str | None = None,
     ) -> int | None: ...
+    async def claim(
+        self,
+        channels: Sequence[str],
+        replica: str,
+        now: str,
+        lease_until: str,
+        *,
+        own: bool,
+        every: bool = False,
+    ) -> list[tuple[int, str, str | None]]: ...
+    async def renew(self, replica: str, lease_until: str) -> int: ...
     async def pending(self) -> list[tuple[int, str]]: ...
     async def answer(self, inbox_id: int, answered_at: str, send_error: str | None = None) -> None: ...
     async def prune(self, answered_before: str) -> int: ...
