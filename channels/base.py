@@ -122,3 +122,13 @@ class StopsReceiving(Protocol):
     async def stop_receiving(self) -> None:
         """Stop intake; ``send`` keeps working until ``stop``."""
         ...
+
+
+@runtime_checkable
+class PollsAlone(Protocol):
+    """Optional part of a channel that polls a platform allowing one poller per bot (Telegram's
+    ``getUpdates``): with several gateway replicas the gateway sets ``may_poll`` (an async "may this
+    process poll now?", backed by a database lock) and the channel asks it before each poll
+    (``channels/telegram/poll_turn.py``). None: always poll."""
+
+    may_poll: Callable[[], Awaitable[bool]] | None

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from zoneinfo import ZoneInfo
 
 from tzlocal import get_localzone
 
-from channels.base import Channel, StopsReceiving
+from channels.base import Channel, InboundMessage, PollsAlone, StopsReceiving
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from gateway.identity import Identities
@@ -25,6 +25,7 @@ from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.memory_tools import ToolSettings
 from gateway.providers import Models, build_models, no_answer_hint
+from gateway.replica import replica_id
 from gateway.scheduler import JobTimes, MemoryJobs
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
@@ -34,6 +35,7 @@ from memory.pipeline.extraction import ExtractionService, ExtractionSettings, Fl
 from memory.pipeline.job_log import JobLog
 from memory.retrieval.ranking import RelevanceFloor
 from memory.sessions import SessionStore
+from memory.store.singleton import Singleton
 from memory.vectors.cache import build_cached_embedder
 from memory.vectors.reindex import EmbeddingBackfill
 
@@ -74,11 +76,12 @@ def memory_services(
         engine,
         extraction,
         model,
-        job_log=JobLog(engine.store.jobs),
+        job_log=JobLog(engine.store.jobs, engine.store.job_claims),
         tz=tz,
         times=job_times(config),
         embedding_cache_days=config.memory.embedding.cache_days,
         turn_retention_days=config.memory.turn_retention_days,
+        replica=replica_id(config.gateway.replica_id),  # the holder named in job claims
     )
     return extraction, jobs
 
@@ -136,6 +139,10 @@ class Runtime:
         self._catch_up: asyncio.Task | None = None
         self.backfill: EmbeddingBackfill | None = None
         self._warm_up: asyncio.Task | None = None
+        self._singletons: list[Singleton] = []  # the Telegram poller's lock (docs/scale-out.md)
+        self.inbox = loop.inbox or DurableInbox(engine.store, replica_id(config.gateway.replica_id))
+        self._leases: asyncio.Task | None = None
+        self.on_takeover: Callable[[], None] | None = None  # tierclaw_lease_takeovers_total (ops_http.py)
 
     @classmethod
     async def open(
@@ -179,7 +186,7 @@ class Runtime:
                 assistant.handle,
                 max_concurrent=config.agent.max_concurrent_chats,
                 deadline=config.agent.reply_deadline,
-                inbox=DurableInbox(engine.store),
+                inbox=DurableInbox(engine.store, replica_id(config.gateway.replica_id)),
                 deadline_hint=no_answer_hint(config),
             )
             for channel in channels:
@@ -206,6 +213,7 @@ class Runtime:
             self.jobs.start()
             self._catch_up = asyncio.create_task(self.jobs.catch_up(), name="jobs-catch-up")
         for channel in self.channels:
+            self._one_poller(channel)
             await channel.start(self.loop.deliver)
         log.info(
             "[gateway] started: model=%s memory=%s channels=%s",
@@ -214,17 +222,57 @@ class Runtime:
             ",".join(c.name for c in self.channels) or "none",
         )
 
+    def _one_poller(self, channel: Channel) -> None:
+        """A channel that polls (Telegram: one ``getUpdates`` consumer per bot) polls only while this
+        replica holds the database's lock for it (``store.singleton``: an advisory lock on PostgreSQL,
+        always this process's on SQLite); the channel only sees "may I poll now?" (channels/ never
+        imports the store)."""
+        if not isinstance(channel, PollsAlone):
+            return
+        lock = self.engine.store.singleton(f"poller:{channel.name}")
+        self._singletons.append(lock)
+        channel.may_poll = lock.acquire
+
     async def _answer_unanswered(self) -> None:
-        """Queue the messages an earlier run stored but did not answer, before any new input."""
-        inbox = DurableInbox(self.engine.store)
-        await inbox.prune()
-        # Only this runtime's channels can answer: `tierclaw chat` leaves a gateway's messages to it.
-        served = {channel.name for channel in self.channels}
-        waiting = [m for m in await inbox.unanswered() if m.channel in served]
-        for message in waiting:
+        """Queue the messages stored earlier and not answered, before any new input, then keep this
+        replica's leases and take over messages whose replica died (docs/scale-out.md, "The message
+        path"). Only this runtime's channels can answer: `tierclaw chat` leaves a gateway's messages to
+        it. On SQLite one gateway owns the file, so every waiting message is this one's; on PostgreSQL
+        only those nobody holds — another live replica's in-flight messages are left to it."""
+        await self.inbox.prune()
+        served = [channel.name for channel in self.channels]
+        one_process = not self.config.memory.database_url
+        waiting = await self.inbox.claim_waiting(served, at_start=True, every=one_process)
+        for message, holder in waiting:
+            if not one_process and holder not in (None, self.inbox.replica):
+                self._taken_over(message, holder)
             await self.loop.resume(message)
         if waiting:
             log.info("[gateway] answering %d message(s) received before the last stop", len(waiting))
+        self._leases = asyncio.create_task(self._keep_leases(served), name="inbox-leases")
+
+    async def _keep_leases(self, served: list[str]) -> None:
+        """Every third of the lease: renew this replica's leases, and answer the messages whose
+        replica's lease ran out (it died mid-answer)."""
+        while True:
+            await asyncio.sleep(self.inbox.lease.total_seconds() / 3)
+            try:
+                await self.inbox.renew()
+                taken = await self.inbox.claim_waiting(served, at_start=False)
+            except Exception as exc:  # the database is away: the next round tries again
+                log.warning("[gateway] could not renew the inbox leases: %s", type(exc).__name__)
+                continue
+            for message, holder in taken:
+                if holder is not None:
+                    self._taken_over(message, holder)
+                await self.loop.resume(message)
+
+    def _taken_over(self, message: InboundMessage, holder: str) -> None:
+        log.warning(
+            "[gateway] %s: replica %s's lease ran out; answering its message", message.chat_key, holder
+        )
+        if self.on_takeover is not None:
+            self.on_takeover()
 
     async def save_memories(self, wait: float) -> tuple[FlushResult, int]:
         """Before a short-lived process exits (the terminal chat): extract every pending turn and let
@@ -274,7 +322,14 @@ class Runtime:
         for channel in self.channels:
             with contextlib.suppress(Exception):
                 await channel.stop()
+        if self._leases is not None:
+            self._leases.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._leases
         await self.loop.stop()
+        for lock in self._singletons:  # another replica polls at its next try
+            with contextlib.suppress(Exception):
+                await lock.release()
         if self._catch_up is not None and not self._catch_up.done():
             self._catch_up.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -94,6 +94,11 @@ class ProcessLoop:
         self.observer: LoopObserver | None = None  # set before ``start`` (gateway/ops_http.py)
         self._taken_at: dict[int, float] = {}  # id(message) -> when it was taken in (for the observer)
 
+    @property
+    def inbox(self) -> DurableInbox | None:
+        """Where taken-in messages are stored (None: not stored, as in some tests)."""
+        return self._inbox
+
     def add_channel(self, channel: Channel) -> None:
         """Register a channel as the destination of replies to its chats."""
         self._channels[channel.name] = channel

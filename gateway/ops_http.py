@@ -125,6 +125,9 @@ async def start_operations(runtime: Runtime) -> Operations:
     metrics = GatewayMetrics(replica)
     runtime.loop.observer = metrics
     runtime.assistant.memory_timing.observer = metrics.memory_ms
+    runtime.on_takeover = metrics.lease_takeovers_total.inc  # an inbox message of a dead replica
+    if runtime.jobs is not None:  # a job run taken over from a dead replica (gateway/scheduler.py)
+        runtime.jobs.on_takeover = metrics.lease_takeovers_total.inc
     ops = Operations(replica, runtime.engine.store, metrics)
     url = await ops.listen(settings.http.host, settings.http.port)
     log.info("[gateway] replica %s: /healthz, /readyz and /metrics on %s", replica, url)

@@ -5,10 +5,18 @@ the daily compression (``memory.compression.daily``: yesterday's Tier 3 → Tier
 weekly deep compression (``memory.compression.weeklyDay`` + ``weekly``). Each run is recorded in the
 ``job_runs`` table; at start, a job whose next fire time after its last run is already past runs once
 (docs/architecture.md, "Extraction and compression"; the in-memory job store alone would silently skip it).
+
+Several gateways on one database each keep their own clock, and each scheduled run (and each catch-up)
+first claims its job and period in the database (``JobLog.claim``: one row per job and fire time, with
+this replica's id and a lease renewed while the run goes on): the first replica runs it, the others skip.
+A run cut short (its replica died, the lease ran out) is taken over by another replica's periodic check
+(``take_over_stale``) and finished. On SQLite the same path runs, trivially in one process
+(docs/scale-out.md, "Scheduled jobs").
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -17,6 +25,7 @@ from datetime import datetime, timedelta, tzinfo
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 
 from memory.engine import MemoryEngine
 from memory.model.protocol import MemoryModel, Turn
@@ -31,6 +40,7 @@ log = logging.getLogger("tierclaw.gateway")
 SWEEP_JOB = "extraction_sweep"
 DAILY_JOB = "daily_compress"
 WEEKLY_JOB = "weekly_compress"
+JOB_LEASE = timedelta(minutes=10)  # a claimed run renews it every third of it; a dead replica's ends
 
 
 @dataclass(slots=True)
@@ -73,8 +83,14 @@ class MemoryJobs:
         times: JobTimes | None = None,
         embedding_cache_days: int = 90,
         turn_retention_days: int | None = None,
+        replica: str = "local",
+        lease: timedelta = JOB_LEASE,
+        on_takeover: Callable[[], None] | None = None,
     ) -> None:
         self.engine = engine
+        self.replica = replica  # gateway.replicaId: who holds a claim (gateway/replica.py)
+        self.lease = lease
+        self.on_takeover = on_takeover  # counts tierclaw_lease_takeovers_total (gateway/metrics.py)
         self.embedding_cache_days = embedding_cache_days
         self.turn_retention_days = turn_retention_days
         self.extraction = extraction
@@ -178,13 +194,72 @@ class MemoryJobs:
             # get_next_fire_time is inclusive of the moment given: start just after the last run.
             due = trigger.get_next_fire_time(None, last.astimezone(self.tz) + timedelta(seconds=1))
             if due is not None and due <= now:
+                period = self.period_of(name, now)
                 log.info("[gateway] job %s missed its run at %s; running it now", name, due.isoformat())
-                try:
-                    await self.run(name)
-                except Exception:  # already logged and recorded; the scheduler tries again next time
-                    continue
-                ran.append(name)
+                # The claim is on the latest missed fire time: a replica catching up and another's
+                # scheduled run of that time share one claim. A failure is logged and recorded; the
+                # scheduler tries again next period.
+                if await self.run_period(name, period) is not None:
+                    ran.append(name)
         return ran
+
+    def period_of(self, name: str, now: datetime | None = None) -> datetime:
+        """The period a run of ``name`` at ``now`` serves: its latest scheduled fire time at or before
+        ``now`` (every replica computes the same one for the same schedule)."""
+        now = (now or datetime.now(self.tz)).astimezone(self.tz)
+        trigger = self.triggers[name]
+        period: datetime | None = None
+        moment: datetime | None = now - timedelta(days=8)  # every trigger fires at least weekly
+        while moment is not None:
+            moment = trigger.get_next_fire_time(None, moment)
+            if moment is None or moment > now:
+                break
+            period = moment
+            moment = moment + timedelta(seconds=1)
+        return period if period is not None else now.replace(microsecond=0)
+
+    async def run_period(self, name: str, period: datetime) -> str | None:
+        """Run ``name`` for ``period`` if this replica claims it; its outcome, or None when another
+        replica holds or finished that period (or the run failed: logged and recorded)."""
+        if not await self.log.claim(name, period, self.replica, self.lease):
+            log.info("[gateway] job %s of %s: claimed by another replica, skipped", name, period.isoformat())
+            return None
+        keeper = asyncio.create_task(self._keep_lease(name, period), name=f"lease-{name}")
+        status, outcome = "ok", None
+        try:
+            outcome = await self.run(name)
+        except Exception as exc:  # run() logged and recorded it; the period is over all the same
+            status = f"failed: {type(exc).__name__}"
+        finally:  # cancelled (shutdown): the claim stays open, its lease runs out, another takes over
+            keeper.cancel()
+        if not await self.log.finish(name, period, self.replica, status):
+            log.warning("[gateway] job %s of %s was taken over by another replica", name, period.isoformat())
+        return outcome
+
+    async def _keep_lease(self, name: str, period: datetime) -> None:
+        while True:
+            await asyncio.sleep(self.lease.total_seconds() / 3)
+            with contextlib.suppress(Exception):  # a lost renewal shows at finish()
+                await self.log.renew(name, period, self.replica, self.lease)
+
+    async def take_over_stale(self) -> list[str]:
+        """Finish the runs other replicas claimed and did not finish before their lease ran out (they
+        died or stalled); returns "job@period" of each run taken over."""
+        taken: list[str] = []
+        for name, period, holder in await self.log.stale():
+            if name not in self._jobs:
+                continue
+            log.warning(
+                "[gateway] job %s of %s: replica %s's lease ran out; taking it over",
+                name,
+                period.isoformat(),
+                holder,
+            )
+            if self.on_takeover is not None:
+                self.on_takeover()
+            await self.run_period(name, period.astimezone(self.tz))
+            taken.append(f"{name}@{period.isoformat()}")
+        return taken
 
     def start(self) -> AsyncIOScheduler:
         """Start the scheduler on the running loop."""
@@ -194,6 +269,12 @@ class MemoryJobs:
         )
         for name, trigger in self.triggers.items():
             scheduler.add_job(self._scheduled, trigger, args=[name], id=name, replace_existing=True)
+        scheduler.add_job(
+            self._take_over,
+            IntervalTrigger(seconds=max(self.lease.total_seconds() / 2, 1), timezone=self.tz),
+            id="take_over_stale",
+            replace_existing=True,
+        )
         scheduler.start()
         self._scheduler = scheduler
         return scheduler
@@ -201,7 +282,13 @@ class MemoryJobs:
     async def _scheduled(self, name: str) -> None:
         # run() has logged and recorded a failure; re-raising would only reach apscheduler's own log.
         with contextlib.suppress(Exception):
-            await self.run(name)
+            await self.run_period(name, self.period_of(name))
+
+    async def _take_over(self) -> None:
+        try:
+            await self.take_over_stale()
+        except Exception as exc:  # the database is away: the next check tries again
+            log.warning("[gateway] checking for abandoned job runs failed: %s", type(exc).__name__)
 
     def next_runs(self) -> dict[str, datetime | None]:
         """Next fire time of each job (for status)."""

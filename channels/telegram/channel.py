@@ -10,10 +10,10 @@ What this module decides, and why:
   is confirmed only once handed to the gateway, or skipped with one line when it can never be stored
   (``Undeliverable``). Webhook mode is our own server too (``webhook.py``): an update is answered 200
   only once stored, which PTB's ``Updater.start_webhook`` does not wait for.
+- **Several replicas**: one polls at a time, asked before each poll (``may_poll``, ``poll_turn.py``).
 - **Shutting down** is two steps: ``stop_receiving`` ends intake (the poll loop, or the webhook server)
   and confirms exactly the updates already handed to the gateway, while ``send`` and ``working`` keep
-  working so the gateway can drain its replies; ``stop`` then closes everything (it also does the first
-  step itself when nobody called it).
+  working so the gateway can drain its replies; ``stop`` then closes everything.
 - **Who is answered** is decided before anything is sent or delivered (``inbound.py``):
   ``allowFrom`` first (a stranger gets no typing, no reply, no memory row), then group gating (a
   @mention, a reply to the bot or ``/command@this_bot`` unless ``group_policy`` is "open").
@@ -38,12 +38,7 @@ from typing import TypeVar
 import httpx
 from telegram import Bot, ReplyParameters, Update
 from telegram.constants import ParseMode
-from telegram.error import (
-    BadRequest,
-    NetworkError,
-    RetryAfter,
-    TelegramError,
-)
+from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application, ContextTypes
 
 from channels.access import AllowList
@@ -64,6 +59,7 @@ from channels.telegram.failures import (
 from channels.telegram.html import markdown_to_html
 from channels.telegram.inbound import addressed_message
 from channels.telegram.log_redaction import Redact
+from channels.telegram.poll_turn import MayPoll, PollTurn
 from channels.telegram.typing_sign import typing_while
 from channels.telegram.webhook import WebhookServer
 
@@ -107,6 +103,7 @@ class TelegramChannel:
     ambiguous_retries = 1  # retries after a failure that may have delivered the chunk (see _call)
     max_retry_after_seconds = 60.0  # a longer flood wait is not slept through: the send fails instead
     stall_margin_seconds = 5.0
+    standby_seconds = 5.0  # a replica not polling asks again this often (poll_turn.py)
 
     def __init__(self, settings: TelegramSettings) -> None:
         if settings.mode not in ("polling", "webhook"):
@@ -130,6 +127,7 @@ class TelegramChannel:
         self._bot_username = ""
         self._undelivered: Exception | None = None  # set when the gateway could not store an update
         self._webhook: WebhookServer | None = None
+        self.may_poll: MayPoll | None = None  # set by the gateway with several replicas (poll_turn.py)
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -256,8 +254,7 @@ class TelegramChannel:
     @property
     def holds_resources(self) -> bool:
         """Whether anything ``start`` made is still held (the PTB application, the poller, the webhook
-        server); False after ``stop``, and after a ``start`` that failed: a failed start cleans up after
-        itself."""
+        server); False after ``stop``, and after a failed ``start`` (it cleans up after itself)."""
         return self._app is not None or self._poller is not None or self._webhook is not None
 
     async def _confirm(self, app: Application) -> None:
@@ -276,12 +273,11 @@ class TelegramChannel:
 
     async def _poll(self, app: Application) -> None:
         """Long-poll getUpdates until intake stops; every failure backs off, one log line per kind."""
-        s = self.settings
-        bot = app.bot
+        s, bot, stopped = self.settings, app.bot, self._intake_stopped
         limit = s.poll_timeout + s.timeout_seconds + self.stall_margin_seconds
         failures, trouble, webhook_cleared = 0, "", False
-        stopped = self._intake_stopped
         outage = Outage(self.name, f"the Bot API at {s.base_url}", log)
+        turn = PollTurn(self.may_poll, self.standby_seconds)
 
         async def fetch() -> tuple[Update, ...]:
             nonlocal webhook_cleared
@@ -294,6 +290,8 @@ class TelegramChannel:
                 )
 
         while not stopped.is_set():
+            if not await turn.mine(stopped):  # another replica polls (poll_turn.py)
+                continue
             skip_to = 0  # past the last update that did not parse, if any
             try:
                 updates = await unless_set(stopped, fetch())

@@ -198,9 +198,12 @@ def run_gateway(args: argparse.Namespace) -> int:
 
 async def _serve(config: Config) -> int:
     """One gateway per SQLite file (gateway/process_lock.py): a second one is refused with one line.
-    (On PostgreSQL, once the store exists, replicas coordinate in the database: docs/scale-out.md.)"""
+    On PostgreSQL (``memory.databaseUrl``) no lock is taken: several gateways share the database and
+    coordinate in it — job claims, the Telegram poller's lock, inbox leases (docs/scale-out.md)."""
     from gateway.process_lock import GatewayAlreadyRunning, hold_gateway_lock
 
+    if config.memory.database_url:
+        return await _serve_locked(config)
     try:
         lock = hold_gateway_lock(config.db_path())
     except GatewayAlreadyRunning as exc:
@@ -268,7 +271,10 @@ def ready_parts(runtime: Runtime, page_url: str | None) -> list[str]:
 
     parts = [getattr(channel, "ready_label", channel.name) for channel in runtime.channels]
     parts.append(f"model {runtime.models.chat.label}")
-    parts.append(f"memory sqlite {home_relative(runtime.engine.path)}")
+    if runtime.config.memory.database_url:  # engine.path is the URL with its password masked
+        parts.append(f"memory postgresql {runtime.engine.path}")
+    else:
+        parts.append(f"memory sqlite {home_relative(runtime.engine.path)}")
     if page_url is not None:
         parts.append(f"page {page_url}")
     return parts

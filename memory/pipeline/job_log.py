@@ -1,18 +1,23 @@
-"""When each scheduled memory job last ran, kept in SQLite so a run missed while down happens at start."""
+"""When each scheduled memory job last ran, kept in the database so a run missed while down happens at
+start; and which replica runs each job's period (claims with a lease), so several gateways on one
+database run each period once (docs/scale-out.md, "Scheduled jobs")."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memory.clock import from_db, to_db, utcnow
-from memory.store.protocol import JobRowsAPI
+from memory.store.protocol import JobClaimRowsAPI, JobRowsAPI
 
 
 class JobLog:
-    """Last run time and outcome per job name, kept by the store (``memory/store/state.py``)."""
+    """Last run time and outcome per job name, kept by the store (``memory/store/state.py``), and the
+    per-period claims (``claims``: the store's ``job_claims``; None = no other process to share with,
+    every claim succeeds)."""
 
-    def __init__(self, rows: JobRowsAPI) -> None:
+    def __init__(self, rows: JobRowsAPI, claims: JobClaimRowsAPI | None = None) -> None:
         self._rows = rows  # the store's ``jobs``, handed over where the runtime is wired
+        self._claims = claims
 
     async def last_run(self, job: str) -> datetime | None:
         """When ``job`` last ran (aware UTC), or None if it never did."""
@@ -26,3 +31,31 @@ class JobLog:
     async def all_runs(self) -> dict[str, tuple[datetime, str]]:
         """Every job's last run and status (for ``tierclaw status``)."""
         return {job: (from_db(when), status) for job, when, status in await self._rows.all()}
+
+    # ----------------------------------------------------------------- claims per period
+
+    async def claim(self, job: str, period: datetime, replica: str, lease: timedelta) -> bool:
+        """Take ``job``'s run for ``period`` (its scheduled fire time) for ``replica``, leased for
+        ``lease``; False when another replica holds it or the period's run is done."""
+        if self._claims is None:
+            return True
+        now = utcnow()
+        return await self._claims.claim(job, to_db(period), replica, to_db(now), to_db(now + lease))
+
+    async def renew(self, job: str, period: datetime, replica: str, lease: timedelta) -> bool:
+        """Extend the lease of a run still going; False when the claim was lost."""
+        if self._claims is None:
+            return True
+        return await self._claims.renew(job, to_db(period), replica, to_db(utcnow() + lease))
+
+    async def finish(self, job: str, period: datetime, replica: str, status: str) -> bool:
+        """Mark the period's run done; False when another replica had taken it over."""
+        if self._claims is None:
+            return True
+        return await self._claims.finish(job, to_db(period), replica, to_db(utcnow()), status[:200])
+
+    async def stale(self) -> list[tuple[str, datetime, str]]:
+        """(job, period, claimed_by) of runs cut short: not done, lease run out."""
+        if self._claims is None:
+            return []
+        return [(job, from_db(period), by) for job, period, by in await self._claims.stale(to_db(utcnow()))]

@@ -24,8 +24,9 @@ from memory.store.memories import MemoryRows, NewRow
 from memory.store.protocol import MemoryStore
 from memory.store.queues import BufferRows
 from memory.store.search import Candidate, TermIndex
+from memory.store.singleton import ProcessSingleton, Singleton
 from memory.store.sqlite import SQLiteDatabase
-from memory.store.state import JobRows, ScratchpadRows, SessionRows
+from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.turns import TurnRow, TurnRows
 from memory.store.vectors import VectorRows
 from memory.text import tokenizer
@@ -46,6 +47,7 @@ class SQLiteStore:
         self.buffer = BufferRows(db)
         self.sessions = SessionRows(db)
         self.jobs = JobRows(db)
+        self.job_claims = JobClaimRows(db)
         self.inbox = InboxRows(db)
         self.turns = TurnRows(db)
         self.scratchpads = ScratchpadRows(db)
@@ -75,6 +77,10 @@ class SQLiteStore:
         """One unit of work over any of the parts (see ``SQLiteDatabase.transaction``)."""
         async with self.db.transaction():
             yield
+
+    def singleton(self, name: str) -> Singleton:
+        """Exclusive work ``name``: one process owns a SQLite file, so always this one's."""
+        return ProcessSingleton(name)
 
     async def others_committed_since(self, version: int) -> tuple[bool, int]:
         """Whether another connection committed since ``version`` was read, and the current version."""

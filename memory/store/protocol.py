@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from memory.store.browse_queries import BufferedTurnRow, MemoryKey
     from memory.store.memories import NewRow
     from memory.store.search import Candidate
+    from memory.store.singleton import Singleton
     from memory.store.turns import TurnRow
 
 
@@ -206,6 +207,16 @@ class JobRowsAPI(Protocol):
     async def all(self) -> list[tuple[str, str, str]]: ...
 
 
+class JobClaimRowsAPI(Protocol):
+    """Each scheduled job's run per period, claimed by one replica with a lease (``state.py``)."""
+
+    async def claim(self, job: str, period: str, replica: str, now: str, lease_until: str) -> bool: ...
+    async def renew(self, job: str, period: str, replica: str, lease_until: str) -> bool: ...
+    async def finish(self, job: str, period: str, replica: str, done_at: str, status: str) -> bool: ...
+    async def stale(self, now: str) -> list[tuple[str, str, str]]: ...
+    async def of_job(self, job: str) -> list[tuple[str, str, str | None, str | None]]: ...
+
+
 class ScratchpadRowsAPI(Protocol):
     """Each person's scratchpad note (``memory/store/state.py``)."""
 
@@ -218,8 +229,26 @@ class InboxRowsAPI(Protocol):
     """The durable inbox: accepted messages until they are answered (``memory/store/inbox.py``)."""
 
     async def add(
-        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
+        self,
+        channel: str,
+        chat_id: str,
+        delivery_key: str,
+        message: str,
+        received_at: str,
+        claimed_by: str | None = None,
+        lease_until: str | None = None,
     ) -> int | None: ...
+    async def claim(
+        self,
+        channels: Sequence[str],
+        replica: str,
+        now: str,
+        lease_until: str,
+        *,
+        own: bool,
+        every: bool = False,
+    ) -> list[tuple[int, str, str | None]]: ...
+    async def renew(self, replica: str, lease_until: str) -> int: ...
     async def pending(self) -> list[tuple[int, str]]: ...
     async def answer(self, inbox_id: int, answered_at: str, send_error: str | None = None) -> None: ...
     async def prune(self, answered_before: str) -> int: ...
@@ -308,6 +337,9 @@ class MemoryStore(Protocol):
     def jobs(self) -> JobRowsAPI: ...
 
     @property
+    def job_claims(self) -> JobClaimRowsAPI: ...
+
+    @property
     def inbox(self) -> InboxRowsAPI: ...
 
     @property
@@ -321,6 +353,10 @@ class MemoryStore(Protocol):
 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes of any part made inside it by the same task commit together or not at all."""
+        ...
+
+    def singleton(self, name: str) -> Singleton:
+        """Exclusive work ``name`` across processes (``memory/store/singleton.py``)."""
         ...
 
     async def others_committed_since(self, version: int) -> tuple[bool, int]:

@@ -19,6 +19,8 @@ Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every tu
 (version 9: with a vector);
 version 7 makes daily events episodes (goal, outcome, entities, start and end, the facts extracted);
 version 8 adds ``scratchpads``, one note per person.
+The coordination step (``_COORDINATION``, after version 9) adds ``job_claims`` (one row per scheduled job
+and period, with the replica holding it and its lease) and a lease on each ``inbox`` row.
 """
 
 from __future__ import annotations
@@ -245,7 +247,26 @@ ALTER TABLE conversation_turns ADD COLUMN embedding_model TEXT;
 CREATE INDEX idx_turns_embedding ON conversation_turns(owner, embedding_model);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+# Several gateways on one database (docs/scale-out.md): a claim per scheduled job and period, so each
+# period's run happens once across replicas; and a lease on each inbox message a replica is answering,
+# so a restarting replica does not re-answer another live replica's messages. On SQLite (one process)
+# every claim succeeds; the columns are here so both stores keep the same tables.
+_COORDINATION = """
+CREATE TABLE job_claims (
+    job         TEXT NOT NULL,
+    period      TEXT NOT NULL,
+    claimed_by  TEXT NOT NULL,
+    lease_until TEXT NOT NULL,
+    done_at     TEXT,
+    status      TEXT,
+    PRIMARY KEY (job, period)
+);
+CREATE INDEX idx_job_claims_open ON job_claims(done_at, lease_until);
+ALTER TABLE inbox ADD COLUMN claimed_by TEXT;
+ALTER TABLE inbox ADD COLUMN lease_until TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _COORDINATION)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,5 +1,5 @@
-"""The SQL of the message path's own state: Tier 0 chat sessions, the scheduled jobs' last runs and each
-person's scratchpad."""
+"""The SQL of the message path's own state: Tier 0 chat sessions, the scheduled jobs' last runs and their
+claims per period, and each person's scratchpad."""
 
 from __future__ import annotations
 
@@ -82,6 +82,66 @@ class JobRows:
             tuple(r)
             for r in await self._db.read("SELECT job, last_run, last_status FROM job_runs ORDER BY job")
         ]
+
+
+class JobClaimRows:
+    """``job_claims``: which replica runs each scheduled job's period, until when, and whether it is done.
+
+    A claim is taken by inserting the (job, period) row, or by taking over a row whose run is not done
+    and whose lease ran out (its replica died or stalled); a done row is never taken again, so each
+    period runs once across all replicas (docs/scale-out.md, "Scheduled jobs")."""
+
+    def __init__(self, db: SqlDatabase) -> None:
+        self._db = db
+
+    async def claim(self, job: str, period: str, replica: str, now: str, lease_until: str) -> bool:
+        """Take (job, period) for ``replica`` until ``lease_until``; False when another replica holds it
+        with a live lease, or the period's run is done."""
+        taken = await self._db.insert(
+            "INSERT INTO job_claims (job, period, claimed_by, lease_until) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(job, period) DO UPDATE SET claimed_by = excluded.claimed_by, "
+            "lease_until = excluded.lease_until "
+            "WHERE job_claims.done_at IS NULL AND (job_claims.lease_until < ? OR job_claims.claimed_by = ?) "
+            "RETURNING 1",
+            (job, period, replica, lease_until, now, replica),
+        )
+        return taken is not None
+
+    async def renew(self, job: str, period: str, replica: str, lease_until: str) -> bool:
+        """Extend ``replica``'s lease on a run it is still doing; False when it lost the claim."""
+        cur = await self._db.write(
+            "UPDATE job_claims SET lease_until = ? "
+            "WHERE job = ? AND period = ? AND claimed_by = ? AND done_at IS NULL",
+            (lease_until, job, period, replica),
+        )
+        return cur.rowcount > 0
+
+    async def finish(self, job: str, period: str, replica: str, done_at: str, status: str) -> bool:
+        """Mark the period's run done (``status``: "ok" or the failure); False when ``replica`` no longer
+        held the claim (another replica took it over after the lease ran out)."""
+        cur = await self._db.write(
+            "UPDATE job_claims SET done_at = ?, status = ? "
+            "WHERE job = ? AND period = ? AND claimed_by = ? AND done_at IS NULL",
+            (done_at, status, job, period, replica),
+        )
+        return cur.rowcount > 0
+
+    async def stale(self, now: str) -> list[tuple[str, str, str]]:
+        """(job, period, claimed_by) of runs not done whose lease ran out before ``now``."""
+        rows = await self._db.read(
+            "SELECT job, period, claimed_by FROM job_claims WHERE done_at IS NULL AND lease_until < ? "
+            "ORDER BY period, job",
+            (now,),
+        )
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    async def of_job(self, job: str) -> list[tuple[str, str, str | None, str | None]]:
+        """(period, claimed_by, done_at, status) of every claim of ``job``, oldest period first."""
+        rows = await self._db.read(
+            "SELECT period, claimed_by, done_at, status FROM job_claims WHERE job = ? ORDER BY period",
+            (job,),
+        )
+        return [(str(r[0]), str(r[1]), r[2], r[3]) for r in rows]
 
 
 class ScratchpadRows:

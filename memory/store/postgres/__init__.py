@@ -21,8 +21,10 @@ from memory.store.postgres.database import PostgresDatabase, connect, describe
 from memory.store.postgres.rows import PostgresEventRows, PostgresTurnRows
 from memory.store.postgres.schema import migrate
 from memory.store.postgres.search import PostgresTermIndex
+from memory.store.postgres.singleton import AdvisorySingleton
 from memory.store.queues import BufferRows
-from memory.store.state import JobRows, ScratchpadRows, SessionRows
+from memory.store.singleton import Singleton
+from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.urls import masked
 from memory.store.vectors import VectorRows
 from memory.text import tokenizer
@@ -43,6 +45,7 @@ class PostgresStore:
         self.buffer = BufferRows(db)
         self.sessions = SessionRows(db)
         self.jobs = JobRows(db)
+        self.job_claims = JobClaimRows(db)
         self.inbox = InboxRows(db)
         self.turns = PostgresTurnRows(db)
         self.scratchpads = ScratchpadRows(db)
@@ -80,6 +83,11 @@ class PostgresStore:
         """One unit of work over any of the parts (see ``PostgresDatabase.transaction``)."""
         async with self.db.transaction():
             yield
+
+    def singleton(self, name: str) -> Singleton:
+        """Exclusive work ``name`` across replicas: an advisory lock on its own connection
+        (``postgres/singleton.py``)."""
+        return AdvisorySingleton(self.db.url, name)
 
     async def others_committed_since(self, version: int) -> tuple[bool, int]:
         """Whether another writer changed memories (vectors, text, liveness) since ``version`` was read,

@@ -255,7 +255,23 @@ ALTER TABLE conversation_turns ADD COLUMN embedding_model {T};
 CREATE INDEX idx_turns_embedding ON conversation_turns(owner, embedding_model);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+# The same as SQLite's ``_COORDINATION`` (memory/store/schema.py): job claims and inbox leases.
+_COORDINATION = f"""
+CREATE TABLE job_claims (
+    job         {T} NOT NULL,
+    period      {T} NOT NULL,
+    claimed_by  {T} NOT NULL,
+    lease_until {T} NOT NULL,
+    done_at     {T},
+    status      {T},
+    PRIMARY KEY (job, period)
+);
+CREATE INDEX idx_job_claims_open ON job_claims(done_at, lease_until);
+ALTER TABLE inbox ADD COLUMN claimed_by {T};
+ALTER TABLE inbox ADD COLUMN lease_until {T};
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _COORDINATION)
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 
 

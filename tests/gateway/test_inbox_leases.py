@@ -1,0 +1,118 @@
+"""Start-up replay with several gateways on one PostgreSQL database (gateway/inbox.py, docs/scale-out.md):
+a starting replica leaves another live replica's in-flight messages alone, takes over the messages whose
+replica died (its lease ran out), and a replica restarting under its own id takes its own back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from channels.base import Deliver, InboundMessage, OutboundMessage
+from gateway.app import Runtime
+from gateway.config import load_config
+from localservers.openai_server import OpenAIStub
+from memory.clock import utcnow
+
+Open = Callable[[str], Awaitable[tuple[Runtime, "Recorder"]]]
+
+
+class Recorder:
+    """A channel named like Telegram's that records what the runtime sends."""
+
+    name = "telegram"
+
+    def __init__(self) -> None:
+        self.sent: list[OutboundMessage] = []
+
+    async def start(self, deliver: Deliver) -> None:
+        self.deliver = deliver
+
+    async def send(self, message: OutboundMessage) -> None:
+        self.sent.append(message)
+
+    async def stop(self) -> None:
+        pass
+
+
+@pytest.fixture
+async def open_replica(tmp_path: Path, model: OpenAIStub, postgres_url: str) -> AsyncIterator[Open]:
+    opened: list[Runtime] = []
+
+    async def open_one(replica: str) -> tuple[Runtime, Recorder]:
+        raw = {
+            "provider": {"apiKey": "sk-test-0000", "baseUrl": model.base_url, "maxRetries": 0},
+            "agent": {"workspace": str(tmp_path / "ws"), "tools": False},
+            "memory": {"databaseUrl": postgres_url, "embedding": {"provider": "none"}},
+            "gateway": {"replicaId": replica},
+            "timezone": "UTC",
+        }
+        path = tmp_path / f"{replica}.json"
+        path.write_text(json.dumps(raw), encoding="utf-8")
+        channel = Recorder()
+        runtime = await Runtime.open(load_config(path, env={}), [channel])
+        opened.append(runtime)
+        return runtime, channel
+
+    try:
+        yield open_one
+    finally:
+        for runtime in opened:
+            await runtime.close()
+
+
+def _message(text: str, key: str) -> InboundMessage:
+    return InboundMessage("telegram", "7", "7", text, delivery_id=key)
+
+
+async def test_a_starting_replica_leaves_a_live_replicas_messages_and_takes_a_dead_ones(
+    open_replica: Open,
+) -> None:
+    live, _ = await open_replica("r1")
+    live.inbox.lease = timedelta(seconds=2)
+    # r1 took a message in and is answering it (its lease is live); "r9" took one in and died a
+    # minute ago (its lease ran out).
+    await live.inbox.accept(_message("in flight on r1", "u1"))
+    dead_inbox = type(live.inbox)(live.engine.store, "r9")
+    await dead_inbox.accept(_message("left by the dead r9", "u2"), now=utcnow() - timedelta(minutes=2))
+
+    starting, channel = await open_replica("r2")
+    starting.inbox.lease = timedelta(seconds=2)  # renew and look for dead replicas' work every 0.7 s
+    takeovers: list[int] = []
+    starting.on_takeover = lambda: takeovers.append(1)
+    await starting.start(schedule=False)
+    await asyncio.wait_for(starting.loop.drain(), 30)
+    assert [m.text for m in channel.sent] == ["stub reply: left by the dead r9"]
+
+    # r1's message stays r1's while r1 renews; once r1 stops renewing, r2 takes it over and answers it.
+    for _ in range(8):
+        assert await live.inbox.renew() == 1
+        await asyncio.sleep(0.3)
+        assert len(channel.sent) == 1
+    for _ in range(300):
+        if len(channel.sent) == 2:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the dead replica's message was never taken over")
+    await asyncio.wait_for(starting.loop.drain(), 30)
+    assert [m.text for m in channel.sent][1] == "stub reply: in flight on r1"
+    assert len(takeovers) == 2  # r9's at start, r1's once its lease ran out
+    assert await starting.inbox.unanswered() == []
+
+
+async def test_a_replica_restarting_under_its_own_id_answers_its_own_messages_at_once(
+    open_replica: Open,
+) -> None:
+    before, _ = await open_replica("r1")
+    await before.inbox.accept(_message("asked before the restart", "u1"))  # lease still live
+    await before.close()
+
+    again, channel = await open_replica("r1")
+    await again.start(schedule=False)
+    await asyncio.wait_for(again.loop.drain(), 30)
+    assert [m.text for m in channel.sent] == ["stub reply: asked before the restart"]

@@ -1,0 +1,83 @@
+"""Telegram polling with several replicas (docs/scale-out.md, "Channels"): exactly one channel polls,
+the one whose replica holds the database's poller lock (``store.singleton``, an advisory lock on its own
+PostgreSQL connection); when that connection dies, as with a killed replica, the other channel takes
+over. Two real channels against the local Bot API server, two stores on one PostgreSQL database."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from channels.telegram.channel import TelegramChannel
+from localservers.telegram_server import TelegramStub
+from memory.store.open import open_store
+from memory.store.protocol import MemoryStore
+from tests.support.telegram_channel import Inbox, quick, settings
+
+
+class Replica:
+    def __init__(self, store: MemoryStore, tg: TelegramStub) -> None:
+        self.store = store
+        self.lock = store.singleton("poller:telegram")
+        self.channel = quick(TelegramChannel(settings(tg)))
+        self.channel.standby_seconds = 0.2
+        self.channel.may_poll = self.lock.acquire  # as Runtime._one_poller wires it
+        self.inbox = Inbox()
+
+
+@pytest.fixture
+async def replicas(postgres_url: str, tg: TelegramStub) -> AsyncIterator[tuple[Replica, Replica]]:
+    pair = [Replica(await open_store(postgres_url, warm_text=False), tg) for _ in range(2)]
+    try:
+        yield pair[0], pair[1]
+    finally:
+        for replica in pair:
+            await replica.channel.stop()
+            await replica.lock.release()
+            await replica.store.close()
+
+
+async def _until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(1000):
+        if await condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"never: {what}")
+
+
+async def test_one_replica_polls_and_another_takes_over_when_its_connection_dies(
+    replicas: tuple[Replica, Replica], tg: TelegramStub
+) -> None:
+    first, second = replicas
+    await first.channel.start(first.inbox)
+    await _until(first.lock.held, "the first replica holds the poller lock")
+    await second.channel.start(second.inbox)
+
+    for n in range(3):
+        tg.push(tg.message(f"hello {n}"))
+    await first.inbox.wait(3)
+    await _until(lambda: _true(not tg.pending_updates()), "the updates confirmed")
+    assert not await second.lock.held() and second.inbox == []
+    assert second.channel.may_poll is not None and not await second.channel.may_poll()
+
+    # The holder's database session ends, as when its replica is killed: PostgreSQL frees the lock.
+    connection = first.lock._conn  # the dedicated connection of AdvisorySingleton
+    assert connection is not None
+    await connection.close()
+    await _until(second.lock.held, "the second replica takes the poller lock")
+    assert first.channel.may_poll is not None and not await first.channel.may_poll()
+    await asyncio.sleep(1.5)  # the first replica's long poll in flight (poll_timeout 1 s) ends
+
+    polled_before = len(first.inbox)
+    for n in range(3):
+        tg.push(tg.message(f"after {n}"))
+    got = await second.inbox.wait(3)
+    assert got.text == "after 2"
+    assert [m.text for m in second.inbox] == ["after 0", "after 1", "after 2"]
+    assert len(first.inbox) == polled_before == 3
+
+
+async def _true(value: bool) -> bool:
+    return value
