@@ -164,7 +164,6 @@ def enabled_channels(config: Config) -> list[Channel]:
                     callback_listen=fs.callback.listen,
                     callback_port=fs.callback.port,
                     callback_path=fs.callback.path,
-                    state_path=config.channel_state_path(),
                 )
             )
         )

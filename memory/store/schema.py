@@ -19,6 +19,9 @@ Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every tu
 (version 9: with a vector);
 version 7 makes daily events episodes (goal, outcome, entities, start and end, the facts extracted);
 version 8 adds ``scratchpads``, one note per person.
+The next version adds what the gateway kept outside the memory database: ``seen`` (a channel's dedup
+marks, kept 48 hours) and the memory page's access token and browser sessions (``page_secrets``,
+``page_sessions``), so several gateways on one PostgreSQL database share them.
 """
 
 from __future__ import annotations
@@ -245,7 +248,32 @@ ALTER TABLE conversation_turns ADD COLUMN embedding_model TEXT;
 CREATE INDEX idx_turns_embedding ON conversation_turns(owner, embedding_model);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+# The gateway's own small state (docs/architecture.md, "Storage"): a channel's dedup marks (a Feishu
+# event id or message id seen, kept 48 hours: channels/README.md), the memory page's access token and its
+# browser sessions (a session id is kept only as its SHA-256: gateway/dashboard/access.py).
+_V_GATEWAY_STATE = """
+CREATE TABLE seen (
+    channel TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (channel, kind, key)
+);
+CREATE INDEX idx_seen_at ON seen(seen_at);
+CREATE TABLE page_secrets (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE page_sessions (
+    sid_hash  TEXT PRIMARY KEY,
+    csrf      TEXT NOT NULL,
+    flash     TEXT NOT NULL DEFAULT '[]',
+    last_seen TEXT NOT NULL
+);
+CREATE INDEX idx_page_sessions_last_seen ON page_sessions(last_seen);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

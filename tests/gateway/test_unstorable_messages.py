@@ -129,7 +129,7 @@ async def _feishu_round(feishu: FeishuStub, db: Path, texts: list[str]) -> list[
     engine, loop, seen = await _gateway_loop(db)
     channel = FeishuChannel(
         FeishuSettings(
-            app_id="cli_unstorable", app_secret="s", allow_from=("ou_alice",), state_path=db.parent / "ch.db",
+            app_id="cli_unstorable", app_secret="s", allow_from=("ou_alice",),
             domain=feishu.domain, mode="websocket", timeout_seconds=5.0,
         )
     )  # fmt: skip
@@ -198,7 +198,7 @@ async def test_feishu_skips_an_event_that_can_never_be_stored_with_one_line(
 
     channel = FeishuChannel(
         FeishuSettings(
-            app_id="cli_skip", app_secret="s", allow_from=("ou_alice",), state_path=tmp_path / "ch.db",
+            app_id="cli_skip", app_secret="s", allow_from=("ou_alice",),
             domain=feishu.domain, mode="websocket", timeout_seconds=5.0,
         )
     )  # fmt: skip
