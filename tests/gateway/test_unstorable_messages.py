@@ -28,7 +28,7 @@ from gateway.loop import ProcessLoop
 from localservers.feishu_server import FeishuStub, message_event
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
-from memory.store.sqlite import cannot_succeed_on_retry
+from memory.store.errors import cannot_succeed_on_retry
 
 # What fuzzing found and its neighbours: lone surrogates, NULs, and backslash sequences that look like
 # (invalid) JSON escapes once they are text.
