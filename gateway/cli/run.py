@@ -287,9 +287,13 @@ async def start_page(runtime: Runtime) -> RunningDashboard:
         allow_remote=settings.allow_remote,
         with_replies=True,
     )
-    token_path = runtime.config.db_path().parent / TOKEN_FILE
+    where = (
+        f"the token in {runtime.config.db_path().parent / TOKEN_FILE}"
+        if runtime.config.memory_on_file()
+        else "the token kept in the database"
+    )
     print(
-        f"memory page: {page.url.split('?')[0]} (open it with ?token=<the token in {token_path}>, "
+        f"memory page: {page.url.split('?')[0]} (open it with ?token=<{where}>, "
         "or run `tierclaw dashboard` for a ready link)",
         file=sys.stderr,
     )

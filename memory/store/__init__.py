@@ -6,7 +6,7 @@ second, with the same parts and results (``open.open_store`` picks one). Its par
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
 ``sessions`` (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet
 answered), ``turns`` (the raw conversation), ``scratchpads``, ``browse_queries`` (the memory page's reads)
-and ``seen`` (a channel's dedup marks);
+``seen`` (a channel's dedup marks) and ``page`` (the memory page's token and sessions);
 ``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
 how the two backends share the table modules and where they differ.
 """
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from memory.store.browse_queries import BrowseRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
-from memory.store.gateway_state import SeenRows
+from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow
 from memory.store.protocol import MemoryStore
@@ -53,6 +53,7 @@ class SQLiteStore:
         self.scratchpads = ScratchpadRows(db)
         self.browse = BrowseRows(db)
         self.seen = SeenRows(db)
+        self.page = PageAccessRows(db)
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True, warm_text: bool = True) -> SQLiteStore:

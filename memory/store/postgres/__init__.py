@@ -15,7 +15,7 @@ import psycopg
 
 from memory.store.browse_queries import BrowseRows
 from memory.store.errors import MemoryDatabaseError
-from memory.store.gateway_state import SeenRows
+from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows
 from memory.store.postgres.database import PostgresDatabase, connect, describe
@@ -49,6 +49,7 @@ class PostgresStore:
         self.scratchpads = ScratchpadRows(db)
         self.browse = BrowseRows(db)
         self.seen = SeenRows(db)
+        self.page = PageAccessRows(db)
 
     @classmethod
     async def open(cls, url: str, *, create: bool = True, warm_text: bool = True) -> PostgresStore:

@@ -1,4 +1,5 @@
-"""The store contract, the gateway's state: a channel's dedup marks (``seen``), on both stores."""
+"""The store contract, the gateway's state: a channel's dedup marks (``seen``) and the memory page's token
+and sessions (``page``), on both stores."""
 
 from __future__ import annotations
 
@@ -36,3 +37,23 @@ async def test_a_rolled_back_mark_is_not_kept(store: MemoryStore) -> None:
     except RuntimeError:
         pass
     assert await store.seen.count() == 0
+
+
+async def test_the_first_stored_secret_wins(store: MemoryStore) -> None:
+    assert await store.page.secret("access_token", "first") == "first"
+    assert await store.page.secret("access_token", "second") == "first"  # another gateway racing
+
+
+async def test_sessions_expire_and_only_the_most_recently_used_are_kept(store: MemoryStore) -> None:
+    page = store.page
+    await page.open_session("h1", "c1", "2026-01-02 00:00:00", keep=2, idle_since="2026-01-01 00:00:00")
+    await page.open_session("h2", "c2", "2026-01-02 00:00:01", keep=2, idle_since="2026-01-01 00:00:00")
+    assert await page.session("h1", "2026-01-01 12:00:00") == ("c1", "[]", "2026-01-02 00:00:00")
+    await page.touch("h1", "2026-01-02 00:00:05")
+    await page.set_flash("h1", '["已保存 🙂"]')
+    await page.open_session("h3", "c3", "2026-01-02 00:00:06", keep=2, idle_since="2026-01-01 00:00:00")
+    assert await page.session("h2", "2026-01-01 12:00:00") is None  # least recently used: dropped
+    assert await page.session("h1", "2026-01-01 12:00:00") == ("c1", '["已保存 🙂"]', "2026-01-02 00:00:05")
+    assert await page.session("h1", "2026-01-02 00:00:06") is None  # idle too long for this cutoff
+    await page.open_session("h4", "c4", "2026-01-03 00:00:00", keep=5, idle_since="2026-01-02 00:00:06")
+    assert await page.count() == 2  # h1 idle since before the cutoff: deleted; h3 and h4 kept
