@@ -16,8 +16,8 @@ import pytest
 
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub
-from tests.gateway.test_durable_intake import _gateway, _until
 from tests.support import postgres_server
+from tests.support.gateway_process import start_gateway, wait_until
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ async def outage_trial(
 
     url = cluster.url_for("tierclaw_outage")
     with TelegramStub() as tg, OpenAIStub(responder=model) as llm:
-        proc = _gateway(_config(tmp_path, url, tg, llm), tmp_path, tmp_path / "gateway.log")
+        proc = start_gateway(_config(tmp_path, url, tg, llm), tmp_path, tmp_path / "gateway.log")
 
         def replied() -> list[tuple[str, str, str]]:
             return [
@@ -92,7 +92,7 @@ async def outage_trial(
             ]
 
         try:
-            await _until(lambda: bool(tg.requests("getUpdates")), proc, "the first poll")
+            await wait_until(lambda: bool(tg.requests("getUpdates")), proc, "the first poll")
             sent: list[tuple[str, str]] = []
             total = chats * per_chat
             pace = (down_seconds * 2) / total  # the messages arrive over twice the outage
@@ -111,7 +111,7 @@ async def outage_trial(
                 await asyncio.sleep(max(0.0, up_at - time.monotonic()))
                 await asyncio.to_thread(cluster.resume)
             keys = set(sent)
-            await _until(
+            await wait_until(
                 lambda: keys <= {(c, m) for c, m, _ in replied()}, proc, "every message answered", 300
             )
         finally:
