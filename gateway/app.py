@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from tzlocal import get_localzone
 
 from channels.base import Channel, InboundMessage, PollsAlone, StopsReceiving
+from channels.seen import KeepsSeenMarks
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from gateway.identity import Identities
@@ -27,6 +28,7 @@ from gateway.memory_tools import ToolSettings
 from gateway.providers import Models, build_models, no_answer_hint
 from gateway.replica import replica_id
 from gateway.scheduler import JobTimes, MemoryJobs
+from gateway.seen_marks import StoreSeenMarks
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.model.protocol import MemoryModel
@@ -191,6 +193,8 @@ class Runtime:
             )
             for channel in channels:
                 loop.add_channel(channel)
+                if isinstance(channel, KeepsSeenMarks):  # its dedup marks live in the memory database
+                    channel.use_seen_marks(StoreSeenMarks(engine.store.seen, channel.name))
         except BaseException:
             await engine.close()
             raise

@@ -26,6 +26,7 @@ LIBRARIES = (
     "jieba",
     "Lark",  # lark-oapi
     "openai",
+    "psycopg",
     "requests",
     "telegram",
     "tzlocal",
@@ -43,6 +44,9 @@ def configure_logging(level: str, *, debug_libraries: bool = False, stream: Text
     library_level = logging.DEBUG if debug_libraries and numeric <= logging.DEBUG else logging.WARNING
     for name in LIBRARIES:
         logging.getLogger(name).setLevel(max(library_level, numeric))
+    if library_level > logging.DEBUG:  # a WARNING per failed reconnect while a PostgreSQL server is away:
+        # the channel says once per message that it was not stored (README.md, "Running on PostgreSQL")
+        logging.getLogger("psycopg.pool").setLevel(max(logging.ERROR, numeric))
 
 
 def home_relative(path: Path | str) -> str:

@@ -22,7 +22,7 @@ from typing import Protocol
 
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
 from gateway.inbox import DurableInbox
-from memory.store.sqlite import cannot_succeed_on_retry
+from memory.store.errors import cannot_succeed_on_retry
 from memory.text.wording import is_chinese
 
 log = logging.getLogger("tierclaw.gateway")

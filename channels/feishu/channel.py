@@ -4,8 +4,8 @@ Receiving. Both modes hand the SDK's parsed ``im.message.receive_v1`` event to o
 event loop and return at once, so Feishu gets its acknowledgement (callback: HTTP 200 within 3 s;
 websocket: the ``{"code": 200}`` echo) however slow the model is — a late answer makes Feishu redeliver.
 One intake task then checks, in order: the sender's open_id against ``allowFrom`` (a stranger leaves no
-trace), group messages must @mention the bot, the event is new (``SeenStore``: an event is a duplicate if
-its event_id *or* its message_id was seen in the last 48 h, also across restarts), and only then delivers.
+trace), group messages must @mention the bot, the event is new (``channels/seen.py``: its event_id or
+message_id seen in the last 48 h, in the memory database: across restarts too), and only then delivers.
 
 * websocket: ``lark.ws.Client`` on its own thread and loop (``websocket.py``: why, how it stops, and
   one log line per outage instead of lark's line per attempt).
@@ -45,7 +45,6 @@ import logging
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import lark_oapi as lark
 import requests
@@ -77,7 +76,6 @@ from channels.feishu.open_api import (
     retryable,
 )
 from channels.feishu.post import reply_body, text_content
-from channels.feishu.seen import SeenStore
 from channels.feishu.websocket import (
     ReportingWsClient,
     WebsocketRun,
@@ -88,6 +86,7 @@ from channels.feishu.websocket import (
     ws_owner_lock,
 )
 from channels.outage import Outage
+from channels.seen import ProcessSeenMarks, SeenMarks
 
 log = logging.getLogger("tierclaw.channels")
 
@@ -110,7 +109,6 @@ class FeishuSettings:
     app_id: str
     app_secret: str = field(repr=False)
     allow_from: tuple[str, ...]
-    state_path: Path  # SQLite file for seen event/message ids
     verification_token: str = field(default="", repr=False)
     encrypt_key: str = field(default="", repr=False)
     domain: str = "https://open.feishu.cn"
@@ -145,7 +143,7 @@ class FeishuChannel:
         self.bot_info_retry_seconds = 5.0  # first wait before asking the bot info again; doubles each time
         self.callback_port: int | None = None
         self.retry_base_seconds = 0.5  # backoff: base, 2×base, 4×base … when Feishu gives no reset time
-        self.seen: SeenStore | None = None
+        self.seen: SeenMarks | None = None  # the gateway's (``use_seen_marks``), else this process's
         self._loop: asyncio.AbstractEventLoop | None = None
         self._deliver: Deliver | None = None
         # Each event with the future its receiver waits on: lark acknowledges an event when our handler
@@ -158,10 +156,12 @@ class FeishuChannel:
         self._dispatcher: lark.EventDispatcherHandler | None = None
         self._ws: WebsocketRun | None = None
 
-    # --- lifecycle -----------------------------------------------------------------------------------
+    def use_seen_marks(self, marks: SeenMarks) -> None:
+        """Recognise redeliveries by ``marks`` (the gateway's, in the memory database); before ``start``."""
+        self.seen = marks
 
     async def start(self, deliver: Deliver) -> None:
-        """Open the seen-ids store, learn the bot's open_id, then connect (websocket) or listen (callback)."""
+        """Learn the bot's open_id, then connect (websocket) or listen (callback)."""
         self._loop = asyncio.get_running_loop()
         self._deliver = deliver
         self.allow.warn_if_empty()
@@ -170,7 +170,7 @@ class FeishuChannel:
                 "[feishu] callback mode without encryptKey: the X-Lark-Signature of incoming events is "
                 "not checked (only the verification token); set encryptKey"
             )
-        self.seen = await SeenStore.open(self.settings.state_path, self.name)
+        self.seen = self.seen or ProcessSeenMarks()  # no gateway: duplicates known in this process only
         try:
             open_id, problem = await read_bot_open_id(self.client)
             self.bot_open_id = open_id
@@ -220,9 +220,6 @@ class FeishuChannel:
         while not self._intake.empty():  # never stored: their receivers stop waiting, unacknowledged
             _, stored = self._intake.get_nowait()
             stored.cancel()
-        if self.seen is not None:
-            seen, self.seen = self.seen, None
-            await seen.close()
 
     @property
     def ready_label(self) -> str:
@@ -233,10 +230,10 @@ class FeishuChannel:
 
     @property
     def holds_resources(self) -> bool:
-        """Whether anything ``start`` made is still held (intake, bot-info task, HTTP server, dedup store).
+        """Whether anything ``start`` made is still held (intake, bot-info task, HTTP server).
 
         False after ``stop``, and after a ``start`` that failed: a failed start cleans up after itself."""
-        return any(held is not None for held in (self._worker, self._bot_info_task, self._runner, self.seen))
+        return any(held is not None for held in (self._worker, self._bot_info_task, self._runner))
 
     async def _drain_intake(self) -> None:
         """Wait (bounded) until the intake task has handled every queued event."""
@@ -321,19 +318,21 @@ class FeishuChannel:
             return
         if event.sender_type == "app":  # another bot: never answer (two bots could talk forever)
             return
-        event = encodable_fields(event)  # its ids go into the seen store (channels/encodable.py)
+        event = encodable_fields(event)  # its ids become seen marks (channels/encodable.py)
         message = inbound_message(event, self.bot_open_id)
         if message is None:
             return
         assert self.seen is not None and self._deliver is not None
-        keys = (f"event:{event.event_id}", f"message:{event.message_id}")
-        if await self.seen.seen_any(*keys):
+        keys = [
+            (kind, key) for kind, key in (("event", event.event_id), ("message", event.message_id)) if key
+        ]
+        if await self.seen.seen_before(keys):
             log.info("[feishu] event %s (message %s) already handled", event.event_id, event.message_id)
             return
         # Stored first, marked after: a crash in between leaves a redelivery that the gateway's inbox
         # recognises by its event id, never a mark for a message that was not stored.
         await self._deliver(message)
-        await self.seen.first_time(*keys)
+        await self.seen.mark(keys)
 
     async def _retry_bot_info(self) -> None:
         """Ask the bot info again with backoff until it answers; then group gating is exact."""

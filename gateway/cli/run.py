@@ -164,7 +164,6 @@ def enabled_channels(config: Config) -> list[Channel]:
                     callback_listen=fs.callback.listen,
                     callback_port=fs.callback.port,
                     callback_path=fs.callback.path,
-                    state_path=config.channel_state_path(),
                 )
             )
         )
@@ -294,9 +293,13 @@ async def start_page(runtime: Runtime) -> RunningDashboard:
         allow_remote=settings.allow_remote,
         with_replies=True,
     )
-    token_path = runtime.config.db_path().parent / TOKEN_FILE
+    where = (
+        f"the token in {runtime.config.db_path().parent / TOKEN_FILE}"
+        if runtime.config.memory_on_file()
+        else "the token kept in the database"
+    )
     print(
-        f"memory page: {page.url.split('?')[0]} (open it with ?token=<the token in {token_path}>, "
+        f"memory page: {page.url.split('?')[0]} (open it with ?token=<{where}>, "
         "or run `tierclaw dashboard` for a ready link)",
         file=sys.stderr,
     )

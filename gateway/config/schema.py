@@ -321,10 +321,6 @@ class Config(_Model):
         """Whether the memory is the SQLite file (not a database server)."""
         return not self.memory.database_url
 
-    def channel_state_path(self) -> Path:
-        """The channels' own small database (seen Feishu events), beside the memory database."""
-        return self.db_path().parent / "channels.db"
-
     def chat_history_path(self) -> Path:
         """What was typed in ``tierclaw chat`` (↑ recalls it), beside the memory database."""
         return self.db_path().parent / "chat_history"

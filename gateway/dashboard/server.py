@@ -23,11 +23,12 @@ from gateway.dashboard import actions, pages
 from gateway.dashboard.access import (
     CSRF_FIELD,
     SESSION_COOKIE,
+    Session,
     Sessions,
+    access_token,
     check_bind,
     csrf_matches,
     host_header_allowed,
-    load_or_create_token,
 )
 from gateway.dashboard.context import CONTEXT, FORM, SESSION, DashboardContext, render, templates
 from memory.pipeline.buffer import ExtractionBuffer
@@ -69,15 +70,23 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not sessions.token_matches(token):
             log.warning("[dashboard] wrong access token from %s", request.remote)
             return _unauthorized(request, "That access token is not this server's.")
-        sid, request[SESSION] = sessions.open()
+        sid, request[SESSION] = await sessions.open()
         clean = request.rel_url.with_query([(k, v) for k, v in request.query.items() if k != "token"])
         redirect = web.Response(status=303, headers={"Location": str(clean)})
         redirect.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="Strict", path="/")
         return redirect
-    session = sessions.get(request.cookies.get(SESSION_COOKIE))
+    session = await sessions.get(request.cookies.get(SESSION_COOKIE))
     if session is None:
         return _unauthorized(request, "This page needs the access token.")
     request[SESSION] = session
+    try:
+        return await _serve(request, handler, session)
+    finally:
+        await sessions.save(session)  # its one-time messages, when the page added or showed some
+
+
+async def _serve(request: web.Request, handler: Handler, session: Session) -> web.StreamResponse:
+    """The handler behind the guard: a POST's CSRF check, errors as a plain page, ``Server-Timing``."""
     if request.method == "POST":
         form = await request.post()
         offered = form.get(CSRF_FIELD)
@@ -119,7 +128,7 @@ def build_app(ctx: DashboardContext, token: str, bound_host: str) -> web.Applica
         ctx.templates = templates()
     app = web.Application(middlewares=[guard], client_max_size=1024 * 1024)
     app[CONTEXT] = ctx
-    app[SESSIONS] = Sessions(token)
+    app[SESSIONS] = Sessions(token, ctx.engine.store.page)
     app[BOUND_HOST] = bound_host
     app.on_response_prepare.append(_security_headers)
     app.router.add_static("/static/", STATIC_DIR)
@@ -173,5 +182,6 @@ async def start_for(
         timing=runtime.assistant.memory_timing if with_replies else None,
         search_mode="hybrid" if engine.embedder is not None else "keyword",
     )
-    token = load_or_create_token(runtime.config.db_path().parent)
+    config = runtime.config
+    token = await access_token(config.db_path().parent, engine.store.page, on_file=config.memory_on_file())
     return await start_dashboard(ctx, token=token, host=host, port=port, allow_remote=allow_remote)

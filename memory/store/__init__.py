@@ -5,7 +5,8 @@ second, with the same parts and results (``open.open_store`` picks one). Its par
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
 ``sessions`` (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet
-answered), ``turns`` (the raw conversation), ``scratchpads`` and ``browse_queries`` (the memory page's reads);
+answered), ``turns`` (the raw conversation), ``scratchpads``, ``browse_queries`` (the memory page's reads)
+``seen`` (a channel's dedup marks) and ``page`` (the memory page's token and sessions);
 ``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
 how the two backends share the table modules and where they differ.
 """
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from memory.store.browse_queries import BrowseRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
+from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow
 from memory.store.protocol import MemoryStore
@@ -52,6 +54,8 @@ class SQLiteStore:
         self.turns = TurnRows(db)
         self.scratchpads = ScratchpadRows(db)
         self.browse = BrowseRows(db)
+        self.seen = SeenRows(db)
+        self.page = PageAccessRows(db)
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True, warm_text: bool = True) -> SQLiteStore:

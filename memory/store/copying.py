@@ -83,6 +83,7 @@ TABLES: tuple[Table, ...] = (
         ),
     ),
     Table("scratchpads", ("owner", "content", "updated_at"), ("owner",)),
+    Table("seen", ("channel", "kind", "key", "seen_at"), ("channel", "kind", "key")),
 )
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows in all)

@@ -19,7 +19,10 @@ Version 5 adds the durable ``inbox``; version 6 ``conversation_turns``, every tu
 (version 9: with a vector);
 version 7 makes daily events episodes (goal, outcome, entities, start and end, the facts extracted);
 version 8 adds ``scratchpads``, one note per person.
-The coordination step (``_COORDINATION``, after version 9) adds ``job_claims`` (one row per scheduled job
+Version 10 adds what the gateway kept outside the memory database: ``seen`` (a channel's dedup
+marks, kept 48 hours) and the memory page's access token and browser sessions (``page_secrets``,
+``page_sessions``), so several gateways on one PostgreSQL database share them.
+Version 11 (``_COORDINATION``) adds ``job_claims`` (one row per scheduled job
 and period, with the replica holding it and its lease) and a lease on each ``inbox`` row.
 """
 
@@ -247,6 +250,31 @@ ALTER TABLE conversation_turns ADD COLUMN embedding_model TEXT;
 CREATE INDEX idx_turns_embedding ON conversation_turns(owner, embedding_model);
 """
 
+# The gateway's own small state (docs/architecture.md, "Storage"): a channel's dedup marks (a Feishu
+# event id or message id seen, kept 48 hours: channels/README.md), the memory page's access token and its
+# browser sessions (a session id is kept only as its SHA-256: gateway/dashboard/access.py).
+_V_GATEWAY_STATE = """
+CREATE TABLE seen (
+    channel TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (channel, kind, key)
+);
+CREATE INDEX idx_seen_at ON seen(seen_at);
+CREATE TABLE page_secrets (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE page_sessions (
+    sid_hash  TEXT PRIMARY KEY,
+    csrf      TEXT NOT NULL,
+    flash     TEXT NOT NULL DEFAULT '[]',
+    last_seen TEXT NOT NULL
+);
+CREATE INDEX idx_page_sessions_last_seen ON page_sessions(last_seen);
+"""
+
 # Several gateways on one database (docs/scale-out.md): a claim per scheduled job and period, so each
 # period's run happens once across replicas; and a lease on each inbox message a replica is answering,
 # so a restarting replica does not re-answer another live replica's messages. On SQLite (one process)
@@ -266,7 +294,7 @@ ALTER TABLE inbox ADD COLUMN claimed_by TEXT;
 ALTER TABLE inbox ADD COLUMN lease_until TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _COORDINATION)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE, _COORDINATION)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

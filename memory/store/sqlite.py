@@ -23,7 +23,12 @@ from pathlib import Path
 import aiosqlite
 
 from memory.files.private import private_dir, private_file
-from memory.store.errors import MemoryDatabaseError, NulCharacterError, refuse_nul
+from memory.store.errors import (
+    DriverErrors,
+    MemoryDatabaseError,
+    refuse_nul,
+    register_driver_errors,
+)
 from memory.store.schema import check_version, migrate
 from memory.store.sql import Params, Row, chunks, marks, qualified
 
@@ -35,7 +40,6 @@ __all__ = [
     "Params",
     "Row",
     "SQLiteDatabase",
-    "cannot_succeed_on_retry",
     "chunks",
     "file_health",
     "marks",
@@ -46,14 +50,20 @@ __all__ = [
 _IN_TRANSACTION: contextvars.ContextVar[bool] = contextvars.ContextVar("tierclaw_in_tx", default=False)
 
 
-def cannot_succeed_on_retry(exc: BaseException) -> bool:
-    """Whether a failed write failed because of what was written (text UTF-8 cannot encode, a value SQLite
-    refuses, a constraint) rather than the database's state (busy, locked, read-only, full, missing), so
-    writing the same values again can never succeed. The gateway then skips the message instead of having
-    the platform deliver it forever (gateway/README.md)."""
-    return isinstance(
-        exc, UnicodeError | NulCharacterError | sqlite3.DataError | sqlite3.IntegrityError | TypeError
-    )
+def _closed(exc: BaseException) -> bool:
+    """Whether ``exc`` is aiosqlite's or sqlite3's complaint about a closed connection."""
+    if isinstance(exc, sqlite3.ProgrammingError):
+        return "closed" in str(exc).lower()
+    if isinstance(exc, ValueError):
+        text = str(exc).lower()
+        return "connection closed" in text or "no active connection" in text
+    return False
+
+
+# A value SQLite refuses or a constraint: the write can never succeed (memory/store/errors.py).
+register_driver_errors(
+    "sqlite", DriverErrors((sqlite3.Error,), (sqlite3.DataError, sqlite3.IntegrityError), _closed)
+)
 
 
 def file_health(path: str) -> tuple[int, str]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from memory.engine import MemoryEngine
+from memory.store.errors import is_database_error, store_was_closed
 from memory.vectors.embedding import EmbeddingError
 
 __all__ = ["EmbeddingBackfill", "EmbeddingError", "PassageEmbedder", "ReindexResult", "reindex"]
@@ -275,7 +275,7 @@ class EmbeddingBackfill:
                     self._engine.conversation, embedder, batch_size=self.batch_size, pause=self.pause
                 )
             except Exception as exc:
-                if self._stopping or _engine_closed(exc):
+                if self._stopping or store_was_closed(exc):
                     log.debug("[memory] embedding backfill stopped: the engine is closed")
                     return
                 self.failures += 1
@@ -309,7 +309,7 @@ class EmbeddingBackfill:
         """One WARNING per failure streak, the rest at DEBUG. Only an ``EmbeddingError``'s, a database
         error's or an OS error's message is shown above DEBUG: any other exception's text might quote a
         memory."""
-        if isinstance(exc, EmbeddingError | sqlite3.Error | OSError):
+        if isinstance(exc, EmbeddingError | OSError) or is_database_error(exc):
             what = f"{type(exc).__name__}: {exc}"
         else:
             what = f"{type(exc).__name__} (details at DEBUG)"
@@ -323,13 +323,3 @@ class EmbeddingBackfill:
         else:
             log.debug("[memory] embedding backfill failed again (%d in a row)", self.failures)
         log.debug("[memory] embedding backfill failure", exc_info=exc)
-
-
-def _engine_closed(exc: BaseException) -> bool:
-    """Whether ``exc`` is aiosqlite's or sqlite3's complaint about a closed connection (gateway shutdown)."""
-    if isinstance(exc, sqlite3.ProgrammingError):
-        return "closed" in str(exc).lower()
-    if isinstance(exc, ValueError):
-        text = str(exc).lower()
-        return "connection closed" in text or "no active connection" in text
-    return False

@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,7 +16,7 @@ from gateway.loop import ProcessLoop
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
-from tests.support import REPO
+from tests.support.gateway_process import start_gateway, wait_until
 
 
 class Recorder:
@@ -131,29 +126,6 @@ async def test_unanswered_messages_come_back_in_order_after_a_restart(tmp_path: 
 # ------------------------------------------------------------------------------ kill -9, for real
 
 
-def _gateway(config_path: Path, home: Path, log: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TIERCLAW_")}
-    return subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "gateway", "--config", str(config_path)],
-        cwd=REPO,
-        env={**env, "HOME": str(home)},
-        stdout=log.open("a", encoding="utf-8"),
-        stderr=subprocess.STDOUT,
-    )
-
-
-async def _until(
-    predicate: Callable[[], bool], proc: subprocess.Popen, what: str, timeout: float = 60
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if proc.poll() is not None:
-            raise AssertionError(f"the gateway exited ({proc.returncode}) while waiting for {what}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, int, int]:
     """Push ``chats × per_chat`` messages to a real gateway process with a slow model, SIGKILL it once
     all are confirmed to Telegram, restart it; returns (lost, answered twice, answered before the kill).
@@ -191,9 +163,9 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
                 out.append((call.params.get("chat_id", ""), str(target.get("message_id", ""))))
             return out
 
-        proc = _gateway(path, tmp_path, log)
+        proc = start_gateway(path, tmp_path, log)
         try:
-            await _until(lambda: bool(tg.requests("getUpdates")), proc, "the first poll")
+            await wait_until(lambda: bool(tg.requests("getUpdates")), proc, "the first poll")
             sent: list[tuple[str, str]] = []
             for n in range(per_chat):
                 for chat in range(chats):
@@ -205,7 +177,7 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
                 offsets = [c.params.get("offset") for c in tg.requests("getUpdates")]
                 return any(o and int(o) > last_update for o in offsets)
 
-            await _until(all_confirmed, proc, "every update confirmed")
+            await wait_until(all_confirmed, proc, "every update confirmed")
             assert len(replied()) < len(sent)  # a backlog: most are still waiting for the slow model
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
@@ -216,9 +188,9 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
         before = len(replied())
 
         slow["on"] = False
-        proc = _gateway(path, tmp_path, log)
+        proc = start_gateway(path, tmp_path, log)
         try:
-            await _until(lambda: set(sent) <= set(replied()), proc, "every message answered", timeout=300)
+            await wait_until(lambda: set(sent) <= set(replied()), proc, "every message answered", timeout=300)
         finally:
             proc.terminate()
             proc.wait(30)

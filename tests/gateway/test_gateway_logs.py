@@ -113,7 +113,7 @@ async def test_feishu_websocket_outage_is_one_line_going_and_one_back_without_la
     feishu.reconnect_nonce = 0  # lark's random wait before reconnecting (ClientConfig)
     settings = FeishuSettings(
         app_id="cli_outage", app_secret="outage-secret-77", allow_from=("ou_alice",),
-        state_path=tmp_path / "ch.db", domain=feishu.domain, mode="websocket", timeout_seconds=2.0,
+        domain=feishu.domain, mode="websocket", timeout_seconds=2.0,
     )  # fmt: skip
     channel = FeishuChannel(settings)
 

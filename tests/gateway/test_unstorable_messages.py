@@ -28,7 +28,7 @@ from gateway.loop import ProcessLoop
 from localservers.feishu_server import FeishuStub, message_event
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
-from memory.store.sqlite import cannot_succeed_on_retry
+from memory.store.errors import cannot_succeed_on_retry
 
 # What fuzzing found and its neighbours: lone surrogates, NULs, and backslash sequences that look like
 # (invalid) JSON escapes once they are text.
@@ -129,7 +129,7 @@ async def _feishu_round(feishu: FeishuStub, db: Path, texts: list[str]) -> list[
     engine, loop, seen = await _gateway_loop(db)
     channel = FeishuChannel(
         FeishuSettings(
-            app_id="cli_unstorable", app_secret="s", allow_from=("ou_alice",), state_path=db.parent / "ch.db",
+            app_id="cli_unstorable", app_secret="s", allow_from=("ou_alice",),
             domain=feishu.domain, mode="websocket", timeout_seconds=5.0,
         )
     )  # fmt: skip
@@ -198,7 +198,7 @@ async def test_feishu_skips_an_event_that_can_never_be_stored_with_one_line(
 
     channel = FeishuChannel(
         FeishuSettings(
-            app_id="cli_skip", app_secret="s", allow_from=("ou_alice",), state_path=tmp_path / "ch.db",
+            app_id="cli_skip", app_secret="s", allow_from=("ou_alice",),
             domain=feishu.domain, mode="websocket", timeout_seconds=5.0,
         )
     )  # fmt: skip

@@ -46,7 +46,6 @@ def make_settings(tmp_path: Path, feishu: FeishuStub, **overrides: object) -> Fe
         "app_id": f"cli_{uuid.uuid4().hex[:12]}",  # lark caches tenant tokens per app_id, process-wide
         "app_secret": SECRET,
         "allow_from": ("ou_alice",),
-        "state_path": tmp_path / "channels.db",
         "verification_token": TOKEN,
         "encrypt_key": ENCRYPT_KEY,
         "domain": feishu.domain,

@@ -33,11 +33,25 @@ class Cluster:
     data_dir: Path | None = None
     pg_ctl: str | None = None
     user: str | None = None
+    options: str = ""  # the server options it was started with (``resume`` starts it with them again)
 
     def url_for(self, database: str) -> str:
         """The same server, another database."""
         parts = urlsplit(self.url)
         return urlunsplit(parts._replace(path=f"/{database}"))
+
+    def pause(self) -> None:
+        """Stop the server (fast: open connections are cut), keeping its data: the server going away."""
+        assert self.data_dir is not None and self.pg_ctl is not None, "only a cluster started here"
+        _run_as(self.user, [self.pg_ctl, "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
+
+    def resume(self) -> None:
+        """Start a paused server again, on the same port."""
+        assert self.data_dir is not None and self.pg_ctl is not None, "only a cluster started here"
+        log = str(self.data_dir.parent / "server.log")
+        _run_as(
+            self.user, [self.pg_ctl, "-D", str(self.data_dir), "-o", self.options, "-l", log, "-w", "start"]
+        )
 
     def stop(self) -> None:
         """Stop a cluster this module started and remove its directory (a given server is left alone)."""
@@ -98,7 +112,7 @@ def start_cluster(bin_dir: str, settings: str = TEST_SETTINGS) -> Cluster:
     )
     options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 {settings}"
     _run_as(user, [pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"])
-    return Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, pg_ctl, user)
+    return Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, pg_ctl, user, options)
 
 
 TEMPLATE = "tierclaw_template"

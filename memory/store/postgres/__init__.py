@@ -15,6 +15,7 @@ import psycopg
 
 from memory.store.browse_queries import BrowseRows
 from memory.store.errors import MemoryDatabaseError
+from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows
 from memory.store.postgres.database import PostgresDatabase, connect, describe
@@ -50,6 +51,8 @@ class PostgresStore:
         self.turns = PostgresTurnRows(db)
         self.scratchpads = ScratchpadRows(db)
         self.browse = BrowseRows(db)
+        self.seen = SeenRows(db)
+        self.page = PageAccessRows(db)
 
     @classmethod
     async def open(cls, url: str, *, create: bool = True, warm_text: bool = True) -> PostgresStore:

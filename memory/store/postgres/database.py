@@ -24,9 +24,9 @@ from functools import lru_cache
 from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolClosed
 
-from memory.store.errors import MemoryDatabaseError, refuse_nul
+from memory.store.errors import DriverErrors, MemoryDatabaseError, refuse_nul, register_driver_errors
 from memory.store.sql import Row
 from memory.store.urls import masked
 
@@ -36,6 +36,18 @@ _TX_CONNECTION: contextvars.ContextVar[psycopg.AsyncConnection[Any] | None] = co
 )
 POOL_SIZE = 10
 CONNECT_TIMEOUT_S = 10
+
+
+# Text or a value PostgreSQL refuses (DataError) or a constraint: the write can never succeed; a lost
+# connection (OperationalError) is the server's state, so the message is tried again (memory/store/errors.py).
+register_driver_errors(
+    "postgresql",
+    DriverErrors(
+        (psycopg.Error, PoolClosed),
+        (psycopg.DataError, psycopg.IntegrityError),
+        lambda exc: isinstance(exc, PoolClosed),
+    ),
+)
 
 
 @dataclass(slots=True, frozen=True)

@@ -255,6 +255,29 @@ ALTER TABLE conversation_turns ADD COLUMN embedding_model {T};
 CREATE INDEX idx_turns_embedding ON conversation_turns(owner, embedding_model);
 """
 
+# The gateway's own small state: as in ``memory/store/schema.py``'s migration of the same number.
+_V_GATEWAY_STATE = f"""
+CREATE TABLE seen (
+    channel {T} NOT NULL,
+    kind    {T} NOT NULL,
+    key     {T} NOT NULL,
+    seen_at {T} NOT NULL,
+    PRIMARY KEY (channel, kind, key)
+);
+CREATE INDEX idx_seen_at ON seen(seen_at);
+CREATE TABLE page_secrets (
+    name  {T} PRIMARY KEY,
+    value {T} NOT NULL
+);
+CREATE TABLE page_sessions (
+    sid_hash  {T} PRIMARY KEY,
+    csrf      {T} NOT NULL,
+    flash     {T} NOT NULL DEFAULT '[]',
+    last_seen {T} NOT NULL
+);
+CREATE INDEX idx_page_sessions_last_seen ON page_sessions(last_seen);
+"""
+
 # The same as SQLite's ``_COORDINATION`` (memory/store/schema.py): job claims and inbox leases.
 _COORDINATION = f"""
 CREATE TABLE job_claims (
@@ -271,7 +294,7 @@ ALTER TABLE inbox ADD COLUMN claimed_by {T};
 ALTER TABLE inbox ADD COLUMN lease_until {T};
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _COORDINATION)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE, _COORDINATION)
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 
 

@@ -109,7 +109,7 @@ def test_message_uuid_is_deterministic_short_and_distinct() -> None:
 
 
 def test_settings_repr_hides_secrets(tmp_path: Path) -> None:
-    settings = FeishuSettings("cli_x", SECRET, ("*",), tmp_path / "c.db", TOKEN, ENCRYPT_KEY)
+    settings = FeishuSettings("cli_x", SECRET, ("*",), TOKEN, ENCRYPT_KEY)
     shown = repr(settings)
     assert "cli_x" in shown
     assert SECRET not in shown and TOKEN not in shown and ENCRYPT_KEY not in shown

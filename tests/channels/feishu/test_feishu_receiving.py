@@ -208,7 +208,7 @@ async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
     finally:
         await channel.stop()
         await channel.stop()  # idempotent
-    assert channel.seen is None and _websocket_threads() == []
+    assert not channel.holds_resources and _websocket_threads() == []
 
 
 async def test_stop_receiving_then_stop_on_an_idle_channel(tmp_path: Path, feishu: FeishuStub) -> None:
@@ -217,7 +217,7 @@ async def test_stop_receiving_then_stop_on_an_idle_channel(tmp_path: Path, feish
     await channel.stop_receiving()
     await channel.stop_receiving()
     await channel.stop()
-    assert channel.seen is None
+    assert not channel.holds_resources
 
 
 async def test_bot_messages_are_never_answered(tmp_path: Path, feishu: FeishuStub) -> None:

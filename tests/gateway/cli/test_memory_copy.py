@@ -38,6 +38,7 @@ async def _fill(path: Path) -> None:
             await engine.scratchpad.put(owner, "# Focus\n- trip")
         await engine.store.inbox.add("telegram", "1", "u1", "{}", "2026-03-01 12:00:00")
         await engine.store.jobs.record("decay", "2026-03-01 12:00:00", "ok")
+        await engine.store.seen.add("feishu", [("event", "ev_1"), ("message", "om_1")], "2026-03-01 12:00:00")
         await engine.store.vectors.cache("m", [("h", 1, b"\x00\x00\x80?")], [], "2026-03-01 12:00:00")
     finally:
         await engine.close()
@@ -69,6 +70,15 @@ def test_copy_there_and_back_keeps_every_owners_export(
     assert asyncio.run(_exports(postgres_url)) == first
     assert asyncio.run(_exports(str(back))) == first
     assert asyncio.run(_add_after_copy(postgres_url)) is not None
+    assert asyncio.run(_seen_marks(str(back))) == 2  # Feishu's dedup marks went there and back
+
+
+async def _seen_marks(target: str) -> int:
+    engine = await MemoryEngine.open(target, create=False)
+    try:
+        return await engine.store.seen.count("feishu")
+    finally:
+        await engine.close()
 
 
 async def _add_after_copy(url: str) -> int | None:

@@ -284,11 +284,6 @@ def test_numeric_allow_from_ids_are_read_as_text(tmp_path: Path) -> None:
     assert "allowFrom" in error_of(write(tmp_path, {"channels": {"telegram": {"allowFrom": [True]}}}))
 
 
-def test_channel_state_lives_beside_the_memory_database(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, {"memory": {"dbPath": str(tmp_path / "d" / "m.db")}}), env={})
-    assert config.channel_state_path() == tmp_path / "d" / "channels.db"
-
-
 def test_disabled_channels_need_nothing(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, {"channels": {"telegram": {"enabled": False}}}), env={})
     assert config.channels.telegram.enabled is False
