@@ -18,6 +18,7 @@ from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Fact
 from memory.retrieval.gate import personal_question, should_retrieve
@@ -85,10 +86,15 @@ async def bot(engine: MemoryEngine, tmp_path: Path) -> AsyncIterator[Assistant]:
     engine.embedder = FixedEmbedder(vectors)
     assistant = Assistant(
         engine=engine,
-        sessions=SessionStore(engine),
+        sessions=SessionStore(engine.store.sessions),
         chat_model=RecordingModel(),
         settings=AssistantSettings(workspace=tmp_path, floor=relevance_floor(Config())),
-        extraction=ExtractionService(engine, OfflineMemoryModel(), ExtractionSettings(quiet_gap=3600)),
+        extraction=ExtractionService(
+            engine,
+            ExtractionBuffer(engine.store.buffer),
+            OfflineMemoryModel(),
+            ExtractionSettings(quiet_gap=3600),
+        ),
     )
     try:
         yield assistant
