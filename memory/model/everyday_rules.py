@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from memory.model.everyday_around import when_class
 from memory.model.quick_rules import PREFERENCES_TOPIC, Match, Rules
 from memory.records import GENERAL_TOPIC
 from memory.text.category import CLASS_CATEGORY, everyday_class
@@ -50,6 +51,16 @@ def _whole(fallback: str | None = None) -> _Rule:
     return rule
 
 
+def _class_or_when(group: str) -> _Rule:
+    """A rule keeping the sentence when ``group`` names an everyday class, else when the sentence names a
+    date or a weekly time ("My book club meets on the first Thursday of the month")."""
+
+    def rule(m: re.Match[str]) -> Match | None:
+        return _match_for(everyday_class(m.group(group)) or when_class(m.string))
+
+    return rule
+
+
 def _verb_class(m: re.Match[str]) -> Match | None:
     """ "I <verb> …": the object's class, else the class the verb itself says ("I drive a Lada")."""
     found = everyday_class(m.group("rest"))
@@ -75,6 +86,11 @@ _VERB_CLASS = {
     "diagnosed": "health",
     "report to": "work",
     "take": None,
+    "speak": "education",
+    "earn": "work",
+    "support": "tastes",
+    "moved": "home",
+    "pay": "home",
 }
 
 _NOT_HABITS = (
@@ -83,7 +99,7 @@ _NOT_HABITS = (
     r"see|saw|remember|forgot|forget|bet|suppose|agree|love|like|hate|want"
 )
 # The speaker as subject, also before a contraction ("i've got", "i'd like", "we've been").
-_I = r"^(?:i|we)(?: |(?='))"
+_I = r"^(?:i|we|[a-z]+ and i)(?: |(?='))"
 _EN_ADVERB = r"(?:also |still |now |currently |usually |normally |always |often |sometimes |really |)"
 _BE_A_STATE = (
     r"married|divorced|engaged|widowed|separated|single|retired|self-employed|unemployed|pregnant|"
@@ -108,10 +124,10 @@ EVERYDAY_EN: Rules = [
             r"works|worked|studies|studied|teaches|likes|loves|hates|enjoys|goes|plays|turns|turned|takes|"
             r"drives|owns|runs|speaks|can|can't|cannot|doesn't|does|don't|will|just|recently|also|still|"
             r"always|never|usually|named|called|comes|came|moved|graduated|started|retired|passed|died|"
-            r"sleeps|eats|needs|gets|got|belongs|stays|sits|starts|falls|weighs)\b"
+            r"sleeps|eats|needs|gets|got|belongs|stays|sits|starts|falls|weighs|expires|renews|meets|[a-z]{3,}s)\b"
             r"(?! (?:about to|going to|gonna|so|being|acting|driving me|dying|dead|broken|on fire)\b)"
         ),
-        _class_of("noun"),
+        _class_or_when("noun"),
     ),
     # "Leo is my son", "Pepper is our cat", "Linda is my boss".
     (re.compile(r"^[\w' .-]{1,30}? (?:is|are|was) (?:my|our) (?P<rest>.+)$"), _class_of("rest")),
@@ -133,7 +149,7 @@ EVERYDAY_EN: Rules = [
     ),
     # Being: "I'm a paramedic", "I'm married", "I'm gluten intolerant", "I'm on a low-salt diet".
     (
-        re.compile(r"^i(?:'m| am|'ve been| have been) (?:also |now |still )?(?:a|an) (?P<rest>.+)$"),
+        re.compile(r"^i(?:'m| am|'ve been| have been| was) (?:also |now |still )?(?:a|an|the) (?P<rest>.+)$"),
         _class_of("rest"),
     ),
     (
@@ -153,7 +169,8 @@ EVERYDAY_EN: Rules = [
             r"'ve studied|graduated|work|worked|keep|play|practi[sc]e|attend|speak|volunteer|coach|"
             r"manage|look after|care for|walk|feed|support|hold|wear|use|suffer|was diagnosed|"
             r"'ve been diagnosed|have been diagnosed|got diagnosed|live|lived|finished|completed|earned|"
-            r"report to|got)\b(?P<rest>.*)$"
+            r"report to|got|speak|earn|pay|moved|get|see|visit|passed|had(?= .*(?:\b(?:19|20)\d\d\b|"
+            r"when i was|as a (?:kid|child|teenager))))\b(?P<rest>.*)$"
         ),
         _verb_class,
     ),
@@ -162,7 +179,9 @@ EVERYDAY_EN: Rules = [
         re.compile(
             rf"{_I}{_EN_ADVERB}(?!(?:{_NOT_HABITS})\b)[a-z']+ .*\b(?:every|each|daily|weekly|"
             r"monthly|twice|once|times a|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends?|weekdays|"
-            r"mornings|evenings|nights|at \d{1,2}(?::\d\d)? ?(?:am|pm|o'clock)|at \d{1,2}:\d\d)\b"
+            r"mornings|evenings|nights|at \d{1,2}(?::\d\d)? ?(?:am|pm|o'clock)|at \d{1,2}:\d\d|at lunchtime|"
+            r"at bedtime|(?:before|after) (?:breakfast|lunch|dinner|work|school|bed)|(?:around|about|by) "
+            r"(?:\d|half past|quarter (?:past|to)))\b"
         ),
         _whole("routines"),
     ),
@@ -179,7 +198,10 @@ EVERYDAY_EN: Rules = [
         re.compile(
             rf"{_I}(?:really |also |still |eventually |)(?:(?:want|would like|'d like|hope|wish|intend|aim|"
             r"plan|am planning|'m planning|are planning|'re planning|am hoping|'m hoping|am aiming|"
-            r"'m aiming|am determined|'m determined) to |(?:am|'m|are|'re) saving (?:up )?for |dream of )"
+            r"'m aiming|am determined|'m determined|am trying|'m trying|try) to |"
+            r"(?:am|'m|are|'re) saving (?:up )?for |"
+            r"dream of |(?:am|'m|are|'re) thinking (?:of|about) (?=\w+ing\b)|"
+            r"(?:am|'m|are|'re) (?:planning|organi[sz]ing|arranging) (?!to\b))"
             r"(?!know|ask|say|tell|talk|check|see|understand|be honest|thank|go to bed|sleep|have a look|"
             r"hear|chat|stop|continue|add|make sure|point|clarify|mention|share|explain)\w"
         ),
@@ -205,6 +227,31 @@ EVERYDAY_EN: Rules = [
         ),
         _whole("tastes"),
     ),
+    # How one takes things, what one finds tiring or pleasant: "I take my coffee with oat milk",
+    # "I find crowded trains stressful".
+    (
+        re.compile(
+            r"^i (?:take|have|drink|like) my [\w-]+ (?:black|white|strong|weak|with|without|no|rare|"
+            r"medium|well)\b"
+        ),
+        lambda _m: _match_for("tastes"),
+    ),
+    (
+        re.compile(
+            r"^i find (?!it\b|this\b|that\b|you\b)[\w' -]{3,40} (?:exhausting|tiring|boring|relaxing|"
+            r"stressful|annoying|calming|overwhelming|fun|hard|difficult|easy|draining|soothing)$"
+        ),
+        lambda _m: _match_for("tastes"),
+    ),
+    # Work without the word "job": "At work we use Trello", "I've been at the clinic for three years",
+    # "I bike to work", "Before teaching I was a chef".
+    (
+        re.compile(
+            r"^at work,? (?:i|we) |^i(?:'ve| have) been (?:at|with) [\w' -]{2,40} (?:for|since) \w+"
+            r"|^i (?:\w+ ){1,2}to work\b|^(?:before|after|until) [\w' -]{2,30}?,? i (?:was|worked)\b"
+        ),
+        lambda _m: _match_for("work"),
+    ),
 ]
 
 _ZH_POSSESSOR = (
@@ -215,14 +262,16 @@ _ZH_CHATTER = re.compile(
     r"说(?!话)|觉得|认为|问我|让我|骂|催|唠叨|吵架|生气|开心|难过|哭了|笑死|气死|烦死|无聊|快没|没电|坏了|丢了|找不到|不见了"
 )
 _ZH_FUTURE = (
-    r"明天|后天|下周|下个?星期|下个?礼拜|下个?月|下半年|明年|年底|月底|月初|周[一二三四五六日天]|星期[一二三四五六日天]|"
-    r"\d+[号日月点]|[一二三四五六七八九十]+[月号日点]"
+    r"明天|后天|下周[一二三四五六日天]|下周|下个?星期|下个?礼拜|下个?月|下半年|明年|年底|月底|月初|周[一二三四五六日天]|星期[一二三四五六日天]|"
+    r"\d+[号日月点]|[一二三四五六七八九十]+[月号日点]|国庆|春节|元旦|五一|中秋|端午|清明|寒假|暑假"
 )
 _ZH_WHEN = (
     rf"{_ZH_FUTURE}|以后|将来|未来|今年|年内|早日|尽快|有一天|这辈子|退休后"
     r"|(?:\d+|[一二三四五六七八九十]+)岁(?:之前|以前|前|之后|以后)?"
 )
-_ZH_LIFE_GOAL = r"学会|学|考|成为|存钱|攒钱|买房|买车|留学|创业|移民|转行|跑马拉松|减肥|戒烟|戒酒|环游|出国"
+_ZH_LIFE_GOAL = (
+    r"学会|学|考|成为|存钱|攒钱|买房|买车|留学|创业|移民|转行|跑马拉松|减肥|戒烟|戒酒|环游|出国|种|报名"
+)
 _ZH_GOAL = (
     r"学|考|成为|存钱|攒钱|买|换|搬|减|戒|申请|读|留学|创业|移民|跑|养|生|结婚|旅游|旅行|环游|拿到|通过|"
     r"升职|转行|开一家|开个|写一本|出版"
@@ -240,6 +289,17 @@ def _zh_possessed(m: re.Match[str]) -> Match | None:
     return _match_for(found)
 
 
+_ZH_STORE = re.compile(r"箱|柜|抽屉|床底|盒|袋|架|门后|门口|墙上|保险")
+
+
+def _zh_kept_in(m: re.Match[str]) -> Match | None:
+    """ "钥匙挂在门口", "被子收在床底的收纳箱里": a thing of the household and where it is kept, told by
+    its class, by a verb of putting away (收/藏/锁/贴), or by a place of storage — not "书放在桌上" (just
+    lying there)."""
+    stored = m.group("verb") != "放在" or _ZH_STORE.search(m.group("place"))
+    return _match_for(everyday_class(m.group("noun")) or ("home" if stored else None))
+
+
 EVERYDAY_ZH: Rules = [
     (re.compile(_ZH_POSSESSOR + r"(?P<head>[\u4e00-\u9fff]{1,4})"), _zh_possessed),
     # "我和我老公结婚十年了", "我跟女朋友在一起三年了".
@@ -250,9 +310,14 @@ EVERYDAY_ZH: Rules = [
     # "小雨是我女儿", "旺财是我们家的狗".
     (re.compile(r"^[^，,。]{1,8}?是(?:我|我们|咱们)(?:家)?的?(?P<rest>.+)$"), _class_of("rest")),
     # Where things are kept: "家里的备用钥匙在鞋柜里", "车钥匙挂在门口", "我把护照放在抽屉里".
-    (re.compile(r"^(?P<noun>[^，,我]{1,6}?)(?:放在|收在|藏在|挂在|停在|锁在)"), _class_of("noun")),
     (
-        re.compile(r"^(?:家里的?|我家的?|我们家的?)(?P<noun>[^，,]{1,8}?)(?:放在|收在|藏在|挂在|停在|在)"),
+        re.compile(r"^(?P<noun>[^，,我]{1,6}?)(?P<verb>放在|收在|藏在|挂在|停在|锁在|贴在)(?P<place>.+)$"),
+        _zh_kept_in,
+    ),
+    (
+        re.compile(
+            r"^(?:家里的?|我家的?|我们家的?)(?P<noun>[^，,]{1,8}?)(?:放在|收在|藏在|挂在|停在|贴在|在|从|由|每|是)"
+        ),
         _class_of("noun", "home"),
     ),
     (
@@ -263,6 +328,7 @@ EVERYDAY_ZH: Rules = [
     ),
     # "我家有一只叫咪咪的猫", "我们家里养了两条狗".
     (re.compile(r"^我(?:们)?家里?(?:有|养了?)(?P<rest>.+)$"), _class_of("rest")),
+    (re.compile(r"^(?:我们?|咱们?)家(?:里)?是(?P<rest>.+)$"), _class_of("rest", "home")),
     # "我在一家外企做财务": a job at a kind of workplace.
     (
         re.compile(
@@ -284,12 +350,32 @@ EVERYDAY_ZH: Rules = [
     (re.compile(r"^我(?:现在|平时|一直)?(?:开|骑)(?:着|的是)?(?:一|两)?(?:辆|台)"), _whole("home")),
     (
         re.compile(
-            r"^我(?:们)?(?:现在|平时|一直|目前|\d{2,4}年|去年|前年|以前|小时候)*(?P<verb>用的是|用的|养了?|是|学的是|"
+            r"^我(?:们)?(?:现在|平时|一直|目前|\d{2,4}年|去年|前年|以前|小时候|正在|在网上|还|也|又)*(?P<verb>用的是|用的|养了?|是|学的是|"
             r"学的|学|读的是|读|在读|在学|在上|上|教|带|戴|考了?|拿到了?|毕业于|会|弹|拉|练|在吃|吃)(?P<rest>.+)$"
         ),
         _class_of("rest"),
     ),
     (re.compile(r"^我是(?:做|搞|干)(?P<rest>.{1,8})的$"), lambda _m: _OCCUPATION),
+    # Learning and exams: "我正在学日语", "我数学考过满分", "我读研的时候…", "我2010年高中毕业".
+    (
+        re.compile(r"^我(?:正在|在)?(?:网上|业余|自己)?(?:学|自学)[a-z\u4e00-\u9fff]"),
+        lambda _m: _match_for("education"),
+    ),
+    (
+        re.compile(r"^我[^，,]{0,6}?(?:过了|考了|考过|学过|考上了?|考取了?|拿了)[^，,]{1,12}$"),
+        _whole("education"),
+    ),
+    (
+        re.compile(
+            r"^我(?:\d{2,4}年|大[一二三四]|研[一二三]|高[一二三]|初[一二三]|读书|上学|读研|读大学)"
+            r"(?:的时候|那年)?(?P<rest>.+)$"
+        ),
+        _class_of("rest", "education"),
+    ),
+    # Holding back for health: "我在控糖", "我一直在戒糖".
+    (re.compile(r"^我(?:一直|最近)?(?:在|正在)(?:控|戒|忌|少吃|调理|吃药)"), lambda _m: _match_for("health")),
+    # Places one goes to: "我们常去的菜市场是…", "我常看的牙医姓刘".
+    (re.compile(r"^我(?:们)?(?:常去|常用|常看|常找|平时去|一直去)的(?P<rest>.+)$"), _class_of("rest")),
     # Days and times: "我周末弹钢琴", "我每周三晚上去打羽毛球", "每周六我都去游泳".
     (
         re.compile(r"^(?:每天|每日|每晚|每个?周.?|每个?星期.?|每个?礼拜.?|每个?月|每年|周末)[^，,]{0,6}?我"),
@@ -313,7 +399,7 @@ EVERYDAY_ZH: Rules = [
     ),
     (
         re.compile(
-            rf"^我(?:们)?(?:{_ZH_WHEN})*(?:真的|一直|很)?(?:想要?|希望)(?:能|在)?(?:(?:{_ZH_WHEN})+.{{0,4}}?(?:{_ZH_GOAL})|"
+            rf"^我(?:们)?(?:{_ZH_WHEN})*(?:真的|一直|很)?(?:想要?|希望)(?:能|在[^，,]{{1,6}}?)?(?:(?:{_ZH_WHEN})+.{{0,4}}?(?:{_ZH_GOAL})|"
             rf"(?:{_ZH_LIFE_GOAL}))"
         ),
         lambda _m: _PLAN,
@@ -323,6 +409,13 @@ EVERYDAY_ZH: Rules = [
         lambda _m: _PLAN,
     ),
     (re.compile(rf"^我(?:们)?(?:要|得|约了|预约了?)[^，,]{{0,6}}?(?:{_ZH_FUTURE})"), lambda _m: _PLAN),
+    (
+        re.compile(rf"^(?:{_ZH_FUTURE}|上午|下午|晚上|早上|中午)+我(?:们)?(?:要|得|会|约了|预约了?)"),
+        lambda _m: _PLAN,
+    ),
+    (re.compile(rf"^我(?:们)?(?:很|一直|真的)?(?:想|想要|希望)(?=.*(?:{_ZH_WHEN}))"), lambda _m: _PLAN),
+    (re.compile(r"^我(?:们)?(?:在|正在|一直在)(?:攒钱|存钱|备孕|装修|找房|看房|备考)"), lambda _m: _PLAN),
+    (re.compile(r"^我(?:们)?[^，,]{0,4}的(?:目标|梦想|愿望|计划|新年愿望)是"), lambda _m: _PLAN),
     # Tastes the older table misses: "我对摄影很感兴趣", "我是周杰伦的歌迷".
     (
         re.compile(r"^我对(?P<obj>.+?)(?:很|特别|非常|超级?|比较|不|没|有)*(?:感兴趣|兴趣|着迷|上瘾)"),

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memory.model.everyday_around import AROUND_RULES
 from memory.model.everyday_rules import EVERYDAY_RULES
 from memory.model.quick_rules import (
     DECISION,
@@ -186,6 +187,7 @@ def _classify(norm: str, *, temp: bool, remembered: bool) -> Match | None:
     # Something said about "today" is kept only when a rule reads a fact in it (then it is short-lived):
     # "I'm tired today" is chit-chat, and the offline stand-in must not promise to keep it.
     found = _first(PREFERENCE_RULES, norm) or _first(EVENT_RULES, norm) or _first(EVERYDAY_RULES, norm)
+    found = found or _first(AROUND_RULES, norm)
     if found is not None:
         return Match("temp") if temp else found
     if remembered:
