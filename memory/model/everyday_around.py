@@ -128,6 +128,11 @@ AROUND_EN: Rules = [
         ),
         _class_or_when(),
     ),
+    # A household thing or person of the speaker's and a date: "The kids go back to school on 4 September".
+    (
+        re.compile(r"^(?:the|our|my) (?P<noun>[\w'-]+(?: [\w'-]+){0,2}) (?!is\b|are\b)[a-z']+ [\w' -]*$"),
+        lambda m: _kept(everyday_class(m.group("noun"))) if when_class(m.string) else None,
+    ),
     # "Bin day is Tuesday": a named day of the household.
     (
         re.compile(r"^[\w ]{2,20} day is (?:on )?(?:mon|tues|wednes|thurs|fri|satur|sun)day"),
@@ -136,7 +141,8 @@ AROUND_EN: Rules = [
     # "Shellfish makes me ill": what the body does not take.
     (
         re.compile(
-            r"^[\w' -]{2,30} (?:makes|make|gives|give) me (?:ill|sick|itchy|itch|sneeze|bloated|nauseous|"
+            r"^[\w' -]{2,30} (?:doesn't|does not|don't|do not) agree with me\b"
+            r"|^[\w' -]{2,30} (?:makes|make|gives|give) me (?:ill|sick|itchy|itch|sneeze|bloated|nauseous|"
             r"a rash|hives|migraines?|headaches?|heartburn|a headache)\b"
         ),
         lambda _m: _kept("health"),
@@ -182,7 +188,7 @@ AROUND_ZH: Rules = [
     # Things of the household and when: "车每年三月年检", "房贷每个月还六千五", "冰箱是去年买的".
     (
         re.compile(
-            rf"^(?P<noun>{_ZH_NOT_A_NAME}[^，,]{{1,6}}?)(?:每年|每个?月|每周|每天|是.{{0,8}}买的|在.{{1,8}}买的)"
+            rf"^(?P<noun>{_ZH_NOT_A_NAME}[^，,]{{1,6}}?)(?:每年|每个?月|每周|每天|是.{{0,8}}买的|在.{{1,8}}买的|{_ZH_NUM}+月|\d{{4}}年|明年|下个?月)"
         ),
         lambda m: _kept(everyday_class(m.group("noun")) or ("routines" if "每" in m.string else None)),
     ),

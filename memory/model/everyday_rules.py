@@ -91,6 +91,8 @@ _VERB_CLASS = {
     "support": "tastes",
     "moved": "home",
     "pay": "home",
+    "manage": "work",
+    "failed": "education",
 }
 
 _NOT_HABITS = (
@@ -169,7 +171,7 @@ EVERYDAY_EN: Rules = [
             r"'ve studied|graduated|work|worked|keep|play|practi[sc]e|attend|speak|volunteer|coach|"
             r"manage|look after|care for|walk|feed|support|hold|wear|use|suffer|was diagnosed|"
             r"'ve been diagnosed|have been diagnosed|got diagnosed|live|lived|finished|completed|earned|"
-            r"report to|got|speak|earn|pay|moved|get|see|visit|passed|had(?= .*(?:\b(?:19|20)\d\d\b|"
+            r"report to|got|speak|earn|pay|moved|get|see|visit|passed|failed|had(?= .*(?:\b(?:19|20)\d\d\b|"
             r"when i was|as a (?:kid|child|teenager))))\b(?P<rest>.*)$"
         ),
         _verb_class,
@@ -181,7 +183,7 @@ EVERYDAY_EN: Rules = [
             r"monthly|twice|once|times a|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends?|weekdays|"
             r"mornings|evenings|nights|at \d{1,2}(?::\d\d)? ?(?:am|pm|o'clock)|at \d{1,2}:\d\d|at lunchtime|"
             r"at bedtime|(?:before|after) (?:breakfast|lunch|dinner|work|school|bed)|(?:around|about|by) "
-            r"(?:\d|half past|quarter (?:past|to)))\b"
+            r"(?:\d|half past|quarter (?:past|to))|at half \w+)\b"
         ),
         _whole("routines"),
     ),
@@ -196,9 +198,9 @@ EVERYDAY_EN: Rules = [
     # Plans and goals: "I want to learn Japanese", "I'm saving up for a house".
     (
         re.compile(
-            rf"{_I}(?:really |also |still |eventually |)(?:(?:want|would like|'d like|hope|wish|intend|aim|"
-            r"plan|am planning|'m planning|are planning|'re planning|am hoping|'m hoping|am aiming|"
-            r"'m aiming|am determined|'m determined|am trying|'m trying|try) to |"
+            rf"{_I}(?:really |also |still |eventually |)(?:(?:want|would like|'d like|would love|'d love|"
+            r"hope|wish|intend|aim|plan|am planning|'m planning|are planning|'re planning|am hoping|"
+            r"'m hoping|am aiming|'m aiming|am determined|'m determined|am trying|'m trying|try) to |"
             r"(?:am|'m|are|'re) saving (?:up )?for |"
             r"dream of |(?:am|'m|are|'re) thinking (?:of|about) (?=\w+ing\b)|"
             r"(?:am|'m|are|'re) (?:planning|organi[sz]ing|arranging) (?!to\b))"
@@ -221,11 +223,20 @@ EVERYDAY_EN: Rules = [
         re.compile(
             r"^i(?:'m| am) (?:not |not really |really |such |)(?:a |an )?(?:big |huge |massive |)"
             r"(?:[\w-]+ )?(?:fan|lover|enthusiast|addict)\b"
+            r"|^i(?:'m| am) (?:not |really |very much |definitely |)(?:a|an) (?:morning|night|early|evening|"
+            r"people|cat|dog|tea|coffee|beach|city|outdoors|indoors|summer|winter) person\b"
             r"|^i(?:'m| am) not (?:really )?(?:into|fond of|keen on)"
             r"|^i(?:'m| am) (?:really |very |)(?:crazy about|obsessed with|passionate about|interested in|"
             r"keen on)\b"
         ),
         _whole("tastes"),
+    ),
+    # What the body does not take: "I can't have dairy", "I can't digest onions".
+    (
+        re.compile(
+            r"^i (?:can't|cannot|can not|don't|do not) (?:have|eat|drink|tolerate|digest|take) (?P<rest>.+)$"
+        ),
+        _class_of("rest", "health"),
     ),
     # How one takes things, what one finds tiring or pleasant: "I take my coffee with oat milk",
     # "I find crowded trains stressful".
@@ -351,11 +362,19 @@ EVERYDAY_ZH: Rules = [
     (
         re.compile(
             r"^我(?:们)?(?:现在|平时|一直|目前|\d{2,4}年|去年|前年|以前|小时候|正在|在网上|还|也|又)*(?P<verb>用的是|用的|养了?|是|学的是|"
-            r"学的|学|读的是|读|在读|在学|在上|上|教|带|戴|考了?|拿到了?|毕业于|会|弹|拉|练|在吃|吃)(?P<rest>.+)$"
+            r"学的|学|读的是|读|在读|在学|在考|在上|上|教|带|戴|考了?|拿到了?|毕业于|会|弹|拉|练|在吃|吃)(?P<rest>.+)$"
         ),
         _class_of("rest"),
     ),
     (re.compile(r"^我是(?:做|搞|干)(?P<rest>.{1,8})的$"), lambda _m: _OCCUPATION),
+    (re.compile(r"^我(?:会说|会讲|能说|说得一口|讲得一口|会一点)"), lambda _m: _match_for("education")),
+    # Tastes by degree: "我不太喜欢吃甜的", "我特别怕冷".
+    (
+        re.compile(
+            r"^我(?:不太|不怎么|不是很|不大|挺|蛮|超|特别|非常|很|最|一直|从小就?)(?:喜欢|爱|讨厌|怕|受不了)"
+        ),
+        _whole("tastes"),
+    ),
     # Learning and exams: "我正在学日语", "我数学考过满分", "我读研的时候…", "我2010年高中毕业".
     (
         re.compile(r"^我(?:正在|在)?(?:网上|业余|自己)?(?:学|自学)[a-z\u4e00-\u9fff]"),

@@ -53,7 +53,8 @@ _EN_WORDS: dict[str, str] = {
     r"parents?|brothers?|sisters?|siblings?|twins?|grand(?:ma|pa|mother|father|parents?|son|daughter|"
     r"kids?|children)s?|aunts?|uncles?|cousins?|nephews?|nieces?|in-laws|step(?:son|daughter|mother|"
     r"father|mum|mom|dad)s?|friends?|best friend|neighbou?rs?|roommates?|flatmates?|housemates?|"
-    r"godson|goddaughter|godmother|godfather|family|married|divorced|engaged|widowed|mother of|"
+    r"godson|goddaughter|godmother|godfather|godchild|godchildren|godparents?|granddad|grandad|gran|nan|"
+    r"nana|family|married|divorced|engaged|widowed|mother of|"
     r"father of",
     "pets": r"pets?|dogs?|puppy|puppies|cats?|kittens?|kitty|parrots?|budgies?|birds?|hamsters?|"
     r"rabbits?|bunny|bunnies|goldfish|fish|aquarium|turtles?|tortoises?|horses?|pony|ponies|"
@@ -67,7 +68,8 @@ _EN_WORDS: dict[str, str] = {
     r"supplements?|antibiotics?|physio(?:therapy)?|therapy|condition|disease|disorder|syndrome|vegetarian|vegan|pescatarian|halal|kosher|"
     r"diet|keto|sugar-free|dairy|peanuts?|nuts|shellfish|seafood|pregnant|glasses|contact lenses|pain|"
     r"aches?|injur(?:y|ies|ed)|bad back|bad knees?|knees?|hips?|joints?|spine|thinners|blockers|"
-    r"antidepressants|steroids|blood type|blood group|deficiency|anaemia|anemia|iron|scan|dentist|"
+    r"antidepressants|steroids|heart murmur|caffeine|alcohol|"
+    r"blood type|blood group|deficiency|anaemia|anemia|iron|scan|dentist|"
     r"optician|gp|doctor|hygienist|physio|"
     r"hearing aid|wheelchair|\w+(?:itis|osis|emia|aemia|pathy|algia)|\w+(?:statin|pril|olol|azole|"
     r"cillin|mycin|formin|prazole|sartan|oxetine|pam|lam)",
@@ -79,7 +81,7 @@ _EN_WORDS: dict[str, str] = {
     r"receptionist|secretary|pharmacist|surgeon|midwife|police|officer|soldier|librarian|"
     r"consultant|designer|architect|programmer|analyst|tutor|coach|professor|lecturer|journalist|"
     r"translator|hairdresser|butcher|builder|salesman|saleswoman|teach|teaches|taught|tester|bank|"
-    r"department|union rep|rep|instructor|hr|appraisal|payslip|earn|earns|commute",
+    r"department|union rep|rep|team|instructor|hr|appraisal|payslip|earn|earns|commute",
     "education": r"stud(?:y|ies|ied|ying)|degree|bachelor'?s|master'?s|masters|phd|doctorate|diploma|"
     r"major(?:ed)?|minor(?:ed)?|graduat(?:e|ed|ion)|university|uni|college|school|high school|"
     r"course|courses|classes|class|lessons?|semester|thesis|dissertation|alumni|alma mater|"
@@ -101,12 +103,13 @@ _ZH_WORDS: dict[str, str] = {
     "people": "老婆|老公|妻子|丈夫|爱人|媳妇|男朋友|女朋友|男友|女友|对象|未婚|儿子|女儿|闺女|孩子|小孩|"
     "宝宝|娃|妈妈|妈|母亲|爸爸|爸|父亲|父母|爸妈|哥哥|哥|姐姐|姐|弟弟|弟|妹妹|妹|兄弟|姐妹|爷爷|奶奶|"
     "外公|外婆|姥姥|姥爷|孙子|孙女|外孙|叔叔|阿姨|舅舅|舅妈|姑姑|姑妈|婶婶|表哥|表姐|表弟|表妹|堂哥|堂姐|"
-    "堂弟|堂妹|侄子|侄女|外甥|公公|婆婆|岳父|岳母|丈母娘|朋友|闺蜜|哥们|邻居|室友|家人|老伴|亲戚|发小",
+    "堂弟|堂妹|侄子|侄女|外甥|公公|婆婆|岳父|岳母|丈母娘|朋友|闺蜜|哥们|邻居|室友|家人|老伴|亲戚|发小|老大|老二|"
+    "老三",
     "pets": "宠物|狗|猫|鹦鹉|鸟|仓鼠|兔|金鱼|鱼缸|乌龟|龟|马匹|养马|柯基|泰迪|哈士奇|金毛|拉布拉多|柴犬|布偶|"
     "英短|橘猫|疫苗|绝育|驱虫|狂犬|猫粮|狗粮|寄养",
     "health": "过敏|不耐受|哮喘|糖尿病|血糖|高血压|血压|心脏|偏头痛|头疼|胃病|胃炎|痛风|颈椎|腰椎|失眠|"
     "抑郁|焦虑|近视|散光|色盲|药|胰岛素|手术|素食|吃素|忌口|清真|减肥|戒糖|乳糖|麸质|海鲜|"
-    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂|血型|控糖|甜食|体重|拉肚子",
+    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂|血型|贫血|控糖|甜食|体重|拉肚子",
     "work": "工作|上班|公司|单位|老板|领导|上司|经理|主管|同事|客户|工资|职业|岗位|加班|办公|行业|"
     "职位|入职|辞职|退休|创业|护士|医生|老师|教师|工程师|程序员|会计|律师|设计师|司机|厨师|销售|"
     "教书|是做.{1,6}的|校长|主任|教导处|月薪|年薪|薪水|工号|员工号|外企|国企|央企|人事|培训机构|摄影师|"

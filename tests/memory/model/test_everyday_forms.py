@@ -73,6 +73,17 @@ KEPT = [
     ("wish with a time", "我想明年考驾照"),
     ("saving", "我们在攒钱买车"),
     ("my goal", "我明年的目标是跑完半马"),
+    ("can't have", "I can't have caffeine after noon"),
+    ("doesn't agree with me", "Spicy food doesn't agree with me"),
+    ("a kind of person", "I'm not a morning person"),
+    ("the people and a date", "The kids break up for summer on 20 July"),
+    ("'d love to", "I'd love to visit Japan one day"),
+    ("failed", "I failed my first driving test"),
+    ("half past by another name", "I start work at half eight"),
+    ("tastes by degree", "我不太喜欢吃辣"),
+    ("languages spoken", "我会说粤语"),
+    ("people and a month", "孩子们七月初放暑假"),
+    ("studying for", "我在考教师资格证"),
 ]
 
 
@@ -90,6 +101,7 @@ def test_a_new_form_is_kept_where_it_does_not_fade(form: str, text: str) -> None
         *("Einstein was born in 1879.", "Sarah's car is broken.", "The train is late again."),
         *("The coffee is cold.", "Dinner is ready.", "The shop is closed.", "I find it funny."),
         *("I had a great time.", "Tom is so annoying.", "Paris is the capital of France."),
+        *("The kids went crazy.", "The film starts at 8.", "Chocolate makes me happy."),
         *("书放在桌上", "又是周一，唉", "天气真好", "火车晚点了", "我想睡觉", "我在开会", "咖啡凉了"),
     ],
 )
