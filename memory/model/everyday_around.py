@@ -46,7 +46,7 @@ _EN_DATE = re.compile(
     r"\w+ of)\b"
 )
 _EN_ROUTINE = re.compile(
-    r"\b(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)days|every|each|weekly|daily|at \d|"
+    r"\b(?:on (?:mon|tues|wednes|thurs|fri|satur|sun)days|every|weekly|daily|monthly|fortnightly|"
     r"at (?:lunchtime|bedtime)|(?:before|after) (?:breakfast|lunch|dinner|work|school|bed))\b"
 )
 _ZH_NUM = r"[\d一二三四五六七八九十两半]"
@@ -69,9 +69,9 @@ def _kept(found: str | None) -> Match | None:
 
 def when_class(text: str) -> str | None:
     """ "dates" when the text names a date, "routines" when it names a weekly or daily time, else None."""
-    if not (_EN_DATE.search(text) or _ZH_DATE.search(text)):
-        return None
-    return "routines" if _EN_ROUTINE.search(text) or "每" in text else "dates"
+    if _EN_ROUTINE.search(text) or "每" in text:
+        return "routines"
+    return "dates" if _EN_DATE.search(text) or _ZH_DATE.search(text) else None
 
 
 def _class_or_when(fallback: str | None = None) -> _Rule:
@@ -142,7 +142,9 @@ AROUND_EN: Rules = [
     (
         re.compile(
             r"^[\w' -]{2,30} (?:doesn't|does not|don't|do not) agree with me\b"
-            r"|^[\w' -]{2,30} (?:makes|make|gives|give) me (?:ill|sick|itchy|itch|sneeze|bloated|nauseous|"
+            r"|^[\w' -]{2,30} (?:makes|make|gives|give) me (?:an? )?(?:stomach \w+|\w+ ?aches?|ill|"
+            r"sick|itchy|itch|"
+            r"sneeze|bloated|nauseous|"
             r"a rash|hives|migraines?|headaches?|heartburn|a headache)\b"
         ),
         lambda _m: _kept("health"),
@@ -168,7 +170,7 @@ AROUND_ZH: Rules = [
     ),
     (
         re.compile(
-            rf"^{_ZH_NOT_A_NAME}[\u4e00-\u9fff]{{2,3}}(?:在读|在上|在一家|在一所|每天|每周|周[一二三四五六日天]|"
+            rf"^{_ZH_NOT_A_NAME}[\u4e00-\u9fff]{{2,3}}(?:特别|很|最|超|非常|只)?(?:在读|在上|在一家|在一所|每天|每周|周[一二三四五六日天]|"
             r"喜欢|想养|想要|上个?月)"
         ),
         _class_or_when(),
@@ -191,6 +193,14 @@ AROUND_ZH: Rules = [
             rf"^(?P<noun>{_ZH_NOT_A_NAME}[^，,]{{1,6}}?)(?:每年|每个?月|每周|每天|是.{{0,8}}买的|在.{{1,8}}买的|{_ZH_NUM}+月|\d{{4}}年|明年|下个?月)"
         ),
         lambda m: _kept(everyday_class(m.group("noun")) or ("routines" if "每" in m.string else None)),
+    ),
+    # What the body does not take: "虾吃多了我就过敏", "牛奶会让我肚子疼".
+    (
+        re.compile(
+            r"^[^，,]{1,10}?(?:吃多了|一吃就?|吃了就?|喝了就?|一喝就?|会让我|让我)我?(?:会|就)?"
+            r"(?:胃疼|胃痛|肚子疼|拉肚子|过敏|起疹子|头疼|头痛|偏头痛|恶心|不舒服|难受)"
+        ),
+        lambda _m: _kept("health"),
     ),
     # "<something> needs to be handed in by Friday": "…要在周五前交给…".
     (re.compile(r"^[^，,我]{2,12}?(?:要在|得在|必须在).{0,6}(?:前|之前|以前)"), _class_or_when()),

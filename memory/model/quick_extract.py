@@ -96,7 +96,8 @@ _EN_FILLER = re.compile(
 )
 _EN_TIME_LEAD = re.compile(
     r"^(?:(?:yesterday|today|tonight|recently|lately|earlier|now|currently|last (?:week|month|year|night|"
-    r"weekend|time)|this (?:morning|afternoon|evening|week|month|year)|right now)\b[\s,]*)+"
+    r"weekend|time)|this (?:morning|afternoon|evening|week|month|year)|right now|"
+    r"next (?:week|month|year|spring|summer|autumn|winter))\b[\s,]*)+"
 )
 _ZH_FILLER = re.compile(
     r"^(?:(?:哦|噢|嗯|啊|对了|另外|还有|顺便说一下|顺便说|顺便|其实|那个|好的|好吧|是的|对|所以|然后|说一下|告诉你)"

@@ -51,7 +51,7 @@ _EN_WORDS: dict[str, str] = {
     "people": r"wife|husband|partner|spouse|boyfriend|girlfriend|fianc[ée]e?|son|sons|daughters?|child|"
     r"children|kids?|babies|baby|toddler|mum|mom|mother|mothers?-in-law|father|fathers?-in-law|dad|"
     r"parents?|brothers?|sisters?|siblings?|twins?|grand(?:ma|pa|mother|father|parents?|son|daughter|"
-    r"kids?|children)s?|aunts?|uncles?|cousins?|nephews?|nieces?|in-laws|step(?:son|daughter|mother|"
+    r"kids?|children)s?|aunts?|aunties|auntie|aunty|lodgers?|uncles?|cousins?|nephews?|nieces?|in-laws|step(?:son|daughter|mother|"
     r"father|mum|mom|dad)s?|friends?|best friend|neighbou?rs?|roommates?|flatmates?|housemates?|"
     r"godson|goddaughter|godmother|godfather|godchild|godchildren|godparents?|granddad|grandad|gran|nan|"
     r"nana|family|married|divorced|engaged|widowed|mother of|"
@@ -103,14 +103,15 @@ _ZH_WORDS: dict[str, str] = {
     "people": "老婆|老公|妻子|丈夫|爱人|媳妇|男朋友|女朋友|男友|女友|对象|未婚|儿子|女儿|闺女|孩子|小孩|"
     "宝宝|娃|妈妈|妈|母亲|爸爸|爸|父亲|父母|爸妈|哥哥|哥|姐姐|姐|弟弟|弟|妹妹|妹|兄弟|姐妹|爷爷|奶奶|"
     "外公|外婆|姥姥|姥爷|孙子|孙女|外孙|叔叔|阿姨|舅舅|舅妈|姑姑|姑妈|婶婶|表哥|表姐|表弟|表妹|堂哥|堂姐|"
-    "堂弟|堂妹|侄子|侄女|外甥|公公|婆婆|岳父|岳母|丈母娘|朋友|闺蜜|哥们|邻居|室友|家人|老伴|亲戚|发小|老大|老二|"
+    "堂弟|堂妹|侄子|侄女|外甥|公公|婆婆|岳父|岳母|丈母娘|继父|继母|后妈|后爸|小姑子|大姑子|小叔子|妯娌|朋友|闺蜜|哥们|邻居|室友|家人|老伴|亲戚|发小|老大|老二|"
     "老三",
     "pets": "宠物|狗|猫|鹦鹉|鸟|仓鼠|兔|金鱼|鱼缸|乌龟|龟|马匹|养马|柯基|泰迪|哈士奇|金毛|拉布拉多|柴犬|布偶|"
     "英短|橘猫|疫苗|绝育|驱虫|狂犬|猫粮|狗粮|寄养",
     "health": "过敏|不耐受|哮喘|糖尿病|血糖|高血压|血压|心脏|偏头痛|头疼|胃病|胃炎|痛风|颈椎|腰椎|失眠|"
     "抑郁|焦虑|近视|散光|色盲|药|胰岛素|手术|素食|吃素|忌口|清真|减肥|戒糖|乳糖|麸质|海鲜|"
-    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂|血型|贫血|控糖|甜食|体重|拉肚子",
-    "work": "工作|上班|公司|单位|老板|领导|上司|经理|主管|同事|客户|工资|职业|岗位|加班|办公|行业|"
+    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂|血型|贫血|助听器|眼镜|假牙|牙套|胆固醇|控糖|甜食|体重|拉肚子",
+    "work": "[\u4e00-\u9fff]{1,3}师(?![傅兄姐弟妹])|插画|自由职业|合同|夜班|白班|倒班|"
+    "工作|上班|公司|单位|老板|领导|上司|经理|主管|同事|客户|工资|职业|岗位|加班|办公|行业|"
     "职位|入职|辞职|退休|创业|护士|医生|老师|教师|工程师|程序员|会计|律师|设计师|司机|厨师|销售|"
     "教书|是做.{1,6}的|校长|主任|教导处|月薪|年薪|薪水|工号|员工号|外企|国企|央企|人事|培训机构|摄影师|"
     "出差",
