@@ -54,6 +54,11 @@ _VERB_CLASS = {
     "manage": "work",
     "failed": "education",
     "rent": "home",
+    "commute": "work",
+    "trained": "work",
+    "qualified": "work",
+    "retrained": "work",
+    "dropped out": "education",
 }
 
 _NOT_HABITS = (
@@ -66,6 +71,7 @@ _I = r"^(?:i|we|[a-z]+ and i)(?: |(?='))"
 _EN_ADVERB = r"(?:also |still |now |currently |usually |normally |always |often |sometimes |really |)"
 _BE_A_STATE = (
     r"married|divorced|engaged|widowed|separated|single|retired|self-employed|unemployed|pregnant|"
+    r"type \w+ diabetic|"
     r"diabetic|asthmatic|epileptic|anaemic|anemic|celiac|coeliac|colou?r-?blind|deaf|blind|"
     r"left-handed|right-handed|vegetarian|vegan|pescatarian|short-sighted|near-sighted|long-sighted|"
     r"[\w-]+ intolerant|allergic to .+|in (?:my )?(?:first|second|third|fourth|final|last) year\b.*|"
@@ -74,7 +80,8 @@ _BE_A_STATE = (
     r"the pill|hrt)\b.*"
 )
 _NAMED_DATE = (
-    r"\d|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\bnext \w+|\btomorrow\b"
+    r"\d|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\bnext \w+|\btomorrow\b|\bin (?:january|february|"
+    r"march|april|may|june|july|august|september|october|november|december)\b"
     r"|\bin \w+ (?:days|weeks|months)\b"
 )
 
@@ -132,7 +139,8 @@ EVERYDAY_EN: Rules = [
             r"'ve studied|graduated|work|worked|keep|play|practi[sc]e|attend|speak|volunteer|coach|"
             r"manage|look after|care for|walk|feed|support|hold|wear|use|suffer|was diagnosed|"
             r"'ve been diagnosed|have been diagnosed|got diagnosed|live|lived|finished|completed|earned|"
-            r"report to|got|speak|earn|pay|rent|moved|get|see|visit|passed|failed|"
+            r"report to|got|speak|earn|pay|rent|moved|get|see|visit|passed|failed|commute|trained|"
+            r"qualified|retrained|dropped out|"
             r"had(?= .*(?:\b(?:19|20)\d\d\b|"
             r"when i was|as a (?:kid|child|teenager))))\b(?P<rest>.*)$"
         ),
@@ -176,7 +184,8 @@ EVERYDAY_EN: Rules = [
     (
         re.compile(
             r"^(?:i|we)(?:'m|'re| am| are) (?:seeing|meeting|visiting|flying|travell?ing|going|having|"
-            r"getting|starting|moving|getting married|leaving)\b(?P<rest>.*)$"
+            r"getting|starting|moving|getting married|leaving|off to|heading to|heading off to)\b"
+            r"(?P<rest>.*)$"
         ),
         lambda m: PLAN if re.search(_NAMED_DATE, m.group("rest")) else None,
     ),

@@ -68,7 +68,7 @@ _EN_WORDS: dict[str, str] = {
     r"supplements?|antibiotics?|physio(?:therapy)?|therapy|condition|disease|disorder|syndrome|vegetarian|vegan|pescatarian|halal|kosher|"
     r"diet|keto|sugar-free|dairy|peanuts?|nuts|shellfish|seafood|pregnant|glasses|contact lenses|pain|"
     r"aches?|injur(?:y|ies|ed)|bad back|bad knees?|knees?|hips?|joints?|spine|thinners|blockers|"
-    r"antidepressants|steroids|heart murmur|caffeine|alcohol|"
+    r"antidepressants|steroids|pacemaker|stent|heart murmur|caffeine|alcohol|"
     r"blood type|blood group|deficiency|anaemia|anemia|iron|scan|dentist|"
     r"optician|gp|doctor|hygienist|physio|"
     r"hearing aid|wheelchair|\w+(?:itis|osis|emia|aemia|pathy|algia)|\w+(?:statin|pril|olol|azole|"
@@ -81,7 +81,7 @@ _EN_WORDS: dict[str, str] = {
     r"receptionist|secretary|pharmacist|surgeon|midwife|police|officer|soldier|librarian|"
     r"consultant|designer|architect|programmer|analyst|tutor|coach|professor|lecturer|journalist|"
     r"translator|hairdresser|butcher|builder|salesman|saleswoman|teach|teaches|taught|tester|bank|"
-    r"department|union rep|rep|team|instructor|hr|appraisal|payslip|earn|earns|commute",
+    r"department|union rep|rep|team|assistant|instructor|hr|appraisal|payslip|earn|earns|commute",
     "education": r"stud(?:y|ies|ied|ying)|degree|bachelor'?s|master'?s|masters|phd|doctorate|diploma|"
     r"major(?:ed)?|minor(?:ed)?|graduat(?:e|ed|ion)|university|uni|college|school|high school|"
     r"course|courses|classes|class|lessons?|semester|thesis|dissertation|alumni|alma mater|"
@@ -95,7 +95,7 @@ _EN_WORDS: dict[str, str] = {
     r"bmw|audi|mercedes|ford|kia|hyundai|nissan|renault|peugeot|fiat|volvo|mazda|subaru|skoda|"
     r"lives?|lived|living|moved|rent|mortgage|landlord|neighbou?rhood|street|address|insurance|boiler|"
     r"mot|bins?|fuse box|wifi|router|tax return|council tax|bills?|plants?|washing machine|dishwasher|"
-    r"tv|television|fridge-freezer|freezer|oven|stopcock|thermostat",
+    r"tv|television|kindle|e-reader|smartwatch|fitbit|headphones|airpods|console|playstation|xbox|fridge-freezer|freezer|oven|stopcock|thermostat",
 }
 _ZH_WORDS: dict[str, str] = {
     "appointments": "预约|挂号|复查|复诊|面试|考试|体检|约了|看牙|看医生|航班|机票|订了",
@@ -109,9 +109,9 @@ _ZH_WORDS: dict[str, str] = {
     "英短|橘猫|疫苗|绝育|驱虫|狂犬|猫粮|狗粮|寄养",
     "health": "过敏|不耐受|哮喘|糖尿病|血糖|高血压|血压|心脏|偏头痛|头疼|胃病|胃炎|痛风|颈椎|腰椎|失眠|"
     "抑郁|焦虑|近视|散光|色盲|药|胰岛素|手术|素食|吃素|忌口|清真|减肥|戒糖|乳糖|麸质|海鲜|"
-    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂|血型|贫血|助听器|眼镜|假牙|牙套|胆固醇|控糖|甜食|体重|拉肚子",
+    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂|血型|贫血|维生素|钙片|鱼油|助听器|眼镜|假牙|牙套|胆固醇|控糖|甜食|体重|拉肚子",
     "work": "[\u4e00-\u9fff]{1,3}师(?![傅兄姐弟妹])|插画|自由职业|合同|夜班|白班|倒班|"
-    "工作|上班|公司|单位|老板|领导|上司|经理|主管|同事|客户|工资|职业|岗位|加班|办公|行业|"
+    "助教|助理|工作|上班|公司|单位|老板|领导|上司|经理|主管|同事|客户|工资|职业|岗位|加班|办公|行业|"
     "职位|入职|辞职|退休|创业|护士|医生|老师|教师|工程师|程序员|会计|律师|设计师|司机|厨师|销售|"
     "教书|是做.{1,6}的|校长|主任|教导处|月薪|年薪|薪水|工号|员工号|外企|国企|央企|人事|培训机构|摄影师|"
     "出差",
@@ -120,7 +120,7 @@ _ZH_WORDS: dict[str, str] = {
     "资格证|幼儿园|大班|中班|小班|年级|六级|四级|雅思|托福|普通话|高考|书法",
     "home": "车|房子|房|家里|公寓|小区|手机|电脑|笔记本|平板|手表|钥匙|护照|身份证|证件|钱包|车库|"
     "抽屉|柜|书架|冰箱|桌|钢琴|吉他|小提琴|大提琴|相机|住在|住的|居住|搬家|搬到|搬去|租房|房租|户口本|"
-    "房产证|保险箱|物业|水电费|燃气费|两室|三室|一厅|两厅|车险|房贷|洗衣机|空调|热水器|电视|洗碗机|"
+    "kindle|Kindle|耳机|游戏机|房产证|保险箱|物业|水电费|燃气费|两室|三室|一厅|两厅|车险|房贷|洗衣机|空调|热水器|电视|洗碗机|"
     "燃气灶|路由器",
 }
 _TASTES = re.compile(

@@ -102,6 +102,16 @@ KEPT = [
     ("rather", "我宁可坐火车也不坐飞机"),
     ("an age and then", "我十八岁就出来工作了"),
     ("a job in 师", "我是一名营养师"),
+    ("type n diabetic", "I'm type 1 diabetic"),
+    ("trained as", "I trained as a midwife"),
+    ("dropped out", "I dropped out of university"),
+    ("off to in a month", "We're off to Portugal in October"),
+    ("how one commutes", "I commute by bus"),
+    ("getting to work", "我骑电动车上班"),
+    ("where one studied", "我在南京大学读的书"),
+    ("a fear", "我害怕打针"),
+    ("saving for", "我们在为买房存钱"),
+    ("we and a year", "我们2019年搬到了成都"),
 ]
 
 
