@@ -1,5 +1,6 @@
 """The offline rules for everyday life: first-person statements about people, pets, health, work, home and
-possessions, education, dates, routines and plans, in English and Chinese (``quick_rules.py`` holds the
+possessions, education, dates, routines and plans, in English (``everyday_zh.py`` holds the Chinese forms,
+``everyday_around.py`` statements about named people, pets and household things, ``quick_rules.py`` the
 older tables: names, where one lives and works, tastes, tools, decisions, events).
 
 Each rule is a *form* of first-person statement, not an example sentence: "my/our <something> <verb> …",
@@ -13,48 +14,18 @@ removed, not a question, not about the assistant).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from memory.model.quick_rules import PREFERENCES_TOPIC, Match, Rules
-from memory.records import GENERAL_TOPIC
-from memory.text.category import CLASS_CATEGORY, everyday_class
-
-_MANNER_CLASSES = frozenset({"tastes", "routines"})
-_PLAN = Match(CLASS_CATEGORY["plans"])
-_OCCUPATION = Match("identity", GENERAL_TOPIC, "occupation")
-_Rule = Callable[[re.Match[str]], "Match | None"]
-
-
-def _match_for(found: str | None) -> Match | None:
-    if found is None:
-        return None
-    topic = PREFERENCES_TOPIC if found in _MANNER_CLASSES else GENERAL_TOPIC
-    return Match(CLASS_CATEGORY[found], topic)
-
-
-def _class_of(group: str, fallback: str | None = None) -> _Rule:
-    """A rule keeping the sentence when ``group`` names an everyday class (else ``fallback``'s class)."""
-
-    def rule(m: re.Match[str]) -> Match | None:
-        return _match_for(everyday_class(m.group(group)) or fallback)
-
-    return rule
-
-
-def _whole(fallback: str | None = None) -> _Rule:
-    """A rule keeping the sentence when it names an everyday class anywhere (else ``fallback``'s)."""
-
-    def rule(m: re.Match[str]) -> Match | None:
-        return _match_for(everyday_class(m.string) or fallback)
-
-    return rule
+from memory.model.everyday_match import PLAN, class_of, class_or_when, match_for, whole
+from memory.model.everyday_zh import EVERYDAY_ZH
+from memory.model.quick_rules import Match, Rules
+from memory.text.category import everyday_class
 
 
 def _verb_class(m: re.Match[str]) -> Match | None:
     """ "I <verb> …": the object's class, else the class the verb itself says ("I drive a Lada")."""
     found = everyday_class(m.group("rest"))
     verb = m.group("verb")
-    return _match_for(found or _VERB_CLASS.get(verb) or _VERB_CLASS.get(verb.split()[-1]))
+    return match_for(found or _VERB_CLASS.get(verb) or _VERB_CLASS.get(verb.split()[-1]))
 
 
 _VERB_CLASS = {
@@ -75,6 +46,19 @@ _VERB_CLASS = {
     "diagnosed": "health",
     "report to": "work",
     "take": None,
+    "speak": "education",
+    "earn": "work",
+    "support": "tastes",
+    "moved": "home",
+    "pay": "home",
+    "manage": "work",
+    "failed": "education",
+    "rent": "home",
+    "commute": "work",
+    "trained": "work",
+    "qualified": "work",
+    "retrained": "work",
+    "dropped out": "education",
 }
 
 _NOT_HABITS = (
@@ -83,10 +67,11 @@ _NOT_HABITS = (
     r"see|saw|remember|forgot|forget|bet|suppose|agree|love|like|hate|want"
 )
 # The speaker as subject, also before a contraction ("i've got", "i'd like", "we've been").
-_I = r"^(?:i|we)(?: |(?='))"
+_I = r"^(?:i|we|[a-z]+ and i)(?: |(?='))"
 _EN_ADVERB = r"(?:also |still |now |currently |usually |normally |always |often |sometimes |really |)"
 _BE_A_STATE = (
     r"married|divorced|engaged|widowed|separated|single|retired|self-employed|unemployed|pregnant|"
+    r"type \w+ diabetic|"
     r"diabetic|asthmatic|epileptic|anaemic|anemic|celiac|coeliac|colou?r-?blind|deaf|blind|"
     r"left-handed|right-handed|vegetarian|vegan|pescatarian|short-sighted|near-sighted|long-sighted|"
     r"[\w-]+ intolerant|allergic to .+|in (?:my )?(?:first|second|third|fourth|final|last) year\b.*|"
@@ -95,7 +80,8 @@ _BE_A_STATE = (
     r"the pill|hrt)\b.*"
 )
 _NAMED_DATE = (
-    r"\d|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\bnext \w+|\btomorrow\b"
+    r"\d|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\bnext \w+|\btomorrow\b|\bin (?:january|february|"
+    r"march|april|may|june|july|august|september|october|november|december)\b"
     r"|\bin \w+ (?:days|weeks|months)\b"
 )
 
@@ -108,13 +94,13 @@ EVERYDAY_EN: Rules = [
             r"works|worked|studies|studied|teaches|likes|loves|hates|enjoys|goes|plays|turns|turned|takes|"
             r"drives|owns|runs|speaks|can|can't|cannot|doesn't|does|don't|will|just|recently|also|still|"
             r"always|never|usually|named|called|comes|came|moved|graduated|started|retired|passed|died|"
-            r"sleeps|eats|needs|gets|got|belongs|stays|sits|starts|falls|weighs)\b"
+            r"sleeps|eats|needs|gets|got|belongs|stays|sits|starts|falls|weighs|expires|renews|meets|[a-z]{3,}s)\b"
             r"(?! (?:about to|going to|gonna|so|being|acting|driving me|dying|dead|broken|on fire)\b)"
         ),
-        _class_of("noun"),
+        class_or_when("noun"),
     ),
     # "Leo is my son", "Pepper is our cat", "Linda is my boss".
-    (re.compile(r"^[\w' .-]{1,30}? (?:is|are|was) (?:my|our) (?P<rest>.+)$"), _class_of("rest")),
+    (re.compile(r"^[\w' .-]{1,30}? (?:is|are|was) (?:my|our) (?P<rest>.+)$"), class_of("rest")),
     # Where things are kept: "The spare key is under the flower pot", "I keep my passport in …".
     (
         re.compile(
@@ -122,27 +108,27 @@ EVERYDAY_EN: Rules = [
             r"kept |stored |hidden |hanging |parked )*(?:in|inside|under|underneath|behind|on|next to|beside|"
             r"above|below|at|by) "
         ),
-        _class_of("noun"),
+        class_of("noun"),
     ),
     (
         re.compile(
             rf"{_I}(?:always |usually |normally )?(?:keep|store|hide|put|leave|park) "
             r"(?:my|our|the) (?P<rest>.+) (?:in|inside|under|behind|on|next to|beside|at|by) "
         ),
-        _class_of("rest", "home"),
+        class_of("rest", "home"),
     ),
     # Being: "I'm a paramedic", "I'm married", "I'm gluten intolerant", "I'm on a low-salt diet".
     (
-        re.compile(r"^i(?:'m| am|'ve been| have been) (?:also |now |still )?(?:a|an) (?P<rest>.+)$"),
-        _class_of("rest"),
+        re.compile(r"^i(?:'m| am|'ve been| have been| was) (?:also |now |still )?(?:a|an|the) (?P<rest>.+)$"),
+        class_of("rest"),
     ),
     (
         re.compile(rf"^i(?:'m| am) (?:also |now |still |very |severely |mildly )?(?P<rest>{_BE_A_STATE})$"),
-        _class_of("rest", "health"),
+        class_of("rest", "health"),
     ),
     (
         re.compile(r"^i(?:'m| am) (?:taking|doing|attending|enrolled in|signed up for) (?P<rest>.+)$"),
-        _class_of("rest"),
+        class_of("rest"),
     ),
     # Having, doing, owning: "I have type 1 diabetes", "I drive a blue Golf", "I teach maths",
     # "I studied biology at Leeds", "I take metformin".
@@ -153,7 +139,10 @@ EVERYDAY_EN: Rules = [
             r"'ve studied|graduated|work|worked|keep|play|practi[sc]e|attend|speak|volunteer|coach|"
             r"manage|look after|care for|walk|feed|support|hold|wear|use|suffer|was diagnosed|"
             r"'ve been diagnosed|have been diagnosed|got diagnosed|live|lived|finished|completed|earned|"
-            r"report to|got)\b(?P<rest>.*)$"
+            r"report to|got|speak|earn|pay|rent|moved|get|see|visit|passed|failed|commute|trained|"
+            r"qualified|retrained|dropped out|"
+            r"had(?= .*(?:\b(?:19|20)\d\d\b|"
+            r"when i was|as a (?:kid|child|teenager))))\b(?P<rest>.*)$"
         ),
         _verb_class,
     ),
@@ -162,9 +151,12 @@ EVERYDAY_EN: Rules = [
         re.compile(
             rf"{_I}{_EN_ADVERB}(?!(?:{_NOT_HABITS})\b)[a-z']+ .*\b(?:every|each|daily|weekly|"
             r"monthly|twice|once|times a|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends?|weekdays|"
-            r"mornings|evenings|nights|at \d{1,2}(?::\d\d)? ?(?:am|pm|o'clock)|at \d{1,2}:\d\d)\b"
+            r"mornings|evenings|nights|at \d{1,2}(?::\d\d)? ?(?:am|pm|o'clock)|at \d{1,2}:\d\d|at lunchtime|"
+            r"at bedtime|(?:breakfast|lunch|dinner|tea|bed|work|school) at \d|"
+            r"(?:before|after) (?:breakfast|lunch|dinner|work|school|bed)|(?:around|about|by) "
+            r"(?:\d|half past|quarter (?:past|to))|at half \w+)\b"
         ),
-        _whole("routines"),
+        whole("routines"),
     ),
     (
         re.compile(
@@ -172,163 +164,94 @@ EVERYDAY_EN: Rules = [
             r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?)(?: (?:morning|afternoon|evening|night)s?)?,? "
             r"(?:i|we) "
         ),
-        _whole("routines"),
+        whole("routines"),
     ),
     # Plans and goals: "I want to learn Japanese", "I'm saving up for a house".
     (
         re.compile(
-            rf"{_I}(?:really |also |still |eventually |)(?:(?:want|would like|'d like|hope|wish|intend|aim|"
-            r"plan|am planning|'m planning|are planning|'re planning|am hoping|'m hoping|am aiming|"
-            r"'m aiming|am determined|'m determined) to |(?:am|'m|are|'re) saving (?:up )?for |dream of )"
+            rf"{_I}(?:really |also |still |eventually |)(?:(?:want|would like|'d like|would love|'d love|"
+            r"hope|wish|intend|aim|plan|am planning|'m planning|are planning|'re planning|am hoping|"
+            r"'m hoping|am aiming|'m aiming|am determined|'m determined|am trying|'m trying|try) to |"
+            r"(?:am|'m|are|'re) saving (?:up )?for |"
+            r"dream of |(?:am|'m|are|'re) thinking (?:of|about) (?=\w+ing\b)|"
+            r"(?:am|'m|are|'re) (?:planning|organi[sz]ing|arranging) (?!to\b))"
             r"(?!know|ask|say|tell|talk|check|see|understand|be honest|thank|go to bed|sleep|have a look|"
             r"hear|chat|stop|continue|add|make sure|point|clarify|mention|share|explain)\w"
         ),
-        lambda _m: _PLAN,
+        lambda _m: PLAN,
     ),
     # Appointments: "I'm seeing the dentist next Tuesday", "I'm flying to Rome on the 3rd".
     (
         re.compile(
             r"^(?:i|we)(?:'m|'re| am| are) (?:seeing|meeting|visiting|flying|travell?ing|going|having|"
-            r"getting|starting|moving|getting married|leaving)\b(?P<rest>.*)$"
+            r"getting|starting|moving|getting married|leaving|off to|heading to|heading off to)\b"
+            r"(?P<rest>.*)$"
         ),
-        lambda m: _PLAN if re.search(_NAMED_DATE, m.group("rest")) else None,
+        lambda m: PLAN if re.search(_NAMED_DATE, m.group("rest")) else None,
     ),
     # Tastes the older table misses: "Jazz is my favourite music", "I'm not a fan of horror films".
-    (re.compile(r"^.{2,40} (?:is|are) (?:my|our) (?:all-time )?(?:favou?rite|fave)\b"), _whole("tastes")),
+    (re.compile(r"^.{2,40} (?:is|are) (?:my|our) (?:all-time )?(?:favou?rite|fave)\b"), whole("tastes")),
     (
         re.compile(
             r"^i(?:'m| am) (?:not |not really |really |such |)(?:a |an )?(?:big |huge |massive |)"
             r"(?:[\w-]+ )?(?:fan|lover|enthusiast|addict)\b"
+            r"|^i(?:'m| am) (?:not |really |very much |definitely |)(?:a|an) (?:morning|night|early|evening|"
+            r"people|cat|dog|tea|coffee|beach|city|outdoors|indoors|summer|winter) person\b"
+            r"|^i(?:'m| am) (?:a|an) (?:big|keen|avid|huge|massive|passionate|fussy|picky|light|heavy|early|"
+            r"late|slow|fast|nervous|confident) \w+(?:er|or|ist)\b"
             r"|^i(?:'m| am) not (?:really )?(?:into|fond of|keen on)"
             r"|^i(?:'m| am) (?:really |very |)(?:crazy about|obsessed with|passionate about|interested in|"
             r"keen on)\b"
         ),
-        _whole("tastes"),
+        whole("tastes"),
     ),
-]
-
-_ZH_POSSESSOR = (
-    r"^(?:我们|咱们|我|咱)(?:家的?|们家的?|的)?(?:最好的|最要好的|好|大|小|二|三|亲|前|现在的|新)?"
-    r"(?![在是有去要想不没很也都就还又会能可刚已正把被给跟和对从到用开骑学读上教带戴考拿毕弹拉练每今明昨前后这那一])"
-)
-_ZH_CHATTER = re.compile(
-    r"说(?!话)|觉得|认为|问我|让我|骂|催|唠叨|吵架|生气|开心|难过|哭了|笑死|气死|烦死|无聊|快没|没电|坏了|丢了|找不到|不见了"
-)
-_ZH_FUTURE = (
-    r"明天|后天|下周|下个?星期|下个?礼拜|下个?月|下半年|明年|年底|月底|月初|周[一二三四五六日天]|星期[一二三四五六日天]|"
-    r"\d+[号日月点]|[一二三四五六七八九十]+[月号日点]"
-)
-_ZH_WHEN = (
-    rf"{_ZH_FUTURE}|以后|将来|未来|今年|年内|早日|尽快|有一天|这辈子|退休后"
-    r"|(?:\d+|[一二三四五六七八九十]+)岁(?:之前|以前|前|之后|以后)?"
-)
-_ZH_LIFE_GOAL = r"学会|学|考|成为|存钱|攒钱|买房|买车|留学|创业|移民|转行|跑马拉松|减肥|戒烟|戒酒|环游|出国"
-_ZH_GOAL = (
-    r"学|考|成为|存钱|攒钱|买|换|搬|减|戒|申请|读|留学|创业|移民|跑|养|生|结婚|旅游|旅行|环游|拿到|通过|"
-    r"升职|转行|开一家|开个|写一本|出版"
-)
-
-
-def _zh_possessed(m: re.Match[str]) -> Match | None:
-    """ "我女儿叫小雨", "我家的狗叫旺财", "我们的结婚纪念日是…": an everyday noun right after the
-    possessor, then something said about it (not what that person said or felt)."""
-    said = m.string[m.start("head") :]
-    found = everyday_class(m.group("head"))
-    exclaimed = m.string.endswith(("啊", "呀", "哦", "吧", "嘛", "啦"))  # "我腰好酸啊": a passing complaint
-    if len(said) < 3 or exclaimed or _ZH_CHATTER.search(m.string) or found in _MANNER_CLASSES:
-        return None
-    return _match_for(found)
-
-
-EVERYDAY_ZH: Rules = [
-    (re.compile(_ZH_POSSESSOR + r"(?P<head>[\u4e00-\u9fff]{1,4})"), _zh_possessed),
-    # "我和我老公结婚十年了", "我跟女朋友在一起三年了".
+    # Treatment waited for or recovered from: "I'm waiting for a knee operation".
     (
-        re.compile(r"^我(?:和|跟)(?:我的?)?(?P<rest>[^，,]{1,4}?)(?:结婚|在一起|认识|交往|恋爱|离婚|订婚)"),
-        _class_of("rest"),
+        re.compile(
+            r"^i(?:'m| am) (?:waiting for|on the waiting list for|due to have|recovering from|"
+            r"being treated for|having treatment for) (?P<rest>.+)$"
+        ),
+        class_of("rest", "health"),
     ),
-    # "小雨是我女儿", "旺财是我们家的狗".
-    (re.compile(r"^[^，,。]{1,8}?是(?:我|我们|咱们)(?:家)?的?(?P<rest>.+)$"), _class_of("rest")),
-    # Where things are kept: "家里的备用钥匙在鞋柜里", "车钥匙挂在门口", "我把护照放在抽屉里".
-    (re.compile(r"^(?P<noun>[^，,我]{1,6}?)(?:放在|收在|藏在|挂在|停在|锁在)"), _class_of("noun")),
+    # Joining a workplace: "I started at the post office in 2020", "I joined Acme last May".
+    (re.compile(r"^i (?:started|joined|began) (?:at|with) \w"), lambda _m: match_for("work")),
+    # Studying for something: "I'm revising for my nursing exams", "I'm training for a marathon".
     (
-        re.compile(r"^(?:家里的?|我家的?|我们家的?)(?P<noun>[^，,]{1,8}?)(?:放在|收在|藏在|挂在|停在|在)"),
-        _class_of("noun", "home"),
+        re.compile(r"^i(?:'m| am) (?:revising|studying|preparing|cramming|training) for (?P<rest>.+)$"),
+        class_of("rest", "education"),
+    ),
+    # What the body does not take: "I can't have dairy", "I can't digest onions".
+    (
+        re.compile(
+            r"^i (?:can't|cannot|can not|don't|do not) (?:have|eat|drink|tolerate|digest|take) (?P<rest>.+)$"
+        ),
+        class_of("rest", "health"),
+    ),
+    # How one takes things, what one finds tiring or pleasant: "I take my coffee with oat milk",
+    # "I find crowded trains stressful".
+    (
+        re.compile(
+            r"^i (?:take|have|drink|like) my [\w-]+ (?:black|white|strong|weak|with|without|no|rare|"
+            r"medium|well)\b"
+        ),
+        lambda _m: match_for("tastes"),
     ),
     (
         re.compile(
-            r"^我(?:一般|平时|都|总是|通常)*把(?P<noun>[^，,]{1,10}?)(?:放在|收在|藏在|挂在|停在|锁在)"
+            r"^i find (?!it\b|this\b|that\b|you\b)[\w' -]{3,40} (?:exhausting|tiring|boring|relaxing|"
+            r"stressful|annoying|calming|overwhelming|fun|hard|difficult|easy|draining|soothing)$"
         ),
-        _class_of("noun", "home"),
+        lambda _m: match_for("tastes"),
     ),
-    # "我家有一只叫咪咪的猫", "我们家里养了两条狗".
-    (re.compile(r"^我(?:们)?家里?(?:有|养了?)(?P<rest>.+)$"), _class_of("rest")),
-    # "我在一家外企做财务": a job at a kind of workplace.
+    # Work without the word "job": "At work we use Trello", "I've been at the clinic for three years",
+    # "I bike to work", "Before teaching I was a chef".
     (
         re.compile(
-            r"^我(?:现在|目前|一直)?在(?:一家|家|一所|所)?[^，,]{0,10}?(?:公司|外企|国企|央企|企业|厂|医院|学校|"
-            r"大学|银行|店|馆|机构|单位|部门|集团|工作室|事务所)(?:做|当|干|任|负责)(?P<rest>.{1,12})$"
+            r"^at work,? (?:i|we) |^i(?:'ve| have) been (?:at|with) [\w' -]{2,40} (?:for|since) \w+"
+            r"|^i (?:\w+ ){1,2}to work\b|^(?:before|after|until) [\w' -]{2,30}?,? i (?:was|worked)\b"
         ),
-        lambda _m: _OCCUPATION,
+        lambda _m: match_for("work"),
     ),
-    # Health without a measure word: "我有高血压", "我乳糖不耐受", "我确诊了哮喘".
-    (
-        re.compile(r"^我(?:有|得了|患有|患了|确诊了?|查出了?)(?P<rest>.+)$"),
-        _class_of("rest"),
-    ),
-    (
-        re.compile(r"^我.{0,6}(?:不耐受|过敏|近视|色盲|怀孕了?|吃素|素食|糖尿病|高血压|哮喘|痛风)"),
-        _whole("health"),
-    ),
-    # Owning, driving, using, studying: "我开一辆白色的本田", "我用的是华为手机", "我是北大毕业的".
-    (re.compile(r"^我(?:现在|平时|一直)?(?:开|骑)(?:着|的是)?(?:一|两)?(?:辆|台)"), _whole("home")),
-    (
-        re.compile(
-            r"^我(?:们)?(?:现在|平时|一直|目前|\d{2,4}年|去年|前年|以前|小时候)*(?P<verb>用的是|用的|养了?|是|学的是|"
-            r"学的|学|读的是|读|在读|在学|在上|上|教|带|戴|考了?|拿到了?|毕业于|会|弹|拉|练|在吃|吃)(?P<rest>.+)$"
-        ),
-        _class_of("rest"),
-    ),
-    (re.compile(r"^我是(?:做|搞|干)(?P<rest>.{1,8})的$"), lambda _m: _OCCUPATION),
-    # Days and times: "我周末弹钢琴", "我每周三晚上去打羽毛球", "每周六我都去游泳".
-    (
-        re.compile(r"^(?:每天|每日|每晚|每个?周.?|每个?星期.?|每个?礼拜.?|每个?月|每年|周末)[^，,]{0,6}?我"),
-        _whole("routines"),
-    ),
-    (
-        re.compile(
-            r"^我(?:们)?[^，,]{0,6}?(?:每天|每日|每晚|每早|每周|每星期|每个?礼拜|每个?月|每年|每逢|周末|工作日|"
-            r"周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|\d+点|[一二三四五六七八九十]+点)"
-            r"(?!说|想)"
-        ),
-        _whole("routines"),
-    ),
-    # Plans, goals and appointments: "我打算明年考研", "我想今年学会游泳", "我下周二要去看牙医".
-    (
-        re.compile(
-            rf"^我(?:们)?(?:{_ZH_WHEN})*(?:真的|一直|很)?(?:打算|计划|准备|决定|梦想)(?:能|在)?(?:{_ZH_WHEN})*"
-            rf"(?:{_ZH_GOAL})"
-        ),
-        lambda _m: _PLAN,
-    ),
-    (
-        re.compile(
-            rf"^我(?:们)?(?:{_ZH_WHEN})*(?:真的|一直|很)?(?:想要?|希望)(?:能|在)?(?:(?:{_ZH_WHEN})+.{{0,4}}?(?:{_ZH_GOAL})|"
-            rf"(?:{_ZH_LIFE_GOAL}))"
-        ),
-        lambda _m: _PLAN,
-    ),
-    (
-        re.compile(rf"^我(?:们)?(?:{_ZH_FUTURE})+.{{0,4}}?(?:要|得|会|约了|预约了?|安排了|有)"),
-        lambda _m: _PLAN,
-    ),
-    (re.compile(rf"^我(?:们)?(?:要|得|约了|预约了?)[^，,]{{0,6}}?(?:{_ZH_FUTURE})"), lambda _m: _PLAN),
-    # Tastes the older table misses: "我对摄影很感兴趣", "我是周杰伦的歌迷".
-    (
-        re.compile(r"^我对(?P<obj>.+?)(?:很|特别|非常|超级?|比较|不|没|有)*(?:感兴趣|兴趣|着迷|上瘾)"),
-        _whole("tastes"),
-    ),
-    (re.compile(r"^我是(?:个|一个)?.{1,10}(?:迷|粉|粉丝|控)$"), _whole("tastes")),
 ]
 
 EVERYDAY_RULES: Rules = EVERYDAY_EN + EVERYDAY_ZH

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memory.model.everyday_around import AROUND_RULES
 from memory.model.everyday_rules import EVERYDAY_RULES
 from memory.model.quick_rules import (
     DECISION,
@@ -95,7 +96,8 @@ _EN_FILLER = re.compile(
 )
 _EN_TIME_LEAD = re.compile(
     r"^(?:(?:yesterday|today|tonight|recently|lately|earlier|now|currently|last (?:week|month|year|night|"
-    r"weekend|time)|this (?:morning|afternoon|evening|week|month|year)|right now)\b[\s,]*)+"
+    r"weekend|time)|this (?:morning|afternoon|evening|week|month|year)|right now|"
+    r"next (?:week|month|year|spring|summer|autumn|winter))\b[\s,]*)+"
 )
 _ZH_FILLER = re.compile(
     r"^(?:(?:哦|噢|嗯|啊|对了|另外|还有|顺便说一下|顺便说|顺便|其实|那个|好的|好吧|是的|对|所以|然后|说一下|告诉你)"
@@ -186,6 +188,7 @@ def _classify(norm: str, *, temp: bool, remembered: bool) -> Match | None:
     # Something said about "today" is kept only when a rule reads a fact in it (then it is short-lived):
     # "I'm tired today" is chit-chat, and the offline stand-in must not promise to keep it.
     found = _first(PREFERENCE_RULES, norm) or _first(EVENT_RULES, norm) or _first(EVERYDAY_RULES, norm)
+    found = found or _first(AROUND_RULES, norm)
     if found is not None:
         return Match("temp") if temp else found
     if remembered:

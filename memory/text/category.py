@@ -51,14 +51,16 @@ _EN_WORDS: dict[str, str] = {
     "people": r"wife|husband|partner|spouse|boyfriend|girlfriend|fianc[ée]e?|son|sons|daughters?|child|"
     r"children|kids?|babies|baby|toddler|mum|mom|mother|mothers?-in-law|father|fathers?-in-law|dad|"
     r"parents?|brothers?|sisters?|siblings?|twins?|grand(?:ma|pa|mother|father|parents?|son|daughter|"
-    r"kids?|children)s?|aunts?|uncles?|cousins?|nephews?|nieces?|in-laws|step(?:son|daughter|mother|"
+    r"kids?|children)s?|aunts?|aunties|auntie|aunty|lodgers?|uncles?|cousins?|nephews?|nieces?|in-laws|step(?:son|daughter|mother|"
     r"father|mum|mom|dad)s?|friends?|best friend|neighbou?rs?|roommates?|flatmates?|housemates?|"
-    r"godson|goddaughter|godmother|godfather|family|married|divorced|engaged|widowed|mother of|"
+    r"godson|goddaughter|godmother|godfather|godchild|godchildren|godparents?|granddad|grandad|gran|nan|"
+    r"nana|family|married|divorced|engaged|widowed|mother of|"
     r"father of",
     "pets": r"pets?|dogs?|puppy|puppies|cats?|kittens?|kitty|parrots?|budgies?|birds?|hamsters?|"
     r"rabbits?|bunny|bunnies|goldfish|fish|aquarium|turtles?|tortoises?|horses?|pony|ponies|"
     r"guinea pigs?|lizards?|snakes?|gecko|ferrets?|chickens?|labrador|retriever|terrier|poodle|"
-    r"spaniel|collie|beagle|dachshund|corgi|husky|tabby",
+    r"spaniel|collie|beagle|dachshund|corgi|husky|tabby|vets?|veterinary|jabs?|boosters?|vaccinations?|fleas?|"
+    r"worming|kennels?|dog sitter|cat sitter|groomer|cat food|dog food|litter tray|neutered|spayed",
     "health": r"allerg(?:y|ies|ic)|intoleran(?:t|ce)|asthma(?:tic)?|diabet(?:es|ic)|blood pressure|"
     r"hypertension|migraines?|eczema|arthritis|epilep(?:sy|tic)|adhd|autis(?:m|tic)|anxiety|"
     r"depression|insomnia|coeliac|celiac|gluten|lactose|cholesterol|thyroid|heart condition|"
@@ -66,7 +68,9 @@ _EN_WORDS: dict[str, str] = {
     r"supplements?|antibiotics?|physio(?:therapy)?|therapy|condition|disease|disorder|syndrome|vegetarian|vegan|pescatarian|halal|kosher|"
     r"diet|keto|sugar-free|dairy|peanuts?|nuts|shellfish|seafood|pregnant|glasses|contact lenses|pain|"
     r"aches?|injur(?:y|ies|ed)|bad back|bad knees?|knees?|hips?|joints?|spine|thinners|blockers|"
-    r"antidepressants|steroids|"
+    r"antidepressants|steroids|pacemaker|stent|heart murmur|caffeine|alcohol|"
+    r"blood type|blood group|deficiency|anaemia|anemia|iron|scan|dentist|"
+    r"optician|gp|doctor|hygienist|physio|"
     r"hearing aid|wheelchair|\w+(?:itis|osis|emia|aemia|pathy|algia)|\w+(?:statin|pril|olol|azole|"
     r"cillin|mycin|formin|prazole|sartan|oxetine|pam|lam)",
     "work": r"job|jobs|work|works|worked|working|employer|company|firm|boss|manager|supervisor|"
@@ -76,18 +80,22 @@ _EN_WORDS: dict[str, str] = {
     r"mechanic|cashier|waiter|waitress|barista|chef|cook|baker|farmer|pilot|driver|cleaner|"
     r"receptionist|secretary|pharmacist|surgeon|midwife|police|officer|soldier|librarian|"
     r"consultant|designer|architect|programmer|analyst|tutor|coach|professor|lecturer|journalist|"
-    r"translator|hairdresser|butcher|builder|salesman|saleswoman|teach|teaches|taught",
+    r"translator|hairdresser|butcher|builder|salesman|saleswoman|teach|teaches|taught|tester|bank|"
+    r"department|union rep|rep|team|assistant|instructor|hr|appraisal|payslip|earn|earns|commute",
     "education": r"stud(?:y|ies|ied|ying)|degree|bachelor'?s|master'?s|masters|phd|doctorate|diploma|"
     r"major(?:ed)?|minor(?:ed)?|graduat(?:e|ed|ion)|university|uni|college|school|high school|"
     r"course|courses|classes|class|lessons?|semester|thesis|dissertation|alumni|alma mater|"
-    r"apprenticeship|certificate|certified|exam",
+    r"apprenticeship|certificate|certified|exam|gap year|a-levels?|gcses?|primary|secondary|nursery|"
+    r"driving test|driving licen[cs]e|year (?:one|two|three|four|five|six|seven|\d+)",
     "home": r"car|cars|van|truck|suv|motorbike|motorcycle|scooter|bike|bicycle|e-bike|drive|drives|"
     r"house|flat|apartment|home|garage|garden|balcony|room|bedroom|kitchen|cellar|basement|attic|"
     r"phone|iphone|android|laptop|computer|pc|mac|macbook|tablet|ipad|watch|keys?|passport|wallet|"
     r"documents?|drawer|cupboard|wardrobe|closet|shelf|shelves|cabinet|safe|fridge|desk|piano|"
     r"guitar|violin|cello|drums|flute|saxophone|camera|boat|tesla|toyota|honda|volkswagen|vw|golf|"
     r"bmw|audi|mercedes|ford|kia|hyundai|nissan|renault|peugeot|fiat|volvo|mazda|subaru|skoda|"
-    r"lives?|lived|living|moved|rent|mortgage|landlord|neighbou?rhood|street|address",
+    r"lives?|lived|living|moved|rent|mortgage|landlord|neighbou?rhood|street|address|insurance|boiler|"
+    r"mot|bins?|fuse box|wifi|router|tax return|council tax|bills?|plants?|washing machine|dishwasher|"
+    r"tv|television|kindle|e-reader|smartwatch|fitbit|headphones|airpods|console|playstation|xbox|fridge-freezer|freezer|oven|stopcock|thermostat",
 }
 _ZH_WORDS: dict[str, str] = {
     "appointments": "预约|挂号|复查|复诊|面试|考试|体检|约了|看牙|看医生|航班|机票|订了",
@@ -95,20 +103,25 @@ _ZH_WORDS: dict[str, str] = {
     "people": "老婆|老公|妻子|丈夫|爱人|媳妇|男朋友|女朋友|男友|女友|对象|未婚|儿子|女儿|闺女|孩子|小孩|"
     "宝宝|娃|妈妈|妈|母亲|爸爸|爸|父亲|父母|爸妈|哥哥|哥|姐姐|姐|弟弟|弟|妹妹|妹|兄弟|姐妹|爷爷|奶奶|"
     "外公|外婆|姥姥|姥爷|孙子|孙女|外孙|叔叔|阿姨|舅舅|舅妈|姑姑|姑妈|婶婶|表哥|表姐|表弟|表妹|堂哥|堂姐|"
-    "堂弟|堂妹|侄子|侄女|外甥|公公|婆婆|岳父|岳母|丈母娘|朋友|闺蜜|哥们|邻居|室友|家人|老伴|亲戚",
+    "堂弟|堂妹|侄子|侄女|外甥|公公|婆婆|岳父|岳母|丈母娘|继父|继母|后妈|后爸|小姑子|大姑子|小叔子|妯娌|朋友|闺蜜|哥们|邻居|室友|家人|老伴|亲戚|发小|老大|老二|"
+    "老三",
     "pets": "宠物|狗|猫|鹦鹉|鸟|仓鼠|兔|金鱼|鱼缸|乌龟|龟|马匹|养马|柯基|泰迪|哈士奇|金毛|拉布拉多|柴犬|布偶|"
-    "英短|橘猫",
+    "英短|橘猫|疫苗|绝育|驱虫|狂犬|猫粮|狗粮|寄养",
     "health": "过敏|不耐受|哮喘|糖尿病|血糖|高血压|血压|心脏|偏头痛|头疼|胃病|胃炎|痛风|颈椎|腰椎|失眠|"
     "抑郁|焦虑|近视|散光|色盲|药|胰岛素|手术|素食|吃素|忌口|清真|减肥|戒糖|乳糖|麸质|海鲜|"
-    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂",
-    "work": "工作|上班|公司|单位|老板|领导|上司|经理|主管|同事|客户|工资|职业|岗位|加班|办公|行业|"
+    "花生|怀孕|病|症|炎|腰|胃|膝盖|关节|牙|眼睛|皮肤|颈|背疼|头疼|血脂|血型|贫血|维生素|钙片|鱼油|助听器|眼镜|假牙|牙套|胆固醇|控糖|甜食|体重|拉肚子",
+    "work": "[\u4e00-\u9fff]{1,3}师(?![傅兄姐弟妹])|插画|自由职业|合同|夜班|白班|倒班|"
+    "助教|助理|工作|上班|公司|单位|老板|领导|上司|经理|主管|同事|客户|工资|职业|岗位|加班|办公|行业|"
     "职位|入职|辞职|退休|创业|护士|医生|老师|教师|工程师|程序员|会计|律师|设计师|司机|厨师|销售|"
-    "教书|是做.{1,6}的",
+    "教书|是做.{1,6}的|校长|主任|教导处|月薪|年薪|薪水|工号|员工号|外企|国企|央企|人事|培训机构|摄影师|"
+    "出差",
     "education": "大学|学院|毕业|专业|学位|硕士|博士|本科|研究生|学历|读书|上学|学校|课|高中|初中|"
     "小学|考研|留学|大一|大二|大三|大四|高一|高二|高三|学的是|学习|正在学|在学|考过|考上|考取|驾照|证书|"
-    "资格证",
+    "资格证|幼儿园|大班|中班|小班|年级|六级|四级|雅思|托福|普通话|高考|书法",
     "home": "车|房子|房|家里|公寓|小区|手机|电脑|笔记本|平板|手表|钥匙|护照|身份证|证件|钱包|车库|"
-    "抽屉|柜|书架|冰箱|桌|钢琴|吉他|小提琴|大提琴|相机|住在|住的|居住|搬家|搬到|搬去|租房|房租",
+    "抽屉|柜|书架|冰箱|桌|钢琴|吉他|小提琴|大提琴|相机|住在|住的|居住|搬家|搬到|搬去|租房|房租|户口本|"
+    "kindle|Kindle|耳机|游戏机|房产证|保险箱|物业|水电费|燃气费|两室|三室|一厅|两厅|车险|房贷|洗衣机|空调|热水器|电视|洗碗机|"
+    "燃气灶|路由器",
 }
 _TASTES = re.compile(
     r"\b(?:like|likes|love|loves|enjoy|enjoys|hate|hates|dislike|dislikes|prefer|prefers|favou?rite|"
