@@ -109,6 +109,15 @@ class ShowsWork(Protocol):
 
 
 @runtime_checkable
+class NamesItself(Protocol):
+    """Optional part of a channel: how the gateway's ready line names it once started (the bot's name and
+    mode, never a token); a channel without it is named by ``name``. Runtime-checkable, like ``ShowsWork``."""
+
+    @property
+    def ready_label(self) -> str: ...
+
+
+@runtime_checkable
 class StopsReceiving(Protocol):
     """Optional part of a channel: stop taking new messages while replies can still be sent.
 

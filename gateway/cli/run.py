@@ -266,9 +266,10 @@ async def _serve_locked(config: Config) -> int:
 def ready_parts(runtime: Runtime, page_url: str | None) -> list[str]:
     """One entry per thing started, for the ready line: each channel as it names itself (bot name and
     mode, never a token), the model, the memory database, the memory page's address (no token)."""
+    from channels.base import NamesItself
     from gateway.log_setup import home_relative
 
-    parts = [getattr(channel, "ready_label", channel.name) for channel in runtime.channels]
+    parts = [c.ready_label if isinstance(c, NamesItself) else c.name for c in runtime.channels]
     parts.append(f"model {runtime.models.chat.label}")
     if runtime.config.memory.database_url:  # engine.path is the URL with its password masked
         parts.append(f"memory postgresql {runtime.engine.path}")
