@@ -73,6 +73,7 @@ def memory_services(
             scratchpad=config.memory.scratchpad,
         ),
         tz=tz,
+        replica=replica_id(config.gateway.replica_id),  # the holder named in extraction claims
     )
     jobs = MemoryJobs(
         engine,
@@ -113,7 +114,7 @@ def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill |
         return None
     engine.embedder = embedder
     engine.embedding.query_timeout = settings.query_timeout_ms / 1000
-    backfill = EmbeddingBackfill(engine)
+    backfill = EmbeddingBackfill(engine, replica=replica_id(config.gateway.replica_id))
     engine.writer.on_vectors_missing = backfill.notify
     return backfill
 

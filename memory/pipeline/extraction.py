@@ -4,7 +4,12 @@
 Every message is written to the buffer first (``record``); extraction runs later, per owner, when one of
 three triggers fires: a quiet gap with no new message from the owner (default 3 min), the owner's buffer
 reaching the token budget (default ~6000 estimated tokens), or the daily sweep (``sweep``, scheduled by
-the gateway). Nothing here is awaited on the reply path except the buffer INSERT.
+the gateway). Nothing here is awaited on the reply path except the buffer INSERT and the due-time push.
+
+The first two triggers are due times in the database, not timers in this process, and an extraction runs
+under a claim on its owner (``extraction_due.py``): with several gateways on one database, an owner whose
+turns reach two replicas is extracted once, by whichever replica polls first (docs/scale-out.md,
+"Extraction").
 
 A failed call (model error, invalid JSON) leaves the turns in the buffer and schedules a retry with
 exponential backoff; after ``max_attempts`` failures the turns become dead letters. A batch commits as one
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,13 +31,20 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from memory.clock import from_db, utcnow
 from memory.engine import MemoryEngine
 from memory.model.protocol import Extraction, MemoryModel, Turn
-from memory.pipeline.buffer import BufferedTurn, ExtractionBuffer
+from memory.pipeline.buffer import BufferedTurn, ExtractionBuffer, OwnerBacklog
+from memory.pipeline.extraction_due import DEFAULT_LEASE, DEFAULT_POLL, DueTimes, OwnerClaim
 from memory.records import Fact, WriteResult
+from memory.replica import default_replica
 from memory.scratchpad import fit
-from memory.text.token_count import estimate_tokens
+from memory.store.errors import store_was_closed
 from memory.writes import validated
 
 log = logging.getLogger("tierclaw.memory")
+
+# Owners one replica extracts at once from its poll (more wait for its next poll, or another replica).
+MAX_PARALLEL = 4
+# A poll woken for a due time set here looks a little after it (the database compares wall-clock times).
+POLL_SLACK = 0.01
 
 
 @dataclass(slots=True)
@@ -43,6 +56,8 @@ class ExtractionSettings:
     max_attempts: int = 5
     retry_backoff: float = 60.0
     scratchpad: bool = False  # after each batch, let the memory model update the person's scratchpad
+    lease: float = DEFAULT_LEASE  # a claim on an owner holds this long unrenewed (extraction_due.py)
+    poll_interval: float = DEFAULT_POLL  # how often to look for owners due on any replica
 
 
 @dataclass(slots=True)
@@ -67,7 +82,8 @@ class BatchAlreadyWritten(RuntimeError):
 
 
 class ExtractionService:
-    """Buffers turns and runs batch extraction per owner in background tasks."""
+    """Buffers turns and runs batch extraction per owner in background tasks, when the owner's due time
+    in the database comes (``extraction_due.py``), on this replica or another."""
 
     def __init__(
         self,
@@ -78,6 +94,7 @@ class ExtractionService:
         *,
         tz: tzinfo = UTC,
         clock: Callable[[], datetime] = utcnow,
+        replica: str | None = None,
     ) -> None:
         self.engine = engine
         self.buffer = buffer  # on the store's ``buffer``, handed over where the runtime is wired
@@ -85,39 +102,53 @@ class ExtractionService:
         self.settings = settings or ExtractionSettings()
         self._tz = tz
         self._clock = clock
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        # The owners' due times and claims, shared by every replica on the database; the in-process
+        # lock below only keeps two tasks of this process off one owner.
+        self.due = DueTimes(
+            engine.store.extraction_due,
+            replica or default_replica(),
+            lease=self.settings.lease,
+            clock=clock,
+        )
         self._locks: dict[str, asyncio.Lock] = {}
-        # Estimated tokens recorded per owner since the owner's last flush started: a cheap, slightly
-        # generous stand-in for SUM(token_count) on the reply path (the buffer stays the truth).
-        self._recorded_tokens: dict[str, int] = {}
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
+        self._paused = False  # ``flush_all`` runs: the poll starts nothing behind it
+        self._poller: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._soon: list[float] = []  # loop times when a due time set here falls due: wake the poll then
 
     # ----------------------------------------------------------------- lifecycle
 
     async def start(self) -> int:
-        """Re-arm timers for turns left in the buffer by an earlier run; returns how many owners wait.
+        """Give owners with turns left in the buffer a due time unless they have one (another replica
+        may have set it), and start polling; returns how many owners wait.
 
         An owner whose quiet gap already passed while the process was down is extracted right away.
         """
         backlog = await self.buffer.backlog()
-        now = self._clock()
         for item in backlog:
-            due = from_db(item.last_created_at) + timedelta(seconds=self.settings.quiet_gap)
-            if item.next_attempt_at:
-                due = max(due, from_db(item.next_attempt_at))
-            self._arm(item.owner, max(0.0, (due - now).total_seconds()))
+            await self.due.ensure(item.owner, self._resume_due(item))
+        self._poll_soon(0.0)
         if backlog:
             log.info("[memory] extraction resumed with %d owners waiting", len(backlog))
         return len(backlog)
 
+    def _resume_due(self, item: OwnerBacklog) -> datetime:
+        """When an owner's buffered turns are due: the quiet gap after the newest, or its retry time."""
+        due = from_db(item.last_created_at) + timedelta(seconds=self.settings.quiet_gap)
+        if item.next_attempt_at:
+            due = max(due, from_db(item.next_attempt_at))
+        return due
+
     async def close(self) -> None:
-        """Stop timers and cancel running extractions; unextracted turns stay in the buffer."""
+        """Stop polling and cancel running extractions; unextracted turns stay in the buffer, their
+        claims are released (another replica, or the next start, extracts them)."""
         self._closed = True
-        for handle in self._timers.values():
-            handle.cancel()
-        self._timers.clear()
         tasks = list(self._tasks)
+        if self._poller is not None:
+            tasks.append(self._poller)
+            self._poller = None
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -141,10 +172,9 @@ class ExtractionService:
         role: str,
         content: str,
     ) -> int:
-        """Buffer one message (awaited: a single INSERT), then (re)start the owner's quiet-gap timer.
-
-        If the owner's buffer reached the token budget, extraction starts at once in the background.
-        """
+        """Buffer one message (awaited: an INSERT), then push the owner's due time (one statement): the
+        quiet gap from now, or now when the owner's buffered turns — on every replica — reached the token
+        budget; extraction then starts in the background on whichever replica polls first."""
         turn_id = await self.buffer.append(
             owner,
             channel=channel,
@@ -154,34 +184,27 @@ class ExtractionService:
             content=content,
             now=self._clock(),
         )
-        tokens = self._recorded_tokens.get(owner)
-        if tokens is None:  # first message from this owner in this process: count what is buffered
-            tokens = await self.buffer.pending_tokens(owner)
-        else:
-            tokens += estimate_tokens(content)
-        self._recorded_tokens[owner] = tokens
-        if tokens >= self.settings.token_budget:
-            self._arm(owner, 0.0)
-        else:
-            self._arm(owner, self.settings.quiet_gap)
+        delay = await self.due.push(
+            owner, quiet_gap=self.settings.quiet_gap, token_budget=self.settings.token_budget
+        )
+        self._poll_soon(delay)
         return turn_id
 
     def flush_soon(self, owner: str) -> None:
         """Start extracting the owner's buffer now, in the background, turns waiting out a retry backoff
         included (``/new`` hands a session over; its reply does not wait)."""
-        self._disarm(owner)
         if not self._closed:
             self._spawn(owner, force=True)
 
     async def flush_now(self, owner: str, wait: float) -> bool:
-        """Extract the owner's pending turns now and wait up to ``wait`` seconds (``/memory`` shows them).
+        """Extract the owner's pending turns now and wait up to ``wait`` seconds (``/memory`` shows them);
+        when another replica is extracting the owner, wait for it first (within ``wait``).
 
         True when the flush finished in time; otherwise it goes on in the background and False says so.
         """
-        self._disarm(owner)
         if self._closed:
             return False
-        task = self._spawn(owner, force=False)
+        task = self._spawn(owner, force=False, patience=wait)
         done, _ = await asyncio.wait({task}, timeout=max(wait, 0.0))
         return task in done
 
@@ -191,13 +214,12 @@ class ExtractionService:
         """Extract every owner's buffered turns now, for at most ``wait`` seconds (leaving the terminal
         chat, ``tierclaw memory flush``).
 
-        Timers are stopped first, so nothing new starts behind this. What is not extracted when the time
-        is up stays in the buffer, and the next start extracts it (``start``): a batch cut short is
-        written again without duplicates (see the module docstring). ``progress(owner, result)`` is
-        called after each owner.
+        The poll starts nothing new meanwhile. What is not extracted when the time is up stays in the
+        buffer, due now, and another replica or the next start extracts it: a batch cut short is written
+        again without duplicates (see the module docstring). ``progress(owner, result)`` is called after
+        each owner; an owner another replica is extracting is left to it.
         """
-        for owner in list(self._timers):
-            self._disarm(owner)
+        self._paused = True
         total = FlushResult()
 
         async def every_owner() -> None:
@@ -210,60 +232,116 @@ class ExtractionService:
         task = asyncio.get_running_loop().create_task(every_owner(), name="extract:all")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        done, _ = await asyncio.wait({task}, timeout=max(wait, 0.0))
-        if not done:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        elif (failure := task.exception()) is not None:
-            raise failure
+        try:
+            done, _ = await asyncio.wait({task}, timeout=max(wait, 0.0))
+            if not done:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            elif (failure := task.exception()) is not None:
+                raise failure
+        finally:
+            self._paused = False
         return total
 
-    def _disarm(self, owner: str) -> None:
-        handle = self._timers.pop(owner, None)
-        if handle is not None:
-            handle.cancel()
-
-    def _spawn(self, owner: str, *, force: bool) -> asyncio.Task[FlushResult]:
-        task = asyncio.get_running_loop().create_task(self.flush(owner, force=force), name=f"extract:{owner}")
+    def _spawn(self, owner: str, *, force: bool, patience: float = 0.0) -> asyncio.Task[FlushResult]:
+        task = asyncio.get_running_loop().create_task(
+            self._flush(owner, force=force, patience=patience), name=f"extract:{owner}"
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _arm(self, owner: str, delay: float) -> None:
-        """(Re)schedule the owner's extraction ``delay`` seconds from now."""
+    # ----------------------------------------------------------------- polling for due owners
+
+    def _poll_soon(self, delay: float) -> None:
+        """Make this replica's poll look again ``delay`` seconds from now (a due time it set itself), so
+        a quiet gap shorter than the poll interval is not rounded up to it; starts the poll."""
         if self._closed:
             return
-        self._disarm(owner)
         loop = asyncio.get_running_loop()
-        self._timers[owner] = loop.call_later(max(0.0, delay), self._fire, owner)
+        heapq.heappush(self._soon, loop.time() + max(delay, 0.0) + POLL_SLACK)
+        self._wake.set()
+        if self._poller is None or self._poller.done():
+            self._poller = loop.create_task(self._poll(), name="extract:poll")
 
-    def _fire(self, owner: str) -> None:
-        self._timers.pop(owner, None)
-        if not self._closed:
-            self._spawn(owner, force=False)
+    async def _poll(self) -> None:
+        """Every ``poll_interval`` seconds (or when a due time set here falls due): claim the owners due
+        now that nobody holds, one at a time, and extract each in the background."""
+        loop = asyncio.get_running_loop()
+        failures = 0
+        while not self._closed:
+            timeout = self.settings.poll_interval
+            if self._soon:
+                timeout = min(timeout, max(self._soon[0] - loop.time(), 0.0))
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
+            self._wake.clear()
+            while self._soon and self._soon[0] <= loop.time():
+                heapq.heappop(self._soon)
+            if self._paused:
+                continue
+            try:
+                while len(self._tasks) < MAX_PARALLEL and not self._paused:
+                    owner = await self.due.claim_due()
+                    if owner is None:
+                        break
+                    self._spawn(owner, force=False)
+                failures = 0
+            except Exception as exc:  # the database is away: the next poll tries again
+                if store_was_closed(exc):
+                    return
+                failures += 1
+                level = logging.WARNING if failures == 1 else logging.DEBUG
+                log.log(level, "[memory] could not poll for due extractions: %s", type(exc).__name__)
 
     # ----------------------------------------------------------------- extraction
 
     async def flush(self, owner: str, *, force: bool = False) -> FlushResult:
-        """Extract the owner's buffered turns, one budget-sized batch at a time.
+        """Extract the owner's buffered turns, one budget-sized batch at a time, under this replica's
+        claim on the owner (nothing, when another replica is extracting it now).
 
-        Without ``force`` (timer path) turns in a retry backoff wait; with ``force`` (``/new``, the daily
-        sweep) they are tried now. Stops at the first failing batch, which is scheduled for retry.
+        Without ``force`` (due-time path) turns in a retry backoff wait; with ``force`` (``/new``, the
+        daily sweep) they are tried now. Stops at the first failing batch, which is scheduled for retry.
         """
+        return await self._flush(owner, force=force, patience=0.0)
+
+    async def _flush(self, owner: str, *, force: bool, patience: float) -> FlushResult:
         result = FlushResult()
-        lock = self._locks.setdefault(owner, asyncio.Lock())
-        async with lock:
-            self._recorded_tokens.pop(owner, None)  # recounted from the buffer at the next record
-            while True:
-                batch = await self.buffer.batch(
-                    owner, self.settings.token_budget, now=self._clock(), ignore_backoff=force
-                )
-                if not batch:
-                    break
-                if not await self._extract_batch(owner, batch, result):
-                    break
+        async with self._locks.setdefault(owner, asyncio.Lock()):
+            claim = await self.due.claim_when_free(owner, patience)
+            if claim is None:
+                log.debug("[memory] owner=%s is being extracted by another replica", owner)
+                return result
+            try:
+                async with self.due.renewing(claim):
+                    retry_at = await self._extract_claimed(claim, force, result)
+                    next_due = retry_at or await self._next_due(owner)
+            except BaseException:  # cancelled (stopping) or failed: due now, for any replica
+                await self.due.release(claim, self._clock())
+                raise
+            await self.due.release(claim, next_due)
         return result
+
+    async def _extract_claimed(self, claim: OwnerClaim, force: bool, result: FlushResult) -> datetime | None:
+        """Batches until the buffer is empty, a batch fails (its retry time is returned) or the claim
+        was lost to another replica."""
+        while not claim.lost:
+            batch = await self.buffer.batch(
+                claim.owner, self.settings.token_budget, now=self._clock(), ignore_backoff=force
+            )
+            if not batch:
+                return None
+            done, retry_at = await self._extract_batch(claim.owner, batch, result)
+            if not done:
+                return retry_at
+        return None
+
+    async def _next_due(self, owner: str) -> datetime | None:
+        """After a flush: when the owner's remaining turns (waiting out a retry) are due, or None."""
+        backlog = await self.buffer.backlog(owner)
+        return self._resume_due(backlog[0]) if backlog else None
 
     async def sweep(self) -> FlushResult:
         """The daily sweep: flush every owner's buffer regardless of the quiet gap."""
@@ -273,7 +351,10 @@ class ExtractionService:
         log.info("[memory] sweep extracted %d turns, %d failed batches", total.turns, total.failed)
         return total
 
-    async def _extract_batch(self, owner: str, batch: list[BufferedTurn], result: FlushResult) -> bool:
+    async def _extract_batch(
+        self, owner: str, batch: list[BufferedTurn], result: FlushResult
+    ) -> tuple[bool, datetime | None]:
+        """Extract and write one batch; (written, retry time when it failed and will be retried)."""
         ids = [t.id for t in batch]
         ref = f"buffer:{ids[0]}-{ids[-1]}"
         turns = [Turn(t.role, t.content, t.created_at) for t in batch]
@@ -284,7 +365,7 @@ class ExtractionService:
             raise
         except BatchAlreadyWritten:
             log.info("[memory] batch %s owner=%s was already extracted by another run", ref, owner)
-            return True
+            return True, None
         except Exception as exc:  # model or parse failure: keep the turns, retry later
             dead, next_at = await self.buffer.record_failure(
                 ids,
@@ -309,8 +390,9 @@ class ExtractionService:
                     type(exc).__name__,
                     next_at.isoformat(timespec="seconds"),
                 )
-                self._arm(owner, (next_at - self._clock()).total_seconds())
-            return False
+                self._poll_soon((next_at - self._clock()).total_seconds())
+                return False, next_at
+            return False, None
         result.batches += 1
         result.turns += len(ids)
         result.facts += written
@@ -324,7 +406,7 @@ class ExtractionService:
             len(ids),
             owner,
         )
-        return True
+        return True, None
 
     async def _update_scratchpad(self, owner: str, turns: list[Turn]) -> None:
         """The session just extracted may change what is going on (memory/scratchpad.py). A failure is

@@ -4,8 +4,9 @@
 second, with the same parts and results (``open.open_store`` picks one). Its parts, one table family each:
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
-``sessions`` (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet
-answered), ``turns`` (the raw conversation), ``scratchpads``, ``browse_queries`` (the memory page's reads)
+``extraction_due`` and ``embedding_claims`` (background work claimed across replicas), ``sessions``
+(Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet answered), ``turns`` (the
+raw conversation), ``scratchpads``, ``browse_queries`` (the memory page's reads)
 ``seen`` (a channel's dedup marks) and ``page`` (the memory page's token and sessions);
 ``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
 how the two backends share the table modules and where they differ.
@@ -31,6 +32,7 @@ from memory.store.sqlite import SQLiteDatabase
 from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.turns import TurnRow, TurnRows
 from memory.store.vectors import VectorRows
+from memory.store.work_claims import EmbeddingClaimRows, ExtractionDueRows
 from memory.text import tokenizer
 
 __all__ = ["Candidate", "MemoryDatabaseError", "MemoryStore", "NewRow", "SQLiteStore", "TurnRow"]
@@ -47,6 +49,8 @@ class SQLiteStore:
         self.events = EventRows(db)
         self.vectors = VectorRows(db)
         self.buffer = BufferRows(db)
+        self.extraction_due = ExtractionDueRows(db)
+        self.embedding_claims = EmbeddingClaimRows(db)
         self.sessions = SessionRows(db)
         self.jobs = JobRows(db)
         self.job_claims = JobClaimRows(db)

@@ -24,6 +24,9 @@ marks, kept 48 hours) and the memory page's access token and browser sessions (`
 ``page_sessions``), so several gateways on one PostgreSQL database share them.
 Version 11 (``_COORDINATION``) adds ``job_claims`` (one row per scheduled job
 and period, with the replica holding it and its lease) and a lease on each ``inbox`` row.
+``_EXTRACTION_CLAIMS`` adds ``extraction_due`` (each owner's next extraction time and the replica
+extracting it now, with a lease) and ``embedding_claims`` (rows the embedding backfill is embedding, so two
+replicas never embed the same ones): docs/scale-out.md, "Extraction".
 """
 
 from __future__ import annotations
@@ -294,7 +297,37 @@ ALTER TABLE inbox ADD COLUMN claimed_by TEXT;
 ALTER TABLE inbox ADD COLUMN lease_until TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE, _COORDINATION)
+_EXTRACTION_CLAIMS = """
+CREATE TABLE extraction_due (
+    owner       TEXT PRIMARY KEY,
+    due_at      TEXT NOT NULL,
+    claimed_by  TEXT,
+    lease_until TEXT
+);
+CREATE INDEX idx_extraction_due_at ON extraction_due(due_at);
+CREATE TABLE embedding_claims (
+    target      TEXT    NOT NULL,
+    row_id      INTEGER NOT NULL,
+    claimed_by  TEXT    NOT NULL,
+    lease_until TEXT    NOT NULL,
+    PRIMARY KEY (target, row_id)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    _V1,
+    _V2,
+    _V3,
+    _V4,
+    _V5,
+    _V6,
+    _V7,
+    _V8,
+    _V9,
+    _V_GATEWAY_STATE,
+    _COORDINATION,
+    _EXTRACTION_CLAIMS,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

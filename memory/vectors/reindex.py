@@ -12,6 +12,14 @@ in id order after a cursor. Each batch is stored as soon as it is embedded, so a
 (Ctrl-C, crash, embedder failure) has kept every completed batch, and the next pass finds only the rest:
 nothing is embedded twice. The cursor also guarantees that a pass ends even when some rows cannot be
 stored (edited between read and write): they lie behind the cursor and wait for the next pass.
+
+Why row claims: several gateways on one database each run the backfill. Before embedding a batch, a pass
+given ``RowClaims`` claims its rows in the database (``embedding_claims``, with a lease) and embeds only
+those it got; another replica's pass walking the same rows skips them and goes on with the next, so the
+replicas share the work instead of doing it twice (docs/scale-out.md, "Extraction"). Claims per row, not
+one claim per pass: two replicas embed different rows at once, and a write on one replica never waits
+for another's whole pass. A claim is dropped once its batch is stored; a replica that dies leaves its
+claims to run out (``CLAIM_LEASE``), and a later pass embeds those rows.
 """
 
 from __future__ import annotations
@@ -22,15 +30,19 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Protocol
 
 import numpy as np
 
+from memory.clock import to_db_fine, utcnow
 from memory.engine import MemoryEngine
+from memory.replica import default_replica
 from memory.store.errors import is_database_error, store_was_closed
+from memory.store.protocol import EmbeddingClaimRowsAPI
 from memory.vectors.embedding import EmbeddingError
 
-__all__ = ["EmbeddingBackfill", "EmbeddingError", "PassageEmbedder", "ReindexResult", "reindex"]
+__all__ = ["EmbeddingBackfill", "EmbeddingError", "PassageEmbedder", "ReindexResult", "RowClaims", "reindex"]
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -46,6 +58,8 @@ BACKFILL_INTERVAL = 600.0
 # After a failed pass: wait RETRY_INITIAL, doubling on every further failure up to RETRY_MAX.
 RETRY_INITIAL = 30.0
 RETRY_MAX = 600.0
+# How long a claim on rows being embedded holds: longer than one batch's embedder call ever takes.
+CLAIM_LEASE = 300.0
 
 
 class PassageEmbedder(Protocol):
@@ -72,11 +86,42 @@ class ReindexResult:
     total: int = 0
     seconds: float = 0.0
     refused: int = 0  # texts the embedder refused on their own (e.g. over an API's limit): left without
+    elsewhere: int = 0  # rows another replica's pass had claimed: it embeds them
 
     @property
     def done(self) -> int:
-        """Memories handled so far (embedded, skipped or refused)."""
-        return self.embedded + self.skipped + self.refused
+        """Memories handled so far (embedded, skipped, refused, or left to another replica)."""
+        return self.embedded + self.skipped + self.refused + self.elsewhere
+
+
+class RowClaims:
+    """This replica's claims on the rows of one ``target`` ("memories" or "turns") it is about to embed,
+    on the store's ``embedding_claims`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        rows: EmbeddingClaimRowsAPI,
+        target: str,
+        replica: str,
+        *,
+        lease: float = CLAIM_LEASE,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self._rows = rows
+        self.target = target
+        self.replica = replica
+        self.lease = lease
+        self._clock = clock
+
+    async def take(self, ids: Sequence[int]) -> set[int]:
+        """The ids claimed for this replica: those no other replica holds with a live lease."""
+        now = self._clock()
+        until = now + timedelta(seconds=self.lease)
+        return set(await self._rows.claim(self.target, ids, self.replica, to_db_fine(now), to_db_fine(until)))
+
+    async def drop(self, ids: Sequence[int]) -> None:
+        """Release the claims once the rows are stored (or given up on)."""
+        await self._rows.release(self.target, ids, self.replica)
 
 
 class VectorTarget(Protocol):
@@ -99,6 +144,7 @@ async def reindex(
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Callable[[int, int], None] | None = None,
     pause: float = 0.0,
+    claims: RowClaims | None = None,
 ) -> ReindexResult:
     """Give every live memory (of ``owner``, or of everyone) a vector of ``embedder.model_key`` — or every
     kept turn, when ``engine`` is ``engine.conversation`` (memories: ``engine.vectors``).
@@ -107,7 +153,8 @@ async def reindex(
     ``embed_passages`` call and stored at once, then ``progress(done, total)`` is called. An error from the
     embedder (``EmbeddingError``) or the database propagates after the completed batches were stored, so
     running it again resumes where it stopped. ``pause`` seconds are slept between batches (the background
-    filler yields to the reply path this way).
+    filler yields to the reply path this way). With ``claims`` (the gateway's filler), only the rows of a
+    batch this replica claims are embedded; the others are another replica's (``result.elsewhere``).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -123,11 +170,7 @@ async def reindex(
             if not batch:
                 break
             after_id = batch[-1][0]
-            items = await _embed_batch(embedder, batch, model_key)
-            stored = await engine.set_embeddings(model_key, items)
-            result.embedded += stored
-            result.skipped += len(items) - stored
-            result.refused += len(batch) - len(items)
+            await _embed_claimed(engine, embedder, batch, model_key, claims, result)
             result.total = max(result.total, result.done)
             if progress is not None:
                 progress(result.done, result.total)
@@ -137,6 +180,34 @@ async def reindex(
     finally:
         result.seconds = time.monotonic() - started
     return result
+
+
+async def _embed_claimed(
+    engine: VectorTarget,
+    embedder: PassageEmbedder,
+    batch: list[tuple[int, str, str]],
+    model_key: str,
+    claims: RowClaims | None,
+    result: ReindexResult,
+) -> None:
+    """Embed and store the rows of ``batch`` this replica holds (all of them without ``claims``), then
+    release the claims; counts into ``result``."""
+    held: set[int] | None = None
+    if claims is not None:
+        held = await claims.take([row[0] for row in batch])
+        result.elsewhere += len(batch) - len(held)
+        batch = [row for row in batch if row[0] in held]
+    try:
+        if not batch:
+            return
+        items = await _embed_batch(embedder, batch, model_key)
+        stored = await engine.set_embeddings(model_key, items)
+        result.embedded += stored
+        result.skipped += len(items) - stored
+        result.refused += len(batch) - len(items)
+    finally:
+        if claims is not None and held:
+            await claims.drop(sorted(held))
 
 
 async def _embed_batch(
@@ -194,6 +265,8 @@ class EmbeddingBackfill:
     its completed batches. Closing the engine under a running pass ends the task quietly.
 
     ``embedder`` defaults to ``engine.embedder``, read at every pass (None: nothing to do until one is set).
+    Each batch's rows are claimed for ``replica`` first (``RowClaims``): backfills of several gateways on
+    one database embed each row once.
     """
 
     def __init__(
@@ -206,6 +279,7 @@ class EmbeddingBackfill:
         interval: float = BACKFILL_INTERVAL,
         retry_initial: float = RETRY_INITIAL,
         retry_max: float = RETRY_MAX,
+        replica: str | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -216,6 +290,10 @@ class EmbeddingBackfill:
         self.interval = interval
         self.retry_initial = retry_initial
         self.retry_max = max(retry_max, retry_initial)
+        # Rows claimed before embedding, so replicas on one database share the work (module docstring).
+        who = replica or default_replica()
+        claim_rows = engine.store.embedding_claims
+        self._claims = RowClaims(claim_rows, "memories", who), RowClaims(claim_rows, "turns", who)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -268,11 +346,20 @@ class EmbeddingBackfill:
             if embedder is None:
                 continue
             try:
+                memories, turns = self._claims
                 result = await reindex(
-                    self._engine.vectors, embedder, batch_size=self.batch_size, pause=self.pause
+                    self._engine.vectors,
+                    embedder,
+                    batch_size=self.batch_size,
+                    pause=self.pause,
+                    claims=memories,
                 )
                 turns = await reindex(
-                    self._engine.conversation, embedder, batch_size=self.batch_size, pause=self.pause
+                    self._engine.conversation,
+                    embedder,
+                    batch_size=self.batch_size,
+                    pause=self.pause,
+                    claims=turns,
                 )
             except Exception as exc:
                 if self._stopping or store_was_closed(exc):

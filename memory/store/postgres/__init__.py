@@ -28,6 +28,7 @@ from memory.store.singleton import Singleton
 from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.urls import masked
 from memory.store.vectors import VectorRows
+from memory.store.work_claims import EmbeddingClaimRows, ExtractionDueRows
 from memory.text import tokenizer
 
 __all__ = ["PostgresStore"]
@@ -44,6 +45,8 @@ class PostgresStore:
         self.events = PostgresEventRows(db)
         self.vectors = VectorRows(db)
         self.buffer = BufferRows(db)
+        self.extraction_due = ExtractionDueRows(db)
+        self.embedding_claims = EmbeddingClaimRows(db)
         self.sessions = SessionRows(db)
         self.jobs = JobRows(db)
         self.job_claims = JobClaimRows(db)

@@ -294,7 +294,38 @@ ALTER TABLE inbox ADD COLUMN claimed_by {T};
 ALTER TABLE inbox ADD COLUMN lease_until {T};
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE, _COORDINATION)
+# The same as SQLite's ``_EXTRACTION_CLAIMS``: extraction due times and embedding row claims.
+_EXTRACTION_CLAIMS = f"""
+CREATE TABLE extraction_due (
+    owner       {T} PRIMARY KEY,
+    due_at      {T} NOT NULL,
+    claimed_by  {T},
+    lease_until {T}
+);
+CREATE INDEX idx_extraction_due_at ON extraction_due(due_at);
+CREATE TABLE embedding_claims (
+    target      {T} NOT NULL,
+    row_id      BIGINT NOT NULL,
+    claimed_by  {T} NOT NULL,
+    lease_until {T} NOT NULL,
+    PRIMARY KEY (target, row_id)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    _V1,
+    _V2,
+    _V3,
+    _V4,
+    _V5,
+    _V6,
+    _V7,
+    _V8,
+    _V9,
+    _V_GATEWAY_STATE,
+    _COORDINATION,
+    _EXTRACTION_CLAIMS,
+)
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 
 
