@@ -128,6 +128,8 @@ async def start_operations(runtime: Runtime) -> Operations:
     runtime.on_takeover = metrics.lease_takeovers_total.inc  # an inbox message of a dead replica
     if runtime.jobs is not None:  # a job run taken over from a dead replica (gateway/scheduler.py)
         runtime.jobs.on_takeover = metrics.lease_takeovers_total.inc
+    if runtime.assistant.extraction is not None:  # an owner a dead replica was extracting
+        runtime.assistant.extraction.due.on_takeover = metrics.lease_takeovers_total.inc
     ops = Operations(replica, runtime.engine.store, metrics)
     url = await ops.listen(settings.http.host, settings.http.port)
     log.info("[gateway] replica %s: /healthz, /readyz and /metrics on %s", replica, url)

@@ -59,6 +59,7 @@ class DueTimes:
         self.lease = lease
         self._clock = clock
         self.takeovers = 0  # owners claimed after another replica's lease ran out
+        self.on_takeover: Callable[[], None] | None = None  # tierclaw_lease_takeovers_total (gateway)
 
     def _lease_end(self) -> str:
         return to_db_fine(self._clock() + timedelta(seconds=self.lease))
@@ -103,6 +104,8 @@ class DueTimes:
         owner, _, holder = found
         if holder is not None and holder != self.replica:
             self.takeovers += 1
+            if self.on_takeover is not None:
+                self.on_takeover()
             log.warning("[memory] replica %s's extraction lease ran out; extracting owner=%s", holder, owner)
         return owner
 
