@@ -109,7 +109,7 @@ async def test_turns_buffered_through_two_replicas_are_extracted_once(engines: l
     # neither replica extracts before the quiet gap after the last turn, and the one that claims the
     # owner extracts every turn in one call; the other, polling meanwhile, finds the owner held.
     model = CountingModel(seconds=0.3)
-    one, other = (_service(e, model, f"r{i}", quiet_gap=0.3) for i, e in enumerate(engines, 1))
+    one, other = (_service(e, model, f"r{i}", quiet_gap=1.0) for i, e in enumerate(engines, 1))
     try:
         for i in range(3):
             await _record(one, "user", f"I keep bees on the roof, hive {i}")
