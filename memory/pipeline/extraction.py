@@ -318,8 +318,11 @@ class ExtractionService:
                 async with self.due.renewing(claim):
                     retry_at = await self._extract_claimed(claim, force, result)
                     next_due = retry_at or await self._next_due(owner)
-            except BaseException:  # cancelled (stopping) or failed: due now, for any replica
+            except asyncio.CancelledError:  # stopping: due now, for another replica or the next start
                 await self.due.release(claim, self._clock())
+                raise
+            except Exception:  # the database failed under the flush: try again after the backoff
+                await self.due.release(claim, self._clock() + timedelta(seconds=self.settings.retry_backoff))
                 raise
             await self.due.release(claim, next_due)
         return result
