@@ -29,13 +29,22 @@ class Retriever:
         self._embedding = embedding
         self._vectors = vectors
         self._projects: dict[str, frozenset[str]] = {}
+        store.changes.listen("memories", self._others_changed)
 
     def forget_owner(self, owner: str) -> None:
         """The owner's memories changed: known projects are read again next time."""
         self._projects.pop(owner, None)
 
+    def _others_changed(self, owner: str | None, _rows_delta: int) -> None:
+        if owner is None:
+            self._projects.clear()
+        else:
+            self.forget_owner(owner)
+
     async def known_projects(self, owner: str) -> frozenset[str]:
-        """Project names the owner's live memories use (cached until the owner's next write)."""
+        """Project names the owner's live memories use (cached until the owner's next write, here or in
+        another process: ``store.changes``)."""
+        await self._store.changes.refresh()
         cached = self._projects.get(owner)
         if cached is None:
             cached = self._projects[owner] = await self._store.memories.projects(owner)
@@ -111,6 +120,7 @@ class Retriever:
         related: bool = True,
     ) -> list[Retrieved]:
         search = self._store.search
+        await self._store.changes.refresh()  # other processes' writes: projects, vectors, term statistics
         lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)

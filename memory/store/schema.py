@@ -294,7 +294,40 @@ ALTER TABLE inbox ADD COLUMN claimed_by TEXT;
 ALTER TABLE inbox ADD COLUMN lease_until TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE, _COORDINATION)
+# Caches that stay true across processes (``memory/store/changes.py``): one clock row whose version each
+# transaction that changes something cached takes at its end, and a row per changed key (an owner's
+# memories or vectors, a chat's session) under that version, read by "changes after the version I saw".
+_CHANGES = """
+CREATE TABLE change_clock (
+    id             INTEGER PRIMARY KEY CHECK (id = 1),
+    version        INTEGER NOT NULL,
+    pruned_through INTEGER NOT NULL
+);
+INSERT INTO change_clock VALUES (1, 0, 0);
+CREATE TABLE changes (
+    version    INTEGER NOT NULL,
+    kind       TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    writer     TEXT NOT NULL,
+    rows_delta INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (version, kind, key)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    _V1,
+    _V2,
+    _V3,
+    _V4,
+    _V5,
+    _V6,
+    _V7,
+    _V8,
+    _V9,
+    _V_GATEWAY_STATE,
+    _COORDINATION,
+    _CHANGES,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
