@@ -62,6 +62,7 @@ class SessionStore:
 
     async def new_session(self, chat_key: str, now: datetime | None = None) -> int:
         """Start the next session of the chat; returns its number. Older sessions' messages are dropped."""
+        await self._rows.changes.refresh(force=True)  # another replica's /new counts: one read, rare
         session = await self.current(chat_key) + 1
         await self._rows.start(chat_key, session, to_db(now or utcnow()))
         self._current[chat_key] = session

@@ -134,3 +134,11 @@ async def test_term_statistics_follow_the_other_engines_inserts_and_purges(pair:
     pair.later()
     await pair.b.store.changes.refresh()
     assert pair.b.store.search.indexed_rows == before + 1
+
+
+async def test_a_new_session_on_b_right_after_one_on_a_is_the_next_number(pair: Pair) -> None:
+    sessions_a, sessions_b = SessionStore(pair.a.store.sessions), SessionStore(pair.b.store.sessions)
+    chat = "telegram:42"
+    assert await sessions_b.current(chat) == 1
+    assert await sessions_a.new_session(chat) == 2
+    assert await sessions_b.new_session(chat) == 3  # within B's interval: /new reads the versions itself
