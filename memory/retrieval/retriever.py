@@ -81,6 +81,7 @@ class Retriever:
         embedder = self._embedding.embedder
         vector_task = asyncio.ensure_future(self._embedding.query(text)) if embedder is not None else None
         try:
+            await self._store.changes.refresh()  # other processes' writes: projects, vectors, term statistics
             if vector_task is not None and embedder is not None and embedder.uses_local_cores:
                 await asyncio.wait([vector_task])
             return await self._rank_with(owner, text, now, tiers, k, min_match, floor, vector_task, related)
@@ -120,7 +121,6 @@ class Retriever:
         related: bool = True,
     ) -> list[Retrieved]:
         search = self._store.search
-        await self._store.changes.refresh()  # other processes' writes: projects, vectors, term statistics
         lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
