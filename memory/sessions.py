@@ -3,6 +3,10 @@
 A chat (``channel:chat_id``) has a current session number; ``/new`` starts the next one, after which the
 model no longer sees the old messages (extraction has them: the buffer is separate). Old sessions and all
 but the newest ``KEEP_MESSAGES`` of a session are pruned so the table stays small over months.
+
+The current session number is cached per chat; a ``/new`` made by another process (another gateway
+replica) reaches it through the store's change versions (``memory/store/changes.py``): that chat's
+number is read again within half a second.
 """
 
 from __future__ import annotations
@@ -25,9 +29,17 @@ class SessionStore:
         self._rows = rows  # the store's ``sessions``, handed over where the runtime is wired
         self._current: dict[str, int] = {}
         self._appends = 0
+        rows.changes.listen("session", self._others_changed)
+
+    def _others_changed(self, chat_key: str | None, _rows_delta: int) -> None:
+        if chat_key is None:
+            self._current.clear()
+        else:
+            self._current.pop(chat_key, None)
 
     async def current(self, chat_key: str) -> int:
         """The chat's current session number (1 for a chat never seen)."""
+        await self._rows.changes.refresh()
         cached = self._current.get(chat_key)
         if cached is None:
             cached = self._current[chat_key] = await self._rows.current(chat_key) or 1
@@ -50,6 +62,7 @@ class SessionStore:
 
     async def new_session(self, chat_key: str, now: datetime | None = None) -> int:
         """Start the next session of the chat; returns its number. Older sessions' messages are dropped."""
+        await self._rows.changes.refresh(force=True)  # another replica's /new counts: one read, rare
         session = await self.current(chat_key) + 1
         await self._rows.start(chat_key, session, to_db(now or utcnow()))
         self._current[chat_key] = session

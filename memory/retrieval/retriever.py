@@ -29,13 +29,22 @@ class Retriever:
         self._embedding = embedding
         self._vectors = vectors
         self._projects: dict[str, frozenset[str]] = {}
+        store.changes.listen("memories", self._others_changed)
 
     def forget_owner(self, owner: str) -> None:
         """The owner's memories changed: known projects are read again next time."""
         self._projects.pop(owner, None)
 
+    def _others_changed(self, owner: str | None, _rows_delta: int) -> None:
+        if owner is None:
+            self._projects.clear()
+        else:
+            self.forget_owner(owner)
+
     async def known_projects(self, owner: str) -> frozenset[str]:
-        """Project names the owner's live memories use (cached until the owner's next write)."""
+        """Project names the owner's live memories use (cached until the owner's next write, here or in
+        another process: ``store.changes``)."""
+        await self._store.changes.refresh()
         cached = self._projects.get(owner)
         if cached is None:
             cached = self._projects[owner] = await self._store.memories.projects(owner)
@@ -72,6 +81,7 @@ class Retriever:
         embedder = self._embedding.embedder
         vector_task = asyncio.ensure_future(self._embedding.query(text)) if embedder is not None else None
         try:
+            await self._store.changes.refresh()  # other processes' writes: projects, vectors, term statistics
             if vector_task is not None and embedder is not None and embedder.uses_local_cores:
                 await asyncio.wait([vector_task])
             return await self._rank_with(owner, text, now, tiers, k, min_match, floor, vector_task, related)

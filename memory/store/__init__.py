@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from memory.store.browse_queries import BrowseRows
+from memory.store.changes import ChangeFeed
 from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
 from memory.store.gateway_state import PageAccessRows, SeenRows
@@ -44,14 +45,16 @@ class SQLiteStore:
     def __init__(self, db: SQLiteDatabase) -> None:
         self.db = db
         self.path = db.path
+        self.changes = ChangeFeed(db)
         self.search = TermIndex(db)
-        self.memories = MemoryRows(db, self.search)
+        self.changes.listen("memories", self.search.others_wrote)
+        self.memories = MemoryRows(db, self.search, self.changes)
         self.events = EventRows(db)
-        self.vectors = VectorRows(db)
+        self.vectors = VectorRows(db, self.changes)
         self.buffer = BufferRows(db)
         self.extraction_due = ExtractionDueRows(db)
         self.embedding_claims = EmbeddingClaimRows(db)
-        self.sessions = SessionRows(db)
+        self.sessions = SessionRows(db, self.changes)
         self.jobs = JobRows(db)
         self.job_claims = JobClaimRows(db)
         self.inbox = InboxRows(db)
@@ -71,6 +74,7 @@ class SQLiteStore:
         store = cls(db)
         try:
             await store.search.load()
+            await store.changes.load()
         except BaseException:
             await db.close()
             raise
@@ -89,11 +93,6 @@ class SQLiteStore:
     def singleton(self, name: str) -> Singleton:
         """Exclusive work ``name``: one process owns a SQLite file, so always this one's."""
         return ProcessSingleton(name)
-
-    async def others_committed_since(self, version: int) -> tuple[bool, int]:
-        """Whether another connection committed since ``version`` was read, and the current version."""
-        current = await self.db.data_version()
-        return current != version, current
 
 
 if TYPE_CHECKING:  # mypy (CI) checks here that SQLiteStore implements the whole protocol

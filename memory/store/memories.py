@@ -3,7 +3,9 @@
 Every statement filters on the owner, so no call returns or touches another owner's rows (docs/
 architecture.md, "Who owns what"). The decisions of the clean write path (duplicate, near duplicate,
 supersede) are made in ``memory/writes.py``; this module only runs the statements it asks for. Inserts
-and purges keep the term index's row count and frequencies current.
+and purges keep the term index's row count and frequencies current, and every change of an owner's
+text, liveness or projects bumps the owner's change version in the same transaction (``changes.py``), so
+other processes' caches of them follow.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from memory.records import GLOBAL_PROJECT, Fact, Memory
+from memory.store.changes import ChangeFeed
 from memory.store.sql import Row, SqlDatabase, chunks, marks
 
 MEMORY_COLUMNS = (
@@ -72,9 +75,21 @@ class NewRow:
 class MemoryRows:
     """Reads and writes of memory rows."""
 
-    def __init__(self, db: SqlDatabase, index: WrittenTexts) -> None:
+    def __init__(self, db: SqlDatabase, index: WrittenTexts, changes: ChangeFeed) -> None:
         self._db = db
         self._index = index
+        self._changes = changes
+
+    async def _changed(self, owner: str, rows_delta: int = 0) -> None:
+        await self._changes.bump("memories", (owner,), rows_delta)
+
+    async def _changed_rows(self, ids: Sequence[int]) -> None:
+        """Bump the owners of ``ids`` (the statements that name rows by id only)."""
+        for chunk in chunks(list(ids)):
+            rows = await self._db.read(
+                f"SELECT DISTINCT owner FROM memories WHERE id IN ({marks(chunk)})", chunk
+            )
+            await self._changes.bump("memories", (str(r[0]) for r in rows))
 
     # ----------------------------------------------------------------- reads
 
@@ -262,6 +277,13 @@ class MemoryRows:
     async def insert(self, owner: str, fact: Fact, row: NewRow) -> int:
         """Insert one validated fact (and its source reference); returns the new id."""
         self._index.forget_terms(row.search_text)
+        async with self._changes.unit():
+            new_id = await self._inserted(owner, fact, row)
+            await self._changed(owner, rows_delta=1)
+        self._index.indexed_rows += 1
+        return new_id
+
+    async def _inserted(self, owner: str, fact: Fact, row: NewRow) -> int:
         new_id = await self._db.insert(
             "INSERT INTO memories (owner, tier, project, topic, category, content, search_text, norm_key, "
             "importance, source, source_ref, subject, predicate, created_at, updated_at, last_accessed, "
@@ -292,7 +314,6 @@ class MemoryRows:
             raise RuntimeError("the memory insert returned no id")
         if fact.source_ref:
             await self.add_ref(new_id, fact.source_ref)
-        self._index.indexed_rows += 1
         return new_id
 
     async def add_ref(self, memory_id: int, ref: str) -> None:
@@ -325,24 +346,35 @@ class MemoryRows:
 
     async def supersede(self, old_ids: Iterable[int], new_id: int, now: str) -> None:
         """Archive ``old_ids``, each pointing to its successor ``new_id``."""
-        await self._db.write_many(
-            "UPDATE memories SET is_archived = 1, superseded_by = ?, updated_at = ? WHERE id = ?",
-            [(new_id, now, old_id) for old_id in old_ids],
-        )
+        async with self._changes.unit():
+            await self._db.write_many(
+                "UPDATE memories SET is_archived = 1, superseded_by = ?, updated_at = ? WHERE id = ?",
+                [(new_id, now, old_id) for old_id in old_ids],
+            )
+            await self._changed_rows([new_id])
 
     async def archive_into(self, old_id: int, target: int | None, now: str) -> None:
         """Archive a live row; when ``target`` is given, it points there (``superseded_by``)."""
-        await self._db.write(
-            "UPDATE memories SET is_archived = 1, updated_at = ?, superseded_by = COALESCE(?, superseded_by) "
-            "WHERE id = ? AND is_archived = 0",
-            (now, target, old_id),
-        )
+        async with self._changes.unit():
+            await self._db.write(
+                "UPDATE memories SET is_archived = 1, updated_at = ?, "
+                "superseded_by = COALESCE(?, superseded_by) WHERE id = ? AND is_archived = 0",
+                (now, target, old_id),
+            )
+            await self._changed_rows([old_id])
 
     async def update(
         self, owner: str, memory_id: int, fact: Fact, *, norm_key: str, search_text: str, now: str
     ) -> None:
         """Rewrite a memory's fields; its vector is kept only when the text did not change."""
         self._index.forget_terms(search_text)
+        async with self._changes.unit():
+            await self._updated(owner, memory_id, fact, norm_key=norm_key, search_text=search_text, now=now)
+            await self._changed(owner)
+
+    async def _updated(
+        self, owner: str, memory_id: int, fact: Fact, *, norm_key: str, search_text: str, now: str
+    ) -> None:
         await self._db.write(
             "UPDATE memories SET content = ?, search_text = ?, norm_key = ?, project = ?, topic = ?, "
             "category = ?, importance = ?, tier = ?, updated_at = ?, "
@@ -369,26 +401,39 @@ class MemoryRows:
     async def archive(self, owner: str, ids: Sequence[int], now: str) -> int:
         """Soft-delete those of ``ids`` that are live memories of the owner; returns how many."""
         done = 0
-        for chunk in chunks(list(ids)):
-            cur = await self._db.write(
-                "UPDATE memories SET is_archived = 1, updated_at = ? WHERE owner = ? AND is_archived = 0 "
-                f"AND id IN ({marks(chunk)})",
-                (now, owner, *chunk),
-            )
-            done += int(cur.rowcount)
+        async with self._changes.unit():
+            for chunk in chunks(list(ids)):
+                cur = await self._db.write(
+                    "UPDATE memories SET is_archived = 1, updated_at = ? WHERE owner = ? AND is_archived = 0 "
+                    f"AND id IN ({marks(chunk)})",
+                    (now, owner, *chunk),
+                )
+                done += int(cur.rowcount)
+            if done:
+                await self._changed(owner)
         return done
 
     async def restore(self, owner: str, memory_id: int, now: str) -> bool:
         """Make an archived memory of the owner live again (no longer pointing to a successor)."""
-        cur = await self._db.write(
-            "UPDATE memories SET is_archived = 0, superseded_by = NULL, updated_at = ? "
-            "WHERE id = ? AND owner = ? AND is_archived = 1",
-            (now, memory_id, owner),
-        )
+        async with self._changes.unit():
+            cur = await self._db.write(
+                "UPDATE memories SET is_archived = 0, superseded_by = NULL, updated_at = ? "
+                "WHERE id = ? AND owner = ? AND is_archived = 1",
+                (now, memory_id, owner),
+            )
+            if cur.rowcount > 0:
+                await self._changed(owner)
         return int(cur.rowcount) > 0
 
     async def purge(self, owner: str, memory_id: int) -> str | None:
         """Delete one memory for good; returns its text, or None when the owner had no such row."""
+        async with self._changes.unit():
+            content = await self._purged(owner, memory_id)
+            if content is not None:
+                await self._changed(owner, rows_delta=-1)
+        return content
+
+    async def _purged(self, owner: str, memory_id: int) -> str | None:
         await self._db.write(
             "UPDATE memories SET superseded_by = NULL WHERE superseded_by = ? AND owner = ?",
             (memory_id, owner),

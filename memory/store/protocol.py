@@ -10,7 +10,7 @@ typed rows, pass already-segmented text and lists of terms, and give times as st
 from __future__ import annotations
 
 import builtins  # the class's own ``list`` method hides the builtin in its annotations
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -214,8 +214,24 @@ class EmbeddingClaimRowsAPI(Protocol):
     async def count(self, target: str | None = None) -> int: ...
 
 
+class ChangesAPI(Protocol):
+    """What other processes changed, for caches that must stay true (``memory/store/changes.py``)."""
+
+    def listen(self, kind: str, listener: Callable[[str | None, int], Awaitable[None] | None]) -> None:
+        """Call ``listener(key, rows_delta)`` for each change of ``kind`` (memories, vectors, session)
+        another process made; key None: anything of that kind may have changed."""
+        ...
+
+    async def refresh(self, *, force: bool = False) -> None:
+        """Tell the listeners what changed since the last read (a read at most once per interval)."""
+        ...
+
+
 class SessionRowsAPI(Protocol):
     """Tier 0 chat sessions (``memory/store/state.py``)."""
+
+    @property
+    def changes(self) -> ChangesAPI: ...
 
     async def current(self, chat_key: str) -> int | None: ...
     async def recent(self, chat_key: str, session: int, limit: int) -> list[tuple[str, str]]: ...
@@ -351,7 +367,7 @@ class BrowseRowsAPI(Protocol):
 
 
 class MemoryStore(Protocol):
-    """One memory database: its parts, one unit-of-work helper, and change detection across processes.
+    """One memory database: its parts, one unit-of-work helper, and what other processes changed.
 
     The parts are read-only here (properties), so an implementation may hold its own classes in plain
     attributes: ``SQLiteStore.memories`` is a ``MemoryRows``, which is a ``MemoryRowsAPI``.
@@ -416,8 +432,9 @@ class MemoryStore(Protocol):
         """Exclusive work ``name`` across processes (``memory/store/singleton.py``)."""
         ...
 
-    async def others_committed_since(self, version: int) -> tuple[bool, int]:
-        """Whether another process committed since ``version``, and the version now."""
+    @property
+    def changes(self) -> ChangesAPI:
+        """Other processes' changes to what this one caches (sessions, memories, vectors)."""
         ...
 
     async def close(self) -> None: ...

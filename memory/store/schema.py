@@ -314,6 +314,26 @@ CREATE TABLE embedding_claims (
 );
 """
 
+# Caches that stay true across processes (``memory/store/changes.py``): one clock row whose version each
+# transaction that changes something cached takes at its end, and a row per changed key (an owner's
+# memories or vectors, a chat's session) under that version, read by "changes after the version I saw".
+_CHANGES = """
+CREATE TABLE change_clock (
+    id             INTEGER PRIMARY KEY CHECK (id = 1),
+    version        INTEGER NOT NULL,
+    pruned_through INTEGER NOT NULL
+);
+INSERT INTO change_clock VALUES (1, 0, 0);
+CREATE TABLE changes (
+    version    INTEGER NOT NULL,
+    kind       TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    writer     TEXT NOT NULL,
+    rows_delta INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (version, kind, key)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -327,6 +347,7 @@ MIGRATIONS: tuple[str, ...] = (
     _V_GATEWAY_STATE,
     _COORDINATION,
     _EXTRACTION_CLAIMS,
+    _CHANGES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

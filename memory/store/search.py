@@ -64,6 +64,16 @@ class TermIndex:
         for term in set(search_text.split()):
             self._df_cache.pop(term, None)
 
+    async def others_wrote(self, owner: str | None, rows_delta: int) -> None:
+        """Another process changed ``owner``'s memories (``changes.py``): which terms is unknown, so every
+        cached frequency goes (a new word of theirs must be matchable here too); the row count moves by
+        their delta, or is counted again when unknown (``owner`` None)."""
+        self._df_cache.clear()
+        if owner is None:
+            await self.load()
+        else:
+            self.indexed_rows += rows_delta
+
     async def document_frequencies(self, terms: tuple[str, ...]) -> dict[str, int]:
         """How many memories (all owners) contain each term; 0 for a term none has."""
         if abs(self.indexed_rows - self._df_cache_rows) > max(50, self._df_cache_rows // 20):

@@ -24,11 +24,22 @@ class WriteResult(Protocol):
     def rowcount(self) -> int: ...
 
 
+class CommitHook(Protocol):
+    """Told around each commit of ``transaction()``: the change versions (``changes.py``) write the
+    transaction's bumps just before it commits, and forget them when it rolls back."""
+
+    async def before_commit(self) -> None: ...
+    def rolled_back(self) -> None: ...
+
+
 class SqlDatabase(Protocol):
     """One database as the table modules use it: reads, writes, and a unit of work."""
 
     path: str
     kind: str  # "sqlite" or "postgresql": for the few steps that differ (``copying.py``)
+    commit_hook: CommitHook | None
+
+    def in_transaction(self) -> bool: ...
 
     async def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     async def scalar(self, sql: str, params: Sequence[Any] = ()) -> int: ...

@@ -30,7 +30,7 @@ from memory.store.errors import (
     register_driver_errors,
 )
 from memory.store.schema import check_version, migrate
-from memory.store.sql import Params, Row, chunks, marks, qualified
+from memory.store.sql import CommitHook, Params, Row, chunks, marks, qualified
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -113,6 +113,7 @@ class SQLiteDatabase:
         self._conn = conn
         self.path = path
         self._write_lock = asyncio.Lock()
+        self.commit_hook: CommitHook | None = None  # the store's change versions (``changes.py``)
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True) -> SQLiteDatabase:
@@ -208,13 +209,17 @@ class SQLiteDatabase:
             token = _IN_TRANSACTION.set(True)
             try:
                 yield
+                if self.commit_hook is not None:
+                    await self.commit_hook.before_commit()
                 await self._conn.execute("COMMIT")
             except BaseException:
                 await self._conn.execute("ROLLBACK")
+                if self.commit_hook is not None:
+                    self.commit_hook.rolled_back()
                 raise
             finally:
                 _IN_TRANSACTION.reset(token)
 
-    async def data_version(self) -> int:
-        """SQLite's ``data_version``: changes when another connection commits (cached state goes stale)."""
-        return await self.scalar("PRAGMA data_version")
+    def in_transaction(self) -> bool:
+        """Whether the current task holds ``transaction()`` (its writes join it)."""
+        return _IN_TRANSACTION.get()

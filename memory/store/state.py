@@ -3,14 +3,16 @@ claims per period, and each person's scratchpad."""
 
 from __future__ import annotations
 
+from memory.store.changes import ChangeFeed
 from memory.store.sql import SqlDatabase
 
 
 class SessionRows:
     """``chat_sessions`` (each chat's current session) and ``session_messages`` (Tier 0)."""
 
-    def __init__(self, db: SqlDatabase) -> None:
+    def __init__(self, db: SqlDatabase, changes: ChangeFeed) -> None:
         self._db = db
+        self.changes = changes  # a new session bumps the chat's version: other processes' caches follow
 
     async def current(self, chat_key: str) -> int | None:
         """The chat's current session number, or None for a chat never reset."""
@@ -36,7 +38,8 @@ class SessionRows:
 
     async def start(self, chat_key: str, session: int, started_at: str) -> None:
         """Make ``session`` the chat's current one and drop older sessions' messages, in one transaction."""
-        async with self._db.transaction():
+        async with self.changes.unit():
+            await self.changes.bump("session", (chat_key,))
             await self._db.write(
                 "INSERT INTO chat_sessions (chat_key, session_no, started_at) VALUES (?, ?, ?) "
                 "ON CONFLICT(chat_key) DO UPDATE SET session_no = excluded.session_no, "

@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
+from memory.store.changes import ChangeFeed
 from memory.store.sql import SqlDatabase, chunks, marks
 
 
 class VectorRows:
     """Memory vectors (``memories.embedding``) and the ``embedding_cache`` table."""
 
-    def __init__(self, db: SqlDatabase) -> None:
+    def __init__(self, db: SqlDatabase, changes: ChangeFeed) -> None:
         self._db = db
+        self._changes = changes  # new vectors bump their owners' versions: other processes reload them
 
     # ----------------------------------------------------------------- memory vectors
 
@@ -53,7 +55,7 @@ class VectorRows:
 
         Returns (rows updated, owners of the given ids) in one transaction.
         """
-        async with self._db.transaction():
+        async with self._changes.unit():
             cur = await self._db.write_many(
                 "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ? AND content = ?",
                 [(blob, model_key, int(i), content) for i, content, blob in items],
@@ -62,6 +64,8 @@ class VectorRows:
             owners = await self._db.read(
                 f"SELECT DISTINCT owner FROM memories WHERE id IN ({marks(ids)})", ids
             )
+            if cur.rowcount:
+                await self._changes.bump("vectors", (str(o) for (o,) in owners))
         return int(cur.rowcount), [str(o) for (o,) in owners]
 
     async def of_owner(self, owner: str, model_key: str) -> list[tuple[int, int, bytes]]:

@@ -5,8 +5,10 @@ Invariants:
   drops them all;
 - a matrix reflects the owner's live rows as of its load plus the rows appended since (inserts through
   this process); any other change (archive, supersede, edit, purge, backfill) drops it (``drop``);
-- a commit by another process (``tierclaw memory edit`` while the gateway runs) shows in the store's
-  change version (``others_committed_since``), which ``get`` checks first: then every matrix is dropped;
+- a change by another process (another gateway replica, ``tierclaw memory edit`` while the gateway runs)
+  to an owner's memories or vectors shows in the store's change versions (``store.changes``,
+  ``memory/store/changes.py``), which ``get`` reads at most twice a second: then that owner's matrix,
+  and only that one, is dropped;
 - all matrices together stay within ``budget_bytes``: past it the least recently searched owners are
   dropped (the owner just loaded is kept, however large) and reloaded on their next search (~35 ms per
   10k memories), so a gateway serving many people for months does not grow without bound.
@@ -36,7 +38,14 @@ class OwnerVectorCache:
         self.budget_bytes = budget_bytes
         self._matrices: OrderedDict[str, OwnerVectors] = OrderedDict()
         self._model_key = ""
-        self._data_version = -1
+        store.changes.listen("memories", self._others_changed)
+        store.changes.listen("vectors", self._others_changed)
+
+    def _others_changed(self, owner: str | None, _rows_delta: int) -> None:
+        if owner is None:
+            self._matrices.clear()
+        else:
+            self.drop(owner)
 
     def owners(self) -> list[str]:
         """Owners whose matrix is loaded, least recently searched first."""
@@ -53,15 +62,14 @@ class OwnerVectorCache:
             matrix.append(memory_id, tier, vector)
 
     async def drop_if_others_wrote(self) -> None:
-        """Drop every matrix when another connection committed since they were loaded."""
-        changed, self._data_version = await self._store.others_committed_since(self._data_version)
-        if changed:
-            self._matrices.clear()
+        """Drop the matrices of the owners other processes changed, read now (not after an interval):
+        the writer asks inside its transaction, before it judges a duplicate by them."""
+        await self._store.changes.refresh(force=True)
 
     async def get(self, owner: str, model_key: str, *, check_others: bool = True) -> OwnerVectors:
         """The owner's live memory vectors of ``model_key`` (tiers 1 and 2), loaded once per change."""
         if check_others:
-            await self.drop_if_others_wrote()
+            await self._store.changes.refresh()
         if model_key != self._model_key:
             self._matrices.clear()
             self._model_key = model_key

@@ -346,20 +346,20 @@ class EmbeddingBackfill:
             if embedder is None:
                 continue
             try:
-                memories, turns = self._claims
+                memory_claims, turn_claims = self._claims
                 result = await reindex(
                     self._engine.vectors,
                     embedder,
                     batch_size=self.batch_size,
                     pause=self.pause,
-                    claims=memories,
+                    claims=memory_claims,
                 )
                 turns = await reindex(
                     self._engine.conversation,
                     embedder,
                     batch_size=self.batch_size,
                     pause=self.pause,
-                    claims=turns,
+                    claims=turn_claims,
                 )
             except Exception as exc:
                 if self._stopping or store_was_closed(exc):

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import psycopg
 
 from memory.store.browse_queries import BrowseRows
+from memory.store.changes import ChangeFeed
 from memory.store.errors import MemoryDatabaseError
 from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
@@ -40,14 +41,16 @@ class PostgresStore:
     def __init__(self, db: PostgresDatabase) -> None:
         self.db = db
         self.path = db.path  # the URL, password masked: safe to show and log
+        self.changes = ChangeFeed(db)
         self.search = PostgresTermIndex(db)
-        self.memories = MemoryRows(db, self.search)
+        self.changes.listen("memories", self.search.others_wrote)
+        self.memories = MemoryRows(db, self.search, self.changes)
         self.events = PostgresEventRows(db)
-        self.vectors = VectorRows(db)
+        self.vectors = VectorRows(db, self.changes)
         self.buffer = BufferRows(db)
         self.extraction_due = ExtractionDueRows(db)
         self.embedding_claims = EmbeddingClaimRows(db)
-        self.sessions = SessionRows(db)
+        self.sessions = SessionRows(db, self.changes)
         self.jobs = JobRows(db)
         self.job_claims = JobClaimRows(db)
         self.inbox = InboxRows(db)
@@ -75,6 +78,7 @@ class PostgresStore:
         store = cls(db)
         try:
             await store.search.load()
+            await store.changes.load()
         except BaseException:
             await db.close()
             raise
@@ -94,11 +98,3 @@ class PostgresStore:
         """Exclusive work ``name`` across replicas: an advisory lock on its own connection
         (``postgres/singleton.py``)."""
         return AdvisorySingleton(self.db.url, name)
-
-    async def others_committed_since(self, version: int) -> tuple[bool, int]:
-        """Whether another writer changed memories (vectors, text, liveness) since ``version`` was read,
-        and the version now."""
-        current = await self.db.scalar(
-            "SELECT COALESCE(SUM(version), 0) FROM tierclaw_changes WHERE writer <> ?", (self.db.writer,)
-        )
-        return current != version, current

@@ -27,7 +27,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from memory.store.errors import DriverErrors, MemoryDatabaseError, refuse_nul, register_driver_errors
-from memory.store.sql import Row
+from memory.store.sql import CommitHook, Row
 from memory.store.urls import masked
 
 # The connection of the transaction the current task holds, if any.
@@ -102,6 +102,7 @@ class PostgresDatabase:
         self.url = url
         self.path = masked(url)
         self._tx_lock = asyncio.Lock()
+        self.commit_hook: CommitHook | None = None  # the store's change versions (``changes.py``)
 
     @classmethod
     async def open(cls, url: str, *, pool_size: int = POOL_SIZE) -> PostgresDatabase:
@@ -206,8 +207,17 @@ class PostgresDatabase:
                     token = _TX_CONNECTION.set(conn)
                     try:
                         yield
+                        if self.commit_hook is not None:
+                            await self.commit_hook.before_commit()
                     finally:
                         _TX_CONNECTION.reset(token)
-            except psycopg.OperationalError:
-                await self._pool.check()
+            except BaseException as exc:
+                if self.commit_hook is not None:
+                    self.commit_hook.rolled_back()
+                if isinstance(exc, psycopg.OperationalError):
+                    await self._pool.check()
                 raise
+
+    def in_transaction(self) -> bool:
+        """Whether the current task holds ``transaction()`` (its statements join it)."""
+        return _TX_CONNECTION.get() is not None

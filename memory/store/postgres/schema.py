@@ -13,9 +13,8 @@ Differences, each for a reason:
   ``search_len`` their count (bm25's document length); a trigger keeps both, a GIN index serves ``@@``;
 - ``memory_terms``: how many memories hold each term, kept by a trigger (FTS5's vocabulary table): a
   document frequency is one index lookup instead of counting matches;
-- ``tierclaw_changes``: per writer (each open store names its connections), a counter bumped by any
-  statement that changes memories' vectors, text, tier or liveness; the sum of the other writers'
-  counters is the change version behind ``others_committed_since`` (SQLite's ``data_version``).
+- ``tierclaw_changes`` (versions 1 to 11): a per-writer counter bumped by a trigger on memories; replaced
+  in ``_CHANGES`` by the change versions both stores keep (``memory/store/changes.py``).
 """
 
 from __future__ import annotations
@@ -312,6 +311,29 @@ CREATE TABLE embedding_claims (
 );
 """
 
+# The same as SQLite's ``_CHANGES`` (memory/store/schema.py): the change versions of
+# ``memory/store/changes.py``. They replace the per-writer counter of version 1 (``tierclaw_changes``, one
+# number for all owners, no sessions, no backfilled vectors), whose trigger goes with it.
+_CHANGES = f"""
+DROP TRIGGER memories_changed ON memories;
+DROP FUNCTION tierclaw_bump_changes();
+DROP TABLE tierclaw_changes;
+CREATE TABLE change_clock (
+    id             INTEGER PRIMARY KEY CHECK (id = 1),
+    version        BIGINT NOT NULL,
+    pruned_through BIGINT NOT NULL
+);
+INSERT INTO change_clock VALUES (1, 0, 0);
+CREATE TABLE changes (
+    version    BIGINT NOT NULL,
+    kind       {T} NOT NULL,
+    key        {T} NOT NULL,
+    writer     {T} NOT NULL,
+    rows_delta INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (version, kind, key)
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -325,6 +347,7 @@ MIGRATIONS: tuple[str, ...] = (
     _V_GATEWAY_STATE,
     _COORDINATION,
     _EXTRACTION_CLAIMS,
+    _CHANGES,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 

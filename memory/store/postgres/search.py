@@ -57,6 +57,16 @@ class PostgresTermIndex:
             self._df_cache.pop(term, None)
         self._written_tokens = len(tokens)
 
+    async def others_wrote(self, owner: str | None, rows_delta: int) -> None:
+        """Another replica changed ``owner``'s memories (``memory/store/changes.py``): every cached
+        frequency goes and the row count moves by their delta (counted again when unknown); the table's
+        size for bm25 keeps its own age (``TableSize.MAX_AGE_S``)."""
+        self._df_cache.clear()
+        if owner is None:
+            await self.load()
+        else:
+            self._indexed_rows += rows_delta
+
     async def document_frequencies(self, terms: tuple[str, ...]) -> dict[str, int]:
         """How many memories (all owners) contain each term; 0 for a term none has."""
         if abs(self.indexed_rows - self._df_cache_rows) > max(50, self._df_cache_rows // 20):

@@ -485,6 +485,10 @@ async def test_memory_edited_by_another_process_is_not_found_by_its_old_vector(
     async with await MemoryEngine.open(engine.path) as cli:
         await cli.edit("alice", pet, content="Sold the old bicycle to a neighbour")
     assert await missing_ids(engine, local.model_key) == {pet}  # the stored vector is gone
+    # Another process's change is seen at the engine's next read of the change versions (at most one
+    # refresh interval later, memory/store/changes.py): let that interval pass.
+    feed = engine.store.changes
+    feed.clock = lambda: time.monotonic() + feed.interval_s  # type: ignore[attr-defined]
     assert pet not in ids(await engine.retrieve("alice", "what pet do I have?", k=20, touch=False))
 
 

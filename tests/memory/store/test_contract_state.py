@@ -181,20 +181,28 @@ async def test_a_nul_in_any_part_is_refused(store: MemoryStore) -> None:
     assert await store.inbox.count(answered=False) == 0 and await store.scratchpads.get("alice") is None
 
 
-async def test_another_writers_change_is_seen(store: MemoryStore, memory_db: str) -> None:
+async def test_another_writers_change_is_told_and_its_own_is_not(store: MemoryStore, memory_db: str) -> None:
+    from memory.records import Fact
+    from memory.store import NewRow
     from memory.store.open import open_store
 
-    _, version = await store.others_committed_since(-1)
-    assert await store.others_committed_since(version) == (False, version)
+    told: list[tuple[str, str | None, int]] = []
+    for kind in ("memories", "vectors", "session"):
+        store.changes.listen(kind, lambda key, delta, kind=kind: told.append((kind, key, delta)))
+    await store.memories.insert("bob", Fact(content="own"), NewRow("own", "own", T0))
+    await store.changes.refresh(force=True)
+    assert told == []  # this store's own writes: its caches follow them in place
     other = await open_store(memory_db, warm_text=False)
     try:
         await other.jobs.record("x", T0, "ok")
         await other.buffer.append("alice", "telegram", "c1", "1", "user", "hi", 1, T0)
-        from memory.records import Fact
-        from memory.store import NewRow
-
-        await other.memories.insert("alice", Fact(content="tea"), NewRow("tea", "tea", T0))
+        new_id = await other.memories.insert("alice", Fact(content="tea"), NewRow("tea", "tea", T0))
+        await other.sessions.start("telegram:c1", 2, T0)
+        await other.vectors.set("m", [(new_id, "tea", b"\0\0\0\0")])
     finally:
         await other.close()
-    changed, _ = await store.others_committed_since(version)
-    assert changed
+    await store.changes.refresh(force=True)
+    assert sorted(told) == [("memories", "alice", 1), ("session", "telegram:c1", 0), ("vectors", "alice", 0)]
+    told.clear()
+    await store.changes.refresh(force=True)
+    assert told == []  # told once

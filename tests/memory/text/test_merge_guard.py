@@ -258,10 +258,10 @@ async def test_engine_never_merges_into_a_row_edited_by_another_process(engine: 
         await other.close()
 
     # Make the cached matrix miss that change (as between its load and a check): the row is then the judge.
-    async def nobody_else_committed(version: int) -> tuple[bool, int]:
-        return False, version
+    async def nobody_else_committed(*, force: bool = False) -> None:
+        return None
 
-    engine.store.others_committed_since = nobody_else_committed  # type: ignore[method-assign]
+    engine.store.changes.refresh = nobody_else_committed  # type: ignore[method-assign]
     second = await engine.write(OWNER, Fact(LOVES))
     assert second.action == "inserted" and second.id != first.id
 
