@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from memory.store.browse_queries import BrowseRows
+from memory.store.chat_holds import ChatHoldRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
 from memory.store.gateway_state import PageAccessRows, SeenRows
@@ -51,6 +52,7 @@ class SQLiteStore:
         self.jobs = JobRows(db)
         self.job_claims = JobClaimRows(db)
         self.inbox = InboxRows(db)
+        self.chat_holds = ChatHoldRows(db)
         self.turns = TurnRows(db)
         self.scratchpads = ScratchpadRows(db)
         self.browse = BrowseRows(db)

@@ -24,6 +24,7 @@ marks, kept 48 hours) and the memory page's access token and browser sessions (`
 ``page_sessions``), so several gateways on one PostgreSQL database share them.
 Version 11 (``_COORDINATION``) adds ``job_claims`` (one row per scheduled job
 and period, with the replica holding it and its lease) and a lease on each ``inbox`` row.
+``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
 """
 
 from __future__ import annotations
@@ -294,7 +295,26 @@ ALTER TABLE inbox ADD COLUMN claimed_by TEXT;
 ALTER TABLE inbox ADD COLUMN lease_until TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE, _COORDINATION)
+# A chat held by one replica at a time (docs/scale-out.md, "The message path"): the holder answers the
+# chat's unanswered inbox rows oldest first, whoever stored them, and drops the hold only when none is
+# left; a hold whose lease ran out (its replica died) is taken over. The partial index serves the
+# holder's "oldest unanswered of this chat" and the sweep for chats nobody holds.
+_CHAT_HOLDS = """
+CREATE TABLE chat_holds (
+    channel     TEXT NOT NULL,
+    chat_id     TEXT NOT NULL,
+    holder      TEXT NOT NULL,
+    lease_until TEXT NOT NULL,
+    PRIMARY KEY (channel, chat_id)
+);
+CREATE INDEX idx_chat_holds_holder ON chat_holds(holder);
+CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, id) WHERE answered_at IS NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    *(_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE, _COORDINATION),
+    _CHAT_HOLDS,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

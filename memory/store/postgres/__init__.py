@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import psycopg
 
 from memory.store.browse_queries import BrowseRows
+from memory.store.chat_holds import ChatHoldRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
@@ -48,6 +49,7 @@ class PostgresStore:
         self.jobs = JobRows(db)
         self.job_claims = JobClaimRows(db)
         self.inbox = InboxRows(db)
+        self.chat_holds = ChatHoldRows(db)
         self.turns = PostgresTurnRows(db)
         self.scratchpads = ScratchpadRows(db)
         self.browse = BrowseRows(db)
