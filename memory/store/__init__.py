@@ -5,7 +5,8 @@ second, with the same parts and results (``open.open_store`` picks one). Its par
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
 ``sessions`` (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet
-answered), ``turns`` (the raw conversation), ``scratchpads``, ``browse_queries`` (the memory page's reads)
+answered), ``chat_holds`` (which replica answers each chat), ``turns`` (the raw conversation),
+``scratchpads``, ``browse_queries`` (the memory page's reads),
 ``seen`` (a channel's dedup marks) and ``page`` (the memory page's token and sessions);
 ``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
 how the two backends share the table modules and where they differ.
