@@ -92,7 +92,7 @@ class ProcessLoop:
         self.outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
         self._channels: dict[str, Channel] = {}
         self._chats: HeldChats | LocalChats = HeldChats(inbox) if inbox is not None else LocalChats()
-        self._sweep_every = sweep_every
+        self.sweep_every = sweep_every  # seconds between sweeps for chats nobody live holds
         self._workers: dict[Chat, asyncio.Task[None]] = {}
         self._nudged: set[Chat] = set()  # chats a message arrived for while their worker ran
         self._tasks: list[asyncio.Task[None]] = []
@@ -181,15 +181,19 @@ class ProcessLoop:
         assert isinstance(self._chats, HeldChats)
         inbox = self._chats.inbox
         renewed_at = time.monotonic()
+        failing = False
         while True:
-            await asyncio.sleep(self._sweep_every)
+            await asyncio.sleep(self.sweep_every)
             try:
                 if time.monotonic() - renewed_at >= inbox.lease.total_seconds() / 3:
                     await inbox.renew(list(self._workers))
                     renewed_at = time.monotonic()
                 await self.take_waiting()
-            except Exception as exc:
-                log.warning("[gateway] could not renew or sweep the chat holds: %s", type(exc).__name__)
+                failing = False
+            except Exception as exc:  # one line per outage, not one a second
+                if not failing:
+                    log.warning("[gateway] could not renew or sweep the chat holds: %s", type(exc).__name__)
+                failing = True
 
     @property
     def pending(self) -> int:

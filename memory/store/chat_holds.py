@@ -110,40 +110,50 @@ class ChatHoldRows:
         ``ON CONFLICT DO NOTHING``, so of two racing replicas one gets it."""
         if not channels:
             return []
-        skip = " FOR UPDATE OF h SKIP LOCKED" if self._db.kind == "postgresql" else ""
         if every:
             free, params = "1 = 1", []
         elif own:
             free, params = "(h.lease_until < ? OR h.holder = ?)", [now, holder]
         else:
             free, params = "h.lease_until < ?", [now]
-        async with self._db.transaction():
-            expired = await self._db.read(
-                f"SELECT h.channel, h.chat_id, h.holder FROM chat_holds h WHERE h.channel IN "
-                f"({marks(channels)}) AND {free} AND EXISTS ({_UNANSWERED}) "
-                f"ORDER BY h.lease_until LIMIT ?{skip}",
-                (*channels, *params, limit),
+        expired = (
+            f"SELECT h.channel, h.chat_id, h.holder FROM chat_holds h WHERE h.channel IN ({marks(channels)}) "
+            f"AND {free} AND EXISTS ({_UNANSWERED}) ORDER BY h.lease_until LIMIT ?"
+        )
+        taken: list[tuple[str, str, str | None]] = []
+        # A plain read first: the sweep runs every second on every replica, and finds nothing mostly.
+        if await self._db.read(expired, (*channels, *params, limit)):
+            skip = " FOR UPDATE OF h SKIP LOCKED" if self._db.kind == "postgresql" else ""
+            async with self._db.transaction():
+                rows = await self._db.read(expired + skip, (*channels, *params, limit))
+                for row in rows:
+                    await self._db.write(
+                        "UPDATE chat_holds SET holder = ?, lease_until = ? WHERE channel = ? AND chat_id = ?",
+                        (holder, lease_until, row[0], row[1]),
+                    )
+                    taken.append((str(row[0]), str(row[1]), str(row[2])))
+        return taken + await self._take_never_held(channels, holder, lease_until, limit)
+
+    async def _take_never_held(
+        self, channels: Sequence[str], holder: str, lease_until: str, limit: int
+    ) -> list[tuple[str, str, str | None]]:
+        """Hold the chats with an unanswered message and no hold at all (their replica died between
+        storing a message and taking the hold); of two replicas racing, the first insert wins."""
+        never = await self._db.read(
+            f"SELECT DISTINCT i.channel, i.chat_id FROM inbox i WHERE i.answered_at IS NULL "
+            f"AND i.channel IN ({marks(channels)}) AND NOT EXISTS (SELECT 1 FROM chat_holds h "
+            f"WHERE h.channel = i.channel AND h.chat_id = i.chat_id) LIMIT ?",
+            (*channels, limit),
+        )
+        taken: list[tuple[str, str, str | None]] = []
+        for channel, chat_id in never:
+            inserted = await self._db.insert(
+                "INSERT INTO chat_holds (channel, chat_id, holder, lease_until) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(channel, chat_id) DO NOTHING RETURNING 1",
+                (str(channel), str(chat_id), holder, lease_until),
             )
-            taken = [(str(r[0]), str(r[1]), str(r[2])) for r in expired]
-            for channel, chat_id, _ in taken:
-                await self._db.write(
-                    "UPDATE chat_holds SET holder = ?, lease_until = ? WHERE channel = ? AND chat_id = ?",
-                    (holder, lease_until, channel, chat_id),
-                )
-            never = await self._db.read(
-                f"SELECT DISTINCT i.channel, i.chat_id FROM inbox i WHERE i.answered_at IS NULL "
-                f"AND i.channel IN ({marks(channels)}) AND NOT EXISTS (SELECT 1 FROM chat_holds h "
-                f"WHERE h.channel = i.channel AND h.chat_id = i.chat_id) LIMIT ?",
-                (*channels, limit),
-            )
-            for row in never:
-                inserted = await self._db.insert(
-                    "INSERT INTO chat_holds (channel, chat_id, holder, lease_until) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(channel, chat_id) DO NOTHING RETURNING 1",
-                    (str(row[0]), str(row[1]), holder, lease_until),
-                )
-                if inserted is not None:
-                    taken.append((str(row[0]), str(row[1]), None))
+            if inserted is not None:
+                taken.append((str(channel), str(chat_id), None))
         return taken
 
     async def drop(self, holder: str) -> int:
@@ -163,7 +173,7 @@ class ChatHoldRows:
         return int(cur.rowcount)
 
     async def all(self) -> list[tuple[str, str, str, str]]:
-        """(channel, chat_id, holder, lease_until) of every hold (tests and ``tierclaw status``)."""
+        """(channel, chat_id, holder, lease_until) of every hold (for inspection and tests)."""
         rows = await self._db.read(
             "SELECT channel, chat_id, holder, lease_until FROM chat_holds ORDER BY channel, chat_id"
         )

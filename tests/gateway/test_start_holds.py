@@ -85,7 +85,7 @@ async def test_a_starting_replica_leaves_a_live_replicas_chat_and_takes_a_dead_o
 
     starting, channel = await open_replica("r2")
     starting.inbox.lease = timedelta(seconds=2)
-    starting.loop._sweep_every = 0.2
+    starting.loop.sweep_every = 0.2
     takeovers: list[int] = []
     starting.on_takeover = lambda: takeovers.append(1)
     await starting.start(schedule=False)
