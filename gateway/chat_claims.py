@@ -29,8 +29,9 @@ class Release(enum.Enum):
 class ChatQueues(Protocol):
     """The four steps of a chat worker's life (``ProcessLoop``)."""
 
-    async def offer(self, message: InboundMessage) -> bool:
-        """A stored message arrived: whether this process may work its chat now (it holds it)."""
+    async def offer(self, message: InboundMessage, *, working: bool) -> bool:
+        """A stored message arrived: whether this process may work its chat now (it holds it);
+        ``working``: a worker of this process is on the chat already (it finds the message itself)."""
         ...
 
     async def take(self, chat: Chat) -> bool:
@@ -57,7 +58,7 @@ class LocalChats:
         """Messages waiting for their chat's worker."""
         return sum(len(q) for q in self._queues.values())
 
-    async def offer(self, message: InboundMessage) -> bool:
+    async def offer(self, message: InboundMessage, *, working: bool) -> bool:
         self._queues.setdefault((message.channel, message.chat_id), collections.deque()).append(message)
         return True
 
@@ -83,8 +84,11 @@ class HeldChats:
     def __init__(self, inbox: DurableInbox) -> None:
         self.inbox = inbox
 
-    async def offer(self, message: InboundMessage) -> bool:
-        return await self.inbox.hold((message.channel, message.chat_id))
+    async def offer(self, message: InboundMessage, *, working: bool) -> bool:
+        # A worker on the chat holds it (renewed by the loop) and claims from the inbox, where the message
+        # is: no round trip. Should its release have raced the message, it sees the loop's nudge and
+        # takes the hold again (ProcessLoop._chat_worker).
+        return working or await self.inbox.hold((message.channel, message.chat_id))
 
     async def take(self, chat: Chat) -> bool:
         return await self.inbox.hold(chat)

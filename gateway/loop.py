@@ -144,13 +144,14 @@ class ProcessLoop:
         if self.observer is not None:
             self._taken_at[message.inbox_id or id(message)] = time.monotonic()
             self.observer.received(message)
+        chat = (message.channel, message.chat_id)
         try:
-            mine = await self._chats.offer(message)
+            mine = await self._chats.offer(message, working=chat in self._workers)
         except Exception as exc:  # stored: the sweep takes the chat once the database answers
             log.warning("[gateway] %s: could not hold the chat: %s", message.chat_key, type(exc).__name__)
             mine = False
         if mine:
-            self._work((message.channel, message.chat_id))
+            self._work(chat)
         self._check_idle()
 
     def start(self) -> None:

@@ -195,3 +195,41 @@ async def test_a_replica_that_stops_hands_its_chats_over_at_once(replicas) -> No
     await _answered(b, timeout=10)
     assert sent == [("b", "c1", "b:one")]
     assert b.takeovers == []  # handed over, not taken from a dead replica
+
+
+class RacingInbox(DurableInbox):
+    """A real inbox whose release is followed, before the worker hears of it, by a new message of the
+    chat taken in: the interleaving where the release's statement ran just before the message was stored."""
+
+    loop: ProcessLoop
+    late: InboundMessage | None = None
+
+    async def release(self, chat: tuple[str, str]) -> bool:
+        released = await super().release(chat)
+        late, self.late = self.late, None
+        if late is not None:
+            assert released  # nothing was waiting when the hold was dropped
+            await self.loop.deliver(late)
+        return released
+
+
+async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(memory_db: str) -> None:
+    store = await open_store(memory_db, warm_text=False)
+    sent: list[tuple[str, str, str]] = []
+
+    async def answers(message: InboundMessage) -> str:
+        return f"re:{message.text}"
+
+    inbox = RacingInbox(store, "a", lease=LEASE)
+    loop = ProcessLoop(answers, inbox=inbox, sweep_every=3600)  # no sweep comes to the rescue
+    loop.add_channel(Recorder("a", sent))
+    inbox.loop = loop
+    inbox.late = _msg("c1", "two")
+    loop.start()
+    try:
+        await loop.deliver(_msg("c1", "one"))
+        await asyncio.wait_for(loop.drain(), 10)
+    finally:
+        await loop.stop()
+        await store.close()
+    assert sent == [("a", "c1", "re:one"), ("a", "c1", "re:two")]
