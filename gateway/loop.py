@@ -38,6 +38,7 @@ log = logging.getLogger("tierclaw.gateway")
 Handler = Callable[[InboundMessage], Awaitable[str | None]]
 T = TypeVar("T")
 RETRY_CAP_S = 5.0  # the longest pause between tries of a database step the worker cannot skip
+TAKEN_AT_KEPT = 10_000  # intake times kept for the observer (the oldest go first)
 
 FAILURE_REPLY = "Sorry — something went wrong while handling that message."
 DEADLINE_REPLY = "Sorry — I could not get an answer in time. Please try again in a moment."
@@ -64,7 +65,8 @@ class LoopObserver(Protocol):
     def finished(
         self, message: InboundMessage, reply: str | None, send_error: str | None, seconds: float
     ) -> None:
-        """Its answer went out (``reply`` None: nothing to send); ``seconds`` since it was taken in."""
+        """Its answer went out (``reply`` None: nothing to send); ``seconds`` since it was taken in here,
+        or since it was stored when another replica took it in."""
 
 
 class ProcessLoop:
@@ -141,8 +143,8 @@ class ProcessLoop:
     async def resume(self, message: InboundMessage) -> None:
         """Answer a message that is already stored (with an inbox: if this replica can hold its chat)."""
         self._idle.clear()
+        taken_at = time.monotonic()
         if self.observer is not None:
-            self._taken_at[message.inbox_id or id(message)] = time.monotonic()
             self.observer.received(message)
         chat = (message.channel, message.chat_id)
         try:
@@ -151,6 +153,10 @@ class ProcessLoop:
             log.warning("[gateway] %s: could not hold the chat: %s", message.chat_key, type(exc).__name__)
             mine = False
         if mine:
+            if self.observer is not None:
+                self._taken_at[message.inbox_id or id(message)] = taken_at
+                if len(self._taken_at) > TAKEN_AT_KEPT:  # a chat lost to another replica: never popped
+                    del self._taken_at[next(iter(self._taken_at))]
             self._work(chat)
         self._check_idle()
 

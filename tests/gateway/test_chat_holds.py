@@ -42,6 +42,22 @@ class Recorder:
         pass
 
 
+class Observed:
+    """A ``LoopObserver`` (what gateway/metrics.py counts) that writes down what it is told."""
+
+    def __init__(self) -> None:
+        self.taken_in: list[str] = []
+        self.answered: list[tuple[str, float]] = []
+
+    def received(self, message: InboundMessage) -> None:
+        self.taken_in.append(message.text)
+
+    def finished(
+        self, message: InboundMessage, reply: str | None, send_error: str | None, seconds: float
+    ) -> None:
+        self.answered.append((message.text, seconds))
+
+
 class Replica:
     """One replica: its own store on the shared database, its inbox (its replica id) and loop."""
 
@@ -52,6 +68,8 @@ class Replica:
         self.loop.add_channel(Recorder(name, sent))
         self.takeovers: list[tuple[tuple[str, str], str]] = []
         self.loop.on_takeover = lambda chat, holder: self.takeovers.append((chat, holder))
+        self.observed = Observed()
+        self.loop.observer = self.observed
 
 
 Open = Callable[[str, Handler], Awaitable[Replica]]
@@ -111,6 +129,10 @@ async def test_a_message_taken_in_by_another_replica_is_answered_by_the_holder_i
     assert sent == [("a", "c1", "a:one"), ("a", "c1", "a:two")]
     assert await a.store.chat_holds.all() == []  # let go once nothing was left
     assert a.takeovers == b.takeovers == []
+    # each replica counts what it took in; a counts both answers, timed from when "two" was stored
+    assert (a.observed.taken_in, b.observed.taken_in) == (["one"], ["two"])
+    assert [text for text, _ in a.observed.answered] == ["one", "two"] and b.observed.answered == []
+    assert all(seconds >= 0 for _, seconds in a.observed.answered)
 
 
 async def test_two_replicas_fed_the_messages_of_chats_alternately_answer_all_in_order_once(replicas) -> None:
