@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from tzlocal import get_localzone
 
-from channels.base import Channel, InboundMessage, PollsAlone, StopsReceiving
+from channels.base import Channel, PollsAlone, StopsReceiving
 from channels.seen import KeepsSeenMarks
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
@@ -144,8 +144,8 @@ class Runtime:
         self._warm_up: asyncio.Task | None = None
         self._singletons: list[Singleton] = []  # the Telegram poller's lock (docs/scale-out.md)
         self.inbox = loop.inbox or DurableInbox(engine.store, replica_id(config.gateway.replica_id))
-        self._leases: asyncio.Task | None = None
         self.on_takeover: Callable[[], None] | None = None  # tierclaw_lease_takeovers_total (ops_http.py)
+        loop.on_takeover = self._taken_over
 
     @classmethod
     async def open(
@@ -239,43 +239,20 @@ class Runtime:
         channel.may_poll = lock.acquire
 
     async def _answer_unanswered(self) -> None:
-        """Queue the messages stored earlier and not answered, before any new input, then keep this
-        replica's leases and take over messages whose replica died (docs/scale-out.md, "The message
-        path"). Only this runtime's channels can answer: `tierclaw chat` leaves a gateway's messages to
-        it. On SQLite one gateway owns the file, so every waiting message is this one's; on PostgreSQL
-        only those nobody holds — another live replica's in-flight messages are left to it."""
+        """Before any new input, hold the chats with messages stored earlier and not answered, so they
+        are answered first, each in order; the loop then renews its holds and takes over the chats of
+        replicas that died (docs/scale-out.md, "The message path"). Only this runtime's channels are
+        swept: `tierclaw chat` leaves a gateway's messages to it. On SQLite one gateway owns the file, so
+        every waiting chat is this one's; on PostgreSQL only those no live replica holds (or this
+        replica id's own, after a restart under a fixed ``gateway.replicaId``)."""
         await self.inbox.prune()
-        served = [channel.name for channel in self.channels]
         one_process = not self.config.memory.database_url
-        waiting = await self.inbox.claim_waiting(served, at_start=True, every=one_process)
-        for message, holder in waiting:
-            if not one_process and holder not in (None, self.inbox.replica):
-                self._taken_over(message, holder)
-            await self.loop.resume(message)
-        if waiting:
-            log.info("[gateway] answering %d message(s) received before the last stop", len(waiting))
-        self._leases = asyncio.create_task(self._keep_leases(served), name="inbox-leases")
+        taken = await self.loop.take_waiting(at_start=True, every=one_process)
+        if taken:
+            log.info("[gateway] answering the waiting messages of %d chat(s) received before", taken)
 
-    async def _keep_leases(self, served: list[str]) -> None:
-        """Every third of the lease: renew this replica's leases, and answer the messages whose
-        replica's lease ran out (it died mid-answer)."""
-        while True:
-            await asyncio.sleep(self.inbox.lease.total_seconds() / 3)
-            try:
-                await self.inbox.renew()
-                taken = await self.inbox.claim_waiting(served, at_start=False)
-            except Exception as exc:  # the database is away: the next round tries again
-                log.warning("[gateway] could not renew the inbox leases: %s", type(exc).__name__)
-                continue
-            for message, holder in taken:
-                if holder is not None:
-                    self._taken_over(message, holder)
-                await self.loop.resume(message)
-
-    def _taken_over(self, message: InboundMessage, holder: str) -> None:
-        log.warning(
-            "[gateway] %s: replica %s's lease ran out; answering its message", message.chat_key, holder
-        )
+    def _taken_over(self, chat: tuple[str, str], holder: str) -> None:
+        """A dead replica's chat was taken over: counted in ``tierclaw_lease_takeovers_total``."""
         if self.on_takeover is not None:
             self.on_takeover()
 
@@ -327,10 +304,6 @@ class Runtime:
         for channel in self.channels:
             with contextlib.suppress(Exception):
                 await channel.stop()
-        if self._leases is not None:
-            self._leases.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._leases
         await self.loop.stop()
         for lock in self._singletons:  # another replica polls at its next try
             with contextlib.suppress(Exception):

@@ -5,10 +5,11 @@ A crash — even kill -9 — with a backlog loses nothing: the platform was only
 were stored, and at the next start the unanswered ones are answered first, each chat in order. A message
 the platform delivers again after a crash (its update or event id already stored) is answered once.
 
-With several gateways on one database (docs/scale-out.md) each stored message is leased to the replica
-that took it in (``replica``, ``lease``); the replica renews its leases while it runs (``renew``) and
-the answer ends the lease. A starting replica claims only messages nobody holds (``claim_waiting``), and
-every replica takes over, now and then, the messages whose lease ran out (their replica died).
+With several gateways on one database (docs/scale-out.md, "The message path") the inbox is the queue:
+whichever replica stored a message, the replica holding its chat (``hold``, leased for ``lease`` and
+renewed while it works the chat) claims the chat's messages oldest first (``next_message``) and drops
+the hold only when none is left (``release``); chats with waiting messages and no live hold (their
+replica died) are taken over by any replica (``take_waiting``).
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ from datetime import datetime, timedelta
 
 from channels.base import InboundMessage
 from channels.encodable import encodable_fields
-from memory.clock import to_db, utcnow
+from memory.clock import from_db, to_db, utcnow
 from memory.store.protocol import MemoryStore
 
 # Answered messages are kept this long, so that a platform's redelivery of them is still recognised
 # (Feishu redelivers for hours; Telegram only what was never confirmed).
 KEEP_ANSWERED = timedelta(hours=48)
-# How long a replica's hold on a message lasts without renewal: it renews every third of it, so only a
-# replica that stopped (killed, frozen, cut off from the database) loses its messages to another.
+# How long a replica's hold on a chat lasts without renewal: it renews every third of it, so only a
+# replica that stopped (killed, frozen, cut off from the database) loses its chats to another.
 INBOX_LEASE = timedelta(seconds=30)
+Chat = tuple[str, str]  # (channel, chat_id): what a hold is on
 
 
 class DurableInbox:
@@ -36,6 +38,7 @@ class DurableInbox:
 
     def __init__(self, store: MemoryStore, replica: str = "local", lease: timedelta = INBOX_LEASE) -> None:
         self._rows = store.inbox
+        self._holds = store.chat_holds
         self.replica = replica  # gateway.replicaId (gateway/replica.py)
         self.lease = lease
 
@@ -46,38 +49,60 @@ class DurableInbox:
         (``channels/encodable.py``): refused as it is, it would be refused at every redelivery."""
         message = encodable_fields(message)
         body = json.dumps(dataclasses.asdict(message), ensure_ascii=False)
-        now = now or utcnow()
         inbox_id = await self._rows.add(
-            message.channel,
-            message.chat_id,
-            message.delivery_id,
-            body,
-            to_db(now),
-            self.replica,
-            to_db(now + self.lease),
+            message.channel, message.chat_id, message.delivery_id, body, to_db(now or utcnow())
         )
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
     async def unanswered(self) -> list[InboundMessage]:
-        """Every stored message not answered yet, oldest first (to answer at start, before new input)."""
+        """Every stored message not answered yet, oldest first."""
         return [_message(inbox_id, body) for inbox_id, body in await self._rows.pending()]
 
-    async def claim_waiting(
-        self, channels: Sequence[str], *, at_start: bool, every: bool = False, now: datetime | None = None
-    ) -> list[tuple[InboundMessage, str | None]]:
-        """Lease to this replica the unanswered messages of ``channels`` nobody holds, oldest first, each
-        with the replica that held it before (None: nobody). ``at_start``: also this replica id's own
-        (a restart under a fixed ``gateway.replicaId``); ``every``: all, whatever their lease (SQLite:
-        one gateway owns the file, so nobody else can be answering them)."""
+    async def hold(self, chat: Chat, *, force: bool = False, now: datetime | None = None) -> bool:
+        """Hold the chat for this replica (nobody held it, its holder's lease ran out, or it is this
+        replica's already); False while another live replica holds it. ``force``: whatever the lease."""
         now = now or utcnow()
-        rows = await self._rows.claim(
-            channels, self.replica, to_db(now), to_db(now + self.lease), own=at_start, every=every
-        )
-        return [(_message(inbox_id, body), holder) for inbox_id, body, holder in rows]
+        return await self._holds.take(*chat, self.replica, to_db(now), to_db(now + self.lease), force=force)
 
-    async def renew(self, now: datetime | None = None) -> int:
-        """Extend this replica's leases on its unanswered messages; how many it holds."""
-        return await self._rows.renew(self.replica, to_db((now or utcnow()) + self.lease))
+    async def next_message(
+        self, chat: Chat, now: datetime | None = None
+    ) -> tuple[InboundMessage, datetime] | None:
+        """Claim the held chat's oldest unanswered message, with when it was stored; None when there is
+        none left or this replica no longer holds the chat."""
+        claimed = await self._holds.next_message(*chat, self.replica, to_db((now or utcnow()) + self.lease))
+        if claimed is None:
+            return None
+        inbox_id, body, received_at = claimed
+        return _message(inbox_id, body), from_db(received_at)
+
+    async def release(self, chat: Chat) -> bool:
+        """Drop this replica's hold on the chat, only if nothing of it is left unanswered."""
+        return await self._holds.release(*chat, self.replica)
+
+    async def holds(self, chat: Chat) -> bool:
+        """Whether this replica holds the chat."""
+        return await self._holds.holder(*chat) == self.replica
+
+    async def renew(self, chats: Sequence[Chat], now: datetime | None = None) -> int:
+        """Extend this replica's holds on ``chats`` (the ones it is working); how many it still holds."""
+        return await self._holds.renew(self.replica, list(chats), to_db((now or utcnow()) + self.lease))
+
+    async def take_waiting(
+        self, channels: Sequence[str], *, own: bool = False, every: bool = False, now: datetime | None = None
+    ) -> list[tuple[Chat, str | None]]:
+        """Hold the chats of ``channels`` that have unanswered messages and no live hold (their replica
+        died, or none ever held them), each with its previous holder (None: nobody). ``own``: also this
+        replica id's live holds (a restart under the same id); ``every``: whatever their lease (SQLite at
+        start: one gateway owns the file, so nobody else can be answering)."""
+        now = now or utcnow()
+        taken = await self._holds.take_waiting(
+            channels, self.replica, to_db(now), to_db(now + self.lease), own=own, every=every
+        )
+        return [((channel, chat_id), previous) for channel, chat_id, previous in taken]
+
+    async def drop_holds(self) -> int:
+        """Drop every hold of this replica (it stops; what is left goes to another replica's sweep)."""
+        return await self._holds.drop(self.replica)
 
     async def answered(
         self, message: InboundMessage, send_error: str | None = None, now: datetime | None = None
@@ -92,8 +117,11 @@ class DurableInbox:
         return await self._rows.unsent(to_db((now or utcnow()) - KEEP_ANSWERED))
 
     async def prune(self, now: datetime | None = None) -> int:
-        """Forget messages answered more than ``KEEP_ANSWERED`` ago."""
-        return await self._rows.prune(to_db((now or utcnow()) - KEEP_ANSWERED))
+        """Forget messages answered more than ``KEEP_ANSWERED`` ago, and holds of dead replicas on chats
+        with nothing left to answer."""
+        now = now or utcnow()
+        await self._holds.prune(to_db(now))
+        return await self._rows.prune(to_db(now - KEEP_ANSWERED))
 
 
 def _message(inbox_id: int, body: str) -> InboundMessage:

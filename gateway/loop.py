@@ -1,4 +1,4 @@
-"""The process loop: inbound queue → per-chat workers (in order, bounded) → outbound queue → channels.
+"""The process loop: channels → (the durable inbox) → per-chat workers (in order, bounded) → channels.
 
 Messages of one chat are answered strictly in order; different chats run concurrently up to
 ``max_concurrent`` at a time. A slow or failing chat holds only its own worker, never the others, and a
@@ -8,6 +8,12 @@ than that for a slot is told so while it keeps its place. A channel that can
 show work in progress (``working``, e.g. Telegram's "typing") shows it from the moment a message is taken
 up until its reply has been sent. ``cancel(chat_key)`` stops the reply being made for a chat (the
 terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual.
+
+With a durable inbox the inbox is the queue, shared by every gateway on the database: a chat is worked by
+the one replica that holds it, which answers the chat's stored messages oldest first whoever took them in,
+renews its holds while it works, and hands them over when it stops; every ``sweep_every`` seconds each
+replica takes the chats with waiting messages and no live hold (their replica died: gateway/chat_claims.py,
+docs/scale-out.md, "The message path").
 """
 
 from __future__ import annotations
@@ -18,16 +24,21 @@ import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from datetime import datetime
+from typing import Protocol, TypeVar
 
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
-from gateway.inbox import DurableInbox
+from gateway.chat_claims import HeldChats, LocalChats, Release
+from gateway.inbox import Chat, DurableInbox
 from memory.store.errors import cannot_succeed_on_retry
 from memory.text.wording import is_chinese
 
 log = logging.getLogger("tierclaw.gateway")
 
 Handler = Callable[[InboundMessage], Awaitable[str | None]]
+T = TypeVar("T")
+RETRY_CAP_S = 5.0  # the longest pause between tries of a database step the worker cannot skip
+TAKEN_AT_KEPT = 10_000  # intake times kept for the observer (the oldest go first)
 
 FAILURE_REPLY = "Sorry — something went wrong while handling that message."
 DEADLINE_REPLY = "Sorry — I could not get an answer in time. Please try again in a moment."
@@ -54,7 +65,8 @@ class LoopObserver(Protocol):
     def finished(
         self, message: InboundMessage, reply: str | None, send_error: str | None, seconds: float
     ) -> None:
-        """Its answer went out (``reply`` None: nothing to send); ``seconds`` since it was taken in."""
+        """Its answer went out (``reply`` None: nothing to send); ``seconds`` since it was taken in here,
+        or since it was stored when another replica took it in."""
 
 
 class ProcessLoop:
@@ -68,6 +80,7 @@ class ProcessLoop:
         deadline: float | None = None,
         inbox: DurableInbox | None = None,
         deadline_hint: str = "",
+        sweep_every: float = 1.0,
     ) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
@@ -78,13 +91,14 @@ class ProcessLoop:
         self._deadline_hint = deadline_hint  # what to check when the deadline passes (URL, model, settings)
         self._inbox = inbox
         self._limit = asyncio.Semaphore(max_concurrent)
-        self.inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
         self.outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
         self._channels: dict[str, Channel] = {}
-        self._chats: dict[str, asyncio.Queue[InboundMessage]] = {}
-        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._chats: HeldChats | LocalChats = HeldChats(inbox) if inbox is not None else LocalChats()
+        self.sweep_every = sweep_every  # seconds between sweeps for chats nobody live holds
+        self._workers: dict[Chat, asyncio.Task[None]] = {}
+        self._nudged: set[Chat] = set()  # chats a message arrived for while their worker ran
         self._tasks: list[asyncio.Task[None]] = []
-        self._unfinished = 0
+        self._unfinished = 0  # messages being answered here plus replies not yet handed to a channel
         self._sent: dict[int, asyncio.Event] = {}  # id(reply) -> set once the channel has sent it
         self._send_errors: dict[int, str] = {}  # id(reply) -> why its channel could not send it
         self._idle = asyncio.Event()
@@ -92,7 +106,8 @@ class ProcessLoop:
         self._answering: dict[str, asyncio.Future[str | None]] = {}  # chat key -> the reply being made
         self._cancelled: set[str] = set()  # chat keys whose reply was cancelled by ``cancel``
         self.observer: LoopObserver | None = None  # set before ``start`` (gateway/ops_http.py)
-        self._taken_at: dict[int, float] = {}  # id(message) -> when it was taken in (for the observer)
+        self._taken_at: dict[int, float] = {}  # inbox id (or id(message)) -> when it was taken in here
+        self.on_takeover: Callable[[Chat, str], None] | None = None  # a dead replica's chat taken over
 
     @property
     def inbox(self) -> DurableInbox | None:
@@ -104,11 +119,13 @@ class ProcessLoop:
         self._channels[channel.name] = channel
 
     async def deliver(self, message: InboundMessage) -> None:
-        """The callback channels are started with: store (with an inbox) and queue one inbound message.
+        """The callback channels are started with: store (with an inbox) and answer one inbound message.
 
         Raises when the message could not be stored: the channel must not confirm it to the platform,
         which then delivers it again — or ``Undeliverable`` when no retry can store it (the channel then
-        skips it). A redelivery of a stored message is dropped here: it is answered once.
+        skips it). A redelivery of a stored message is dropped here: it is answered once. Once stored, the
+        message is this replica's to answer if it can hold the chat; if another replica holds it, that
+        one answers it (it finds it before it can let the chat go).
         """
         if self._inbox is not None:
             try:
@@ -124,25 +141,71 @@ class ProcessLoop:
         await self.resume(message)
 
     async def resume(self, message: InboundMessage) -> None:
-        """Queue a message that is already stored (the unanswered ones, at start)."""
-        self._unfinished += 1
+        """Answer a message that is already stored (with an inbox: if this replica can hold its chat)."""
         self._idle.clear()
+        taken_at = time.monotonic()
         if self.observer is not None:
-            self._taken_at[id(message)] = time.monotonic()
             self.observer.received(message)
-        await self.inbound.put(message)
+        chat = (message.channel, message.chat_id)
+        try:
+            mine = await self._chats.offer(message, working=chat in self._workers)
+        except Exception as exc:  # stored: the sweep takes the chat once the database answers
+            log.warning("[gateway] %s: could not hold the chat: %s", message.chat_key, type(exc).__name__)
+            mine = False
+        if mine:
+            if self.observer is not None:
+                self._taken_at[message.inbox_id or id(message)] = taken_at
+                if len(self._taken_at) > TAKEN_AT_KEPT:  # a chat lost to another replica: never popped
+                    del self._taken_at[next(iter(self._taken_at))]
+            self._work(chat)
+        self._check_idle()
 
     def start(self) -> None:
-        """Start the dispatcher and the sender tasks."""
-        self._tasks = [
-            asyncio.create_task(self._dispatch(), name="gateway-dispatch"),
-            asyncio.create_task(self._send_replies(), name="gateway-send"),
-        ]
+        """Start the sender task (with an inbox: also the keeper of this replica's chat holds)."""
+        self._tasks = [asyncio.create_task(self._send_replies(), name="gateway-send")]
+        if isinstance(self._chats, HeldChats):
+            self._tasks.append(asyncio.create_task(self._keep_holds(), name="gateway-holds"))
+
+    async def take_waiting(self, *, at_start: bool = False, every: bool = False) -> int:
+        """Work the chats of this loop's channels that have stored messages and no live hold (every
+        ``sweep_every`` s); ``at_start``: also this replica id's own (a restart under a fixed
+        ``gateway.replicaId``); ``every``: whatever their holds (SQLite: one gateway owns the file).
+        How many chats were taken; a dead replica's counts as a takeover (``on_takeover``)."""
+        if not isinstance(self._chats, HeldChats):
+            return 0
+        taken = await self._chats.inbox.take_waiting(list(self._channels), own=at_start, every=every)
+        for chat, previous in taken:
+            if previous is not None and previous != self._chats.inbox.replica and not every:
+                log.warning("[gateway] %s:%s: replica %s's hold ran out; answering its chat", *chat, previous)
+                if self.on_takeover is not None:
+                    self.on_takeover(chat, previous)
+            self._work(chat)
+        return len(taken)
+
+    async def _keep_holds(self) -> None:
+        """Renew the holds of the chats being worked (every third of the lease) and take the chats
+        nobody live holds (every ``sweep_every`` s); a round the database misses is tried again."""
+        assert isinstance(self._chats, HeldChats)
+        inbox = self._chats.inbox
+        renewed_at = time.monotonic()
+        failing = False
+        while True:
+            await asyncio.sleep(self.sweep_every)
+            try:
+                if time.monotonic() - renewed_at >= inbox.lease.total_seconds() / 3:
+                    await inbox.renew(list(self._workers))
+                    renewed_at = time.monotonic()
+                await self.take_waiting()
+                failing = False
+            except Exception as exc:  # one line per outage, not one a second
+                if not failing:
+                    log.warning("[gateway] could not renew or sweep the chat holds: %s", type(exc).__name__)
+                failing = True
 
     @property
     def pending(self) -> int:
-        """Messages taken in but not yet answered, plus replies not yet handed to their channel."""
-        return self._unfinished
+        """Messages waiting here or being answered, plus replies not yet handed to their channel."""
+        return self._unfinished + self._chats.queued
 
     def cancel(self, chat_key: str) -> bool:
         """Stop making the reply to the chat's current message (it gets none); False if none is being made.
@@ -161,8 +224,10 @@ class ProcessLoop:
         """Wait until every delivered message is answered and every reply handed to its channel."""
         await self._idle.wait()
 
-    async def stop(self) -> None:
-        """Cancel the dispatcher, sender and chat workers (call ``drain`` first to finish pending work)."""
+    async def stop(self, *, hand_over: bool = True) -> None:
+        """Cancel the sender, the holds' keeper and chat workers (call ``drain`` first to finish pending
+        work); ``hand_over``: then drop this replica's chat holds, so that another replica takes what is
+        left at its next sweep instead of after the lease (False: as if the process were killed)."""
         tasks = [*self._tasks, *self._workers.values()]
         for task in tasks:
             task.cancel()
@@ -171,52 +236,94 @@ class ProcessLoop:
                 await task
         self._tasks.clear()
         self._workers.clear()
+        if hand_over and isinstance(self._chats, HeldChats):
+            try:
+                await self._chats.inbox.drop_holds()
+            except Exception as exc:  # their leases run out instead
+                log.warning("[gateway] could not hand the chat holds over: %s", type(exc).__name__)
 
-    async def _dispatch(self) -> None:
-        while True:
-            message = await self.inbound.get()
-            queue = self._chats.get(message.chat_key)
-            if queue is None:
-                queue = self._chats[message.chat_key] = asyncio.Queue()
-            queue.put_nowait(message)
-            if message.chat_key not in self._workers:
-                self._workers[message.chat_key] = asyncio.create_task(
-                    self._chat_worker(message.chat_key, queue), name=f"chat:{message.chat_key}"
-                )
+    def _work(self, chat: Chat) -> None:
+        """Make sure a worker answers the chat (this replica holds it); a running one looks again."""
+        self._idle.clear()
+        if chat in self._workers:
+            self._nudged.add(chat)
+        else:
+            self._workers[chat] = asyncio.create_task(
+                self._chat_worker(chat), name=f"chat:{chat[0]}:{chat[1]}"
+            )
 
-    async def _chat_worker(self, chat_key: str, queue: asyncio.Queue[InboundMessage]) -> None:
-        """Answer one chat's messages in order; ends when the chat has nothing more queued."""
+    async def _chat_worker(self, chat: Chat) -> None:
+        """Answer the held chat's messages in order; ends when the chat is let go (nothing left) or lost."""
         try:
-            while not queue.empty():
-                message = queue.get_nowait()
-                async with self._working(message):
-                    await self._take_slot(message)
-                    try:
-                        reply = await self._answer(message)
-                    finally:
-                        self._limit.release()
-                    send_error = None
-                    if reply:
-                        outbound, sent = self._queue_reply(message, reply)
-                        if self._shows_work(message) or self._inbox is not None:
-                            await sent.wait()
-                            send_error = self._send_errors.pop(id(outbound), None)
-                    await self._mark_answered(message, send_error)
-                    self._observe(message, reply, send_error)
-                self._done()
+            while True:
+                self._nudged.discard(chat)
+                claimed = await self._retrying(self._chats.next, chat)
+                if claimed is not None:
+                    await self._answer_one(*claimed)
+                    continue
+                outcome = await self._retrying(self._chats.release, chat)
+                if outcome is Release.LOST:
+                    return
+                # Released, but a message was offered meanwhile: hold the chat again and go on.
+                if outcome is Release.RELEASED and (
+                    chat not in self._nudged or not await self._retrying(self._chats.take, chat)
+                ):
+                    return
         finally:
-            self._workers.pop(chat_key, None)
-            if queue.empty():
-                self._chats.pop(chat_key, None)
-            else:  # a message arrived while this worker was finishing: hand the queue to a new worker
-                self._workers[chat_key] = asyncio.create_task(
-                    self._chat_worker(chat_key, queue), name=f"chat:{chat_key}"
-                )
+            if self._workers.get(chat) is asyncio.current_task():
+                del self._workers[chat]
+                self._nudged.discard(chat)
+            self._check_idle()
 
-    def _observe(self, message: InboundMessage, reply: str | None, send_error: str | None) -> None:
-        taken_at = self._taken_at.pop(id(message), None)
-        if self.observer is not None and taken_at is not None:
+    async def _answer_one(self, message: InboundMessage, received: datetime | None) -> None:
+        """Answer one claimed message: slot, handler, reply sent, then marked answered."""
+        self._unfinished += 1
+        try:
+            async with self._working(message):
+                await self._take_slot(message)
+                try:
+                    reply = await self._answer(message)
+                finally:
+                    self._limit.release()
+                send_error = None
+                if reply:
+                    outbound, sent = self._queue_reply(message, reply)
+                    if self._shows_work(message) or self._inbox is not None:
+                        await sent.wait()
+                        send_error = self._send_errors.pop(id(outbound), None)
+                await self._mark_answered(message, send_error)
+                self._observe(message, reply, send_error, received)
+        finally:
+            self._done()
+
+    async def _retrying(self, step: Callable[[Chat], Awaitable[T]], chat: Chat) -> T:
+        """A database step of the worker, tried until it succeeds: the database being away must not drop
+        a chat this replica holds (if it stays away past the lease, another replica takes the chat and
+        this one's next step finds it lost)."""
+        pause = 0.5
+        while True:
+            try:
+                return await step(chat)
+            except Exception as exc:
+                log.warning(
+                    "[gateway] %s:%s: the chat's claim failed: %s; trying again", *chat, type(exc).__name__
+                )
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_CAP_S)
+
+    def _observe(
+        self, message: InboundMessage, reply: str | None, send_error: str | None, received: datetime | None
+    ) -> None:
+        """Tell the observer; the seconds since this replica took the message in, or since it was stored
+        (taken in by another replica)."""
+        taken_at = self._taken_at.pop(message.inbox_id or id(message), None)
+        if self.observer is None:
+            return
+        if taken_at is not None:
             self.observer.finished(message, reply, send_error, time.monotonic() - taken_at)
+        elif received is not None:
+            seconds = max(0.0, time.time() - received.timestamp())
+            self.observer.finished(message, reply, send_error, seconds)
 
     async def _take_slot(self, message: InboundMessage) -> None:
         """Wait for one of the ``max_concurrent`` slots; past the deadline, say so, and keep waiting.
@@ -246,10 +353,11 @@ class ProcessLoop:
         answers it twice rather than never (docs/architecture.md, "The path of one message")."""
         if self._inbox is None or not message.inbox_id:
             return
-        try:
-            await self._inbox.answered(message, send_error)
-        except Exception as exc:  # it is answered again after a restart: better than never
-            log.error("[gateway] could not mark a message of %s answered: %s", message.chat_key, exc)
+        inbox = self._inbox
+        # Tried until it is marked: the chat's next claim would otherwise take this message again.
+        await self._retrying(
+            lambda _chat: inbox.answered(message, send_error), (message.channel, message.chat_id)
+        )
 
     def _queue_reply(
         self, message: InboundMessage, text: str, *, track: bool = True
@@ -349,9 +457,12 @@ class ProcessLoop:
             self._done()
 
     def _done(self) -> None:
-        self._unfinished -= 1
-        if self._unfinished <= 0:
-            self._unfinished = 0
+        self._unfinished = max(self._unfinished - 1, 0)
+        self._check_idle()
+
+    def _check_idle(self) -> None:
+        """Idle: no chat being worked here and no reply waiting for its channel."""
+        if self._unfinished == 0 and not self._workers:
             self._idle.set()
 
 

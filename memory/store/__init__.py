@@ -5,8 +5,9 @@ second, with the same parts and results (``open.open_store`` picks one). Its par
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
 ``extraction_due`` and ``embedding_claims`` (background work claimed across replicas), ``sessions``
-(Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet answered), ``turns`` (the
-raw conversation), ``scratchpads``, ``browse_queries`` (the memory page's reads)
+(Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet answered), ``chat_holds``
+(which replica answers each chat), ``turns`` (the raw conversation), ``scratchpads``, ``browse_queries``
+(the memory page's reads),
 ``seen`` (a channel's dedup marks) and ``page`` (the memory page's token and sessions);
 ``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
 how the two backends share the table modules and where they differ.
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from memory.store.browse_queries import BrowseRows
 from memory.store.changes import ChangeFeed
+from memory.store.chat_holds import ChatHoldRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
 from memory.store.gateway_state import PageAccessRows, SeenRows
@@ -58,6 +60,7 @@ class SQLiteStore:
         self.jobs = JobRows(db)
         self.job_claims = JobClaimRows(db)
         self.inbox = InboxRows(db)
+        self.chat_holds = ChatHoldRows(db)
         self.turns = TurnRows(db)
         self.scratchpads = ScratchpadRows(db)
         self.browse = BrowseRows(db)

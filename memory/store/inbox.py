@@ -1,12 +1,10 @@
-"""The SQL of the durable inbox: messages accepted from a platform and not yet answered, each leased to
-the replica answering it (``claimed_by``, ``lease_until``), so that with several gateways on one database
-a starting replica takes only what nobody is answering (docs/scale-out.md, "The message path")."""
+"""The SQL of the durable inbox: messages accepted from a platform and not yet answered. With several
+gateways on one database the inbox is the queue: the replica holding a chat claims its rows oldest first
+(``claimed_by``, ``lease_until``: ``chat_holds.py``; docs/scale-out.md, "The message path")."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from memory.store.sql import SqlDatabase, chunks, marks
+from memory.store.sql import SqlDatabase
 
 
 class InboxRows:
@@ -16,67 +14,15 @@ class InboxRows:
         self._db = db
 
     async def add(
-        self,
-        channel: str,
-        chat_id: str,
-        delivery_key: str,
-        message: str,
-        received_at: str,
-        claimed_by: str | None = None,
-        lease_until: str | None = None,
+        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
     ) -> int | None:
-        """Store one message, leased to ``claimed_by`` (the replica that took it in) until ``lease_until``;
-        its id, or None when this delivery (channel, delivery_key) is stored already."""
+        """Store one message, unclaimed (the chat's holder claims it: ``chat_holds.py``); its id, or None
+        when this delivery (channel, delivery_key) is stored already."""
         return await self._db.insert(
-            "INSERT INTO inbox (channel, chat_id, delivery_key, message, received_at, claimed_by, "
-            "lease_until) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-            (channel, chat_id, delivery_key, message, received_at, claimed_by, lease_until),
+            "INSERT INTO inbox (channel, chat_id, delivery_key, message, received_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+            (channel, chat_id, delivery_key, message, received_at),
         )
-
-    async def claim(
-        self,
-        channels: Sequence[str],
-        replica: str,
-        now: str,
-        lease_until: str,
-        *,
-        own: bool,
-        every: bool = False,
-    ) -> list[tuple[int, str, str | None]]:
-        """Lease to ``replica`` the unanswered messages of ``channels`` that nobody answers: never leased,
-        or their lease ran out before ``now`` (another replica's, or also this replica's own when ``own``:
-        a restart under the same replica id); ``every``: all of them, leases or not (a store one process
-        owns). Returns (id, message, previous holder), oldest first. On PostgreSQL the rows are locked
-        ``FOR UPDATE SKIP LOCKED``: two replicas claiming at once get disjoint messages."""
-        if not channels:
-            return []
-        if every:
-            free, params = "1 = 1", []
-        elif own:
-            free, params = "(claimed_by IS NULL OR lease_until < ? OR claimed_by = ?)", [now, replica]
-        else:
-            free, params = "(claimed_by IS NULL OR (lease_until < ? AND claimed_by <> ?))", [now, replica]
-        skip = " FOR UPDATE SKIP LOCKED" if self._db.kind == "postgresql" else ""
-        async with self._db.transaction():
-            rows = await self._db.read(
-                f"SELECT id, message, claimed_by FROM inbox WHERE answered_at IS NULL "
-                f"AND channel IN ({marks(channels)}) AND {free} ORDER BY id{skip}",
-                (*channels, *params),
-            )
-            for part in chunks([int(r[0]) for r in rows]):
-                await self._db.write(
-                    f"UPDATE inbox SET claimed_by = ?, lease_until = ? WHERE id IN ({marks(part)})",
-                    (replica, lease_until, *part),
-                )
-        return [(int(r[0]), str(r[1]), r[2]) for r in rows]
-
-    async def renew(self, replica: str, lease_until: str) -> int:
-        """Extend the lease of every unanswered message ``replica`` holds; how many it still holds."""
-        cur = await self._db.write(
-            "UPDATE inbox SET lease_until = ? WHERE claimed_by = ? AND answered_at IS NULL",
-            (lease_until, replica),
-        )
-        return int(cur.rowcount)
 
     async def pending(self) -> list[tuple[int, str]]:
         """(id, message) of every message not answered yet, oldest first."""

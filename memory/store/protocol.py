@@ -270,31 +270,41 @@ class InboxRowsAPI(Protocol):
     """The durable inbox: accepted messages until they are answered (``memory/store/inbox.py``)."""
 
     async def add(
-        self,
-        channel: str,
-        chat_id: str,
-        delivery_key: str,
-        message: str,
-        received_at: str,
-        claimed_by: str | None = None,
-        lease_until: str | None = None,
+        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
     ) -> int | None: ...
-    async def claim(
-        self,
-        channels: Sequence[str],
-        replica: str,
-        now: str,
-        lease_until: str,
-        *,
-        own: bool,
-        every: bool = False,
-    ) -> list[tuple[int, str, str | None]]: ...
-    async def renew(self, replica: str, lease_until: str) -> int: ...
     async def pending(self) -> list[tuple[int, str]]: ...
     async def answer(self, inbox_id: int, answered_at: str, send_error: str | None = None) -> None: ...
     async def prune(self, answered_before: str) -> int: ...
     async def count(self, *, answered: bool) -> int: ...
     async def unsent(self, since: str) -> int: ...
+
+
+class ChatHoldRowsAPI(Protocol):
+    """Which replica answers each chat's messages, with a lease (``memory/store/chat_holds.py``)."""
+
+    async def take(
+        self, channel: str, chat_id: str, holder: str, now: str, lease_until: str, *, force: bool = False
+    ) -> bool: ...
+    async def holder(self, channel: str, chat_id: str) -> str | None: ...
+    async def next_message(
+        self, channel: str, chat_id: str, holder: str, lease_until: str
+    ) -> tuple[int, str, str] | None: ...
+    async def release(self, channel: str, chat_id: str, holder: str) -> bool: ...
+    async def renew(self, holder: str, chats: Sequence[tuple[str, str]], lease_until: str) -> int: ...
+    async def take_waiting(
+        self,
+        channels: Sequence[str],
+        holder: str,
+        now: str,
+        lease_until: str,
+        *,
+        own: bool = False,
+        every: bool = False,
+        limit: int = 100,
+    ) -> list[tuple[str, str, str | None]]: ...
+    async def drop(self, holder: str) -> int: ...
+    async def prune(self, now: str) -> int: ...
+    async def all(self) -> list[tuple[str, str, str, str]]: ...
 
 
 class SeenRowsAPI(Protocol):
@@ -408,6 +418,9 @@ class MemoryStore(Protocol):
 
     @property
     def inbox(self) -> InboxRowsAPI: ...
+
+    @property
+    def chat_holds(self) -> ChatHoldRowsAPI: ...
 
     @property
     def turns(self) -> TurnRowsAPI: ...

@@ -27,6 +27,7 @@ and period, with the replica holding it and its lease) and a lease on each ``inb
 ``_EXTRACTION_CLAIMS`` adds ``extraction_due`` (each owner's next extraction time and the replica
 extracting it now, with a lease) and ``embedding_claims`` (rows the embedding backfill is embedding, so two
 replicas never embed the same ones): docs/scale-out.md, "Extraction".
+``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
 """
 
 from __future__ import annotations
@@ -334,6 +335,22 @@ CREATE TABLE changes (
 ) WITHOUT ROWID;
 """
 
+# A chat held by one replica at a time (docs/scale-out.md, "The message path"): the holder answers the
+# chat's unanswered inbox rows oldest first, whoever stored them, and drops the hold only when none is
+# left; a hold whose lease ran out (its replica died) is taken over. The partial index serves the
+# holder's "oldest unanswered of this chat" and the sweep for chats nobody holds.
+_CHAT_HOLDS = """
+CREATE TABLE chat_holds (
+    channel     TEXT NOT NULL,
+    chat_id     TEXT NOT NULL,
+    holder      TEXT NOT NULL,
+    lease_until TEXT NOT NULL,
+    PRIMARY KEY (channel, chat_id)
+);
+CREATE INDEX idx_chat_holds_holder ON chat_holds(holder);
+CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, id) WHERE answered_at IS NULL;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -348,6 +365,7 @@ MIGRATIONS: tuple[str, ...] = (
     _COORDINATION,
     _EXTRACTION_CLAIMS,
     _CHANGES,
+    _CHAT_HOLDS,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -15,6 +15,7 @@ import psycopg
 
 from memory.store.browse_queries import BrowseRows
 from memory.store.changes import ChangeFeed
+from memory.store.chat_holds import ChatHoldRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
@@ -54,6 +55,7 @@ class PostgresStore:
         self.jobs = JobRows(db)
         self.job_claims = JobClaimRows(db)
         self.inbox = InboxRows(db)
+        self.chat_holds = ChatHoldRows(db)
         self.turns = PostgresTurnRows(db)
         self.scratchpads = ScratchpadRows(db)
         self.browse = BrowseRows(db)

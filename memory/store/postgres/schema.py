@@ -334,6 +334,19 @@ CREATE TABLE changes (
 );
 """
 
+# The same as SQLite's ``_CHAT_HOLDS`` (memory/store/schema.py): one replica answers a chat at a time.
+_CHAT_HOLDS = f"""
+CREATE TABLE chat_holds (
+    channel     {T} NOT NULL,
+    chat_id     {T} NOT NULL,
+    holder      {T} NOT NULL,
+    lease_until {T} NOT NULL,
+    PRIMARY KEY (channel, chat_id)
+);
+CREATE INDEX idx_chat_holds_holder ON chat_holds(holder);
+CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, id) WHERE answered_at IS NULL;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -348,6 +361,7 @@ MIGRATIONS: tuple[str, ...] = (
     _COORDINATION,
     _EXTRACTION_CLAIMS,
     _CHANGES,
+    _CHAT_HOLDS,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 

@@ -47,23 +47,3 @@ async def test_a_singleton_is_held_until_released(store: MemoryStore) -> None:
     assert not await lock.held()
     assert await lock.acquire()
     await lock.release()
-
-
-async def test_inbox_messages_are_leased_and_claimed_only_when_free(store: MemoryStore) -> None:
-    inbox = store.inbox
-    live = await inbox.add("telegram", "c1", "u1", "live", PAST, "r1", LATER)
-    dead = await inbox.add("telegram", "c2", "u2", "dead", PAST, "r9", PAST)
-    unleased = await inbox.add("telegram", "c3", "u3", "old row", PAST)
-    await inbox.add("console", "local", "k1", "not served", PAST, "r9", PAST)
-    assert live and dead and unleased
-
-    taken = await inbox.claim(["telegram"], "r2", NOW, LATER, own=False)
-    assert taken == [(dead, "dead", "r9"), (unleased, "old row", None)]
-    assert await inbox.claim(["telegram"], "r3", NOW, LATER, own=False) == []  # all held now
-    assert await inbox.claim(["telegram"], "r1", NOW, LATER, own=True) == [(live, "live", "r1")]
-    assert await inbox.renew("r2", "2026-01-02 00:20:00") == 2
-    await inbox.answer(dead, NOW)
-    assert await inbox.renew("r2", "2026-01-02 00:20:00") == 1  # the answer ended that lease
-    # a store one process owns claims every waiting message of its channels, leases or not
-    every = await inbox.claim(["telegram"], "r5", NOW, LATER, own=True, every=True)
-    assert [row[0] for row in every] == [live, unleased]

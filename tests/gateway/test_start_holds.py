@@ -1,6 +1,6 @@
-"""Start-up replay with several gateways on one PostgreSQL database (gateway/inbox.py, docs/scale-out.md):
-a starting replica leaves another live replica's in-flight messages alone, takes over the messages whose
-replica died (its lease ran out), and a replica restarting under its own id takes its own back."""
+"""Start-up with several gateways on one PostgreSQL database (gateway/app.py, docs/scale-out.md): a
+starting replica leaves the chats another live replica holds alone, takes over the chats whose replica
+died (its hold's lease ran out), and a replica restarting under its own id takes its own back."""
 
 from __future__ import annotations
 
@@ -65,32 +65,36 @@ async def open_replica(tmp_path: Path, model: OpenAIStub, postgres_url: str) -> 
             await runtime.close()
 
 
-def _message(text: str, key: str) -> InboundMessage:
-    return InboundMessage("telegram", "7", "7", text, delivery_id=key)
+def _message(text: str, key: str, chat: str = "7") -> InboundMessage:
+    return InboundMessage("telegram", chat, chat, text, delivery_id=key)
 
 
-async def test_a_starting_replica_leaves_a_live_replicas_messages_and_takes_a_dead_ones(
+async def test_a_starting_replica_leaves_a_live_replicas_chat_and_takes_a_dead_ones(
     open_replica: Open,
 ) -> None:
     live, _ = await open_replica("r1")
     live.inbox.lease = timedelta(seconds=2)
-    # r1 took a message in and is answering it (its lease is live); "r9" took one in and died a
-    # minute ago (its lease ran out).
+    # r1 took a message of chat 7 in and holds the chat (its lease is live); "r9" held chat 8 with a
+    # message waiting and died two minutes ago (its lease ran out).
     await live.inbox.accept(_message("in flight on r1", "u1"))
+    assert await live.inbox.hold(("telegram", "7"))
     dead_inbox = type(live.inbox)(live.engine.store, "r9")
-    await dead_inbox.accept(_message("left by the dead r9", "u2"), now=utcnow() - timedelta(minutes=2))
+    long_ago = utcnow() - timedelta(minutes=2)
+    await dead_inbox.accept(_message("left by the dead r9", "u2", chat="8"), now=long_ago)
+    assert await dead_inbox.hold(("telegram", "8"), now=long_ago)
 
     starting, channel = await open_replica("r2")
-    starting.inbox.lease = timedelta(seconds=2)  # renew and look for dead replicas' work every 0.7 s
+    starting.inbox.lease = timedelta(seconds=2)
+    starting.loop.sweep_every = 0.2
     takeovers: list[int] = []
     starting.on_takeover = lambda: takeovers.append(1)
     await starting.start(schedule=False)
     await asyncio.wait_for(starting.loop.drain(), 30)
     assert [m.text for m in channel.sent] == ["stub reply: left by the dead r9"]
 
-    # r1's message stays r1's while r1 renews; once r1 stops renewing, r2 takes it over and answers it.
+    # chat 7 stays r1's while r1 renews; once r1 stops renewing, r2 takes it over and answers it.
     for _ in range(8):
-        assert await live.inbox.renew() == 1
+        assert await live.inbox.renew([("telegram", "7")]) == 1
         await asyncio.sleep(0.3)
         assert len(channel.sent) == 1
     for _ in range(300):
@@ -98,19 +102,20 @@ async def test_a_starting_replica_leaves_a_live_replicas_messages_and_takes_a_de
             break
         await asyncio.sleep(0.05)
     else:
-        raise AssertionError("the dead replica's message was never taken over")
+        raise AssertionError("the dead replica's chat was never taken over")
     await asyncio.wait_for(starting.loop.drain(), 30)
     assert [m.text for m in channel.sent][1] == "stub reply: in flight on r1"
     assert len(takeovers) == 2  # r9's at start, r1's once its lease ran out
     assert await starting.inbox.unanswered() == []
+    assert await starting.engine.store.chat_holds.all() == []  # each let go once answered
 
 
-async def test_a_replica_restarting_under_its_own_id_answers_its_own_messages_at_once(
+async def test_a_replica_restarting_under_its_own_id_answers_its_own_chats_at_once(
     open_replica: Open,
 ) -> None:
     before, _ = await open_replica("r1")
-    await before.inbox.accept(_message("asked before the restart", "u1"))  # lease still live
-    await before.close()
+    await before.inbox.accept(_message("asked before the restart", "u1"))
+    assert await before.inbox.hold(("telegram", "7"))  # the lease is still live: the process died
 
     again, channel = await open_replica("r1")
     await again.start(schedule=False)
