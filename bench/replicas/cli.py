@@ -134,6 +134,7 @@ async def run(args: argparse.Namespace, database: str) -> dict[str, Any]:
                     plain = (args.chats, args.messages, 0.0, None, 0.0, args.timeout, args.idle)
                     run = await run_webhook(TrialSettings(url, n, *plain), tmp / key)
                 report[key] = round(run["messages"] / run["seconds"], 1)
+                report[f"{key}_cpu_s"] = run["cpu_s"]  # where the time went (bench/replicas/cpu.py)
         report["cache_staleness"] = await cache_staleness(database)
     return report
 

@@ -9,10 +9,12 @@ import asyncio
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
 from bench.replicas.counting import Sent
+from bench.replicas.cpu import snapshot, spent
 from bench.replicas.gateways import Replica, make_replica, start_all, stop_all, write_config
 from bench.replicas.trial import TrialSettings, answered_after, kill_accepted, report, settle
 from bench.stub_process import stub_server
@@ -88,10 +90,12 @@ async def run_webhook(s: TrialSettings, base: Path) -> dict[str, Any]:
             try:
                 async with aiohttp.ClientSession() as http:
                     await start_all(replicas, http)
+                    before = _cpu(s, replicas)
                     work = asyncio.create_task(send_chats(tg, sender, s, sent))
                     takeover = await _kill_and_restart(s, replicas[0], tg, sent, http)
                     await work
                     finished = await settle(lambda: telegram_replies(tg), set(sent.chat_of), s.idle)
+                    cpu = None if takeover is not None or s.kill_at else spent(before, _cpu(s, replicas))
                     await asyncio.sleep(1.0)  # a late second answer would show now
             finally:
                 await sender.close()
@@ -99,7 +103,14 @@ async def run_webhook(s: TrialSettings, base: Path) -> dict[str, Any]:
     result = await report("webhook", s, sent, lambda: telegram_replies(tg), replicas, finished)
     result["takeover_s"] = None if takeover is None else round(takeover, 2)
     result["webhook_retries"] = sender.failed_attempts
+    result["cpu_s"] = cpu  # CPU seconds per part, runs without a kill (bench/replicas/cpu.py)
     return result
+
+
+def _cpu(s: TrialSettings, replicas: list[Replica]) -> dict[str, float | None]:
+    pids = [r.proc.pid for r in replicas if r.proc is not None]
+    name = urlsplit(s.database).path.lstrip("/") if "://" in s.database else ""
+    return snapshot(pids, name, "bench.stub_process")
 
 
 async def _kill_and_restart(
