@@ -41,7 +41,10 @@ def database_problem(database: str, replicas: int) -> str | None:
 
 
 def trial_list(value: str) -> list[str]:
-    """``--trials``: a comma-separated subset of webhook, polling, feishu, in the order given."""
+    """``--trials``: a comma-separated subset of webhook, polling, feishu, in the order given; ``none``
+    runs only the throughput runs."""
+    if value.strip() == "none":
+        return []
     names = [name.strip() for name in value.split(",") if name.strip()]
     unknown = [name for name in names if name not in TRIALS]
     if unknown or not names:
@@ -56,7 +59,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--database", required=True, help="postgresql://USER@HOST/DB, auto (a throwaway cluster), or sqlite"
     )
-    parser.add_argument("--trials", type=trial_list, default=list(TRIALS), help="e.g. webhook,polling,feishu")
+    parser.add_argument(
+        "--trials",
+        type=trial_list,
+        default=list(TRIALS),
+        help="e.g. webhook,polling,feishu; none: throughput only",
+    )
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--chats", type=int, default=50)
     parser.add_argument("--messages", type=int, default=12, help="messages per chat")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bench.replicas.counting import Sent, count, duplicate_memories, job_runs, job_runs_duplicated
@@ -77,12 +79,29 @@ async def answered_after(
     return max(first.values()) - killed if first else 0.0
 
 
+def _keep_record(sent: Sent, answers: list[tuple[float, Hashable]], path: Path) -> None:
+    """What was sent and answered, beside the replicas' logs (``--workdir`` keeps it): which message was
+    lost, answered twice or out of order, to read against the logs."""
+    messages = [
+        {
+            "message": str(m),
+            "chat": sent.chat_of[m],
+            "place": sent.order[m],
+            "accepted": sent.accepted_at.get(m),
+        }
+        for m in sent.chat_of
+    ]
+    record = {"started": sent.started, "sent": messages, "answers": [[at, str(m)] for at, m in answers]}
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
 async def report(
     mode: str, s: TrialSettings, sent: Sent, answers: Answers, replicas: list[Replica], finished: float
 ) -> dict[str, Any]:
     """The run's JSON object (after every replica stopped), without ``takeover_s``."""
     result: dict[str, Any] = {"mode": mode, "replicas": s.replicas, "messages": s.total}
     result.update(count(sent, answers()))
+    _keep_record(sent, answers(), replicas[0].log.parent / "answers.json")
     result["duplicate_memories"] = await duplicate_memories(s.database)
     runs = job_runs(r.log_text() for r in replicas)
     result["job_runs_duplicated"] = job_runs_duplicated(runs)

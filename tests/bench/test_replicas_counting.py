@@ -65,6 +65,7 @@ def test_trials_are_chosen_by_name_in_the_order_given() -> None:
         trial_list("webhook,carrier-pigeon")
     assert parse_args(["--database", "auto", "--trials", "feishu"]).trials == ["feishu"]
     assert parse_args(["--database", "auto"]).trials == ["webhook", "polling", "feishu"]
+    assert parse_args(["--database", "auto", "--trials", "none"]).trials == []  # throughput only
 
 
 def test_auto_names_a_throwaway_server_and_sqlite_one_replica() -> None:
