@@ -12,6 +12,10 @@ this replica's id and a lease renewed while the run goes on): the first replica 
 A run cut short (its replica died, the lease ran out) is taken over by another replica's periodic check
 (``take_over_stale``) and finished. On SQLite the same path runs, trivially in one process
 (docs/scale-out.md, "Scheduled jobs").
+
+For trials, ``gateway.jobsEvery`` makes every job fire every few seconds instead (``JobTimes.every``), so
+``bench.replicas`` sees many periods in a minute and counts, from each run's "job X of PERIOD ran here"
+log line, whether any period ran twice.
 """
 
 from __future__ import annotations
