@@ -52,7 +52,8 @@ def timezone_of(config: Config) -> tzinfo:
 def job_times(config: Config) -> JobTimes:
     """When the memory jobs run, from ``memory.extraction.dailyFlush`` and ``memory.compression``."""
     co = config.memory.compression
-    return JobTimes(config.memory.extraction.daily_flush, co.daily, co.weekly_day, co.weekly)
+    every = config.gateway.jobs_every
+    return JobTimes(config.memory.extraction.daily_flush, co.daily, co.weekly_day, co.weekly, every)
 
 
 def memory_services(

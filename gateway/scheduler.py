@@ -12,6 +12,10 @@ this replica's id and a lease renewed while the run goes on): the first replica 
 A run cut short (its replica died, the lease ran out) is taken over by another replica's periodic check
 (``take_over_stale``) and finished. On SQLite the same path runs, trivially in one process
 (docs/scale-out.md, "Scheduled jobs").
+
+For trials, ``gateway.jobsEvery`` makes every job fire every few seconds instead (``JobTimes.every``), so
+``bench.replicas`` sees many periods in a minute and counts, from each run's "job X of PERIOD ran here"
+log line, whether any period ran twice.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
@@ -51,6 +55,13 @@ class JobTimes:
     daily: str = "03:00"
     weekly_day: str = "mon"
     weekly: str = "04:00"
+    # gateway.jobsEvery (trials only): every job fires every this many seconds instead, on fire times
+    # aligned to a fixed origin, so every replica computes the same periods (bench.replicas runs many
+    # periods of each job in a minute to count duplicated runs).
+    every: float | None = None
+
+
+EVERY_ORIGIN = datetime(2000, 1, 1, tzinfo=UTC)  # where ``every`` counts its periods from
 
 
 def episode_line(event: Event) -> str:
@@ -98,11 +109,18 @@ class MemoryJobs:
         self.tz = tz
         self.times = times or JobTimes()
         self.log = job_log  # on the store's ``jobs``, handed over where the runtime is wired
-        self.triggers: dict[str, CronTrigger] = {
+        self.triggers: dict[str, CronTrigger | IntervalTrigger] = {
             SWEEP_JOB: _cron(self.times.sweep, tz),
             DAILY_JOB: _cron(self.times.daily, tz),
             WEEKLY_JOB: _cron(self.times.weekly, tz, self.times.weekly_day),
         }
+        # How far back period_of looks for the latest fire time: every trigger fires at least weekly.
+        self._lookback = timedelta(days=8)
+        if self.times.every is not None:
+            every = self.times.every
+            for name in self.triggers:
+                self.triggers[name] = IntervalTrigger(seconds=every, start_date=EVERY_ORIGIN, timezone=tz)
+            self._lookback = timedelta(seconds=2 * every)
         self._jobs: dict[str, Callable[[], Awaitable[str]]] = {
             SWEEP_JOB: self.sweep,
             DAILY_JOB: self.daily,
@@ -209,7 +227,7 @@ class MemoryJobs:
         now = (now or datetime.now(self.tz)).astimezone(self.tz)
         trigger = self.triggers[name]
         period: datetime | None = None
-        moment: datetime | None = now - timedelta(days=8)  # every trigger fires at least weekly
+        moment: datetime | None = now - self._lookback
         while moment is not None:
             moment = trigger.get_next_fire_time(None, moment)
             if moment is None or moment > now:
@@ -228,6 +246,8 @@ class MemoryJobs:
         status, outcome = "ok", None
         try:
             outcome = await self.run(name)
+            # One line per run and period: bench.replicas counts the periods run twice from these.
+            log.info("[gateway] job %s of %s ran here", name, period.isoformat())
         except Exception as exc:  # run() logged and recorded it; the period is over all the same
             status = f"failed: {type(exc).__name__}"
         finally:  # cancelled (shutdown): the claim stays open, its lease runs out, another takes over

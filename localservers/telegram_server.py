@@ -327,6 +327,14 @@ class TelegramStub:
             self._cond.notify_all()
         return int(message["message_id"])
 
+    def push_update(self, update: dict) -> int:
+        """Queue an update made with ``update`` for getUpdates; returns its update id (gone from
+        ``pending_updates`` once a poller confirmed it)."""
+        with self._cond:
+            self._updates.append(update)
+            self._cond.notify_all()
+        return int(update["update_id"])
+
     def set_webhook(self, url: str) -> None:
         """A webhook set from elsewhere (another deployment): getUpdates now answers 409."""
         with self._cond:

@@ -222,6 +222,9 @@ class GatewayConfig(_Model):
     # "" = hostname-pid, which differs for every process (docs/scale-out.md).
     replica_id: str = Field("", pattern=r"^[A-Za-z0-9._:-]{0,64}$")
     http: OpsHttpConfig = Field(default_factory=OpsHttpConfig)
+    # For trials only: every scheduled memory job fires every this long instead of at its clock time
+    # (bench.replicas runs many periods in a minute to count duplicated runs; docs/scale-out.md).
+    jobs_every: Duration | None = None
 
 
 _IDENTITY_RE = re.compile(r"[a-z][a-z0-9_-]*:\S+")

@@ -130,3 +130,32 @@ async def test_the_daily_job_deletes_turns_past_their_retention(engine: MemoryEn
         await extraction.close()
     assert [h.turn.content for h in await engine.conversation.search("alice", "days ago", limit=5)] != []
     assert await engine.conversation.count("alice") == 2
+
+
+async def test_jobs_every_gives_every_replica_the_same_short_periods(engine: MemoryEngine) -> None:
+    # gateway.jobsEvery (trials): periods counted from a fixed origin, so two replicas started at
+    # different moments claim the same (job, period) and one of them skips it.
+    model = OfflineMemoryModel()
+    extraction = ExtractionService(
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
+    )
+    try:
+        made = [
+            MemoryJobs(
+                engine,
+                extraction,
+                model,
+                job_log=JobLog(engine.store.jobs),
+                tz=SHANGHAI,
+                times=JobTimes(every=2),
+            )
+            for _ in range(2)
+        ]
+        now = datetime(2026, 11, 23, 12, 0, 7, 500_000, tzinfo=UTC)
+        periods = {jobs.period_of(name, now) for jobs in made for name in (SWEEP_JOB, DAILY_JOB, WEEKLY_JOB)}
+        assert periods == {datetime(2026, 11, 23, 12, 0, 6, tzinfo=UTC)}
+        assert made[0].period_of(SWEEP_JOB, now + timedelta(seconds=1)) == datetime(
+            2026, 11, 23, 12, 0, 8, tzinfo=UTC
+        )
+    finally:
+        await extraction.close()

@@ -1,0 +1,91 @@
+"""What a trial counts, from what it recorded: the answers the platform stub received, the replicas'
+logs, and the database after the run (bench/replicas/__init__.py). The pure parts are tested on
+recorded logs (tests/bench/test_replicas_counting.py)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+
+# One line per scheduled run and period, logged by the replica that ran it (gateway/scheduler.py).
+JOB_RAN_RE = re.compile(r"\[gateway\] job (\S+) of (\S+) ran here")
+STANDING_BY = "another replica polls for this bot; standing by"  # channels/telegram/poll_turn.py
+
+
+@dataclass
+class Sent:
+    """What the bench sent, by message key (a Telegram message id, a Feishu message id), and when each
+    was accepted by a replica (webhook 2xx, callback 2xx, poll offset confirmed)."""
+
+    chat_of: dict[Hashable, int] = field(default_factory=dict)  # message -> chat number
+    order: dict[Hashable, int] = field(default_factory=dict)  # message -> its place in its chat
+    accepted_at: dict[Hashable, float] = field(default_factory=dict)
+    started: float = 0.0
+
+    def add(self, message: Hashable, chat: int, place: int) -> None:
+        self.chat_of[message] = chat
+        self.order[message] = place
+
+
+def count(sent: Sent, answers: Iterable[tuple[float, Hashable]]) -> dict[str, int]:
+    """answered / lost / answered_twice / order_violations from the (time, replied-to message) of every
+    answer the platform received, in arrival order. An order violation is a chat's first answer to a
+    message arriving after the first answer to a later message of that chat."""
+    answers = list(answers)
+    times = Counter(message for _, message in answers)
+    ours = set(sent.chat_of)
+    last_in_chat: dict[int, int] = {}
+    violations = 0
+    seen: set[Hashable] = set()
+    for _, message in answers:
+        if message not in ours or message in seen:
+            continue
+        seen.add(message)
+        chat, place = sent.chat_of[message], sent.order[message]
+        if place < last_in_chat.get(chat, -1):
+            violations += 1
+        last_in_chat[chat] = max(place, last_in_chat.get(chat, -1))
+    return {
+        "answered": len(ours & set(times)),
+        "lost": len(ours - set(times)),
+        "answered_twice": sum(1 for m in ours if times[m] > 1),
+        "order_violations": violations,
+    }
+
+
+def job_runs(logs: Iterable[str]) -> Counter[tuple[str, str]]:
+    """How many times each (job, period) ran, over every replica's log."""
+    runs: Counter[tuple[str, str]] = Counter()
+    for text in logs:
+        for match in JOB_RAN_RE.finditer(text):
+            runs[(match[1], match[2])] += 1
+    return runs
+
+
+def job_runs_duplicated(runs: Counter[tuple[str, str]]) -> int:
+    """Runs beyond the first of each (job, period)."""
+    return sum(n - 1 for n in runs.values() if n > 1)
+
+
+def poller(logs: dict[int, str]) -> int | None:
+    """The replica polling Telegram: the only one whose log never said it stands by (None while that
+    is not yet one replica)."""
+    polling = [index for index, text in logs.items() if STANDING_BY not in text]
+    return polling[0] if len(polling) == 1 else None
+
+
+async def duplicate_memories(database: str) -> int:
+    """Live memories beyond the first with the same text, per owner (after every replica stopped)."""
+    from memory.engine import MemoryEngine
+
+    engine = await MemoryEngine.open(database, create=False)
+    try:
+        extra = 0
+        for owner in await engine.owners():
+            texts = Counter(m.content for m in await engine.list(owner, limit=100_000))
+            extra += sum(n - 1 for n in texts.values())
+        return extra
+    finally:
+        await engine.close()

@@ -1,0 +1,110 @@
+"""What every trial shares: its settings, waiting, the end of a run (every message answered, or no new
+answer for a while), and the counts every mode reports (bench/replicas/__init__.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.replicas.counting import Sent, count, duplicate_memories, job_runs, job_runs_duplicated
+from bench.replicas.gateways import Replica
+
+Answers = Callable[[], list[tuple[float, Hashable]]]  # (time, replied-to message) of every answer so far
+
+
+@dataclass
+class TrialSettings:
+    database: str  # the scratch database's URL (or SQLite file) this trial runs on
+    replicas: int
+    chats: int
+    messages: int
+    latency: float
+    kill_at: float | None  # share of messages accepted before the kill; None: no kill
+    restart_after: float
+    timeout: float  # for the replicas to become ready, and the messages to be accepted
+    idle: float  # no new answer for this long: the trial ends, what is unanswered is lost
+    jobs_every: float | None = None  # gateway.jobsEvery: every scheduled job's period, in seconds
+
+    @property
+    def total(self) -> int:
+        return self.chats * self.messages
+
+
+async def until(predicate: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not done within {timeout:.0f} s")
+        await asyncio.sleep(0.05)
+
+
+async def settle(answers: Answers, ours: set[Hashable], idle: float) -> float:
+    """Until every message is answered, or no new answer came for ``idle`` seconds (then some are lost);
+    when the last answer came."""
+    seen, last = -1, time.monotonic()
+    while True:
+        answered = {m for _, m in answers()} & ours
+        if len(answered) != seen:
+            seen, last = len(answered), time.monotonic()
+        if seen >= len(ours) or time.monotonic() - last > idle:
+            return last
+        await asyncio.sleep(0.05)
+
+
+async def kill_accepted(s: TrialSettings, sent: Sent) -> None:
+    """Wait until ``kill_at`` of the messages were accepted."""
+    assert s.kill_at is not None
+    await until(lambda: len(sent.accepted_at) >= int(s.total * s.kill_at), s.timeout)
+
+
+async def answered_after(
+    answers: Answers, killed: float, pending: set[Hashable], wait: float
+) -> float | None:
+    """Seconds from ``killed`` until the last of ``pending`` (accepted, unanswered at the kill) was
+    answered; None when nothing was pending. A message never answered counts as lost, later."""
+    if not pending:
+        return None
+    with contextlib.suppress(TimeoutError):
+        await until(lambda: pending <= {m for _, m in answers()}, wait)
+    first: dict[Hashable, float] = {}
+    for at, message in answers():
+        if message in pending and at >= killed:
+            first.setdefault(message, at)
+    return max(first.values()) - killed if first else 0.0
+
+
+def _keep_record(sent: Sent, answers: list[tuple[float, Hashable]], path: Path) -> None:
+    """What was sent and answered, beside the replicas' logs (``--workdir`` keeps it): which message was
+    lost, answered twice or out of order, to read against the logs."""
+    messages = [
+        {
+            "message": str(m),
+            "chat": sent.chat_of[m],
+            "place": sent.order[m],
+            "accepted": sent.accepted_at.get(m),
+        }
+        for m in sent.chat_of
+    ]
+    record = {"started": sent.started, "sent": messages, "answers": [[at, str(m)] for at, m in answers]}
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
+async def report(
+    mode: str, s: TrialSettings, sent: Sent, answers: Answers, replicas: list[Replica], finished: float
+) -> dict[str, Any]:
+    """The run's JSON object (after every replica stopped), without ``takeover_s``."""
+    result: dict[str, Any] = {"mode": mode, "replicas": s.replicas, "messages": s.total}
+    result.update(count(sent, answers()))
+    _keep_record(sent, answers(), replicas[0].log.parent / "answers.json")
+    result["duplicate_memories"] = await duplicate_memories(s.database)
+    runs = job_runs(r.log_text() for r in replicas)
+    result["job_runs_duplicated"] = job_runs_duplicated(runs)
+    result["job_periods"] = len(runs)  # how many (job, period) ran at all: what the 0 above is out of
+    result["seconds"] = round(finished - sent.started, 3)
+    return result

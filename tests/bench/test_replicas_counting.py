@@ -1,0 +1,83 @@
+"""bench/replicas: the pure parts — counting lost / answered twice / out of order from a recorded list of
+answers, duplicated job runs and the poller from recorded logs, and the command line's checks."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from bench.replicas.cli import database_problem, parse_args, trial_list
+from bench.replicas.counting import Sent, count, job_runs, job_runs_duplicated, poller
+
+
+def _sent(chats: dict[int, list[int]]) -> Sent:
+    sent = Sent()
+    for chat, messages in chats.items():
+        for place, message in enumerate(messages):
+            sent.add(message, chat, place)
+    return sent
+
+
+def test_a_recorded_run_counts_lost_twice_and_out_of_order() -> None:
+    sent = _sent({0: [1, 2, 3], 1: [4, 5]})
+    answers = [(0.1, 1), (0.2, 4), (0.3, 3), (0.4, 2), (0.5, 2), (0.6, 99)]  # 3 before 2; 2 twice; 5 never
+    assert count(sent, answers) == {"answered": 4, "lost": 1, "answered_twice": 1, "order_violations": 1}
+
+
+def test_a_second_answer_to_an_earlier_message_is_twice_not_out_of_order() -> None:
+    sent = _sent({0: [1, 2]})
+    answers = [(0.1, 1), (0.2, 2), (0.3, 1)]  # a replica that died re-answered 1 after 2 was answered
+    assert count(sent, answers) == {"answered": 2, "lost": 0, "answered_twice": 1, "order_violations": 0}
+
+
+T0, T2 = "2026-11-25T23:00:00+00:00", "2026-11-25T23:00:02+00:00"
+GW = "INFO tierclaw.gateway: [gateway] job"
+LOG_R0 = (
+    f"[replica r0] {GW} extraction_sweep of {T0} ran here\n[replica r0] {GW} daily_compress of {T2} ran here"
+)
+LOG_R1 = (
+    f"[replica r1] {GW} extraction_sweep of {T0}: claimed by another replica, skipped\n"
+    f"[replica r1] {GW} daily_compress of {T2} ran here\n"
+    "[replica r1] INFO tierclaw.channels: [telegram] another replica polls for this bot; standing by\n"
+)
+
+
+def test_job_runs_count_each_period_over_every_replicas_log() -> None:
+    runs = job_runs([LOG_R0, LOG_R1])
+    assert runs == {
+        ("extraction_sweep", T0): 1,
+        ("daily_compress", T2): 2,
+    }
+    assert job_runs_duplicated(runs) == 1
+
+
+def test_the_poller_is_the_one_replica_that_never_stood_by() -> None:
+    standing = "[telegram] another replica polls for this bot; standing by"
+    assert poller({0: LOG_R0, 1: LOG_R1}) == 0
+    assert poller({0: LOG_R0, 1: "", 2: standing}) is None  # two candidates: not known yet
+    assert poller({0: standing, 1: standing}) is None
+
+
+def test_trials_are_chosen_by_name_in_the_order_given() -> None:
+    assert trial_list("polling, webhook,polling") == ["polling", "webhook"]
+    with pytest.raises(argparse.ArgumentTypeError, match="expected some of webhook, polling, feishu"):
+        trial_list("webhook,carrier-pigeon")
+    assert parse_args(["--database", "auto", "--trials", "feishu"]).trials == ["feishu"]
+    assert parse_args(["--database", "auto"]).trials == ["webhook", "polling", "feishu"]
+    assert parse_args(["--database", "auto", "--trials", "none"]).trials == []  # throughput only
+
+
+def test_auto_names_a_throwaway_server_and_sqlite_one_replica() -> None:
+    assert database_problem("auto", 3) is None
+    assert database_problem("postgresql://u@h/db", 3) is None
+    assert database_problem("sqlite", 1) is None
+    assert "one replica only" in (database_problem("sqlite", 2) or "")
+    assert "auto (a throwaway cluster)" in (database_problem("mysql://h/db", 3) or "")
+
+
+@pytest.mark.parametrize("argv", [["--jobs-every", "-1"], ["--kill-at", "1"], ["--trials", ""]])
+def test_bad_options_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(["--database", "auto", *argv])
+    assert exit_.value.code == 2 and "error:" in capsys.readouterr().err
