@@ -1,5 +1,5 @@
 """Shared fixtures: a real MemoryEngine on a fresh SQLite file per test, a throwaway PostgreSQL server
-(``tests/support/postgres_server.py``) with a fresh database per test that asks for one, and the local
+(``localservers/postgres_cluster.py``) with a fresh database per test that asks for one, and the local
 platform servers (``localservers/``) started for a test and stopped after it."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from localservers import postgres_cluster as throwaway_pg
 from localservers.feishu_server import FeishuStub
 from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
-from tests.support import postgres_server
 
 
 @pytest.fixture(autouse=True)
@@ -27,21 +27,21 @@ def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[postgres_server.Cluster]:
+def postgres_cluster() -> Iterator[throwaway_pg.Cluster]:
     """A PostgreSQL server for the session: ``TEST_POSTGRES_URL``, or one started from the installed
     binaries and removed afterwards. Without either the test skips (fails under REQUIRE_POSTGRES_TESTS=1)."""
     given = os.environ.get("TEST_POSTGRES_URL")
     if given:
-        cluster = postgres_server.Cluster(given)
+        cluster = throwaway_pg.Cluster(given)
     else:
-        binaries = postgres_server.server_binaries()
+        binaries = throwaway_pg.server_binaries()
         if binaries is None:
-            if postgres_server.required():
-                pytest.fail(postgres_server.INSTALL_HINT + ", and REQUIRE_POSTGRES_TESTS=1 is set")
-            pytest.skip(postgres_server.INSTALL_HINT)
-        cluster = postgres_server.start_cluster(binaries)
+            if throwaway_pg.required():
+                pytest.fail(throwaway_pg.INSTALL_HINT + ", and REQUIRE_POSTGRES_TESTS=1 is set")
+            pytest.skip(throwaway_pg.INSTALL_HINT)
+        cluster = throwaway_pg.start_cluster(binaries)
     try:
-        postgres_server.prepare_template(cluster)
+        throwaway_pg.prepare_template(cluster)
         yield cluster
     finally:
         cluster.stop()
@@ -51,15 +51,15 @@ _database_numbers = itertools.count(1)
 
 
 @pytest.fixture
-def postgres_url(postgres_cluster: postgres_server.Cluster) -> Iterator[str]:
+def postgres_url(postgres_cluster: throwaway_pg.Cluster) -> Iterator[str]:
     """The URL of a fresh database holding the current (empty) schema, dropped after the test."""
     name = f"tierclaw_test_{os.getpid()}_{next(_database_numbers)}"
-    template = postgres_server.TEMPLATE
-    postgres_server.admin_execute(postgres_cluster, f"CREATE DATABASE {name} TEMPLATE {template}")
+    template = throwaway_pg.TEMPLATE
+    throwaway_pg.admin_execute(postgres_cluster, f"CREATE DATABASE {name} TEMPLATE {template}")
     try:
         yield postgres_cluster.url_for(name)
     finally:
-        postgres_server.admin_execute(postgres_cluster, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        throwaway_pg.admin_execute(postgres_cluster, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

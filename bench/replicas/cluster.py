@@ -1,5 +1,5 @@
 """``--database auto``: a throwaway PostgreSQL cluster for one bench run, started from Debian's server
-binaries the way the tests start theirs (tests/support/postgres_server.py, reused rather than copied:
+binaries the way the tests start theirs (localservers/postgres_cluster.py, shared with them:
 initdb and pg_ctl as the ``postgres`` user when run as root, a free localhost port, trust
 authentication), stopped and removed afterwards. Unlike the tests' clusters it keeps PostgreSQL's
 durable defaults (fsync on), so the throughput it measures is that of a real server."""
@@ -19,7 +19,7 @@ class NoServer(Exception):
 @contextlib.contextmanager
 def throwaway_server() -> Iterator[str]:
     """The URL of a fresh cluster's ``postgres`` database, for the length of the block."""
-    from tests.support.postgres_server import INSTALL_HINT, server_binaries, start_cluster
+    from localservers.postgres_cluster import INSTALL_HINT, server_binaries, start_cluster
 
     binaries = server_binaries()
     if binaries is None:

@@ -10,16 +10,16 @@ import pytest
 
 from bench.everyday import main as everyday_main
 from bench.retrieval_latency import main as latency_main
-from tests.support import postgres_server
+from localservers import postgres_cluster as throwaway_pg
 
 
-def _databases(cluster: postgres_server.Cluster) -> set[str]:
+def _databases(cluster: throwaway_pg.Cluster) -> set[str]:
     with psycopg.connect(cluster.url) as conn:
         return {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()}
 
 
 def test_retrieval_latency_runs_on_postgres_and_leaves_no_database(
-    postgres_cluster: postgres_server.Cluster, capsys: pytest.CaptureFixture[str]
+    postgres_cluster: throwaway_pg.Cluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = _databases(postgres_cluster)
     argv = ["--memories", "60", "--queries", "6", "--json", "--embedding", "none"]
@@ -32,7 +32,7 @@ def test_retrieval_latency_runs_on_postgres_and_leaves_no_database(
 
 
 def test_everyday_runs_on_postgres(
-    postgres_cluster: postgres_server.Cluster, tmp_path, capsys: pytest.CaptureFixture[str]
+    postgres_cluster: throwaway_pg.Cluster, tmp_path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "tiny.json"
     pair = {"id": "e1", "lang": "en", "kind": "work", "tell": "My boss is called Karen.", "ask": "My boss?"}

@@ -14,23 +14,23 @@ from pathlib import Path
 
 import pytest
 
+from localservers import postgres_cluster as throwaway_pg
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub
-from tests.support import postgres_server
 from tests.support.gateway_process import start_gateway, wait_until
 
 
 @pytest.fixture
-def own_cluster() -> Iterator[postgres_server.Cluster]:
+def own_cluster() -> Iterator[throwaway_pg.Cluster]:
     """A PostgreSQL server of this test's own (it is stopped mid-test: never the session's shared one)."""
-    binaries = postgres_server.server_binaries()
+    binaries = throwaway_pg.server_binaries()
     if binaries is None:
-        if postgres_server.required():
-            pytest.fail(postgres_server.INSTALL_HINT + ", and REQUIRE_POSTGRES_TESTS=1 is set")
-        pytest.skip(postgres_server.INSTALL_HINT)
-    cluster = postgres_server.start_cluster(binaries)
+        if throwaway_pg.required():
+            pytest.fail(throwaway_pg.INSTALL_HINT + ", and REQUIRE_POSTGRES_TESTS=1 is set")
+        pytest.skip(throwaway_pg.INSTALL_HINT)
+    cluster = throwaway_pg.start_cluster(binaries)
     try:
-        postgres_server.admin_execute(cluster, "CREATE DATABASE tierclaw_outage")
+        throwaway_pg.admin_execute(cluster, "CREATE DATABASE tierclaw_outage")
         yield cluster
     finally:
         cluster.stop()
@@ -62,7 +62,7 @@ def _config(tmp_path: Path, url: str, tg: TelegramStub, llm: OpenAIStub) -> Path
 
 async def outage_trial(
     tmp_path: Path,
-    cluster: postgres_server.Cluster,
+    cluster: throwaway_pg.Cluster,
     chats: int,
     per_chat: int,
     down_seconds: float,
@@ -123,7 +123,7 @@ async def outage_trial(
 
 
 async def test_postgresql_stopped_mid_run_loses_no_message_and_answers_each_once(
-    tmp_path: Path, own_cluster: postgres_server.Cluster
+    tmp_path: Path, own_cluster: throwaway_pg.Cluster
 ) -> None:
     lost, twice, _ = await outage_trial(tmp_path, own_cluster, chats=3, per_chat=10, down_seconds=3)
     assert (lost, twice) == (0, 0)

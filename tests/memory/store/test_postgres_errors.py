@@ -9,10 +9,10 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
+from localservers import postgres_cluster as throwaway_pg
 from memory.store.errors import MemoryDatabaseError
 from memory.store.open import open_store
 from memory.store.urls import is_database_url, masked
-from tests.support import postgres_server
 
 
 def _with(url: str, *, user: str | None = None, password: str | None = None, db: str | None = None) -> str:
@@ -47,15 +47,15 @@ async def test_an_unreachable_server_is_one_line_with_the_password_masked() -> N
     assert "s3cret" not in text and "postgresql://tc:***@127.0.0.1" in text and "\n" not in text
 
 
-async def test_a_missing_database_is_named(postgres_cluster: postgres_server.Cluster) -> None:
+async def test_a_missing_database_is_named(postgres_cluster: throwaway_pg.Cluster) -> None:
     url = _with(postgres_cluster.url, password="s3cret", db="no_such_memory")
     with pytest.raises(MemoryDatabaseError, match="no_such_memory") as caught:
         await open_store(url)
     assert "s3cret" not in str(caught.value) and "does not exist" in str(caught.value)
 
 
-async def test_a_user_who_may_not_create_tables_is_told(postgres_cluster: postgres_server.Cluster) -> None:
-    postgres_server.admin_execute(
+async def test_a_user_who_may_not_create_tables_is_told(postgres_cluster: throwaway_pg.Cluster) -> None:
+    throwaway_pg.admin_execute(
         postgres_cluster,
         "DROP DATABASE IF EXISTS tierclaw_locked WITH (FORCE)",
         "CREATE DATABASE tierclaw_locked",
@@ -68,14 +68,14 @@ async def test_a_user_who_may_not_create_tables_is_told(postgres_cluster: postgr
             await open_store(url)
         assert "tierclaw_locked" in str(caught.value)
     finally:
-        postgres_server.admin_execute(
+        throwaway_pg.admin_execute(
             postgres_cluster, "DROP DATABASE tierclaw_locked WITH (FORCE)", "DROP ROLE tierclaw_reader"
         )
 
 
 async def test_an_empty_database_is_not_created_when_asked_not_to(postgres_url: str) -> None:
-    postgres_server.admin_execute(
-        postgres_server.Cluster(postgres_url), "DROP TABLE tierclaw_schema, memories CASCADE"
+    throwaway_pg.admin_execute(
+        throwaway_pg.Cluster(postgres_url), "DROP TABLE tierclaw_schema, memories CASCADE"
     )
     with pytest.raises(MemoryDatabaseError, match="holds no tierclaw memory"):
         await open_store(postgres_url, create=False)

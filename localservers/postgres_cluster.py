@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for the tests, started from the installed server binaries.
+"""A throwaway PostgreSQL cluster for the tests and benchmarks, started from the installed server binaries.
 
 ``TEST_POSTGRES_URL`` (not a ``TIERCLAW_`` name: tierclaw warns about unknown ones) names a server to use
 instead; it must allow ``CREATE DATABASE``. Without either, the PostgreSQL tests skip with one line saying
@@ -129,7 +129,7 @@ def admin_execute(cluster: Cluster, *statements: str) -> None:
 
     with psycopg.connect(cluster.url, autocommit=True) as conn:
         for statement in statements:
-            conn.execute(statement)  # type: ignore[arg-type]  # test-made names, no user input
+            conn.execute(statement)  # names the caller made, no user input
 
 
 def prepare_template(cluster: Cluster) -> None:
