@@ -294,7 +294,27 @@ ALTER TABLE inbox ADD COLUMN claimed_by TEXT;
 ALTER TABLE inbox ADD COLUMN lease_until TEXT;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V_GATEWAY_STATE, _COORDINATION)
+# The PostgreSQL twin of this version makes recall's access-time update a heap-only one there
+# (memory/store/postgres/schema.py, ``_HOT_TOUCHES``); here the same index change keeps both schemas alike.
+_HOT_TOUCHES = """
+DROP INDEX idx_memories_category;
+CREATE INDEX idx_memories_category ON memories(category);
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    _V1,
+    _V2,
+    _V3,
+    _V4,
+    _V5,
+    _V6,
+    _V7,
+    _V8,
+    _V9,
+    _V_GATEWAY_STATE,
+    _COORDINATION,
+    _HOT_TOUCHES,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
