@@ -17,6 +17,8 @@ the timed window the server's own counters are read:
 * the server's CPU: user + system time of the postmaster and its children from ``/proc`` (only when the
   server runs on this machine; its exited children's time is in the postmaster's ``cutime``).
 
+WAL and CPU are the whole server's: run it on a server nothing else uses meanwhile.
+
 Per message: ``statements``, ``transactions``, ``rows_written``, ``rows_read``, ``wal_bytes``,
 ``server_cpu_ms``, and from the last, how many messages one PostgreSQL core sustains
 (``msgs_per_s_per_core`` = 1000 / ``server_cpu_ms_per_msg``). The numbers feed docs/scale-out.md ("Scale on
@@ -34,7 +36,7 @@ import re
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -288,8 +290,10 @@ async def run(
             await runtime.loop.drain()
             wall = time.perf_counter() - started
             client_cpu = time.process_time() - cpu0
+            at_end = probe.snapshot()  # statements, WAL and CPU now: nothing after the window counts
             await asyncio.sleep(STATS_SETTLE_S)
-            after = probe.snapshot()
+            after = replace(probe.snapshot(), statements=at_end.statements, wal_bytes=at_end.wal_bytes)
+            after = replace(after, wal_records=at_end.wal_records, cpu_s=at_end.cpu_s)
             if len(channel.sent_at) != len(inbound):
                 raise RuntimeError(f"{len(channel.sent_at)} replies for {len(inbound)} messages")
         finally:
