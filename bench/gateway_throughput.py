@@ -200,6 +200,7 @@ async def run_mode(
         for m in inbound:
             delivered_at[m.message_id] = time.perf_counter()
             await runtime.loop.deliver(m)
+        intake = time.perf_counter() - started
         await runtime.loop.drain()
         if len(channel.sent_at) != len(inbound):
             raise RuntimeError(f"{len(channel.sent_at)} replies for {len(inbound)} messages")
@@ -225,6 +226,7 @@ async def run_mode(
             messages=len(inbound),
             wall_s=wall,
             cpu_s=cpu,
+            intake_s=intake,
             latencies_ms=latencies,
             memory_ms=timed_memory,
             gate_fired=fired if memory else 0,

@@ -39,6 +39,9 @@ class ModeResult:
     query_cache_hits: int = 0  # timed window: queries answered by the in-process LRU
     passage_embeds_in_window: int = 0
     backfill_passes_in_window: int = 0
+    # The delivery loop alone: how long taking every message in (stored in the inbox, queued) took. Far
+    # below wall_s means the messages waited inside the gateway, so reply latency is mostly queueing.
+    intake_s: float = 0.0
 
     @property
     def msgs_per_s(self) -> float:
@@ -105,6 +108,8 @@ def summarize(
         "p95_reply_ms_off": percentile(_pooled(off_runs, "latencies_ms"), 95),
         "wall_s_on": statistics.median(r.wall_s for r in on_runs),
         "wall_s_off": statistics.median(r.wall_s for r in off_runs),
+        "intake_s_on": statistics.median(r.intake_s for r in on_runs),
+        "intake_s_off": statistics.median(r.intake_s for r in off_runs),
         "chats": chats,
         "messages_per_chat": first.messages // chats,
         "messages": first.messages,

@@ -351,6 +351,13 @@ CREATE INDEX idx_chat_holds_holder ON chat_holds(holder);
 CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, id) WHERE answered_at IS NULL;
 """
 
+# The PostgreSQL twin of this version makes recall's access-time update a heap-only one there
+# (memory/store/postgres/schema.py, ``_HOT_TOUCHES``); here the same index change keeps both schemas alike.
+_HOT_TOUCHES = """
+DROP INDEX idx_memories_category;
+CREATE INDEX idx_memories_category ON memories(category);
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -366,6 +373,7 @@ MIGRATIONS: tuple[str, ...] = (
     _EXTRACTION_CLAIMS,
     _CHANGES,
     _CHAT_HOLDS,
+    _HOT_TOUCHES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

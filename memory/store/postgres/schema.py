@@ -347,6 +347,25 @@ CREATE INDEX idx_chat_holds_holder ON chat_holds(holder);
 CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, id) WHERE answered_at IS NULL;
 """
 
+# Recalling a memory updates its ``last_accessed`` (``MemoryRows.touch``). While that column was in an
+# index, every touch was a non-HOT update: a new entry in each of the table's indexes, the GIN index of
+# ``search_tsv`` included (about fifteen lexemes per row), so every reply that recalled something wrote
+# ~400 WAL records and grew the GIN pending list every later search scans. No query orders or filters by
+# (category, last_accessed), so the index keeps ``category`` only; with free room on each page
+# (fillfactor 90) a touch becomes a heap-only update (bench/README.md, "What a message costs the database").
+#
+# GIN's pending list (new entries kept unsorted until it fills) is read in full by every search: at the
+# default 4 MB limit that was 200+ pages per query at 100k memories. 256 kB keeps inserts batched and the
+# scan short.
+_HOT_TOUCHES = """
+DROP INDEX idx_memories_category;
+CREATE INDEX idx_memories_category ON memories(category);
+ALTER TABLE memories SET (fillfactor = 90);
+ALTER INDEX idx_memories_search SET (gin_pending_list_limit = 256);
+ALTER INDEX idx_turns_search SET (gin_pending_list_limit = 256);
+ALTER INDEX idx_events_search SET (gin_pending_list_limit = 256);
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -362,6 +381,7 @@ MIGRATIONS: tuple[str, ...] = (
     _EXTRACTION_CLAIMS,
     _CHANGES,
     _CHAT_HOLDS,
+    _HOT_TOUCHES,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.store.postgres.fulltext import TableSize, all_of, any_of, bm25, ranked
+from memory.store.postgres.fulltext import Statistics, TableSize, all_of, any_of, bm25, bm25_join, ranked
 from memory.store.search import Candidate
-from memory.store.sql import Row, SqlDatabase, marks
+from memory.store.sql import SqlDatabase, marks
 
 _CANDIDATE_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, created_at, last_accessed, search_text"
 )
+_COLUMNS_M = ", ".join(f"m.{c.strip()}" for c in _CANDIDATE_COLUMNS.split(","))
 _SEARCH_TEXT = 10  # position of search_text in a candidate row
 
 
@@ -78,12 +79,28 @@ class PostgresTermIndex:
             self._df_cache.update(dict.fromkeys(missing, 0) | {str(t): int(d) for t, d in rows})
         return {t: self._df_cache[t] for t in terms}
 
-    async def _scored(self, rows: Sequence[Row], terms: Sequence[str]) -> list[float]:
+    async def _statistics(self, terms: Sequence[str]) -> Statistics:
         if self._written_tokens is not None:  # an edit changed a row's length: read the size again
             self._size.changed()
             self._written_tokens = None
-        stats = await self._size.statistics(await self.document_frequencies(tuple(terms)))
-        return [bm25(str(r[_SEARCH_TEXT]), terms, stats) for r in rows]
+        return await self._size.statistics(await self.document_frequencies(tuple(terms)))
+
+    async def _best(
+        self, where: str, params: Sequence[object], terms: Sequence[str], limit: int
+    ) -> list[Candidate]:
+        """The ``limit`` rows matching ``where`` (over ``memories m``) with the best bm25, best first.
+
+        The server scores and cuts (``fulltext.bm25_join``); the rows it returns are scored again here
+        with ``bm25`` (a few dozen), so ``text_score`` is the very value the Python scorer gives."""
+        stats = await self._statistics(terms)
+        join, join_params = bm25_join(terms, stats)
+        rows = await self._db.read(
+            f"SELECT {_COLUMNS_M} FROM memories m {join}WHERE {where} ORDER BY s.score DESC, m.id LIMIT ?",
+            [*join_params, *params, limit],
+        )
+        scores = [bm25(str(r[_SEARCH_TEXT]), terms, stats) for r in rows]
+        order = ranked([(int(r[0]), s) for r, s in zip(rows, scores, strict=True)], limit)
+        return [Candidate._make((*rows[i], scores[i])) for i in order]
 
     async def matches(
         self,
@@ -102,20 +119,19 @@ class PostgresTermIndex:
         when_params: tuple[str, ...] = ()
         if created_between is not None:
             when, when_params = "AND created_at >= ? AND created_at < ? ", created_between
-        sql = (
+        if not newest_first:
+            where = (
+                f"m.search_tsv @@ CAST(? AS tsquery) AND m.owner = ? AND m.is_archived = 0 "
+                f"AND m.tier IN ({marks(tiers)}) {when}"
+            )
+            return await self._best(where, [any_of(terms), owner, *tiers, *when_params], terms, limit)
+        rows = await self._db.read(
             f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE search_tsv @@ CAST(? AS tsquery) "
-            f"AND owner = ? AND is_archived = 0 AND tier IN ({marks(tiers)}) {when}"
+            f"AND owner = ? AND is_archived = 0 AND tier IN ({marks(tiers)}) {when}ORDER BY id DESC LIMIT ?",
+            [any_of(terms), owner, *tiers, *when_params, limit],
         )
-        params: list[object] = [any_of(terms), owner, *tiers, *when_params]
-        if newest_first:
-            sql += "ORDER BY id DESC LIMIT ?"
-            params.append(limit)
-        rows = await self._db.read(sql, params)
-        scores = await self._scored(rows, terms)
-        if newest_first:
-            return [Candidate._make((*r, s)) for r, s in zip(rows, scores, strict=True)]
-        order = ranked([(int(r[0]), s) for r, s in zip(rows, scores, strict=True)], limit)
-        return [Candidate._make((*rows[i], scores[i])) for i in order]
+        stats = await self._statistics(terms)
+        return [Candidate._make((*r, bm25(str(r[_SEARCH_TEXT]), terms, stats))) for r in rows]
 
     async def containing_all(
         self, owner: str, terms: list[str], tier: int, limit: int = 5
@@ -123,14 +139,9 @@ class PostgresTermIndex:
         """(id, content) of the owner's live memories of ``tier`` containing every term, best bm25 first."""
         if not terms:
             return []
-        rows = await self._db.read(
-            f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE search_tsv @@ CAST(? AS tsquery) "
-            "AND owner = ? AND is_archived = 0 AND tier = ?",
-            (all_of(terms), owner, tier),
-        )
-        scores = await self._scored(rows, terms)
-        order = ranked([(int(r[0]), s) for r, s in zip(rows, scores, strict=True)], limit)
-        return [(int(rows[i][0]), str(rows[i][6])) for i in order]
+        where = "m.search_tsv @@ CAST(? AS tsquery) AND m.owner = ? AND m.is_archived = 0 AND m.tier = ?"
+        best = await self._best(where, [all_of(terms), owner, tier], terms, limit)
+        return [(c.id, c.content) for c in best]
 
     async def written_between(
         self, owner: str, start: str, end: str, tiers: tuple[int, ...], limit: int

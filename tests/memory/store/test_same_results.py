@@ -81,3 +81,19 @@ async def test_turn_matches_and_frequencies_are_equal(both: list[MemoryStore], q
     assert [round(r[1], 9) for r in postgres] == [round(r[1], 9) for r in sqlite]
     frequencies = [await s.turns.document_frequencies(terms) for s in both]
     assert frequencies[0] == frequencies[1]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+async def test_postgres_server_cut_keeps_what_python_bm25_ranks_first(
+    both: list[MemoryStore], query: str
+) -> None:
+    """PostgreSQL scores on the server and returns only the best ``limit`` (``fulltext.bm25_join``); the
+    rows it keeps must be the ones Python's bm25 puts first (best score, then lowest id)."""
+    postgres = both[1]
+    terms = list(tokenizer.query_terms(query))
+    everything = await postgres.search.matches("alice", terms, tiers=(2,), limit=1000)
+    assert len(everything) > 7, "the query must match more rows than the cuts below keep"
+    by_python = [c.id for c in sorted(everything, key=lambda c: (-c.text_score, c.id))]
+    for limit in (1, 3, 7):
+        cut = await postgres.search.matches("alice", terms, tiers=(2,), limit=limit)
+        assert [c.id for c in cut] == by_python[:limit]

@@ -1,0 +1,413 @@
+"""What one message costs the PostgreSQL server: round trips, transactions, rows, WAL and server CPU.
+
+    python -m bench.db_cost --database postgresql://… [--chats N] [--messages M] [--memories P]
+        [--embedding none|local|openai] [--top 15] [--json]
+
+N chats × M messages go through the real gateway path (``Runtime``, the process loop, the assistant, the
+PostgreSQL store, the model stub over HTTP at zero latency), as in ``bench.gateway_throughput`` (whose
+seeding, config and bench channel this reuses): memory on, every owner preloaded with P memories. Around
+the timed window the server's own counters are read:
+
+* ``pg_stat_database`` of the scratch database: transactions (``xact_commit`` + ``xact_rollback``), rows
+  inserted / updated / deleted (written, triggers' rows included) and fetched (read);
+* ``pg_stat_statements`` (when the server preloads it: ``shared_preload_libraries=pg_stat_statements``):
+  top-level statements executed — each one a round trip, ``BEGIN`` and ``COMMIT`` included — and the
+  rows they returned, with the statements that ran most per message;
+* ``pg_stat_wal`` / ``pg_current_wal_lsn()``: WAL bytes and records written (the whole server);
+* the server's CPU: user + system time of the postmaster and its children from ``/proc`` (only when the
+  server runs on this machine; its exited children's time is in the postmaster's ``cutime``).
+
+WAL and CPU are the whole server's: run it on a server nothing else uses meanwhile.
+
+Per message: ``statements``, ``transactions``, ``rows_written``, ``rows_read``, ``wal_bytes``,
+``server_cpu_ms``, and from the last, how many messages one PostgreSQL core sustains
+(``msgs_per_s_per_core`` = 1000 / ``server_cpu_ms_per_msg``). The numbers feed docs/scale-out.md ("Scale on
+paper"); rerun after a change to the message path and compare. Without ``--database`` the bench refuses
+(SQLite has no server to measure). Start a scratch server for it as tests/support/postgres_server.py does,
+with ``-c shared_preload_libraries=pg_stat_statements`` for the statement counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from bench.database_option import add_database_option, scratch_memory
+from bench.embedding_option import add_embedding_args
+from bench.gateway_throughput import WARMUP_MESSAGES, BenchChannel
+from bench.report import emit_json, table
+from bench.stub_process import stub_server
+from bench.throughput_data import (
+    _FIRING,
+    CHANNEL,
+    make_owners,
+    messages_for,
+    seed_store,
+    write_config,
+    write_workspace,
+)
+from bench.throughput_embedding import Embedding, wait_until_embedder_ready
+from channels.base import InboundMessage
+from gateway.app import Runtime
+from gateway.config import load_config
+
+DEFAULT_CHATS = 10
+DEFAULT_MESSAGES = 20
+DEFAULT_MEMORIES = 200
+# A backend sends its pending statistics (pg_stat_database's counters) when it goes idle, but at most once
+# a second: one that sent them less than a second ago waits 10 s of idleness (PostgreSQL's cumulative
+# statistics, PGSTAT_IDLE_INTERVAL). Wait that long, quiet, before reading them, so every statement of the
+# warm-up is in the first reading and every one of the window in the second. (pg_stat_statements, the
+# WAL position and /proc are current at once.)
+STATS_SETTLE_S = 11.0
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The server's counters at one moment."""
+
+    database: dict[str, int]
+    statements: dict[str, tuple[int, int, float]] | None  # query -> (calls, rows, total ms)
+    wal_bytes: int
+    wal_records: int | None
+    cpu_s: float | None
+
+
+@dataclass(slots=True)
+class Probe:
+    """A connection to the server's admin database that reads the counters of one scratch database."""
+
+    url: str
+    database: str
+    conn: Any = None
+    postmaster: int | None = None
+    statements: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def open(self) -> None:
+        """Connect; find the postmaster (the parent of this connection's backend) and pg_stat_statements."""
+        import psycopg
+
+        self.conn = psycopg.connect(self.url, autocommit=True)
+        backend = int(self.conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+        self.postmaster = _parent(backend)
+        if self.postmaster is None:
+            self.notes.append("the server is not on this machine: no server CPU")
+        preload = str(self.conn.execute("SHOW shared_preload_libraries").fetchone()[0])
+        if "pg_stat_statements" not in preload:
+            self.notes.append(
+                "no statement counts: start the server with -c shared_preload_libraries=pg_stat_statements"
+            )
+            return
+        try:
+            self.conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            self.statements = True
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            self.notes.append(f"no statement counts: {first}")
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+
+    def snapshot(self) -> Snapshot:
+        """The counters now (call after ``STATS_SETTLE_S`` of quiet)."""
+        self.conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = self.conn.execute(
+            "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted, tup_fetched, "
+            "tup_returned FROM pg_stat_database WHERE datname = %s",
+            (self.database,),
+        ).fetchone()
+        names = (
+            "xact_commit",
+            "xact_rollback",
+            "tup_inserted",
+            "tup_updated",
+            "tup_deleted",
+            "tup_fetched",
+            "tup_returned",
+        )
+        database = {n: int(v or 0) for n, v in zip(names, row or (0,) * len(names), strict=True)}
+        wal = self.conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')").fetchone()
+        records = self.conn.execute("SELECT wal_records FROM pg_stat_wal").fetchone()
+        statements = None
+        if self.statements:
+            statements = {
+                str(q): (int(c), int(r), float(t))
+                for q, c, r, t in self.conn.execute(
+                    "SELECT s.query, s.calls, s.rows, s.total_exec_time FROM pg_stat_statements s "
+                    "JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = %s AND s.toplevel",
+                    (self.database,),
+                ).fetchall()
+            }
+        return Snapshot(
+            database,
+            statements,
+            int(wal[0]),
+            int(records[0]) if records else None,
+            _tree_cpu_s(self.postmaster) if self.postmaster else None,
+        )
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()  # fields from the state on (the name may hold spaces)
+
+
+def _parent(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[1]) if fields else None
+
+
+def _tree_cpu_s(postmaster: int) -> float | None:
+    """User + system seconds of the postmaster, its reaped children and its living children."""
+    own = _stat(postmaster)
+    if own is None:
+        return None
+    ticks = sum(int(v) for v in own[11:15])  # utime, stime, cutime, cstime
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            if fields and int(fields[1]) == postmaster:
+                ticks += int(fields[11]) + int(fields[12])
+    return ticks / _TICKS
+
+
+def _kind(query: str) -> str:
+    word = re.match(r"\s*(\w+)", query)
+    return word.group(1).upper() if word else "?"
+
+
+def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> dict[str, Any]:
+    """The differences, per message."""
+    d = {k: after.database[k] - before.database[k] for k in after.database}
+    out: dict[str, Any] = {
+        "transactions_per_msg": (d["xact_commit"] + d["xact_rollback"]) / messages,
+        "rows_inserted_per_msg": d["tup_inserted"] / messages,
+        "rows_updated_per_msg": d["tup_updated"] / messages,
+        "rows_deleted_per_msg": d["tup_deleted"] / messages,
+        "rows_written_per_msg": (d["tup_inserted"] + d["tup_updated"] + d["tup_deleted"]) / messages,
+        "rows_read_per_msg": d["tup_fetched"] / messages,
+        "rows_scanned_per_msg": d["tup_returned"] / messages,
+        "wal_bytes_per_msg": (after.wal_bytes - before.wal_bytes) / messages,
+        "wal_records_per_msg": (
+            (after.wal_records - before.wal_records) / messages
+            if after.wal_records is not None and before.wal_records is not None
+            else None
+        ),
+        "statements_per_msg": None,
+        "rows_returned_per_msg": None,
+        "statement_kinds": None,
+        "top_statements": None,
+        "server_cpu_ms_per_msg": None,
+        "msgs_per_s_per_core": None,
+    }
+    if after.cpu_s is not None and before.cpu_s is not None:
+        cpu_ms = (after.cpu_s - before.cpu_s) * 1000.0 / messages
+        out["server_cpu_ms_per_msg"] = cpu_ms
+        out["msgs_per_s_per_core"] = 1000.0 / cpu_ms if cpu_ms > 0 else None
+    if after.statements is not None and before.statements is not None:
+        ran: dict[str, tuple[int, int, float]] = {}
+        for query, (calls, rows, ms) in after.statements.items():
+            c0, r0, t0 = before.statements.get(query, (0, 0, 0.0))
+            if calls > c0:
+                ran[query] = (calls - c0, rows - r0, ms - t0)
+        kinds: dict[str, float] = {}
+        for query, (calls, _, _) in ran.items():
+            kinds[_kind(query)] = kinds.get(_kind(query), 0.0) + calls / messages
+        out["statements_per_msg"] = sum(c for c, _, _ in ran.values()) / messages
+        out["rows_returned_per_msg"] = (
+            sum(r for q, (_, r, _) in ran.items() if _kind(q) == "SELECT") / messages
+        )
+        out["statement_kinds"] = dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
+        busiest = sorted(ran.items(), key=lambda kv: -kv[1][0])[:top]
+        out["top_statements"] = [
+            {"query": " ".join(q.split())[:160], "per_msg": c / messages, "mean_ms": ms / c}
+            for q, (c, _, ms) in busiest
+        ]
+    return out
+
+
+async def run(
+    database_url: str,
+    admin_url: str,
+    base_url: str,
+    chats: int,
+    messages: int,
+    per_owner: int,
+    embedding: Embedding,
+    top: int,
+) -> dict[str, Any]:
+    """Seed, open, warm up; read the counters; deliver chats × messages at once, answer them all; read
+    the counters again."""
+    probe = Probe(admin_url, urlsplit(database_url).path.lstrip("/"))
+    probe.open()
+    with tempfile.TemporaryDirectory(prefix="tierclaw-dbcost-") as tmp:
+        owners = make_owners(chats)
+        config = load_config(
+            write_config(Path(tmp), base_url, memory=True, embedding=embedding, database_url=database_url),
+            env=embedding.env(),
+        )
+        write_workspace(config.workspace_path())
+        settings = config.memory.embedding.settings()
+        embed = settings if settings.provider != "none" else None
+        preload = await seed_store(config.memory_target(), owners, per_owner, embed, embedding.vector_cache)
+        channel = BenchChannel()
+        runtime = await Runtime.open(config, [channel])
+        try:
+            await runtime.start(schedule=False)
+            if runtime.engine.embedder is not None:
+                await wait_until_embedder_ready(runtime)
+            for i in range(WARMUP_MESSAGES):
+                o = owners[i % chats]
+                text = o.fill(_FIRING[i % len(_FIRING)])
+                await runtime.loop.deliver(InboundMessage(CHANNEL, f"warm{i}", o.sender_id, text, f"warm{i}"))
+            await runtime.loop.drain()
+            channel.reset()
+            inbound = [
+                InboundMessage(CHANNEL, o.chat_id, o.sender_id, texts[j], f"{o.chat_id}:{j}")
+                for j in range(messages)
+                for o, texts in [(o, messages_for(o, messages)) for o in owners]
+            ]
+            await asyncio.sleep(STATS_SETTLE_S)
+            before = probe.snapshot()
+            cpu0, started = time.process_time(), time.perf_counter()
+            for m in inbound:
+                await runtime.loop.deliver(m)
+            await runtime.loop.drain()
+            wall = time.perf_counter() - started
+            client_cpu = time.process_time() - cpu0
+            at_end = probe.snapshot()  # statements, WAL and CPU now: nothing after the window counts
+            await asyncio.sleep(STATS_SETTLE_S)
+            after = replace(probe.snapshot(), statements=at_end.statements, wal_bytes=at_end.wal_bytes)
+            after = replace(after, wal_records=at_end.wal_records, cpu_s=at_end.cpu_s)
+            if len(channel.sent_at) != len(inbound):
+                raise RuntimeError(f"{len(channel.sent_at)} replies for {len(inbound)} messages")
+        finally:
+            await runtime.close()
+            probe.close()
+    n = len(inbound)
+    result = per_message(before, after, n, top)
+    result.update(
+        {
+            "store": "postgresql",
+            "messages": n,
+            "chats": chats,
+            "messages_per_chat": messages,
+            "memories": preload.memories,
+            "embedding": embedding.provider,
+            "wall_s": round(wall, 3),
+            "msgs_per_s": n / wall if wall else None,
+            "client_cpu_ms_per_msg": client_cpu * 1000.0 / n,
+            "pg_stat_statements": probe.statements,
+            "notes": probe.notes,
+        }
+    )
+    return result
+
+
+def print_report(result: dict[str, Any]) -> None:
+    """The per-message table, then the busiest statements."""
+    print(
+        f"{result['messages']} messages ({result['chats']} chats × {result['messages_per_chat']}), "
+        f"{result['memories']} memories, embedding {result['embedding']}, {result['msgs_per_s']:.1f} msgs/s"
+    )
+    keys = (
+        "statements_per_msg",
+        "transactions_per_msg",
+        "rows_written_per_msg",
+        "rows_inserted_per_msg",
+        "rows_updated_per_msg",
+        "rows_deleted_per_msg",
+        "rows_read_per_msg",
+        "rows_returned_per_msg",
+        "wal_bytes_per_msg",
+        "wal_records_per_msg",
+        "server_cpu_ms_per_msg",
+        "msgs_per_s_per_core",
+        "client_cpu_ms_per_msg",
+    )
+    rows = [[k, "n/a" if result[k] is None else round(float(result[k]), 2)] for k in keys]
+    print(table(["per message", "value"], rows))
+    if result["statement_kinds"]:
+        print(
+            table(
+                ["statement kind", "per message"],
+                [[k, round(v, 2)] for k, v in result["statement_kinds"].items()],
+            )
+        )
+    if result["top_statements"]:
+        print(
+            table(
+                ["per message", "mean ms", "statement"],
+                [
+                    [round(s["per_msg"], 2), round(s["mean_ms"], 3), s["query"][:100]]
+                    for s in result["top_statements"]
+                ],
+            )
+        )
+    for note in result["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(prog="python -m bench.db_cost", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--chats", type=int, default=DEFAULT_CHATS, help=f"chats/owners (default {DEFAULT_CHATS})"
+    )
+    parser.add_argument(
+        "--messages",
+        type=int,
+        default=DEFAULT_MESSAGES,
+        help=f"messages per chat (default {DEFAULT_MESSAGES})",
+    )
+    parser.add_argument(
+        "--memories",
+        type=int,
+        default=DEFAULT_MEMORIES,
+        help=f"Tier 2 memories seeded per owner (default {DEFAULT_MEMORIES})",
+    )
+    parser.add_argument("--top", type=int, default=15, help="statements listed, busiest first (default 15)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    add_embedding_args(parser)
+    parser.set_defaults(embedding="none", embedding_base_url=None)
+    add_database_option(parser)
+    args = parser.parse_args(argv)
+    if not args.database:
+        parser.error("--database postgresql://… is required: the bench reads a PostgreSQL server's counters")
+    if args.chats < 1 or args.messages < 1 or args.memories < 0 or args.top < 0:
+        parser.error("--chats and --messages must be at least 1, --memories and --top at least 0")
+    embedding = Embedding(
+        provider=args.embedding,
+        model=args.embedding_model,
+        base_url=args.embedding_base_url,
+        dimensions=args.embedding_dimensions,
+    )
+    with stub_server("process") as base_url, scratch_memory(args.database) as target:
+        result = asyncio.run(
+            run(
+                target, args.database, base_url, args.chats, args.messages, args.memories, embedding, args.top
+            )
+        )
+    print_report(result)
+    if args.json:
+        emit_json(result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

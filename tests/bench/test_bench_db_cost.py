@@ -1,0 +1,65 @@
+"""``bench.db_cost``: what a message costs the PostgreSQL server, from the server's own counters around
+real messages through the gateway (bench/db_cost.py)."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+
+from bench.db_cost import Snapshot, main, per_message
+from tests.support import postgres_server
+
+
+def _snapshot(calls: dict[str, int], inserted: int, cpu: float) -> Snapshot:
+    database = {
+        "xact_commit": inserted,
+        "xact_rollback": 0,
+        "tup_inserted": inserted,
+        "tup_updated": 0,
+        "tup_deleted": 0,
+        "tup_fetched": 0,
+        "tup_returned": 0,
+    }
+    return Snapshot(database, {q: (c, c, 0.1 * c) for q, c in calls.items()}, 1000, 10, cpu)
+
+
+def test_per_message_counts_only_what_ran_in_the_window() -> None:
+    before = _snapshot({"SELECT 1": 5, "INSERT INTO t VALUES ($1)": 2}, inserted=2, cpu=1.0)
+    after = _snapshot(
+        {"SELECT 1": 9, "INSERT INTO t VALUES ($1)": 10, "UPDATE t SET a = $1": 2}, inserted=10, cpu=1.02
+    )
+    result = per_message(before, after, messages=2, top=2)
+    assert result["statements_per_msg"] == 7.0  # (4 + 8 + 2) / 2
+    assert result["statement_kinds"] == {"INSERT": 4.0, "SELECT": 2.0, "UPDATE": 1.0}
+    assert [s["query"] for s in result["top_statements"]] == ["INSERT INTO t VALUES ($1)", "SELECT 1"]
+    assert result["rows_written_per_msg"] == 4.0
+    assert result["server_cpu_ms_per_msg"] == pytest.approx(10.0)
+    assert result["msgs_per_s_per_core"] == pytest.approx(100.0)
+
+
+def test_db_cost_measures_real_messages_and_drops_its_database(
+    postgres_cluster: postgres_server.Cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with psycopg.connect(postgres_cluster.url) as conn:
+        before = {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()}
+    argv = ["--database", postgres_cluster.url, "--chats", "2", "--messages", "3", "--memories", "10"]
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["store"] == "postgresql" and result["messages"] == 6
+    # Every message stores its inbox row, two buffered turns, two conversation turns, two history rows.
+    assert result["rows_inserted_per_msg"] >= 7
+    assert result["transactions_per_msg"] >= 1
+    assert result["server_cpu_ms_per_msg"] is not None and result["server_cpu_ms_per_msg"] > 0
+    # The test server does not preload pg_stat_statements: the statement keys say so instead of guessing.
+    assert result["pg_stat_statements"] is False and result["statements_per_msg"] is None
+    assert any("shared_preload_libraries" in note for note in result["notes"])
+    with psycopg.connect(postgres_cluster.url) as conn:
+        assert {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()} == before
+
+
+def test_db_cost_refuses_to_run_without_a_server() -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--chats", "1"])
+    assert exit_info.value.code == 2
