@@ -23,7 +23,7 @@ Per message: ``statements``, ``transactions``, ``rows_written``, ``rows_read``, 
 ``server_cpu_ms``, and from the last, how many messages one PostgreSQL core sustains
 (``msgs_per_s_per_core`` = 1000 / ``server_cpu_ms_per_msg``). The numbers feed docs/scale-out.md ("Scale on
 paper"); rerun after a change to the message path and compare. Without ``--database`` the bench refuses
-(SQLite has no server to measure). Start a scratch server for it as tests/support/postgres_server.py does,
+(SQLite has no server to measure). Start a scratch server for it with localservers/postgres_cluster.py,
 with ``-c shared_preload_libraries=pg_stat_statements`` for the statement counts.
 """
 

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from bench.db_cost import Snapshot, main, per_message
-from tests.support import postgres_server
+from localservers import postgres_cluster as throwaway_pg
 
 
 def _snapshot(calls: dict[str, int], inserted: int, cpu: float) -> Snapshot:
@@ -40,7 +40,7 @@ def test_per_message_counts_only_what_ran_in_the_window() -> None:
 
 
 def test_db_cost_measures_real_messages_and_drops_its_database(
-    postgres_cluster: postgres_server.Cluster, capsys: pytest.CaptureFixture[str]
+    postgres_cluster: throwaway_pg.Cluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with psycopg.connect(postgres_cluster.url) as conn:
         before = {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()}
