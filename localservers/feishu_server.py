@@ -435,16 +435,21 @@ class FeishuStub:
         """Connections still open, oldest first (a closed one may linger in ``connections`` briefly)."""
         return [c for c in self.connections() if c.protocol.state is State.OPEN]
 
-    async def push_event(self, event: dict[str, Any], timeout: float = 10.0) -> str:
+    async def push_event(
+        self, event: dict[str, Any], timeout: float = 10.0, connection: int | None = None
+    ) -> str:
         """Send ``event`` (plaintext, as Feishu does on this path) on the newest open connection, waiting
-        for one if needed; returns the frame's message_id for ``wait_for_ack``."""
+        for one if needed; returns the frame's message_id for ``wait_for_ack``. ``connection``: the
+        index of the open connection to use instead (oldest first) — Feishu hands each event of an app
+        to one of its connections, so several gateways each get some (docs/scale-out.md)."""
         if not await self.wait_for(lambda s: bool(s.open_connections()), timeout):
             raise AssertionError("no websocket client connected")
-        return self.send_event(event)
+        return self.send_event(event, connection)
 
-    def send_event(self, event: dict[str, Any]) -> str:
-        """Send ``event`` on the newest open connection now (any thread); its frame id. Text UTF-8 cannot
-        encode (a lone surrogate) goes as a JSON ``\\u`` escape, as Feishu would send it."""
+    def send_event(self, event: dict[str, Any], connection: int | None = None) -> str:
+        """Send ``event`` on the newest open connection now (any thread), or on the ``connection``-th
+        (oldest first); its frame id. Text UTF-8 cannot encode (a lone surrogate) goes as a JSON ``\\u``
+        escape, as Feishu would send it."""
         open_now = self.open_connections()
         if not open_now:
             raise AssertionError("no websocket client connected (is `tierclaw gateway` running?)")
@@ -454,7 +459,8 @@ class FeishuStub:
             payload = json.dumps(event, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             payload = json.dumps(event).encode("ascii")
-        open_now[-1].send(_frame(1, headers, payload, service=1).SerializeToString())
+        target = open_now[-1] if connection is None else open_now[connection]
+        target.send(_frame(1, headers, payload, service=1).SerializeToString())
         return frame_id
 
     def say(self, text: str, sender: str = "ou_alice") -> str:
