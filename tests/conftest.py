@@ -16,6 +16,7 @@ from localservers.feishu_server import FeishuStub
 from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
+from tests.support.stub_clients import close_clients
 
 
 @pytest.fixture(autouse=True)
@@ -100,6 +101,15 @@ async def engine(tmp_path: Path, memory_url: str) -> AsyncIterator[MemoryEngine]
         yield eng
     finally:
         await eng.close()
+
+
+@pytest.fixture
+async def close_stub_clients() -> AsyncIterator[None]:
+    """Close the OpenAI clients a test made with ``tests/support/stub_clients.client_for`` (their
+    connections would otherwise outlive the test's event loop); a module opts in with
+    ``pytestmark = pytest.mark.usefixtures("close_stub_clients")``."""
+    yield
+    await close_clients()
 
 
 @pytest.fixture

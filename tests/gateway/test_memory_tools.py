@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,13 +16,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import Fact
-from tests.support.stub_clients import client_for, close_clients
-
-
-@pytest.fixture(autouse=True)
-async def _close_clients() -> AsyncIterator[None]:
-    yield
-    await close_clients()
+from tests.support.stub_clients import client_for
 
 
 def model_for(stub: OpenAIStub) -> OpenAIChatModel:
@@ -31,7 +24,7 @@ def model_for(stub: OpenAIStub) -> OpenAIChatModel:
 
 
 # The memory tools read and write through the store: every test runs on SQLite and PostgreSQL.
-pytestmark = pytest.mark.both_stores
+pytestmark = [pytest.mark.both_stores, pytest.mark.usefixtures("close_stub_clients")]
 
 
 @pytest.fixture

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 
 import openai
 import pytest
 
 from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
 from localservers.openai_server import OpenAIStub, StubReply
-from tests.support.stub_clients import client_for, close_clients
+from tests.support.stub_clients import client_for
 
 SECRET_KEY = "sk-secret-CHAT-9876543210fedcba"
 
-
-@pytest.fixture(autouse=True)
-async def _close_clients() -> AsyncIterator[None]:
-    yield
-    await close_clients()
+pytestmark = pytest.mark.usefixtures("close_stub_clients")
 
 
 def make_model(stub: OpenAIStub, *, max_retries: int = 0, timeout: float = 5.0, **kwargs) -> OpenAIChatModel:

@@ -8,7 +8,6 @@ import json
 import math
 import struct
 import time
-from collections.abc import AsyncIterator
 
 import openai
 import pytest
@@ -20,13 +19,9 @@ from localservers.openai_server import (
     StubReply,
     stub_embedding,
 )
-from tests.support.stub_clients import client_for, close_clients
+from tests.support.stub_clients import client_for
 
-
-@pytest.fixture(autouse=True)
-async def _close_clients() -> AsyncIterator[None]:
-    yield
-    await close_clients()
+pytestmark = pytest.mark.usefixtures("close_stub_clients")
 
 
 async def ask(client: openai.AsyncOpenAI, text: str = "hello", **kwargs) -> str | None:

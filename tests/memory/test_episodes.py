@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,15 +21,11 @@ from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Episode
 from memory.store import schema
-from tests.support.stub_clients import client_for, close_clients
+from tests.support.stub_clients import client_for
 
 START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
-
-@pytest.fixture(autouse=True)
-async def _close_clients() -> AsyncIterator[None]:
-    yield
-    await close_clients()
+pytestmark = pytest.mark.usefixtures("close_stub_clients")
 
 
 def memory_model(stub: OpenAIStub) -> OpenAIMemoryModel:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -24,15 +23,11 @@ from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.pipeline.job_log import JobLog
 from memory.scratchpad import SCRATCHPAD_MAX_CHARS, fit
 from memory.sessions import SessionStore
-from tests.support.stub_clients import client_for, close_clients
+from tests.support.stub_clients import client_for
 
 NOTE = "## Active projects\n- Falcon 2.4 release\n\n## Next steps\n- write the release notes"
 
-
-@pytest.fixture(autouse=True)
-async def _close_clients() -> AsyncIterator[None]:
-    yield
-    await close_clients()
+pytestmark = pytest.mark.usefixtures("close_stub_clients")
 
 
 def memory_model(stub: OpenAIStub) -> OpenAIMemoryModel:

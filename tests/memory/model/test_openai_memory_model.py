@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
 from types import SimpleNamespace
 
 import openai
@@ -17,15 +16,11 @@ from memory.model.output import load_json_object, parse_extraction, parse_fact, 
 from memory.model.protocol import MemoryModelError, Turn
 from memory.records import Event, Memory
 from memory.retrieval.decay import CATEGORIES
-from tests.support.stub_clients import client_for, close_clients
+from tests.support.stub_clients import client_for
 
 SECRET_KEY = "sk-secret-KEY-0123456789abcdef"
 
-
-@pytest.fixture(autouse=True)
-async def _close_clients() -> AsyncIterator[None]:
-    yield
-    await close_clients()
+pytestmark = pytest.mark.usefixtures("close_stub_clients")
 
 
 def make_model(
