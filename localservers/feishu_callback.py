@@ -16,20 +16,17 @@ Runs on the caller's event loop; one ``deliver`` at a time per chat keeps a chat
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
-import aiohttp
-
 from localservers.feishu_payloads import signed_body
+from localservers.retrying_post import Attempt, RetryingPoster
 
 
 class CallbackGaveUp(Exception):
     """An event had no 2xx answer within the sender's ``give_up_after``."""
 
 
-class CallbackSender:
+class CallbackSender(RetryingPoster):
     """Posts events to ``url`` as Feishu does, retrying each until a 2xx answer."""
 
     def __init__(
@@ -41,37 +38,19 @@ class CallbackSender:
         give_up_after: float = 300.0,
         timeout: float = 30.0,
     ) -> None:
+        super().__init__(retry_after=retry_after, give_up_after=give_up_after, timeout=timeout)
         self.url = url
         self.encrypt_key = encrypt_key
-        self.retry_after = retry_after
-        self.give_up_after = give_up_after
-        self.timeout = aiohttp.ClientTimeout(total=timeout)
-        self.failed_attempts = 0  # posts answered non-2xx or not at all
-        self._session: aiohttp.ClientSession | None = None
 
     async def deliver(self, event: dict[str, Any]) -> int:
-        """Post ``event`` until a 2xx answer; returns how many posts it took."""
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self.timeout)
-        deadline = time.monotonic() + self.give_up_after
-        attempts = 0
-        while True:
-            attempts += 1
-            body, headers = signed_body(event, self.encrypt_key)
-            try:
-                async with self._session.post(self.url, data=body, headers=headers) as answer:
-                    await answer.read()
-                    if 200 <= answer.status < 300:
-                        return attempts
-            except (aiohttp.ClientError, TimeoutError):
-                pass
-            self.failed_attempts += 1
-            if time.monotonic() >= deadline:
-                event_id = (event.get("header") or {}).get("event_id")
-                raise CallbackGaveUp(f"event {event_id} had no 2xx answer after {attempts} posts")
-            await asyncio.sleep(self.retry_after)
+        """Post ``event`` until a 2xx answer, signed afresh each time; returns how many posts it took."""
 
-    async def close(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        def attempt() -> Attempt:
+            body, headers = signed_body(event, self.encrypt_key)
+            return self.url, {"data": body, "headers": headers}
+
+        def gave_up(posts: int) -> Exception:
+            event_id = (event.get("header") or {}).get("event_id")
+            return CallbackGaveUp(f"event {event_id} had no 2xx answer after {posts} posts")
+
+        return await self.post_until_2xx(attempt, gave_up)

@@ -15,11 +15,7 @@ updates in order, as a benchmark needs (bench/replicas.py).
 
 from __future__ import annotations
 
-import asyncio
-import time
-
-import aiohttp
-
+from localservers.retrying_post import Attempt, RetryingPoster
 from localservers.telegram_server import TelegramStub
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
@@ -29,7 +25,7 @@ class WebhookGaveUp(Exception):
     """An update had no 2xx answer within the sender's ``give_up_after``."""
 
 
-class WebhookSender:
+class WebhookSender(RetryingPoster):
     """Posts updates to ``stub.webhook`` (or an explicit ``url``/``secret``), retrying until 2xx."""
 
     def __init__(
@@ -42,14 +38,10 @@ class WebhookSender:
         give_up_after: float = 300.0,
         timeout: float = 30.0,
     ) -> None:
+        super().__init__(retry_after=retry_after, give_up_after=give_up_after, timeout=timeout)
         self.stub = stub
         self.url = url
         self.secret = secret
-        self.retry_after = retry_after
-        self.give_up_after = give_up_after
-        self.timeout = aiohttp.ClientTimeout(total=timeout)
-        self.failed_attempts = 0  # posts answered non-2xx or not at all
-        self._session: aiohttp.ClientSession | None = None
 
     def target(self) -> tuple[str, str]:
         """The URL and secret to post to: as given, else what the bot set with ``setWebhook``."""
@@ -59,30 +51,15 @@ class WebhookSender:
         return hook.get("url", ""), hook.get("secret_token", "")
 
     async def deliver(self, update: dict) -> int:
-        """Post ``update`` until a 2xx answer; returns how many posts it took."""
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self.timeout)
-        deadline = time.monotonic() + self.give_up_after
-        attempts = 0
-        while True:
-            url, secret = self.target()
-            if url:
-                attempts += 1
-                headers = {SECRET_HEADER: secret} if secret else {}
-                try:
-                    async with self._session.post(url, json=update, headers=headers) as answer:
-                        if 200 <= answer.status < 300:
-                            return attempts
-                except (aiohttp.ClientError, TimeoutError):
-                    pass
-                self.failed_attempts += 1
-            if time.monotonic() >= deadline:
-                raise WebhookGaveUp(
-                    f"update {update.get('update_id')} had no 2xx answer after {attempts} posts"
-                )
-            await asyncio.sleep(self.retry_after)
+        """Post ``update`` until a 2xx answer; returns how many posts it took (none while no webhook is
+        set: it waits for one)."""
 
-    async def close(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        def attempt() -> Attempt:
+            url, secret = self.target()
+            headers = {SECRET_HEADER: secret} if secret else {}
+            return (url, {"json": update, "headers": headers}) if url else None
+
+        def gave_up(posts: int) -> Exception:
+            return WebhookGaveUp(f"update {update.get('update_id')} had no 2xx answer after {posts} posts")
+
+        return await self.post_until_2xx(attempt, gave_up)

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 from localservers.feishu_server import FeishuStub, message_event
 from localservers.openai_server import OpenAIStub
-from tests.support import REPO
+from tests.support.gateway_process import start_gateway
 
 SECRET = "app-secret-ws-Rk4"
 TOKEN = "verify-token-ws-Pz7"
@@ -51,17 +49,6 @@ def _config(tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, database_url:
     return path
 
 
-def _start(config: Path, home: Path, log: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TIERCLAW_")}
-    return subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "gateway", "--config", str(config)],
-        cwd=REPO,
-        env={**env, "HOME": str(home)},
-        stdout=log.open("a", encoding="utf-8"),
-        stderr=subprocess.STDOUT,
-    )
-
-
 async def _two_connections(feishu: FeishuStub, procs: list[subprocess.Popen], logs: list[Path]) -> None:
     deadline = time.monotonic() + 90
     while len(feishu.open_connections()) < 2:
@@ -78,7 +65,7 @@ async def test_one_chat_over_two_gateways_is_answered_once_each_in_order(
 ) -> None:
     config = _config(tmp_path, model, feishu, postgres_url)
     logs = [tmp_path / "first.log", tmp_path / "second.log"]
-    procs = [_start(config, tmp_path, log) for log in logs]
+    procs = [start_gateway(config, tmp_path, log) for log in logs]
     try:
         await _two_connections(feishu, procs, logs)
         events = [message_event(f"message {n}", token=TOKEN) for n in range(5)]
