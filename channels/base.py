@@ -28,6 +28,9 @@ class InboundMessage:
     attachment: str = ""  # "photo", "voice", "document", …: non-text content (``text`` is then its caption)
     delivery_id: str = ""  # the platform's id of this delivery (Telegram update id, Feishu event id)
     inbox_id: int = 0  # set by the gateway once the message is stored in its durable inbox
+    # The platform's order of the chat's messages (Telegram update id, Feishu create time in ms): the
+    # gateway answers a chat in this order whatever order deliveries arrive in; 0 = arrival order.
+    sequence: int = 0
 
     @property
     def chat_key(self) -> str:
@@ -48,6 +51,11 @@ class OutboundMessage:
     chat_id: str
     text: str
     reply_to: str = ""
+    # What this reply answers, the same whichever replica sends it (e.g. "answer:<inbox id>"): a channel
+    # whose platform drops a repeated send key (Feishu's ``uuid``) derives its key from this, so the answer
+    # to one message is posted once even when a replica died between the send and the answered mark.
+    # "" = derived from the text (notices).
+    key: str = ""
 
 
 # Awaiting it means the message is stored: only then may a channel tell the platform it was received. It

@@ -103,6 +103,12 @@ def relevance_floor(config: Config) -> RelevanceFloor:
     )
 
 
+def inbox_of(config: Config, engine: MemoryEngine) -> DurableInbox:
+    """The durable inbox of this replica: its id names its chat holds; ``gateway.reorderWindow``."""
+    replica = replica_id(config.gateway.replica_id)
+    return DurableInbox(engine.store, replica, reorder_window=config.gateway.reorder_window)
+
+
 def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill | None:
     """Give the engine the configured embedder (behind the content-hash cache) and its backfill.
 
@@ -144,7 +150,7 @@ class Runtime:
         self.backfill: EmbeddingBackfill | None = None
         self._warm_up: asyncio.Task | None = None
         self._singletons: list[Singleton] = []  # the Telegram poller's lock (docs/scale-out.md)
-        self.inbox = loop.inbox or DurableInbox(engine.store, replica_id(config.gateway.replica_id))
+        self.inbox = loop.inbox or inbox_of(config, engine)
         self.on_takeover: Callable[[], None] | None = None  # tierclaw_lease_takeovers_total (ops_http.py)
         loop.on_takeover = self._taken_over
 
@@ -190,7 +196,7 @@ class Runtime:
                 assistant.handle,
                 max_concurrent=config.agent.max_concurrent_chats,
                 deadline=config.agent.reply_deadline,
-                inbox=DurableInbox(engine.store, replica_id(config.gateway.replica_id)),
+                inbox=inbox_of(config, engine),
                 deadline_hint=no_answer_hint(config),
             )
             for channel in channels:

@@ -1,21 +1,24 @@
-"""Where a chat worker of the process loop (gateway/loop.py) takes its chat's next message from.
+"""Where a chat worker of the process loop (gateway/loop.py) takes its chat's next message from, and
+whether it may still send its reply.
 
 With a durable inbox (``HeldChats``) the inbox is the queue, shared by every replica on the database
 (docs/scale-out.md, "The message path"): a replica works a chat only while it holds it, takes the chat's
-unanswered messages oldest first whoever stored them, and lets go only when none is left — in the one
-statement that checks, so a message another replica stores meanwhile is never stranded. Without an inbox
-(``LocalChats``, some tests) the queue is this process's memory, with the same four steps.
+unanswered messages in the platform's order whoever stored them (a message younger than the reorder
+window waits for an earlier one still on its way), sends a reply only while its claim's generation is
+current (``fence``, right before the send) and lets go only when none is left — in the one statement that
+checks, so a message another replica stores meanwhile is never stranded. Without an inbox
+(``LocalChats``, some tests) the queue is this process's memory, with the same steps.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import enum
-from datetime import datetime
 from typing import Protocol
 
 from channels.base import InboundMessage
-from gateway.inbox import Chat, DurableInbox
+from gateway.inbox import Chat, Claimed, DurableInbox
 
 
 class Release(enum.Enum):
@@ -27,7 +30,7 @@ class Release(enum.Enum):
 
 
 class ChatQueues(Protocol):
-    """The four steps of a chat worker's life (``ProcessLoop``)."""
+    """The steps of a chat worker's life (``ProcessLoop``)."""
 
     async def offer(self, message: InboundMessage, *, working: bool) -> bool:
         """A stored message arrived: whether this process may work its chat now (it holds it);
@@ -38,8 +41,16 @@ class ChatQueues(Protocol):
         """Hold the chat again (after a release raced a new message)."""
         ...
 
-    async def next(self, chat: Chat) -> tuple[InboundMessage, datetime | None] | None:
-        """The chat's next message to answer (claimed), with when it was stored if known; None: none."""
+    async def next(self, chat: Chat) -> Claimed | None:
+        """The chat's next message to answer (claimed); None: none."""
+        ...
+
+    async def fence(self, claim: Claimed) -> bool:
+        """Right before the claim's reply is sent: may it still be (and its send intent is recorded)?"""
+        ...
+
+    async def answered(self, claim: Claimed, send_error: str | None) -> bool:
+        """Its answer went out: mark it; False when the chat changed hands meanwhile."""
         ...
 
     async def release(self, chat: Chat) -> Release:
@@ -65,9 +76,15 @@ class LocalChats:
     async def take(self, chat: Chat) -> bool:
         return True
 
-    async def next(self, chat: Chat) -> tuple[InboundMessage, datetime | None] | None:
+    async def next(self, chat: Chat) -> Claimed | None:
         queue = self._queues.get(chat)
-        return (queue.popleft(), None) if queue else None
+        return Claimed(queue.popleft()) if queue else None
+
+    async def fence(self, claim: Claimed) -> bool:
+        return True
+
+    async def answered(self, claim: Claimed, send_error: str | None) -> bool:
+        return True
 
     async def release(self, chat: Chat) -> Release:
         if self._queues.get(chat):
@@ -79,10 +96,14 @@ class LocalChats:
 class HeldChats:
     """Chats held in the database (``chat_holds``), their messages claimed from the inbox."""
 
-    queued = 0  # the waiting messages are in the database, not here
-
     def __init__(self, inbox: DurableInbox) -> None:
         self.inbox = inbox
+        self._settling = 0  # workers waiting out the reorder window with a message to claim
+
+    @property
+    def queued(self) -> int:
+        """Messages about to be claimed here (the others wait in the database)."""
+        return self._settling
 
     async def offer(self, message: InboundMessage, *, working: bool) -> bool:
         # A worker on the chat holds it (renewed by the loop) and claims from the inbox, where the message
@@ -93,8 +114,22 @@ class HeldChats:
     async def take(self, chat: Chat) -> bool:
         return await self.inbox.hold(chat)
 
-    async def next(self, chat: Chat) -> tuple[InboundMessage, datetime | None] | None:
-        return await self.inbox.next_message(chat)
+    async def next(self, chat: Chat) -> Claimed | None:
+        while True:
+            claimed = await self.inbox.next_message(chat)
+            if not isinstance(claimed, float):
+                return claimed
+            self._settling += 1
+            try:
+                await asyncio.sleep(claimed)  # the reorder window: an earlier message may be on its way
+            finally:
+                self._settling -= 1
+
+    async def fence(self, claim: Claimed) -> bool:
+        return await self.inbox.fence(claim)
+
+    async def answered(self, claim: Claimed, send_error: str | None) -> bool:
+        return await self.inbox.answered(claim, send_error)
 
     async def release(self, chat: Chat) -> Release:
         if await self.inbox.release(chat):

@@ -1,5 +1,5 @@
-"""The durable inbox: a message is stored in SQLite before the platform is told it arrived, and marked
-answered when it has been (docs/architecture.md, "The path of one message").
+"""The durable inbox: a message is stored in the database before the platform is told it arrived, and
+marked answered when it has been (docs/architecture.md, "The path of one message").
 
 A crash — even kill -9 — with a backlog loses nothing: the platform was only told about messages that
 were stored, and at the next start the unanswered ones are answered first, each chat in order. A message
@@ -7,9 +7,12 @@ the platform delivers again after a crash (its update or event id already stored
 
 With several gateways on one database (docs/scale-out.md, "The message path") the inbox is the queue:
 whichever replica stored a message, the replica holding its chat (``hold``, leased for ``lease`` and
-renewed while it works the chat) claims the chat's messages oldest first (``next_message``) and drops
-the hold only when none is left (``release``); chats with waiting messages and no live hold (their
-replica died) are taken over by any replica (``take_waiting``).
+renewed while it works the chat) claims the chat's messages in the platform's order (``next_message``)
+and drops the hold only when none is left (``release``); chats with waiting messages and no live hold
+(their replica died) are taken over by any replica (``take_waiting``). A claim carries the hold's
+generation: the reply is sent only after ``fence`` found it current (and recorded the send intent), and
+``answered`` marks it only while it still is — a replica that stalled past its lease and woke after a
+takeover sends nothing (docs/scale-out.md, "Fencing").
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from channels.base import InboundMessage
 from channels.encodable import encodable_fields
-from memory.clock import from_db, to_db, utcnow
+from memory.clock import from_db
 from memory.store.protocol import MemoryStore
 
 # Answered messages are kept this long, so that a platform's redelivery of them is still recognised
@@ -33,16 +37,44 @@ INBOX_LEASE = timedelta(seconds=30)
 Chat = tuple[str, str]  # (channel, chat_id): what a hold is on
 
 
-class DurableInbox:
-    """Accepted messages until they are answered, kept by the memory store (``memory/store/inbox.py``)."""
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A message claimed for answering: under which generation of its chat's hold, and whether another
+    send of its reply may have gone out already."""
 
-    def __init__(self, store: MemoryStore, replica: str = "local", lease: timedelta = INBOX_LEASE) -> None:
+    message: InboundMessage
+    received: datetime | None = None  # when it was stored (the store's clock), if known
+    generation: int = 0  # of the chat's hold when claimed (0: no hold, a loop without an inbox)
+    in_flight_by: str | None = None  # a replica recorded a send intent for it and never marked it
+
+    @property
+    def chat(self) -> Chat:
+        return (self.message.channel, self.message.chat_id)
+
+
+class DurableInbox:
+    """Accepted messages until they are answered, kept by the memory store (``memory/store/inbox.py``,
+    ``memory/store/chat_holds.py``). ``reorder_window``: how long a chat's newest message waits for an
+    earlier one still on its way (``gateway.reorderWindow``)."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        replica: str = "local",
+        lease: timedelta = INBOX_LEASE,
+        reorder_window: float = 0.0,
+    ) -> None:
         self._rows = store.inbox
         self._holds = store.chat_holds
         self.replica = replica  # gateway.replicaId (gateway/replica.py)
         self.lease = lease
+        self.reorder_window = reorder_window
 
-    async def accept(self, message: InboundMessage, now: datetime | None = None) -> InboundMessage | None:
+    @property
+    def _lease_s(self) -> float:
+        return self.lease.total_seconds()
+
+    async def accept(self, message: InboundMessage) -> InboundMessage | None:
         """Store ``message``; the stored copy (with its ``inbox_id``), or None for a redelivery.
 
         Text UTF-8 cannot encode (a lone surrogate) is stored, and answered, with U+FFFD in its place
@@ -50,7 +82,7 @@ class DurableInbox:
         message = encodable_fields(message)
         body = json.dumps(dataclasses.asdict(message), ensure_ascii=False)
         inbox_id = await self._rows.add(
-            message.channel, message.chat_id, message.delivery_id, body, to_db(now or utcnow())
+            message.channel, message.chat_id, message.delivery_id, body, message.sequence
         )
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
@@ -58,70 +90,91 @@ class DurableInbox:
         """Every stored message not answered yet, oldest first."""
         return [_message(inbox_id, body) for inbox_id, body in await self._rows.pending()]
 
-    async def hold(self, chat: Chat, *, force: bool = False, now: datetime | None = None) -> bool:
+    async def hold(self, chat: Chat, *, force: bool = False) -> bool:
         """Hold the chat for this replica (nobody held it, its holder's lease ran out, or it is this
         replica's already); False while another live replica holds it. ``force``: whatever the lease."""
-        now = now or utcnow()
-        return await self._holds.take(*chat, self.replica, to_db(now), to_db(now + self.lease), force=force)
+        return await self._holds.take(*chat, self.replica, self._lease_s, force=force) is not None
 
-    async def next_message(
-        self, chat: Chat, now: datetime | None = None
-    ) -> tuple[InboundMessage, datetime] | None:
-        """Claim the held chat's oldest unanswered message, with when it was stored; None when there is
-        none left or this replica no longer holds the chat."""
-        claimed = await self._holds.next_message(*chat, self.replica, to_db((now or utcnow()) + self.lease))
-        if claimed is None:
-            return None
-        inbox_id, body, received_at = claimed
-        return _message(inbox_id, body), from_db(received_at)
+    async def next_message(self, chat: Chat) -> Claimed | float | None:
+        """Claim the held chat's next unanswered message in the platform's order; None when there is none
+        left or this replica no longer holds the chat; or the seconds to wait before asking again (the
+        next message is younger than the reorder window)."""
+        claimed = await self._holds.next_message(*chat, self.replica, self.reorder_window)
+        if claimed is None or isinstance(claimed, float):
+            return claimed
+        message = _message(claimed.id, claimed.message)
+        return Claimed(message, from_db(claimed.received_at), claimed.generation, claimed.sent_by)
+
+    async def fence(self, claim: Claimed) -> bool:
+        """Right before the reply to ``claim`` is sent: True (the send intent is recorded) while this
+        replica still holds the chat at the claim's generation, with a third of a lease left at least —
+        a hold whose renewal is due is extended first, so no takeover can come while the send goes out
+        unless the process stalls again. False: the chat changed hands; send nothing."""
+        if not claim.message.inbox_id:
+            return True
+        margin = self._lease_s / 3
+        args = (claim.message.inbox_id, *claim.chat, self.replica, claim.generation)
+        if await self._holds.fence(*args, margin):
+            return True
+        if not await self._holds.extend(*claim.chat, self.replica, claim.generation, self._lease_s):
+            return False
+        return await self._holds.fence(*args, margin)
+
+    async def answered(self, claim: Claimed, send_error: str | None = None) -> bool:
+        """Mark the claimed message answered while this replica still holds its chat at the claim's
+        generation; False when the chat changed hands (its new holder answers the message).
+        ``send_error`` says why its reply could not be sent (``tierclaw status`` counts them)."""
+        if not claim.message.inbox_id:
+            return True
+        return await self._holds.answered(
+            claim.message.inbox_id, *claim.chat, self.replica, claim.generation, send_error
+        )
 
     async def release(self, chat: Chat) -> bool:
         """Drop this replica's hold on the chat, only if nothing of it is left unanswered."""
         return await self._holds.release(*chat, self.replica)
 
+    async def holder(self, chat: Chat) -> str | None:
+        """Which replica holds the chat (None: nobody)."""
+        return await self._holds.holder(*chat)
+
     async def holds(self, chat: Chat) -> bool:
         """Whether this replica holds the chat."""
-        return await self._holds.holder(*chat) == self.replica
+        return await self.holder(chat) == self.replica
 
-    async def renew(self, chats: Sequence[Chat], now: datetime | None = None) -> int:
-        """Extend this replica's holds on ``chats`` (the ones it is working); how many it still holds."""
-        return await self._holds.renew(self.replica, list(chats), to_db((now or utcnow()) + self.lease))
+    async def renew(self, chats: Sequence[Chat]) -> list[Chat]:
+        """Extend this replica's holds on ``chats`` (the ones it is working); the chats it still holds —
+        one missing was taken over by another replica (this one stalled past its lease)."""
+        return await self._holds.renew(self.replica, list(chats), self._lease_s)
 
     async def take_waiting(
-        self, channels: Sequence[str], *, own: bool = False, every: bool = False, now: datetime | None = None
+        self, channels: Sequence[str], *, own: bool = False, every: bool = False
     ) -> list[tuple[Chat, str | None]]:
         """Hold the chats of ``channels`` that have unanswered messages and no live hold (their replica
         died, or none ever held them), each with its previous holder (None: nobody). ``own``: also this
         replica id's live holds (a restart under the same id); ``every``: whatever their lease (SQLite at
         start: one gateway owns the file, so nobody else can be answering)."""
-        now = now or utcnow()
-        taken = await self._holds.take_waiting(
-            channels, self.replica, to_db(now), to_db(now + self.lease), own=own, every=every
-        )
+        taken = await self._holds.take_waiting(channels, self.replica, self._lease_s, own=own, every=every)
         return [((channel, chat_id), previous) for channel, chat_id, previous in taken]
 
     async def drop_holds(self) -> int:
-        """Drop every hold of this replica (it stops; what is left goes to another replica's sweep)."""
+        """Drop every hold of this replica (it stops: what is left goes to another replica's sweep)."""
         return await self._holds.drop(self.replica)
 
-    async def answered(
-        self, message: InboundMessage, send_error: str | None = None, now: datetime | None = None
-    ) -> None:
-        """Mark ``message`` answered (a message never stored is ignored; marking twice is harmless);
-        ``send_error`` says why its reply could not be sent (``tierclaw status`` counts them)."""
-        if message.inbox_id:
-            await self._rows.answer(message.inbox_id, to_db(now or utcnow()), send_error)
-
-    async def unsent_recently(self, now: datetime | None = None) -> int:
+    async def unsent_recently(self) -> int:
         """Replies that could not be sent in the last ``KEEP_ANSWERED``."""
-        return await self._rows.unsent(to_db((now or utcnow()) - KEEP_ANSWERED))
+        return await self._rows.unsent(KEEP_ANSWERED.total_seconds())
 
-    async def prune(self, now: datetime | None = None) -> int:
-        """Forget messages answered more than ``KEEP_ANSWERED`` ago, and holds of dead replicas on chats
-        with nothing left to answer."""
-        now = now or utcnow()
-        await self._holds.prune(to_db(now))
-        return await self._rows.prune(to_db(now - KEEP_ANSWERED))
+    async def in_flight(self, replica: str | None = None) -> int:
+        """Messages whose reply ``replica`` (default: this one) recorded as being sent and never marked
+        answered."""
+        return await self._rows.in_flight(replica or self.replica)
+
+    async def prune(self) -> int:
+        """Forget messages answered more than ``KEEP_ANSWERED`` ago, and holds let go that long ago."""
+        keep = KEEP_ANSWERED.total_seconds()
+        await self._holds.prune(keep)
+        return await self._rows.prune(keep)
 
 
 def _message(inbox_id: int, body: str) -> InboundMessage:

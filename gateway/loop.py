@@ -10,10 +10,11 @@ up until its reply has been sent. ``cancel(chat_key)`` stops the reply being mad
 terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual.
 
 With a durable inbox the inbox is the queue, shared by every gateway on the database: a chat is worked by
-the one replica that holds it, which answers the chat's stored messages oldest first whoever took them in,
-renews its holds while it works, and hands them over when it stops; every ``sweep_every`` seconds each
-replica takes the chats with waiting messages and no live hold (their replica died: gateway/chat_claims.py,
-docs/scale-out.md, "The message path").
+the one replica that holds it, in the platform's order whoever took the messages in; its holds are kept
+and the chats of dead replicas taken by gateway/hold_keeper.py (docs/scale-out.md, "The message path").
+The answer's final send is one step, ``_send_final``: right before the channel sends, ``may_send`` checks
+that this replica still holds the chat at the claim's generation (recording the send intent); the
+answered-mark follows at once, conditional on the same generation (docs/scale-out.md, "Fencing").
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Protocol, TypeVar
 
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
 from gateway.chat_claims import HeldChats, LocalChats, Release
-from gateway.inbox import Chat, DurableInbox
+from gateway.hold_keeper import LostChats, keep_holds
+from gateway.inbox import Chat, Claimed, DurableInbox
 from memory.store.errors import cannot_succeed_on_retry
 from memory.text.wording import is_chinese
 
@@ -101,6 +103,9 @@ class ProcessLoop:
         self._unfinished = 0  # messages being answered here plus replies not yet handed to a channel
         self._sent: dict[int, asyncio.Event] = {}  # id(reply) -> set once the channel has sent it
         self._send_errors: dict[int, str] = {}  # id(reply) -> why its channel could not send it
+        self._fences: dict[int, Claimed] = {}  # id(reply) -> the claim it answers: fenced before the send
+        self._fenced_out: set[int] = set()  # id(reply) of answers not sent: their chat changed hands
+        self._lost = LostChats()  # chats taken over while a worker here was on them (said once)
         self._idle = asyncio.Event()
         self._idle.set()
         self._answering: dict[str, asyncio.Future[str | None]] = {}  # chat key -> the reply being made
@@ -164,7 +169,10 @@ class ProcessLoop:
         """Start the sender task (with an inbox: also the keeper of this replica's chat holds)."""
         self._tasks = [asyncio.create_task(self._send_replies(), name="gateway-send")]
         if isinstance(self._chats, HeldChats):
-            self._tasks.append(asyncio.create_task(self._keep_holds(), name="gateway-holds"))
+            # both read at each round: tests change them after the start
+            sweep, every = (lambda: self.take_waiting()), (lambda: self.sweep_every)
+            keep = keep_holds(self._chats.inbox, self._workers, sweep, self._lost, every)
+            self._tasks.append(asyncio.create_task(keep, name="gateway-holds"))
 
     async def take_waiting(self, *, at_start: bool = False, every: bool = False) -> int:
         """Work the chats of this loop's channels that have stored messages and no live hold (every
@@ -181,26 +189,6 @@ class ProcessLoop:
                     self.on_takeover(chat, previous)
             self._work(chat)
         return len(taken)
-
-    async def _keep_holds(self) -> None:
-        """Renew the holds of the chats being worked (every third of the lease) and take the chats
-        nobody live holds (every ``sweep_every`` s); a round the database misses is tried again."""
-        assert isinstance(self._chats, HeldChats)
-        inbox = self._chats.inbox
-        renewed_at = time.monotonic()
-        failing = False
-        while True:
-            await asyncio.sleep(self.sweep_every)
-            try:
-                if time.monotonic() - renewed_at >= inbox.lease.total_seconds() / 3:
-                    await inbox.renew(list(self._workers))
-                    renewed_at = time.monotonic()
-                await self.take_waiting()
-                failing = False
-            except Exception as exc:  # one line per outage, not one a second
-                if not failing:
-                    log.warning("[gateway] could not renew or sweep the chat holds: %s", type(exc).__name__)
-                failing = True
 
     @property
     def pending(self) -> int:
@@ -259,7 +247,8 @@ class ProcessLoop:
                 self._nudged.discard(chat)
                 claimed = await self._retrying(self._chats.next, chat)
                 if claimed is not None:
-                    await self._answer_one(*claimed)
+                    if not await self._answer_one(claimed):
+                        return  # the chat changed hands: its new holder answers the rest
                     continue
                 outcome = await self._retrying(self._chats.release, chat)
                 if outcome is Release.LOST:
@@ -273,10 +262,21 @@ class ProcessLoop:
             if self._workers.get(chat) is asyncio.current_task():
                 del self._workers[chat]
                 self._nudged.discard(chat)
+                self._lost.forget(chat)
             self._check_idle()
 
-    async def _answer_one(self, message: InboundMessage, received: datetime | None) -> None:
-        """Answer one claimed message: slot, handler, reply sent, then marked answered."""
+    async def _answer_one(self, claim: Claimed) -> bool:
+        """Answer one claimed message: slot, handler, the final send, then marked answered. False when
+        the chat changed hands meanwhile (nothing was sent, or the mark was refused): stop working it."""
+        message = claim.message
+        if claim.in_flight_by:
+            log.warning(
+                "[gateway] %s: the reply to message %s may have gone out from replica %s, which stopped "
+                "before marking it (in flight); answering it again",
+                message.chat_key,
+                message.inbox_id,
+                claim.in_flight_by,
+            )
         self._unfinished += 1
         try:
             async with self._working(message):
@@ -285,16 +285,39 @@ class ProcessLoop:
                     reply = await self._answer(message)
                 finally:
                     self._limit.release()
-                send_error = None
-                if reply:
-                    outbound, sent = self._queue_reply(message, reply)
-                    if self._shows_work(message) or self._inbox is not None:
-                        await sent.wait()
-                        send_error = self._send_errors.pop(id(outbound), None)
-                await self._mark_answered(message, send_error)
-                self._observe(message, reply, send_error, received)
+                sent, send_error = await self._send_final(claim, reply)
+                lost = "its reply is not sent" if not sent else ""
+                if not lost and not await self._mark_answered(claim, send_error):
+                    lost = "it was answered, not marked"
+                if lost:
+                    self._lost.say(claim.chat, f"message {message.inbox_id}: {lost}")
+                    self._taken_at.pop(message.inbox_id or id(message), None)
+                    return False
+                self._observe(message, reply, send_error, claim.received)
+                return True
         finally:
             self._done()
+
+    async def _send_final(self, claim: Claimed, reply: str | None) -> tuple[bool, str | None]:
+        """The answer's final send: the sender calls ``may_send`` right before the channel sends it.
+        (sent — False when the fence refused it; no reply is "sent" —, why the channel could not)."""
+        if not reply:
+            return True, None
+        outbound, done = self._queue_reply(claim.message, reply, fence=claim)
+        if not (self._shows_work(claim.message) or self._inbox is not None):
+            return True, None  # nothing marks it: the worker need not wait for the channel
+        await done.wait()
+        if id(outbound) in self._fenced_out:
+            self._fenced_out.discard(id(outbound))
+            return False, None
+        return True, self._send_errors.pop(id(outbound), None)
+
+    async def may_send(self, claim: Claimed) -> bool:
+        """The fence, for the final send of a reply (call it right before the channel sends): True while
+        this replica still holds the claim's chat at its generation — the send intent is then recorded,
+        so a replica answering the message after this one died knows it was in flight. Tried until the
+        database answers; False: the chat changed hands, send nothing (docs/scale-out.md, "Fencing")."""
+        return await self._retrying(lambda _chat: self._chats.fence(claim), claim.chat)
 
     async def _retrying(self, step: Callable[[Chat], Awaitable[T]], chat: Chat) -> T:
         """A database step of the worker, tried until it succeeds: the database being away must not drop
@@ -347,28 +370,29 @@ class ProcessLoop:
             )  # a notice: nobody waits for its send
         await self._limit.acquire()
 
-    async def _mark_answered(self, message: InboundMessage, send_error: str | None = None) -> None:
+    async def _mark_answered(self, claim: Claimed, send_error: str | None = None) -> bool:
         """The message's answer (a reply, a command's answer, an apology) has gone out: it is not answered
-        again after a restart. Marked after the send, not when the reply is made: a crash in between
-        answers it twice rather than never (docs/architecture.md, "The path of one message")."""
-        if self._inbox is None or not message.inbox_id:
-            return
-        inbox = self._inbox
-        # Tried until it is marked: the chat's next claim would otherwise take this message again.
-        await self._retrying(
-            lambda _chat: inbox.answered(message, send_error), (message.channel, message.chat_id)
-        )
+        again. Marked right after the send, not when the reply is made: a crash in between answers it
+        twice rather than never — on Telegram only a message whose send intent was recorded (on Feishu the
+        repeated send is dropped by its key), docs/architecture.md, "The path of one message". Conditional
+        on the claim's generation; False when the chat changed hands since the claim."""
+        # Tried until the database answers: the chat's next claim would otherwise take this message again.
+        return await self._retrying(lambda _chat: self._chats.answered(claim, send_error), claim.chat)
 
     def _queue_reply(
-        self, message: InboundMessage, text: str, *, track: bool = True
+        self, message: InboundMessage, text: str, *, track: bool = True, fence: Claimed | None = None
     ) -> tuple[OutboundMessage, asyncio.Event]:
         """Hand a reply to the sender; with ``track`` the event is set once its channel has sent it (or
-        failed to: then ``_send_errors`` says why)."""
+        failed to: then ``_send_errors`` says why). ``fence``: the message's answer (keyed by the
+        message, so a platform that drops repeated keys posts it once), sent only if ``may_send``."""
         self._unfinished += 1  # the reply is pending until a channel has it
-        outbound = OutboundMessage(message.channel, message.chat_id, text, reply_to=message.message_id)
+        key = f"answer:{message.inbox_id}" if fence is not None and message.inbox_id else ""
+        outbound = OutboundMessage(message.channel, message.chat_id, text, message.message_id, key)
         sent = asyncio.Event()
         if track:
             self._sent[id(outbound)] = sent
+        if fence is not None:
+            self._fences[id(outbound)] = fence
         self.outbound.put_nowait(outbound)
         return outbound, sent
 
@@ -439,9 +463,12 @@ class ProcessLoop:
             with contextlib.suppress(Exception):
                 await asyncio.shield(previous)
         channel = self._channels.get(reply.channel)
+        claim = self._fences.pop(id(reply), None)
         try:
             if channel is None:
                 log.error("[gateway] no channel %r for a reply to %s", reply.channel, reply.chat_id)
+            elif claim is not None and not await self.may_send(claim):
+                self._fenced_out.add(id(reply))
             else:
                 await channel.send(reply)
         except asyncio.CancelledError:

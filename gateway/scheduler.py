@@ -31,6 +31,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from memory.clock import utcnow
 from memory.engine import MemoryEngine
 from memory.model.protocol import MemoryModel, Turn
 from memory.pipeline.compression import CompressionReport, daily_compress, weekly_compress
@@ -138,7 +139,7 @@ class MemoryJobs:
     async def daily(self, now: datetime | None = None) -> str:
         """Sweep, then compress yesterday's (and any older uncompressed) Tier 3 events into Tier 2."""
         await self.extraction.sweep()
-        yesterday = (now or datetime.now(self.tz)).astimezone(self.tz).date() - timedelta(days=1)
+        yesterday = (now or utcnow()).astimezone(self.tz).date() - timedelta(days=1)
         report = await daily_compress(self.engine, self.model, yesterday)
         refreshed = await self._refresh_scratchpads(yesterday.isoformat())
         pruned = f", {refreshed} scratchpads refreshed" if refreshed else ""
@@ -202,7 +203,7 @@ class MemoryJobs:
 
         A job that never ran is only stamped (a fresh install does not compress at first start).
         """
-        now = now or datetime.now(self.tz)
+        now = now or utcnow().astimezone(self.tz)
         ran: list[str] = []
         for name, trigger in self.triggers.items():
             last = await self.log.last_run(name)
@@ -224,7 +225,7 @@ class MemoryJobs:
     def period_of(self, name: str, now: datetime | None = None) -> datetime:
         """The period a run of ``name`` at ``now`` serves: its latest scheduled fire time at or before
         ``now`` (every replica computes the same one for the same schedule)."""
-        now = (now or datetime.now(self.tz)).astimezone(self.tz)
+        now = (now or utcnow()).astimezone(self.tz)
         trigger = self.triggers[name]
         period: datetime | None = None
         moment: datetime | None = now - self._lookback
@@ -238,29 +239,54 @@ class MemoryJobs:
 
     async def run_period(self, name: str, period: datetime) -> str | None:
         """Run ``name`` for ``period`` if this replica claims it; its outcome, or None when another
-        replica holds or finished that period (or the run failed: logged and recorded)."""
-        if not await self.log.claim(name, period, self.replica, self.lease):
+        replica holds or finished that period, took the run over (this one stalled past its lease: the
+        run is stopped and not marked done), or the run failed (logged and recorded)."""
+        generation = await self.log.claim(name, period, self.replica, self.lease)
+        if generation is None:
             log.info("[gateway] job %s of %s: claimed by another replica, skipped", name, period.isoformat())
             return None
-        keeper = asyncio.create_task(self._keep_lease(name, period), name=f"lease-{name}")
+        run = asyncio.create_task(self.run(name), name=f"job-{name}")
+        lost = asyncio.Event()
+        keeper = asyncio.create_task(
+            self._keep_lease(name, period, generation, run, lost), name=f"lease-{name}"
+        )
         status, outcome = "ok", None
         try:
-            outcome = await self.run(name)
+            outcome = await run
             # One line per run and period: bench.replicas counts the periods run twice from these.
             log.info("[gateway] job %s of %s ran here", name, period.isoformat())
+        except asyncio.CancelledError:
+            if not lost.is_set():
+                raise  # shutdown: the claim stays open, its lease runs out, another takes over
+            log.warning(
+                "[gateway] job %s of %s: another replica took the run over (this one stalled past its "
+                "lease); stopped here",
+                name,
+                period.isoformat(),
+            )
+            return None
         except Exception as exc:  # run() logged and recorded it; the period is over all the same
             status = f"failed: {type(exc).__name__}"
-        finally:  # cancelled (shutdown): the claim stays open, its lease runs out, another takes over
+        finally:
             keeper.cancel()
-        if not await self.log.finish(name, period, self.replica, status):
+        if not await self.log.finish(name, period, self.replica, generation, status):
             log.warning("[gateway] job %s of %s was taken over by another replica", name, period.isoformat())
         return outcome
 
-    async def _keep_lease(self, name: str, period: datetime) -> None:
+    async def _keep_lease(
+        self, name: str, period: datetime, generation: int, run: asyncio.Task[str], lost: asyncio.Event
+    ) -> None:
+        """Renew the run's claim every third of the lease; when it was taken over, stop the run."""
         while True:
             await asyncio.sleep(self.lease.total_seconds() / 3)
-            with contextlib.suppress(Exception):  # a lost renewal shows at finish()
-                await self.log.renew(name, period, self.replica, self.lease)
+            try:
+                kept = await self.log.renew(name, period, self.replica, generation, self.lease)
+            except Exception:  # the database is away: the next round tries again
+                continue
+            if not kept:
+                lost.set()
+                run.cancel()
+                return
 
     async def take_over_stale(self) -> list[str]:
         """Finish the runs other replicas claimed and did not finish before their lease ran out (they
@@ -312,7 +338,7 @@ class MemoryJobs:
 
     def next_runs(self) -> dict[str, datetime | None]:
         """Next fire time of each job (for status)."""
-        now = datetime.now(self.tz)
+        now = utcnow().astimezone(self.tz)
         return {name: trigger.get_next_fire_time(None, now) for name, trigger in self.triggers.items()}
 
     def shutdown(self) -> None:

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 import os
+import threading
 import time
 import uuid as uuid_module
 from typing import Any
@@ -42,9 +43,12 @@ def message_event(
     token: str = "",
     app_id: str = "cli_stub",
     sender_type: str = "user",
+    create_time: int | None = None,
 ) -> dict[str, Any]:
-    """An ``im.message.receive_v1`` event (schema 2.0); ``content`` defaults to ``{"text": text}``."""
-    now = str(int(time.time() * 1000))
+    """An ``im.message.receive_v1`` event (schema 2.0); ``content`` defaults to ``{"text": text}``.
+    ``create_time`` (ms) defaults to now, and rises with every event made here, as two messages of one
+    person never carry the same time on Feishu (the gateway answers a chat in this order)."""
+    now = str(create_time if create_time is not None else _next_create_time())
     body = content if content is not None else {"text": text}
     return {
         "schema": "2.0",
@@ -78,6 +82,17 @@ def message_event(
             },
         },
     }
+
+
+_last_create_time = 0
+_create_time_lock = threading.Lock()
+
+
+def _next_create_time() -> int:
+    global _last_create_time
+    with _create_time_lock:
+        _last_create_time = max(int(time.time() * 1000), _last_create_time + 1)
+        return _last_create_time
 
 
 def url_verification(challenge: str, token: str) -> dict[str, Any]:

@@ -1,16 +1,29 @@
 """Timestamps as the database stores them: UTC, ``YYYY-MM-DD HH:MM:SS`` (what SQLite's datetime() emits);
-event days as ``YYYY-MM-DD``."""
+event days as ``YYYY-MM-DD``.
+
+``utcnow`` is this host's clock, for what a host records (a turn's time, a memory's creation). Leases,
+due times and claims never use it: they run on the store's one clock (``memory/store/sql.py``,
+``store_clock``), so gateways on hosts whose clocks disagree still agree on them. ``set_offset`` makes
+this host's clock run off by a fixed amount (``gateway.clockOffset``: the ``skew`` trial of
+``bench.replicas`` shows that changes nothing)."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 DB_FORMAT = "%Y-%m-%d %H:%M:%S"
+_offset = timedelta(0)
+
+
+def set_offset(seconds: float) -> None:
+    """Make ``utcnow`` run ``seconds`` ahead (negative: behind) of the machine's clock, for the process."""
+    global _offset
+    _offset = timedelta(seconds=seconds)
 
 
 def utcnow() -> datetime:
-    """Now, timezone-aware UTC."""
-    return datetime.now(UTC)
+    """Now, timezone-aware UTC (this host's clock, shifted by ``set_offset``)."""
+    return datetime.now(UTC) + _offset
 
 
 def to_db(moment: datetime) -> str:

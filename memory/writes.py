@@ -8,12 +8,19 @@ why each threshold is what it is. The SQL is in ``memory/store/memories.py``; th
 
 After any change the writer tells the caches what they must forget: the owner's known projects (the
 retriever) and the owner's vector matrix (unless the change only appended rows to it).
+
+One owner, one writer: every transaction here first makes itself the owner's only memory writer across
+gateways (``_owner_transaction``: a per-owner advisory lock on PostgreSQL, the file's write lock on SQLite),
+so the duplicate and supersede checks read what another gateway's write of that owner committed: an
+extraction on one gateway and ``/remember`` on another cannot leave two live values of one single-valued
+fact (docs/scale-out.md, "One writer per owner").
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime
 
 import numpy as np
@@ -87,6 +94,13 @@ class MemoryWriter:
         # Called when rows were stored without a vector (the gateway wakes its backfill with it).
         self.on_vectors_missing: Callable[[], None] | None = None
 
+    @contextlib.asynccontextmanager
+    async def _owner_transaction(self, owner: str) -> AsyncIterator[None]:
+        """One transaction in which this process is ``owner``'s only memory writer (see the module doc)."""
+        async with self._store.transaction():
+            await self._store.memories.serialise_owner(owner)
+            yield
+
     def changed(self, owner: str) -> None:
         """Forget what is cached about the owner's memories (known projects, vector matrix)."""
         self._forget_owner(owner)
@@ -123,7 +137,7 @@ class MemoryWriter:
         vectors = await self._embedding.passages([f.content for f in checked]) if embed else None
         results: list[WriteResult] = []
         try:
-            async with self._store.transaction():
+            async with self._owner_transaction(owner):
                 if first is not None:
                     await first()
                 if vectors is not None:
@@ -289,7 +303,7 @@ class MemoryWriter:
         ids = list(dict.fromkeys(int(i) for i in memory_ids))
         if not ids:
             return 0
-        async with self._store.transaction():
+        async with self._owner_transaction(owner):
             done = await self._store.memories.archive(owner, ids, to_db(now or utcnow()))
         if done:
             self.changed(owner)
@@ -297,7 +311,7 @@ class MemoryWriter:
 
     async def restore(self, owner: str, memory_id: int, now: datetime | None = None) -> bool:
         """Undo an archive (a forget, a supersede, a merge): the row is live and searchable again."""
-        async with self._store.transaction():
+        async with self._owner_transaction(owner):
             done = await self._store.memories.restore(owner, memory_id, to_db(now or utcnow()))
         if done:
             self.changed(owner)  # its vector was kept while archived: the owner's matrix is rebuilt with it
@@ -305,7 +319,7 @@ class MemoryWriter:
 
     async def purge(self, owner: str, memory_id: int) -> bool:
         """Delete one memory for good, and the cached vector of its exact text."""
-        async with self._store.transaction():
+        async with self._owner_transaction(owner):
             content = await self._store.memories.purge(owner, memory_id)
             if content is not None:
                 await self._store.vectors.uncache(text_hash(content))
@@ -339,7 +353,7 @@ class MemoryWriter:
         memories = self._store.memories
         results: list[WriteResult] = []
         try:
-            async with self._store.transaction():
+            async with self._owner_transaction(owner):
                 if vectors is not None:
                     await self._vectors.drop_if_others_wrote()
                 found = await memories.live_keys(owner, old)

@@ -1,9 +1,10 @@
-"""Several gateways, one database: real trials of replicas that share the work (issue 29, item 5).
+"""Several gateways, one database: real trials of replicas that share the work (issue 29, item 5; the
+fault trials and ``in_flight_at_kill``: issue 38).
 
     python -m bench.replicas --database postgresql://USER@HOST/DB | auto | sqlite
-        [--trials webhook,polling,feishu] [--replicas 3] [--chats 50] [--messages 12] [--latency 0.2]
-        [--kill-at 0.4] [--no-kill] [--restart-after 3] [--jobs-every 2] [--no-throughput]
-        [--workdir DIR] [--json]
+        [--trials webhook,polling,feishu,stall,skew,race] [--replicas 3] [--chats 50] [--messages 12]
+        [--latency 0.2] [--kill-at 0.4] [--no-kill] [--restart-after 3] [--stall-for 35] [--skew 25]
+        [--jobs-every 2] [--no-throughput] [--workdir DIR] [--json]
 
 ``--database auto`` starts a throwaway PostgreSQL cluster for the run and removes it after
 (bench/replicas/cluster.py); ``sqlite`` runs one replica only (the smoke test of the machinery). Each
@@ -23,6 +24,10 @@ process with ``--latency`` per reply (bench/stub_process.py; its memory model ex
 - ``feishu`` (bench/replicas/feishu.py): Feishu in HTTP-callback mode behind the forwarder, the local
   Feishu server posting signed, encrypted events and retrying each until 2xx
   (localservers/feishu_callback.py); replica 0 killed and restarted.
+- ``stall``, ``skew``, ``race`` (bench/replicas/faults.py): the webhook set-up with replica 0 SIGSTOPped
+  for ``--stall-for`` seconds (past its 30 s lease) then SIGCONTinued; with replica 1's clock ``--skew``
+  seconds ahead (``gateway.clockOffset``); with each chat's messages posted two at a time over two
+  connections. No kill in these.
 
 Each chat's messages go in order (the next once the last was accepted), chats concurrently. The counts
 (bench/replicas/counting.py) come from what the platform stub received: ``lost`` (sent, never answered),
@@ -31,15 +36,20 @@ first answer to a later one), ``duplicate_memories`` (live memories of one owner
 after the run), ``job_runs_duplicated`` (runs beyond the first of a (job, period), from the replicas'
 "job X of PERIOD ran here" log lines; ``job_periods`` says out of how many), ``takeover_s`` (webhook and
 Feishu: from the kill until the last message accepted and unanswered at the kill was answered; polling:
-until the next poll). ``throughput_one`` / ``throughput`` are messages/s of the webhook path with 1 and 2
-replicas, zero model latency, no kill (``--no-throughput`` skips them; on SQLite only ``throughput_one``).
+until the next poll; stall: from the stop), ``in_flight_at_kill`` (the messages whose reply the killed or
+stopped replica had recorded as being sent and not marked answered, read from the database at once: on
+Telegram the only ones that may be answered twice; None without a kill). ``throughput_one`` /
+``throughput`` are messages/s of the webhook path with 1 and 2 replicas, zero model latency, no kill
+(``--no-throughput`` skips them; on SQLite only ``throughput_one``).
 ``cache_staleness`` is filled by ``bench/cache_staleness.py``'s ``measure_staleness`` when that module
 exists (null otherwise).
 
 ``--json`` prints one object: ``store``, ``runs`` [{mode, replicas, messages, answered, lost,
-answered_twice, order_violations, duplicate_memories, job_runs_duplicated, takeover_s, …}],
+answered_twice, order_violations, duplicate_memories, job_runs_duplicated, takeover_s,
+in_flight_at_kill, …}],
 ``throughput``, ``throughput_one``, ``cache_staleness``. Exit 1 when any run lost a message, answered one
-twice or out of order; 2 on a bad ``--database``.
+out of order, duplicated a memory or a job run, or answered one twice beyond what was in flight at a
+Telegram kill (``cli.run_failed``); 2 on a bad ``--database``.
 """
 
 from bench.replicas.cli import main

@@ -76,6 +76,18 @@ def poller(logs: dict[int, str]) -> int | None:
     return polling[0] if len(polling) == 1 else None
 
 
+async def in_flight(database: str, replica: str) -> int:
+    """Messages whose reply ``replica`` recorded as being sent and never marked answered (its send
+    intent: gateway/inbox.py), read from the database."""
+    from memory.store.open import open_store
+
+    store = await open_store(database, create=False, warm_text=False)
+    try:
+        return await store.inbox.in_flight(replica)
+    finally:
+        await store.close()
+
+
 async def duplicate_memories(database: str) -> int:
     """Live memories beyond the first with the same text, per owner (after every replica stopped)."""
     from memory.engine import MemoryEngine

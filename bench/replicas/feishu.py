@@ -21,7 +21,14 @@ import aiohttp
 
 from bench.replicas.counting import Sent
 from bench.replicas.gateways import Replica, make_replica, start_all, stop_all, write_config
-from bench.replicas.trial import TrialSettings, answered_after, kill_accepted, report, settle
+from bench.replicas.trial import (
+    TrialSettings,
+    answered_after,
+    in_flight_at,
+    kill_accepted,
+    report,
+    settle,
+)
 from bench.replicas.webhook import chat_text
 from bench.stub_process import stub_server
 from localservers.feishu_callback import CallbackSender
@@ -97,7 +104,7 @@ async def run_feishu(s: TrialSettings, base: Path) -> dict[str, Any]:
                 async with aiohttp.ClientSession() as http:
                     await start_all(replicas, http)
                     work = asyncio.create_task(send_chats(sender, app_id, s, sent))
-                    takeover = await _kill_and_restart(s, replicas[0], feishu, sent, http)
+                    takeover, flying = await _kill_and_restart(s, replicas[0], feishu, sent, http)
                     await work
                     finished = await settle(lambda: feishu_replies(feishu), set(sent.chat_of), s.idle)
                     await asyncio.sleep(1.0)  # a late second answer would show now
@@ -107,22 +114,26 @@ async def run_feishu(s: TrialSettings, base: Path) -> dict[str, Any]:
         result = await report("feishu", s, sent, lambda: feishu_replies(feishu), replicas, finished)
         result["reply_requests_twice"] = reply_requests_twice(feishu, {str(m) for m in sent.chat_of})
     result["takeover_s"] = None if takeover is None else round(takeover, 2)
+    result["in_flight_at_kill"] = flying  # Feishu drops the repeat of each: its key is the message's
     result["callback_retries"] = sender.failed_attempts
     return result
 
 
 async def _kill_and_restart(
     s: TrialSettings, victim: Replica, feishu: FeishuStub, sent: Sent, http: aiohttp.ClientSession
-) -> float | None:
-    """SIGKILL ``victim`` once ``kill_at`` of the events were accepted, restart it; the takeover time."""
+) -> tuple[float | None, int | None]:
+    """SIGKILL ``victim`` once ``kill_at`` of the events were accepted, restart it; the takeover time and
+    its sends in flight at the kill."""
     if s.kill_at is None:
-        return None
+        return None, None
     await kill_accepted(s, sent)
     victim.kill()
     killed = time.monotonic()
     answered = {m for _, m in feishu_replies(feishu)}
     pending = {m for m in sent.accepted_at if m not in answered}
-    await asyncio.sleep(s.restart_after)
+    flying = await in_flight_at(s, victim)
+    await asyncio.sleep(max(s.restart_after - (time.monotonic() - killed), 0.0))
     victim.start()
     await victim.wait_ready(http)
-    return await answered_after(lambda: feishu_replies(feishu), killed, pending, s.idle + s.restart_after)
+    wait = s.idle + s.restart_after
+    return await answered_after(lambda: feishu_replies(feishu), killed, pending, wait), flying

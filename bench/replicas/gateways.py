@@ -61,11 +61,25 @@ class Replica:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(10)
 
+    def pause(self) -> None:
+        """SIGSTOP: the process stalls (a long GC pause, a frozen VM) — nothing of it runs until
+        ``resume``, its connections and leases untouched."""
+        if self.alive():
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after ``pause``."""
+        if self.alive():
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGCONT)
+
     def stop(self) -> int | None:
         """SIGTERM (the gateway drains), then wait; the exit code."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)  # a stopped process would not hear the SIGTERM
             self.proc.terminate()
             try:
                 self.proc.wait(60)

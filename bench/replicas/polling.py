@@ -17,7 +17,7 @@ import aiohttp
 
 from bench.replicas.counting import Sent, poller
 from bench.replicas.gateways import Replica, make_replica, start_all, stop_all, write_config
-from bench.replicas.trial import TrialSettings, kill_accepted, report, settle, until
+from bench.replicas.trial import TrialSettings, in_flight_at, kill_accepted, report, settle, until
 from bench.replicas.webhook import FIRST_USER, chat_text, telegram_replies, telegram_section
 from bench.stub_process import stub_server
 from localservers.telegram_server import TelegramStub
@@ -60,15 +60,17 @@ async def run_polling(s: TrialSettings, base: Path) -> dict[str, Any]:
             stop_all(replicas)
     result = await report("polling", s, sent, lambda: telegram_replies(tg), replicas, finished)
     result["takeover_s"] = None if killed is None else killed[1]
+    result["in_flight_at_kill"] = None if killed is None else killed[2]
     result["poller_killed"] = None if killed is None else replicas[killed[0]].name
     return result
 
 
 async def _kill_poller(
     s: TrialSettings, replicas: list[Replica], tg: TelegramStub, sent: Sent, http: aiohttp.ClientSession
-) -> tuple[int, float | None] | None:
+) -> tuple[int, float | None, int] | None:
     """SIGKILL the poller once ``kill_at`` of the updates were confirmed; (its index, seconds until
-    another replica's first getUpdates — None if none came within ``idle``); restart it after."""
+    another replica's first getUpdates — None if none came within ``idle`` —, its sends in flight at the
+    kill); restart it after."""
     if s.kill_at is None:
         return None
     await kill_accepted(s, sent)
@@ -78,6 +80,7 @@ async def _kill_poller(
     victim = replicas[index]
     victim.kill()
     killed = time.monotonic()
+    flying = await in_flight_at(s, victim)
 
     def polled_since() -> list[float]:
         return [c.at for c in tg.requests("getUpdates") if c.at >= killed]
@@ -91,4 +94,4 @@ async def _kill_poller(
     await asyncio.sleep(s.restart_after)
     victim.start()
     await victim.wait_ready(http)
-    return index, takeover
+    return index, takeover, flying

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.replicas.counting import Sent, count, duplicate_memories, job_runs, job_runs_duplicated
+from bench.replicas.counting import (
+    Sent,
+    count,
+    duplicate_memories,
+    in_flight,
+    job_runs,
+    job_runs_duplicated,
+)
 from bench.replicas.gateways import Replica
 
 Answers = Callable[[], list[tuple[float, Hashable]]]  # (time, replied-to message) of every answer so far
@@ -30,6 +37,8 @@ class TrialSettings:
     timeout: float  # for the replicas to become ready, and the messages to be accepted
     idle: float  # no new answer for this long: the trial ends, what is unanswered is lost
     jobs_every: float | None = None  # gateway.jobsEvery: every scheduled job's period, in seconds
+    stall_for: float = 35.0  # the stall trial: seconds replica 0 stays SIGSTOPped (past its 30 s lease)
+    skew: float = 25.0  # the skew trial: seconds replica 1's clock runs ahead (gateway.clockOffset)
 
     @property
     def total(self) -> int:
@@ -95,10 +104,17 @@ def _keep_record(sent: Sent, answers: list[tuple[float, Hashable]], path: Path) 
     path.write_text(json.dumps(record), encoding="utf-8")
 
 
+async def in_flight_at(s: TrialSettings, victim: Replica) -> int:
+    """Right after ``victim`` was killed (or stopped): the messages whose reply it had recorded as being
+    sent and not marked answered — on Telegram, the only ones another replica may answer a second time."""
+    return await in_flight(s.database, victim.name)
+
+
 async def report(
     mode: str, s: TrialSettings, sent: Sent, answers: Answers, replicas: list[Replica], finished: float
 ) -> dict[str, Any]:
-    """The run's JSON object (after every replica stopped), without ``takeover_s``."""
+    """The run's JSON object (after every replica stopped), without ``takeover_s`` and
+    ``in_flight_at_kill`` (the trial's own)."""
     result: dict[str, Any] = {"mode": mode, "replicas": s.replicas, "messages": s.total}
     result.update(count(sent, answers()))
     _keep_record(sent, answers(), replicas[0].log.parent / "answers.json")

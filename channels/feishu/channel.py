@@ -25,8 +25,9 @@ at start, retried with backoff up to 5 minutes until it answers; meanwhile any @
 warning). The bot's placeholder (``@_user_1``) is cut and other people's become ``@Name``.
 
 Sending. Each reply is cut with ``split_text(text, 4000)``; every piece is a Reply API call on the inbound
-message (``create`` in the chat when there is nothing to reply to) with a ``uuid`` derived from the target,
-the piece's index and its text, so a retried send never posts twice (Feishu keeps a uuid for 1 h). A piece
+message (``create`` in the chat when there is nothing to reply to) with a ``uuid`` from the target, the
+piece's index and the reply's ``key`` (the message it answers) or its text: a retried send, or a second
+replica's answer to it after the first died mid-send, never posts twice (Feishu keeps a uuid 1 h). A piece
 with Markdown goes as a ``post`` (see ``post``), and as plain ``text`` if Feishu refuses the post.
 HTTP 429, rate-limit codes, 5xx and network errors are retried a few times with backoff (honouring
 ``x-ogw-ratelimit-reset``); any other refusal raises ``FeishuApiError`` with Feishu's code and message.
@@ -461,7 +462,7 @@ class FeishuChannel:
             await self._send_piece(message, index, piece)
 
     async def _send_piece(self, message: OutboundMessage, index: int, piece: str) -> None:
-        uuid = message_uuid(message.reply_to or message.chat_id, index, piece)
+        uuid = message_uuid(message.reply_to or message.chat_id, index, piece, message.key)
         msg_type, content = reply_body(piece)
         resp = await self._call_with_retries(message, msg_type, content, uuid)
         if not resp.success() and msg_type == "post" and not retryable(resp):

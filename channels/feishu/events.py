@@ -42,6 +42,7 @@ class FeishuEvent:
     message_type: str  # "text", "post", "image", ...
     content: str  # the message content, a JSON string
     mentions: tuple[Mention, ...] = ()
+    create_time: int = 0  # when the message was sent, ms since the epoch (Feishu's order of a chat)
 
 
 def event_from_lark(data: P2ImMessageReceiveV1) -> FeishuEvent:
@@ -69,7 +70,16 @@ def event_from_lark(data: P2ImMessageReceiveV1) -> FeishuEvent:
         message_type=getattr(message, "message_type", None) or "",
         content=getattr(message, "content", None) or "",
         mentions=mentions,
+        create_time=_milliseconds(getattr(message, "create_time", None)),
     )
+
+
+def _milliseconds(value: Any) -> int:
+    """Feishu's ``create_time`` (a string of milliseconds); 0 when missing or malformed."""
+    try:
+        return max(int(str(value)), 0)
+    except ValueError:
+        return 0
 
 
 def inbound_message(event: FeishuEvent, bot_open_id: str) -> InboundMessage | None:
@@ -100,6 +110,7 @@ def inbound_message(event: FeishuEvent, bot_open_id: str) -> InboundMessage | No
         mentions_bot=mentions_bot,
         attachment=attachment,
         delivery_id=event.event_id,
+        sequence=event.create_time,
     )
 
 
@@ -117,9 +128,12 @@ def text_and_attachment(message_type: str, content: str) -> tuple[str, str]:
     return "", message_type or "message"
 
 
-def message_uuid(target: str, index: int, text: str) -> str:
-    """Feishu's idempotency key (≤ 50 chars) for piece ``index`` of a reply to ``target``."""
-    digest = hashlib.sha256(f"{target}\x00{index}\x00{text}".encode()).hexdigest()
+def message_uuid(target: str, index: int, text: str, key: str = "") -> str:
+    """Feishu's idempotency key (≤ 50 chars) for piece ``index`` of a reply to ``target``: from the
+    reply's ``key`` when it has one (the answer to one message: the same whichever replica sends it and
+    whatever the model said the second time), else from its text."""
+    what = f"key\x00{key}" if key else text
+    digest = hashlib.sha256(f"{target}\x00{index}\x00{what}".encode()).hexdigest()
     return f"tc-{digest[:40]}"
 
 

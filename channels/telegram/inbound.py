@@ -69,4 +69,5 @@ def addressed_message(
         mentions_bot=bool(spans) or replied,
         attachment=kind,
         delivery_id=str(update.update_id),
+        sequence=update.update_id,  # Telegram numbers a bot's updates in order: the chat's order
     )

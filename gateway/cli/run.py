@@ -215,6 +215,10 @@ async def _serve(config: Config) -> int:
 async def _serve_locked(config: Config) -> int:
     from gateway.app import Runtime
     from gateway.ops_http import start_operations
+    from memory.clock import set_offset
+
+    if config.gateway.clock_offset:  # trials only: this replica's clock runs off (docs/scale-out.md)
+        set_offset(config.gateway.clock_offset)
 
     page_settings = config.dashboard
     if page_settings.enabled:

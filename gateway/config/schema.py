@@ -22,6 +22,7 @@ from gateway.config.values import (
     Clock,
     DatabaseUrl,
     Duration,
+    Offset,
     Secret,
     Wait,
     Weekday,
@@ -225,6 +226,13 @@ class GatewayConfig(_Model):
     # For trials only: every scheduled memory job fires every this long instead of at its clock time
     # (bench.replicas runs many periods in a minute to count duplicated runs; docs/scale-out.md).
     jobs_every: Duration | None = None
+    # How long a chat's newest message waits before it is answered when an earlier message of the chat
+    # may still be on its way (delivered over another connection): the chat is answered in the
+    # platform's order if the earlier one arrives within this (docs/scale-out.md, "Platform order").
+    reorder_window: Wait = 0.3
+    # For trials only: this process's clock runs this far off (bench.replicas's skew trial; leases and
+    # due times use the database's clock, so it changes nothing there: docs/scale-out.md, "One clock").
+    clock_offset: Offset = 0.0
 
 
 _IDENTITY_RE = re.compile(r"[a-z][a-z0-9_-]*:\S+")

@@ -51,10 +51,22 @@ def parse_wait(value: Any) -> float:
     return parse_duration(value)
 
 
+def parse_offset(value: Any) -> float:
+    """A signed duration: ``"25s"``, ``"-25s"``, ``"-1m30s"``, ``0`` or a number of seconds (a clock
+    may run behind as well as ahead)."""
+    if isinstance(value, str) and value.strip().startswith("-"):
+        return -parse_wait(value.strip()[1:])
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+        return -parse_wait(-value)
+    return parse_wait(value)
+
+
 def format_duration(seconds: float) -> str:
     """The shortest ``1h30m``-style spelling of ``seconds`` (what ``parse_duration`` reads back)."""
     if seconds != int(seconds):
         return f"{seconds:g}s"
+    if seconds < 0:
+        return "-" + format_duration(-seconds)
     rest = int(seconds)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
@@ -101,6 +113,12 @@ Duration = Annotated[
 Wait = Annotated[
     float,
     BeforeValidator(parse_wait),
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+]
+# A signed duration (a clock running behind or ahead).
+Offset = Annotated[
+    float,
+    BeforeValidator(parse_offset),
     PlainSerializer(format_duration, return_type=str, when_used="json"),
 ]
 Clock = Annotated[str, BeforeValidator(parse_clock)]

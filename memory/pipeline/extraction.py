@@ -81,6 +81,11 @@ class BatchAlreadyWritten(RuntimeError):
     """Another run committed some of this batch's turns first: writing it again would duplicate them."""
 
 
+class ClaimLost(RuntimeError):
+    """The owner's claim changed hands before the batch was written (this replica stalled past its
+    lease): the batch is not written; the replica that took it over extracts those turns."""
+
+
 class ExtractionService:
     """Buffers turns and runs batch extraction per owner in background tasks, when the owner's due time
     in the database comes (``extraction_due.py``), on this replica or another."""
@@ -318,6 +323,12 @@ class ExtractionService:
                 async with self.due.renewing(claim):
                     retry_at = await self._extract_claimed(claim, force, result)
                     next_due = retry_at or await self._next_due(owner)
+                if claim.lost:
+                    log.warning(
+                        "[memory] owner=%s: another replica took this extraction over (this one stalled "
+                        "past its lease); nothing more is written here",
+                        owner,
+                    )
             except asyncio.CancelledError:  # stopping: due now, for another replica or the next start
                 await self.due.release(claim, self._clock())
                 raise
@@ -336,7 +347,7 @@ class ExtractionService:
             )
             if not batch:
                 return None
-            done, retry_at = await self._extract_batch(claim.owner, batch, result)
+            done, retry_at = await self._extract_batch(claim, batch, result)
             if not done:
                 return retry_at
         return None
@@ -355,17 +366,21 @@ class ExtractionService:
         return total
 
     async def _extract_batch(
-        self, owner: str, batch: list[BufferedTurn], result: FlushResult
+        self, claim: OwnerClaim, batch: list[BufferedTurn], result: FlushResult
     ) -> tuple[bool, datetime | None]:
         """Extract and write one batch; (written, retry time when it failed and will be retried)."""
+        owner = claim.owner
         ids = [t.id for t in batch]
         ref = f"buffer:{ids[0]}-{ids[-1]}"
         turns = [Turn(t.role, t.content, t.created_at) for t in batch]
         try:
             extraction = await self.model.extract(turns)
-            written = await self._store(owner, batch, extraction, ref)
+            written = await self._store(claim, batch, extraction, ref)
         except asyncio.CancelledError:
             raise
+        except ClaimLost:
+            claim.lost = True
+            return True, None
         except BatchAlreadyWritten:
             log.info("[memory] batch %s owner=%s was already extracted by another run", ref, owner)
             return True, None
@@ -424,13 +439,18 @@ class ExtractionService:
         except Exception as exc:
             log.warning("[memory] scratchpad update failed for owner=%s: %s", owner, type(exc).__name__)
 
-    async def _store(self, owner: str, batch: list[BufferedTurn], extraction: Extraction, ref: str) -> int:
-        """Commit the batch in one transaction — claim its turns (remove them from the buffer), write its
-        summary (an episode), its facts (clean path) and the episode's fact ids — and return how many
-        facts were written.
+    async def _store(
+        self, claim: OwnerClaim, batch: list[BufferedTurn], extraction: Extraction, ref: str
+    ) -> int:
+        """Commit the batch in one transaction — check the owner's claim is still this replica's at its
+        generation (the fence), claim its turns (remove them from the buffer), write its summary (an
+        episode), its facts (clean path) and the episode's fact ids — and return how many facts were
+        written.
 
-        ``BatchAlreadyWritten`` (and nothing written) when some of the turns were gone already.
+        ``ClaimLost`` or ``BatchAlreadyWritten`` (and nothing written) when the claim changed hands or
+        some of the turns were gone already.
         """
+        owner = claim.owner
         now = self._clock()
         ids = [t.id for t in batch]
         facts: list[Fact] = []
@@ -445,6 +465,8 @@ class ExtractionService:
         episode_ids: list[int] = []
 
         async def claim_and_summarise() -> None:
+            if not await self.due.fence(claim):
+                raise ClaimLost(ref)
             if await self.buffer.remove(ids) != len(ids):
                 raise BatchAlreadyWritten(ref)
             if summary and not await self.engine.events.find(owner, source_ref=ref, limit=1):

@@ -9,8 +9,11 @@ the extraction runs and released after the write; a replica that dies stops rene
 runs out another replica claims the owner and extracts what is still buffered (turns leave the buffer
 only in the transaction that writes their memories: ``extraction.py``).
 
-Times here carry microseconds (``memory.clock.to_db_fine``): a quiet gap or lease shorter than a second
-compares right.
+Due times and leases are the store's one clock (the server's on PostgreSQL: ``memory/store/sql.py``,
+``store_clock``): this module gives seconds from now, never a host's time, so replicas whose clocks
+disagree agree on them. A claim carries a generation that rises when it changes hands; the batch's write
+is fenced by it (``fence``, inside the write's transaction), so a replica that stalled past its lease
+and wakes writes nothing (docs/scale-out.md, "Fencing").
 """
 
 from __future__ import annotations
@@ -20,9 +23,8 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from memory.clock import to_db_fine
 from memory.store.protocol import ExtractionDueRowsAPI
 
 log = logging.getLogger("tierclaw.memory")
@@ -35,11 +37,12 @@ DEFAULT_POLL = 1.0
 
 @dataclass(slots=True)
 class OwnerClaim:
-    """This replica's claim on one owner: the due time it saw, and whether it was lost meanwhile (its
-    lease ran out and another replica took the owner: stop before the next batch)."""
+    """This replica's claim on one owner: the due time it saw, the claim's generation, and whether it was
+    lost meanwhile (its lease ran out and another replica took the owner: stop before the next batch)."""
 
     owner: str
     seen_due: str
+    generation: int = 0
     lost: bool = False
 
 
@@ -61,28 +64,25 @@ class DueTimes:
         self.takeovers = 0  # owners claimed after another replica's lease ran out
         self.on_takeover: Callable[[], None] | None = None  # tierclaw_lease_takeovers_total (gateway)
 
-    def _lease_end(self) -> str:
-        return to_db_fine(self._clock() + timedelta(seconds=self.lease))
+    def _from_now(self, moment: datetime) -> float:
+        """Seconds from now (this host's clock) until ``moment``: what the store adds to its own clock."""
+        return max((moment - self._clock()).total_seconds(), 0.0)
 
     async def push(self, owner: str, *, quiet_gap: float, token_budget: int) -> float:
         """After a buffered turn: the owner is due in ``quiet_gap`` seconds, or now when its buffer
         reached ``token_budget``; returns the seconds until due."""
-        now = self._clock()
-        hit = await self._rows.push(
-            owner, token_budget, to_db_fine(now), to_db_fine(now + timedelta(seconds=quiet_gap))
-        )
+        hit = await self._rows.push(owner, token_budget, quiet_gap)
         return 0.0 if hit else quiet_gap
 
     async def ensure(self, owner: str, due: datetime) -> None:
         """An owner with buffered turns and no due time gets ``due`` (resuming at start)."""
-        await self._rows.ensure(owner, to_db_fine(due))
+        await self._rows.ensure(owner, self._from_now(due))
 
     async def claim(self, owner: str) -> OwnerClaim | None:
         """Claim ``owner`` now whatever its due time (``/memory``, ``/new``, the sweep); None when another
         replica is extracting it."""
-        now = self._clock()
-        seen = await self._rows.claim(owner, self.replica, to_db_fine(now), self._lease_end())
-        return OwnerClaim(owner, seen) if seen is not None else None
+        taken = await self._rows.claim(owner, self.replica, self.lease)
+        return OwnerClaim(owner, *taken) if taken is not None else None
 
     async def claim_when_free(self, owner: str, patience: float, step: float = 0.1) -> OwnerClaim | None:
         """``claim``, asking again every ``step`` seconds for up to ``patience`` seconds while another
@@ -97,11 +97,10 @@ class DueTimes:
 
     async def claim_due(self) -> str | None:
         """Claim the owner due longest ago that nobody holds; its name, or None when none is due."""
-        now = self._clock()
-        found = await self._rows.claim_due(self.replica, to_db_fine(now), self._lease_end())
+        found = await self._rows.claim_due(self.replica, self.lease)
         if found is None:
             return None
-        owner, _, holder = found
+        owner, _, holder, _ = found
         if holder is not None and holder != self.replica:
             self.takeovers += 1
             if self.on_takeover is not None:
@@ -118,8 +117,8 @@ class DueTimes:
             while True:
                 await asyncio.sleep(self.lease / 3)
                 try:
-                    if not await self._rows.renew(claim.owner, self.replica, self._lease_end()):
-                        claim.lost = True
+                    if not await self.fence(claim):
+                        claim.lost = True  # the flush says so, once (extraction.py)
                         return
                 except Exception as exc:  # the database is away: the next round tries again
                     log.warning("[memory] could not renew the extraction lease: %s", type(exc).__name__)
@@ -132,14 +131,19 @@ class DueTimes:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
+    async def fence(self, claim: OwnerClaim) -> bool:
+        """Whether ``claim`` is still this replica's at its generation, renewing its lease if so. Inside
+        the batch's write transaction it is the write's fence (the row stays locked to the commit on
+        PostgreSQL)."""
+        return await self._rows.renew(claim.owner, self.replica, claim.generation, self.lease)
+
     async def release(self, claim: OwnerClaim, next_due: datetime | None) -> None:
         """End the claim: the owner's row goes (``next_due`` None: nothing left to extract) or waits for
         ``next_due``; a due time a new turn pushed meanwhile is kept. A failure is logged: the lease runs
         out and the owner is claimed again."""
         try:
-            await self._rows.release(
-                claim.owner, self.replica, claim.seen_due, to_db_fine(next_due) if next_due else None
-            )
+            next_in = self._from_now(next_due) if next_due is not None else None
+            await self._rows.release(claim.owner, self.replica, claim.generation, claim.seen_due, next_in)
         except Exception as exc:
             log.warning(
                 "[memory] could not release the extraction claim owner=%s: %s",

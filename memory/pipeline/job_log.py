@@ -34,28 +34,30 @@ class JobLog:
 
     # ----------------------------------------------------------------- claims per period
 
-    async def claim(self, job: str, period: datetime, replica: str, lease: timedelta) -> bool:
+    async def claim(self, job: str, period: datetime, replica: str, lease: timedelta) -> int | None:
         """Take ``job``'s run for ``period`` (its scheduled fire time) for ``replica``, leased for
-        ``lease``; False when another replica holds it or the period's run is done."""
+        ``lease`` (on the store's clock); the claim's generation, or None when another replica holds it
+        or the period's run is done."""
         if self._claims is None:
-            return True
-        now = utcnow()
-        return await self._claims.claim(job, to_db(period), replica, to_db(now), to_db(now + lease))
+            return 1
+        return await self._claims.claim(job, to_db(period), replica, lease.total_seconds())
 
-    async def renew(self, job: str, period: datetime, replica: str, lease: timedelta) -> bool:
+    async def renew(
+        self, job: str, period: datetime, replica: str, generation: int, lease: timedelta
+    ) -> bool:
         """Extend the lease of a run still going; False when the claim was lost."""
         if self._claims is None:
             return True
-        return await self._claims.renew(job, to_db(period), replica, to_db(utcnow() + lease))
+        return await self._claims.renew(job, to_db(period), replica, generation, lease.total_seconds())
 
-    async def finish(self, job: str, period: datetime, replica: str, status: str) -> bool:
+    async def finish(self, job: str, period: datetime, replica: str, generation: int, status: str) -> bool:
         """Mark the period's run done; False when another replica had taken it over."""
         if self._claims is None:
             return True
-        return await self._claims.finish(job, to_db(period), replica, to_db(utcnow()), status[:200])
+        return await self._claims.finish(job, to_db(period), replica, generation, status[:200])
 
     async def stale(self) -> list[tuple[str, datetime, str]]:
         """(job, period, claimed_by) of runs cut short: not done, lease run out."""
         if self._claims is None:
             return []
-        return [(job, from_db(period), by) for job, period, by in await self._claims.stale(to_db(utcnow()))]
+        return [(job, from_db(period), by) for job, period, by in await self._claims.stale()]

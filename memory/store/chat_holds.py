@@ -1,8 +1,18 @@
 """The SQL of chat holds: one replica at a time answers a chat's messages (docs/scale-out.md, "The message
-path"). The inbox is the queue: the holder claims the chat's unanswered rows oldest first, whoever stored
-them, and drops the hold only in the statement that sees none left, so a message stored by another
-replica meanwhile is never stranded. A hold lives until ``lease_until``; its replica renews it while it
-works the chat, so a hold whose lease ran out belongs to a replica that died, and another takes it over.
+path"). The inbox is the queue: the holder claims the chat's unanswered rows in the platform's order,
+whoever stored them, and lets the hold go only in the statement that sees none left.
+
+A hold lives until ``lease_until``; its replica renews it while it works the chat, so a hold whose lease
+ran out belongs to a replica that died or stalled, and another takes it over. Each hold carries a
+``generation`` that rises whenever the hold changes hands (a takeover, a take after a release): a reply
+goes out only after ``fence`` found the sender's generation current (recording the send intent), and
+the answered-mark is conditional on it too, so a replica that stalled past its lease and wakes after a
+takeover sends nothing. A released hold keeps its row (``holder`` ''), so its generation keeps rising.
+
+Claims and releases on PostgreSQL run after the exclusive side of the chat's advisory lock, whose
+shared side every insert of the chat holds until it commits (``inbox.py``): a claim sees every message
+whose insert began before it, and a release never drops the hold over a message being stored
+(docs/scale-out.md, "Platform order"). All times are the store's one clock (``sql.store_clock``).
 
 On SQLite (one process) every hold is this process's; the statements are the same.
 """
@@ -10,112 +20,209 @@ On SQLite (one process) every hold is this process's; the statements are the sam
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from memory.store.sql import SqlDatabase, marks
+from memory.clock import from_db
+from memory.store.sql import SqlDatabase, marks, store_clock
 
 # "the held chat has an unanswered message" (``h``: the chat_holds row); served by idx_inbox_unanswered.
 _UNANSWERED = (
     "SELECT 1 FROM inbox i WHERE i.channel = h.channel AND i.chat_id = h.chat_id AND i.answered_at IS NULL"
 )
+# The chat's next message: the platform's order first (Telegram update id, Feishu create time), then the
+# order of storing (messages without a platform order, and ties).
+_OLDEST = (
+    "SELECT id FROM inbox WHERE channel = ? AND chat_id = ? AND answered_at IS NULL "
+    "ORDER BY platform_seq, id LIMIT 1"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedRow:
+    """A message claimed by its chat's holder."""
+
+    id: int
+    message: str  # the stored body
+    received_at: str  # when it was stored, by the store's clock
+    generation: int  # of the hold it was claimed under: the fence of its reply
+    sent_by: str | None  # a replica recorded a send intent for it and never marked it answered
 
 
 class ChatHoldRows:
-    """``chat_holds``: (channel, chat_id) → the replica answering it (``holder``) and its lease."""
+    """``chat_holds``: (channel, chat_id) → the replica answering it (``holder``), its lease and its
+    generation."""
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
+        self._now = store_clock(db.kind)  # SQL for "the store's clock, ? seconds from now"
 
     async def take(
-        self, channel: str, chat_id: str, holder: str, now: str, lease_until: str, *, force: bool = False
-    ) -> bool:
-        """Hold the chat for ``holder`` until ``lease_until``: True when nobody held it, its lease ran out
-        before ``now``, or ``holder`` held it already (then the lease is extended); ``force``: whatever
-        the lease (a store one process owns, at start)."""
-        taken = await self._db.insert(
-            "INSERT INTO chat_holds (channel, chat_id, holder, lease_until) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(channel, chat_id) DO UPDATE SET holder = excluded.holder, "
-            "lease_until = excluded.lease_until "
-            "WHERE chat_holds.lease_until < ? OR chat_holds.holder = ? OR ? = 1 RETURNING 1",
-            (channel, chat_id, holder, lease_until, now, holder, int(force)),
+        self, channel: str, chat_id: str, holder: str, lease_s: float, *, force: bool = False
+    ) -> int | None:
+        """Hold the chat for ``holder`` for ``lease_s`` seconds: when nobody held it, its lease ran out,
+        it was released, or ``holder`` held it already (then the lease is extended); ``force``: whatever
+        the lease (a store one process owns, at start). The hold's generation, or None while another
+        replica holds it with a live lease. The generation rises unless ``holder`` keeps its own hold."""
+        now = self._now
+        rows = await self._db.returning(
+            f"INSERT INTO chat_holds (channel, chat_id, holder, lease_until, generation) "
+            f"VALUES (?, ?, ?, {now}, 1) ON CONFLICT(channel, chat_id) DO UPDATE SET "
+            "holder = excluded.holder, lease_until = excluded.lease_until, generation = "
+            "chat_holds.generation + "
+            "CASE WHEN chat_holds.holder = excluded.holder AND ? = 0 THEN 0 ELSE 1 END "
+            f"WHERE chat_holds.lease_until < {now} OR chat_holds.holder IN ('', excluded.holder) OR ? = 1 "
+            "RETURNING generation",
+            (channel, chat_id, holder, lease_s, int(force), 0.0, int(force)),
         )
-        return taken is not None
+        return int(rows[0][0]) if rows else None
 
     async def holder(self, channel: str, chat_id: str) -> str | None:
-        """Who holds the chat (None: nobody)."""
+        """Who holds the chat (None: nobody, or released)."""
+        held = await self.get(channel, chat_id)
+        return held[0] if held else None
+
+    async def get(self, channel: str, chat_id: str) -> tuple[str, int] | None:
+        """(holder, generation) of the chat's hold; None when nobody holds it."""
         rows = await self._db.read(
-            "SELECT holder FROM chat_holds WHERE channel = ? AND chat_id = ?", (channel, chat_id)
+            "SELECT holder, generation FROM chat_holds WHERE channel = ? AND chat_id = ? AND holder <> ''",
+            (channel, chat_id),
         )
-        return str(rows[0][0]) if rows else None
+        return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
     async def next_message(
-        self, channel: str, chat_id: str, holder: str, lease_until: str
-    ) -> tuple[int, str, str] | None:
-        """Claim for ``holder`` the chat's oldest unanswered message — only while it holds the chat —
-        leasing it until ``lease_until``; (id, message, received_at), or None (none left, or the hold is
-        not ``holder``'s any more). Claimed again when a previous answer was cut short: the holder is the
-        only one answering the chat."""
-        claimed = await self._db.insert(
-            "UPDATE inbox SET claimed_by = ?, lease_until = ? WHERE id = (SELECT id FROM inbox "
-            "WHERE channel = ? AND chat_id = ? AND answered_at IS NULL ORDER BY id LIMIT 1) "
+        self, channel: str, chat_id: str, holder: str, settle_s: float = 0.0
+    ) -> ClaimedRow | float | None:
+        """Claim for ``holder`` the chat's next unanswered message in the platform's order — only while
+        it holds the chat — with the hold's generation; None (none left, or the hold is not ``holder``'s
+        any more), or the seconds until the next message has been stored for ``settle_s`` (the reorder
+        window: an earlier message still on its way over another connection is claimed first if it
+        arrives by then; a message without a platform order has nothing to wait for). Claimed again
+        when a previous answer was cut short: the holder is the only one answering the chat."""
+        claimed = await self._db.returning(
+            f"UPDATE inbox SET claimed_by = ? WHERE id = ({_OLDEST}) "
+            f"AND (received_at <= {self._now} OR platform_seq = 0) "
             "AND EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND holder = ?) "
-            "RETURNING id",
-            (holder, lease_until, channel, chat_id, channel, chat_id, holder),
+            "RETURNING id, message, received_at, sending_by, (SELECT generation FROM chat_holds "
+            "WHERE channel = ? AND chat_id = ?)",
+            (holder, channel, chat_id, -settle_s, channel, chat_id, holder, channel, chat_id),
+            chat_lock=f"{channel}:{chat_id}",
         )
-        if claimed is None:
+        if claimed:
+            row = claimed[0]
+            return ClaimedRow(int(row[0]), str(row[1]), str(row[2]), int(row[4]), row[3])
+        if settle_s <= 0:
             return None
-        rows = await self._db.read("SELECT message, received_at FROM inbox WHERE id = ?", (claimed,))
-        return (claimed, str(rows[0][0]), str(rows[0][1])) if rows else None
+        waiting = await self._db.read(
+            f"SELECT i.received_at, {self._now} FROM inbox i WHERE i.id = ({_OLDEST}) "
+            "AND EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND holder = ?)",
+            (0.0, channel, chat_id, channel, chat_id, holder),
+        )
+        if not waiting:
+            return None
+        stored, now = (from_db(str(value)) for value in waiting[0])
+        return max(settle_s - (now - stored).total_seconds(), 0.001)
+
+    async def fence(
+        self, inbox_id: int, channel: str, chat_id: str, holder: str, generation: int, margin_s: float
+    ) -> bool:
+        """Right before a reply's send: record the send intent (``sending_at``, ``sending_by``) if, and
+        only if, ``holder`` still holds the chat at ``generation`` with at least ``margin_s`` seconds of
+        lease left and the message is not answered. False: do not send (extend the hold and ask again,
+        or the chat was taken over)."""
+        rows = await self._db.returning(
+            f"UPDATE inbox SET sending_at = {self._now}, sending_by = ? WHERE id = ? AND answered_at IS NULL "
+            "AND EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? "
+            f"AND h.generation = ? AND h.lease_until > {self._now}) RETURNING 1",
+            (0.0, holder, inbox_id, channel, chat_id, holder, generation, margin_s),
+        )
+        return bool(rows)
+
+    async def extend(self, channel: str, chat_id: str, holder: str, generation: int, lease_s: float) -> bool:
+        """Renew one hold for ``lease_s`` seconds only if it is still ``holder``'s at ``generation`` (a
+        lease that ran out while nobody took the chat over is ``holder``'s again)."""
+        rows = await self._db.returning(
+            f"UPDATE chat_holds SET lease_until = {self._now} WHERE channel = ? AND chat_id = ? "
+            "AND holder = ? AND generation = ? RETURNING 1",
+            (lease_s, channel, chat_id, holder, generation),
+        )
+        return bool(rows)
+
+    async def answered(
+        self,
+        inbox_id: int,
+        channel: str,
+        chat_id: str,
+        holder: str,
+        generation: int,
+        send_error: str | None = None,
+    ) -> bool:
+        """Mark a claimed message answered — only while ``holder`` still holds its chat at
+        ``generation``; False when the chat changed hands (its new holder answers it) or it was answered."""
+        rows = await self._db.returning(
+            f"UPDATE inbox SET answered_at = {self._now}, send_error = ?, lease_until = NULL "
+            "WHERE id = ? AND answered_at IS NULL AND EXISTS (SELECT 1 FROM chat_holds h "
+            "WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? AND h.generation = ?) RETURNING 1",
+            (0.0, send_error, inbox_id, channel, chat_id, holder, generation),
+        )
+        return bool(rows)
 
     async def release(self, channel: str, chat_id: str, holder: str) -> bool:
-        """Drop ``holder``'s hold on the chat if, and only if, no message of it is unanswered (one
-        statement: a message stored meanwhile keeps the hold, and its holder answers it)."""
-        cur = await self._db.write(
-            "DELETE FROM chat_holds WHERE channel = ? AND chat_id = ? AND holder = ? AND NOT EXISTS "
-            "(SELECT 1 FROM inbox WHERE channel = ? AND chat_id = ? AND answered_at IS NULL)",
-            (channel, chat_id, holder, channel, chat_id),
+        """Let ``holder``'s hold on the chat go if, and only if, no message of it is unanswered — one
+        statement, after the chat's lock on PostgreSQL: a message stored meanwhile keeps the hold (its
+        holder answers it), or finds it released and is held by whoever stored it."""
+        rows = await self._db.returning(
+            f"UPDATE chat_holds SET holder = '', lease_until = {self._now} WHERE channel = ? AND chat_id = ? "
+            "AND holder = ? AND NOT EXISTS (SELECT 1 FROM inbox WHERE channel = ? AND chat_id = ? "
+            "AND answered_at IS NULL) RETURNING 1",
+            (0.0, channel, chat_id, holder, channel, chat_id),
+            chat_lock=f"{channel}:{chat_id}",
         )
-        return cur.rowcount > 0
+        return bool(rows)
 
-    async def renew(self, holder: str, chats: Sequence[tuple[str, str]], lease_until: str) -> int:
-        """Extend ``holder``'s leases on ``chats`` (the ones it is working); how many it still holds."""
-        renewed = 0
+    async def renew(
+        self, holder: str, chats: Sequence[tuple[str, str]], lease_s: float
+    ) -> list[tuple[str, str]]:
+        """Extend ``holder``'s leases on ``chats`` (the ones it is working) by ``lease_s`` seconds from now;
+        the chats it still holds (a chat missing was taken over: its worker must stop)."""
+        renewed: list[tuple[str, str]] = []
         for start in range(0, len(chats), 200):
             part = chats[start : start + 200]
             which = " OR ".join(["(channel = ? AND chat_id = ?)"] * len(part))
-            cur = await self._db.write(
-                f"UPDATE chat_holds SET lease_until = ? WHERE holder = ? AND ({which})",
-                (lease_until, holder, *[value for chat in part for value in chat]),
+            rows = await self._db.returning(
+                f"UPDATE chat_holds SET lease_until = {self._now} WHERE holder = ? AND ({which}) "
+                "RETURNING channel, chat_id",
+                (lease_s, holder, *[value for chat in part for value in chat]),
             )
-            renewed += cur.rowcount
+            renewed += [(str(r[0]), str(r[1])) for r in rows]
         return renewed
 
     async def take_waiting(
         self,
         channels: Sequence[str],
         holder: str,
-        now: str,
-        lease_until: str,
+        lease_s: float,
         *,
         own: bool = False,
         every: bool = False,
         limit: int = 100,
     ) -> list[tuple[str, str, str | None]]:
         """Hold for ``holder`` the chats of ``channels`` with an unanswered message that no live hold
-        covers: never held, or held by a replica whose lease ran out before ``now`` (it died; or a
+        covers: never held, released, or held by a replica whose lease ran out (it died or stalled; or a
         worker of ``holder``'s own stopped and its hold was not renewed); ``own``: also ``holder``'s live
         holds (a restart under a fixed replica id); ``every``: whatever the lease (a store one process
-        owns, at start). Returns (channel, chat_id,
-        previous holder or None). On PostgreSQL the expired holds are locked ``FOR UPDATE SKIP
-        LOCKED``: two replicas sweeping at once take disjoint chats; a chat never held is inserted with
+        owns, at start). Each take raises the hold's generation. Returns (channel, chat_id, previous
+        holder or None). On PostgreSQL the expired holds are locked ``FOR UPDATE SKIP LOCKED``: two
+        replicas sweeping at once take disjoint chats; a chat never held is inserted with
         ``ON CONFLICT DO NOTHING``, so of two racing replicas one gets it."""
         if not channels:
             return []
+        now = self._now
         if every:
             free, params = "1 = 1", []
         elif own:
-            free, params = "(h.lease_until < ? OR h.holder = ?)", [now, holder]
+            free, params = f"(h.lease_until < {now} OR h.holder IN ('', ?))", [0.0, holder]
         else:
-            free, params = "h.lease_until < ?", [now]
+            free, params = f"(h.lease_until < {now} OR h.holder = '')", [0.0]
         expired = (
             f"SELECT h.channel, h.chat_id, h.holder FROM chat_holds h WHERE h.channel IN ({marks(channels)}) "
             f"AND {free} AND EXISTS ({_UNANSWERED}) ORDER BY h.lease_until LIMIT ?"
@@ -128,16 +235,17 @@ class ChatHoldRows:
                 rows = await self._db.read(expired + skip, (*channels, *params, limit))
                 for row in rows:
                     await self._db.write(
-                        "UPDATE chat_holds SET holder = ?, lease_until = ? WHERE channel = ? AND chat_id = ?",
-                        (holder, lease_until, row[0], row[1]),
+                        f"UPDATE chat_holds SET holder = ?, lease_until = {now}, generation = generation + 1 "
+                        "WHERE channel = ? AND chat_id = ?",
+                        (holder, lease_s, row[0], row[1]),
                     )
-                    taken.append((str(row[0]), str(row[1]), str(row[2])))
-        return taken + await self._take_never_held(channels, holder, lease_until, limit)
+                    taken.append((str(row[0]), str(row[1]), str(row[2]) or None))
+        return taken + await self._take_never_held(channels, holder, lease_s, limit)
 
     async def _take_never_held(
-        self, channels: Sequence[str], holder: str, lease_until: str, limit: int
+        self, channels: Sequence[str], holder: str, lease_s: float, limit: int
     ) -> list[tuple[str, str, str | None]]:
-        """Hold the chats with an unanswered message and no hold at all (their replica died between
+        """Hold the chats with an unanswered message and no hold row at all (their replica died between
         storing a message and taking the hold); of two replicas racing, the first insert wins."""
         never = await self._db.read(
             f"SELECT DISTINCT i.channel, i.chat_id FROM inbox i WHERE i.answered_at IS NULL "
@@ -148,33 +256,37 @@ class ChatHoldRows:
         taken: list[tuple[str, str, str | None]] = []
         for channel, chat_id in never:
             inserted = await self._db.insert(
-                "INSERT INTO chat_holds (channel, chat_id, holder, lease_until) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(channel, chat_id) DO NOTHING RETURNING 1",
-                (str(channel), str(chat_id), holder, lease_until),
+                "INSERT INTO chat_holds (channel, chat_id, holder, lease_until, generation) "
+                f"VALUES (?, ?, ?, {self._now}, 1) ON CONFLICT(channel, chat_id) DO NOTHING RETURNING 1",
+                (str(channel), str(chat_id), holder, lease_s),
             )
             if inserted is not None:
                 taken.append((str(channel), str(chat_id), None))
         return taken
 
     async def drop(self, holder: str) -> int:
-        """Drop every hold of ``holder`` (it stops: another replica's sweep takes what is left)."""
-        cur = await self._db.write("DELETE FROM chat_holds WHERE holder = ?", (holder,))
+        """Release every hold of ``holder`` (it stops: another replica's sweep takes what is left)."""
+        cur = await self._db.write(
+            f"UPDATE chat_holds SET holder = '', lease_until = {self._now} WHERE holder = ?", (0.0, holder)
+        )
         return int(cur.rowcount)
 
-    async def prune(self, now: str) -> int:
-        """Forget holds whose lease ran out before ``now`` and whose chat has nothing left to answer (a
-        replica that died between its last answer and its release)."""
+    async def prune(self, keep_s: float) -> int:
+        """Forget the holds released, or run out, more than ``keep_s`` seconds ago on chats with nothing
+        left to answer. Kept that long (48 h from ``gateway/inbox.py``) so a generation never repeats
+        for a replica that could still wake up holding an older one."""
         cur = await self._db.write(
-            "DELETE FROM chat_holds WHERE lease_until < ? AND NOT EXISTS (SELECT 1 FROM inbox i "
+            f"DELETE FROM chat_holds WHERE lease_until < {self._now} AND NOT EXISTS (SELECT 1 FROM inbox i "
             "WHERE i.channel = chat_holds.channel AND i.chat_id = chat_holds.chat_id "
             "AND i.answered_at IS NULL)",
-            (now,),
+            (-keep_s,),
         )
         return int(cur.rowcount)
 
     async def all(self) -> list[tuple[str, str, str, str]]:
-        """(channel, chat_id, holder, lease_until) of every hold (for inspection and tests)."""
+        """(channel, chat_id, holder, lease_until) of every hold held (for inspection and tests)."""
         rows = await self._db.read(
-            "SELECT channel, chat_id, holder, lease_until FROM chat_holds ORDER BY channel, chat_id"
+            "SELECT channel, chat_id, holder, lease_until FROM chat_holds WHERE holder <> '' "
+            "ORDER BY channel, chat_id"
         )
         return [(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]

@@ -74,7 +74,11 @@ TABLES: tuple[Table, ...] = (
     Table("job_runs", ("job", "last_run", "last_status"), ("job",)),
     Table("embedding_cache", _cols("text_hash, model, dim, vector, last_used"), ("text_hash", "model")),
     Table(
-        "inbox", _cols("id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error")
+        "inbox",
+        _cols(
+            "id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error, "
+            "platform_seq, sending_at, sending_by"
+        ),
     ),
     Table(
         "conversation_turns",

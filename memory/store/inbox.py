@@ -1,10 +1,14 @@
 """The SQL of the durable inbox: messages accepted from a platform and not yet answered. With several
-gateways on one database the inbox is the queue: the replica holding a chat claims its rows oldest first
-(``claimed_by``, ``lease_until``: ``chat_holds.py``; docs/scale-out.md, "The message path")."""
+gateways on one database the inbox is the queue: the replica holding a chat claims its rows in the
+platform's order (``chat_holds.py``; docs/scale-out.md, "The message path").
+
+Times here are the store's one clock (``sql.store_clock``): ``received_at`` is what the claim's reorder
+window counts from, so it must be the clock the claim reads, not the storing host's.
+"""
 
 from __future__ import annotations
 
-from memory.store.sql import SqlDatabase
+from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
 
 
 class InboxRows:
@@ -12,16 +16,31 @@ class InboxRows:
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
+        self._now = store_clock(db.kind)
 
     async def add(
-        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
+        self, channel: str, chat_id: str, delivery_key: str, message: str, platform_seq: int = 0
     ) -> int | None:
         """Store one message, unclaimed (the chat's holder claims it: ``chat_holds.py``); its id, or None
-        when this delivery (channel, delivery_key) is stored already."""
+        when this delivery (channel, delivery_key) is stored already. ``platform_seq`` is the platform's
+        order of the chat's messages (0: arrival order).
+
+        On PostgreSQL the insert holds the shared side of the chat's advisory lock until it commits, so a
+        claim or a release of the chat (which take the exclusive side first) waits for it and then sees
+        the row: an insert that began cannot be overtaken by its chat's next claim, whatever the order
+        the inserts commit in (docs/scale-out.md, "Platform order")."""
+        columns = "channel, chat_id, delivery_key, message, received_at, platform_seq"
+        values = (channel, chat_id, delivery_key, message, 0.0, platform_seq)
+        if self._db.kind == "postgresql":
+            source = (
+                f"SELECT ?, ?, ?, ?, {self._now}, ? "
+                "FROM (SELECT pg_advisory_xact_lock_shared(?, hashtext(?))) AS intake"
+            )
+            params: tuple[object, ...] = (*values, CHAT_LOCKS, f"{channel}:{chat_id}")
+        else:
+            source, params = f"VALUES (?, ?, ?, ?, {self._now}, ?)", values
         return await self._db.insert(
-            "INSERT INTO inbox (channel, chat_id, delivery_key, message, received_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-            (channel, chat_id, delivery_key, message, received_at),
+            f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING RETURNING id", params
         )
 
     async def pending(self) -> list[tuple[int, str]]:
@@ -29,19 +48,22 @@ class InboxRows:
         rows = await self._db.read("SELECT id, message FROM inbox WHERE answered_at IS NULL ORDER BY id")
         return [(int(r[0]), r[1]) for r in rows]
 
-    async def answer(self, inbox_id: int, answered_at: str, send_error: str | None = None) -> None:
-        """Mark a message answered (again is harmless) and end its lease; ``send_error`` when its reply
-        could not be sent."""
+    async def answer(self, inbox_id: int, send_error: str | None = None) -> None:
+        """Mark a message answered now (again is harmless), whoever holds its chat; ``send_error`` when
+        its reply could not be sent. The worker of a held chat marks through ``ChatHoldRows.answered``,
+        which is fenced by the hold's generation."""
         await self._db.write(
-            "UPDATE inbox SET answered_at = ?, send_error = ?, lease_until = NULL "
+            f"UPDATE inbox SET answered_at = {self._now}, send_error = ?, lease_until = NULL "
             "WHERE id = ? AND answered_at IS NULL",
-            (answered_at, send_error, inbox_id),
+            (0.0, send_error, inbox_id),
         )
 
-    async def prune(self, answered_before: str) -> int:
-        """Forget messages answered before the given time (kept a while to recognise redeliveries)."""
+    async def prune(self, keep_seconds: float) -> int:
+        """Forget messages answered more than ``keep_seconds`` ago (kept a while to recognise
+        redeliveries)."""
         cur = await self._db.write(
-            "DELETE FROM inbox WHERE answered_at IS NOT NULL AND answered_at < ?", (answered_before,)
+            f"DELETE FROM inbox WHERE answered_at IS NOT NULL AND answered_at < {self._now}",
+            (-keep_seconds,),
         )
         return int(cur.rowcount)
 
@@ -50,8 +72,16 @@ class InboxRows:
         cond = "IS NOT NULL" if answered else "IS NULL"
         return await self._db.scalar(f"SELECT COUNT(*) FROM inbox WHERE answered_at {cond}")
 
-    async def unsent(self, since: str) -> int:
-        """Replies that could not be sent, of messages answered since ``since``."""
+    async def unsent(self, within_seconds: float) -> int:
+        """Replies that could not be sent, of messages answered in the last ``within_seconds``."""
         return await self._db.scalar(
-            "SELECT COUNT(*) FROM inbox WHERE send_error IS NOT NULL AND answered_at >= ?", (since,)
+            f"SELECT COUNT(*) FROM inbox WHERE send_error IS NOT NULL AND answered_at >= {self._now}",
+            (-within_seconds,),
+        )
+
+    async def in_flight(self, replica: str) -> int:
+        """Messages whose reply ``replica`` was about to send (its send intent is recorded) and not marked
+        answered: what may go out twice if that replica died (``bench.replicas``: ``in_flight_at_kill``)."""
+        return await self._db.scalar(
+            "SELECT COUNT(*) FROM inbox WHERE answered_at IS NULL AND sending_by = ?", (replica,)
         )

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from memory.records import GLOBAL_PROJECT, Fact, Memory
 from memory.store.changes import ChangeFeed
-from memory.store.sql import Row, SqlDatabase, chunks, marks
+from memory.store.sql import OWNER_LOCKS, Row, SqlDatabase, chunks, marks
 
 MEMORY_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, source, source_ref, subject, "
@@ -220,6 +220,18 @@ class MemoryRows:
         }
 
     # ----------------------------------------------------------------- lookups of the clean write path
+
+    async def serialise_owner(self, owner: str) -> None:
+        """Make this transaction the owner's only memory writer until it ends (call it first, inside the
+        transaction): on PostgreSQL a transaction-scoped advisory lock per owner, so the clean write
+        path's reads (duplicates, supersedes) of two gateways never interleave; its later statements take
+        their snapshots after the lock, so they see what the previous writer committed. On SQLite the
+        transaction's ``BEGIN IMMEDIATE`` already made it the file's only writer: nothing more to do, the
+        same call (docs/scale-out.md, "One writer per owner")."""
+        if not self._db.in_transaction():
+            raise RuntimeError("serialise_owner belongs inside the write's transaction")
+        if self._db.kind == "postgresql":
+            await self._db.read("SELECT pg_advisory_xact_lock(?, hashtext(?))", (OWNER_LOCKS, owner))
 
     async def same_subject(self, owner: str, subject: str, predicate: str) -> builtins.list[tuple[int, str]]:
         """(id, norm_key) of the owner's live memories about ``subject``/``predicate``, newest first."""

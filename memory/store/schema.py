@@ -358,6 +358,24 @@ DROP INDEX idx_memories_category;
 CREATE INDEX idx_memories_category ON memories(category);
 """
 
+# Fencing, one clock, platform order (docs/scale-out.md, "Once, in order"): every hold and work claim
+# carries a generation that rises at each takeover, and a reply is sent and marked answered only while
+# its sender's generation is current; a released hold keeps its row (holder '') so its generation keeps
+# rising. ``platform_seq`` is the platform's order of a chat's messages (Telegram update id, Feishu
+# create time), which claims follow instead of the insert order; ``sending_at``/``sending_by`` is the
+# send intent recorded just before a reply goes out (a taker answering it again knows it was in flight).
+_FENCING = """
+ALTER TABLE chat_holds ADD COLUMN generation INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE extraction_due ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE embedding_claims ADD COLUMN generation INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE job_claims ADD COLUMN generation INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE inbox ADD COLUMN platform_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE inbox ADD COLUMN sending_at TEXT;
+ALTER TABLE inbox ADD COLUMN sending_by TEXT;
+DROP INDEX idx_inbox_unanswered;
+CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, platform_seq, id) WHERE answered_at IS NULL;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -374,6 +392,7 @@ MIGRATIONS: tuple[str, ...] = (
     _CHANGES,
     _CHAT_HOLDS,
     _HOT_TOUCHES,
+    _FENCING,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -42,11 +42,36 @@ class SqlDatabase(Protocol):
     def in_transaction(self) -> bool: ...
 
     async def read(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+    async def returning(
+        self, sql: str, params: Sequence[Any] = (), *, chat_lock: str | None = None
+    ) -> list[Row]: ...
     async def scalar(self, sql: str, params: Sequence[Any] = ()) -> int: ...
     async def write(self, sql: str, params: Sequence[Any] = ()) -> WriteResult: ...
     async def write_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> WriteResult: ...
     async def insert(self, sql: str, params: Sequence[Any] = ()) -> int | None: ...
     def transaction(self) -> AbstractAsyncContextManager[None]: ...
+
+
+# Transaction-scoped advisory locks (PostgreSQL), two-int keys ``(space, hashtext(name))`` so they never meet
+# the single-key locks (migrations, the poller's singleton): a chat's intake against its claims and
+# release (``inbox.py``, ``chat_holds.py``), and one owner's memory writes (``memories.py``).
+CHAT_LOCKS = 0x7463_0001
+OWNER_LOCKS = 0x7463_0002
+
+
+def store_clock(kind: str) -> str:
+    """SQL for the store's one clock, ``?`` seconds from now, as a stored timestamp (with fractions).
+
+    Leases, due times, claims and sweeps are written and compared with this and only this (docs/scale-out.md,
+    "One clock"): on PostgreSQL the server's ``clock_timestamp()``, so gateways on hosts whose clocks
+    disagree still agree on whose lease is live; on SQLite ``'now'`` of the one process that owns the file.
+    Its text sorts with ``memory.clock.to_db`` and ``to_db_fine`` values."""
+    if kind == "postgresql":
+        return (
+            "to_char((clock_timestamp() + make_interval(secs => CAST(? AS DOUBLE PRECISION))) "
+            "AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')"
+        )
+    return "strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%.6f seconds', ?))"
 
 
 def marks(values: Sequence[object]) -> str:

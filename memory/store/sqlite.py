@@ -46,8 +46,11 @@ __all__ = [
     "qualified",
 ]
 
-# True while the current task holds ``SQLiteDatabase.transaction()``.
-_IN_TRANSACTION: contextvars.ContextVar[bool] = contextvars.ContextVar("tierclaw_in_tx", default=False)
+# The database whose ``transaction()`` the current task holds, if any (a task in one file's transaction
+# that writes to another file must still take that one's lock).
+_IN_TRANSACTION: contextvars.ContextVar[object | None] = contextvars.ContextVar(
+    "tierclaw_in_tx", default=None
+)
 
 
 def _closed(exc: BaseException) -> bool:
@@ -168,7 +171,7 @@ class SQLiteDatabase:
     async def write(self, sql: str, params: Params = ()) -> aiosqlite.Cursor:
         """Run one write statement: inside this task's transaction directly, else under the write lock."""
         refuse_nul(params)
-        if _IN_TRANSACTION.get():
+        if _IN_TRANSACTION.get() is self:
             return await self._conn.execute(sql, params)
         async with self._write_lock:
             return await self._conn.execute(sql, params)
@@ -177,7 +180,7 @@ class SQLiteDatabase:
         """Run one ``INSERT … RETURNING id`` (same locking rule as ``write``); the new id, or None when
         nothing was inserted (``ON CONFLICT DO NOTHING``)."""
         refuse_nul(params)
-        if _IN_TRANSACTION.get():
+        if _IN_TRANSACTION.get() is self:
             rows = await self._conn.execute_fetchall(sql, params)
         else:
             async with self._write_lock:
@@ -185,12 +188,22 @@ class SQLiteDatabase:
         found = list(rows)
         return int(found[0][0]) if found else None
 
+    async def returning(self, sql: str, params: Params = (), *, chat_lock: str | None = None) -> list[Row]:
+        """The rows of one write statement with ``RETURNING`` (same locking rule as ``write``).
+        ``chat_lock`` names what PostgreSQL locks first (``postgres/database.py``); here the one
+        writer of the file is serialised already, so nothing more is needed."""
+        refuse_nul(params)
+        if _IN_TRANSACTION.get() is self:
+            return list(await self._conn.execute_fetchall(sql, params))
+        async with self._write_lock:
+            return list(await self._conn.execute_fetchall(sql, params))
+
     async def write_many(self, sql: str, rows: Iterable[Params]) -> aiosqlite.Cursor:
         """``executemany`` with the same locking rule as ``write``."""
         rows = list(rows)
         for row in rows:
             refuse_nul(row)
-        if _IN_TRANSACTION.get():
+        if _IN_TRANSACTION.get() is self:
             return await self._conn.executemany(sql, rows)
         async with self._write_lock:
             return await self._conn.executemany(sql, rows)
@@ -202,11 +215,11 @@ class SQLiteDatabase:
         Store methods called inside it by the same task join it. Not re-entrant: a nested call would wait
         for itself, so it refuses instead.
         """
-        if _IN_TRANSACTION.get():
+        if _IN_TRANSACTION.get() is self:
             raise RuntimeError("a memory transaction is already open in this task")
         async with self._write_lock:
             await self._conn.execute("BEGIN IMMEDIATE")
-            token = _IN_TRANSACTION.set(True)
+            token = _IN_TRANSACTION.set(self)
             try:
                 yield
                 if self.commit_hook is not None:
@@ -222,4 +235,4 @@ class SQLiteDatabase:
 
     def in_transaction(self) -> bool:
         """Whether the current task holds ``transaction()`` (its writes join it)."""
-        return _IN_TRANSACTION.get()
+        return _IN_TRANSACTION.get() is self

@@ -30,12 +30,10 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Protocol
 
 import numpy as np
 
-from memory.clock import to_db_fine, utcnow
 from memory.engine import MemoryEngine
 from memory.replica import default_replica
 from memory.store.errors import is_database_error, store_was_closed
@@ -105,22 +103,31 @@ class RowClaims:
         replica: str,
         *,
         lease: float = CLAIM_LEASE,
-        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._rows = rows
         self.target = target
         self.replica = replica
         self.lease = lease
-        self._clock = clock
+        self._generations: dict[int, int] = {}  # row id -> the generation of this replica's claim on it
 
     async def take(self, ids: Sequence[int]) -> set[int]:
-        """The ids claimed for this replica: those no other replica holds with a live lease."""
-        now = self._clock()
-        until = now + timedelta(seconds=self.lease)
-        return set(await self._rows.claim(self.target, ids, self.replica, to_db_fine(now), to_db_fine(until)))
+        """The ids claimed for this replica: those no other replica holds with a live lease (the lease
+        runs on the store's clock)."""
+        taken = await self._rows.claim(self.target, ids, self.replica, self.lease)
+        self._generations.update(taken)
+        return set(taken)
+
+    async def still_held(self, ids: Sequence[int]) -> set[int]:
+        """Of ``ids`` (taken here), those still this replica's at the generation it took them with: the
+        fence before their vectors are stored, so a pass that stalled past its lease stores nothing
+        another replica took over."""
+        mine = {i: self._generations[i] for i in ids if i in self._generations}
+        return set(await self._rows.held(self.target, mine, self.replica))
 
     async def drop(self, ids: Sequence[int]) -> None:
         """Release the claims once the rows are stored (or given up on)."""
+        for row_id in ids:
+            self._generations.pop(row_id, None)
         await self._rows.release(self.target, ids, self.replica)
 
 
@@ -201,6 +208,9 @@ async def _embed_claimed(
         if not batch:
             return
         items = await _embed_batch(embedder, batch, model_key)
+        if claims is not None:  # the fence: rows taken over while this pass embedded are not stored
+            kept = await claims.still_held([row[0] for row in items])
+            items = [item for item in items if item[0] in kept]
         stored = await engine.set_embeddings(model_key, items)
         result.embedded += stored
         result.skipped += len(items) - stored

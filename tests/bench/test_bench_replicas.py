@@ -20,6 +20,7 @@ RUN_KEYS = {
     "duplicate_memories",
     "job_runs_duplicated",
     "takeover_s",
+    "in_flight_at_kill",
 }
 
 
@@ -30,14 +31,21 @@ def test_one_replica_on_sqlite_answers_every_message_once_in_order_in_every_mode
     assert main([*argv, "--no-kill", "--idle", "60", "--jobs-every", "1", "--json"]) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(report) >= {"runs", "throughput", "throughput_one", "cache_staleness"}
-    assert [run["mode"] for run in report["runs"]] == ["webhook", "polling", "feishu"]
+    assert [run["mode"] for run in report["runs"]] == [
+        "webhook",
+        "polling",
+        "feishu",
+        "stall",
+        "skew",
+        "race",
+    ]
     for run in report["runs"]:
         assert set(run) >= RUN_KEYS
         assert run["replicas"] == 1 and run["messages"] == 6
         assert (run["answered"], run["lost"], run["answered_twice"], run["order_violations"]) == (6, 0, 0, 0)
         assert run["duplicate_memories"] == 0
         assert run["job_runs_duplicated"] == 0 and run["job_periods"] > 0  # jobs fired every second
-        assert run["takeover_s"] is None  # nobody was killed
+        assert run["takeover_s"] is None and run["in_flight_at_kill"] is None  # nobody was killed
     assert report["throughput"] is None  # two replicas need PostgreSQL
     assert isinstance(report["throughput_one"], float) and report["throughput_one"] > 0
 

@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from bench.replicas.cli import database_problem, parse_args, trial_list
+from bench.replicas.cli import database_problem, parse_args, run_failed, trial_list
 from bench.replicas.counting import Sent, count, job_runs, job_runs_duplicated, poller
 
 
@@ -64,8 +64,20 @@ def test_trials_are_chosen_by_name_in_the_order_given() -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="expected some of webhook, polling, feishu"):
         trial_list("webhook,carrier-pigeon")
     assert parse_args(["--database", "auto", "--trials", "feishu"]).trials == ["feishu"]
-    assert parse_args(["--database", "auto"]).trials == ["webhook", "polling", "feishu"]
+    every = ["webhook", "polling", "feishu", "stall", "skew", "race"]
+    assert parse_args(["--database", "auto"]).trials == every
     assert parse_args(["--database", "auto", "--trials", "none"]).trials == []  # throughput only
+
+
+def test_a_run_fails_on_what_no_fault_excuses() -> None:
+    clean = {"lost": 0, "order_violations": 0, "duplicate_memories": 0, "job_runs_duplicated": 0}
+    telegram_kill = {**clean, "mode": "webhook", "answered_twice": 1, "in_flight_at_kill": 1}
+    assert not run_failed(telegram_kill)  # its send was on the wire when it died: no key can drop it
+    assert run_failed({**telegram_kill, "answered_twice": 2})  # beyond what was in flight
+    assert run_failed({**telegram_kill, "mode": "feishu"})  # Feishu drops a repeated send key
+    assert run_failed({**telegram_kill, "mode": "stall"})  # a stalled replica must send nothing
+    assert run_failed({**clean, "mode": "race", "answered_twice": 0, "in_flight_at_kill": None, "lost": 1})
+    assert not run_failed({**clean, "mode": "skew", "answered_twice": 0, "in_flight_at_kill": None})
 
 
 def test_auto_names_a_throwaway_server_and_sqlite_one_replica() -> None:

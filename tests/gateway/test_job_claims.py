@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gateway.scheduler import DAILY_JOB, SWEEP_JOB, WEEKLY_JOB, MemoryJobs
-from memory.clock import to_db, utcnow
+from memory.clock import to_db
 from memory.engine import MemoryEngine
 from memory.model.offline_model import OfflineMemoryModel
 from memory.pipeline.buffer import ExtractionBuffer
@@ -99,16 +99,11 @@ async def test_a_run_whose_replica_died_is_taken_over_and_a_live_one_is_not(
 ) -> None:
     a, b = replicas
     claims = a.engine.store.job_claims
-    now = utcnow()
     dead_period = a.jobs.period_of(DAILY_JOB) - timedelta(days=1)
     live_period = a.jobs.period_of(DAILY_JOB)
     # a replica that died mid-run: its lease ran out a minute ago; another still working on its run
-    assert await claims.claim(
-        DAILY_JOB, to_db(dead_period), "dead", to_db(now), to_db(now - timedelta(minutes=1))
-    )
-    assert await claims.claim(
-        DAILY_JOB, to_db(live_period), "alive", to_db(now), to_db(now + timedelta(minutes=9))
-    )
+    assert await claims.claim(DAILY_JOB, to_db(dead_period), "dead", -60.0)
+    assert await claims.claim(DAILY_JOB, to_db(live_period), "alive", 540.0)
 
     taken = await b.jobs.take_over_stale()
     assert taken == [f"{DAILY_JOB}@{dead_period.astimezone(UTC).isoformat()}"]

@@ -16,7 +16,6 @@ from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.config import load_config
 from localservers.openai_server import OpenAIStub
-from memory.clock import utcnow
 
 Open = Callable[[str], Awaitable[tuple[Runtime, "Recorder"]]]
 
@@ -69,40 +68,48 @@ def _message(text: str, key: str, chat: str = "7") -> InboundMessage:
     return InboundMessage("telegram", chat, chat, text, delivery_id=key)
 
 
+async def _until(condition: Callable[[], bool], timeout: float = 30) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
 async def test_a_starting_replica_leaves_a_live_replicas_chat_and_takes_a_dead_ones(
     open_replica: Open,
 ) -> None:
     live, _ = await open_replica("r1")
-    live.inbox.lease = timedelta(seconds=2)
     # r1 took a message of chat 7 in and holds the chat (its lease is live); "r9" held chat 8 with a
-    # message waiting and died two minutes ago (its lease ran out).
+    # message waiting and died (its lease ran out: -1 s on the database's clock).
     await live.inbox.accept(_message("in flight on r1", "u1"))
     assert await live.inbox.hold(("telegram", "7"))
-    dead_inbox = type(live.inbox)(live.engine.store, "r9")
-    long_ago = utcnow() - timedelta(minutes=2)
-    await dead_inbox.accept(_message("left by the dead r9", "u2", chat="8"), now=long_ago)
-    assert await dead_inbox.hold(("telegram", "8"), now=long_ago)
+    dead_inbox = type(live.inbox)(live.engine.store, "r9", lease=timedelta(seconds=-1))
+    await dead_inbox.accept(_message("left by the dead r9", "u2", chat="8"))
+    assert await dead_inbox.hold(("telegram", "8"))
 
     starting, channel = await open_replica("r2")
-    starting.inbox.lease = timedelta(seconds=2)
-    starting.loop.sweep_every = 0.2
+    starting.loop.sweep_every = 0.1
     takeovers: list[int] = []
     starting.on_takeover = lambda: takeovers.append(1)
+    sweeps: list[int] = []
+    sweep = starting.loop.take_waiting
+
+    async def counted(**kwargs: bool) -> int:
+        taken = await sweep(**kwargs)
+        sweeps.append(taken)
+        return taken
+
+    starting.loop.take_waiting = counted  # type: ignore[method-assign]
     await starting.start(schedule=False)
     await asyncio.wait_for(starting.loop.drain(), 30)
     assert [m.text for m in channel.sent] == ["stub reply: left by the dead r9"]
 
-    # chat 7 stays r1's while r1 renews; once r1 stops renewing, r2 takes it over and answers it.
-    for _ in range(8):
-        assert await live.inbox.renew([("telegram", "7")]) == 1
-        await asyncio.sleep(0.3)
-        assert len(channel.sent) == 1
-    for _ in range(300):
-        if len(channel.sent) == 2:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the dead replica's chat was never taken over")
+    # chat 7 stays r1's while its lease is live, sweep after sweep of r2's ...
+    await _until(lambda: len(sweeps) >= 4)
+    assert len(channel.sent) == 1 and await live.inbox.holder(("telegram", "7")) == "r1"
+    # ... and once r1 stops renewing (its lease runs out), r2 takes it over and answers it.
+    live.inbox.lease = timedelta(seconds=-1)
+    assert await live.inbox.hold(("telegram", "7"))
+    await _until(lambda: len(channel.sent) == 2)
     await asyncio.wait_for(starting.loop.drain(), 30)
     assert [m.text for m in channel.sent][1] == "stub reply: in flight on r1"
     assert len(takeovers) == 2  # r9's at start, r1's once its lease ran out

@@ -27,11 +27,13 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from memory.store.errors import DriverErrors, MemoryDatabaseError, refuse_nul, register_driver_errors
-from memory.store.sql import CommitHook, Row
+from memory.store.sql import CHAT_LOCKS, CommitHook, Row
 from memory.store.urls import masked
 
-# The connection of the transaction the current task holds, if any.
-_TX_CONNECTION: contextvars.ContextVar[psycopg.AsyncConnection[Any] | None] = contextvars.ContextVar(
+# The transaction the current task holds, if any: which database it is on, and its connection. Keyed by
+# the database: a task holding one database's transaction that writes to another (two replicas' stores
+# in one test, ``memory copy``) must not put those writes into the first's transaction.
+_TX: contextvars.ContextVar[tuple[object, psycopg.AsyncConnection[Any]] | None] = contextvars.ContextVar(
     "tierclaw_pg_tx", default=None
 )
 POOL_SIZE = 10
@@ -134,9 +136,14 @@ class PostgresDatabase:
         """Close every pooled connection."""
         await self._pool.close()
 
+    def _held(self) -> psycopg.AsyncConnection[Any] | None:
+        """The connection of this database's transaction the current task holds, if any."""
+        held = _TX.get()
+        return held[1] if held is not None and held[0] is self else None
+
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        held = _TX_CONNECTION.get()
+        held = self._held()
         if held is not None:
             yield held
             return
@@ -155,7 +162,7 @@ class PostgresDatabase:
         try:
             return await self._read_once(sql, params)
         except psycopg.OperationalError:
-            if _TX_CONNECTION.get() is not None:
+            if self._held() is not None:
                 raise
             await self._pool.check()
             return await self._read_once(sql, params)
@@ -185,6 +192,31 @@ class PostgresDatabase:
             row = await cur.fetchone()
             return int(row[0]) if row else None
 
+    async def returning(
+        self, sql: str, params: Sequence[Any] = (), *, chat_lock: str | None = None
+    ) -> list[Row]:
+        """The rows of one write statement with ``RETURNING`` (its own transaction, or this task's).
+
+        ``chat_lock``: the statement runs after ``pg_advisory_xact_lock`` on that chat's key
+        (``CHAT_LOCKS``), in one transaction with it. The two go as one simple query (client-side
+        parameters, one round trip); in READ COMMITTED the statement takes its snapshot after the lock
+        is granted, so it sees every row whose insert held the lock's shared side before
+        (docs/scale-out.md, "Platform order")."""
+        refuse_nul(params)
+        lock = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
+        async with self._connection() as conn:
+            if chat_lock is None:
+                cur = await conn.execute(to_psycopg(sql), tuple(params))
+                return list(await cur.fetchall())
+            if self._held() is not None:
+                await conn.execute(lock, (CHAT_LOCKS, chat_lock))
+                cur = await conn.execute(to_psycopg(sql), tuple(params))
+                return list(await cur.fetchall())
+            async with psycopg.AsyncClientCursor(conn) as client:
+                await client.execute(f"{lock}; {to_psycopg(sql)}", (CHAT_LOCKS, chat_lock, *params))
+                client.nextset()
+                return list(await client.fetchall())
+
     async def write_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> Written:
         """One statement over many parameter rows (pipelined by psycopg)."""
         rows = [tuple(r) for r in rows]
@@ -199,18 +231,18 @@ class PostgresDatabase:
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
         """One unit of work on one connection: commit on success, roll back on error. Not re-entrant."""
-        if _TX_CONNECTION.get() is not None:
+        if self._held() is not None:
             raise RuntimeError("a memory transaction is already open in this task")
         async with self._tx_lock:
             try:
                 async with self._pool.connection() as conn, conn.transaction():
-                    token = _TX_CONNECTION.set(conn)
+                    token = _TX.set((self, conn))
                     try:
                         yield
                         if self.commit_hook is not None:
                             await self.commit_hook.before_commit()
                     finally:
-                        _TX_CONNECTION.reset(token)
+                        _TX.reset(token)
             except BaseException as exc:
                 if self.commit_hook is not None:
                     self.commit_hook.rolled_back()
@@ -220,4 +252,4 @@ class PostgresDatabase:
 
     def in_transaction(self) -> bool:
         """Whether the current task holds ``transaction()`` (its statements join it)."""
-        return _TX_CONNECTION.get() is not None
+        return self._held() is not None

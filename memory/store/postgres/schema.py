@@ -366,6 +366,20 @@ ALTER INDEX idx_turns_search SET (gin_pending_list_limit = 256);
 ALTER INDEX idx_events_search SET (gin_pending_list_limit = 256);
 """
 
+# The same as SQLite's ``_FENCING`` (memory/store/schema.py): generations on holds and claims, the
+# platform's order of a chat's messages, the send intent.
+_FENCING = f"""
+ALTER TABLE chat_holds ADD COLUMN generation BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE extraction_due ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE embedding_claims ADD COLUMN generation BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE job_claims ADD COLUMN generation BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE inbox ADD COLUMN platform_seq BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE inbox ADD COLUMN sending_at {T};
+ALTER TABLE inbox ADD COLUMN sending_by {T};
+DROP INDEX idx_inbox_unanswered;
+CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, platform_seq, id) WHERE answered_at IS NULL;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -382,6 +396,7 @@ MIGRATIONS: tuple[str, ...] = (
     _CHANGES,
     _CHAT_HOLDS,
     _HOT_TOUCHES,
+    _FENCING,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 

@@ -46,6 +46,7 @@ async def test_private_text_is_delivered_with_its_ids(tg: TelegramStub) -> None:
         text="hello there",
         message_id=str(message_id),
         delivery_id="1",  # the update that carried it (the stub numbers updates from 1)
+        sequence=1,  # the bot's updates are numbered in order: the gateway answers a chat in it
     )
     assert tg.requests()[0].method == "getMe" and tg.requests()[1].method == "deleteWebhook"
     polls = tg.requests("getUpdates")

@@ -36,7 +36,7 @@ async def _fill(path: Path) -> None:
                 owner, channel="telegram", chat_id="1", role="user", content="hi"
             )
             await engine.scratchpad.put(owner, "# Focus\n- trip")
-        await engine.store.inbox.add("telegram", "1", "u1", "{}", "2026-03-01 12:00:00")
+        await engine.store.inbox.add("telegram", "1", "u1", "{}", 1)
         await engine.store.jobs.record("decay", "2026-03-01 12:00:00", "ok")
         await engine.store.seen.add("feishu", [("event", "ev_1"), ("message", "om_1")], "2026-03-01 12:00:00")
         await engine.store.vectors.cache("m", [("h", 1, b"\x00\x00\x80?")], [], "2026-03-01 12:00:00")
@@ -85,7 +85,7 @@ async def _add_after_copy(url: str) -> int | None:
     """New rows after a copy get new ids (the sequences moved past the copied ones)."""
     store = await open_store(url)
     try:
-        return await store.inbox.add("telegram", "1", "u2", "{}", "2026-03-02 00:00:00")
+        return await store.inbox.add("telegram", "1", "u2", "{}", 2)
     finally:
         await store.close()
 

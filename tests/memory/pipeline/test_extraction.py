@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.clock import from_db
 from memory.engine import MemoryEngine
 from memory.model.protocol import Extraction, MemoryModelError, Turn
 from memory.pipeline.buffer import ExtractionBuffer
@@ -219,16 +220,19 @@ async def test_buffer_survives_restart_mid_gap(tmp_path: Path) -> None:
 
 
 async def test_gap_that_passed_while_down_extracts_at_start(engine: MemoryEngine) -> None:
+    # A turn buffered ten minutes ago (this host's clock) whose due time never reached the database: the
+    # process died between the two. At start its quiet gap has passed: it is extracted at once.
     clock_now = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
-    service = ExtractionService(
-        engine,
-        ExtractionBuffer(engine.store.buffer),
-        ScriptedModel(),
-        ExtractionSettings(quiet_gap=180),
-        clock=lambda: clock_now,
+    buffer = ExtractionBuffer(engine.store.buffer)
+    await buffer.append(
+        OWNER,
+        channel="telegram",
+        chat_id="42",
+        sender_id="42",
+        role="user",
+        content="I switched my editor to Helix",
+        now=clock_now,
     )
-    await _record(service, "user", "I switched my editor to Helix")
-    await service.close()
     later = clock_now + timedelta(minutes=10)
     model = ScriptedModel()
     service = ExtractionService(
@@ -240,10 +244,32 @@ async def test_gap_that_passed_while_down_extracts_at_start(engine: MemoryEngine
     )
     try:
         await service.start()
-        await _wait(lambda: _buffer_empty(engine), timeout=2)
+        await _wait(lambda: _buffer_empty(engine), timeout=30)
     finally:
         await service.close()
     assert len(model.calls) == 1
+
+
+async def test_a_due_time_is_on_the_databases_clock_not_the_hosts(engine: MemoryEngine) -> None:
+    # A host whose clock runs an hour ahead pushes a quiet gap of three minutes: the owner is due three
+    # minutes from the database's now, not from the host's (nor, for a host behind, already).
+    for offset in (timedelta(hours=1), -timedelta(hours=1)):
+        service = ExtractionService(
+            engine,
+            ExtractionBuffer(engine.store.buffer),
+            ScriptedModel(),
+            ExtractionSettings(quiet_gap=180),
+            clock=lambda offset=offset: datetime.now(UTC) + offset,
+        )
+        try:
+            await _record(service, "user", "I switched my editor to Helix")
+            assert await engine.store.extraction_due.count_due() == 0  # not due yet, whatever the host says
+            row = await engine.store.extraction_due.get(OWNER)
+            assert row is not None
+            due_in = (from_db(row[0]) - datetime.now(UTC)).total_seconds()
+            assert 120 < due_in <= 180
+        finally:
+            await service.close()
 
 
 async def test_sweep_flushes_every_owner(engine: MemoryEngine) -> None:

@@ -1,117 +1,184 @@
 """The store contract, chat holds (``memory/store/chat_holds.py``, docs/scale-out.md "The message path"):
 one replica holds a chat at a time, lets it go only when nothing of it is waiting, claims the chat's
-messages oldest first, and a hold whose lease ran out is taken over — against both stores (``store``)."""
+messages in the platform's order, a hold whose lease ran out is taken over, and every change of hands
+raises the hold's generation, which fences the reply's send and its answered-mark — against both stores
+(``store``). Leases are seconds from now on the store's own clock: a lease of -1 s has run out already.
+
+The last tests are PostgreSQL's own: inserts of one chat that commit late, against its claim and release
+(the chat's advisory lock: docs/scale-out.md, "Platform order")."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
 
+import pytest
+
+from memory.store.chat_holds import ClaimedRow
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 
-PAST = "2026-01-01 00:00:00"
-NOW = "2026-01-02 00:00:00"
-LATER = "2026-01-02 00:10:00"
-MUCH_LATER = "2026-01-03 00:00:00"
+LEASE = 60.0
+RAN_OUT = -1.0  # a lease that ended a second ago: its replica died
 
 
 async def test_a_chat_is_held_by_one_replica_until_its_lease_runs_out(store: MemoryStore) -> None:
     holds = store.chat_holds
-    assert await holds.take("telegram", "c1", "r1", NOW, LATER)
-    assert not await holds.take("telegram", "c1", "r2", NOW, LATER)  # r1's lease is live
-    assert await holds.take("telegram", "c1", "r1", NOW, LATER)  # the holder again: extended
-    assert await holds.take("telegram", "c2", "r2", NOW, LATER)  # another chat
+    assert await holds.take("telegram", "c1", "r1", LEASE) == 1
+    assert await holds.take("telegram", "c1", "r2", LEASE) is None  # r1's lease is live
+    assert await holds.take("telegram", "c1", "r1", LEASE) == 1  # the holder again: extended, same generation
+    assert await holds.take("telegram", "c2", "r2", LEASE) == 1  # another chat
     assert await holds.holder("telegram", "c1") == "r1"
-    assert await holds.take("telegram", "c1", "r2", MUCH_LATER, "2026-01-03 00:10:00")  # r1's ran out
-    assert await holds.holder("telegram", "c1") == "r2"
-    assert not await holds.take("telegram", "c2", "r3", NOW, LATER)
-    assert await holds.take("telegram", "c2", "r3", NOW, LATER, force=True)  # one process owns SQLite
+    assert await holds.take("telegram", "c1", "r1", RAN_OUT) == 1  # r1 stops renewing...
+    assert await holds.take("telegram", "c1", "r2", LEASE) == 2  # ...and r2 takes it over: a new generation
+    assert await holds.get("telegram", "c1") == ("r2", 2)
+    assert await holds.take("telegram", "c2", "r3", LEASE) is None
+    assert await holds.take("telegram", "c2", "r3", LEASE, force=True) == 2  # one process owns SQLite
 
 
 async def test_of_two_replicas_racing_for_a_chat_one_gets_it(store: MemoryStore) -> None:
     results = await asyncio.gather(
-        *(store.chat_holds.take("telegram", "c1", f"r{i}", NOW, LATER) for i in range(6))
+        *(store.chat_holds.take("telegram", "c1", f"r{i}", LEASE) for i in range(6))
     )
-    assert sorted(results) == [False] * 5 + [True]
+    assert sorted(results, key=str) == [1] + [None] * 5
 
 
 async def test_release_is_refused_while_a_message_of_the_chat_waits(store: MemoryStore) -> None:
     holds, inbox = store.chat_holds, store.inbox
-    assert await holds.take("telegram", "c1", "r1", NOW, LATER)
-    first = await inbox.add("telegram", "c1", "u1", "one", NOW)
-    await inbox.add("telegram", "c2", "u2", "another chat's", NOW)
+    assert await holds.take("telegram", "c1", "r1", LEASE) == 1
+    first = await inbox.add("telegram", "c1", "u1", "one")
+    await inbox.add("telegram", "c2", "u2", "another chat's")
     assert first is not None
     assert not await holds.release("telegram", "c1", "r1")  # "one" waits
-    await inbox.answer(first, NOW)
+    await inbox.answer(first)
     assert not await holds.release("telegram", "c1", "r2")  # not r2's to release
     assert await holds.release("telegram", "c1", "r1")  # nothing of c1 waits now
-    assert await holds.holder("telegram", "c1") is None
+    assert await holds.holder("telegram", "c1") is None and await holds.all() == []
+    assert (
+        await holds.take("telegram", "c1", "r1", LEASE) == 2
+    )  # held again after a release: a new generation
 
 
-async def test_the_holder_claims_the_chats_messages_oldest_first_whoever_stored_them(
-    store: MemoryStore,
-) -> None:
+async def test_the_holder_claims_the_chats_messages_in_the_platforms_order(store: MemoryStore) -> None:
     holds, inbox = store.chat_holds, store.inbox
-    one = await inbox.add("telegram", "c1", "u1", "one", NOW)
-    await inbox.add("telegram", "c2", "u2", "other chat", NOW)
-    two = await inbox.add("telegram", "c1", "u3", "two", LATER)
-    assert await holds.next_message("telegram", "c1", "r1", LATER) is None  # r1 does not hold c1
-    assert await holds.take("telegram", "c1", "r1", NOW, LATER)
-    assert await holds.next_message("telegram", "c1", "r1", LATER) == (one, "one", NOW)
-    assert await holds.next_message("telegram", "c1", "r1", LATER) == (one, "one", NOW)  # until answered
+    three = await inbox.add("telegram", "c1", "u3", "three", 30)  # stored first, sent last
+    await inbox.add("telegram", "c2", "u9", "other chat", 5)
+    one = await inbox.add("telegram", "c1", "u1", "one", 10)
+    two = await inbox.add("telegram", "c1", "u2", "two", 20)
+    assert await holds.next_message("telegram", "c1", "r1") is None  # r1 does not hold c1
+    assert await holds.take("telegram", "c1", "r1", LEASE) == 1
+    claimed = await holds.next_message("telegram", "c1", "r1")
+    assert isinstance(claimed, ClaimedRow)
+    assert (claimed.id, claimed.message, claimed.generation, claimed.sent_by) == (one, "one", 1, None)
+    again = await holds.next_message("telegram", "c1", "r1")  # until answered
+    assert isinstance(again, ClaimedRow) and again.id == one
+    order = []
+    for inbox_id in (one, two, three):
+        assert inbox_id is not None
+        await inbox.answer(inbox_id)
+        order.append(await holds.next_message("telegram", "c1", "r1"))
+    assert [c.message if isinstance(c, ClaimedRow) else c for c in order] == ["two", "three", None]
+
+
+async def test_a_message_younger_than_the_reorder_window_waits(store: MemoryStore) -> None:
+    holds, inbox = store.chat_holds, store.inbox
+    await inbox.add("telegram", "c1", "u1", "just now", 10)
+    assert await holds.take("telegram", "c1", "r1", LEASE) == 1
+    wait = await holds.next_message("telegram", "c1", "r1", settle_s=3600)
+    assert isinstance(wait, float) and 3500 < wait <= 3600  # stored a moment ago: wait out the window
+    claimed = await holds.next_message("telegram", "c1", "r1", settle_s=0)
+    assert isinstance(claimed, ClaimedRow) and claimed.message == "just now"
+    await inbox.answer(claimed.id)
+    assert await holds.next_message("telegram", "c1", "r1", settle_s=3600) is None  # nothing left
+
+
+async def test_a_reply_is_fenced_by_the_generation_of_the_claim(store: MemoryStore) -> None:
+    holds, inbox = store.chat_holds, store.inbox
+    one = await inbox.add("telegram", "c1", "u1", "one", 1)
+    two = await inbox.add("telegram", "c1", "u2", "two", 2)
     assert one is not None and two is not None
-    await inbox.answer(one, NOW)
-    assert await holds.next_message("telegram", "c1", "r1", LATER) == (two, "two", LATER)
-    await inbox.answer(two, LATER)
-    assert await holds.next_message("telegram", "c1", "r1", LATER) is None
+    assert await holds.take("telegram", "c1", "r1", LEASE) == 1
+    assert await holds.fence(one, "telegram", "c1", "r1", 1, LEASE / 3)  # current: the intent is recorded
+    assert await inbox.in_flight("r1") == 1
+    assert not await holds.fence(one, "telegram", "c1", "r1", 1, LEASE * 2)  # less lease left than asked
+    assert await holds.extend("telegram", "c1", "r1", 1, LEASE * 3)
+    assert await holds.fence(one, "telegram", "c1", "r1", 1, LEASE * 2)  # renewed: enough left now
+    assert await holds.answered(one, "telegram", "c1", "r1", 1)
+    assert await inbox.in_flight("r1") == 0
+    # r1 stalls past its lease; r2 takes the chat over and claims "two", whose intent r1 recorded
+    assert await holds.fence(two, "telegram", "c1", "r1", 1, 0)
+    assert await holds.take("telegram", "c1", "r1", RAN_OUT) == 1
+    [(_, _, previous)] = await holds.take_waiting(["telegram"], "r2", LEASE)
+    assert previous == "r1" and await holds.get("telegram", "c1") == ("r2", 2)
+    claimed = await holds.next_message("telegram", "c1", "r2")
+    assert isinstance(claimed, ClaimedRow) and (claimed.id, claimed.sent_by) == (two, "r1")  # in flight
+    # r1 wakes: neither its send nor its mark of generation 1 goes through, nor can it renew
+    assert not await holds.fence(two, "telegram", "c1", "r1", 1, 0)
+    assert not await holds.answered(two, "telegram", "c1", "r1", 1)
+    assert not await holds.extend("telegram", "c1", "r1", 1, LEASE)
+    assert await holds.fence(two, "telegram", "c1", "r2", 2, 0)
+    assert await holds.answered(two, "telegram", "c1", "r2", 2, "NetworkError")
+    assert not await holds.fence(two, "telegram", "c1", "r2", 2, 0)  # answered: nothing more to send
+    assert await inbox.unsent(3600) == 1
 
 
 async def test_renewal_keeps_only_the_holders_own_chats(store: MemoryStore) -> None:
     holds = store.chat_holds
-    assert await holds.take("telegram", "c1", "r1", NOW, LATER)
-    assert await holds.take("telegram", "c2", "r1", NOW, LATER)
-    assert await holds.take("telegram", "c3", "r2", NOW, LATER)
+    assert await holds.take("telegram", "c1", "r1", LEASE)
+    assert await holds.take("telegram", "c2", "r1", LEASE)
+    assert await holds.take("telegram", "c3", "r2", LEASE)
+    before = {row[1]: row[3] for row in await holds.all()}
     chats = [("telegram", "c1"), ("telegram", "c3")]
-    assert await holds.renew("r1", chats, MUCH_LATER) == 1  # c3 is r2's
-    leases = {row[1]: row[3] for row in await holds.all()}
-    assert leases == {"c1": MUCH_LATER, "c2": LATER, "c3": LATER}
+    assert await holds.renew("r1", chats, LEASE * 10) == [("telegram", "c1")]  # c3 is r2's
+    after = {row[1]: row[3] for row in await holds.all()}
+    assert after["c1"] > before["c1"] and (after["c2"], after["c3"]) == (before["c2"], before["c3"])
     assert await holds.drop("r1") == 2
     assert [row[1] for row in await holds.all()] == ["c3"]
 
 
 async def test_waiting_chats_without_a_live_hold_are_taken_over(store: MemoryStore) -> None:
     holds, inbox = store.chat_holds, store.inbox
-    for chat in ("dead", "live", "never", "mine"):
-        await inbox.add("telegram", chat, f"u-{chat}", "hi", PAST)
-    await inbox.add("console", "local", "k1", "not served", PAST)
-    assert await holds.take("telegram", "dead", "r9", PAST, PAST)  # r9 died: its lease ran out
-    assert await holds.take("telegram", "live", "r1", NOW, LATER)
-    assert await holds.take("telegram", "mine", "r2", NOW, LATER)
-    assert await holds.take("telegram", "idle", "r9", PAST, PAST)  # nothing of it waits
+    assert await holds.take("telegram", "released", "r1", LEASE) == 1
+    assert await holds.release("telegram", "released", "r1")  # let go; then a message came
+    for chat in ("dead", "live", "never", "mine", "released"):
+        await inbox.add("telegram", chat, f"u-{chat}", "hi")
+    await inbox.add("console", "local", "k1", "not served")
+    assert await holds.take("telegram", "dead", "r9", RAN_OUT) == 1  # r9 died: its lease ran out
+    assert await holds.take("telegram", "live", "r1", LEASE) == 1
+    assert await holds.take("telegram", "mine", "r2", LEASE) == 1
+    assert await holds.take("telegram", "idle", "r9", RAN_OUT) == 1  # nothing of it waits
 
-    taken = await holds.take_waiting(["telegram"], "r2", NOW, LATER)
+    taken = await holds.take_waiting(["telegram"], "r2", LEASE)
     assert sorted(taken, key=str) == sorted(
-        [("telegram", "dead", "r9"), ("telegram", "never", None)], key=str
+        [("telegram", "dead", "r9"), ("telegram", "never", None), ("telegram", "released", None)], key=str
     )
-    assert await holds.take_waiting(["telegram"], "r3", NOW, LATER) == []  # all held live now
-    own = await holds.take_waiting(["telegram"], "r2", NOW, LATER, own=True)  # a restart under "r2"
-    assert sorted(row[1] for row in own) == ["dead", "mine", "never"]
-    every = await holds.take_waiting(["telegram"], "r5", NOW, LATER, every=True)
-    assert len(every) == 4 and {row[2] for row in every} == {"r1", "r2"}
-    assert await holds.prune(MUCH_LATER) == 1  # "idle": lease ran out, nothing waiting
+    assert await holds.get("telegram", "dead") == ("r2", 2)
+    assert (await holds.get("telegram", "never"), await holds.get("telegram", "released")) == (
+        ("r2", 1),
+        ("r2", 2),
+    )
+    assert await holds.take_waiting(["telegram"], "r3", LEASE) == []  # all held live now
+    own = await holds.take_waiting(["telegram"], "r2", LEASE, own=True)  # a restart under "r2"
+    assert sorted(row[1] for row in own) == ["dead", "mine", "never", "released"]
+    assert await holds.get("telegram", "mine") == ("r2", 2)  # a new life of r2: a new generation
+    every = await holds.take_waiting(["telegram"], "r5", LEASE, every=True)
+    assert len(every) == 5 and {row[2] for row in every} == {"r1", "r2"}
+    assert await holds.prune(3600) == 0  # a hold let go is kept a while: its generation must not repeat
+    assert await holds.prune(-3600) == 1  # "idle", once long enough ago
     assert ("telegram", "idle") not in [(row[0], row[1]) for row in await holds.all()]
 
 
 async def test_two_replicas_sweeping_at_once_take_disjoint_chats(store: MemoryStore, memory_db: str) -> None:
     for i in range(20):
-        await store.inbox.add("telegram", f"c{i}", f"u{i}", "hi", PAST)
+        await store.inbox.add("telegram", f"c{i}", f"u{i}", "hi")
         if i % 2:
-            assert await store.chat_holds.take("telegram", f"c{i}", "dead", PAST, PAST)
+            assert await store.chat_holds.take("telegram", f"c{i}", "dead", RAN_OUT)
     other = await open_store(memory_db, warm_text=False)  # a second replica: its own connections
     try:
         first, second = await asyncio.gather(
-            store.chat_holds.take_waiting(["telegram"], "r1", NOW, LATER),
-            other.chat_holds.take_waiting(["telegram"], "r2", NOW, LATER),
+            store.chat_holds.take_waiting(["telegram"], "r1", LEASE),
+            other.chat_holds.take_waiting(["telegram"], "r2", LEASE),
         )
     finally:
         await other.close()
@@ -119,3 +186,57 @@ async def test_two_replicas_sweeping_at_once_take_disjoint_chats(store: MemorySt
     assert sorted(chats) == sorted(f"c{i}" for i in range(20))  # each taken once
     holders = {row[1]: row[2] for row in await store.chat_holds.all()}
     assert all(holders[row[1]] == "r1" for row in first) and all(holders[row[1]] == "r2" for row in second)
+
+
+# --------------------------------------------------------------------------- PostgreSQL: inserts in flight
+
+
+@pytest.fixture
+async def two_replicas(postgres_url: str) -> AsyncIterator[tuple[Any, Any]]:
+    """Two stores on one PostgreSQL database: the replica storing a message, the replica holding its chat."""
+    stores = [await open_store(postgres_url, warm_text=False) for _ in range(2)]
+    try:
+        yield stores[0], stores[1]
+    finally:
+        for opened in stores:
+            await opened.close()
+
+
+async def _waits_for_the_chat_lock(store: Any, step: asyncio.Task[Any]) -> None:
+    """Until ``step`` is blocked on a chat's advisory lock (seen in ``pg_locks``), or done (then it did
+    not wait: the caller's assertion says what it did instead). A ceiling, no margin."""
+    async with asyncio.timeout(30):
+        while not step.done():
+            waiting = await store.db.read(
+                "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            )
+            if waiting[0][0]:
+                return
+            await asyncio.sleep(0.01)
+
+
+async def test_an_earlier_message_committing_late_is_claimed_before_a_later_one(two_replicas) -> None:
+    intake, holder = two_replicas
+    assert await holder.chat_holds.take("feishu", "oc1", "r1", LEASE) == 1
+    async with intake.transaction():  # the earlier message's insert: begun, not committed yet
+        earlier = await intake.inbox.add("feishu", "oc1", "ev1", "sent first", 1000)
+        later = await holder.inbox.add("feishu", "oc1", "ev2", "sent second", 2000)  # committed at once
+        claim = asyncio.create_task(holder.chat_holds.next_message("feishu", "oc1", "r1"))
+        await _waits_for_the_chat_lock(holder, claim)
+        assert not claim.done(), f"claimed {claim.result()} while an earlier message was being stored"
+    claimed = await claim
+    assert isinstance(claimed, ClaimedRow) and claimed.id == earlier != later
+
+
+async def test_a_release_racing_a_message_being_stored_keeps_the_hold(two_replicas) -> None:
+    intake, holder = two_replicas
+    assert await holder.chat_holds.take("telegram", "7", "r1", LEASE) == 1
+    async with intake.transaction():  # another replica stores a message of the chat: not committed yet
+        stored = await intake.inbox.add("telegram", "7", "u1", "hello", 1)
+        release = asyncio.create_task(holder.chat_holds.release("telegram", "7", "r1"))
+        await _waits_for_the_chat_lock(holder, release)
+        assert not release.done(), "the hold was let go over a message being stored"
+    assert not await release  # the release saw the message: the holder keeps the chat and answers it
+    assert await holder.chat_holds.holder("telegram", "7") == "r1"
+    claimed = await holder.chat_holds.next_message("telegram", "7", "r1")
+    assert isinstance(claimed, ClaimedRow) and claimed.id == stored

@@ -6,35 +6,37 @@ from __future__ import annotations
 
 from memory.store.protocol import MemoryStore
 
-PAST = "2026-01-01 00:00:00"
-NOW = "2026-01-02 00:00:00"
-LATER = "2026-01-02 00:10:00"
+LEASE = 600.0
+RAN_OUT = -1.0  # a lease that ended a second ago: its replica died
+DAILY = "2026-01-02 03:00:00"
 
 
 async def test_a_job_period_is_claimed_once_and_a_done_run_never_again(store: MemoryStore) -> None:
     claims = store.job_claims
-    assert await claims.claim("daily", "2026-01-02 03:00:00", "r1", NOW, LATER)
-    assert not await claims.claim("daily", "2026-01-02 03:00:00", "r2", NOW, LATER)  # live lease
-    assert await claims.claim("daily", "2026-01-02 03:00:00", "r1", NOW, LATER)  # the holder again
-    assert await claims.claim("weekly", "2026-01-02 03:00:00", "r2", NOW, LATER)  # another job
-    assert await claims.renew("daily", "2026-01-02 03:00:00", "r1", "2026-01-02 00:20:00")
-    assert not await claims.renew("daily", "2026-01-02 03:00:00", "r2", "2026-01-02 00:20:00")
-    assert not await claims.finish("daily", "2026-01-02 03:00:00", "r2", NOW, "ok")  # not its claim
-    assert await claims.finish("daily", "2026-01-02 03:00:00", "r1", NOW, "ok")
-    # done: nobody takes it again, even long after its lease
-    assert not await claims.claim("daily", "2026-01-02 03:00:00", "r2", "2027-01-01 00:00:00", "2027-01-02")
-    assert await claims.of_job("daily") == [("2026-01-02 03:00:00", "r1", NOW, "ok")]
+    assert await claims.claim("daily", DAILY, "r1", LEASE) == 1
+    assert await claims.claim("daily", DAILY, "r2", LEASE) is None  # live lease
+    assert await claims.claim("daily", DAILY, "r1", LEASE) == 1  # the holder again
+    assert await claims.claim("weekly", DAILY, "r2", LEASE) == 1  # another job
+    assert await claims.renew("daily", DAILY, "r1", 1, LEASE)
+    assert not await claims.renew("daily", DAILY, "r2", 1, LEASE)
+    assert not await claims.finish("daily", DAILY, "r2", 1, "ok")  # not its claim
+    assert not await claims.finish("daily", DAILY, "r1", 2, "ok")  # not its generation
+    assert await claims.finish("daily", DAILY, "r1", 1, "ok")
+    assert await claims.claim("daily", DAILY, "r2", RAN_OUT) is None  # done: nobody takes it again
+    [(period, holder, done_at, status)] = await claims.of_job("daily")
+    assert (period, holder, status) == (DAILY, "r1", "ok") and done_at is not None
 
 
 async def test_a_run_whose_lease_ran_out_is_stale_and_taken_over(store: MemoryStore) -> None:
     claims = store.job_claims
-    assert await claims.claim("sweep", "2026-01-01 03:00:00", "dead", PAST, "2026-01-01 00:10:00")
-    assert await claims.claim("sweep", "2026-01-02 03:00:00", "alive", NOW, LATER)
-    assert await claims.stale(NOW) == [("sweep", "2026-01-01 03:00:00", "dead")]
-    assert await claims.claim("sweep", "2026-01-01 03:00:00", "r2", NOW, LATER)  # taken over
-    assert await claims.stale(NOW) == []
-    assert not await claims.finish("sweep", "2026-01-01 03:00:00", "dead", NOW, "ok")  # it lost it
-    assert await claims.finish("sweep", "2026-01-01 03:00:00", "r2", NOW, "ok")
+    assert await claims.claim("sweep", "2026-01-01 03:00:00", "dead", RAN_OUT) == 1
+    assert await claims.claim("sweep", "2026-01-02 03:00:00", "alive", LEASE) == 1
+    assert await claims.stale() == [("sweep", "2026-01-01 03:00:00", "dead")]
+    assert await claims.claim("sweep", "2026-01-01 03:00:00", "r2", LEASE) == 2  # taken over
+    assert await claims.stale() == []
+    assert not await claims.renew("sweep", "2026-01-01 03:00:00", "dead", 1, LEASE)  # it lost it
+    assert not await claims.finish("sweep", "2026-01-01 03:00:00", "dead", 1, "ok")
+    assert await claims.finish("sweep", "2026-01-01 03:00:00", "r2", 2, "ok")
     assert [row[1] for row in await claims.of_job("sweep")] == ["r2", "alive"]
 
 

@@ -1,0 +1,220 @@
+"""Fencing, the send intent and one clock, with two process loops on one database as two replicas
+(gateway/loop.py, gateway/hold_keeper.py, docs/scale-out.md "Fencing" and "One clock"): a replica that
+stalls past its lease and wakes after another took its chat over sends nothing and says so in one line;
+a reply whose send was recorded but never marked is answered again under the same key (Feishu posts it
+once) and counted as in flight; a replica whose clock runs far off takes no live chat; and a chat's
+messages are claimed in the platform's order, not the order they were stored in. Each replica has its own
+store on the same database: PostgreSQL, and SQLite for the same code path in one process (``memory_db``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+
+import pytest
+
+from channels.base import InboundMessage, OutboundMessage
+from gateway.inbox import Chat, DurableInbox
+from gateway.loop import ProcessLoop
+from memory import clock
+from memory.store.open import open_store
+from memory.store.protocol import MemoryStore
+
+Handler = Callable[[InboundMessage], Awaitable[str | None]]
+LOST_LINE = "taken over by another replica while this one stalled past its lease"
+
+
+class Recorder:
+    """The "test" channel of one replica; every replica appends to one shared list, in send order.
+    ``hang``: sends never finish (the replica is killed in the middle of one)."""
+
+    name = "test"
+
+    def __init__(self, replica: str, sent: list[tuple[str, OutboundMessage]]) -> None:
+        self.replica = replica
+        self.sent = sent
+        self.hang = False
+        self.started = asyncio.Event()
+
+    async def start(self, deliver) -> None:  # pragma: no cover - not used
+        pass
+
+    async def send(self, message: OutboundMessage) -> None:
+        self.started.set()
+        if self.hang:
+            await asyncio.Event().wait()
+        self.sent.append((self.replica, message))
+
+    async def stop(self) -> None:
+        pass
+
+
+class Replica:
+    def __init__(self, store: MemoryStore, name: str, handler: Handler, sent: list) -> None:
+        self.store = store
+        self.inbox = DurableInbox(store, name)
+        self.loop = ProcessLoop(handler, inbox=self.inbox, sweep_every=0.05)
+        self.channel = Recorder(name, sent)
+        self.loop.add_channel(self.channel)
+
+
+Open = Callable[[str, Handler], Awaitable[Replica]]
+
+
+@pytest.fixture
+async def replicas(memory_db: str) -> AsyncIterator[tuple[Open, list[tuple[str, OutboundMessage]]]]:
+    sent: list[tuple[str, OutboundMessage]] = []
+    opened: list[Replica] = []
+
+    async def open_one(name: str, handler: Handler) -> Replica:
+        replica = Replica(await open_store(memory_db, warm_text=False), name, handler, sent)
+        replica.loop.start()
+        opened.append(replica)
+        return replica
+
+    try:
+        yield open_one, sent
+    finally:
+        for replica in opened:
+            await replica.loop.stop(hand_over=False)
+            await replica.store.close()
+
+
+def _msg(chat: str, text: str, sequence: int = 0) -> InboundMessage:
+    return InboundMessage("test", chat, chat, text, message_id=text, delivery_id=text, sequence=sequence)
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 30) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+def _counted_sweeps(loop: ProcessLoop) -> list[int]:
+    """The chats each sweep of ``loop`` took, one entry per sweep, from now on."""
+    sweeps: list[int] = []
+    sweep = loop.take_waiting
+
+    async def counted(**kwargs: bool) -> int:
+        taken = await sweep(**kwargs)
+        sweeps.append(taken)
+        return taken
+
+    loop.take_waiting = counted  # type: ignore[method-assign]
+    return sweeps
+
+
+async def _lease_runs_out(replica: Replica, chat: Chat) -> None:
+    """The replica stops renewing: its hold's lease ends now (the database's clock), nobody took it yet."""
+    assert await replica.store.chat_holds.take(*chat, replica.inbox.replica, -1.0) is not None
+
+
+async def test_a_replica_that_stalls_past_its_lease_sends_nothing_when_it_wakes(
+    replicas, caplog: pytest.LogCaptureFixture
+) -> None:
+    open_replica, sent = replicas
+    wake = asyncio.Event()
+
+    async def stalls(message: InboundMessage) -> str:
+        await wake.wait()  # the model's answer comes after the stall
+        return f"a:{message.text}"
+
+    async def answers(message: InboundMessage) -> str:
+        return f"b:{message.text}"
+
+    a = await open_replica("a", stalls)
+    renew = a.inbox.renew
+
+    async def stalled_renew(chats):  # the whole process is stopped: its keeper too
+        await wake.wait()
+        return await renew(chats)
+
+    a.inbox.renew = stalled_renew  # type: ignore[method-assign]
+    a.inbox.lease = timedelta(seconds=0.3)  # its keeper goes to renew at once, and stalls there
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await _until(lambda: ("test", "c1") in a.loop._workers)
+    await _lease_runs_out(a, ("test", "c1"))
+
+    b = await open_replica("b", answers)
+    await b.loop.deliver(_msg("c1", "two", 2))  # stored by b; b's sweep takes the chat a no longer holds
+    await _until(lambda: len(sent) == 2)
+    assert [(r, m.text) for r, m in sent] == [("b", "b:one"), ("b", "b:two")]
+
+    with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
+        wake.set()  # a wakes: its renewal finds the chat gone, its reply's fence refuses it
+        await asyncio.wait_for(a.loop.drain(), 30)
+    assert [(r, m.text) for r, m in sent] == [("b", "b:one"), ("b", "b:two")]  # nothing from a
+    lines = [r.getMessage() for r in caplog.records if LOST_LINE in r.getMessage()]
+    assert len(lines) == 1 and lines[0].startswith("[gateway] test:c1:")
+    assert await b.inbox.unanswered() == []
+
+
+async def test_a_reply_whose_send_was_recorded_is_answered_again_under_the_same_key(
+    replicas, caplog: pytest.LogCaptureFixture
+) -> None:
+    open_replica, sent = replicas
+
+    async def answers(message: InboundMessage) -> str:
+        return f"re:{message.text}"
+
+    a = await open_replica("a", answers)
+    a.channel.hang = True  # a is killed while its send is on the wire
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await asyncio.wait_for(a.channel.started.wait(), 30)
+    assert await a.inbox.in_flight() == 1  # the intent was recorded before the send
+    await a.loop.stop(hand_over=False)  # SIGKILL: nothing marked, its hold left to run out
+    await _lease_runs_out(a, ("test", "c1"))
+
+    with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
+        b = await open_replica("b", answers)
+        await _until(lambda: len(sent) == 1)
+        await asyncio.wait_for(b.loop.drain(), 30)
+    [(replica, answer)] = sent
+    assert replica == "b" and answer.key == "answer:1" and answer.reply_to == "one"
+    assert any("may have gone out from replica a" in r.getMessage() for r in caplog.records)
+    assert await b.inbox.in_flight("a") == 0 and await b.inbox.unanswered() == []
+
+
+async def test_a_replica_whose_clock_runs_far_off_takes_no_live_chat(replicas) -> None:
+    open_replica, sent = replicas
+    go_on = asyncio.Event()
+
+    async def slow(message: InboundMessage) -> str:
+        await go_on.wait()
+        return f"a:{message.text}"
+
+    async def answers(message: InboundMessage) -> str:
+        return f"b:{message.text}"
+
+    a = await open_replica("a", slow)
+    await a.loop.deliver(_msg("c1", "one", 1))  # a holds c1, its lease live for 30 s
+    try:
+        for offset in (3600.0, -3600.0):  # b's host an hour ahead, then an hour behind
+            clock.set_offset(offset)
+            b = await open_replica(f"b{offset:+.0f}", answers)
+            await b.loop.deliver(_msg("c1", f"two{offset:+.0f}", 2))
+            sweeps = _counted_sweeps(b.loop)
+            await _until(lambda sweeps=sweeps: len(sweeps) >= 5)
+            assert await a.inbox.holder(("test", "c1")) == "a" and sent == []
+    finally:
+        clock.set_offset(0)
+    go_on.set()
+    await _until(lambda: len(sent) == 3)
+    assert [r for r, _ in sent] == ["a", "a", "a"]  # a answered its chat, whoever stored the messages
+
+
+async def test_a_chats_messages_are_claimed_in_the_platforms_order(replicas) -> None:
+    open_replica, sent = replicas
+
+    async def answers(message: InboundMessage) -> str:
+        return f"re:{message.text}"
+
+    a = await open_replica("a", answers)
+    # "second" arrives first (over another connection): stored before "first" is
+    await a.inbox.accept(_msg("c1", "second", 20))
+    await a.inbox.accept(_msg("c1", "third", 30))
+    await a.loop.deliver(_msg("c1", "first", 10))
+    await _until(lambda: len(sent) == 3)
+    assert [m.text for _, m in sent] == ["re:first", "re:second", "re:third"]
