@@ -177,7 +177,7 @@ async def reindex(
             if not batch:
                 break
             after_id = batch[-1][0]
-            await _embed_claimed(engine, embedder, batch, model_key, claims, result)
+            await _embed_claimed(engine, embedder, batch, model_key, claims, result, owner)
             result.total = max(result.total, result.done)
             if progress is not None:
                 progress(result.done, result.total)
@@ -196,14 +196,25 @@ async def _embed_claimed(
     model_key: str,
     claims: RowClaims | None,
     result: ReindexResult,
+    owner: str | None = None,
 ) -> None:
     """Embed and store the rows of ``batch`` this replica holds (all of them without ``claims``), then
-    release the claims; counts into ``result``."""
+    release the claims; counts into ``result``. The rows claimed are read again first: another replica
+    may have stored their vectors and dropped its claims between this pass's read and its claim, and a
+    row embedded there is not embedded here again."""
     held: set[int] | None = None
     if claims is not None:
         held = await claims.take([row[0] for row in batch])
         result.elsewhere += len(batch) - len(held)
-        batch = [row for row in batch if row[0] in held]
+        if held:
+            again = await engine.missing_embeddings(
+                model_key, after_id=min(held) - 1, limit=len(batch), owner=owner
+            )
+            still = {row[0] for row in again} & held
+            result.elsewhere += len(held) - len(still)
+            batch = [row for row in batch if row[0] in still]
+        else:
+            batch = []
     try:
         if not batch:
             return

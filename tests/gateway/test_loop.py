@@ -221,11 +221,14 @@ async def test_pending_counts_messages_and_replies_not_yet_out() -> None:
     try:
         await loop.deliver(_msg("a", "one"))
         await loop.deliver(_msg("b", "two"))
-        await asyncio.sleep(0.01)
-        assert loop.pending == 2
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(loop.drain(), timeout=0.05)
+        async with asyncio.timeout(10):  # both workers in their handlers
+            while loop.pending != 2:
+                await asyncio.sleep(0.01)
+        draining = asyncio.create_task(loop.drain())
+        await asyncio.sleep(0)
+        assert not draining.done()  # nothing is answered yet: a drain waits
         release.set()
+        await asyncio.wait_for(draining, timeout=10)
         await asyncio.wait_for(loop.drain(), timeout=5)
         assert loop.pending == 0 and len(channel.sent) == 2
     finally:
@@ -250,16 +253,38 @@ async def test_a_hung_handler_gets_an_apology_at_the_deadline_and_frees_its_slot
 
 
 async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_answered() -> None:
+    # One slot, a 2 s deadline. a holds the slot for half of it, so b waits 1 s: not told. b then holds
+    # it until c — waiting behind both since the start — has been told, 2 s in: a second before b's own
+    # deadline. Margins of a second each way; the releases follow what was seen, not a guess.
+    go = {"a": asyncio.Event(), "b": asyncio.Event()}
+
     async def handler(msg: InboundMessage) -> str:
-        await asyncio.sleep(0.15)  # each answer in time, but one slot for three chats
+        if msg.chat_id in go:
+            async with asyncio.timeout(30):
+                await go[msg.chat_id].wait()
         return f"answer to {msg.text}"
 
+    def told(chat: str) -> bool:
+        return (chat, BUSY_REPLY) in [(m.chat_id, m.text) for m in channel.sent]
+
     channel = RecordingChannel()
-    loop = ProcessLoop(handler, max_concurrent=1, deadline=0.2)
+    loop = ProcessLoop(handler, max_concurrent=1, deadline=2)
     loop.add_channel(channel)
-    await _run(loop, [_msg("a", "a1"), _msg("b", "b1"), _msg("c", "c1")])
+    loop.start()
+    try:
+        for chat in ("a", "b", "c"):
+            await loop.deliver(_msg(chat, f"{chat}1"))
+        await asyncio.sleep(1.0)
+        go["a"].set()
+        async with asyncio.timeout(30):
+            while not told("c"):
+                await asyncio.sleep(0.01)
+        go["b"].set()
+        await asyncio.wait_for(loop.drain(), timeout=30)
+    finally:
+        await loop.stop()
     texts = [(m.chat_id, m.text) for m in channel.sent]
-    assert ("a", BUSY_REPLY) not in texts and ("b", BUSY_REPLY) not in texts  # waited less than 0.2 s
+    assert not told("a") and not told("b")  # waited less than the deadline
     assert texts.index(("c", BUSY_REPLY)) < texts.index(("c", "answer to c1"))  # told, then answered
     assert {t for t in texts if t[1] != BUSY_REPLY} == {
         ("a", "answer to a1"),

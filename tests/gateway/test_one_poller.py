@@ -6,6 +6,7 @@ over. Two real channels against the local Bot API server, two stores on one Post
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,6 +16,8 @@ from localservers.telegram_server import TelegramStub
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 from tests.support.telegram_channel import Inbox, quick, settings
+
+STANDING_BY = "another replica polls for this bot; standing by"  # channels/telegram/poll_turn.py
 
 
 class Replica:
@@ -48,8 +51,13 @@ async def _until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
 
 
 async def test_one_replica_polls_and_another_takes_over_when_its_connection_dies(
-    replicas: tuple[Replica, Replica], tg: TelegramStub
+    replicas: tuple[Replica, Replica], tg: TelegramStub, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="tierclaw.channels")
+
+    async def both_stood_by() -> bool:  # the second at its start, the first once it lost the lock
+        return sum(STANDING_BY in r.getMessage() for r in caplog.records) >= 2
+
     first, second = replicas
     await first.channel.start(first.inbox)
     await _until(first.lock.held, "the first replica holds the poller lock")
@@ -68,7 +76,8 @@ async def test_one_replica_polls_and_another_takes_over_when_its_connection_dies
     await connection.close()
     await _until(second.lock.held, "the second replica takes the poller lock")
     assert first.channel.may_poll is not None and not await first.channel.may_poll()
-    await asyncio.sleep(1.5)  # the first replica's long poll in flight (poll_timeout 1 s) ends
+    # the first replica's long poll in flight ends, and it asks again: it stands by
+    await _until(both_stood_by, "the first replica stands by")
 
     polled_before = len(first.inbox)
     for n in range(3):

@@ -282,7 +282,8 @@ async def test_shutdown_stops_intake_then_still_sends_the_reply_being_written(
         asked = tg.push(tg.message("a slow question"))
         await tg.wait_until(lambda: len(model.chat_requests()) == 1, what="the model asked")
         shutting = asyncio.create_task(runtime.shutdown(drain_timeout=10))
-        await asyncio.sleep(0.2)  # intake stops first
+        channel = runtime.channels[0]
+        await tg.wait_until(lambda: channel._intake_stopped.is_set(), what="intake stopped first")  # type: ignore[attr-defined]
         tg.push(tg.message("one more thing"))  # arrives during the drain: left at Telegram for next time
         assert await shutting == 0
     except BaseException:

@@ -7,7 +7,6 @@ import base64
 import json
 import math
 import struct
-import time
 
 import openai
 import pytest
@@ -118,24 +117,21 @@ async def test_error_status_raises_the_matching_openai_error(status: int, error:
 async def test_retry_after_zero_then_success_and_retry_count_header() -> None:
     with OpenAIStub() as stub:
         stub.script(StubReply(status=429, headers={"retry-after": "0"}), StubReply(content="finally"))
-        started = time.monotonic()
         assert await ask(client_for(stub, max_retries=1)) == "finally"
-        assert time.monotonic() - started < 2.0  # retry-after 0: no backoff wait
         assert len(stub.requests) == 2
         assert [h.get("x-stainless-retry-count") for h in stub.request_headers] == ["0", "1"]
 
 
-async def test_delay_triggers_client_timeout_and_stop_is_prompt() -> None:
+async def test_delay_triggers_client_timeout_and_stop_does_not_wait_for_it() -> None:
     stub = OpenAIStub().start()
     try:
-        stub.script(StubReply(content="too late", delay=5.0))
+        stub.script(StubReply(content="too late", delay=3600.0))  # an answer that never comes
         with pytest.raises(openai.APITimeoutError):
             await ask(client_for(stub, timeout=0.3))
         assert len(stub.requests) == 1
     finally:
-        started = time.monotonic()
-        stub.stop()
-        assert time.monotonic() - started < 2.0
+        # stop returns without waiting out the delayed answer (a ceiling far below its hour)
+        await asyncio.wait_for(asyncio.to_thread(stub.stop), timeout=60)
 
 
 async def test_raw_non_json_error_body_raises_an_api_error() -> None:
@@ -204,13 +200,13 @@ async def test_models_endpoint() -> None:
         assert stub.requests == []  # only chat completions are recorded
 
 
-async def test_concurrent_requests_are_all_recorded_and_answered_promptly() -> None:
-    # A small listen backlog drops SYNs under a burst of connections and stalls them for 1 s.
+async def test_concurrent_requests_are_all_recorded_and_answered() -> None:
     with OpenAIStub() as stub:
+        # A small listen backlog drops SYNs under a burst of connections and stalls each for 1 s: the
+        # stub listens with room for a burst (how fast it answers is bench.channel_roundtrip's to measure).
+        assert stub._server is not None and stub._server.request_queue_size >= 128
         client = client_for(stub)
-        started = time.monotonic()
         replies = await asyncio.gather(*(ask(client, f"n{i}") for i in range(30)))
-        assert time.monotonic() - started < 0.9
         assert replies == [f"stub reply: n{i}" for i in range(30)]
         assert sorted(r["messages"][0]["content"] for r in stub.requests) == sorted(
             f"n{i}" for i in range(30)
@@ -222,10 +218,10 @@ async def test_await_for_does_not_block_the_event_loop() -> None:
     async with OpenAIStub() as stub:
         stub.script(StubReply(content="slow", delay=0.2))
         task = asyncio.create_task(ask(client_for(stub)))
-        assert await stub.await_for(lambda s: len(s.requests) == 1, timeout=2.0)
+        assert await stub.await_for(lambda s: len(s.requests) == 1, timeout=30.0)
         assert not task.done()  # the request is recorded before the delayed answer
         assert await task == "slow"
-        assert not await stub.await_for(lambda s: len(s.requests) == 2, timeout=0.05)
+        assert len(stub.requests) == 1  # answered once: no retry was made
 
 
 def test_wait_for_from_sync_code_with_the_sync_client() -> None:
@@ -233,8 +229,8 @@ def test_wait_for_from_sync_code_with_the_sync_client() -> None:
         client = openai.OpenAI(base_url=stub.base_url, api_key="sk-test", max_retries=0, timeout=5.0)
         resp = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "sync"}])
         assert resp.choices[0].message.content == "stub reply: sync"
-        assert stub.wait_for(lambda s: len(s.requests) == 1, timeout=1.0)
-        assert not stub.wait_for(lambda s: len(s.requests) == 2, timeout=0.05)
+        assert stub.wait_for(lambda s: len(s.requests) == 1, timeout=10.0)
+        assert len(stub.requests) == 1  # the call returned: no second request of it can come
 
 
 async def test_reset_forgets_requests_and_script() -> None:

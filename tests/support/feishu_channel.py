@@ -26,12 +26,20 @@ class Inbox:
 
     def __init__(self) -> None:
         self.messages: list[InboundMessage] = []
+        self.arrived = 0  # deliveries begun (some may be held at the gate)
         self.gate = asyncio.Event()
         self.gate.set()
 
     async def deliver(self, message: InboundMessage) -> None:
+        self.arrived += 1
         await self.gate.wait()
         self.messages.append(message)
+
+    async def until_arrived(self, count: int, timeout: float = 30.0) -> None:
+        """Until ``count`` deliveries have begun (held at the gate or not)."""
+        async with asyncio.timeout(timeout):
+            while self.arrived < count:
+                await asyncio.sleep(0.01)
 
     async def wait(self, count: int, timeout: float = 10.0) -> list[InboundMessage]:
         for _ in range(int(timeout / 0.01)):

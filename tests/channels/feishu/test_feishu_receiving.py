@@ -18,6 +18,7 @@ from channels.feishu.channel import FeishuChannel, FeishuError
 from channels.feishu.events import message_uuid
 from channels.feishu.open_api import FeishuApiError
 from localservers.feishu_server import (
+    BOT_INFO_PATH,
     BOT_NOT_IN_CHAT,
     BOT_OPEN_ID,
     FeishuStub,
@@ -106,7 +107,9 @@ async def test_bot_info_is_retried_until_known_then_groups_are_exact(
     try:
         assert channel.bot_open_id == ""
         assert "retrying in the background" in caplog.text
-        await asyncio.sleep(0.2)  # a retry or two that still fail
+        # a retry or two that still fail
+        asked = lambda stub: sum(r.path == BOT_INFO_PATH for r in stub.requests) >= 3  # noqa: E731
+        assert await feishu.wait_for(asked, timeout=30)
         feishu.bot_info_code = 0
         assert await feishu.wait_for(lambda _: channel.bot_open_id == BOT_OPEN_ID, timeout=5)
         group = {"chat_type": "group", "chat_id": "oc_group", "token": TOKEN}
@@ -174,13 +177,14 @@ async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
             return await feishu.wait_for_ack(await feishu.push_event(incoming))
 
         acks = [asyncio.create_task(send("first"))]
-        await asyncio.sleep(0.2)
+        await inbox.until_arrived(1)  # the gateway is storing it
+        await asyncio.sleep(0)
         assert not acks[0].done()  # not acknowledged before the gateway has it
         inbox.gate.set()
         assert await asyncio.wait_for(acks[0], 5) in (200, {"code": 200})
         inbox.gate.clear()
         acks.append(asyncio.create_task(send("second")))
-        await asyncio.sleep(0.2)
+        await inbox.until_arrived(2)  # taken in, held by the slow gateway
         stopping = asyncio.create_task(channel.stop_receiving())
         if mode == "callback":
             deadline = time.monotonic() + 5
@@ -191,7 +195,7 @@ async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
                 await post_callback(
                     callback_url(channel), message_event("too late", token=TOKEN), encrypt_key=ENCRYPT_KEY
                 )
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0)
         assert not stopping.done()  # it waits until what was taken in is handed over
         inbox.gate.set()
         await asyncio.wait_for(stopping, timeout=5)

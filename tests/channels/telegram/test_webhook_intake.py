@@ -35,9 +35,11 @@ def webhook_channel(tg: TelegramStub, port: int) -> TelegramChannel:
 async def test_the_answer_waits_until_the_update_is_stored(tg: TelegramStub) -> None:
     stored = asyncio.Event()
     release = asyncio.Event()
+    entered = asyncio.Event()
     got: list[InboundMessage] = []
 
     async def slow_store(message: InboundMessage) -> None:
+        entered.set()
         await release.wait()
         got.append(message)
         stored.set()
@@ -49,7 +51,8 @@ async def test_the_answer_waits_until_the_update_is_stored(tg: TelegramStub) -> 
         post = asyncio.create_task(
             post_webhook(f"http://127.0.0.1:{port}/telegram", tg.update(tg.message("hello")), SECRET)
         )
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(entered.wait(), 30)  # the update is with the gateway, being stored
+        await asyncio.sleep(0)
         assert not post.done()  # not answered while the gateway has not stored it
         release.set()
         assert await asyncio.wait_for(post, 10) == 200

@@ -90,13 +90,18 @@ async def _buffer_empty(engine: MemoryEngine) -> bool:
 async def test_new_messages_restart_the_quiet_gap(engine: MemoryEngine) -> None:
     model = ScriptedModel()
     service = ExtractionService(
-        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=0.3)
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
     )
     try:
+        due: list[str] = []
         for i in range(4):
             await _record(service, "user", f"fact number {i} about gardening")
-            await asyncio.sleep(0.1)
-        assert model.calls == []  # each message pushed the timer back
+            row = await engine.store.extraction_due.get(OWNER)
+            assert row is not None
+            due.append(row[0])
+        assert due == sorted(due)  # each message pushed the due time to a gap from it (the store's clock)
+        assert model.calls == [] and await engine.store.extraction_due.count_due() == 0
+        await service.flush(OWNER)  # the quiet gap passes: one batch of every turn
         await _wait(lambda: _buffer_empty(engine))
         await service.idle()  # the buffer empties inside the batch's commit
     finally:
@@ -114,8 +119,7 @@ async def test_token_budget_triggers_at_once(engine: MemoryEngine) -> None:
     )
     try:
         await _record(service, "user", "word " * 100)  # ~125 tokens: under the budget
-        await asyncio.sleep(0.1)
-        assert model.calls == []
+        assert model.calls == [] and await engine.store.extraction_due.count_due() == 0  # due in an hour
         await _record(service, "user", "another " * 100)  # now over 200
         await _wait(lambda: _buffer_empty(engine))
         await service.idle()  # the buffer empties inside the batch's commit
@@ -178,8 +182,8 @@ async def test_repeated_failures_become_dead_letters_and_can_be_requeued(engine:
             return await service.buffer.dead_letters() == 1
 
         await _wait(dead)
-        await asyncio.sleep(0.2)
-        assert len(model.calls) == 3  # no more attempts once dead
+        await service.idle()
+        assert len(model.calls) == 3  # no more attempts once dead: a dead turn is in no batch
         counts = await engine.stats()
         assert (counts["buffered_turns"], counts["dead_letters"]) == (0, 1)  # kept, never dropped
         skipped = await service.flush(OWNER, force=True)
@@ -505,17 +509,21 @@ async def test_a_crash_inside_the_commit_leaves_nothing_written_and_the_turns_bu
     assert (await engine.stats(OWNER))["buffered_turns"] == 0
 
 
-class SlowRewordingModel(RewordingModel):
+class MeetingRewordingModel(RewordingModel):
+    """Each call waits until two have begun: both runs have read the batch before either commits."""
+
     async def extract(self, turns: list[Turn]) -> Extraction:
         extraction = await super().extract(turns)
-        await asyncio.sleep(0.2)  # both runs have read the batch before either commits
+        async with asyncio.timeout(30):
+            while len(self.calls) < 2:
+                await asyncio.sleep(0.01)
         return extraction
 
 
 async def test_a_batch_another_run_already_committed_is_not_written_twice(engine: MemoryEngine) -> None:
     # Two runs extract the same turns at once (say the gateway's sweep and `tierclaw memory flush`): the
     # first commit claims the turns, the second finds them gone and writes nothing.
-    model = SlowRewordingModel()
+    model = MeetingRewordingModel()
     one = ExtractionService(
         engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
     )

@@ -2,8 +2,10 @@
 per-owner claims in the database, so an owner is extracted once whichever replicas buffered its turns.
 
 Each "replica" is its own ``MemoryEngine`` (its own connections) on one database — a fresh PostgreSQL
-database, and a SQLite file opened twice — with its own ``ExtractionService`` and replica id. Gaps, leases
-and polls are short through ``ExtractionSettings``; a fixed clock is never needed.
+database, and a SQLite file opened twice — with its own ``ExtractionService`` and replica id. Polls are
+short through ``ExtractionSettings``; gaps and leases are long, and what "time passing" must do is done
+on the database's clock (a lease ended by a renewal of -1 s, a budget that makes the owner due now), so
+no outcome depends on how fast the machine runs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from memory.model.protocol import Extraction, Turn
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Event, Fact, Memory
+from memory.text.token_count import estimate_tokens
 
 pytestmark = pytest.mark.both_stores
 
@@ -108,16 +111,16 @@ async def test_turns_buffered_through_two_replicas_are_extracted_once(engines: l
     # The owner's messages reach both replicas in turn. Each turn pushes the owner's one due time, so
     # neither replica extracts before the quiet gap after the last turn, and the one that claims the
     # owner extracts every turn in one call; the other, polling meanwhile, finds the owner held.
+    # The sixth turn brings the owner's buffered tokens to the budget: due then, not before.
+    texts = [t for i in range(3) for t in (f"I keep bees on the roof, hive {i}", f"Noted, hive {i}.")]
+    budget = sum(estimate_tokens(t) for t in texts)
     model = CountingModel(seconds=0.3)
-    one, other = (_service(e, model, f"r{i}", quiet_gap=1.0) for i, e in enumerate(engines, 1))
+    one, other = (_service(e, model, f"r{i}", token_budget=budget) for i, e in enumerate(engines, 1))
     try:
-        for i in range(3):
-            await _record(one, "user", f"I keep bees on the roof, hive {i}")
-            await _record(other, "assistant", f"Noted, hive {i}.")
+        for n, text in enumerate(texts):
+            await _record(one if n % 2 == 0 else other, "user" if n % 2 == 0 else "assistant", text)
         await _wait(lambda: _buffer_empty(engines[0]))
-        await _idle(one, other)
-        await asyncio.sleep(0.3)  # several more polls on both: nothing left to extract
-        await _idle(one, other)
+        await _idle(one, other)  # nothing is left to extract: no poll can start another call
     finally:
         await one.close()
         await other.close()
@@ -161,17 +164,22 @@ async def test_a_dead_replicas_claim_is_taken_over_when_its_lease_runs_out(
     # never returns, its lease is not renewed). Once the lease runs out, r2 claims the owner and extracts
     # the turns — still buffered, since they leave the buffer only when written — once.
     dead_model, live_model = CountingModel(blocked=True), CountingModel()
-    dead = _service(engines[0], dead_model, "r1", quiet_gap=0.0, lease=1.0)
-    live = _service(engines[1], live_model, "r2", lease=1.0)
+    dead = _service(engines[0], dead_model, "r1", quiet_gap=0.0)
+    live = _service(engines[1], live_model, "r2")
     try:
         await _record(dead, "user", "I switched my editor to Helix")
         await _record(dead, "assistant", "Nice.")
         await _wait(lambda: _claimed_by(engines[1], "r1"))
         await _wait(lambda: _called(dead_model))
         await engines[0].close()  # r1 is cut off: no renewal, no release
+        polls = _counted_polls(live)
         assert await live.start() == 1
-        await asyncio.sleep(0.2)
-        assert live_model.calls == []  # the lease still holds
+        await _wait(lambda: _true(len(polls) >= 3))
+        assert live_model.calls == [] and not any(polls)  # the lease still holds: poll after poll
+        [[generation]] = await engines[1].store.db.read(  # type: ignore[attr-defined]
+            "SELECT generation FROM extraction_due WHERE owner = ?", (OWNER,)
+        )
+        assert await engines[1].store.extraction_due.renew(OWNER, "r1", generation, -1.0)  # it runs out
         await _wait(lambda: _buffer_empty(engines[1]))
         await live.idle()
     finally:
@@ -188,6 +196,24 @@ async def _called(model: CountingModel) -> bool:
     return bool(model.calls)
 
 
+async def _true(value: bool) -> bool:
+    return value
+
+
+def _counted_polls(service: ExtractionService) -> list[str | None]:
+    """What each of ``service``'s polls for due owners claimed (None: nothing), from now on."""
+    polls: list[str | None] = []
+    claim_due = service.due.claim_due
+
+    async def counted() -> str | None:
+        owner = await claim_due()
+        polls.append(owner)
+        return owner
+
+    service.due.claim_due = counted  # type: ignore[method-assign]
+    return polls
+
+
 async def test_the_token_budget_counts_turns_buffered_on_the_other_replica(
     engines: list[MemoryEngine],
 ) -> None:
@@ -198,8 +224,8 @@ async def test_the_token_budget_counts_turns_buffered_on_the_other_replica(
     try:
         await _record(other, "user", "hi")  # r2 has seen this owner: a local count would start here
         await _record(one, "user", "word " * 100)  # ~125 tokens
-        await asyncio.sleep(0.2)
-        assert model.calls == []  # under the budget: the quiet gap (an hour) applies
+        # under the budget: the quiet gap (an hour) applies — nobody's poll can find the owner due
+        assert await engines[0].store.extraction_due.count_due() == 0 and model.calls == []
         await _record(other, "user", "another " * 100)  # ~125 more: over 200 across both replicas
         await _wait(lambda: _buffer_empty(engines[0]))
         await _idle(one, other)

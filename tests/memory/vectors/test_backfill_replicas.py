@@ -4,7 +4,8 @@ and embed each once.
 
 Each replica is its own ``MemoryEngine`` on one database (a fresh PostgreSQL database; a SQLite file
 opened twice) with its own backfill and replica id. The embedder is ``HashEmbedder``, which records every
-text it embeds; it pauses a moment per call, so the two passes really run side by side.
+text it embeds; each replica's first call waits until the other replica's has begun, so the two passes
+really run side by side however the machine schedules them (a ceiling, no margin).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,20 @@ async def engines(tmp_path: Path, memory_url: str) -> AsyncIterator[list[MemoryE
                 await engine.close()
 
 
-async def _pause(call: int, texts: list[str]) -> None:
-    await asyncio.sleep(0.03)  # an embedder call takes a moment: the other replica's pass runs meanwhile
+def _meeting() -> list[Callable[[int, list[str]], Awaitable[None]]]:
+    """Two embedders' ``before`` hooks: each one's first call waits until the other's first call began."""
+    began = [asyncio.Event(), asyncio.Event()]
+
+    def hook(mine: int) -> Callable[[int, list[str]], Awaitable[None]]:
+        async def before(call: int, texts: list[str]) -> None:
+            began[mine].set()
+            if call == 1:
+                async with asyncio.timeout(30):
+                    await began[1 - mine].wait()
+
+        return before
+
+    return [hook(0), hook(1)]
 
 
 async def _missing(engine: MemoryEngine) -> int:
@@ -49,7 +62,7 @@ async def _missing(engine: MemoryEngine) -> int:
 
 async def test_two_replicas_backfills_embed_each_row_once(engines: list[MemoryEngine]) -> None:
     await add(engines[0], "alice", 0, 40)  # written before embeddings were enabled
-    embedders = [HashEmbedder(before=_pause), HashEmbedder(before=_pause)]
+    embedders = [HashEmbedder(before=hook) for hook in _meeting()]
     backfills = [
         EmbeddingBackfill(engine, embedder, batch_size=4, pause=0, interval=3600, replica=f"r{i}")
         for i, (engine, embedder) in enumerate(zip(engines, embedders, strict=True), 1)
@@ -57,10 +70,9 @@ async def test_two_replicas_backfills_embed_each_row_once(engines: list[MemoryEn
     for backfill in backfills:
         backfill.start()
     try:
-        deadline = asyncio.get_running_loop().time() + 20
-        while await _missing(engines[0]) or not all(b.passes for b in backfills):
-            assert asyncio.get_running_loop().time() < deadline, "the backfills did not finish"
-            await asyncio.sleep(0.02)
+        async with asyncio.timeout(60):  # the backfills finish
+            while await _missing(engines[0]) or not all(b.passes for b in backfills):
+                await asyncio.sleep(0.02)
     finally:
         for backfill in backfills:
             await backfill.stop()
@@ -76,13 +88,15 @@ async def test_rows_claimed_by_a_dead_replica_wait_for_its_lease(engines: list[M
     # A replica claimed four rows and died before storing them: a pass skips them while the claim
     # holds, and a pass after the lease ran out embeds them.
     ids = await add(engines[0], "alice", 0, 6)
-    dead = RowClaims(engines[0].store.embedding_claims, "memories", "r-dead", lease=0.5)
+    dead = RowClaims(engines[0].store.embedding_claims, "memories", "r-dead", lease=3600)
     assert await dead.take(ids[:4]) == set(ids[:4])
     claims = RowClaims(engines[1].store.embedding_claims, "memories", "r2")
     embedder = HashEmbedder()
     first = await reindex(engines[1].vectors, embedder, batch_size=4, claims=claims)
     assert (first.embedded, first.elsewhere) == (2, 4) and await _missing(engines[1]) == 4
-    await asyncio.sleep(0.6)
+    # its lease runs out (on the database's clock: the same claims, with a lease that ended a second ago)
+    ended = RowClaims(engines[0].store.embedding_claims, "memories", "r-dead", lease=-1)
+    assert await ended.take(ids[:4]) == set(ids[:4])
     second = await reindex(engines[1].vectors, embedder, batch_size=4, claims=claims)
     assert (second.embedded, second.elsewhere) == (4, 0) and await _missing(engines[1]) == 0
     assert len(embedder.texts) == len(set(embedder.texts)) == 6
