@@ -128,6 +128,7 @@ class MemoryJobs:
             WEEKLY_JOB: self.weekly,
         }
         self._scheduler: AsyncIOScheduler | None = None
+        self._running: set[tuple[str, datetime]] = set()  # (job, period) runs going on in this process
 
     # ----------------------------------------------------------------- the jobs
 
@@ -241,6 +242,16 @@ class MemoryJobs:
         """Run ``name`` for ``period`` if this replica claims it; its outcome, or None when another
         replica holds or finished that period, took the run over (this one stalled past its lease: the
         run is stopped and not marked done), or the run failed (logged and recorded)."""
+        if (name, period) in self._running:  # a catch-up and the scheduled run of one period, here at once
+            log.info("[gateway] job %s of %s: already running here, skipped", name, period.isoformat())
+            return None
+        self._running.add((name, period))
+        try:
+            return await self._run_claimed(name, period)
+        finally:
+            self._running.discard((name, period))
+
+    async def _run_claimed(self, name: str, period: datetime) -> str | None:
         generation = await self.log.claim(name, period, self.replica, self.lease)
         if generation is None:
             log.info("[gateway] job %s of %s: claimed by another replica, skipped", name, period.isoformat())
