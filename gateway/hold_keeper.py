@@ -84,7 +84,7 @@ async def _stop_if_lost(
     if workers.get(chat) is not worker or worker.done():
         return
     holder = await inbox.holder(chat)
-    if holder is None or holder == inbox.replica:
+    if holder is None or holder == inbox.replica or worker.done():  # the worker found it itself meanwhile
         return
     lost.say(chat, f"replica {holder} holds it now")
     worker.cancel()
