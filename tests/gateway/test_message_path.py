@@ -122,18 +122,26 @@ async def _buffered(runtime: Runtime) -> int:
     return (await runtime.engine.stats())["buffered_turns"]
 
 
+async def _gap_passes(runtime: Runtime, owner: str = OWNER) -> None:
+    """The owner's quiet gap (an hour in these tests) ends now, on the database's clock: its due time is
+    pushed with a token budget of 0, which every buffer has reached. How long a reply took on a busy
+    machine then never decides which turns one extraction gets."""
+    assert await runtime.engine.store.extraction_due.push(owner, 0, 3600)
+
+
 @pytest.mark.both_stores
 async def test_told_fact_is_extracted_after_the_gap_and_recalled_later(
     tmp_path: Path, memory_url: str
 ) -> None:
     with OpenAIStub(responder=extraction_reply) as stub:
         term = Terminal()
-        runtime = await Runtime.open(make_config(tmp_path, stub, memory_url), [term])
+        runtime = await Runtime.open(make_config(tmp_path, stub, memory_url, quietGap="1h"), [term])
         try:
             await runtime.start(schedule=False)
             term.type("My dog is called Biscuit and he loves the beach.")
             await term.reply(1)
             assert extractions(stub) == []  # extraction waits for the quiet gap
+            await _gap_passes(runtime)
             assert await stub.await_for(lambda s: len(extractions(s)) == 1)
             for _ in range(200):
                 if await _buffered(runtime) == 0:
@@ -154,6 +162,7 @@ async def test_told_fact_is_extracted_after_the_gap_and_recalled_later(
             assert any(m["content"].startswith("My dog is called Biscuit") for m in question[1:-1])
 
             # the memory block is never fed back to extraction
+            await _gap_passes(runtime)
             assert await stub.await_for(lambda s: len(extractions(s)) == 2)
             second = extractions(stub)[1]["messages"][-1]["content"]
             assert "What do you remember about my dog?" in second
@@ -207,7 +216,7 @@ async def test_memory_command_shows_what_was_just_said(tmp_path: Path) -> None:
 @pytest.mark.both_stores
 async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path, memory_url: str) -> None:
     with OpenAIStub(responder=extraction_reply) as stub:
-        config = make_config(tmp_path, stub, memory_url, quietGap=0.5)
+        config = make_config(tmp_path, stub, memory_url, quietGap="1h")
         term = Terminal()
         runtime = await Runtime.open(config, [term])
         try:
@@ -221,8 +230,9 @@ async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path, memory_url: str
         term = Terminal()
         runtime = await Runtime.open(config, [term])
         try:
-            assert await _buffered(runtime) == 2  # the user's words and the reply, kept in SQLite
+            assert await _buffered(runtime) == 2  # the user's words and the reply, kept in the database
             await runtime.start(schedule=False)
+            await _gap_passes(runtime)  # while it was down
             assert await stub.await_for(lambda s: len(extractions(s)) == 1)
             for _ in range(200):
                 if await _buffered(runtime) == 0:
@@ -292,13 +302,14 @@ async def test_invalid_extraction_json_is_retried_then_dead_lettered_then_requeu
         return None
 
     with OpenAIStub(responder=broken_memory_model) as stub:
-        config = make_config(tmp_path, stub, quietGap=0.05, maxAttempts=3)
+        config = make_config(tmp_path, stub, quietGap="1h", maxAttempts=3)
         term = Terminal()
         runtime = await Runtime.open(config, [term])
         try:
             await runtime.start(schedule=False)
             term.type("My dog is called Nemo")
             await term.reply(1)
+            await _gap_passes(runtime)  # one batch of both turns
             buffer = ExtractionBuffer(runtime.engine.store.buffer)
             for _ in range(300):
                 if await buffer.dead_letters() == 2:

@@ -146,6 +146,20 @@ def test_bad_clock_is_rejected(tmp_path: Path, bad: Any) -> None:
     assert "memory.compression.weekly:" in message and "HH:MM" in message
 
 
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("25s", 25.0), ("-25s", -25.0), ("-1m30s", -90.0), (0, 0.0), (-3, -3.0)]
+)
+def test_a_clock_offset_may_run_either_way(tmp_path: Path, text: Any, seconds: float) -> None:
+    config = load_config(write(tmp_path, {"gateway": {"clockOffset": text, "reorderWindow": "0s"}}), env={})
+    assert (config.gateway.clock_offset, config.gateway.reorder_window) == (seconds, 0.0)
+    assert config.model_dump(mode="json", by_alias=True)["gateway"]["clockOffset"] == format_duration(seconds)
+
+
+def test_a_negative_reorder_window_is_refused(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, {"gateway": {"reorderWindow": "-1s"}}))
+    assert "gateway.reorderWindow" in message and "duration" in message
+
+
 def test_clock_and_day_are_normalised(tmp_path: Path) -> None:
     data = {"memory": {"extraction": {"dailyFlush": "3:05"}, "compression": {"weeklyDay": "Sunday"}}}
     config = load_config(write(tmp_path, data), env={})
