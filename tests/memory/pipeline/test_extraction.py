@@ -64,13 +64,15 @@ async def _wait(predicate, timeout: float = 5.0) -> None:
 async def test_quiet_gap_extracts_facts_and_summary(engine: MemoryEngine) -> None:
     model = ScriptedModel()
     service = ExtractionService(
-        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=0.1)
+        engine, ExtractionBuffer(engine.store.buffer), model, ExtractionSettings(quiet_gap=3600)
     )
     try:
         await _record(service, "user", "I keep my dotfiles in a private GitHub repo")
         await _record(service, "assistant", "Good idea.")
         assert (await engine.stats(OWNER))["buffered_turns"] == 2
         assert model.calls == []  # nothing before the gap
+        # the gap ends (on the database's clock: a budget of 0 makes the owner due now)
+        assert await engine.store.extraction_due.push(OWNER, 0, 3600)
         await _wait(lambda: _buffer_empty(engine))
         await service.idle()
     finally:
