@@ -269,7 +269,7 @@ class FeishuStub:
         with self._lock:
             return [r for r in self.requests if r.path == TOKEN_PATH]
 
-    async def wait_for_sent(self, count: int, timeout: float = 10.0) -> list[Sent]:
+    async def wait_for_sent(self, count: int, timeout: float = 30.0) -> list[Sent]:
         """Wait until at least ``count`` messages were posted; returns them all."""
         deadline = time.monotonic() + timeout
         while True:
@@ -280,7 +280,7 @@ class FeishuStub:
                 raise AssertionError(f"only {len(self.sent)} messages sent, expected {count}: {self.sent}")
             await asyncio.sleep(0.01)
 
-    async def wait_for(self, predicate: Callable[[FeishuStub], bool], timeout: float = 10.0) -> bool:
+    async def wait_for(self, predicate: Callable[[FeishuStub], bool], timeout: float = 30.0) -> bool:
         deadline = time.monotonic() + timeout
         while not predicate(self):
             if time.monotonic() >= deadline:
@@ -397,7 +397,7 @@ class FeishuStub:
         with self._lock:
             return list(self._connections)
 
-    async def wait_disconnected(self, timeout: float = 10.0) -> None:
+    async def wait_disconnected(self, timeout: float = 30.0) -> None:
         """Wait until no websocket client is connected (the channel closed its connection)."""
         if not await self.wait_for(lambda s: not s.connections(), timeout):
             raise AssertionError(f"{len(self.connections())} websocket connections still open")
@@ -436,7 +436,7 @@ class FeishuStub:
         return [c for c in self.connections() if c.protocol.state is State.OPEN]
 
     async def push_event(
-        self, event: dict[str, Any], timeout: float = 10.0, connection: int | None = None
+        self, event: dict[str, Any], timeout: float = 30.0, connection: int | None = None
     ) -> str:
         """Send ``event`` (plaintext, as Feishu does on this path) on the newest open connection, waiting
         for one if needed; returns the frame's message_id for ``wait_for_ack``. ``connection``: the
@@ -468,7 +468,7 @@ class FeishuStub:
         /local/say``); its frame id. AssertionError when no client is connected."""
         return self.send_event(message_event(text, sender=sender, chat_id=f"oc_chat_{sender}"))
 
-    async def wait_for_ack(self, frame_id: str, timeout: float = 10.0) -> dict[str, Any]:
+    async def wait_for_ack(self, frame_id: str, timeout: float = 30.0) -> dict[str, Any]:
         if not await self.wait_for(lambda s: frame_id in s.acks, timeout):
             raise AssertionError(f"no ack for websocket frame {frame_id}")
         return self.acks[frame_id]

@@ -437,7 +437,7 @@ class OpenAIStub:
         with self._lock:
             return [item for body in self.embedding_requests for item in (embedding_inputs_of(body) or [])]
 
-    def wait_for(self, predicate: Callable[[OpenAIStub], bool], timeout: float = 5.0) -> bool:
+    def wait_for(self, predicate: Callable[[OpenAIStub], bool], timeout: float = 30.0) -> bool:
         """Poll ``predicate(self)`` until true or ``timeout`` seconds pass (sync code; blocks the thread)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -447,7 +447,7 @@ class OpenAIStub:
                 return False
             time.sleep(0.01)
 
-    async def await_for(self, predicate: Callable[[OpenAIStub], bool], timeout: float = 5.0) -> bool:
+    async def await_for(self, predicate: Callable[[OpenAIStub], bool], timeout: float = 30.0) -> bool:
         """Like ``wait_for`` but polls with ``asyncio.sleep``, so the event loop keeps running."""
         deadline = time.monotonic() + timeout
         while True:

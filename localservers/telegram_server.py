@@ -370,12 +370,12 @@ class TelegramStub:
         """The sendMessage calls that succeeded."""
         return [c for c in self.requests("sendMessage") if c.status == 200]
 
-    async def wait_sent(self, count: int, timeout: float = 10.0) -> list[ApiCall]:
+    async def wait_sent(self, count: int, timeout: float = 30.0) -> list[ApiCall]:
         """Wait until ``count`` messages were sent; returns them (fails the test on timeout)."""
         await self.wait_until(lambda: len(self.sent()) >= count, timeout, f"{count} sent messages")
         return self.sent()
 
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "") -> None:
         deadline = time.monotonic() + timeout
         while not predicate():
             if time.monotonic() >= deadline:

@@ -38,7 +38,9 @@ after the run), ``job_runs_duplicated`` (runs beyond the first of a (job, period
 Feishu: from the kill until the last message accepted and unanswered at the kill was answered; polling:
 until the next poll; stall: from the stop), ``in_flight_at_kill`` (the messages whose reply the killed or
 stopped replica had recorded as being sent and not marked answered, read from the database at once: on
-Telegram the only ones that may be answered twice; None without a kill). ``throughput_one`` /
+Telegram the only ones that may be answered twice; None without a kill), ``stored_out_of_order`` (messages
+stored after a later message of their chat, by the platform's order, read from the inbox after the run:
+how often the trial made the claim put deliveries back in order — ``race``'s window). ``throughput_one`` /
 ``throughput`` are messages/s of the webhook path with 1 and 2 replicas, zero model latency, no kill
 (``--no-throughput`` skips them; on SQLite only ``throughput_one``).
 ``cache_staleness`` is filled by ``bench/cache_staleness.py``'s ``measure_staleness`` when that module
@@ -46,7 +48,7 @@ exists (null otherwise).
 
 ``--json`` prints one object: ``store``, ``runs`` [{mode, replicas, messages, answered, lost,
 answered_twice, order_violations, duplicate_memories, job_runs_duplicated, takeover_s,
-in_flight_at_kill, …}],
+in_flight_at_kill, stored_out_of_order, …}],
 ``throughput``, ``throughput_one``, ``cache_staleness``. Exit 1 when any run lost a message, answered one
 out of order, duplicated a memory or a job run, or answered one twice beyond what was in flight at a
 Telegram kill (``cli.run_failed``); 2 on a bad ``--database``.

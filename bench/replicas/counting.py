@@ -88,6 +88,19 @@ async def in_flight(database: str, replica: str) -> int:
         await store.close()
 
 
+async def stored_out_of_order(database: str) -> int:
+    """Messages stored after a later message of their chat in the platform's order (after every replica
+    stopped): how often the trial's deliveries reached the database out of order — what ``race`` must
+    open for its 0 order violations to mean anything."""
+    from memory.store.open import open_store
+
+    store = await open_store(database, create=False, warm_text=False)
+    try:
+        return await store.inbox.stored_out_of_order()
+    finally:
+        await store.close()
+
+
 async def duplicate_memories(database: str) -> int:
     """Live memories beyond the first with the same text, per owner (after every replica stopped)."""
     from memory.engine import MemoryEngine

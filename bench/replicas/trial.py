@@ -19,6 +19,7 @@ from bench.replicas.counting import (
     in_flight,
     job_runs,
     job_runs_duplicated,
+    stored_out_of_order,
 )
 from bench.replicas.gateways import Replica
 
@@ -119,6 +120,7 @@ async def report(
     result.update(count(sent, answers()))
     _keep_record(sent, answers(), replicas[0].log.parent / "answers.json")
     result["duplicate_memories"] = await duplicate_memories(s.database)
+    result["stored_out_of_order"] = await stored_out_of_order(s.database)
     runs = job_runs(r.log_text() for r in replicas)
     result["job_runs_duplicated"] = job_runs_duplicated(runs)
     result["job_periods"] = len(runs)  # how many (job, period) ran at all: what the 0 above is out of

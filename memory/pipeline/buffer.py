@@ -81,16 +81,16 @@ class ExtractionBuffer:
         )
 
     async def batch(
-        self, owner: str, token_budget: int, *, now: datetime | None = None, ignore_backoff: bool = False
+        self, owner: str, token_budget: int, *, ignore_backoff: bool = False
     ) -> list[BufferedTurn]:
         """The owner's oldest live turns up to ``token_budget`` estimated tokens (always at least one).
 
-        Turns still waiting out a retry backoff are left alone unless ``ignore_backoff``.
+        Turns still waiting out a retry backoff (by the store's clock) are left alone unless
+        ``ignore_backoff``.
         """
-        due_at = None if ignore_backoff else to_db(now or utcnow())
         out: list[BufferedTurn] = []
         used = 0
-        for row in await self._rows.oldest(owner, due_at):
+        for row in await self._rows.oldest(owner, due_only=not ignore_backoff):
             turn = BufferedTurn(*row)
             if out and used + turn.token_count > token_budget:
                 break
@@ -123,14 +123,13 @@ class ExtractionBuffer:
         backoff_seconds: float,
         now: datetime | None = None,
     ) -> tuple[bool, datetime]:
-        """Count one failed attempt for a batch; returns (became dead letters, next attempt time)."""
-        now = now or utcnow()
+        """Count one failed attempt for a batch; returns (became dead letters, next attempt time by
+        ``now``'s clock). The stored retry time is the delay from the store's clock (``queues.py``)."""
         attempts = await self._rows.attempts(ids) + 1
         delay = min(MAX_BACKOFF_SECONDS, backoff_seconds * (2 ** (attempts - 1)))
-        next_at = now + timedelta(seconds=delay)
         dead = attempts >= max_attempts
-        await self._rows.mark_failed(ids, attempts, to_db(next_at), dead, error[:500])
-        return dead, next_at
+        await self._rows.mark_failed(ids, attempts, delay, dead, error[:500])
+        return dead, (now or utcnow()) + timedelta(seconds=delay)
 
     async def dead_letters(self, owner: str | None = None) -> int:
         """How many turns gave up after too many failed extractions."""

@@ -342,9 +342,7 @@ class ExtractionService:
         """Batches until the buffer is empty, a batch fails (its retry time is returned) or the claim
         was lost to another replica."""
         while not claim.lost:
-            batch = await self.buffer.batch(
-                claim.owner, self.settings.token_budget, now=self._clock(), ignore_backoff=force
-            )
+            batch = await self.buffer.batch(claim.owner, self.settings.token_budget, ignore_backoff=force)
             if not batch:
                 return None
             done, retry_at = await self._extract_batch(claim, batch, result)

@@ -157,10 +157,13 @@ class ChatHoldRows:
         send_error: str | None = None,
     ) -> bool:
         """Mark a claimed message answered — only while ``holder`` still holds its chat at
-        ``generation``; False when the chat changed hands (its new holder answers it) or it was answered."""
+        ``generation``; False when the chat changed hands (its new holder answers it). Marking it again
+        under the same generation is True and changes nothing: a mark whose commit went through while
+        its connection was lost is tried again by the worker, and must not read as a lost chat."""
         rows = await self._db.returning(
-            f"UPDATE inbox SET answered_at = {self._now}, send_error = ?, lease_until = NULL "
-            "WHERE id = ? AND answered_at IS NULL AND EXISTS (SELECT 1 FROM chat_holds h "
+            f"UPDATE inbox SET answered_at = COALESCE(answered_at, {self._now}), "
+            "send_error = CASE WHEN answered_at IS NULL THEN ? ELSE send_error END, lease_until = NULL "
+            "WHERE id = ? AND EXISTS (SELECT 1 FROM chat_holds h "
             "WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? AND h.generation = ?) RETURNING 1",
             (0.0, send_error, inbox_id, channel, chat_id, holder, generation),
         )

@@ -85,3 +85,13 @@ class InboxRows:
         return await self._db.scalar(
             "SELECT COUNT(*) FROM inbox WHERE answered_at IS NULL AND sending_by = ?", (replica,)
         )
+
+    async def stored_out_of_order(self) -> int:
+        """Messages stored after a later message of their chat (by the platform's order): deliveries the
+        claim's platform order had to put back in order. For trials (``bench.replicas``'s ``race``) and
+        tests; it reads every kept row."""
+        return await self._db.scalar(
+            "SELECT COUNT(*) FROM inbox a WHERE a.platform_seq > 0 AND EXISTS (SELECT 1 FROM inbox b "
+            "WHERE b.channel = a.channel AND b.chat_id = a.chat_id AND b.platform_seq > a.platform_seq "
+            "AND b.id < a.id)"
+        )

@@ -1,14 +1,16 @@
 """The SQL of the extraction buffer: turns waiting to become memories, their retries and dead letters.
 
-A work queue: today one process reads it; a shared backend would claim rows instead (docs/architecture.md,
-"Storage"). Turn rows are returned as tuples in ``TURN_COLUMNS`` order.
+A work queue: the extraction claim of an owner (``work_claims.py``) says which replica reads the owner's rows
+(docs/scale-out.md, "Extraction"). Turn rows are returned as tuples in ``TURN_COLUMNS`` order. A failed
+batch's retry time is the store's one clock (``sql.store_clock``), as every due time is: a replica whose
+host clock is off retries it neither early nor late.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.store.sql import Row, SqlDatabase, chunks, marks
+from memory.store.sql import Row, SqlDatabase, chunks, marks, store_clock
 
 TURN_COLUMNS = "id, owner, channel, chat_id, sender_id, role, content, token_count, created_at, attempts"
 # Most turns one batch query returns (the caller cuts them to its token budget).
@@ -20,6 +22,7 @@ class BufferRows:
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
+        self._now = store_clock(db.kind)  # SQL for "the store's clock, ? seconds from now"
 
     async def append(
         self,
@@ -40,13 +43,14 @@ class BufferRows:
         )
         return int(new_id or 0)
 
-    async def oldest(self, owner: str, due_at: str | None) -> list[Row]:
-        """The owner's oldest live turns (``TURN_COLUMNS``); only those due at ``due_at`` when given."""
+    async def oldest(self, owner: str, *, due_only: bool) -> list[Row]:
+        """The owner's oldest live turns (``TURN_COLUMNS``); ``due_only``: not those still waiting out a
+        retry (their retry time is after the store's now)."""
         where = "owner = ? AND dead = 0"
         params: list[object] = [owner]
-        if due_at is not None:
-            where += " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
-            params.append(due_at)
+        if due_only:
+            where += f" AND (next_attempt_at IS NULL OR next_attempt_at <= {self._now})"
+            params.append(0.0)
         return await self._db.read(
             f"SELECT {TURN_COLUMNS} FROM extraction_buffer WHERE {where} ORDER BY id LIMIT {BATCH_ROWS}",
             params,
@@ -84,13 +88,14 @@ class BufferRows:
         )
 
     async def mark_failed(
-        self, ids: Sequence[int], attempts: int, next_at: str, dead: bool, error: str
+        self, ids: Sequence[int], attempts: int, retry_in_s: float, dead: bool, error: str
     ) -> None:
-        """Record a failed attempt: its count, the next try, whether the turns are now dead letters."""
+        """Record a failed attempt: its count, the next try (``retry_in_s`` seconds from the store's now),
+        whether the turns are now dead letters."""
         await self._db.write(
-            f"UPDATE extraction_buffer SET attempts = ?, next_attempt_at = ?, dead = ?, last_error = ? "
-            f"WHERE id IN ({marks(ids)})",
-            (attempts, next_at, int(dead), error, *ids),
+            f"UPDATE extraction_buffer SET attempts = ?, next_attempt_at = {self._now}, dead = ?, "
+            f"last_error = ? WHERE id IN ({marks(ids)})",
+            (attempts, retry_in_s, int(dead), error, *ids),
         )
 
     async def count(self, owner: str | None = None, *, dead: bool | None = None) -> int:

@@ -31,8 +31,8 @@ async def _fill(db: Path) -> dict[str, dict[str, int]]:
             await buffer.append(
                 QUIET, channel="telegram", chat_id="9", sender_id="9", role="user", content=f"hi {n}"
             )
-        ids = [row[0] for row in await engine.store.buffer.oldest(QUIET, None)][:2]
-        await engine.store.buffer.mark_failed(ids, 5, "2026-01-01 00:00:00", True, "model said 500")
+        ids = [row[0] for row in await engine.store.buffer.oldest(QUIET, due_only=False)][:2]
+        await engine.store.buffer.mark_failed(ids, 5, 60.0, True, "model said 500")
         await engine.write("alice", Fact("Alice keeps bees"))
         return {"all": await engine.stats(), QUIET: await engine.stats(QUIET)}
 

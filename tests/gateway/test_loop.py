@@ -91,10 +91,9 @@ async def test_a_slow_chat_does_not_stall_the_others() -> None:
         await loop.deliver(_msg("slow", "s1"))
         for i in range(5):
             await loop.deliver(_msg("fast", f"f{i}"))
-        for _ in range(100):
-            if len(order) == 5:
-                break
-            await asyncio.sleep(0.01)
+        async with asyncio.timeout(30):
+            while len(order) < 5:
+                await asyncio.sleep(0.01)
         assert order == [f"f{i}" for i in range(5)]  # answered while "slow" still waits
         release.set()
         await asyncio.wait_for(loop.drain(), timeout=5)
@@ -253,9 +252,10 @@ async def test_a_hung_handler_gets_an_apology_at_the_deadline_and_frees_its_slot
 
 
 async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_answered() -> None:
-    # One slot, a 2 s deadline. a holds the slot for half of it, so b waits 1 s: not told. b then holds
-    # it until c — waiting behind both since the start — has been told, 2 s in: a second before b's own
-    # deadline. Margins of a second each way; the releases follow what was seen, not a guess.
+    # One slot, a 4 s deadline (for the slot and for each handler). a holds the slot for half of it, so
+    # b waits 2 s: not told. b then holds it until c — waiting behind both since the start — has been
+    # told, 4 s in: 2 s before b's own handler deadline (and asyncio fires timers in deadline order, so
+    # even a stalled loop tells c first). Margins of 2 s each way; b's release follows what was seen.
     go = {"a": asyncio.Event(), "b": asyncio.Event()}
 
     async def handler(msg: InboundMessage) -> str:
@@ -268,13 +268,13 @@ async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_ans
         return (chat, BUSY_REPLY) in [(m.chat_id, m.text) for m in channel.sent]
 
     channel = RecordingChannel()
-    loop = ProcessLoop(handler, max_concurrent=1, deadline=2)
+    loop = ProcessLoop(handler, max_concurrent=1, deadline=4)
     loop.add_channel(channel)
     loop.start()
     try:
         for chat in ("a", "b", "c"):
             await loop.deliver(_msg(chat, f"{chat}1"))
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(2.0)
         go["a"].set()
         async with asyncio.timeout(30):
             while not told("c"):

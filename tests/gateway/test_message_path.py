@@ -143,10 +143,9 @@ async def test_told_fact_is_extracted_after_the_gap_and_recalled_later(
             assert extractions(stub) == []  # extraction waits for the quiet gap
             await _gap_passes(runtime)
             assert await stub.await_for(lambda s: len(extractions(s)) == 1)
-            for _ in range(200):
-                if await _buffered(runtime) == 0:
-                    break
-                await asyncio.sleep(0.01)
+            async with asyncio.timeout(30):
+                while await _buffered(runtime) != 0:
+                    await asyncio.sleep(0.01)
             await runtime.assistant.extraction.idle()  # the buffer empties inside the batch's commit
             memories = await runtime.engine.list(OWNER)
             assert [m.content for m in memories] == ["My dog is called Biscuit and he loves the beach."]
@@ -234,10 +233,9 @@ async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path, memory_url: str
             await runtime.start(schedule=False)
             await _gap_passes(runtime)  # while it was down
             assert await stub.await_for(lambda s: len(extractions(s)) == 1)
-            for _ in range(200):
-                if await _buffered(runtime) == 0:
-                    break
-                await asyncio.sleep(0.01)
+            async with asyncio.timeout(30):
+                while await _buffered(runtime) != 0:
+                    await asyncio.sleep(0.01)
             await runtime.assistant.extraction.idle()  # the buffer empties inside the batch's commit
             assert [m.content for m in await runtime.engine.list(OWNER)] == ["My dog is called Rex."]
             term.type("hi")  # Tier 0 survived the restart too
@@ -311,10 +309,9 @@ async def test_invalid_extraction_json_is_retried_then_dead_lettered_then_requeu
             await term.reply(1)
             await _gap_passes(runtime)  # one batch of both turns
             buffer = ExtractionBuffer(runtime.engine.store.buffer)
-            for _ in range(300):
-                if await buffer.dead_letters() == 2:
-                    break
-                await asyncio.sleep(0.02)
+            async with asyncio.timeout(60):  # three tries, their backoffs between
+                while await buffer.dead_letters() != 2:
+                    await asyncio.sleep(0.02)
             assert await buffer.dead_letters() == 2  # both turns kept as dead letters, never dropped
             assert len(extractions(stub)) == 3  # one try and two retries, then no more
         finally:
@@ -329,11 +326,9 @@ async def test_invalid_extraction_json_is_retried_then_dead_lettered_then_requeu
         try:
             await runtime.start(schedule=False)
             assert await stub.await_for(lambda s: len(extractions(s)) == 1)
-            for _ in range(200):
-                if await _buffered(runtime) == 0:
-                    break
-                await asyncio.sleep(0.01)
-            assert await _buffered(runtime) == 0
+            async with asyncio.timeout(30):  # the batch's write follows the model's answer
+                while await _buffered(runtime) != 0:
+                    await asyncio.sleep(0.01)
         finally:
             await runtime.close()
 

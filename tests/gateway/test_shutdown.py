@@ -65,12 +65,13 @@ async def test_intake_stops_first_and_taken_in_messages_are_answered(tmp_path: P
 
 async def test_a_drain_that_runs_out_of_time_reports_what_was_left(tmp_path: Path) -> None:
     with OpenAIStub() as stub:
-        stub.script(StubReply(content="too late", delay=3))
+        stub.script(StubReply(content="too late", delay=3600))  # an answer that never comes in time
         channel = RecordingChannel()
         runtime = await Runtime.open(_config(tmp_path, stub), [channel])
         await runtime.start(schedule=False)
         assert channel.deliver is not None
         await channel.deliver(InboundMessage("test", "c1", "u1", "hello", message_id="m1"))
+        assert await stub.await_for(lambda s: len(s.requests) == 1, timeout=30)  # the model was asked
         assert await runtime.shutdown(drain_timeout=0.2) == 1
         assert channel.events == ["stop_receiving", "stop"]
     # the person's words were buffered before the model call, so memory still has them after the stop

@@ -299,10 +299,9 @@ async def test_the_backfill_embeds_turns_too(talk: MemoryEngine) -> None:
     backfill = EmbeddingBackfill(talk, interval=3600)
     backfill.start()
     try:
-        for _ in range(500):
-            if backfill.last_turns_result is not None:
-                break
-            await asyncio.sleep(0.01)
+        async with asyncio.timeout(60):
+            while backfill.last_turns_result is None:
+                await asyncio.sleep(0.01)
     finally:
         await backfill.stop()
     assert backfill.last_turns_result is not None and backfill.last_turns_result.embedded == 7

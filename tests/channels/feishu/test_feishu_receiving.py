@@ -187,7 +187,7 @@ async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
         await inbox.until_arrived(2)  # taken in, held by the slow gateway
         stopping = asyncio.create_task(channel.stop_receiving())
         if mode == "callback":
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 30  # a ceiling: the stop closes it at once
             while not await _refused(channel.callback_port or 0):
                 assert time.monotonic() < deadline, "the callback server still accepts connections"
                 await asyncio.sleep(0.02)
@@ -308,9 +308,8 @@ async def test_websocket_endpoint_that_never_answers(
         assert await feishu.wait_for(lambda _: "timed out" in caplog.text, timeout=5)
         assert len(_websocket_threads()) == 1
     finally:
-        began = time.monotonic()
         await channel.stop()
-    assert time.monotonic() - began < settings.timeout_seconds + 2
+    # the thread ended within the stop's bounded join (it says "did not end" otherwise), not at exit
     assert _websocket_threads() == []
     assert "did not end" not in caplog.text
 

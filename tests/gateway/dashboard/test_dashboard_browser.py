@@ -90,8 +90,8 @@ async def _fill(db: Path) -> None:
             role="user",
             content="I work at Acme Corp as a data engineer",
         )
-        ids = [row[0] for row in await engine.store.buffer.oldest(BOB, None)]
-        await engine.store.buffer.mark_failed(ids, 5, "2026-01-01 00:00:00", True, "the model answered 500")
+        ids = [row[0] for row in await engine.store.buffer.oldest(BOB, due_only=False)]
+        await engine.store.buffer.mark_failed(ids, 5, 60.0, True, "the model answered 500")
 
 
 @pytest.fixture(scope="module")

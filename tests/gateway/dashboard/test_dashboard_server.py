@@ -216,8 +216,8 @@ async def test_a_request_for_another_host_name_is_refused(page: RunningDashboard
 async def test_dead_letters_are_listed_and_retried(page: RunningDashboard, engine: MemoryEngine) -> None:
     buffer = ExtractionBuffer(engine.store.buffer)
     await buffer.append(ALICE, channel="telegram", chat_id="42", sender_id="42", role="user", content="hi")
-    ids = [t[0] for t in await engine.store.buffer.oldest(ALICE, None)]
-    await engine.store.buffer.mark_failed(ids, 5, "2026-01-01 00:00:00", True, "model said 500")
+    ids = [t[0] for t in await engine.store.buffer.oldest(ALICE, due_only=False)]
+    await engine.store.buffer.mark_failed(ids, 5, 60.0, True, "model said 500")
     base = base_of(page) + "/people/telegram%3A42"
     async with await logged_in(page) as client:
         async with client.get(base + "/operations") as resp:

@@ -66,6 +66,7 @@ async def test_the_holder_claims_the_chats_messages_in_the_platforms_order(store
     await inbox.add("telegram", "c2", "u9", "other chat", 5)
     one = await inbox.add("telegram", "c1", "u1", "one", 10)
     two = await inbox.add("telegram", "c1", "u2", "two", 20)
+    assert await inbox.stored_out_of_order() == 2  # one and two came in after three
     assert await holds.next_message("telegram", "c1", "r1") is None  # r1 does not hold c1
     assert await holds.take("telegram", "c1", "r1", LEASE) == 1
     claimed = await holds.next_message("telegram", "c1", "r1")
@@ -105,7 +106,8 @@ async def test_a_reply_is_fenced_by_the_generation_of_the_claim(store: MemorySto
     assert await holds.extend("telegram", "c1", "r1", 1, LEASE * 3)
     assert await holds.fence(one, "telegram", "c1", "r1", 1, LEASE * 2)  # renewed: enough left now
     assert await holds.answered(one, "telegram", "c1", "r1", 1)
-    assert await inbox.in_flight("r1") == 0
+    assert await holds.answered(one, "telegram", "c1", "r1", 1, "late")  # again (a retried mark): the same
+    assert await inbox.in_flight("r1") == 0 and await inbox.unsent(3600) == 0
     # r1 stalls past its lease; r2 takes the chat over and claims "two", whose intent r1 recorded
     assert await holds.fence(two, "telegram", "c1", "r1", 1, 0)
     assert await holds.take("telegram", "c1", "r1", RAN_OUT) == 1

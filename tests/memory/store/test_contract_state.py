@@ -67,16 +67,21 @@ async def test_the_buffer_queue_with_retries_and_dead_letters(store: MemoryStore
         await store.buffer.append("alice", "telegram", "c1", "1", role, text, 5, T0)
         for role, text in (("user", "hi"), ("assistant", "hello"))
     ]
-    assert [row[0] for row in await store.buffer.oldest("alice", None)] == ids
+    assert [row[0] for row in await store.buffer.oldest("alice", due_only=False)] == ids
     assert await store.buffer.pending_tokens("alice") == 10
     assert await store.buffer.backlog(None) == [("alice", T0, None, 10, 2)]
-    await store.buffer.mark_failed(ids, 3, T1, True, "model down")
+    # A retry time is the store's clock plus the backoff: not due before it, due once it passed.
+    await store.buffer.mark_failed(ids[:1], 1, 3600.0, False, "model down")
+    assert [row[0] for row in await store.buffer.oldest("alice", due_only=True)] == ids[1:]
+    await store.buffer.mark_failed(ids[:1], 1, -1.0, False, "model down")
+    assert [row[0] for row in await store.buffer.oldest("alice", due_only=True)] == ids
+    await store.buffer.mark_failed(ids, 3, 60.0, True, "model down")
     assert await store.buffer.attempts(ids) == 3
     assert await store.buffer.count("alice", dead=True) == 2 and await store.buffer.count(dead=False) == 0
     dead = await store.browse.buffered("alice", dead=True)
     assert [(d.id, d.last_error) for d in dead] == [(ids[0], "model down"), (ids[1], "model down")]
     assert await store.buffer.requeue_dead("alice") == 2
-    assert await store.buffer.oldest("alice", "2000-01-01 00:00:00") != []
+    assert [row[0] for row in await store.buffer.oldest("alice", due_only=True)] == ids  # due now
     assert await store.buffer.remove(ids) == 2 and await store.buffer.remove(ids) == 0
 
 
