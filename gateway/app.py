@@ -24,6 +24,7 @@ from gateway.config import Config
 from gateway.identity import Identities
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
+from gateway.media.build import build_media
 from gateway.memory_tools import ToolSettings
 from gateway.providers import Models, build_models, no_answer_hint
 from gateway.replica import replica_id
@@ -165,6 +166,7 @@ class Runtime:
                 extraction, jobs = memory_services(config, engine, models.memory)
             else:
                 file_memory = FileMemory(config.workspace_path())
+            media = build_media(config, engine.attachments, {c.name: c for c in channels})
             assistant = Assistant(
                 engine=engine,
                 sessions=sessions,
@@ -185,6 +187,7 @@ class Runtime:
                 identities=Identities(config.users),
                 extraction=extraction,
                 file_memory=file_memory,
+                media=media if config.memory.enabled else None,
             )
             loop = ProcessLoop(
                 assistant.handle,
@@ -327,4 +330,6 @@ class Runtime:
             with contextlib.suppress(Exception):
                 await self.engine.embedder.close()
         await self.models.close()
+        if self.assistant.media is not None:
+            await self.assistant.media.close()
         await self.engine.close()

@@ -117,6 +117,7 @@ class StubAudio:
         self.refuse: set[str] = set()  # sha256 of audio the transcriber refuses
         self.wav_only = False
         self.vision = True
+        self.refused_images = 0  # requests refused for their image parts (``vision = False``)
         self.requests: list[dict[str, Any]] = []  # each transcription request: fields, file name, size
         self._script: deque[Any] = deque()
 

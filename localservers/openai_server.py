@@ -279,6 +279,7 @@ class _Handler(JSONHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         embeddings = path == EMBEDDINGS_PATH
         if not embeddings and not stub.audio.vision and stub.audio.image_parts(body):
+            stub.audio.refused_images += 1
             self.send_json(400, error_body(400, "image input is not supported by this model"))
             return
         reply = stub._next_embedding_reply(body, headers) if embeddings else stub._next_reply(body, headers)

@@ -123,8 +123,8 @@ class _Handler(JSONHandler):
         raw = self.read_body()
         stub = self.server.stub
         prefix = f"/bot{stub.token}/"
-        if self.path.startswith(f"/file{prefix}"):  # a file download (telegram_media.py)
-            status, data = stub.files.download(urllib.parse.unquote(self.path[len(prefix) + 5 :]))
+        if urllib.parse.unquote(self.path).startswith(f"/file{prefix}"):  # a download (telegram_media.py)
+            status, data = stub.files.download(urllib.parse.unquote(self.path)[len(prefix) + 5 :])
             self.send_body(status, data, content_type="application/octet-stream")
             return
         if not self.path.startswith(prefix):

@@ -37,7 +37,7 @@ def media_refs(msg: Message, limit: int = 20 * 1024 * 1024) -> tuple[MediaRef, .
     """The media of ``msg`` to fetch: the largest photo size within ``limit`` (else the smallest), a
     voice note, an audio, a video note, a document or a video."""
     if msg.photo:
-        sizes = sorted(msg.photo, key=lambda p: p.file_size or p.width * p.height)
+        sizes = sorted(msg.photo, key=lambda p: (p.width * p.height, p.file_size or 0))
         fitting = [p for p in sizes if (p.file_size or 0) <= limit] or sizes[:1]
         best = fitting[-1]
         return (MediaRef("photo", best.file_id, "image/jpeg", best.file_size or 0, "", best.file_unique_id),)
