@@ -123,7 +123,11 @@ class FeishuMedia:
 
     def upload(self, path: str, raw: bytes, content_type: str) -> tuple[int, Any, dict[str, str] | None]:
         """``POST /open-apis/im/v1/images`` or ``…/files`` (multipart): the new key."""
-        fields, files = multipart(raw, content_type) if content_type.startswith("multipart/") else ({}, {})
+        fields, files = (
+            multipart(raw, content_type, ("image", "file"))
+            if content_type.startswith("multipart/")
+            else ({}, {})
+        )
         image = path == IMAGES_PATH
         upload: Upload | None = files.get("image" if image else "file")
         if upload is None or not upload.data:

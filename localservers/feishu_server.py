@@ -133,7 +133,7 @@ class _Handler(JSONHandler):
         raw = self.read_body()
         try:
             body = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON (an upload's multipart body), or not text at all
             body = None
         request = StubRequest(
             method=self.command,

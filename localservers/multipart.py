@@ -31,8 +31,11 @@ def form_params(raw: bytes, content_type: str) -> tuple[dict[str, str], dict[str
     return {k: v[0] for k, v in pairs.items()}, {}
 
 
-def multipart(raw: bytes, content_type: str) -> tuple[dict[str, str], dict[str, Upload]]:
-    """Fields and files of a ``multipart/form-data`` body (a part with a file name, or binary, is a file)."""
+def multipart(
+    raw: bytes, content_type: str, file_fields: tuple[str, ...] = ()
+) -> tuple[dict[str, str], dict[str, Upload]]:
+    """Fields and files of a ``multipart/form-data`` body: a part with a file name or a content type is a
+    file, and so is a part named in ``file_fields`` (lark-oapi sends its file parts bare)."""
     message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
     fields: dict[str, str] = {}
     files: dict[str, Upload] = {}
@@ -41,7 +44,7 @@ def multipart(raw: bytes, content_type: str) -> tuple[dict[str, str], dict[str, 
         data = part.get_payload(decode=True) or b""
         assert isinstance(data, bytes)
         filename = part.get_filename()
-        if filename is not None or part.get_content_type() not in ("text/plain",):
+        if filename is not None or name in file_fields or "content-type" in part:
             files[name] = Upload(str(filename or ""), part.get_content_type(), data)
         else:
             fields[name] = data.decode("utf-8", "replace")

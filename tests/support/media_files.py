@@ -9,7 +9,7 @@ import zipfile
 
 from localservers.openai_audio import described_png, speech_wav
 
-__all__ = ["described_png", "docx_bytes", "docx_bomb", "pdf_bytes", "speech_wav"]
+__all__ = ["described_png", "docx_bomb", "docx_bytes", "pdf_bytes", "speech_wav"]
 
 
 def pdf_bytes(text: str, *, password: str = "", pages: int = 1) -> bytes:

@@ -4,6 +4,7 @@ and the local OpenAI server (model, transcriber, vision), started and closed aro
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from channels.telegram.channel import TelegramChannel
 from gateway.app import Runtime
 from gateway.cli.run import enabled_channels
 from gateway.config import Config, load_config
+from localservers.feishu_server import FeishuStub
 from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from memory.store.attachments import AttachmentRow
@@ -85,3 +87,39 @@ async def attachments(runtime: Runtime, owner: str = "telegram:42") -> list[Atta
     """The owner's received attachments, oldest first."""
     rows = await runtime.engine.attachments.list(owner, direction="in")
     return sorted(rows, key=lambda r: r.id)
+
+
+def feishu_config(
+    tmp_path: Path,
+    model: OpenAIStub,
+    feishu: FeishuStub,
+    memory_url: str = "",
+    *,
+    offline: bool = False,
+    tools: bool = True,
+) -> Config:
+    """Feishu over the websocket, from ou_alice (lark caches tenant tokens per app id: a new one each)."""
+    raw = _base(tmp_path, model, memory_url, offline, tools)
+    raw["channels"] = {
+        "feishu": {
+            "enabled": True,
+            "appId": f"cli_{uuid.uuid4().hex[:12]}",
+            "appSecret": "app-secret-media",
+            "allowFrom": ["ou_alice"],
+            "domain": feishu.domain,
+            "timeoutSeconds": 5,
+        }
+    }
+    return write_config(tmp_path, raw)
+
+
+@asynccontextmanager
+async def feishu_gateway(config: Config) -> AsyncIterator[Runtime]:
+    runtime = await Runtime.open(config, enabled_channels(config))
+    if runtime.assistant.media is not None:
+        runtime.assistant.media.service.settings.backoff = 0.05
+    try:
+        await runtime.start(schedule=False)
+        yield runtime
+    finally:
+        await runtime.close()
