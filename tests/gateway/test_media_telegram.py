@@ -138,3 +138,29 @@ async def test_a_file_telegram_forgot_is_uploaded_again_from_the_kept_bytes(
     assert sent.uploaded and sent.file.data == pdf and sent.file.name == "boarding.pdf"
     assert row.file_key == sent.file.file_id  # the new id is used next time
     assert "Here is boarding.pdf" in visible(tg.sent()[-1].params["text"])
+
+
+async def test_media_stored_before_a_crash_is_fetched_and_answered_after_the_restart(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+) -> None:
+    from telegram import Message
+
+    from channels.base import InboundMessage
+    from channels.telegram.media import media_refs
+    from gateway.inbox import DurableInbox
+    from memory.engine import MemoryEngine
+
+    config = telegram_config(tmp_path, model, tg)
+    message = tg.files.message(tg, "voice", speech_wav("kept across the crash"), mime="audio/ogg")
+    refs = media_refs(Message.de_json(message, None))
+    engine = await MemoryEngine.open(config.memory_target())  # the gateway stored it, then died
+    inbox = DurableInbox(engine.store)
+    await inbox.accept(
+        InboundMessage("telegram", "42", "42", "", str(message["message_id"]), delivery_id="u1", media=refs)
+    )
+    await engine.close()
+    async with telegram_gateway(config) as runtime:
+        (reply,) = await tg.wait_sent(1)
+        [row] = await attachments(runtime)
+    assert "kept across the crash" in visible(reply.params["text"])
+    assert row.transcription == "kept across the crash"
