@@ -183,7 +183,10 @@ class StubAudio:
 
 def _broken_ogg(data: bytes) -> bool:
     """An OGG whose first page names no codec (a corrupt voice note)."""
-    return data.startswith(b"OggS") and b"OpusHead" not in data[:200] and b"\x01vorbis" not in data[:200]
+    head = data[:200]
+    return data.startswith(b"OggS") and not any(
+        codec in head for codec in (b"OpusHead", b"\x01vorbis", b"FLAC")
+    )
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -161,6 +161,20 @@ def _register_reading(sub: _Subcommands) -> None:
     _json_option(p)
 
     p = sub.add(
+        "attachments",
+        "voice notes, photos and files kept, newest first (--search Q, --save ID -o FILE, --forget ID)",
+        commands.attachments,
+        must_exist=True,
+    )
+    p.add_argument("--kind", help="only this kind (voice, photo, image, document, file, video, …)")
+    p.add_argument("--search", metavar="Q", help="find them by what they held, their name or caption")
+    p.add_argument("--save", type=_positive_int, metavar="ID", help="write attachment ID's file (-o FILE)")
+    p.add_argument("-o", "--output", metavar="FILE", help="where --save writes (default: its name)")
+    p.add_argument("--forget", type=_positive_int, metavar="ID", help="delete attachment ID and its file")
+    p.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N (default 50)")
+    _json_option(p)
+
+    p = sub.add(
         "show",
         "one memory with every field (its sources, dates, what superseded it)",
         commands.show,
