@@ -216,6 +216,8 @@ class Runtime:
             # not wait and the first reply most likely does not either.
             self._warm_up = asyncio.create_task(self.engine.warm_up_embedder(), name="embedder-warm-up")
             self.backfill.start()
+        if self.assistant.media is not None:
+            self.assistant.media.start()
         self.loop.start()
         await self._answer_unanswered()
         if self.jobs is not None and schedule:

@@ -1,7 +1,7 @@
 """A local Feishu open platform for tests: the HTTP API, the websocket event push and an event client.
 
-Everything runs on 127.0.0.1 in daemon threads, so the real lark-oapi SDK (sync ``requests`` calls and
-its own websocket thread) and async tests can both talk to it:
+On 127.0.0.1, in daemon threads, so lark-oapi (sync ``requests``, its own websocket thread) and async tests
+can both talk to it:
 
     from localservers.feishu_server import FeishuStub, message_event, post_callback
 
@@ -22,9 +22,8 @@ order; ``delay_sends(seconds...)`` makes the next sends post their message and a
 later (a client timeout after Feishu accepted); ``refuse_posts = True`` refuses every ``post`` with a
 content error (``POST_REFUSED``). ``sent`` holds the messages really posted, ``requests`` every request.
 
-The websocket server (``websockets``) speaks lark's protobuf ``Frame``: it answers pings with pongs,
-``await push_event(...)`` sends a data frame (``type=event``, plaintext JSON payload) and ``wait_for_ack``
-returns the client's echo (``{"code": 200}``).
+The websocket server speaks lark's protobuf ``Frame``: pongs to pings, ``await push_event(...)`` sends a
+data frame (``type=event``, plaintext JSON) and ``wait_for_ack`` returns the client's ``{"code": 200}``.
 """
 
 from __future__ import annotations
@@ -99,8 +98,8 @@ class Sent:
 
     @property
     def text(self) -> str:
-        """The words: a text message's text, or a post's ``md``/``text`` elements joined by newlines."""
-        if self.msg_type == "text":
+        """The words: a text message's text, a post's ``md``/``text`` elements joined by newlines, or ""."""
+        if self.msg_type != "post":  # text; an image, a file, an audio have no words
             return str(self.content.get("text", ""))
         body: dict[str, Any] = self.content.get("zh_cn") or next(iter(self.content.values()), {})
         return "\n".join(

@@ -83,6 +83,11 @@ _REQUEST_WORDS = re.compile(
 _ENGLISH_KIND = {w: k for k, ws in KIND_WORDS.items() for w in ws if w.isascii()}
 _CHINESE_KIND = {w: k for k, ws in KIND_WORDS.items() for w in ws if not w.isascii()}
 _WORD = re.compile(r"[a-z]+")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_KIND_PHRASES = re.compile(
+    "|".join(sorted((re.escape(w) for ws in KIND_WORDS.values() for w in ws), key=len, reverse=True)), re.I
+)
+LANGUAGE_BONUS = 0.05  # the attachment's words are in the ask's language
 CANDIDATES = 40
 KIND_BONUS = 0.3  # the ask names this attachment's kind
 WINDOW_BONUS = 0.3  # it was kept in the time the ask names
@@ -100,11 +105,15 @@ def kinds_named(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def search_text(*parts: str) -> str:
-    """The indexed text of an attachment from its name, caption, description, transcription, tags and
-    extracted text (a name's separators split its words: "rent_contract-2026.pdf")."""
-    words = " ".join(re.sub(r"[_\-.]+", " ", p) if i == 0 else p for i, p in enumerate(parts) if p)
-    return tokenizer.index_text(words)
+def search_text(name: str, caption: str, *parts: str) -> str:
+    """The indexed text of an attachment from its name, caption, description, transcription and extracted
+    text (a name's separators split its words: "rent_contract-2026.pdf"). The Han characters of the short
+    fields are indexed one by one as well: an ask names a thing by one character as often as by the word
+    the text uses ("猫" for "橘猫", "票" for "罚单"), and jieba keeps a two-character word whole."""
+    short = " ".join([re.sub(r"[_\-.]+", " ", name), caption, *parts[:2]])
+    words = " ".join(p for p in (short, *parts[2:]) if p)
+    singles = dict.fromkeys(_HAN.findall(short))
+    return " ".join(t for t in (tokenizer.index_text(words), " ".join(singles)) if t)
 
 
 @dataclass(slots=True)
@@ -223,8 +232,9 @@ class AttachmentLog:
         now = now or utcnow()
         window, rest = find_window(query, now)
         families = kinds_named(rest)
-        content = _REQUEST_WORDS.sub(" ", rest)
+        content = _KIND_PHRASES.sub(" ", _REQUEST_WORDS.sub(" ", rest))
         terms = tuple(t for t in tokenizer.query_terms(content) if not _is_kind_word(t))
+        chinese = tokenizer.is_mostly_chinese(query)
         groups = expand(content.lower(), terms)
         searched = list(dict.fromkeys(t for group in groups for t in group))
         rows = {
@@ -233,10 +243,13 @@ class AttachmentLog:
         }
         if not searched or len(rows) < k:  # "the last photo": the newest of that kind or time
             since, until = _bounds(window)
-            for row in await self._rows.list(owner, since=since, until=until, limit=CANDIDATES):
+            newest = await self._rows.list(
+                owner, direction=direction, since=since, until=until, limit=CANDIDATES
+            )
+            for row in newest:
                 rows.setdefault(row.id, (row, 0.0, search_text(row.file_name, row.caption, row.description)))
         hits = [
-            AttachmentHit(row, _score(row, indexed, groups, families, window))
+            AttachmentHit(row, _score(row, indexed, groups, families, window, chinese))
             for row, _bm25, indexed in rows.values()
             if row.direction == direction
         ]
@@ -268,8 +281,10 @@ def _score(
     groups: tuple[tuple[str, ...], ...],
     families: frozenset[str],
     window: object,
+    chinese: bool,
 ) -> float:
-    """The share of the ask's word groups the attachment holds, plus the kind and time it names."""
+    """The share of the ask's word groups the attachment holds, plus the kind and time it names, and a
+    little for being in the ask's language (a cross-language match counts, the same-language one first)."""
     words = set(indexed.split())
     coverage = sum(1 for group in groups if any(t in words for t in group)) / len(groups) if groups else 0.0
     score = coverage
@@ -284,6 +299,9 @@ def _score(
         return 0.0
     if not groups and not families and not since:
         return 0.0
+    text = row.transcription or row.description or row.caption or row.file_name
+    if text and tokenizer.is_mostly_chinese(text) == chinese:
+        score += LANGUAGE_BONUS
     return score
 
 

@@ -6,12 +6,14 @@ offline stand-in keeps media without hearing or seeing it (and still reads docum
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from channels.base import Channel
 from gateway.config import Config, ProviderConfig, has_api_key
+from gateway.media.documents import warm_up
 from gateway.media.hearing import Transcriber
 from gateway.media.seeing import Eye, Vision
 from gateway.media.send_back import FileSender
@@ -30,6 +32,10 @@ class MediaParts:
     service: MediaService
     sender: FileSender
     clients: list[AsyncOpenAI] = field(default_factory=list)
+
+    def start(self) -> None:
+        """Import the document libraries in the background (the first file then does not wait)."""
+        threading.Thread(target=warm_up, name="media-warm-up", daemon=True).start()
 
     async def close(self) -> None:
         for client in self.clients:

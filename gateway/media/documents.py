@@ -50,6 +50,14 @@ class DocumentText:
     truncated: bool = False
 
 
+def warm_up() -> None:
+    """Import the document libraries (a second or so together) so the first file does not wait for them:
+    the gateway runs this in a background thread at start (``build.MediaParts.start``)."""
+    import charset_normalizer  # noqa: F401
+    import docx  # noqa: F401
+    import pypdf  # noqa: F401
+
+
 def sniff(data: bytes, claimed: str = "", name: str = "") -> str:
     """The MIME type ``data`` really is (its first bytes), else what was claimed, else by the name."""
     for magic, mime in _MAGIC:

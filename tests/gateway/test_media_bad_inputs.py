@@ -15,8 +15,8 @@ import pytest
 
 from gateway.media.words import say, size_text
 from localservers.openai_server import OpenAIStub, StubReply
+from localservers.sample_media import described_png, docx_bomb, pdf_bytes, speech_wav
 from localservers.telegram_server import TelegramStub, check_html
-from tests.support.media_files import described_png, docx_bomb, pdf_bytes, speech_wav
 from tests.support.media_gateway import attachments, telegram_config, telegram_gateway
 
 pytestmark = [

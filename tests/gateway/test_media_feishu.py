@@ -12,7 +12,7 @@ import pytest
 
 from localservers.feishu_server import FeishuStub, message_event
 from localservers.openai_server import OpenAIStub, StubReply
-from tests.support.media_files import described_png, docx_bytes, speech_wav
+from localservers.sample_media import described_png, docx_bytes, speech_wav
 from tests.support.media_gateway import attachments, feishu_config, feishu_gateway
 
 pytestmark = pytest.mark.usefixtures("close_stub_clients")

@@ -12,8 +12,8 @@ import pytest
 
 from gateway.cli.doctor_checks import check_ffmpeg
 from localservers.openai_server import OpenAIStub
+from localservers.sample_media import speech_wav
 from localservers.telegram_server import TelegramStub, check_html
-from tests.support.media_files import speech_wav
 from tests.support.media_gateway import attachments, telegram_config, telegram_gateway
 
 pytestmark = [

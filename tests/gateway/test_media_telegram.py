@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from localservers.openai_server import OpenAIStub, StubReply
+from localservers.sample_media import described_png, pdf_bytes, speech_wav
 from localservers.telegram_server import TelegramStub, check_html
-from tests.support.media_files import described_png, pdf_bytes, speech_wav
 from tests.support.media_gateway import attachments, telegram_config, telegram_gateway
 
 pytestmark = [

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from gateway.cli import main
+from localservers.sample_media import pdf_bytes
 from memory.attachments import Understanding
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.store.attachments import NewAttachment
-from tests.support.media_files import pdf_bytes
 
 OWNER = "telegram:42"
 

@@ -9,12 +9,12 @@ import aiohttp
 import pytest
 
 from gateway.dashboard.server import RunningDashboard
+from localservers.sample_media import described_png, pdf_bytes
 from memory.attachments import Understanding
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.store.attachments import NewAttachment
 from tests.gateway.dashboard.test_dashboard_server import base_of, csrf_of, fetch, logged_in, page
-from tests.support.media_files import described_png, pdf_bytes
 
 pytestmark = pytest.mark.both_stores
 __all__ = ["page"]  # the fixture, used by the tests below

@@ -1,4 +1,5 @@
-"""Small media the tests and the media bench make themselves (nothing downloaded): a WAV that says words
+"""Small media the tests, the media bench and a person trying the local servers make themselves (nothing
+downloaded): a WAV that says words
 (the local transcriber hears them), a PNG that shows a description (the local vision reads it), a PDF with
 text (pypdf), a DOCX (python-docx), a DOCX zip bomb, an encrypted PDF, an image-only PDF."""
 
