@@ -200,6 +200,19 @@ class TelegramFiles:
         msg[kind] = self.payload(stored, kind)
         return 200, {"ok": True, "result": msg}
 
+    def send_local_file(self, stub: Any, body: Any) -> tuple[int, dict]:
+        """``POST /local/send-file`` ``{"path": …, "caption": …}``: user 42 sends that file (by hand)."""
+        from pathlib import Path
+
+        path = Path(str((body or {}).get("path", ""))).expanduser()
+        if not path.is_file():
+            return 400, {"ok": False, "description": f"no file {path}"}
+        kind = send_local_file_kind(path.suffix.lower())
+        mime = {"voice": "audio/ogg", "photo": "image/jpeg"}.get(kind, "")
+        caption = (body or {}).get("caption")
+        message = self.message(stub, kind, path.read_bytes(), caption=caption, mime=mime, name=path.name)
+        return 200, {"ok": True, "message_id": stub.push(message), "kind": kind}
+
     def download(self, path: str) -> tuple[int, bytes]:
         """``GET /file/bot<token>/<path>``: the file's bytes, or a scripted failure, or 404."""
         with self._lock:
@@ -211,6 +224,13 @@ class TelegramFiles:
         if stored is None:
             return 404, b'{"ok":false,"error_code":404,"description":"Not Found"}'
         return 200, stored.data
+
+
+def send_local_file_kind(suffix: str) -> str:
+    """The kind a file from disk is sent as: a photo, a voice note, else a document."""
+    if suffix in (".png", ".jpg", ".jpeg", ".gif", ".webp"):
+        return "photo"
+    return "voice" if suffix in (".ogg", ".oga", ".opus", ".wav") else "document"
 
 
 def _reply_id(raw: str | None) -> int | None:

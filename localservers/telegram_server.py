@@ -127,6 +127,9 @@ class _Handler(JSONHandler):
             status, data = stub.files.download(urllib.parse.unquote(self.path)[len(prefix) + 5 :])
             self.send_body(status, data, content_type="application/octet-stream")
             return
+        if self.path == "/local/send-file":  # by hand: a message carrying a file from disk (user 42)
+            self.send_json(*stub.files.send_local_file(stub, json.loads(raw or b"{}")))
+            return
         if not self.path.startswith(prefix):
             self.send_json(404, {"ok": False, "error_code": 404, "description": "Not Found"})
             return
