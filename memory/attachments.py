@@ -287,18 +287,14 @@ def _score(
     little for being in the ask's language (a cross-language match counts, the same-language one first)."""
     words = set(indexed.split())
     coverage = sum(1 for group in groups if any(t in words for t in group)) / len(groups) if groups else 0.0
-    score = coverage
-    if families and any(row.kind in KIND_FAMILIES[f] for f in families):
-        score += KIND_BONUS
-    elif families and coverage == 0:
-        return 0.0  # another kind, and nothing of what was asked
+    kind_named = bool(families) and any(row.kind in KIND_FAMILIES[f] for f in families)
     since, until = _bounds(window)
-    if since and until and since <= row.created_at < until:
-        score += WINDOW_BONUS
-    elif since and coverage == 0:
-        return 0.0
-    if not groups and not families and not since:
-        return 0.0
+    in_window = bool(since and until and since <= row.created_at < until)
+    if coverage == 0 and not kind_named and not in_window:
+        return 0.0  # nothing of what was asked
+    if coverage == 0 and ((families and not kind_named) or (since and not in_window)):
+        return 0.0  # only the kind or the time was asked, and this is another
+    score = coverage + (KIND_BONUS if kind_named else 0.0) + (WINDOW_BONUS if in_window else 0.0)
     text = row.transcription or row.description or row.caption or row.file_name
     if text and tokenizer.is_mostly_chinese(text) == chinese:
         score += LANGUAGE_BONUS

@@ -270,7 +270,8 @@ class MediaService:
             piece.line = f"[{kind_name(piece.ref.kind, piece.chinese)} {label}]"
             return Understanding("failed" if exc.reason != "no_text" else "kept")
         summary = await self._summary(document.text, piece.chinese)
-        turn.documents.append(f'<document name="{label}">\n{document.text[:DOCUMENT_CHARS]}\n</document>')
+        safe = label.replace('"', "'").replace("<", "(").replace(">", ")")  # the name cannot close the tag
+        turn.documents.append(f'<document name="{safe}">\n{document.text[:DOCUMENT_CHARS]}\n</document>')
         piece.line = f"[{kind_name(piece.ref.kind, piece.chinese)} {label}: {summary}]"
         if self.offline:
             piece.notice = say("offline_read", piece.chinese, name=label, words=len(document.text.split()))
