@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 from memory.clock import to_db, utcnow
 from memory.retrieval.relations import expand
-from memory.store.attachments import AttachmentRow, NewAttachment
+from memory.store.attachments import AttachmentRow, NewAttachment, UnderstoodRow
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
 from memory.text.timeref import find_window
@@ -159,18 +159,17 @@ class AttachmentLog:
         indexed = search_text(
             row.file_name, row.caption, found.description, found.transcription, found.extracted_text
         )
-        await self._rows.understood(
-            owner,
-            row.id,
-            description=found.description,
-            transcription=found.transcription,
-            extracted_text=found.extracted_text,
-            status=found.status,
-            search_text=indexed,
-            size=size,
-            mime=found.mime or row.mime,
-            sha256=digest,
+        stored = UnderstoodRow(
+            found.description,
+            found.transcription,
+            found.extracted_text,
+            found.status,
+            indexed,
+            size,
+            found.mime or row.mime,
+            digest,
         )
+        await self._rows.understood(owner, row.id, stored)
         if data:
             await self._rows.put_bytes(row.id, data)
 

@@ -55,6 +55,20 @@ class NewAttachment:
 
 
 @dataclass(slots=True)
+class UnderstoodRow:
+    """What understanding made of an attachment, as stored (``search_text``: segmented, to index)."""
+
+    description: str
+    transcription: str
+    extracted_text: str
+    status: str
+    search_text: str
+    size: int
+    mime: str
+    sha256: str
+
+
+@dataclass(slots=True)
 class AttachmentRow:
     """One stored attachment (its extracted text cut to ``TEXT_PREVIEW`` characters)."""
 
@@ -134,37 +148,22 @@ class AttachmentRows:
             raise KeyError("an attachment of this message belongs to another owner")
         return int(rows[0][0]), False
 
-    async def understood(
-        self,
-        owner: str,
-        attachment_id: int,
-        *,
-        description: str,
-        transcription: str,
-        extracted_text: str,
-        status: str,
-        search_text: str,
-        size: int,
-        mime: str,
-        sha256: str,
-    ) -> None:
+    async def understood(self, owner: str, attachment_id: int, found: UnderstoodRow) -> None:
         """Record what understanding made of the attachment (and what the download said of it)."""
         await self._db.write(
             "UPDATE attachments SET description = ?, transcription = ?, extracted_text = ?, status = ?, "
             "search_text = ?, size = ?, mime = ?, sha256 = ? WHERE id = ? AND owner = ?",
             (
-                description,
-                transcription,
-                extracted_text,
-                status,
-                search_text,
-                size,
-                mime,
-                sha256,
-                *(
-                    attachment_id,
-                    owner,
-                ),
+                found.description,
+                found.transcription,
+                found.extracted_text,
+                found.status,
+                found.search_text,
+                found.size,
+                found.mime,
+                found.sha256,
+                attachment_id,
+                owner,
             ),
         )
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from memory.records import Episode, Event, Fact, Memory
 
 if TYPE_CHECKING:
-    from memory.store.attachments import AttachmentRow, NewAttachment
+    from memory.store.attachments import AttachmentRow, NewAttachment, UnderstoodRow
     from memory.store.browse_queries import BufferedTurnRow, MemoryKey
     from memory.store.memories import NewRow
     from memory.store.search import Candidate
@@ -382,20 +382,7 @@ class AttachmentRowsAPI(Protocol):
     """The attachment memory and its bytes (``memory/store/attachments.py``)."""
 
     async def add(self, owner: str, new: NewAttachment, at: str) -> tuple[int, bool]: ...
-    async def understood(
-        self,
-        owner: str,
-        attachment_id: int,
-        *,
-        description: str,
-        transcription: str,
-        extracted_text: str,
-        status: str,
-        search_text: str,
-        size: int,
-        mime: str,
-        sha256: str,
-    ) -> None: ...
+    async def understood(self, owner: str, attachment_id: int, found: UnderstoodRow) -> None: ...
     async def set_file_key(self, owner: str, attachment_id: int, file_key: str) -> None: ...
     async def link_memories(self, owner: str, attachment_id: int, memory_ids: Sequence[int]) -> None: ...
     async def put_bytes(self, attachment_id: int, data: bytes) -> None: ...

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from memory.attachments import AttachmentLog, Understanding
-from memory.store.attachments import NewAttachment
+from memory.store.attachments import NewAttachment, UnderstoodRow
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
 
@@ -38,18 +38,9 @@ async def test_an_attachment_is_kept_once_per_message_part_and_owner(store: Memo
 async def test_understanding_bytes_and_forgetting(store: MemoryStore) -> None:
     aid, _ = await store.attachments.add("alice", _new("1", kind="document", file_name="lease.pdf"), T0)
     long_text = "clause " * 2000
-    await store.attachments.understood(
-        "alice",
-        aid,
-        description="A lease",
-        transcription="",
-        extracted_text=long_text,
-        status="understood",
-        search_text=tokenizer.index_text("lease pdf A lease " + long_text),
-        size=5,
-        mime="application/pdf",
-        sha256="abc",
-    )
+    indexed = tokenizer.index_text("lease pdf A lease " + long_text)
+    done = UnderstoodRow("A lease", "", long_text, "understood", indexed, 5, "application/pdf", "abc")
+    await store.attachments.understood("alice", aid, done)
     await store.attachments.put_bytes(aid, b"%PDF-")
     row = await store.attachments.get("alice", aid)
     assert row is not None and row.status == "understood" and row.size == 5
