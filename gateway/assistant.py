@@ -177,7 +177,7 @@ class Assistant:
             user_text=text,
             memories=memories,
             memory_block=memory_block(memories),
-            tools=self._tools(owner, text, msg),
+            tools=self._tools(owner, text, msg, turn.attachment_ids if turn else []),
             images=turn.images if turn else [],
             documents="\n\n".join(turn.documents) if turn else "",
         )
@@ -218,7 +218,7 @@ class Assistant:
         except Exception as exc:
             log.error("[memory] keeping a turn failed for owner=%s: %s", owner, exc)
 
-    def _tools(self, owner: str, text: str, msg: InboundMessage) -> ToolBox | None:
+    def _tools(self, owner: str, text: str, msg: InboundMessage, received: list[int]) -> ToolBox | None:
         """The memory tools for this message (bound to its owner), and the attachment tools with media on;
         a model without tool support (the offline stand-in) never sees them."""
         if not self.settings.tools.enabled or self.extraction is None:
@@ -228,7 +228,8 @@ class Assistant:
         tools = MemoryTools(self.engine, owner, text, self.settings.tools)
         if self.media is None:
             return tools
-        return WithAttachments(tools, AttachmentTools(self.engine.attachments, self.media.sender, owner, msg))
+        attachment_tools = AttachmentTools(self.engine.attachments, self.media.sender, owner, msg, received)
+        return WithAttachments(tools, attachment_tools)
 
     async def _speaks_chinese(self, msg: InboundMessage) -> bool:
         """The person's language for a message that may have no words: its caption, else their latest

@@ -60,12 +60,18 @@ class AttachmentTools:
     """The two tools for one message (bound to its owner and chat)."""
 
     def __init__(
-        self, attachments: AttachmentLog, sender: FileSender, owner: str, msg: InboundMessage
+        self,
+        attachments: AttachmentLog,
+        sender: FileSender,
+        owner: str,
+        msg: InboundMessage,
+        received: list[int] | None = None,
     ) -> None:
         self.attachments = attachments
         self.sender = sender
         self.owner = owner
         self.msg = msg
+        self.received = received or []  # this message's own attachments (a memory saved now links them)
         self.sent: list[int] = []  # ids sent back while answering this message
 
     async def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -122,9 +128,23 @@ class WithAttachments:
     def schemas(self) -> list[dict[str, Any]]:
         return [*self.memory.schemas(), *SCHEMAS]
 
+    async def _link(self, result: str) -> None:
+        """A memory saved while answering a message with attachments is linked to them."""
+        tools = self.attachments
+        try:
+            saved = json.loads(result)
+            if isinstance(saved, dict) and isinstance(saved.get("id"), int):
+                for attachment_id in tools.received:
+                    await tools.attachments.link_memories(tools.owner, attachment_id, [saved["id"]])
+        except Exception as exc:  # a link is a nicety; the memory is saved
+            log.warning("[memory] linking a memory to attachments failed: %s", type(exc).__name__)
+
     async def call(self, name: str, arguments: str) -> str:
         if name not in ("attachment_search", "attachment_send"):
-            return await self.memory.call(name, arguments)
+            text = await self.memory.call(name, arguments)
+            if name == "memory_save" and self.attachments.received:
+                await self._link(text)
+            return text
         try:
             args = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError:

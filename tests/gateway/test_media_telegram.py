@@ -164,3 +164,22 @@ async def test_media_stored_before_a_crash_is_fetched_and_answered_after_the_res
         [row] = await attachments(runtime)
     assert "kept across the crash" in visible(reply.params["text"])
     assert row.transcription == "kept across the crash"
+
+
+async def test_a_memory_saved_while_answering_a_photo_is_linked_to_it(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+) -> None:
+    def responder(body: dict) -> StubReply | None:
+        last = body["messages"][-1]
+        if last["role"] == "user" and isinstance(last["content"], list) and body.get("tools"):
+            save = json.dumps({"content": "Miso is a grey tabby cat"})
+            return StubReply(tool_calls=[("memory_save", save)])
+        return "Saved." if last["role"] == "tool" else None
+
+    model.responder = responder
+    async with telegram_gateway(telegram_config(tmp_path, model, tg)) as runtime:
+        tg.push(tg.files.message(tg, "photo", described_png("a grey tabby cat"), caption="this is Miso"))
+        await tg.wait_sent(1)
+        [row] = await attachments(runtime)
+        [memory] = await runtime.engine.list("telegram:42")
+    assert row.memory_ids == [memory.id] and memory.content == "Miso is a grey tabby cat"
