@@ -16,6 +16,7 @@ from localservers.openai_server import OpenAIStub, StubReply, default_reply, is_
 from localservers.sample_media import described_png, docx_bomb, docx_bytes, pdf_bytes, speech_wav
 
 DATA = Path(__file__).resolve().parent / "data" / "media.json"
+HOLDOUT = Path(__file__).resolve().parent / "data" / "media_holdout.json"
 MB = 1024 * 1024
 MIMES = {
     "pdf": "application/pdf",
@@ -48,12 +49,15 @@ class Case:
         return hashlib.sha256(self.data).hexdigest()
 
 
-def load_cases(path: Path = DATA) -> list[Case]:
-    """The set's attachments made into files; every other one goes through Feishu, the rest Telegram."""
+def load_cases(path: Path = DATA, holdout: bool = False) -> list[Case]:
+    """The set's attachments made into files; every other one goes through Feishu, the rest Telegram.
+    ``holdout``: each attachment's ask is the second one of ``media_holdout.json`` ("" when it has none)."""
     raw = json.loads(path.read_text(encoding="utf-8"))["attachments"]
+    second = json.loads(HOLDOUT.read_text(encoding="utf-8"))["asks"] if holdout else {}
     cases = []
     for index, item in enumerate(raw):
-        case = Case(item["id"], item["lang"], item["kind"], item["content"], item["caption"], item["ask"])
+        ask = second.get(item["id"], "") if holdout else item["ask"]
+        case = Case(item["id"], item["lang"], item["kind"], item["content"], item["caption"], ask)
         case.channel = "feishu" if index % 2 else "telegram"
         if case.kind == "photo":
             case.data, case.mime = described_png(case.content), "image/png"
