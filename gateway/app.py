@@ -24,6 +24,7 @@ from gateway.config import Config
 from gateway.identity import Identities
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
+from gateway.media.build import build_media
 from gateway.memory_tools import ToolSettings
 from gateway.providers import Models, build_models, no_answer_hint
 from gateway.replica import replica_id
@@ -165,6 +166,7 @@ class Runtime:
                 extraction, jobs = memory_services(config, engine, models.memory)
             else:
                 file_memory = FileMemory(config.workspace_path())
+            media = build_media(config, engine.attachments, {c.name: c for c in channels})
             assistant = Assistant(
                 engine=engine,
                 sessions=sessions,
@@ -185,6 +187,7 @@ class Runtime:
                 identities=Identities(config.users),
                 extraction=extraction,
                 file_memory=file_memory,
+                media=media if config.memory.enabled else None,
             )
             loop = ProcessLoop(
                 assistant.handle,
@@ -213,6 +216,8 @@ class Runtime:
             # not wait and the first reply most likely does not either.
             self._warm_up = asyncio.create_task(self.engine.warm_up_embedder(), name="embedder-warm-up")
             self.backfill.start()
+        if self.assistant.media is not None:
+            self.assistant.media.start()
         self.loop.start()
         await self._answer_unanswered()
         if self.jobs is not None and schedule:
@@ -327,4 +332,6 @@ class Runtime:
             with contextlib.suppress(Exception):
                 await self.engine.embedder.close()
         await self.models.close()
+        if self.assistant.media is not None:
+            await self.assistant.media.close()
         await self.engine.close()

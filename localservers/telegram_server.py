@@ -35,12 +35,14 @@ import urllib.parse
 import urllib.request
 from collections import defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
 from localservers.http import free_port as free_port  # re-exported: tests import it from here
+from localservers.multipart import Upload, form_params
 from localservers.telegram_entities import check_html, entities_for, media_payload, utf16_len
+from localservers.telegram_media import FILE_METHODS, TelegramFiles
 
 TOKEN = "123456:AAH-stub-secret-token_never-in-logs"
 BOT_ID = 123456
@@ -57,6 +59,7 @@ class ApiCall:
     params: dict[str, str]
     status: int = 200
     result: Any = None  # what a successful call returned (the sent Message for sendMessage)
+    files: dict[str, Upload] = field(default_factory=dict)  # uploaded files (sendPhoto, sendDocument…)
 
     def json(self, name: str) -> Any:
         """A JSON-encoded field (``reply_parameters``, ``allowed_updates``…), or None when absent."""
@@ -120,12 +123,19 @@ class _Handler(JSONHandler):
         raw = self.read_body()
         stub = self.server.stub
         prefix = f"/bot{stub.token}/"
+        if urllib.parse.unquote(self.path).startswith(f"/file{prefix}"):  # a download (telegram_media.py)
+            status, data = stub.files.download(urllib.parse.unquote(self.path)[len(prefix) + 5 :])
+            self.send_body(status, data, content_type="application/octet-stream")
+            return
+        if self.path == "/local/send-file":  # by hand: a message carrying a file from disk (user 42)
+            self.send_json(*stub.files.send_local_file(stub, json.loads(raw or b"{}")))
+            return
         if not self.path.startswith(prefix):
             self.send_json(404, {"ok": False, "error_code": 404, "description": "Not Found"})
             return
         method = self.path[len(prefix) :].split("?", 1)[0]
-        params = _params(raw, self.headers.get("Content-Type") or "")
-        call = ApiCall(time.monotonic(), method, params)
+        params, files = form_params(raw, self.headers.get("Content-Type") or "")
+        call = ApiCall(time.monotonic(), method, params, files=files)
         fault = stub._record(call)
         if fault is not None and not fault.delay:
             self._fault(fault, call)
@@ -170,14 +180,6 @@ class _Handler(JSONHandler):
         self.send_json(fault.status, error)
 
 
-def _params(raw: bytes, content_type: str) -> dict[str, str]:
-    if not raw:
-        return {}
-    if "json" in content_type:
-        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in json.loads(raw).items()}
-    return {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode(), keep_blank_values=True).items()}
-
-
 class TelegramStub:
     """A Bot API server on 127.0.0.1; see the module docstring."""
 
@@ -198,6 +200,7 @@ class TelegramStub:
         self._connections = OpenConnections(self._cond)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.files = TelegramFiles()  # voice, photos, documents: getFile, downloads, sends
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -409,6 +412,8 @@ class TelegramStub:
             return _ok(self._get_updates(int(p.get("offset") or 0), float(p.get("timeout") or 0)))
         if call.method == "sendMessage":
             return self._send_message(p)
+        if call.method in FILE_METHODS:
+            return self.files.answer(call, self)
         if call.method == "editMessageText":
             chat = self._chat(p.get("chat_id", "0"))
             return _ok({**self._message(chat, p.get("text", "")), "message_id": int(p["message_id"])})

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from gateway.config.channels import ChannelsConfig
+from gateway.config.media import MediaConfig
 from gateway.config.section import Section as _Model
 from gateway.config.values import (
     Clock,
@@ -43,6 +44,8 @@ class ProviderConfig(_Model):
     base_url: str = "https://api.openai.com/v1"
     timeout_seconds: float = Field(60.0, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
+    # Photos go to the model as image parts: "auto" tries, and remembers per model that it refused them.
+    vision: Literal["auto", "on", "off"] = "auto"
 
     @field_validator("base_url")
     @classmethod
@@ -239,6 +242,7 @@ class Config(_Model):
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
     users: dict[str, list[str]] = Field(default_factory=dict)
     timezone: str = ""
 

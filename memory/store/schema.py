@@ -28,6 +28,7 @@ and period, with the replica holding it and its lease) and a lease on each ``inb
 extracting it now, with a lease) and ``embedding_claims`` (rows the embedding backfill is embedding, so two
 replicas never embed the same ones): docs/scale-out.md, "Extraction".
 ``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
+``_ATTACHMENTS`` adds media references on inbox rows and the attachment memory (voice, photos, files).
 """
 
 from __future__ import annotations
@@ -358,6 +359,64 @@ DROP INDEX idx_memories_category;
 CREATE INDEX idx_memories_category ON memories(category);
 """
 
+# Voice notes, photos and files (issue 33; README.md, "Voice notes, photos and files"): each inbox row
+# keeps the message's media references (``media``: a JSON list — kind, platform file id or key, mime,
+# size, name), stored before anything is downloaded, so a crash while media waits loses nothing. Each
+# attachment a person sent (``direction`` "in") or was sent ("out") is a row of ``attachments``, with
+# what understanding made of it (description, transcription, extracted text) and its own full-text index
+# over those, the name and the caption (jieba-segmented ``search_text``, like memories and turns). The
+# bytes are kept beside it in ``attachment_bytes`` (up to ``media.maxBytes`` each), in the database, so
+# every replica reaches them and ``tierclaw memory copy`` carries them.
+_ATTACHMENTS = """
+ALTER TABLE inbox ADD COLUMN media TEXT NOT NULL DEFAULT '';
+CREATE TABLE attachments (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner          TEXT    NOT NULL,
+    direction      TEXT    NOT NULL DEFAULT 'in' CHECK (direction IN ('in', 'out')),
+    channel        TEXT    NOT NULL,
+    chat_id        TEXT    NOT NULL,
+    message_id     TEXT    NOT NULL DEFAULT '',
+    part           INTEGER NOT NULL DEFAULT 0,
+    kind           TEXT    NOT NULL,
+    mime           TEXT    NOT NULL DEFAULT '',
+    size           INTEGER NOT NULL DEFAULT 0,
+    file_name      TEXT    NOT NULL DEFAULT '',
+    file_key       TEXT    NOT NULL DEFAULT '',
+    caption        TEXT    NOT NULL DEFAULT '',
+    description    TEXT    NOT NULL DEFAULT '',
+    transcription  TEXT    NOT NULL DEFAULT '',
+    extracted_text TEXT    NOT NULL DEFAULT '',
+    tags           TEXT    NOT NULL DEFAULT '[]',
+    memory_ids     TEXT    NOT NULL DEFAULT '[]',
+    status         TEXT    NOT NULL DEFAULT 'kept',
+    sha256         TEXT    NOT NULL DEFAULT '',
+    search_text    TEXT    NOT NULL DEFAULT '',
+    created_at     TEXT    NOT NULL
+);
+CREATE UNIQUE INDEX idx_attachments_part ON attachments(channel, chat_id, message_id, part, direction)
+    WHERE message_id != '';
+CREATE INDEX idx_attachments_owner ON attachments(owner, created_at);
+CREATE VIRTUAL TABLE attachments_fts USING fts5(
+    search_text, content='attachments', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE TRIGGER attachments_ai AFTER INSERT ON attachments BEGIN
+    INSERT INTO attachments_fts(rowid, search_text) VALUES (new.id, new.search_text);
+END;
+CREATE TRIGGER attachments_ad AFTER DELETE ON attachments BEGIN
+    INSERT INTO attachments_fts(attachments_fts, rowid, search_text)
+        VALUES ('delete', old.id, old.search_text);
+END;
+CREATE TRIGGER attachments_au AFTER UPDATE OF search_text ON attachments BEGIN
+    INSERT INTO attachments_fts(attachments_fts, rowid, search_text)
+        VALUES ('delete', old.id, old.search_text);
+    INSERT INTO attachments_fts(rowid, search_text) VALUES (new.id, new.search_text);
+END;
+CREATE TABLE attachment_bytes (
+    attachment_id INTEGER PRIMARY KEY,
+    data          BLOB    NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -374,6 +433,7 @@ MIGRATIONS: tuple[str, ...] = (
     _CHANGES,
     _CHAT_HOLDS,
     _HOT_TOUCHES,
+    _ATTACHMENTS,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -20,6 +20,7 @@ from memory.store.errors import MemoryDatabaseError
 from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows
+from memory.store.postgres.attachments import PostgresAttachmentRows
 from memory.store.postgres.database import PostgresDatabase, connect, describe
 from memory.store.postgres.rows import PostgresEventRows, PostgresTurnRows
 from memory.store.postgres.schema import migrate
@@ -61,6 +62,7 @@ class PostgresStore:
         self.browse = BrowseRows(db)
         self.seen = SeenRows(db)
         self.page = PageAccessRows(db)
+        self.attachments = PostgresAttachmentRows(db)
 
     @classmethod
     async def open(cls, url: str, *, create: bool = True, warm_text: bool = True) -> PostgresStore:
