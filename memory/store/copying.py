@@ -84,6 +84,14 @@ TABLES: tuple[Table, ...] = (
     ),
     Table("scratchpads", ("owner", "content", "updated_at"), ("owner",)),
     Table("seen", ("channel", "kind", "key", "seen_at"), ("channel", "kind", "key")),
+    Table(
+        "reminders",
+        _cols(
+            "id, owner, channel, chat_id, text, said, lang, zone, local_at, repeat, due_at, try_at, status, "
+            "attempts, sent_count, claimed_by, lease_until, last_sent_at, last_error, created_at, updated_at"
+        ),
+    ),
+    Table("person_zones", ("owner", "zone", "updated_at"), ("owner",)),
 )
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows in all)

@@ -26,6 +26,7 @@ from memory.store.postgres.schema import migrate
 from memory.store.postgres.search import PostgresTermIndex
 from memory.store.postgres.singleton import AdvisorySingleton
 from memory.store.queues import BufferRows
+from memory.store.reminders import ReminderRows
 from memory.store.singleton import Singleton
 from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.urls import masked
@@ -61,6 +62,7 @@ class PostgresStore:
         self.browse = BrowseRows(db)
         self.seen = SeenRows(db)
         self.page = PageAccessRows(db)
+        self.reminders = ReminderRows(db)
 
     @classmethod
     async def open(cls, url: str, *, create: bool = True, warm_text: bool = True) -> PostgresStore:
