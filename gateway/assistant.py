@@ -16,12 +16,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from channels.base import InboundMessage
-from gateway.agent import ChatModel, ChatRequest
+from gateway.agent import ChatModel, ChatRequest, ToolBox
 from gateway.commands import CommandContext, is_command, run_command
 from gateway.identity import Identities
 from gateway.memory_tools import MemoryTools, ToolSettings
 from gateway.offline_chat import offline_hint
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
+from gateway.reminders.book import ReminderBook
+from gateway.reminders.tools import message_tools
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
@@ -119,8 +121,10 @@ class Assistant:
         identities: Identities | None = None,
         extraction: ExtractionService | None = None,
         file_memory: FileMemory | None = None,
+        reminders: ReminderBook | None = None,
     ) -> None:
         self.engine = engine
+        self.reminders = reminders  # reminders.enabled: the model's reminder tools, /reminders, /timezone
         self.sessions = sessions
         self.chat_model = chat_model
         self.settings = settings
@@ -137,6 +141,7 @@ class Assistant:
             settings.flush_wait,
             model_label=chat_model.label,
             notice=settings.notice,
+            reminders=reminders,
         )
         self._hinted: set[str] = set()  # chats whose first offline reply carried the offline hint
 
@@ -162,7 +167,7 @@ class Assistant:
             user_text=text,
             memories=memories,
             memory_block=memory_block(memories),
-            tools=self._tools(owner, text),
+            tools=self._tools(msg, owner, text),
         )
         self.memory_timing.add((time.perf_counter() - started) * 1000.0)
 
@@ -201,14 +206,23 @@ class Assistant:
         except Exception as exc:
             log.error("[memory] keeping a turn failed for owner=%s: %s", owner, exc)
 
-    def _tools(self, owner: str, text: str) -> MemoryTools | None:
+    def _tools(self, msg: InboundMessage, owner: str, text: str) -> ToolBox | None:
         """The memory tools for this message (bound to its owner), when they are on and memory is SQLite;
-        a model without tool support (the offline stand-in) never sees them."""
-        if not self.settings.tools.enabled or self.extraction is None:
-            return None
-        if getattr(self.chat_model, "stand_in", False):
-            return None
-        return MemoryTools(self.engine, owner, text, self.settings.tools)
+        a model without tool support (the offline stand-in) never sees them. Beside them the reminder
+        tools, bound to the message's chat (the stand-in gets those alone: gateway/reminders/tools.py)."""
+        stand_in = bool(getattr(self.chat_model, "stand_in", False))
+        memory = None
+        if self.settings.tools.enabled and self.extraction is not None and not stand_in:
+            memory = MemoryTools(self.engine, owner, text, self.settings.tools)
+        return message_tools(
+            memory,
+            self.reminders,
+            owner,
+            msg.channel,
+            msg.chat_id,
+            stand_in=stand_in,
+            enabled=self.settings.tools.enabled,
+        )
 
     def _with_hint(self, msg: InboundMessage, reply: str) -> str:
         """The offline stand-in's reply, with how to get real answers the first time in a chat."""

@@ -349,14 +349,16 @@ class ReminderRows:
 
     async def next_try(self, channels: Sequence[str], now: str) -> float | None:
         """Seconds from the database's now until the earliest pending try of ``channels`` (≤ 0 when one
-        is due), or None when nothing is pending."""
+        is due; a claimed one counts from its lease's end), or None when nothing is pending."""
         if not channels:
             return None
         clock, clock_args = self._now(now)
+        # A reminder another gateway is sending counts from when its claim runs out, not from its try.
         rows = await self._db.read(
-            f"SELECT MIN(try_at), {clock} FROM reminders WHERE status = 'pending' "
+            f"SELECT MIN(CASE WHEN claimed_by IS NOT NULL AND lease_until >= {clock} THEN lease_until "
+            f"ELSE try_at END), {clock} FROM reminders WHERE status = 'pending' "
             f"AND channel IN ({marks(channels)})",
-            (*clock_args, *channels),
+            (*clock_args, *clock_args, *channels),
         )
         if not rows or rows[0][0] is None:
             return None
