@@ -49,7 +49,7 @@ UNITS = {
     "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
     "d": "d", "day": "d", "days": "d",
     "w": "w", "wk": "w", "wks": "w", "week": "w", "weeks": "w",
-    "month": "mo", "months": "mo",
+    "month": "mo", "months": "mo", "year": "y", "years": "y", "yr": "y", "yrs": "y",
 }  # fmt: skip
 _UNIT = "|".join(sorted(UNITS, key=len, reverse=True))
 HOLIDAYS = {
@@ -76,8 +76,8 @@ def offset(amount: float, unit: str) -> Says:
     kind = UNITS[unit.lower()]
     if kind in ("s", "m", "h"):
         return {"exact": timedelta(**{{"s": "seconds", "m": "minutes", "h": "hours"}[kind]: amount})}
-    if kind == "mo":
-        return {"months_ahead": round(amount)}
+    if kind in ("mo", "y"):
+        return {"months_ahead": round(amount * (12 if kind == "y" else 1))}
     return {"days_ahead": round(amount * (7 if kind == "w" else 1))}
 
 

@@ -36,7 +36,7 @@ PARTS = {
 _PARTS = "|".join(sorted(PARTS, key=len, reverse=True))
 _UNITS = {
     "秒": "s", "秒钟": "s", "分": "m", "分钟": "m", "刻钟": "q", "小时": "h", "钟头": "h", "鐘頭": "h",
-    "天": "d", "日": "d", "周": "w", "星期": "w", "礼拜": "w", "月": "mo", "个月": "mo",
+    "天": "d", "日": "d", "周": "w", "星期": "w", "礼拜": "w", "月": "mo", "个月": "mo", "年": "y",
 }  # fmt: skip
 _UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
 HOLIDAYS = {"元旦": (1, 1), "平安夜": (12, 24), "圣诞节": (12, 25), "圣诞": (12, 25), "情人节": (2, 14)}
@@ -66,8 +66,8 @@ def _offset(amount: float, unit: str) -> Says:
     kind = _UNITS[unit]
     if kind in ("s", "m", "h", "q"):
         return {"exact": timedelta(minutes={"s": 1 / 60, "m": 1, "h": 60, "q": 15}[kind] * amount)}
-    if kind == "mo":
-        return {"months_ahead": round(amount)}
+    if kind in ("mo", "y"):
+        return {"months_ahead": round(amount * (12 if kind == "y" else 1))}
     return {"days_ahead": round(amount * (7 if kind == "w" else 1))}
 
 
