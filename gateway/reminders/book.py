@@ -129,20 +129,10 @@ class ReminderBook:
         lang = language(said or text or when)
         w = wording.words(lang)
         now_local, zone, confirmed = await self.now_local(owner)
-        if said:
-            request = parse_request(said, now_local, zone)
-            due: Due | Problem = request.due
-            text = text or request.text
-        else:
-            due = parse_when(when, now_local, zone) if when.strip() else Problem("no_time")
-        if repeat.strip() and isinstance(due, Due):
-            try:
-                rule = parse_repeat(repeat)
-            except ValueError:
-                return Refused("bad_repeat", w["bad_repeat"])
-            if rule is not None:
-                due = _repeated(due, rule, now_local, zone)
-        text = " ".join(text.split())
+        read = _read(said, text, when, repeat, now_local, zone)
+        if read is None:
+            return Refused("bad_repeat", w["bad_repeat"])
+        due, text = read
         refused = self._check(due, text, lang, now_local)
         if refused is not None:
             return refused
@@ -219,6 +209,27 @@ class ReminderBook:
     async def forget(self, owner: str, reminder_id: int) -> bool:
         """Delete one of the owner's reminders for good."""
         return await self.rows.purge(owner, reminder_id)
+
+
+def _read(
+    said: str, text: str, when: str, repeat: str, now_local: datetime, zone: ZoneInfo
+) -> tuple[Due | Problem, str] | None:
+    """The first run and the text of a request, from the whole sentence or its parts; None when
+    ``repeat`` is not a rule."""
+    if said:
+        request = parse_request(said, now_local, zone)
+        due: Due | Problem = request.due
+        text = text or request.text
+    else:
+        due = parse_when(when, now_local, zone) if when.strip() else Problem("no_time")
+    if repeat.strip() and isinstance(due, Due):
+        try:
+            rule = parse_repeat(repeat)
+        except ValueError:
+            return None
+        if rule is not None:
+            due = _repeated(due, rule, now_local, zone)
+    return due, " ".join(text.split())
 
 
 def _repeated(due: Due, rule: Repeat, now_local: datetime, zone: ZoneInfo) -> Due:

@@ -36,6 +36,7 @@ from gateway.reminders.schedule import from_local_text, local_text, moment, next
 from memory.clock import from_db, to_db_fine, utcnow
 from memory.engine import MemoryEngine
 from memory.store.reminders import ReminderRow
+from memory.text import tokenizer
 
 log = logging.getLogger("tierclaw.gateway")
 
@@ -105,6 +106,11 @@ class ReminderDelivery:
     # ------------------------------------------------------------------ the loop
 
     async def _run(self) -> None:
+        # jieba's dictionary loads on the first event of the day written: here, off the event loop, so a
+        # send is never held between the platform's "ok" and its mark (where a long stall would let the
+        # claim run out and another gateway send it again).
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(tokenizer.warm_up)
         failing = False
         while True:
             try:

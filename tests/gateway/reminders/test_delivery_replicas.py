@@ -15,7 +15,7 @@ from gateway.reminders.book import ReminderBook
 from gateway.reminders.delivery import DeliverySettings, ReminderDelivery
 from memory.clock import utcnow
 from memory.engine import MemoryEngine
-from tests.gateway.reminders.support import add, due_row
+from tests.gateway.reminders.support import add, due_row, until_status
 
 
 class Recording:
@@ -49,7 +49,7 @@ async def until(predicate: object, timeout: float = 30.0) -> None:
 def loop(engine: MemoryEngine, channel: Recording, name: str) -> ReminderDelivery:
     book = ReminderBook(engine.store, default_zone=ZoneInfo("UTC"))
     return ReminderDelivery(
-        engine, book, {"telegram": channel}, name, DeliverySettings(lease=1.0, poll_every=0.2)
+        engine, book, {"telegram": channel}, name, DeliverySettings(lease=3.0, poll_every=0.2)
     )
 
 
@@ -65,10 +65,13 @@ async def test_two_gateways_send_each_reminder_once(postgres_url: str) -> None:
         for delivery in loops:
             delivery.start()
         await until(lambda: len(channels[0].sent) + len(channels[1].sent) >= 120)
-        await asyncio.sleep(0.5)  # a second send of any would have been made by now: counted below
+        count = engines[0].store.reminders.count
+        deadline = time.monotonic() + 30
+        while await count(status="delivered") < 120:  # every one marked: no claim left to run out
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
         counts = Counter(channels[0].sent + channels[1].sent)
         assert len(counts) == 120 and set(counts.values()) == {1}
-        assert await engines[0].store.reminders.count(status="delivered") == 120
     finally:
         for delivery in loops:
             await delivery.stop()
@@ -92,8 +95,7 @@ async def test_a_dead_gateways_reminders_are_sent_by_the_other(postgres_url: str
         await until(lambda: len(living.sent) == 5)
         assert sorted(living.sent) == [f"⏰ Reminder: note {n}" for n in range(5)] and dying.sent == []
         for rid in ids:
-            row = await engines[1].store.reminders.get("telegram:42", rid)
-            assert row is not None and row.status == "delivered"
+            await until_status(engines[1], "telegram:42", rid, "delivered")
     finally:
         await second.stop()
         for engine in engines:
