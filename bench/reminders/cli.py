@@ -34,6 +34,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-sqlite", action="store_true", help="skip the single-gateway SQLite trial")
     parser.add_argument("--parse-only", action="store_true", help="only the parsing accuracy")
+    parser.add_argument("--data", help="the phrasings (default bench/data/reminder_phrasings.json)")
     parser.add_argument("--workdir", help="keep the gateways' configs and logs here")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = parser.parse_args(argv)
@@ -105,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     from bench.reminders.phrasings import measure
 
-    parsing = measure()
+    if args.data and not Path(args.data).exists():
+        print(f"bench.reminders: phrasings not found: {args.data}", file=sys.stderr)
+        return 1
+    parsing = measure(Path(args.data)) if args.data else measure()
     runs: dict[str, Any] = {}
     if not args.parse_only:
         with contextlib.ExitStack() as stack:

@@ -41,6 +41,7 @@ from memory.text import tokenizer
 log = logging.getLogger("tierclaw.gateway")
 
 LATE_NOTE_AFTER = 60.0  # seconds after its due time a reminder says "(late: due …)"
+STOP_WAIT = 10.0  # at a stop, how long the sends in flight may take to finish
 
 
 @dataclass(slots=True)
@@ -90,8 +91,13 @@ class ReminderDelivery:
         self._wake.set()
 
     async def stop(self, *, hand_over: bool = True) -> None:
-        """Stop the loop and the sends in flight; ``hand_over``: let go of this process's claims so
-        another gateway may send them at once (False: as if killed — their leases run out)."""
+        """Stop the loop, let the sends in flight finish (a send cut off after the platform took it would
+        be sent again), and with ``hand_over`` let go of this process's claims so another gateway may send
+        them at once (False: as if killed — nothing waits, their leases run out)."""
+        if self._task is not None:
+            self._task.cancel()
+        if hand_over and self._sending:
+            await asyncio.wait(set(self._sending), timeout=STOP_WAIT)
         tasks = [t for t in (self._task, *self._sending) if t is not None]
         for task in tasks:
             task.cancel()

@@ -136,8 +136,7 @@ def when_text(local: datetime, rule: Repeat | None, lang: str, now: datetime | N
     moment = moment_text(local, lang, now)
     if rule is None:
         return f"在 {moment} " if lang == "zh" else moment
-    text = words(lang)["next_run"].format(rule=rule_text(rule, local, lang), when=moment)
-    return text + " " if lang == "zh" else text
+    return words(lang)["next_run"].format(rule=rule_text(rule, local, lang), when=moment)
 
 
 def delivered_text(text: str, lang: str, late_due: datetime | None, now_local: datetime) -> str:
