@@ -246,7 +246,7 @@ def _calendar_day(found: Found, now_local: datetime) -> date | Problem:
         if day > calendar.monthrange(candidate_year, month)[1]:
             if year is not None or (month, day) != (2, 29):
                 return Problem("impossible")
-            continue  # 29 February: the next leap year is too far to guess
+            continue  # 29 February without a year: this year's or next year's, else no such date
         candidate = date(candidate_year, month, day)
         if year is not None or candidate >= today:
             return candidate
