@@ -148,8 +148,9 @@ def parse_when(when: str, now_local: datetime, zone: ZoneInfo) -> Due | Problem:
     text = normalise(when)
     iso = _iso_local(text)
     if iso is not None:
-        return resolve(Found(month_day=(iso.year, iso.month, iso.day), hour=iso.hour, minute=iso.minute,
-                             meridiem=None, spans=[(0, len(text))]), now_local, zone)  # fmt: skip
+        found = Found(month_day=(iso.year, iso.month, iso.day), hour=iso.hour, minute=iso.minute)
+        found.spans.append((0, len(text)))
+        return resolve(found, now_local, zone)
     if language(text) == "zh":
         return resolve(found_of(scan(words_zh.digits(text), words_zh.RULES)), now_local, zone)
     return resolve(found_of(scan(text, words_en.RULES)), now_local, zone)

@@ -127,8 +127,14 @@ class ReminderTools:
                 self.owner, self.channel, self.chat_id, **{k: v for k, v in fields.items() if v}
             )
             if isinstance(made, Created):
-                return {"id": made.id, "scheduled": made.said, "at": f"{made.local:%Y-%m-%d %H:%M}",
-                        "zone": made.zone, "repeat": str(made.repeat or "")}  # fmt: skip
+                at = f"{made.local:%Y-%m-%d %H:%M}"
+                return {
+                    "id": made.id,
+                    "scheduled": made.said,
+                    "at": at,
+                    "zone": made.zone,
+                    "repeat": str(made.repeat or ""),
+                }
             return {"error": made.said, "reason": made.reason}
         if name == "reminder_list":
             return await self._list()

@@ -38,13 +38,26 @@ def config(tmp_path: Path, memory_url: str, channels: dict[str, Any], **extra: A
 
 
 def telegram(tg: Any) -> dict[str, Any]:
-    return {"telegram": {"enabled": True, "token": tg.token, "allowFrom": ["*"], "baseUrl": tg.base_url,
-                         "timeoutSeconds": 5}}  # fmt: skip
+    section = {
+        "enabled": True,
+        "token": tg.token,
+        "allowFrom": ["*"],
+        "baseUrl": tg.base_url,
+        "timeoutSeconds": 5,
+    }
+    return {"telegram": section}
 
 
 def feishu(stub: Any) -> dict[str, Any]:
-    return {"feishu": {"enabled": True, "appId": f"cli_{uuid.uuid4().hex[:12]}", "appSecret": "s3cret-x",
-                       "allowFrom": ["*"], "mode": "websocket", "domain": stub.domain, "timeoutSeconds": 5}}  # fmt: skip
+    app_id = f"cli_{uuid.uuid4().hex[:12]}"  # lark caches tokens per app id
+    section = {
+        "enabled": True,
+        "appId": app_id,
+        "appSecret": "s3cret-x",
+        "allowFrom": ["*"],
+        "mode": "websocket",
+    }
+    return {"feishu": {**section, "domain": stub.domain, "timeoutSeconds": 5}}
 
 
 def due_row(

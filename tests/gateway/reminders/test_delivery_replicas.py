@@ -19,7 +19,7 @@ from tests.gateway.reminders.support import add, due_row, until_status
 
 
 class Recording:
-    """A channel (our protocol) named like Telegram that keeps what it sent; ``hang`` makes sends never end."""
+    """A channel (our protocol) named like Telegram that keeps what it sent; ``hang``: sends never end."""
 
     name = "telegram"
 
