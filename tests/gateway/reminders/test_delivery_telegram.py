@@ -31,7 +31,7 @@ async def test_asked_in_a_message_and_sent_once_when_due(
     try:
         await runtime.start(schedule=False)
         tg.push(tg.message("remind me in 2 seconds to stretch"))
-        (reply,) = await tg.wait_sent(1)
+        reply = (await tg.wait_sent(1))[0]  # the reminder itself may follow at once on a slow machine
         assert "I'll remind you" in reply.params["text"] and "stretch" in reply.params["text"]
         await tg.wait_until(lambda: bool(reminder_texts(tg)), 30, "the reminder sent")
         assert reminder_texts(tg) == ["⏰ Reminder: stretch"]
