@@ -26,6 +26,8 @@ from gateway.media.tools import AttachmentTools, WithAttachments
 from gateway.memory_tools import MemoryTools, ToolSettings
 from gateway.offline_chat import offline_hint
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
+from gateway.reminders.book import ReminderBook
+from gateway.reminders.tools import message_tools
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
@@ -124,8 +126,10 @@ class Assistant:
         extraction: ExtractionService | None = None,
         file_memory: FileMemory | None = None,
         media: MediaParts | None = None,
+        reminders: ReminderBook | None = None,
     ) -> None:
         self.engine = engine
+        self.reminders = reminders  # reminders.enabled: the model's reminder tools, /reminders, /timezone
         self.sessions = sessions
         self.chat_model = chat_model
         self.settings = settings
@@ -143,6 +147,7 @@ class Assistant:
             settings.flush_wait,
             model_label=chat_model.label,
             notice=settings.notice,
+            reminders=reminders,
         )
         self._hinted: set[str] = set()  # chats whose first offline reply carried the offline hint
 
@@ -219,17 +224,28 @@ class Assistant:
             log.error("[memory] keeping a turn failed for owner=%s: %s", owner, exc)
 
     def _tools(self, owner: str, text: str, msg: InboundMessage, received: list[int]) -> ToolBox | None:
-        """The memory tools for this message (bound to its owner), and the attachment tools with media on;
-        a model without tool support (the offline stand-in) never sees them."""
-        if not self.settings.tools.enabled or self.extraction is None:
-            return None
-        if getattr(self.chat_model, "stand_in", False):
-            return None
-        tools = MemoryTools(self.engine, owner, text, self.settings.tools)
-        if self.media is None:
-            return tools
-        attachment_tools = AttachmentTools(self.engine.attachments, self.media.sender, owner, msg, received)
-        return WithAttachments(tools, attachment_tools)
+        """The tools of this message: the memory tools (bound to its owner) with the attachment tools when
+        media is on, and beside them the reminder tools, bound to the message's chat. A model without tool
+        support (the offline stand-in) gets the reminder tools alone (gateway/reminders/tools.py)."""
+        stand_in = bool(getattr(self.chat_model, "stand_in", False))
+        memory: ToolBox | None = None
+        if self.settings.tools.enabled and self.extraction is not None and not stand_in:
+            tools = MemoryTools(self.engine, owner, text, self.settings.tools)
+            memory = tools
+            if self.media is not None:
+                attachment_tools = AttachmentTools(
+                    self.engine.attachments, self.media.sender, owner, msg, received
+                )
+                memory = WithAttachments(tools, attachment_tools)
+        return message_tools(
+            memory,
+            self.reminders,
+            owner,
+            msg.channel,
+            msg.chat_id,
+            stand_in=stand_in,
+            enabled=self.settings.tools.enabled,
+        )
 
     async def _speaks_chinese(self, msg: InboundMessage) -> bool:
         """The person's language for a message that may have no words: its caption, else their latest

@@ -1,5 +1,5 @@
-"""A person's whole memory as a document — memories, episodes, the scratchpad and every kept turn — as
-JSON (``tierclaw memory import`` reads it back) or Markdown.
+"""A person's whole memory as a document — memories, episodes, the scratchpad, every kept turn, their
+reminders and time zone — as JSON (``tierclaw memory import`` reads it back) or Markdown.
 
 One builder for every way out: ``tierclaw memory export`` writes it to a file or stdout, the memory web
 page offers it as a download.
@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from gateway.reminders.transfer import exported as reminder_export
+from gateway.reminders.transfer import markdown_lines
 from memory.engine import MemoryEngine
 from memory.records import Event, Memory
 from memory.store.attachments import AttachmentRow
@@ -66,6 +68,7 @@ async def export_memory(engine: MemoryEngine, owner: str, fmt: str) -> Export:
     kept = await engine.attachments.list(
         owner, limit=100_000
     )  # listed, not their bytes (`memory attachments`)
+    reminders = await reminder_export(engine.store, owner)  # and the owner's time zone
     exported_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if fmt == "json":
         doc = {
@@ -78,11 +81,13 @@ async def export_memory(engine: MemoryEngine, owner: str, fmt: str) -> Export:
             "scratchpad": dataclasses.asdict(pad) if pad.content else None,
             "turns": [{k: getattr(t, k) for k in TURN_FIELDS} for t in turns],
             "attachments": [dataclasses.asdict(a) for a in kept],
+            **reminders,
         }
         text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
     else:
         text = markdown(owner, exported_at, memories, events) + _markdown_rest(pad.content, turns)
         text += "".join(_attachment_lines(kept))
+        text += "\n".join(markdown_lines(reminders)) + ("\n" if reminders["reminders"] else "")
     return Export(text, len(memories), len(events), len(turns))
 
 

@@ -17,6 +17,7 @@ import re
 import unicodedata
 
 from gateway.agent import ChatRequest
+from gateway.reminders.offline import scheduled_reply, zone_question
 from memory.model.quick_extract import quick_facts
 from memory.text.wording import is_chinese
 
@@ -106,6 +107,9 @@ class OfflineChatModel:
 
     async def reply(self, request: ChatRequest) -> str:
         words = _ZH if is_chinese(request.user_text) else _EN
+        scheduled = await scheduled_reply(request)  # "remind me…": what was scheduled, or why not
+        if scheduled is not None:
+            return f"{words['prefix']} {scheduled}"
         kept = kept_from(request.user_text)
         lines: list[str] = []
         if kept:
@@ -116,4 +120,7 @@ class OfflineChatModel:
         if not lines:
             said = words["not_kept"] if looks_like_statement(request.user_text) else words["nothing"]
             lines.append(f"{words['prefix']} {said}")
+        question = await zone_question(request)  # "I live in Tokyo": use Asia/Tokyo for reminders?
+        if question:
+            lines.append(f"{words['prefix']} {question}")
         return "\n".join(lines)

@@ -45,6 +45,7 @@ from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 from websockets.protocol import State
 from websockets.sync.server import Server, ServerConnection, serve
 
+from localservers.feishu_failures import ChatRefusals
 from localservers.feishu_media import FILES_PATH, IMAGES_PATH, RESOURCE_MARK, FeishuMedia
 from localservers.feishu_payloads import BOT_NAME as BOT_NAME
 from localservers.feishu_payloads import BOT_OPEN_ID as BOT_OPEN_ID
@@ -168,6 +169,7 @@ class FeishuStub:
             30  # ClientConfig sent with the websocket URL: max random wait before a reconnect
         )
         self._failures: deque[ApiError] = deque()
+        self.chat_refusals = ChatRefusals()  # chats refused on every send (feishu_failures.py)
         self._delays: deque[float] = deque()
         self._stopping = threading.Event()  # releases requests held by ws_endpoint_hangs / delay_sends
         self._by_uuid: dict[str, tuple[float, dict[str, Any]]] = {}
@@ -353,6 +355,9 @@ class FeishuStub:
             if kind != "update" and self._failures:
                 error = self._failures.popleft()
                 return error.status, {"code": error.code, "msg": error.msg}, error.headers
+            refused = self.chat_refusals.refusal(kind, target)
+            if refused is not None:
+                return refused[0], {"code": refused[1], "msg": refused[2]}, None
             if msg_type == "post" and self.refuse_posts:
                 return POST_REFUSED.status, {"code": POST_REFUSED.code, "msg": POST_REFUSED.msg}, None
             uuid = body.get("uuid") or ""

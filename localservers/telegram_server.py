@@ -42,6 +42,7 @@ from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
 from localservers.http import free_port as free_port  # re-exported: tests import it from here
 from localservers.multipart import Upload, form_params
 from localservers.telegram_entities import check_html, entities_for, media_payload, utf16_len
+from localservers.telegram_failures import ChatRefusals
 from localservers.telegram_media import FILE_METHODS, TelegramFiles
 
 TOKEN = "123456:AAH-stub-secret-token_never-in-logs"
@@ -189,6 +190,7 @@ class TelegramStub:
         self.calls: list[ApiCall] = []
         self.webhook: dict[str, str] = {}  # the last setWebhook parameters ({} after deleteWebhook)
         self.webhook_trouble: dict[str, object] = {}  # more getWebhookInfo fields: {"last_error_message": …}
+        self.chat_refusals = ChatRefusals()  # chats refused on every call (telegram_failures.py)
         self._cond = threading.Condition()
         self._updates: list[dict] = []
         self._next_update = 1
@@ -390,7 +392,10 @@ class TelegramStub:
         with self._cond:
             self.calls.append(call)
             queue = self._faults.get(call.method)
-            return queue.popleft() if queue else None
+            if queue:
+                return queue.popleft()
+        refused = self.chat_refusals.refusal(call.method, call.params)
+        return Fault(*refused) if refused else None
 
     def track(self, conn: socket.socket, *, add: bool) -> None:
         """A connection opened or closed (the handler says; ``stop`` cuts those still open)."""

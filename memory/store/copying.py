@@ -95,6 +95,14 @@ TABLES: tuple[Table, ...] = (
         ),
     ),
     Table("attachment_bytes", ("attachment_id", "data"), ("attachment_id",), batch=4),
+    Table(
+        "reminders",
+        _cols(
+            "id, owner, channel, chat_id, text, said, lang, zone, local_at, repeat, due_at, try_at, status, "
+            "attempts, sent_count, claimed_by, lease_until, last_sent_at, last_error, created_at, updated_at"
+        ),
+    ),
+    Table("person_zones", ("owner", "zone", "updated_at"), ("owner",)),
 )
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows in all)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from memory.store.attachments import AttachmentRow, NewAttachment, UnderstoodRow
     from memory.store.browse_queries import BufferedTurnRow, MemoryKey
     from memory.store.memories import NewRow
+    from memory.store.reminders import ReminderRowsAPI
     from memory.store.search import Candidate
     from memory.store.singleton import Singleton
     from memory.store.turns import TurnRow
@@ -471,6 +472,9 @@ class MemoryStore(Protocol):
 
     @property
     def attachments(self) -> AttachmentRowsAPI: ...
+
+    @property
+    def reminders(self) -> ReminderRowsAPI: ...
 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes of any part made inside it by the same task commit together or not at all."""

@@ -28,7 +28,8 @@ and period, with the replica holding it and its lease) and a lease on each ``inb
 extracting it now, with a lease) and ``embedding_claims`` (rows the embedding backfill is embedding, so two
 replicas never embed the same ones): docs/scale-out.md, "Extraction".
 ``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
-``_ATTACHMENTS`` adds media references on inbox rows and the attachment memory (voice, photos, files).
+``_ATTACHMENTS`` adds media references on inbox rows and the attachment memory (voice, photos, files);
+``_REMINDERS`` adds ``reminders`` (what a person asked to be told later, and when) and ``person_zones``.
 """
 
 from __future__ import annotations
@@ -417,6 +418,45 @@ CREATE TABLE attachment_bytes (
 );
 """
 
+# Reminders (issue 36, README "Reminders"): what a person asked to be told later, in the chat they asked
+# from. ``local_at`` + ``zone`` is the wall-clock time they meant (kept, so a repeat and a change of
+# summer time land on the same clock time); ``due_at`` is that moment in UTC, ``try_at`` when the next
+# send may be tried (later than ``due_at`` after a failed send). A due reminder is claimed by one gateway
+# (``claimed_by`` + ``lease_until``) until it is sent; ``status`` is pending, delivered, failed, missed or
+# cancelled. ``person_zones`` holds each person's time zone once they set or confirmed one.
+_REMINDERS = """
+CREATE TABLE reminders (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner       TEXT    NOT NULL,
+    channel     TEXT    NOT NULL,
+    chat_id     TEXT    NOT NULL,
+    text        TEXT    NOT NULL,
+    said        TEXT    NOT NULL DEFAULT '',
+    lang        TEXT    NOT NULL DEFAULT 'en',
+    zone        TEXT    NOT NULL,
+    local_at    TEXT    NOT NULL,
+    repeat      TEXT    NOT NULL DEFAULT '',
+    due_at      TEXT    NOT NULL,
+    try_at      TEXT    NOT NULL,
+    status      TEXT    NOT NULL DEFAULT 'pending',
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    sent_count  INTEGER NOT NULL DEFAULT 0,
+    claimed_by  TEXT,
+    lease_until TEXT,
+    last_sent_at TEXT,
+    last_error  TEXT,
+    created_at  TEXT    NOT NULL,
+    updated_at  TEXT    NOT NULL
+);
+CREATE INDEX idx_reminders_try ON reminders(try_at) WHERE status = 'pending';
+CREATE INDEX idx_reminders_owner ON reminders(owner, status, due_at);
+CREATE TABLE person_zones (
+    owner      TEXT PRIMARY KEY,
+    zone       TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -434,6 +474,7 @@ MIGRATIONS: tuple[str, ...] = (
     _CHAT_HOLDS,
     _HOT_TOUCHES,
     _ATTACHMENTS,
+    _REMINDERS,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -27,6 +27,7 @@ from memory.store.postgres.schema import migrate
 from memory.store.postgres.search import PostgresTermIndex
 from memory.store.postgres.singleton import AdvisorySingleton
 from memory.store.queues import BufferRows
+from memory.store.reminders import ReminderRows
 from memory.store.singleton import Singleton
 from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.urls import masked
@@ -63,6 +64,7 @@ class PostgresStore:
         self.seen = SeenRows(db)
         self.page = PageAccessRows(db)
         self.attachments = PostgresAttachmentRows(db)
+        self.reminders = ReminderRows(db)
 
     @classmethod
     async def open(cls, url: str, *, create: bool = True, warm_text: bool = True) -> PostgresStore:
