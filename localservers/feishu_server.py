@@ -37,7 +37,6 @@ import time
 import uuid as uuid_module
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -57,6 +56,27 @@ from localservers.feishu_payloads import message_event as message_event
 from localservers.feishu_payloads import post_callback as post_callback
 from localservers.feishu_payloads import signed_body as signed_body
 from localservers.feishu_payloads import url_verification as url_verification
+from localservers.feishu_records import (  # re-exported: tests script errors and read sends through here
+    BOT_NOT_IN_CHAT as BOT_NOT_IN_CHAT,
+)
+from localservers.feishu_records import (
+    POST_REFUSED as POST_REFUSED,
+)
+from localservers.feishu_records import (
+    RATE_LIMITED as RATE_LIMITED,
+)
+from localservers.feishu_records import (
+    SERVER_ERROR as SERVER_ERROR,
+)
+from localservers.feishu_records import (
+    ApiError as ApiError,
+)
+from localservers.feishu_records import (
+    Sent as Sent,
+)
+from localservers.feishu_records import (
+    StubRequest as StubRequest,
+)
 from localservers.http import JSONHandler, LocalHTTPServer
 
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
@@ -65,57 +85,6 @@ MESSAGES_PATH = "/open-apis/im/v1/messages"
 WS_ENDPOINT_PATH = "/callback/ws/endpoint"
 SAY_PATH = "/local/say"
 UUID_WINDOW_SECONDS = 3600
-
-
-@dataclass(frozen=True)
-class ApiError:
-    """One scripted failure: HTTP ``status``, Feishu ``code`` and ``msg``, extra response headers."""
-
-    status: int
-    code: int
-    msg: str
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-RATE_LIMITED = ApiError(429, 99991400, "request trigger frequency limit", {"x-ogw-ratelimit-reset": "0"})
-SERVER_ERROR = ApiError(500, 1000, "internal error")
-POST_REFUSED = ApiError(
-    400, 230001, "Your request contains an invalid request parameter: invalid post content"
-)
-BOT_NOT_IN_CHAT = ApiError(400, 230002, "Bot/User can NOT be out of the chat.")
-
-
-@dataclass
-class Sent:
-    """A message the stub really posted."""
-
-    kind: str  # "reply", "create" or "update"
-    target: str  # replied-to message id, chat id, or updated message id
-    msg_type: str
-    content: dict[str, Any]
-    uuid: str
-    message_id: str
-    at: float = 0.0  # time.monotonic() when it was posted (the round-trip benchmark reads it)
-
-    @property
-    def text(self) -> str:
-        """The words: a text message's text, a post's ``md``/``text`` elements joined by newlines, or ""."""
-        if self.msg_type != "post":  # text; an image, a file, an audio have no words
-            return str(self.content.get("text", ""))
-        body: dict[str, Any] = self.content.get("zh_cn") or next(iter(self.content.values()), {})
-        return "\n".join(
-            str(e.get("text", "")) for paragraph in body.get("content", []) for e in paragraph if "text" in e
-        )
-
-
-@dataclass
-class StubRequest:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]  # lower-cased names
-    body: Any
-    raw: bytes = b""  # the body as sent (uploads are multipart: feishu_media.py)
 
 
 class _Server(LocalHTTPServer):

@@ -43,6 +43,27 @@ from localservers.http import free_port as free_port  # re-exported: tests impor
 from localservers.multipart import Upload, form_params
 from localservers.telegram_entities import check_html, entities_for, media_payload, utf16_len
 from localservers.telegram_failures import ChatRefusals
+from localservers.telegram_faults import (  # re-exported: tests script faults through this module
+    Fault as Fault,
+)
+from localservers.telegram_faults import (
+    cant_parse as cant_parse,
+)
+from localservers.telegram_faults import (
+    conflict as conflict,
+)
+from localservers.telegram_faults import (
+    rate_limited as rate_limited,
+)
+from localservers.telegram_faults import (
+    slow as slow,
+)
+from localservers.telegram_faults import (
+    unauthorized as unauthorized,
+)
+from localservers.telegram_faults import (
+    webhook_active as webhook_active,
+)
 from localservers.telegram_media import FILE_METHODS, TelegramFiles
 
 TOKEN = "123456:AAH-stub-secret-token_never-in-logs"
@@ -66,52 +87,6 @@ class ApiCall:
         """A JSON-encoded field (``reply_parameters``, ``allowed_updates``…), or None when absent."""
         value = self.params.get(name)
         return None if value is None else json.loads(value)
-
-
-@dataclass
-class Fault:
-    """A scripted answer: an API error, or a connection that hangs / trickles instead of answering."""
-
-    status: int = 400
-    description: str = "Bad Request"
-    retry_after: int | None = None
-    hang: float = 0.0  # wait this long, then drop the connection without answering
-    delay: float = 0.0  # carry the call out as usual, but answer only after this long
-    trickle: float = 0.0  # send headers, then a byte every 0.2 s for this long (per-read timeouts never fire)
-
-
-def rate_limited(retry_after: int) -> Fault:
-    return Fault(429, f"Too Many Requests: retry after {retry_after}", retry_after=retry_after)
-
-
-def cant_parse() -> Fault:
-    return Fault(
-        400, "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 4"
-    )
-
-
-def conflict() -> Fault:
-    return Fault(
-        409,
-        "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
-    )
-
-
-def webhook_active() -> Fault:
-    return Fault(
-        409,
-        "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete "
-        "the webhook first",
-    )
-
-
-def slow(seconds: float) -> Fault:
-    """The call takes effect at once (a sendMessage is delivered), the answer comes ``seconds`` later."""
-    return Fault(200, "", delay=seconds)
-
-
-def unauthorized() -> Fault:
-    return Fault(401, "Unauthorized")
 
 
 class _Server(LocalHTTPServer):
