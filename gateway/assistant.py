@@ -24,6 +24,8 @@ from gateway.offline_chat import offline_hint
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
+from memory.head.verdict import gate_verdict
+from memory.model.keeper import head_usable
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
 from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve
@@ -236,19 +238,33 @@ class Assistant:
             if asks_about_themselves(text):
                 return await self._overview(owner)
             projects = await self.engine.known_projects(owner)
-            if not should_retrieve(text, projects):
+            personal = await self._wants_memory(text, projects)
+            if personal is None:
                 return []
             k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
             # A question about the person's own life finds its statement in other words and keeps a
             # memory that stands out; other messages the gate lets through (chatter, narrative) only get
             # memories that share their words or are close in meaning (issue 26, bench/README.md).
-            personal = personal_question(text)
             floor = self.settings.floor if personal else replace(self.settings.floor, hybrid_lift=0.0)
             hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal)
             return budget_memories(hits)
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)
             return []
+
+    async def _wants_memory(self, text: str, projects: frozenset[str]) -> bool | None:
+        """None when the message needs no memory, else whether it asks about the person's own life: the
+        gate's rules, then the learned head on the query vector (issue 35), or without the shipped
+        embedder the keyword rules alone (``memory/retrieval/gate.py``)."""
+        learned = head_usable(self.engine.embedder)
+        if not should_retrieve(text, projects, learned=learned):
+            return None
+        verdict = await gate_verdict(self.engine.embedding, text) if learned else None
+        if verdict is None:
+            return personal_question(text) if should_retrieve(text, projects) else None
+        wants, asks_own = verdict
+        named = any(p.lower() in text.lower() for p in projects if p)
+        return asks_own if wants or named else None
 
     async def _overview(self, owner: str) -> list[Retrieved]:
         """The owner's most important memories (decay score), for a question about themselves."""

@@ -20,6 +20,9 @@ from memory.text.timeref import find_window
 from memory.vectors.owner_cache import OwnerVectorCache
 from memory.vectors.usage import EmbeddingUse
 
+# Whether a query with a vector also searches the everyday relations' words (measured off: bench/README.md).
+RELATIONS_WITH_VECTORS = False
+
 
 class Retriever:
     """Ranked memories for a text; holds the per-owner cache of known project names."""
@@ -121,10 +124,14 @@ class Retriever:
         related: bool = True,
     ) -> list[Retrieved]:
         search = self._store.search
+        query_vector_pending = vector_task
         lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
         project = ranking.match_project(lowered, terms, await self.known_projects(owner))
+        # The everyday relations stand in for paraphrase only without a query vector: with one, the
+        # vectors find a statement in other words (issue 35; bench/README.md, "The everyday loop").
+        related = related and (query_vector_pending is None or RELATIONS_WITH_VECTORS)
         groups = relations.expand(without_date, terms) if related else tuple((t,) for t in terms)
         weights = await self.term_weights(tuple(dict.fromkeys(t for g in groups for t in g)))
         selected, all_common = ranking.selective_terms(weights, search.indexed_rows)

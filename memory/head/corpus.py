@@ -1,0 +1,286 @@
+"""The head's training texts (issue 35, item 2), read from ``../shared/data`` and ``written.json``.
+
+Every source, its licence and what it is used for are in ``DATA_CARD.md``. LCCC and DailyDialog are split
+by dialogue: the first half of each file's dialogues (in file order) is **held out** — never trained on —
+and is where ``bench.everyday --chitchat-corpora`` counts false keeps; it includes every line
+``bench.conversation_recall`` sends as chit-chat (the first 50 DailyDialog and 500 LCCC lines).
+Deterministic: the same files give the same texts in the same order.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+SEED = 35
+WRITTEN = Path(__file__).with_name("written.json")
+
+
+def written() -> dict[str, Any]:
+    """The sentences written for training (``written.json``)."""
+    data: dict[str, Any] = json.loads(WRITTEN.read_text(encoding="utf-8"))
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    text: str
+    lang: str
+    source: str
+    keep: int | None = None  # 1 worth keeping, 0 not, None unknown
+    category: str | None = None
+    asks: str | None = None  # "own" question about one's life, "tell" about one's life, "other"
+
+
+def _dialogues_lccc(root: Path) -> list[list[str]]:
+    data = json.loads((root / "chat" / "lccc_toy_data.json").read_text(encoding="utf-8"))
+    return [["".join(str(u).split()) for u in d] for split in data.values() for d in split]
+
+
+def normalise_dailydialog(text: str) -> str:
+    """Undo DailyDialog's tokenisation ("Hello , how are you ?", "I ’ m") so it reads like typed chat
+    (``bench.gate_set`` reads the corpus with this too)."""
+    text = " ".join(text.split())
+    text = re.sub(r"(?<=\w) ?([’‘']) ?(?=(?:s|t|m|d|ll|re|ve)\b)", r"\1", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?<=[sS]) ([’']) ", r"\1 ", text)
+    text = re.sub(r" +([,.!?;:%)\]}]|\.\.\.)", r"\1", text)
+    text = re.sub(r"([(\[{$]) +", r"\1", text)
+    text = re.sub(r'" ?([^"]*?) ?"', r'"\1"', text)
+    return text.strip()
+
+
+def _dialogues_dailydialog(root: Path) -> list[list[str]]:
+    lines = (root / "chat" / "dailydialog_dialogues_test.txt").read_text(encoding="utf-8").splitlines()
+    return [[normalise_dailydialog(t) for t in line.split("__eou__") if t.strip()] for line in lines]
+
+
+def chitchat_split(root: Path, corpus: str, held_out: bool) -> list[str]:
+    """Lines of LCCC ("lccc") or DailyDialog ("dailydialog"): the held-out first half of the dialogues, or
+    the second half, which training may use."""
+    dialogues = _dialogues_lccc(root) if corpus == "lccc" else _dialogues_dailydialog(root)
+    half = len(dialogues) // 2
+    part = dialogues[:half] if held_out else dialogues[half:]
+    return [t for d in part for t in d if t]
+
+
+def persona_statements(root: Path) -> tuple[list[str], list[str]]:
+    """(English, Chinese) persona sentences, deduplicated, in file order."""
+    en: dict[str, None] = {}
+    for name in ("Synthetic-Persona-Chat_valid.csv", "Synthetic-Persona-Chat_test.csv"):
+        with open(root / "persona" / name, encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                for column in ("user 1 personas", "user 2 personas"):
+                    for line in (row.get(column) or "").splitlines():
+                        if line.strip():
+                            en[line.strip()] = None
+    for name in ("valid", "test"):
+        for item in json.loads((root / "persona" / f"xpersona_En_persona_{name}.json").read_text("utf-8")):
+            for line in item["persona"]:
+                if line.strip():
+                    en[line.strip()] = None
+    zh: dict[str, None] = {}
+    for name in ("valid", "test"):
+        for item in json.loads(
+            (root / "persona" / f"xpersona_Zh_persona_split_{name}_human_annotated.json").read_text("utf-8")
+        ):
+            for line in item["persona"]:
+                if line.strip():
+                    zh[line.strip()] = None
+    return list(en), list(zh)
+
+
+_YOU_QUESTION_EN = re.compile(r"\byou\b.*\?$", re.I)
+
+
+def listener_questions(root: Path) -> tuple[list[str], list[str]]:
+    """Questions the persona dialogues ask the other person ("what do you do for a living?",
+    "你喜欢…吗？")."""
+    en: dict[str, None] = {}
+    with open(root / "persona" / "Synthetic-Persona-Chat_valid.csv", encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            for line in (row.get("Best Generated Conversation") or "").splitlines():
+                text = line.split(":", 1)[-1].strip()
+                if _YOU_QUESTION_EN.search(text) and len(text) < 90:
+                    en[text] = None
+    zh: dict[str, None] = {}
+    for item in json.loads(
+        (root / "persona" / "xpersona_Zh_persona_split_valid_human_annotated.json").read_text("utf-8")
+    ):
+        for turn in item["dialogue"]:
+            for text in turn:
+                text = text.strip()
+                if "你" in text and text.endswith(("？", "?")) and len(text) < 40:
+                    zh[text] = None
+    return list(en), list(zh)
+
+
+# Registers people type in (the persona sentences are clean and complete).
+_EN_LEADS = ["btw ", "oh and ", "fyi ", "also ", "just so you know, ", "by the way ", "", "", "", ""]
+_EN_TAILS = [" lol", " haha", " tbh", "!", ".", "", "", "", "", ""]
+_ZH_LEADS = ["对了，", "顺便说一下，", "跟你说，", "其实", "", "", "", ""]
+_ZH_TAILS = ["啦", "呢", "哈", "哦", "。", "", "", ""]
+
+
+def casual(text: str, lang: str, rng: random.Random) -> str:
+    """The sentence as typed in passing: a lead, a tail, lower case, no full stop."""
+    body = text.strip().rstrip(".。!！")
+    if lang == "en":
+        body = body[0].lower() + body[1:] if body[:1].isupper() and body[1:2].islower() else body
+        return (rng.choice(_EN_LEADS) + body + rng.choice(_EN_TAILS)).strip()
+    return rng.choice(_ZH_LEADS) + body + rng.choice(_ZH_TAILS)
+
+
+def _templated_questions(lang: str, rng: random.Random, n: int) -> list[str]:
+    """Short questions about one's own people and things, in many forms."""
+    if lang == "en":
+        nouns = [
+            "sister",
+            "brother",
+            "mum",
+            "dad",
+            "boss",
+            "dentist",
+            "doctor",
+            "cat",
+            "dog",
+            "car",
+            "flat",
+            "son",
+            "daughter",
+            "wife",
+            "husband",
+            "partner",
+            "best friend",
+            "neighbour",
+            "landlord",
+            "gym",
+            "bank",
+            "phone",
+            "laptop",
+            "school",
+            "job",
+            "salary",
+            "allergy",
+            "medication",
+            "grandma",
+            "uncle",
+            "niece",
+            "team",
+            "manager",
+            "therapist",
+            "kids",
+            "vet",
+            "bike",
+        ]
+        forms = [
+            "what's my {n} called?",
+            "my {n}?",
+            "who is my {n}",
+            "remind me about my {n}",
+            "what did I tell you about my {n}?",
+            "where's my {n}",
+            "how old is my {n}?",
+            "do I have a {n}?",
+            "what's our {n} like",
+            "tell me about my {n} again",
+            "what was my {n}'s name",
+            "when did I get my {n}?",
+            "whats my {n} again",
+        ]
+    else:
+        nouns = [
+            "姐姐",
+            "哥哥",
+            "妈",
+            "爸",
+            "老板",
+            "牙医",
+            "医生",
+            "猫",
+            "狗",
+            "车",
+            "房子",
+            "儿子",
+            "女儿",
+            "老婆",
+            "老公",
+            "对象",
+            "闺蜜",
+            "邻居",
+            "房东",
+            "健身房",
+            "银行卡",
+            "手机",
+            "电脑",
+            "学校",
+            "工作",
+            "工资",
+            "药",
+            "奶奶",
+            "舅舅",
+            "侄女",
+            "同事",
+            "领导",
+            "孩子",
+            "兽医",
+            "自行车",
+        ]
+        forms = [
+            "我{n}叫什么？",
+            "我{n}呢？",
+            "我{n}是谁来着",
+            "提醒我一下我{n}的事",
+            "我跟你说过我{n}什么？",
+            "我的{n}在哪",
+            "我{n}多大了？",
+            "我有{n}吗？",
+            "我们家{n}怎么样",
+            "再说一下我{n}的情况",
+            "我{n}叫啥来着",
+            "我什么时候有的{n}？",
+            "我{n}是干嘛的",
+        ]
+    return [rng.choice(forms).format(n=rng.choice(nouns)) for _ in range(n)]
+
+
+def build(root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = 1000) -> list[Example]:
+    """Every training example (deterministic sample sizes; see DATA_CARD.md)."""
+    rng = random.Random(SEED)
+    mine = written()
+    out: list[Example] = []
+    for lang, table in (("en", mine["statements_en"]), ("zh", mine["statements_zh"])):
+        for category, texts in table.items():
+            for text in texts:
+                out.append(Example(text, lang, "written", 1, category, "tell"))
+                out.append(Example(casual(text, lang, rng), lang, "written-casual", 1, category, "tell"))
+    for lang, texts in (("en", mine["temp_en"]), ("zh", mine["temp_zh"])):
+        out += [Example(t, lang, "written", 0, "temp", "other") for t in texts]
+    for lang, texts in (("en", mine["not_kept_en"]), ("zh", mine["not_kept_zh"])):
+        out += [Example(t, lang, "written", 0, None, "other") for t in texts]
+    for lang, texts in (("en", mine["own_questions_en"]), ("zh", mine["own_questions_zh"])):
+        out += [Example(t, lang, "written", 0, None, "own") for t in texts]
+        out += [
+            Example(t, lang, "written-template", 0, None, "own") for t in _templated_questions(lang, rng, 150)
+        ]
+    for lang, texts in (("en", mine["other_questions_en"]), ("zh", mine["other_questions_zh"])):
+        out += [Example(t, lang, "written", 0, None, "other") for t in texts]
+    en, zh = persona_statements(root)
+    rng.shuffle(en)
+    for lang, texts in (("en", en[:persona_en]), ("zh", zh)):
+        for i, text in enumerate(texts):
+            shown = casual(text, lang, rng) if i % 2 else text
+            out.append(Example(shown, lang, f"persona-{lang}", 1, None, "tell"))
+    q_en, q_zh = listener_questions(root)
+    out += [Example(t, "en", "persona-questions-en", 0, None, "other") for t in q_en[:300]]
+    out += [Example(t, "zh", "persona-questions-zh", 0, None, "other") for t in q_zh[:300]]
+    for corpus, lang in (("lccc", "zh"), ("dailydialog", "en")):
+        lines = list(dict.fromkeys(chitchat_split(root, corpus, held_out=False)))
+        rng.shuffle(lines)
+        out += [Example(t, lang, f"{corpus}-train", 0, None, "other") for t in lines[:chitchat_per_corpus]]
+    return out
