@@ -5,7 +5,6 @@ and in the first person, MADial zh — against chit-chat that does not (LCCC, Da
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any

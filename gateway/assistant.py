@@ -253,18 +253,21 @@ class Assistant:
             return []
 
     async def _wants_memory(self, text: str, projects: frozenset[str]) -> bool | None:
-        """None when the message needs no memory, else whether it asks about the person's own life: the
-        gate's rules, then the learned head on the query vector (issue 35), or without the shipped
-        embedder the keyword rules alone (``memory/retrieval/gate.py``)."""
+        """None when the message needs no memory, else whether it asks about the person's own life.
+
+        The gate's rules refuse what a rule can know; then memory is looked for when the learned head
+        reads the query vector as asking or telling about the person's own life (issue 35) or the short
+        keyword rules say so (a first-person question, a recalled past, a known project); without the
+        shipped embedder the keyword rules alone decide (``memory/retrieval/gate.py``)."""
         learned = head_usable(self.engine.embedder)
         if not should_retrieve(text, projects, learned=learned):
             return None
         verdict = await gate_verdict(self.engine.embedding, text) if learned else None
+        keyword = should_retrieve(text, projects)
         if verdict is None:
-            return personal_question(text) if should_retrieve(text, projects) else None
+            return personal_question(text) if keyword else None
         wants, asks_own = verdict
-        named = any(p.lower() in text.lower() for p in projects if p)
-        return asks_own if wants or named else None
+        return (asks_own or personal_question(text)) if wants or keyword else None
 
     async def _overview(self, owner: str) -> list[Retrieved]:
         """The owner's most important memories (decay score), for a question about themselves."""

@@ -17,8 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory.model.quick_extract import candidates
 
 SEED = 35
+CLAUSES_PER_CORPUS = 0
+COMPOUNDS_PER_LANGUAGE = 150
 WRITTEN = Path(__file__).with_name("written.json")
 
 
@@ -250,27 +253,24 @@ def _templated_questions(lang: str, rng: random.Random, n: int) -> list[str]:
 
 
 def build(root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = 1000) -> list[Example]:
-    """Every training example (deterministic sample sizes; see DATA_CARD.md)."""
-    rng = random.Random(SEED)
+    """Every training example (deterministic sample sizes; see DATA_CARD.md). Each source draws from its
+    own seeded generator, so adding written sentences leaves the public samples as they were."""
     mine = written()
     out: list[Example] = []
-    for lang, table in (("en", mine["statements_en"]), ("zh", mine["statements_zh"])):
-        for category, texts in table.items():
+    rng = random.Random(SEED)
+    for lang in ("en", "zh"):
+        for category, texts in mine[f"statements_{lang}"].items():
             for text in texts:
                 out.append(Example(text, lang, "written", 1, category, "tell"))
                 out.append(Example(casual(text, lang, rng), lang, "written-casual", 1, category, "tell"))
-    for lang, texts in (("en", mine["temp_en"]), ("zh", mine["temp_zh"])):
-        out += [Example(t, lang, "written", 0, "temp", "other") for t in texts]
-    for lang, texts in (("en", mine["not_kept_en"]), ("zh", mine["not_kept_zh"])):
-        out += [Example(t, lang, "written", 0, None, "other") for t in texts]
-    for lang, texts in (("en", mine["own_questions_en"]), ("zh", mine["own_questions_zh"])):
-        out += [Example(t, lang, "written", 0, None, "own") for t in texts]
-        out += [
-            Example(t, lang, "written-template", 0, None, "own") for t in _templated_questions(lang, rng, 150)
-        ]
-    for lang, texts in (("en", mine["other_questions_en"]), ("zh", mine["other_questions_zh"])):
-        out += [Example(t, lang, "written", 0, None, "other") for t in texts]
+        out += [Example(t, lang, "written", 0, "temp", "other") for t in mine[f"temp_{lang}"]]
+        out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"not_kept_{lang}"]]
+        out += [Example(t, lang, "written", 0, None, "own") for t in mine[f"own_questions_{lang}"]]
+        templated = _templated_questions(lang, random.Random(f"{SEED}-{lang}"), 150)
+        out += [Example(t, lang, "written-template", 0, None, "own") for t in templated]
+        out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"other_questions_{lang}"]]
     en, zh = persona_statements(root)
+    rng = random.Random(SEED)
     rng.shuffle(en)
     for lang, texts in (("en", en[:persona_en]), ("zh", zh)):
         for i, text in enumerate(texts):
@@ -281,6 +281,28 @@ def build(root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = 1000
     out += [Example(t, "zh", "persona-questions-zh", 0, None, "other") for t in q_zh[:300]]
     for corpus, lang in (("lccc", "zh"), ("dailydialog", "en")):
         lines = list(dict.fromkeys(chitchat_split(root, corpus, held_out=False)))
-        rng.shuffle(lines)
+        random.Random(f"{SEED}-{corpus}").shuffle(lines)
         out += [Example(t, lang, f"{corpus}-train", 0, None, "other") for t in lines[:chitchat_per_corpus]]
+        # What the keeper judges of a chit-chat line: each clause, and the sentence (quick_extract.py).
+        pieces = dict.fromkeys(
+            t for line in lines[:chitchat_per_corpus] for c in candidates(line) for t in c.texts()
+        )
+        out += [Example(t, lang, f"{corpus}-train-clauses", 0) for t in list(pieces)[:CLAUSES_PER_CORPUS]]
+    out += compounds(mine, random.Random(f"{SEED}-compounds"))
+    return out
+
+
+def compounds(mine: dict[str, Any], rng: random.Random) -> list[Example]:
+    """Two statements said in one breath ("I live in Lyon, and my son is 4", "我住在成都，养了一只猫"):
+    the whole sentence, which the keeper judges beside its clauses, is worth keeping too."""
+    out: list[Example] = []
+    for lang, joins in (("en", [", and ", " and ", ", "]), ("zh", ["，", "，而且", "，还有"])):
+        texts = [t for texts in mine[f"statements_{lang}"].values() for t in texts]
+        for _ in range(COMPOUNDS_PER_LANGUAGE):
+            first, second = rng.sample(texts, 2)
+            if lang == "en" and second.lower().startswith(("i ", "i'm ")) and rng.random() < 0.5:
+                second = second.split(" ", 1)[1]  # "and work as a nurse"
+            if lang == "zh" and second.startswith("我") and rng.random() < 0.5:
+                second = second[1:]  # "，喜欢用Go"
+            out.append(Example(first + rng.choice(joins) + second, lang, "written-compound", 1, None, None))
     return out

@@ -69,6 +69,7 @@ class Head:
     keep_threshold: float
     gate_threshold: float
     own_threshold: float
+    tell_threshold: float
     meta: dict[str, Any]
 
     @property
@@ -97,6 +98,11 @@ class Head:
         """The message asks or tells about the person's own life: retrieval is worth its cost."""
         return self.gate(query)[1] >= self.gate_threshold
 
+    def tells(self, query: np.ndarray) -> bool:
+        """The whole message reads as telling (or asking) about the person's own life: a clause the keep
+        classifier keeps is kept only then (a chit-chat line with a self-statement in passing is not)."""
+        return self.gate(query)[1] >= self.tell_threshold
+
     def asks_own(self, query: np.ndarray) -> bool:
         """The message asks about the person's own life: a memory that stands out may be shown."""
         return self.gate(query)[0] >= self.own_threshold
@@ -104,7 +110,7 @@ class Head:
 
 def read_head(data: Any) -> Head:
     """A ``Head`` from an opened ``.npz`` (``np.load``)."""
-    keep, gate, own = (float(v) for v in data["thresholds"])
+    keep, gate, own, tell = (float(v) for v in data["thresholds"])
     return Head(
         keep_w=Classifier.read(data, "keep"),
         category_w=Classifier.read(data, "category"),
@@ -112,6 +118,7 @@ def read_head(data: Any) -> Head:
         keep_threshold=keep,
         gate_threshold=gate,
         own_threshold=own,
+        tell_threshold=tell,
         meta=json.loads(str(data["meta"])),
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from memory.head.model import load_head
 from memory.model.quick_extract import candidates, decide, head_verdicts
 from memory.records import Fact
 from memory.vectors.embedding import LOCAL_MODEL_KEY
@@ -41,16 +42,26 @@ class FactKeeper:
         found = candidates(text)
         if not found:
             return []
-        verdicts = None
-        if head_usable(self.embedder):
-            texts = [t for candidate in found for t in candidate.texts()]
-            try:
-                assert self.embedder is not None
-                vectors = await self.embedder.embed_passages(texts)
-            except Exception as exc:  # an embedder failure: the fallback answers
-                log.warning(
-                    "[memory] the head could not embed (%s); keyword rules instead", type(exc).__name__
-                )
-            else:
-                verdicts = head_verdicts(found, vectors)
+        if not head_usable(self.embedder):
+            return decide(found, None, known_projects)
+        assert self.embedder is not None
+        texts = [t for candidate in found for t in candidate.texts()]
+        try:
+            vectors = await self.embedder.embed_passages(texts)
+            message = await self.embedder.embed_query(text)  # retrieval embedded it already: a cache hit
+        except Exception as exc:  # an embedder failure: the fallback answers
+            log.warning("[memory] the head could not embed (%s); keyword rules instead", type(exc).__name__)
+            return decide(found, None, known_projects)
+        verdicts = head_verdicts(found, vectors)
+        if not load_head().tells(message):
+            # The message as a whole does not tell about the person's life (a self-statement in passing
+            # in chit-chat): only what they asked to be remembered is kept.
+            position, kept_found, kept_verdicts = 0, [], []
+            for candidate in found:
+                width = len(candidate.texts())
+                if candidate.remembered:
+                    kept_found.append(candidate)
+                    kept_verdicts += verdicts[position : position + width]
+                position += width
+            found, verdicts = kept_found, kept_verdicts
         return decide(found, verdicts, known_projects)
