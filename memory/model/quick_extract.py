@@ -130,7 +130,7 @@ def candidates(text: str) -> list[Candidate]:
     for sentence in split_sentences(text):
         if len(sentence) > MAX_SENTENCE_CHARS or _CODE.search(sentence) or _SECRET.search(sentence):
             continue
-        body = unicodedata.normalize("NFKC", sentence).strip()
+        body = sentence.strip()
         stripped = _ZH_REMEMBER.sub("", _EN_REMEMBER.sub("", body, count=1), count=1)
         remembered = stripped != body
         parts = tuple(p for p in clauses(stripped) if _meaningful(p) and not _is_question(p))

@@ -131,7 +131,10 @@ class Retriever:
         project = ranking.match_project(lowered, terms, await self.known_projects(owner))
         # The everyday relations stand in for paraphrase only without a query vector: with one, the
         # vectors find a statement in other words (issue 35; bench/README.md, "The everyday loop").
-        related = related and (query_vector_pending is None or RELATIONS_WITH_VECTORS)
+        vector_coming = query_vector_pending is not None and (
+            not query_vector_pending.done() or query_vector_pending.result() is not None
+        )
+        related = related and (not vector_coming or RELATIONS_WITH_VECTORS)
         groups = relations.expand(without_date, terms) if related else tuple((t,) for t in terms)
         weights = await self.term_weights(tuple(dict.fromkeys(t for g in groups for t in g)))
         selected, all_common = ranking.selective_terms(weights, search.indexed_rows)

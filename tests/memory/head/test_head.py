@@ -79,7 +79,7 @@ async def test_the_gate_tells_own_questions_from_questions_to_the_listener(embed
     own = await embedder.embed_queries(["what's my sister's name again?", "我对什么过敏？"])
     other = await embedder.embed_queries(["what's your favourite colour?", "法国的首都是哪？"])
     assert all(head.asks_own(v) for v in own)
-    assert not any(head.wants_memory(v) for v in other)
+    assert not any(head.asks_own(v) for v in other)
 
 
 class _Broken:
