@@ -21,8 +21,9 @@ import re
 # in three characters what English says in five ("我住哪").
 MIN_CHARS = 5
 ZH_MIN_CHARS = 3
-# Keyword-only: a first-person statement this long tells something of the person's life.
-EN_NARRATIVE_WORDS = 8
+# Keyword-only: a message about the person's own things ("my …") this long tells something of their life
+# (a bare "I" is most of small talk: "I think so", "I'm not sure what you mean").
+EN_NARRATIVE_WORDS = 10
 ZH_NARRATIVE_HAN = 10
 # A question about one's own life is short: a longer message is conversation with a question in it.
 PERSONAL_QUESTION_WORDS = 20
@@ -47,6 +48,9 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 
 # --- keyword-only fallback ---------------------------------------------------------------------------
 _EN_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|our|us)\b", re.I)
+_EN_POSSESSIVE = re.compile(r"\b(?:my|mine|our|ours)\b", re.I)
+# A capitalised word inside the sentence: a name ("What did Caroline research?").
+_EN_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
 _ZH_FIRST_PERSON = re.compile("我|咱")
 _EN_RECALL = re.compile(
     r"\b(?:remember|recall|remind|forgot|last (?:time|week|month|year)|yesterday|ago|told you|mentioned)\b",
@@ -116,10 +120,11 @@ def should_retrieve(
             return True
         han = len(_HAN.findall(prose))
         return bool(_ZH_FIRST_PERSON.search(prose)) and (han >= ZH_NARRATIVE_HAN or personal_question(prose))
-    if _EN_RECALL.search(prose):
+    if _EN_RECALL.search(prose) or personal_question(prose):
         return True
-    words = len(_WORD.findall(prose))
-    return bool(_EN_FIRST_PERSON.search(prose)) and (words >= EN_NARRATIVE_WORDS or personal_question(prose))
+    if _EN_ASKS.search(prose) and _EN_NAME.search(prose) and not _LISTENER.search(prose):
+        return True  # a question about someone by name
+    return bool(_EN_POSSESSIVE.search(prose)) and len(_WORD.findall(prose)) >= EN_NARRATIVE_WORDS
 
 
 def personal_question(text: str) -> bool:
