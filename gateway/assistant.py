@@ -28,7 +28,7 @@ from memory.head.verdict import gate_verdict
 from memory.model.keeper import head_usable
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
-from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve
+from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve, to_listener
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
@@ -267,7 +267,9 @@ class Assistant:
         if verdict is None:
             return personal_question(text) if keyword else None
         wants, asks_own = verdict
-        return (asks_own or personal_question(text)) if wants or keyword else None
+        if not (wants or keyword):
+            return None
+        return (asks_own and not to_listener(text)) or personal_question(text)
 
     async def _overview(self, owner: str) -> list[Retrieved]:
         """The owner's most important memories (decay score), for a question about themselves."""

@@ -62,9 +62,12 @@ _EN_ASKS = re.compile(
     re.I,
 )
 _ZH_ASKS = re.compile(r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有")
-_LISTENER = re.compile(
-    r"^\s*(?:what|how|where|who)\b.*\byou\b|^\s*(?:are|do|can|could|would|will) you\b|^你|^您", re.I
+# The listener addressed ("what are your plans?", "你呢？"), and suggestions ("shall we…?", "why don't we…?").
+_LISTENER = re.compile(r"\b(?:you|your|yours|you're|you've|you'd)\b|你|您", re.I)
+_SUGGESTION = re.compile(
+    r"\b(?:shall we|why don't we|how about|what about|let's|should we)\b|要不要|咱们去", re.I
 )
+_SENTENCE_END = re.compile(r"[.!?。！？](?:\s+|$)(?=\S)")
 
 # A person asking for everything the assistant knows of them: answered with the profile and the memories
 # that weigh most, not with text matches for "know" and "me".
@@ -122,9 +125,22 @@ def should_retrieve(
         return bool(_ZH_FIRST_PERSON.search(prose)) and (han >= ZH_NARRATIVE_HAN or personal_question(prose))
     if _EN_RECALL.search(prose) or personal_question(prose):
         return True
-    if _EN_ASKS.search(prose) and _EN_NAME.search(prose) and not _LISTENER.search(prose):
+    if _EN_ASKS.search(prose) and _EN_NAME.search(prose) and _short_question(prose):
         return True  # a question about someone by name
     return bool(_EN_POSSESSIVE.search(prose)) and len(_WORD.findall(prose)) >= EN_NARRATIVE_WORDS
+
+
+def to_listener(text: str) -> bool:
+    """The message addresses the listener or suggests something ("what are your plans?", "shall we
+    go?"), unless it asks them to recall ("do you remember where I parked?")."""
+    recalls = _EN_RECALL.search(text) or _ZH_RECALL.search(text)
+    return bool((_LISTENER.search(text) or _SUGGESTION.search(text)) and not recalls)
+
+
+def _short_question(prose: str) -> bool:
+    """One short sentence, not to the listener."""
+    words = len(_WORD.findall(prose)) + len(_HAN.findall(prose))
+    return words <= PERSONAL_QUESTION_WORDS and not _SENTENCE_END.search(prose) and not to_listener(prose)
 
 
 def personal_question(text: str) -> bool:
@@ -132,15 +148,6 @@ def personal_question(text: str) -> bool:
     "我老板？"), not one to the listener. With the embedder the head answers this (``Head.asks_own``)."""
     prose = text.strip()
     if _HAN.search(prose):
-        short = len(_HAN.findall(prose)) <= PERSONAL_QUESTION_HAN
-        return (
-            short
-            and bool(_ZH_ASKS.search(prose) and _ZH_FIRST_PERSON.search(prose))
-            and not _LISTENER.search(prose)
-        )
-    short = len(_WORD.findall(prose)) <= PERSONAL_QUESTION_WORDS
-    return (
-        short
-        and bool(_EN_ASKS.search(prose) and _EN_FIRST_PERSON.search(prose))
-        and not _LISTENER.search(prose)
-    )
+        short = len(_HAN.findall(prose)) <= PERSONAL_QUESTION_HAN and not to_listener(prose)
+        return short and bool(_ZH_ASKS.search(prose) and _ZH_FIRST_PERSON.search(prose))
+    return _short_question(prose) and bool(_EN_ASKS.search(prose) and _EN_FIRST_PERSON.search(prose))
