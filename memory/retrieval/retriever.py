@@ -24,6 +24,19 @@ from memory.vectors.usage import EmbeddingUse
 RELATIONS_WITH_VECTORS = False
 
 
+def _relations_wanted(vector_task: asyncio.Future[np.ndarray | None] | None) -> bool:
+    """The everyday relations stand in for paraphrase only without a query vector: with one, the vectors
+    find a statement in other words (issue 35; bench/README.md, "The everyday loop")."""
+    if RELATIONS_WITH_VECTORS or vector_task is None:
+        return True
+    return vector_task.done() and vector_task.result() is None
+
+
+def _term_groups(text: str, terms: tuple[str, ...], related: bool) -> tuple[tuple[str, ...], ...]:
+    """The query's term groups: its everyday relations (``relations.expand``) or each term alone."""
+    return relations.expand(text, terms) if related else tuple((t,) for t in terms)
+
+
 class Retriever:
     """Ranked memories for a text; holds the per-owner cache of known project names."""
 
@@ -124,18 +137,11 @@ class Retriever:
         related: bool = True,
     ) -> list[Retrieved]:
         search = self._store.search
-        query_vector_pending = vector_task
         lowered = text[: tokenizer.MAX_QUERY_CHARS].lower()
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
         project = ranking.match_project(lowered, terms, await self.known_projects(owner))
-        # The everyday relations stand in for paraphrase only without a query vector: with one, the
-        # vectors find a statement in other words (issue 35; bench/README.md, "The everyday loop").
-        vector_coming = query_vector_pending is not None and (
-            not query_vector_pending.done() or query_vector_pending.result() is not None
-        )
-        related = related and (not vector_coming or RELATIONS_WITH_VECTORS)
-        groups = relations.expand(without_date, terms) if related else tuple((t,) for t in terms)
+        groups = _term_groups(without_date, terms, related and _relations_wanted(vector_task))
         weights = await self.term_weights(tuple(dict.fromkeys(t for g in groups for t in g)))
         selected, all_common = ranking.selective_terms(weights, search.indexed_rows)
         matches = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve
+from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve, to_listener
 
 NOTHING_TO_RECALL = [
     "",
@@ -108,3 +108,25 @@ def test_the_overview_question_is_recognised(text: str) -> None:
 
 def test_an_ordinary_question_is_not_the_overview() -> None:
     assert not asks_about_themselves("What do you know about Paris?")
+
+
+@pytest.mark.parametrize("text", ["What did Caroline research?", "When is Mia's recital?"])
+def test_keyword_only_fires_on_a_short_question_about_someone_by_name(text: str) -> None:
+    assert should_retrieve(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "listener"),
+    [
+        ("What are your weaknesses?", True),
+        ("Shall we go for a walk?", True),
+        ("Why don't we order pizza?", True),
+        ("你呢？", True),
+        ("Do you remember where I parked?", False),
+        ("Where did I park?", False),
+    ],
+)
+def test_a_question_to_the_listener_or_a_suggestion_is_not_about_oneself(text: str, listener: bool) -> None:
+    assert to_listener(text) is listener
+    if listener:
+        assert not personal_question(text)
