@@ -9,8 +9,8 @@ language (and per source), and the original design's rules' numbers quoted from 
 ``us_per_message`` / ``us_p95`` are the rules' cost (the cheap first step, no embedding).
 
 With ``--embedding local`` the gate the gateway runs with the shipped embedder is measured too (issue 35):
-the rules with ``learned=True``, then the learned head on the message's query vector
-(``memory.head.model.Head.wants_memory``), on a seeded sample of ``--sample`` lines per source; the
+the rules with ``learned=True``, then the keyword rules or, for a question, the learned head on the
+message's query vector (``memory.head.model.Head.wants_memory``), as ``gateway/assistant.py`` does, on a seeded sample of ``--sample`` lines per source; the
 LCCC/DailyDialog lines are taken from the held-out halves only (``--corpora``: the head never saw them).
 JSON: ``learned`` (``by_lang``, ``by_source``, ``sample``) and ``learned_ms_per_message`` (the embedding).
 """
@@ -27,7 +27,7 @@ from typing import Any
 
 from bench.dataset_format import read_jsonl
 from bench.report import emit_json, percentile, require_file, table
-from memory.retrieval.gate import should_retrieve
+from memory.retrieval.gate import asks, should_retrieve
 from memory.retrieval.question import question_focus
 
 
@@ -112,8 +112,9 @@ async def measure_learned(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], f
     try:
         for row in rows:
             fire = should_retrieve(row["text"], learned=True)
-            if fire:
-                fire = head.wants_memory((await embedder.embed_queries([question_focus(row["text"])]))[0])
+            if fire and not should_retrieve(row["text"]):  # the keyword rules, then the head on questions
+                vector = (await embedder.embed_queries([question_focus(row["text"])]))[0]
+                fire = asks(row["text"]) and head.wants_memory(vector)
             fired[(row["lang"], bool(row["needs_memory"]))].append(fire)
             by_source[row.get("source", row["lang"])].append(fire)
     finally:

@@ -28,7 +28,13 @@ from memory.head.verdict import gate_verdict
 from memory.model.keeper import head_usable
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
-from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve, to_listener
+from memory.retrieval.gate import (
+    asks,
+    asks_about_themselves,
+    personal_question,
+    should_retrieve,
+    to_listener,
+)
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
@@ -267,7 +273,7 @@ class Assistant:
         if verdict is None:
             return personal_question(text) if keyword else None
         wants, asks_own = verdict
-        if not (wants or keyword):
+        if not (keyword or (wants and asks(text))):  # the head judges questions; telling is the rules'
             return None
         return (asks_own and not to_listener(text)) or personal_question(text)
 

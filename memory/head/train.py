@@ -291,16 +291,17 @@ def main(argv: list[str] | None = None) -> int:
         "gate": gate_report,
     }
     meta = {"version": VERSION, "sources": Counter(e.source for e in examples), "report": report}
-    np.savez(
-        args.out,
+    arrays: dict[str, np.ndarray] = {
         **w_keep.arrays("keep"),
         **w_cat.arrays("category"),
         **w_gate.arrays("gate"),
-        thresholds=np.array(
+        "thresholds": np.array(
             [keep_threshold, gate_threshold, own_threshold, tell_threshold], dtype=np.float32
         ),
-        meta=np.array(json.dumps(meta, sort_keys=True)),
-    )
+        "meta": np.array(json.dumps(meta, sort_keys=True)),
+    }
+    np.savez(args.out, **arrays)  # type: ignore[arg-type]  # numpy's stub types only the first keyword
+
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

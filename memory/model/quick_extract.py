@@ -77,6 +77,14 @@ _ZH_REMEMBER = re.compile(r"^(?:请|你要|要)?(?:帮我)?(?:记住|记一下|�
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|im|i've|i'd|my|we|we're|our)\b|^(?:我|咱)", re.I)
 _LISTENER = re.compile(r"\b(?:you|your|you're)\b|你|您", re.I)
 _LAUGHTER = re.compile(r"\b(?:lol|lmao|haha\w*|hehe\w*)\b|哈哈|呵呵|笑死", re.I)
+# What a first-person clause says of the conversation, not of a life: opinions, hedges, wishes of the
+# moment, what one will do now ("I think so", "I'll check", "我觉得…", "我也是").
+_CHATTER = re.compile(
+    r"^(?:i|i'm|im|we)\s+(?:think|guess|mean|know|hope|suppose|believe|feel|wonder|agree|see|understand|"
+    r"will|'ll|would|could|can|must|should|need|just|am sure|'m sure|am afraid|'m afraid|am not sure)\b"
+    r"|^(?:i'll|i'd|we'll|we'd)\b|^我(?:们)?(?:觉得|想|知道|也|就|会|能|要|去|说|看|猜|以为|还以为|不知道)",
+    re.I,
+)
 
 # --- single-valued attributes (supersede, not duplicate) --------------------------------------------------
 _PREDICATES = [
@@ -143,7 +151,9 @@ def candidates(text: str) -> list[Candidate]:
 
 def _fallback_keeps(text: str) -> bool:
     """Keyword-only: a first-person statement that is not about the listener and not a laugh."""
-    return bool(_FIRST_PERSON.match(text)) and not _LISTENER.search(text) and not _LAUGHTER.search(text)
+    if not _FIRST_PERSON.match(text) or _LISTENER.search(text) or _LAUGHTER.search(text):
+        return False
+    return not _CHATTER.search(text)
 
 
 def _predicate(text: str) -> str | None:

@@ -130,6 +130,11 @@ def should_retrieve(
     return bool(_EN_POSSESSIVE.search(prose)) and len(_WORD.findall(prose)) >= EN_NARRATIVE_WORDS
 
 
+def asks(text: str) -> bool:
+    """The message asks something (a question mark, a question word, 吗/呢)."""
+    return bool((_ZH_ASKS if _HAN.search(text) else _EN_ASKS).search(text))
+
+
 def to_listener(text: str) -> bool:
     """The message addresses the listener or suggests something ("what are your plans?", "shall we
     go?"), unless it asks them to recall ("do you remember where I parked?")."""
