@@ -10,9 +10,10 @@ language (and per source), and the original design's rules' numbers quoted from 
 
 With ``--embedding local`` the gate the gateway runs with the shipped embedder is measured too (issue 35):
 the rules with ``learned=True``, then the keyword rules or, for a question, the learned head on the
-message's query vector (``memory.head.model.Head.wants_memory``), as ``gateway/assistant.py`` does, on a seeded sample of ``--sample`` lines per source; the
-LCCC/DailyDialog lines are taken from the held-out halves only (``--corpora``: the head never saw them).
-JSON: ``learned`` (``by_lang``, ``by_source``, ``sample``) and ``learned_ms_per_message`` (the embedding).
+message's query vector (``Head.wants_memory``), as ``gateway/assistant.py`` does; on a seeded sample of
+``--sample`` lines per source, the LCCC/DailyDialog lines from the held-out halves only (``--corpora``:
+the head never saw them). JSON: ``learned`` (``by_lang``, ``by_source``, ``sample``) and
+``learned_ms_per_message`` (the embedding).
 """
 
 from __future__ import annotations
