@@ -171,7 +171,7 @@ class Runtime:
         engine = await MemoryEngine.open(config.memory_target())
         try:
             backfill = attach_embedder(config, engine) if config.memory.enabled else None
-            models = models or build_models(config)
+            models = models or build_models(config, engine.embedder)
             sessions = SessionStore(engine.store.sessions)
             extraction: ExtractionService | None = None
             file_memory: FileMemory | None = None

@@ -30,9 +30,17 @@ from gateway.reminders.book import ReminderBook
 from gateway.reminders.tools import message_tools
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
+from memory.head.verdict import gate_verdict
+from memory.model.keeper import head_usable
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
-from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve
+from memory.retrieval.gate import (
+    asks,
+    asks_about_themselves,
+    personal_question,
+    should_retrieve,
+    to_listener,
+)
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
@@ -281,19 +289,38 @@ class Assistant:
             if asks_about_themselves(text):
                 return await self._overview(owner)
             projects = await self.engine.known_projects(owner)
-            if not should_retrieve(text, projects):
+            personal = await self._wants_memory(text, projects)
+            if personal is None:
                 return []
             k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
             # A question about the person's own life finds its statement in other words and keeps a
             # memory that stands out; other messages the gate lets through (chatter, narrative) only get
             # memories that share their words or are close in meaning (issue 26, bench/README.md).
-            personal = personal_question(text)
             floor = self.settings.floor if personal else replace(self.settings.floor, hybrid_lift=0.0)
             hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal)
             return budget_memories(hits)
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)
             return []
+
+    async def _wants_memory(self, text: str, projects: frozenset[str]) -> bool | None:
+        """None when the message needs no memory, else whether it asks about the person's own life.
+
+        The gate's rules refuse what a rule can know; then memory is looked for when the learned head
+        reads the query vector as asking or telling about the person's own life (issue 35) or the short
+        keyword rules say so (a first-person question, a recalled past, a known project); without the
+        shipped embedder the keyword rules alone decide (``memory/retrieval/gate.py``)."""
+        learned = head_usable(self.engine.embedder)
+        if not should_retrieve(text, projects, learned=learned):
+            return None
+        verdict = await gate_verdict(self.engine.embedding, text) if learned else None
+        keyword = should_retrieve(text, projects)
+        if verdict is None:
+            return personal_question(text) if keyword else None
+        wants, asks_own = verdict
+        if not (keyword or (wants and asks(text))):  # the head judges questions; telling is the rules'
+            return None
+        return (asks_own and not to_listener(text)) or personal_question(text)
 
     async def _overview(self, owner: str) -> list[Retrieved]:
         """The owner's most important memories (decay score), for a question about themselves."""
