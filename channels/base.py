@@ -12,6 +12,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from channels.media import MediaRef
+
 
 @dataclass(frozen=True, slots=True)
 class InboundMessage:
@@ -31,6 +33,7 @@ class InboundMessage:
     # The platform's order of the chat's messages (Telegram update id, Feishu create time in ms): the
     # gateway answers a chat in this order whatever order deliveries arrive in; 0 = arrival order.
     sequence: int = 0
+    media: tuple[MediaRef, ...] = ()  # its voice notes, photos, files: references only (channels/media.py)
 
     @property
     def chat_key(self) -> str:

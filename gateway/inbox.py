@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 
 from channels.base import InboundMessage
 from channels.encodable import encodable_fields
+from channels.media import MediaRef
 from memory.clock import from_db
 from memory.store.protocol import MemoryStore
 
@@ -80,15 +81,22 @@ class DurableInbox:
         Text UTF-8 cannot encode (a lone surrogate) is stored, and answered, with U+FFFD in its place
         (``channels/encodable.py``): refused as it is, it would be refused at every redelivery."""
         message = encodable_fields(message)
-        body = json.dumps(dataclasses.asdict(message), ensure_ascii=False)
+        fields = dataclasses.asdict(message)
+        media = fields.pop("media")  # in a column of its own: what waits to be downloaded is visible
+        body = json.dumps(fields, ensure_ascii=False)
         inbox_id = await self._rows.add(
-            message.channel, message.chat_id, message.delivery_id, body, message.sequence
+            message.channel,
+            message.chat_id,
+            message.delivery_id,
+            body,
+            message.sequence,
+            json.dumps(media, ensure_ascii=False) if media else "",
         )
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
     async def unanswered(self) -> list[InboundMessage]:
         """Every stored message not answered yet, oldest first."""
-        return [_message(inbox_id, body) for inbox_id, body in await self._rows.pending()]
+        return [_message(inbox_id, body, media) for inbox_id, body, media in await self._rows.pending()]
 
     async def hold(self, chat: Chat, *, force: bool = False) -> bool:
         """Hold the chat for this replica (nobody held it, its holder's lease ran out, or it is this
@@ -102,7 +110,7 @@ class DurableInbox:
         claimed = await self._holds.next_message(*chat, self.replica, self.reorder_window)
         if claimed is None or isinstance(claimed, float):
             return claimed
-        message = _message(claimed.id, claimed.message)
+        message = _message(claimed.id, claimed.message, claimed.media)
         return Claimed(message, from_db(claimed.received_at), claimed.generation, claimed.sent_by)
 
     async def fence(self, claim: Claimed) -> bool:
@@ -177,7 +185,9 @@ class DurableInbox:
         return await self._rows.prune(keep)
 
 
-def _message(inbox_id: int, body: str) -> InboundMessage:
+def _message(inbox_id: int, body: str, media: str = "") -> InboundMessage:
     fields = json.loads(body)
     fields["inbox_id"] = inbox_id
-    return InboundMessage(**fields)
+    fields.pop("media", None)
+    refs = tuple(MediaRef(**ref) for ref in json.loads(media)) if media else ()
+    return InboundMessage(**fields, media=refs)

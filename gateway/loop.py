@@ -32,6 +32,7 @@ from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, U
 from gateway.chat_claims import HeldChats, LocalChats, Release
 from gateway.hold_keeper import LostChats, keep_holds
 from gateway.inbox import Chat, Claimed, DurableInbox
+from gateway.send_fence import fenced
 from memory.store.errors import cannot_succeed_on_retry
 from memory.text.wording import is_chinese
 
@@ -282,7 +283,8 @@ class ProcessLoop:
             async with self._working(message):
                 await self._take_slot(message)
                 try:
-                    reply = await self._answer(message)
+                    with fenced(lambda: self.may_send(claim)):  # files a tool sends mid-answer too
+                        reply = await self._answer(message)
                 finally:
                     self._limit.release()
                 sent, send_error = await self._send_final(claim, reply)
@@ -365,9 +367,7 @@ class ProcessLoop:
             log.warning(
                 "[gateway] every chat slot busy for %.0f s; told %s to wait", self._deadline, message.chat_key
             )
-            self._queue_reply(
-                message, notice_for(message, BUSY_REPLY), track=False
-            )  # a notice: nobody waits for its send
+            self._queue_reply(message, notice_for(message, BUSY_REPLY), track=False)  # nobody waits for it
         await self._limit.acquire()
 
     async def _mark_answered(self, claim: Claimed, send_error: str | None = None) -> bool:

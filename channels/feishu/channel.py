@@ -26,13 +26,12 @@ warning). The bot's placeholder (``@_user_1``) is cut and other people's become 
 
 Sending. Each reply is cut with ``split_text(text, 4000)``; every piece is a Reply API call on the inbound
 message (``create`` in the chat when there is nothing to reply to) with a ``uuid`` from the target, the
-piece's index and the reply's ``key`` (the message it answers) or its text: a retried send, or a second
-replica's answer to it after the first died mid-send, never posts twice (Feishu keeps a uuid 1 h). A piece
-with Markdown goes as a ``post`` (see ``post``), and as plain ``text`` if Feishu refuses the post.
-HTTP 429, rate-limit codes, 5xx and network errors are retried a few times with backoff (honouring
-``x-ogw-ratelimit-reset``); any other refusal raises ``FeishuApiError`` with Feishu's code and message.
-The SDK fetches the tenant token with a blocking ``requests`` call even from its async methods, so every
-API call runs in a worker thread (``asyncio.to_thread``) and the event loop never waits on the network.
+piece's index and the reply's ``key`` (the message it answers) or its text: a retry, or another replica's
+answer after the first died mid-send, never posts twice (Feishu keeps a uuid 1 h). Markdown goes as a
+``post`` (``post``), plain ``text`` if Feishu refuses it. HTTP 429, rate-limit codes, 5xx and network
+errors are retried a few times with backoff (honouring ``x-ogw-ratelimit-reset``); any other refusal
+raises ``FeishuApiError`` with Feishu's code and message. The SDK fetches the tenant token with a blocking
+``requests`` call even in its async methods, so every API call runs in a worker thread (``to_thread``).
 
 Secrets (app secret, encrypt key, verification token, tenant token) are never logged; the SDK's "Lark"
 logger is kept at WARNING (``lark_logs.py``). An event that can never be stored is acknowledged and logged.
@@ -66,6 +65,7 @@ from channels.feishu.events import (
     message_uuid,
 )
 from channels.feishu.lark_logs import lark_level, route_lark_logs_through_ours
+from channels.feishu.media import FeishuMedia
 from channels.feishu.open_api import (
     BOT_INFO_URI,
     MAX_RETRY_WAIT_SECONDS,
@@ -120,8 +120,8 @@ class FeishuSettings:
     callback_path: str = "/feishu/events"
 
 
-class FeishuChannel:
-    """The Feishu/Lark channel; see the module doc. ``start`` returns once receiving has started."""
+class FeishuChannel(FeishuMedia):
+    """The Feishu/Lark channel; see the module doc (its media parts: ``media.FeishuMedia``)."""
 
     name = CHANNEL_NAME
 

@@ -13,6 +13,7 @@ from telegram import Update
 
 from channels.access import AllowList
 from channels.base import InboundMessage
+from channels.telegram.media import media_refs
 from channels.telegram.message_text import (
     COMMAND_RE,
     attachment,
@@ -70,4 +71,5 @@ def addressed_message(
         attachment=kind,
         delivery_id=str(update.update_id),
         sequence=update.update_id,  # Telegram numbers a bot's updates in order: the chat's order
+        media=media_refs(msg),
     )

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.store.protocol import ExtractionDueRowsAPI
+from memory.store.coordination_api import ExtractionDueRowsAPI
 
 log = logging.getLogger("tierclaw.memory")
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from memory.clock import from_db, to_db, utcnow
-from memory.store.protocol import JobClaimRowsAPI, JobRowsAPI
+from memory.store.coordination_api import JobClaimRowsAPI
+from memory.store.protocol import JobRowsAPI
 
 
 class JobLog:

@@ -46,6 +46,7 @@ class ClaimedRow:
     received_at: str  # when it was stored, by the store's clock
     generation: int  # of the hold it was claimed under: the fence of its reply
     sent_by: str | None  # a replica recorded a send intent for it and never marked it answered
+    media: str = ""  # its media references (JSON, "" for none: ``inbox.py``)
 
 
 class ChatHoldRows:
@@ -93,23 +94,24 @@ class ChatHoldRows:
         self, channel: str, chat_id: str, holder: str, settle_s: float = 0.0
     ) -> ClaimedRow | float | None:
         """Claim for ``holder`` the chat's next unanswered message in the platform's order — only while
-        it holds the chat — with the hold's generation; None (none left, or the hold is not ``holder``'s
-        any more), or the seconds until the next message has been stored for ``settle_s`` (the reorder
-        window: an earlier message still on its way over another connection is claimed first if it
-        arrives by then; a message without a platform order has nothing to wait for). Claimed again
-        when a previous answer was cut short: the holder is the only one answering the chat."""
+        it holds the chat — with the hold's generation and its media references; None (none left, or the
+        hold is not ``holder``'s any more), or the seconds until the next message has been stored for
+        ``settle_s`` (the reorder window: an earlier message still on its way over another connection is
+        claimed first if it arrives by then; a message without a platform order has nothing to wait
+        for). Claimed again when a previous answer was cut short: the holder is the only one answering
+        the chat."""
         claimed = await self._db.returning(
             f"UPDATE inbox SET claimed_by = ? WHERE id = ({_OLDEST}) "
             f"AND (received_at <= {self._now} OR platform_seq = 0) "
             "AND EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND holder = ?) "
             "RETURNING id, message, received_at, sending_by, (SELECT generation FROM chat_holds "
-            "WHERE channel = ? AND chat_id = ?)",
+            "WHERE channel = ? AND chat_id = ?), media",
             (holder, channel, chat_id, -settle_s, channel, chat_id, holder, channel, chat_id),
             chat_lock=f"{channel}:{chat_id}",
         )
         if claimed:
             row = claimed[0]
-            return ClaimedRow(int(row[0]), str(row[1]), str(row[2]), int(row[4]), row[3])
+            return ClaimedRow(int(row[0]), str(row[1]), str(row[2]), int(row[4]), row[3], str(row[5] or ""))
         if settle_s <= 0:
             return None
         waiting = await self._db.read(

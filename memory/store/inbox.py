@@ -19,34 +19,48 @@ class InboxRows:
         self._now = store_clock(db.kind)
 
     async def add(
-        self, channel: str, chat_id: str, delivery_key: str, message: str, platform_seq: int = 0
+        self,
+        channel: str,
+        chat_id: str,
+        delivery_key: str,
+        message: str,
+        platform_seq: int = 0,
+        media: str = "",
     ) -> int | None:
-        """Store one message, unclaimed (the chat's holder claims it: ``chat_holds.py``); its id, or None
-        when this delivery (channel, delivery_key) is stored already. ``platform_seq`` is the platform's
-        order of the chat's messages (0: arrival order).
+        """Store one message, unclaimed (the chat's holder claims it: ``chat_holds.py``), with its media
+        references (``media``: JSON, "" for none); its id, or None when this delivery (channel,
+        delivery_key) is stored already. ``platform_seq`` is the platform's order of the chat's messages
+        (0: arrival order).
 
         On PostgreSQL the insert holds the shared side of the chat's advisory lock until it commits, so a
         claim or a release of the chat (which take the exclusive side first) waits for it and then sees
         the row: an insert that began cannot be overtaken by its chat's next claim, whatever the order
         the inserts commit in (docs/scale-out.md, "Platform order")."""
-        columns = "channel, chat_id, delivery_key, message, received_at, platform_seq"
-        values = (channel, chat_id, delivery_key, message, 0.0, platform_seq)
+        columns = "channel, chat_id, delivery_key, message, received_at, platform_seq, media"
+        values = (channel, chat_id, delivery_key, message, 0.0, platform_seq, media)
         if self._db.kind == "postgresql":
             source = (
-                f"SELECT ?, ?, ?, ?, {self._now}, ? "
+                f"SELECT ?, ?, ?, ?, {self._now}, ?, ? "
                 "FROM (SELECT pg_advisory_xact_lock_shared(?, hashtext(?))) AS intake"
             )
             params: tuple[object, ...] = (*values, CHAT_LOCKS, f"{channel}:{chat_id}")
         else:
-            source, params = f"VALUES (?, ?, ?, ?, {self._now}, ?)", values
+            source, params = f"VALUES (?, ?, ?, ?, {self._now}, ?, ?)", values
         return await self._db.insert(
             f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING RETURNING id", params
         )
 
-    async def pending(self) -> list[tuple[int, str]]:
-        """(id, message) of every message not answered yet, oldest first."""
-        rows = await self._db.read("SELECT id, message FROM inbox WHERE answered_at IS NULL ORDER BY id")
-        return [(int(r[0]), r[1]) for r in rows]
+    async def pending(self) -> list[tuple[int, str, str]]:
+        """(id, message, media) of every message not answered yet, oldest first."""
+        rows = await self._db.read(
+            "SELECT id, message, media FROM inbox WHERE answered_at IS NULL ORDER BY id"
+        )
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    async def with_media(self, *, answered: bool) -> int:
+        """How many messages carrying media are (not) answered (``tierclaw status``, the bench)."""
+        cond = "IS NOT NULL" if answered else "IS NULL"
+        return await self._db.scalar(f"SELECT COUNT(*) FROM inbox WHERE media != '' AND answered_at {cond}")
 
     async def answer(self, inbox_id: int, send_error: str | None = None) -> None:
         """Mark a message answered now (again is harmless), whoever holds its chat; ``send_error`` when

@@ -28,11 +28,18 @@ and period, with the replica holding it and its lease) and a lease on each ``inb
 extracting it now, with a lease) and ``embedding_claims`` (rows the embedding backfill is embedding, so two
 replicas never embed the same ones): docs/scale-out.md, "Extraction".
 ``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
+``_ATTACHMENTS`` adds media references on inbox rows and the attachment memory (voice, photos, files);
+``_REMINDERS`` adds ``reminders`` (what a person asked to be told later, and when) and ``person_zones``.
+``_FENCING`` adds a generation to every chat hold and work claim, the platform's order of a chat's
+messages and the send intent on inbox rows (docs/scale-out.md, "Fencing", "Platform order").
 """
 
 from __future__ import annotations
 
 import sqlite3
+
+from memory.store.schema_media import ATTACHMENTS as _ATTACHMENTS
+from memory.store.schema_media import REMINDERS as _REMINDERS
 
 _V1 = """
 CREATE TABLE memories (
@@ -358,12 +365,13 @@ DROP INDEX idx_memories_category;
 CREATE INDEX idx_memories_category ON memories(category);
 """
 
-# Fencing, one clock, platform order (docs/scale-out.md, "Once, in order"): every hold and work claim
+# Fencing, one clock, platform order (docs/scale-out.md, "Fencing", "Platform order"): every hold and claim
 # carries a generation that rises at each takeover, and a reply is sent and marked answered only while
 # its sender's generation is current; a released hold keeps its row (holder '') so its generation keeps
 # rising. ``platform_seq`` is the platform's order of a chat's messages (Telegram update id, Feishu
 # create time), which claims follow instead of the insert order; ``sending_at``/``sending_by`` is the
 # send intent recorded just before a reply goes out (a taker answering it again knows it was in flight).
+# A reminder's claim carries a generation too (``store/reminders.py``): its send is fenced like a reply.
 _FENCING = """
 ALTER TABLE chat_holds ADD COLUMN generation INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE extraction_due ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
@@ -372,6 +380,7 @@ ALTER TABLE job_claims ADD COLUMN generation INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE inbox ADD COLUMN platform_seq INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE inbox ADD COLUMN sending_at TEXT;
 ALTER TABLE inbox ADD COLUMN sending_by TEXT;
+ALTER TABLE reminders ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
 DROP INDEX idx_inbox_unanswered;
 CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, platform_seq, id) WHERE answered_at IS NULL;
 """
@@ -392,6 +401,8 @@ MIGRATIONS: tuple[str, ...] = (
     _CHANGES,
     _CHAT_HOLDS,
     _HOT_TOUCHES,
+    _ATTACHMENTS,
+    _REMINDERS,
     _FENCING,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -36,8 +36,8 @@ import numpy as np
 
 from memory.engine import MemoryEngine
 from memory.replica import default_replica
+from memory.store.coordination_api import EmbeddingClaimRowsAPI
 from memory.store.errors import is_database_error, store_was_closed
-from memory.store.protocol import EmbeddingClaimRowsAPI
 from memory.vectors.embedding import EmbeddingError
 
 __all__ = ["EmbeddingBackfill", "EmbeddingError", "PassageEmbedder", "ReindexResult", "RowClaims", "reindex"]

@@ -18,6 +18,7 @@ import pytest
 from channels.base import InboundMessage, OutboundMessage
 from gateway.inbox import Chat, DurableInbox
 from gateway.loop import ProcessLoop
+from gateway.send_fence import may_send
 from memory import clock
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
@@ -149,6 +150,40 @@ async def test_a_replica_that_stalls_past_its_lease_sends_nothing_when_it_wakes(
     lines = [r.getMessage() for r in caplog.records if LOST_LINE in r.getMessage()]
     assert len(lines) == 1 and lines[0].startswith("[gateway] test:c1:")
     assert await b.inbox.unanswered() == []
+
+
+async def test_a_send_made_mid_answer_is_fenced_like_the_reply(replicas) -> None:
+    # A tool sending a file back while the model answers (gateway/media/send_back.py) asks the same fence
+    # (gateway/send_fence.py): allowed while this replica holds the chat, refused after a takeover.
+    open_replica, sent = replicas
+    go = asyncio.Event()
+    allowed: list[bool] = []
+
+    async def sends_a_file(message: InboundMessage) -> str:
+        allowed.append(await may_send())
+        await go.wait()  # the replica stalls here; another takes the chat over
+        allowed.append(await may_send())
+        return f"a:{message.text}"
+
+    async def answers(message: InboundMessage) -> str:
+        return f"b:{message.text}"
+
+    a = await open_replica("a", sends_a_file)
+    a.inbox.lease = timedelta(hours=1)  # stalled: its keeper renews nothing while the test runs…
+
+    async def no_sweep(**_: bool) -> int:
+        return 0
+
+    a.loop.take_waiting = no_sweep  # type: ignore[method-assign]  # …nor sweeps
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await _until(lambda: len(allowed) == 1)
+    await _lease_runs_out(a, ("test", "c1"))
+    await open_replica("b", answers)  # its sweep takes the chat and answers "one"
+    await _until(lambda: len(sent) == 1)
+    go.set()
+    await asyncio.wait_for(a.loop.drain(), 30)
+    assert allowed == [True, False] and [(r, m.text) for r, m in sent] == [("b", "b:one")]
+    assert await may_send()  # outside an answer there is no fence
 
 
 async def test_a_reply_whose_send_was_recorded_is_answered_again_under_the_same_key(

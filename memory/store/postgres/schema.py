@@ -24,6 +24,8 @@ from typing import Any
 import psycopg
 
 from memory.store.errors import MemoryDatabaseError
+from memory.store.postgres.schema_media import ATTACHMENTS as _ATTACHMENTS
+from memory.store.postgres.schema_media import REMINDERS as _REMINDERS
 from memory.store.schema import SCHEMA_VERSION
 
 T = 'TEXT COLLATE "C"'
@@ -376,6 +378,7 @@ ALTER TABLE job_claims ADD COLUMN generation BIGINT NOT NULL DEFAULT 1;
 ALTER TABLE inbox ADD COLUMN platform_seq BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE inbox ADD COLUMN sending_at {T};
 ALTER TABLE inbox ADD COLUMN sending_by {T};
+ALTER TABLE reminders ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
 DROP INDEX idx_inbox_unanswered;
 CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, platform_seq, id) WHERE answered_at IS NULL;
 """
@@ -396,6 +399,8 @@ MIGRATIONS: tuple[str, ...] = (
     _CHANGES,
     _CHAT_HOLDS,
     _HOT_TOUCHES,
+    _ATTACHMENTS,
+    _REMINDERS,
     _FENCING,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"

@@ -21,6 +21,7 @@ from memory.store.protocol import MemoryStore
 
 LEASE = 60.0
 RAN_OUT = -1.0  # a lease that ended a second ago: its replica died
+VOICE = '[{"kind": "voice", "file_id": "f1"}]'  # a message's media references, as the inbox keeps them
 
 
 async def test_a_chat_is_held_by_one_replica_until_its_lease_runs_out(store: MemoryStore) -> None:
@@ -62,7 +63,7 @@ async def test_release_is_refused_while_a_message_of_the_chat_waits(store: Memor
 
 async def test_the_holder_claims_the_chats_messages_in_the_platforms_order(store: MemoryStore) -> None:
     holds, inbox = store.chat_holds, store.inbox
-    three = await inbox.add("telegram", "c1", "u3", "three", 30)  # stored first, sent last
+    three = await inbox.add("telegram", "c1", "u3", "three", 30, VOICE)  # stored first, sent last
     await inbox.add("telegram", "c2", "u9", "other chat", 5)
     one = await inbox.add("telegram", "c1", "u1", "one", 10)
     two = await inbox.add("telegram", "c1", "u2", "two", 20)
@@ -80,6 +81,7 @@ async def test_the_holder_claims_the_chats_messages_in_the_platforms_order(store
         await inbox.answer(inbox_id)
         order.append(await holds.next_message("telegram", "c1", "r1"))
     assert [c.message if isinstance(c, ClaimedRow) else c for c in order] == ["two", "three", None]
+    assert [c.media if isinstance(c, ClaimedRow) else c for c in order] == ["", VOICE, None]  # its media
 
 
 async def test_a_message_younger_than_the_reorder_window_waits(store: MemoryStore) -> None:
