@@ -2,9 +2,10 @@
 
 Typing: line editing (arrows, Home/End, Ctrl-A/E/K/W…), history kept across sessions in a file (↑/↓,
 Ctrl-R to search), a paste of several lines becomes one message (bracketed paste), Esc then Enter (or
-Alt-Enter) starts a new line, Ctrl-C clears the line, Ctrl-D on an empty line leaves. Printing: replies
-are rendered as Markdown, and a small "thinking…" spinner runs while the model works. Both libraries are
-imported when the terminal chat starts, never for piped input (``channels/console.py``).
+Alt-Enter) starts a new line, Ctrl-C clears the line, Ctrl-D on an empty line leaves. Printing: a small
+"thinking…" spinner runs while the model works; a streamed reply replaces it with the words as they come
+(plain, the last screenful: ``ReplyView``), and the whole reply is then printed rendered as Markdown. Both
+libraries are imported when the terminal chat starts, never for piped input (``channels/console.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
     from rich.console import Console
+    from rich.live import Live
 
 PROMPT = "> "
 CONTINUATION = "… "
@@ -66,12 +68,17 @@ class TerminalUI:
         self.console.print(text, style="dim", markup=False, highlight=False)
 
     @contextlib.contextmanager
-    def thinking(self) -> Iterator[None]:
-        """A spinner while the model works; gone before the reply is printed."""
+    def thinking(self) -> Iterator[ReplyView]:
+        """A spinner while the model works, then the reply's words as they come; gone before the reply
+        is printed."""
+        from rich.live import Live
+        from rich.spinner import Spinner
+
         self._thinking = True
         try:
-            with self.console.status(THINKING, spinner="dots"):
-                yield
+            spinner = Spinner("dots", THINKING, style="status.spinner")
+            with Live(spinner, console=self.console, transient=True, refresh_per_second=12.5) as live:
+                yield ReplyView(self.console, live)
         finally:
             self._thinking = False
 
@@ -102,6 +109,23 @@ class TerminalUI:
             root.removeHandler(handler)
             for stream in streams:
                 root.addHandler(stream)
+
+
+class ReplyView:
+    """Where a reply being written shows (the live display ``thinking`` opened)."""
+
+    def __init__(self, console: Console, live: Live) -> None:
+        self._console = console
+        self._live = live
+
+    def partial(self, text: str) -> None:
+        """Show ``text`` (the reply so far, plain) instead of the spinner: its last screenful, so the live
+        display never grows past the terminal (it could not be cleared then)."""
+        from rich.text import Text
+
+        lines = Text(text).wrap(self._console, max(self._console.width, 20))
+        room = max(self._console.height - 2, 3)
+        self._live.update(Text("\n").join(lines[-room:]), refresh=True)
 
 
 class UILogHandler(logging.Handler):

@@ -22,6 +22,7 @@ from gateway.identity import Identities
 from gateway.memory_tools import MemoryTools, ToolSettings
 from gateway.offline_chat import offline_hint
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
+from gateway.streaming import reply_sink
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
@@ -163,6 +164,7 @@ class Assistant:
             memories=memories,
             memory_block=memory_block(memories),
             tools=self._tools(owner, text),
+            on_text=reply_sink(),  # the loop streams the reply: gateway/streaming.py
         )
         self.memory_timing.add((time.perf_counter() - started) * 1000.0)
 

@@ -16,7 +16,7 @@ HTTP API (JSON, ``{"code": 0, ...}`` like Feishu):
   * ``GET /open-apis/bot/v3/info`` → ``{"bot": {"open_id": BOT_OPEN_ID, ...}}`` (``bot_info_code`` != 0
     makes it fail)
   * ``POST /open-apis/im/v1/messages?receive_id_type=chat_id`` (create), ``POST
-    /open-apis/im/v1/messages/{id}/reply``, ``PUT /open-apis/im/v1/messages/{id}`` (update)
+    /open-apis/im/v1/messages/{id}/reply``, ``PUT …/{id}`` (update); CardKit, DELETE: ``feishu_cardkit.py``
   * ``POST /callback/ws/endpoint`` → the websocket URL (``ws_endpoint_code`` != 0 refuses the app;
     ``ws_endpoint_hangs = True`` accepts the request and never answers, until the stub stops)
 
@@ -50,6 +50,7 @@ from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 from websockets.protocol import State
 from websockets.sync.server import Server, ServerConnection, serve
 
+from localservers.feishu_cardkit import CARDKIT_PATH, CardKit, StubCard
 from localservers.feishu_payloads import BOT_NAME as BOT_NAME
 from localservers.feishu_payloads import BOT_OPEN_ID as BOT_OPEN_ID
 
@@ -99,10 +100,13 @@ class Sent:
     uuid: str
     message_id: str
     at: float = 0.0  # time.monotonic() when it was posted (the round-trip benchmark reads it)
+    card: StubCard | None = None  # an interactive message's card (feishu_cardkit.py)
 
     @property
     def text(self) -> str:
-        """The words: a text message's text, or a post's ``md``/``text`` elements joined by newlines."""
+        """The words: a text message's text, a card's text now, or a post's ``md``/``text`` elements."""
+        if self.card is not None:
+            return self.card.text
         if self.msg_type == "text":
             return str(self.content.get("text", ""))
         body: dict[str, Any] = self.content.get("zh_cn") or next(iter(self.content.values()), {})
@@ -147,7 +151,7 @@ class _Handler(JSONHandler):
         status, obj, headers = self.server.stub._route(request)
         self.send_json(status, obj, headers, content_type="application/json; charset=utf-8")
 
-    do_GET = do_POST = do_PUT = do_PATCH = _handle
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
 
 class FeishuStub:
@@ -163,15 +167,14 @@ class FeishuStub:
         self.token_code = 0  # != 0: the tenant token request is refused with that code
         self.ws_endpoint_code = 0
         self.ws_endpoint_hangs = False
-        self.reconnect_nonce = (
-            30  # ClientConfig sent with the websocket URL: max random wait before a reconnect
-        )
+        self.reconnect_nonce = 30  # the websocket URL's ClientConfig: max random wait before a reconnect
         self._failures: deque[ApiError] = deque()
         self._delays: deque[float] = deque()
         self._stopping = threading.Event()  # releases requests held by ws_endpoint_hangs / delay_sends
         self._by_uuid: dict[str, tuple[float, dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self.cardkit = CardKit(self._lock)
         self._changed = threading.Condition(self._lock)
         self._http: _Server | None = None
         self._ws: Server | None = None
@@ -328,6 +331,8 @@ class FeishuStub:
                 return self._send("reply", rest[: -len("/reply")], req)
             if req.method == "PUT" and "/" not in rest:
                 return self._send("update", rest, req)
+        if req.path.startswith(CARDKIT_PATH) or req.method == "DELETE":
+            return self.cardkit.route(req.method, req.path, req.body)
         return 404, {"code": 404, "msg": f"no route {req.method} {req.path}"}, None
 
     def _send(self, kind: str, target: str, req: StubRequest) -> tuple[int, Any, dict[str, str] | None]:
@@ -345,6 +350,9 @@ class FeishuStub:
             if kind != "update" and self._failures:
                 error = self._failures.popleft()
                 return error.status, {"code": error.code, "msg": error.msg}, error.headers
+            card, refused = self.cardkit.card_message(body) if msg_type == "interactive" else (None, None)
+            if refused is not None:
+                return refused
             if msg_type == "post" and self.refuse_posts:
                 return POST_REFUSED.status, {"code": POST_REFUSED.code, "msg": POST_REFUSED.msg}, None
             uuid = body.get("uuid") or ""
@@ -357,7 +365,8 @@ class FeishuStub:
             message_id = f"om_stub_{next(self._ids)}"
             content = json.loads(body.get("content") or "{}")
             chat_id = target.split(":", 1)[1] if kind == "create" else "oc_stub_chat"
-            self.sent.append(Sent(kind, target.split(":", 1)[-1], msg_type, content, uuid, message_id, now))
+            posted = Sent(kind, target.split(":", 1)[-1], msg_type, content, uuid, message_id, now, card)
+            self.sent.append(posted)
             data = {
                 "message_id": message_id,
                 "root_id": target if kind == "reply" else "",

@@ -75,6 +75,9 @@ class AgentConfig(_Model):
     tools: bool = True
     max_tool_rounds: int = Field(4, ge=1, le=20)
     tool_result_chars: int = Field(8000, ge=500, le=200_000)
+    # Replies shown while the model writes them, where the channel can (gateway/streaming.py): Telegram
+    # drafts and edits, Feishu streaming cards, the terminal. false: every reply arrives whole.
+    stream: bool = True
 
 
 class ExtractionConfig(_Model):

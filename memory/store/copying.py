@@ -74,7 +74,10 @@ TABLES: tuple[Table, ...] = (
     Table("job_runs", ("job", "last_run", "last_status"), ("job",)),
     Table("embedding_cache", _cols("text_hash, model, dim, vector, last_used"), ("text_hash", "model")),
     Table(
-        "inbox", _cols("id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error")
+        "inbox",
+        _cols(
+            "id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error, reply_handle"
+        ),
     ),
     Table(
         "conversation_turns",

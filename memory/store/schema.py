@@ -28,6 +28,7 @@ and period, with the replica holding it and its lease) and a lease on each ``inb
 extracting it now, with a lease) and ``embedding_claims`` (rows the embedding backfill is embedding, so two
 replicas never embed the same ones): docs/scale-out.md, "Extraction".
 ``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
+``_REPLY_HANDLES`` adds ``inbox.reply_handle``: where a streamed reply was being written on the platform.
 """
 
 from __future__ import annotations
@@ -358,6 +359,13 @@ DROP INDEX idx_memories_category;
 CREATE INDEX idx_memories_category ON memories(category);
 """
 
+# A streamed reply (docs/architecture.md, "Streamed replies") writes a platform message before it is
+# finished (a Telegram group message being edited, a Feishu card): its handle is kept on the inbox row,
+# so a gateway restarted after a crash completes or replaces that message instead of sending a second.
+_REPLY_HANDLES = """
+ALTER TABLE inbox ADD COLUMN reply_handle TEXT;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -374,6 +382,7 @@ MIGRATIONS: tuple[str, ...] = (
     _CHANGES,
     _CHAT_HOLDS,
     _HOT_TOUCHES,
+    _REPLY_HANDLES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -50,6 +50,7 @@ def write_config(
     mode: str,
     allow_from: list[str] | None = None,
     app_id: str | None = None,
+    **feishu_settings: object,
 ) -> Config:
     raw = {
         "provider": {
@@ -76,6 +77,7 @@ def write_config(
                 "domain": feishu.domain,
                 "timeoutSeconds": 5,
                 "callback": {"listen": "127.0.0.1", "port": free_port(), "path": "/feishu/events"},
+                **feishu_settings,
             }
         },
         "timezone": "UTC",
@@ -272,9 +274,11 @@ async def test_a_post_message_is_read_as_its_text(
 async def test_markdown_reply_is_a_post_and_a_refused_post_is_sent_as_text(
     tmp_path: Path, model: OpenAIStub, feishu: FeishuStub
 ) -> None:
+    """Without streaming cards (off here; or refused: tests/gateway/test_streamed_feishu.py)."""
     answer = "Here is the **plan**:\n- pack\n- go"
     model.script(answer, answer)
-    async with gateway(write_config(tmp_path, model, feishu, mode="callback")) as (_, channel):
+    config = write_config(tmp_path, model, feishu, mode="callback", streamCards=False)
+    async with gateway(config) as (_, channel):
         await push(feishu, channel, event("plan?"))
         [post] = await feishu.wait_for_sent(1)
         feishu.refuse_posts = True
