@@ -76,13 +76,19 @@ class CardKit:
         self.per_card_per_second = 10
         self.app_limit = (50, 1000)  # content updates per second, per minute (one app)
         self.rate_limited = 0  # 429s answered
+        self.answers: list[tuple[str, str, int]] = []  # (method, path, code) of every answer, in order
         self._ids = itertools.count(7355372766134157313)
         self._ops: dict[str, deque[float]] = {}
         self._content_calls: deque[float] = deque()
 
     def route(self, method: str, path: str, body: Any) -> Answer:
-        """Answer one CardKit request (or a message DELETE)."""
-        body = body if isinstance(body, dict) else {}
+        """Answer one CardKit request (or a message DELETE); its code is kept in ``answers``."""
+        answer = self._route(method, path, body if isinstance(body, dict) else {})
+        with self._lock:
+            self.answers.append((method, path, int(answer[1].get("code", -1))))
+        return answer
+
+    def _route(self, method: str, path: str, body: dict[str, Any]) -> Answer:
         if method == "DELETE" and path.startswith(MESSAGES_PATH + "/"):
             with self._lock:
                 self.deleted.append(path.rsplit("/", 1)[-1])

@@ -13,8 +13,8 @@ Limits (Telegram publishes none exactly; these follow what bots meet, shared not
 "media-and-streaming.md"): per chat, messages and edits together at most ``burst`` (3) at once and one a
 second after that (a token bucket), and in a group at most 20 a minute; drafts at most 10 a second per
 chat. Beyond them the call is refused with 429 and ``retry_after`` (whole seconds, as Telegram sends it);
-``rate_limited`` counts those answers. ``stop_update`` builds the update Telegram sends when the person
-taps stop on a draft (``stopped_message_generation``, Bot API 10.3).
+``rate_limited`` counts those answers. ``stopped`` is what Telegram sends when the person taps stop on a
+draft (an update of kind ``stopped_message_generation``, Bot API 10.3).
 """
 
 from __future__ import annotations
@@ -47,10 +47,12 @@ def _too_many(seconds: float) -> tuple[int, dict[str, Any]]:
     }
 
 
-def stop_update(update_id: int, chat_id: int, draft_id: int) -> dict[str, Any]:
-    """The update of a person tapping stop on draft ``draft_id`` in private chat ``chat_id``."""
-    chat = {"id": chat_id, "type": "private", "first_name": "Ann"}
-    return {"update_id": update_id, "stopped_message_generation": {"chat": chat, "draft_id": draft_id}}
+STOPPED = "stopped_message_generation"  # the kind of update: ``stub.update(stopped(42, 7), STOPPED)``
+
+
+def stopped(chat_id: int, draft_id: int) -> dict[str, Any]:
+    """What a person tapping stop on draft ``draft_id`` in private chat ``chat_id`` sends the bot."""
+    return {"chat": {"id": chat_id, "type": "private", "first_name": "Ann"}, "draft_id": draft_id}
 
 
 class ChatWrites:

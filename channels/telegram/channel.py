@@ -435,7 +435,7 @@ class TelegramChannel:
         retries = Retries(
             self.send_attempts, self.ambiguous_retries, self.max_retry_after_seconds, self._backoff
         )
-        return Outbox(self._bot(), chat_id, retries, self.pace)
+        return Outbox(self._bot, chat_id, retries, self.pace)
 
     def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
         """Show "typing…" in the message's chat now and every few seconds until the context exits.

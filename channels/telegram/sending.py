@@ -88,12 +88,17 @@ async def call(request: Callable[[], Awaitable[T]], retries: Retries, pace: Chat
 
 @dataclass(frozen=True)
 class Outbox:
-    """Where a chat's messages go: the bot, the chat, its retries and pace."""
+    """Where a chat's messages go: the bot (asked for when a call goes out: a stream may open before the
+    channel has started, when the gateway resumes replies at start), the chat, its retries and pace."""
 
-    bot: Bot
+    bot_of_channel: Callable[[], Bot]
     chat_id: str
     retries: Retries
     pace: ChatPace
+
+    @property
+    def bot(self) -> Bot:
+        return self.bot_of_channel()
 
     async def send_text(self, text: str, reply_to: str = "") -> list[Message]:
         """``text`` as ≤4096-character HTML messages; the first one replies to ``reply_to``."""

@@ -28,7 +28,7 @@ import time
 
 from telegram import Update
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, RetryAfter, TelegramError
+from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
 from channels.base import InboundMessage, RememberHandle, ReplyStream
 from channels.chunks import split_text
@@ -78,7 +78,7 @@ class DraftStream:
         piece = pieces_of(text)[-1]
         try:
             await self._draft(markdown_to_html(piece), ParseMode.HTML)
-        except BadRequest as exc:
+        except (BadRequest, InvalidToken) as exc:  # a server without the method answers 404 (InvalidToken)
             if "can't parse entities" in exc.message.casefold():
                 await self._draft(piece, None)
                 return
