@@ -38,7 +38,7 @@ QUIT_COMMANDS = frozenset({"/quit", "/exit"})
 # How long the terminal waits for a reply before letting the person type again.
 REPLY_WAIT_SECONDS = 300.0
 CANCELLED = "(cancelled)"
-FRAME_SECONDS = 0.05  # a streamed reply's words are redrawn at most this often
+FRAME_SECONDS = 0.1  # a streamed reply's words are redrawn at most this often
 
 
 class ConsoleChannel:

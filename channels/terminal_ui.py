@@ -71,14 +71,11 @@ class TerminalUI:
     def thinking(self) -> Iterator[ReplyView]:
         """A spinner while the model works, then the reply's words as they come; gone before the reply
         is printed."""
-        from rich.live import Live
-        from rich.spinner import Spinner
-
         self._thinking = True
+        view = ReplyView(self.console)
         try:
-            spinner = Spinner("dots", THINKING, style="status.spinner")
-            with Live(spinner, console=self.console, transient=True, refresh_per_second=12.5) as live:
-                yield ReplyView(self.console, live)
+            with view:
+                yield view
         finally:
             self._thinking = False
 
@@ -112,17 +109,42 @@ class TerminalUI:
 
 
 class ReplyView:
-    """Where a reply being written shows (the live display ``thinking`` opened)."""
+    """Where a reply being made shows: a spinner (a live display redrawn 12.5 times a second), then — a
+    streamed reply — its words, redrawn only when they change."""
 
-    def __init__(self, console: Console, live: Live) -> None:
+    def __init__(self, console: Console) -> None:
         self._console = console
-        self._live = live
+        self._live: Live | None = None
+        self._spinning = False
+
+    def __enter__(self) -> ReplyView:
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        spinner = Spinner("dots", THINKING, style="status.spinner")
+        self._live = Live(spinner, console=self._console, transient=True, refresh_per_second=12.5)
+        self._live.start()
+        self._spinning = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
 
     def partial(self, text: str) -> None:
         """Show ``text`` (the reply so far, plain) instead of the spinner: its last screenful, so the live
         display never grows past the terminal (it could not be cleared then)."""
+        from rich.live import Live
         from rich.text import Text
 
+        if self._live is None:
+            return
+        if self._spinning:  # words from now on: no more redrawing on a timer
+            self._live.stop()
+            self._live = Live(console=self._console, transient=True, auto_refresh=False)
+            self._live.start()
+            self._spinning = False
         lines = Text(text).wrap(self._console, max(self._console.width, 20))
         room = max(self._console.height - 2, 3)
         self._live.update(Text("\n").join(lines[-room:]), refresh=True)

@@ -65,9 +65,10 @@ class TelegramConfig(_Model):
     timeout_seconds: float = Field(30.0, gt=0, le=600)
     webhook: TelegramWebhookConfig = Field(default_factory=TelegramWebhookConfig)
     # A streamed reply (agent.stream) in a group is one message edited at most every stream_every per
-    # chat; in a private chat a draft is shown at most every draft_every (channels/telegram/streaming.py).
+    # chat; in a private chat a draft (animated by Telegram) at most every draft_every
+    # (channels/telegram/streaming.py).
     stream_every: Annotated[Duration, Field(ge=0.5, le=60)] = 1.5
-    draft_every: Annotated[Duration, Field(ge=0.1, le=60)] = 0.5
+    draft_every: Annotated[Duration, Field(ge=0.1, le=60)] = 1.0
 
     @field_validator("base_url")
     @classmethod
@@ -111,10 +112,11 @@ class FeishuConfig(_Model):
     domain: str = "feishu"
     timeout_seconds: float = Field(10.0, gt=0, le=600)
     callback: FeishuCallbackConfig = Field(default_factory=FeishuCallbackConfig)
-    # A streamed reply (agent.stream) is a CardKit streaming card updated at most every stream_every;
-    # false (or CardKit refused: scope cardkit:card:write missing) sends each reply whole at the end.
+    # A streamed reply (agent.stream) is a CardKit streaming card updated at most every stream_every (the
+    # client types the new words out in between); false (or CardKit refused: scope cardkit:card:write
+    # missing) sends each reply whole at the end.
     stream_cards: bool = True
-    stream_every: Annotated[Duration, Field(ge=0.1, le=60)] = 0.3
+    stream_every: Annotated[Duration, Field(ge=0.1, le=60)] = 1.0
 
     @field_validator("domain")
     @classmethod
