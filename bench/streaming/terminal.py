@@ -3,8 +3,9 @@ one person asking one question after another, the model the same stand-in as the
 
 Per reply: ``first_at`` — the reply's first word on the screen after the question (the words replace the
 "thinking…" spinner as they come); ``full_at`` — the prompt back, after the reply was printed whole and
-rendered; ``updates`` — how many times the words were redrawn (the screen is made tall enough for a whole
-reply, so each frame shows its first word once; the rendered reply is not counted).
+rendered; ``updates`` — how many times the words were drawn: the frames showing the reply's first three
+words (the screen is made tall enough for a whole reply, so each frame shows them once), the rendered
+reply included.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def terminal_replies(model_url: str, workdir: Path, replies: int, tokens: int) -
         start, _ = screen.wait_for(PROMPT_READY, 0)
         for n in range(replies):
             question = f"Round {n}: what is the plan for the terminal trip?"
-            first_word = tokens_of(reply_for(question, tokens))[0].strip()
+            words = tokens_of(reply_for(question, tokens))
+            first_word, opening = words[0].strip(), "".join(words[:3]).strip()
             reply = Reply("terminal", "local", str(n), first_word, time.monotonic())
             os.write(master, (question + "\r").encode())
             try:
@@ -105,8 +107,7 @@ def terminal_replies(model_url: str, workdir: Path, replies: int, tokens: int) -
                 errors += 1
                 out.append(reply)
                 break
-            frames = ANSI.sub("", screen.text[thinking:start]).count(first_word)
-            reply.updates = max(frames - 1, 0)  # the last one is the rendered reply
+            reply.updates = ANSI.sub("", screen.text[thinking:start]).count(opening)  # once a frame
             out.append(reply)
         os.write(master, b"/quit\r")
         proc.wait(60)

@@ -19,7 +19,7 @@ from localservers.feishu_server import FeishuStub
 from localservers.telegram_entities import check_html
 from localservers.telegram_server import ApiCall, TelegramStub
 
-POLL_S = 0.01
+POLL_S = 0.02  # how often the records are read (the times are the servers' own, not the reads')
 WRITES = ("sendMessage", "editMessageText", "sendMessageDraft")
 
 
@@ -75,9 +75,7 @@ class TelegramWatch:
 
     def read(self) -> None:
         """Take in the calls answered since the last read (in order: an unanswered one waits)."""
-        calls = self.tg.requests()
-        while self._seen < len(calls):
-            call = calls[self._seen]
+        for call in self.tg.calls[self._seen :]:  # only the new ones (a slice is taken under the GIL)
             if call.method in WRITES and call.status == 200 and call.result is None:
                 return  # still being answered
             self._seen += 1
@@ -125,8 +123,8 @@ class FeishuWatch:
             await asyncio.sleep(POLL_S)
 
     def read(self) -> None:
-        sent = list(self.feishu.sent)
-        for posted in sent[self._seen :]:
+        sent = self.feishu.sent[self._seen :]
+        for posted in sent:
             self.sends[posted.target] = self.sends.get(posted.target, 0) + 1
             reply = self.by_incoming.get(posted.target)
             if reply is None:
@@ -139,7 +137,7 @@ class FeishuWatch:
                     reply.finished(posted.at)
             elif posted.text.strip():  # sent whole (streaming off, CardKit refused): the final text
                 reply.finished(posted.at)
-        self._seen = len(sent)
+        self._seen += len(sent)
         self._cards = [self._card(*entry) for entry in self._cards]
 
     def _card(self, reply: Reply, card: StubCard, read: int) -> tuple[Reply, StubCard, int]:

@@ -8,7 +8,8 @@ replies"; Feishu's "流式更新卡片" guide, summed up in the shared notes "me
    ``uuid`` so a retried (or restarted) send never posts twice;
 3. **update** the element's full text (``card_element.content``) with a strictly rising ``sequence``, at
    most every ``every`` seconds per card (Feishu allows 10 a second) and within the app's budget for
-   that API (50 a second, 1000 a minute: ``Budget``); a frame that finds no room is dropped, not queued;
+   that API (Feishu's 50 a second, 1000 a minute, with a margin: ``Budget``); a frame that finds no room
+   is dropped, not queued;
 4. **close**: the final text, then ``card.settings`` with ``{"config": {"streaming_mode": false, "summary":
    …}}`` (under ``config``: elsewhere it is refused, 300309) — or the chat list shows "generating…" for
    the card for good.
@@ -132,7 +133,9 @@ class FeishuCards:
         self.enabled = enabled  # channels.feishu.streamCards
         self.every = every  # seconds between updates of one card (channels.feishu.streamEvery)
         self.refused = ""  # why CardKit is off until a restart ("" = it is used)
-        self.budget = Budget(per_second=50, per_minute=1000)
+        # Feishu allows 50 content updates a second and 1000 a minute per app; a margin keeps the frames of
+        # many cards at once clear of its 429s (its clock and ours count the same calls a little apart).
+        self.budget = Budget(per_second=40, per_minute=900)
 
     def open(self, message: InboundMessage, resume: str, remember: RememberHandle) -> CardStream | None:
         """A card stream for the reply, or None (sent whole) while CardKit is off — unless cards of it
