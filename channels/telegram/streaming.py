@@ -38,7 +38,7 @@ from channels.telegram.sending import Outbox
 
 log = logging.getLogger("tierclaw.channels")
 
-PIECE = 3900  # characters of one streamed message (room under 4096 for what the HTML rendering adds)
+PIECE = 3000  # characters of one streamed message (room under 4096 for what rendering adds: lists, tables)
 STOPPED_UPDATE = "stopped_message_generation"  # Bot API 10.3: the person tapped stop on a draft
 
 
@@ -165,9 +165,11 @@ class EditStream:
         try:
             await self._outbox.edit_piece(self.ids[index], piece)
         except BadRequest as exc:
-            if "message to edit not found" not in exc.message.casefold():
+            reason = exc.message.casefold()
+            if "message to edit not found" not in reason and "message can't be edited" not in reason:
                 raise
-            (message, *_) = await self._outbox.send_piece(piece, "")  # it was deleted: write it again
+            # Deleted, or too old to edit (a restart long after the crash): the piece is written anew.
+            (message, *_) = await self._outbox.send_piece(piece, "")
             self.ids[index] = message.message_id
             await self._remember(json.dumps({"messages": self.ids}))
         self._shown[index] = piece

@@ -213,7 +213,7 @@ async def test_a_rate_limited_edit_pauses_the_chat_and_the_final_text_waits_it_o
 async def test_a_long_reply_continues_in_a_new_message(
     tmp_path: Path, model: OpenAIStub, tg: TelegramStub
 ) -> None:
-    paragraphs = [f"Part {i}. " + "word " * 700 for i in range(2)]  # ~3,500 characters each
+    paragraphs = [f"Part {i}. " + "word " * 500 for i in range(2)]  # ~2,500 characters each
     answer = "\n\n".join(p.strip() for p in paragraphs)
     model.pace.tokens_per_second = 2000
     model.script(answer)
