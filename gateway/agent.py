@@ -208,7 +208,10 @@ class OpenAIChatModel:
                 stream=True,
                 stream_cls=openai.AsyncStream[object],
             )
-            return await read_stream(chunks, StreamedTurn(on_text))
+            try:
+                return await read_stream(chunks, StreamedTurn(on_text))
+            finally:  # also when the reply is cancelled midway: the connection is let go cleanly
+                await chunks.close()
         except openai.OpenAIError as exc:
             kind = "timeout" if isinstance(exc, openai.APITimeoutError) else error_kind(exc)
             raise self._failure(started, describe_openai_error(exc), kind) from None

@@ -57,6 +57,8 @@ log = logging.getLogger("tierclaw.channels")
 CARD_LIMIT = CHUNK_LIMIT  # characters of one card: as many as a plain message (a card is at most 30 KB)
 ELEMENT_ID = "reply"
 STREAMING_CLOSED = frozenset({300309, 200850})  # streaming mode off, or timed out (10 minutes)
+SEQUENCE_NOT_RISING = 300317
+SEQUENCE_LEAP = 600_000  # ten minutes of milliseconds: past any clock difference between two gateways
 SUMMARY_CHARS = 60
 
 
@@ -267,6 +269,9 @@ class CardStream:
         if not resp.success() and final and resp.code in STREAMING_CLOSED:  # timed out: open it again
             await self._settings(card, {"streaming_mode": True})
             card.streaming = True
+            resp = await self._kit.call(lambda: self._content(card, text))
+        elif not resp.success() and final and resp.code == SEQUENCE_NOT_RISING:
+            card.sequence += SEQUENCE_LEAP  # another gateway's clock ran ahead of this one's
             resp = await self._kit.call(lambda: self._content(card, text))
         if resp.success():
             card.shown = text

@@ -109,6 +109,10 @@ def card_calls(feishu: FeishuStub, what: str) -> list:
 
 
 async def assistant_turns(runtime: Runtime, chat_key: str) -> list[str]:
+    """The chat's assistant turns in history, once every reply of the loop is sent."""
+    async with asyncio.timeout(20):
+        while runtime.loop.pending:
+            await asyncio.sleep(0.02)
     return [c for role, c in await runtime.assistant.sessions.history(chat_key, 50) if role == "assistant"]
 
 
@@ -180,7 +184,41 @@ async def test_a_card_half_written_at_a_crash_is_completed_not_sent_twice(
     model.script("The whole answer, written again after the restart.")
     async with gateway(config) as restarted:
         assert await feishu.wait_for(lambda _: card.closed_at is not None)
+        async with asyncio.timeout(10):
+            while restarted.loop.pending:  # marked answered once the final text is sent
+                await asyncio.sleep(0.02)
         unanswered = await restarted.inbox.unanswered()
     assert card.text == "The whole answer, written again after the restart."
     assert len(feishu.sent) == 1 and unanswered == []  # the same card, no second reply
     assert all(code == 0 for _, _, code in feishu.cardkit.answers)  # every sequence rose, restart or not
+
+
+async def test_a_card_whose_sequence_ran_ahead_still_gets_its_final_text(
+    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub
+) -> None:
+    """Resumed by a gateway whose clock is behind the one that started the card: its first updates are
+    refused (300317), the final text leaps past and lands."""
+    reply, go_on = held(ANSWER, after=4)
+    model.script(reply)
+    config = feishu_config(tmp_path, model, feishu)
+    runtime = await Runtime.open(config, enabled_channels(config))
+    try:
+        await runtime.start(schedule=False)
+        await say(runtime, "plan?")
+        (message,) = await feishu.wait_for_sent(1)
+        (stored,) = await runtime.inbox.unanswered()
+        async with asyncio.timeout(10):
+            while '"message": "om_' not in await runtime.inbox.reply_handle(stored):
+                await asyncio.sleep(0.02)
+        await runtime.loop.stop(hand_over=False)
+    finally:
+        await runtime.close()
+        go_on.set()
+    card = message.card
+    assert card is not None
+    card.sequence += 100_000  # as if a gateway with a clock 100 s ahead had written it last
+    model.script("Written past the other clock.")
+    async with gateway(config) as _:
+        assert await feishu.wait_for(lambda _: card.closed_at is not None)
+    assert card.text == "Written past the other clock." and len(feishu.sent) == 1
+    assert any(code == 300317 for _, _, code in feishu.cardkit.answers)

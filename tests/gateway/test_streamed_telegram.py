@@ -36,7 +36,12 @@ GROUP = -1001
 
 
 def telegram_config(
-    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, memory_url: str = "", **telegram: object
+    tmp_path: Path,
+    model: OpenAIStub,
+    tg: TelegramStub,
+    memory_url: str = "",
+    replica: str = "",
+    **telegram: object,
 ) -> Config:
     raw = {
         "provider": {
@@ -64,9 +69,10 @@ def telegram_config(
                 **telegram,
             }
         },
+        "gateway": {"replicaId": replica},
         "timezone": "UTC",
     }
-    path = tmp_path / "config.json"
+    path = tmp_path / f"config{replica}.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
     return load_config(path, env={})
 
@@ -100,6 +106,10 @@ def model() -> OpenAIStub:
 
 
 async def assistant_turns(runtime: Runtime, chat_key: str) -> list[str]:
+    """The chat's assistant turns in history, once every reply of the loop is sent."""
+    async with asyncio.timeout(20):
+        while runtime.loop.pending:
+            await asyncio.sleep(0.02)
     history = await runtime.assistant.sessions.history(chat_key, 50)
     return [content for role, content in history if role == "assistant"]
 
@@ -293,3 +303,30 @@ async def test_a_group_reply_half_written_at_a_crash_is_completed_not_sent_twice
         unanswered = await restarted.inbox.unanswered()
     assert [c.json("reply_parameters")["message_id"] for c in tg.sent()] == [incoming]  # one message
     assert unanswered == [] and turns == ["The whole answer, written again after the restart."]
+
+
+async def test_a_reply_half_written_by_one_gateway_is_completed_by_another(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, postgres_url: str
+) -> None:
+    reply, go_on = held(ANSWER, after=3)
+    model.script(reply, "Finished by the other gateway.")
+    first_gateway = telegram_config(tmp_path, model, tg, postgres_url, replica="a")
+    runtime = await Runtime.open(first_gateway, enabled_channels(first_gateway))
+    try:
+        await runtime.start(schedule=False)
+        incoming = tg.push(tg.message("plan?", chat=tg.group(GROUP)))
+        (first,) = await tg.wait_sent(1)
+        (stored,) = await runtime.inbox.unanswered()
+        async with asyncio.timeout(10):
+            while not await runtime.inbox.reply_handle(stored):
+                await asyncio.sleep(0.02)
+        await runtime.loop.stop(hand_over=False)  # gateway a goes away mid-stream
+    finally:
+        await runtime.close()
+        go_on.set()
+    message_id = first.result["message_id"]
+    async with gateway(telegram_config(tmp_path, model, tg, postgres_url, replica="b")) as other:
+        await tg.wait_until(lambda: tg.writes.reply_of(GROUP, message_id) == "Finished by the other gateway.")
+        await tg.wait_until(lambda: not other.loop.pending)
+        unanswered = await other.inbox.unanswered()
+    assert [c.json("reply_parameters")["message_id"] for c in tg.sent()] == [incoming] and unanswered == []
