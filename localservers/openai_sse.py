@@ -19,11 +19,20 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from localservers.http import JSONHandler
-    from localservers.openai_server import StubReply
+
+
+class StreamedReply(Protocol):
+    """What a streamed answer is made of (``openai_server.StubReply`` has it)."""
+
+    content: str | None
+    tool_calls: list[tuple[str, str]] | None
+    cut_after: int | None
+    hold: tuple[int, threading.Event] | None
+
 
 _TOKEN_RE = re.compile(r"\s*[\u3000-\u9fff\uff00-\uffef]|\s*[^\s\u3000-\u9fff\uff00-\uffef]+|\s+")
 
@@ -54,7 +63,7 @@ def chunk(delta: dict[str, Any], model: str, finish: str | None = None) -> dict[
     }
 
 
-def reply_chunks(reply: StubReply, model: str, pace: StreamPace) -> list[dict[str, Any]]:
+def reply_chunks(reply: StreamedReply, model: str, pace: StreamPace) -> list[dict[str, Any]]:
     """The chunks of a scripted reply, after the role chunk: its tokens (all in one chunk when the pace
     has no rate: an infinitely fast model), then its calls, then the end."""
     tokens = tokens_of(reply.content or "") if pace.tokens_per_second else [reply.content or ""]
@@ -69,7 +78,7 @@ def reply_chunks(reply: StubReply, model: str, pace: StreamPace) -> list[dict[st
 
 
 def send_events(
-    handler: JSONHandler, reply: StubReply, model: str, pace: StreamPace, stopping: threading.Event
+    handler: JSONHandler, reply: StreamedReply, model: str, pace: StreamPace, stopping: threading.Event
 ) -> None:
     """Answer ``handler``'s request with ``reply`` as server-sent events, paced by ``pace`` (a stop of
     the server ends it; a client that hung up only closes the connection)."""

@@ -20,14 +20,32 @@ draft (an update of kind ``stopped_message_generation``, Bot API 10.3).
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from localservers.telegram_entities import check_html, utf16_len
 
-if TYPE_CHECKING:
-    from localservers.telegram_server import ApiCall, TelegramStub
+Answer = tuple[int, dict[str, Any]]
+
+
+class Call(Protocol):
+    """A Bot API call as the server records it (``telegram_server.ApiCall``)."""
+
+    method: str
+    params: dict[str, str]
+
+
+class BotApiServer(Protocol):
+    """What these methods use of the server they belong to (``telegram_server.TelegramStub``)."""
+
+    _cond: threading.Condition
+
+    def _send_message(self, p: dict[str, str]) -> Answer: ...
+    def _chat(self, chat_id: str) -> dict[str, Any]: ...
+    def _message(self, chat: dict[str, Any], text: str) -> dict[str, Any]: ...
+
 
 GROUP_PER_MINUTE = 20
 DRAFTS_PER_SECOND = 10
@@ -60,7 +78,7 @@ class ChatWrites:
 
     METHODS = frozenset({"sendMessage", "editMessageText", "sendMessageDraft", "deleteMessage"})
 
-    def __init__(self, stub: TelegramStub) -> None:
+    def __init__(self, stub: BotApiServer) -> None:
         self._stub = stub
         self.burst = 3
         self.per_second = 1.0
@@ -74,12 +92,12 @@ class ChatWrites:
         self._minute: dict[int, deque[float]] = {}
         self._draft_times: dict[int, deque[float]] = {}
 
-    def answer(self, call: ApiCall) -> tuple[int, dict[str, Any]]:
+    def answer(self, call: Call) -> Answer:
         """Answer one of ``METHODS``."""
         with self._stub._cond:  # a reentrant lock: the stub's own helpers take it too
             return self._answer(call)
 
-    def _answer(self, call: ApiCall) -> tuple[int, dict[str, Any]]:
+    def _answer(self, call: Call) -> Answer:
         p = call.params
         chat = int(p.get("chat_id") or 0)
         if call.method == "sendMessageDraft":

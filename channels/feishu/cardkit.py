@@ -194,9 +194,12 @@ class CardStream:
 
     async def finish(self, text: str) -> None:
         pieces = split_text(text, CARD_LIMIT)
-        if not any(card.message_id for card in self.cards):  # nothing shown: sent whole as usual
+        shown = any(card.message_id for card in self.cards)
+        if not self.cards or (self._whole and not shown):  # nothing shown: sent whole as usual
             await self._kit.sender.send(self._outbound(text))
             return
+        # A card whose message is not known to be sent (its send failed midway) is sent again with the
+        # same uuid below: Feishu answers with the message it already posted, never a second one.
         try:
             if self._whole:
                 raise CardRefused(self._kit.refused)

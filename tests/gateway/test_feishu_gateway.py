@@ -4,6 +4,7 @@ real lark-oapi SDK, the local Feishu stub (tests/feishu_stub.py) and the local O
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -179,15 +180,17 @@ async def test_a_redelivered_event_is_answered_once_also_after_a_restart(
 ) -> None:
     config = write_config(tmp_path, model, feishu, mode=mode)
     repeated = event("remember me once")
-    async with gateway(config) as (_, channel):
+    async with gateway(config) as (runtime, channel):
         for _ in range(3):
             assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel one"))  # same chat: answered after the repeats
         await feishu.wait_for_sent(2)
-    async with gateway(config) as (_, channel):  # a new process on the same state
+        await asyncio.wait_for(runtime.loop.drain(), 10)  # a streamed reply shows before it is whole
+    async with gateway(config) as (runtime, channel):  # a new process on the same state
         assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel two"))
         await feishu.wait_for_sent(3)
+        await asyncio.wait_for(runtime.loop.drain(), 10)
     assert user_turns(model) == ["remember me once", "sentinel one", "sentinel two"]
     assert [s.text for s in feishu.sent] == [f"stub reply: {t}" for t in user_turns(model)]
 
