@@ -27,6 +27,7 @@ does the same from the start (for Feishu clients older than 7.20, which cannot s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -265,9 +266,12 @@ class CardStream:
         await self._keep()
 
     async def _put(self, card: Card, text: str, *, final: bool) -> None:
-        """The element's full text; a frame without room in the budget is dropped (the final waits)."""
+        """The element's full text; a frame without room in the budget is dropped, the final text waits
+        for room."""
         if not final and not self._kit.budget.take():
             return
+        while final and not self._kit.budget.take():  # the final text waits for room instead
+            await asyncio.sleep(self._kit.budget.wait())
         resp = await self._kit.call(lambda: self._content(card, text), retry=final)
         if not resp.success() and final and resp.code in STREAMING_CLOSED:  # timed out: open it again
             await self._settings(card, {"streaming_mode": True})

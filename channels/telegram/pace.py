@@ -5,6 +5,10 @@ count). Two things are kept per chat: when the bot last sent or edited there (a 
 ``every`` seconds after it: ``channels.telegram.streamEvery``), and until when Telegram asked it to wait —
 a 429's ``retry_after`` holds *every* send and edit of that chat, not only the call that met it
 (shared notes, "media-and-streaming.md": peers that kept editing drew waits of minutes).
+
+Why not python-telegram-bot's ``AIORateLimiter``: a ``RetryAfter`` there halts *every* request of the bot
+(one busy group would stall fifty other chats), and it queues each call until it may go — for a streamed
+reply that means stale frames sent late, where dropping them for the newest text is right.
 """
 
 from __future__ import annotations
