@@ -116,12 +116,13 @@ async def assistant_turns(runtime: Runtime, chat_key: str) -> list[str]:
     return [c for role, c in await runtime.assistant.sessions.history(chat_key, 50) if role == "assistant"]
 
 
+@pytest.mark.both_stores
 async def test_a_reply_is_a_streaming_card_written_then_closed(
-    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub
+    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, memory_url: str
 ) -> None:
     reply, go_on = held(ANSWER, after=4)
     model.script(reply)
-    async with gateway(feishu_config(tmp_path, model, feishu)) as runtime:
+    async with gateway(feishu_config(tmp_path, model, feishu, memory_url)) as runtime:
         event = await say(runtime, "plan?")
         (message,) = await feishu.wait_for_sent(1)
         assert message.msg_type == "interactive" and message.card is not None
@@ -140,13 +141,14 @@ async def test_a_reply_is_a_streaming_card_written_then_closed(
     assert len(feishu.sent) == 1 and turns == [ANSWER]
 
 
+@pytest.mark.both_stores
 async def test_without_the_card_scope_the_reply_comes_whole_and_the_log_says_so_once(
-    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, caplog: pytest.LogCaptureFixture, memory_url: str
 ) -> None:
     feishu.cardkit.refuse_code = SCOPE_MISSING
     model.script(ANSWER, "Second answer.")
     with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):
-        async with gateway(feishu_config(tmp_path, model, feishu)) as runtime:
+        async with gateway(feishu_config(tmp_path, model, feishu, memory_url)) as runtime:
             await say(runtime, "plan?")
             first, *_ = await feishu.wait_for_sent(1)
             await say(runtime, "and then?")
@@ -193,14 +195,15 @@ async def test_a_card_half_written_at_a_crash_is_completed_not_sent_twice(
     assert all(code == 0 for _, _, code in feishu.cardkit.answers)  # every sequence rose, restart or not
 
 
+@pytest.mark.both_stores
 async def test_a_card_whose_sequence_ran_ahead_still_gets_its_final_text(
-    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub
+    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, memory_url: str
 ) -> None:
     """Resumed by a gateway whose clock is behind the one that started the card: its first updates are
     refused (300317), the final text leaps past and lands."""
     reply, go_on = held(ANSWER, after=4)
     model.script(reply)
-    config = feishu_config(tmp_path, model, feishu)
+    config = feishu_config(tmp_path, model, feishu, memory_url)
     runtime = await Runtime.open(config, enabled_channels(config))
     try:
         await runtime.start(schedule=False)

@@ -114,12 +114,13 @@ async def assistant_turns(runtime: Runtime, chat_key: str) -> list[str]:
     return [content for role, content in history if role == "assistant"]
 
 
+@pytest.mark.both_stores
 async def test_a_private_reply_is_a_draft_while_written_then_one_message(
-    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, memory_url: str
 ) -> None:
     reply, go_on = held(ANSWER, after=4)
     model.script(reply)
-    async with gateway(telegram_config(tmp_path, model, tg)) as runtime:
+    async with gateway(telegram_config(tmp_path, model, tg, memory_url)) as runtime:
         message_id = tg.push(tg.message("what is the plan?"))
         await tg.wait_until(
             lambda: any("The plan is" in t for t in tg.writes.draft_texts(42)), what="a draft"
@@ -141,14 +142,15 @@ async def test_a_private_reply_is_a_draft_while_written_then_one_message(
     assert model.chat_requests()[0]["stream"] is True
 
 
+@pytest.mark.both_stores
 async def test_a_group_reply_is_one_message_edited_no_faster_than_stream_every(
-    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, memory_url: str
 ) -> None:
     words = " ".join(f"word{n}" for n in range(40))
     model.pace.tokens_per_second = 20  # about two seconds of writing: several edits at 0.5 s
     reply, go_on = held(words, after=3)
     model.script(reply)
-    async with gateway(telegram_config(tmp_path, model, tg)) as runtime:
+    async with gateway(telegram_config(tmp_path, model, tg, memory_url)) as runtime:
         incoming = tg.push(tg.message("count for me", chat=tg.group(GROUP)))
         (first,) = await tg.wait_sent(1)
         assert "word0 word1 word2".startswith(visible(first.params["text"]))  # the first words, at once
@@ -199,13 +201,14 @@ async def _shows(tg: TelegramStub, message_id: int, wanted: Callable[[str], bool
     await tg.wait_until(lambda: wanted(tg.writes.reply_of(GROUP, message_id)), what=f"message {message_id}")
 
 
+@pytest.mark.both_stores
 async def test_a_rate_limited_edit_pauses_the_chat_and_the_final_text_waits_it_out(
-    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, memory_url: str
 ) -> None:
     reply, go_on = held(ANSWER, after=3)
     model.script(reply)
     tg.fail("editMessageText", rate_limited(2))
-    async with gateway(telegram_config(tmp_path, model, tg)) as runtime:
+    async with gateway(telegram_config(tmp_path, model, tg, memory_url)) as runtime:
         tg.push(tg.message("plan?", chat=tg.group(GROUP)))
         (first,) = await tg.wait_sent(1)
         go_on.set()
@@ -237,13 +240,14 @@ async def test_a_long_reply_continues_in_a_new_message(
     assert len(tg.sent()) == 2
 
 
+@pytest.mark.both_stores
 async def test_where_drafts_are_refused_the_reply_is_edited_in(
-    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, memory_url: str
 ) -> None:
     tg.writes.refuse_drafts = True  # a Bot API server without sendMessageDraft
     reply, go_on = held(ANSWER, after=4)
     model.script(reply)
-    async with gateway(telegram_config(tmp_path, model, tg)) as _:
+    async with gateway(telegram_config(tmp_path, model, tg, memory_url)) as _:
         tg.push(tg.message("plan?"))
         (first,) = await tg.wait_sent(1)
         go_on.set()
@@ -253,12 +257,13 @@ async def test_where_drafts_are_refused_the_reply_is_edited_in(
     assert len(tg.sent()) == 1 and tg.requests("sendMessageDraft")[0].status == 404
 
 
+@pytest.mark.both_stores
 async def test_stop_on_a_draft_cancels_the_reply_and_the_chat_goes_on(
-    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, memory_url: str
 ) -> None:
     reply, go_on = held(ANSWER, after=4)
     model.script(reply, "second answer")
-    async with gateway(telegram_config(tmp_path, model, tg)) as runtime:
+    async with gateway(telegram_config(tmp_path, model, tg, memory_url)) as runtime:
         tg.push(tg.message("what is the plan?"))
         await tg.wait_until(lambda: bool(tg.writes.draft_texts(42)), what="a draft")
         draft_id = int(tg.requests("sendMessageDraft")[0].params["draft_id"])
