@@ -11,11 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.model_turn import StreamedTurn, Turn, read_stream, turn_of
+from gateway.model_turn import StreamedTurn, TextSink, Turn, read_stream, turn_of
 from memory.records import Retrieved
 
 if TYPE_CHECKING:
@@ -60,7 +59,7 @@ class ChatRequest:
     memory_block: str = ""  # the delimited data block sent with the user message ("" when none)
     tools: ToolBox | None = None  # None: injection only (no tool support, or agent.tools = false)
     # The reply's text so far goes here while the model writes it (gateway/streaming.py); None: whole.
-    on_text: Callable[[str], None] | None = None
+    on_text: TextSink | None = None
 
     def messages(self) -> list[dict[str, str]]:
         """Chat-completions messages: system, history, then the user turn with its memory block."""
@@ -168,7 +167,7 @@ class OpenAIChatModel:
         self,
         messages: list[dict[str, Any]],
         extra: dict[str, Any],
-        on_text: Callable[[str], None] | None,
+        on_text: TextSink | None,
         started: float,
     ) -> Turn:
         """One call of the model; streamed (``stream=True``, each delta to ``on_text``) when the reply is
@@ -209,7 +208,7 @@ class OpenAIChatModel:
                 stream_cls=openai.AsyncStream[object],
             )
             try:
-                return await read_stream(chunks, StreamedTurn(on_text))
+                return await read_stream(chunks, StreamedTurn(on_text), on_text)
             finally:  # also when the reply is cancelled midway: the connection is let go cleanly
                 await chunks.close()
         except openai.OpenAIError as exc:

@@ -15,15 +15,31 @@ import asyncio
 import time
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-# Reading a stream token by token costs a trip through the HTTP stack per token (measured: ~0.3 ms each,
-# 300 a reply: 100 ms of CPU, more than the rest of a reply's path). After a delta the stream is read
-# again only after READ_EVERY: what came meanwhile arrives in one read (30 ms a reply). Nobody sees the
-# words faster anyway (Telegram drafts: 1 s; edits: 1.5 s; the terminal redraws 10 times a second), and
-# the first words are handed on at once (bench/README.md, "Streaming").
-READ_EVERY = 0.2
-_SAME_READ = 0.005  # deltas handled this soon after a pause came in the read that ended it
+# Reading a stream token by token costs a trip through the HTTP stack per read (bench/README.md,
+# "Streaming": at 40 tokens a second, reading every 0.2 s cost a streamed reply about 35 ms of CPU, every
+# second about 18). Nobody sees the words faster than their channel shows them (Telegram drafts: 1 s;
+# edits: 1.5 s; cards: 1 s; the terminal: 0.1 s), so after a delta the stream is read again only when the
+# channel can take new text (``TextSink.wanted_in``), within these bounds: what came meanwhile arrives in
+# one read. The first words are handed on at once; the end of the reply is seen at most READ_MAX late.
+READ_MIN = 0.1
+READ_MAX = 1.0
+# A chunk that came this soon after it was asked for was read already (in the read that ended a pause): the
+# pause begins again only once the stream has caught up with the model (its next chunk had to be waited for).
+_WAITED = 0.005
+
+
+class TextSink(Protocol):
+    """Where a streamed reply's text so far goes (gateway/streaming.py's ``Feed``)."""
+
+    def __call__(self, text: str) -> None:
+        """The reply so far (after each delta; never waits)."""
+        ...
+
+    def wanted_in(self) -> float:
+        """Seconds until newer text could be shown (0: now)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -126,11 +142,17 @@ class StreamedTurn:
         return Turn(self._text, self._finish, calls)
 
 
-async def read_stream(chunks: AsyncIterable[object], turn: StreamedTurn) -> Turn:
-    """The whole turn of a streamed answer, read in batches after its first words (``READ_EVERY``)."""
-    resumed = float("-inf")
+async def read_stream(chunks: AsyncIterable[object], turn: StreamedTurn, sink: TextSink) -> Turn:
+    """The whole turn of a streamed answer, read in batches after its first words: once the stream has
+    caught up with the model, it is left alone until ``sink`` can show newer text (see ``READ_MIN``), and
+    then everything that came meanwhile is read at once."""
+    after_pause = False  # the chunk read now is the first after a pause (it ends the pause)
+    asked = time.monotonic()
     async for chunk in chunks:
-        if turn.add(chunk) and time.monotonic() - resumed > _SAME_READ:
-            await asyncio.sleep(READ_EVERY)
-            resumed = time.monotonic()
+        caught_up = time.monotonic() - asked > _WAITED and not after_pause
+        after_pause = False
+        if turn.add(chunk) and caught_up:
+            await asyncio.sleep(min(max(sink.wanted_in(), READ_MIN), READ_MAX))
+            after_pause = True
+        asked = time.monotonic()
     return turn.turn()

@@ -6,7 +6,8 @@ without CardKit). While the handler runs, ``feeding`` makes ``reply_sink()`` ret
 for the handler's task (a context variable: the assistant puts it in ``ChatRequest.on_text`` and the model,
 asked with ``stream=True``, calls it with the text so far after each delta). The feed never blocks the
 model: it keeps the newest text and a task of its own hands it to the channel no faster than the
-channel's pace (``next_update_in``), one update at a time, dropping the frames in between.
+channel's pace (``next_update_in``), one update at a time, dropping the frames in between. The model's
+stream is read no more often than that pace either (``Feed.wanted_in``; gateway/model_turn.py says why).
 
 The final send stays one step of the loop (``ProcessLoop._send_after``): ``send`` finishes the stream with
 the whole reply — rendered and split as a plain send would be — or sends it plainly when it was not
@@ -42,13 +43,12 @@ from gateway.inbox import DurableInbox
 
 log = logging.getLogger("tierclaw.gateway")
 
-TextSink = Callable[[str], None]
 UPDATE_IN_FLIGHT_WAIT_S = 60.0  # at the final send, an update still on its way is waited for this long
 
-_SINK: ContextVar[TextSink | None] = ContextVar("tierclaw_reply_sink", default=None)
+_SINK: ContextVar[Feed | None] = ContextVar("tierclaw_reply_sink", default=None)
 
 
-def reply_sink() -> TextSink | None:
+def reply_sink() -> Feed | None:
     """Where the reply being made in this task hands its text so far (None: it is not streamed)."""
     return _SINK.get()
 
@@ -56,8 +56,8 @@ def reply_sink() -> TextSink | None:
 class Feed:
     """The newest text of one reply, handed to its stream by a task of its own (see the module doc).
 
-    ``push`` never waits: the model goes on at its pace while the channel takes what it can. ``updates``
-    counts the frames the channel took.
+    ``push`` (or calling the feed: a ``model_turn.TextSink``) never waits: the model goes on at its pace
+    while the channel takes what it can. ``updates`` counts the frames the channel took.
     """
 
     def __init__(self, stream: ReplyStream, chat_key: str, *, live: bool = True) -> None:
@@ -80,6 +80,12 @@ class Feed:
         self._fresh.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"stream:{self.chat_key}")
+
+    __call__ = push
+
+    def wanted_in(self) -> float:
+        """Seconds until the channel could show newer text (the model's stream is read again then)."""
+        return 0.0 if self._closed else self.stream.next_update_in()
 
     async def _run(self) -> None:
         """Hand the newest text over whenever the channel's pace allows, until ``settle``."""
@@ -157,8 +163,8 @@ class ReplyStreams:
 
     @contextlib.contextmanager
     def feeding(self, feed: Feed | None) -> Iterator[None]:
-        """While open, tasks created here (the handler's) find ``feed.push`` as their ``reply_sink``."""
-        token = _SINK.set(feed.push if feed is not None and feed.live else None)
+        """While open, tasks created here (the handler's) find ``feed`` as their ``reply_sink``."""
+        token = _SINK.set(feed if feed is not None and feed.live else None)
         try:
             yield
         finally:

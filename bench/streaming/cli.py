@@ -133,7 +133,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.streaming", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.streaming",
+        description="Streamed replies (issue 34): how soon the first words and the whole reply are visible "
+        "per surface, updates and 429s, a kill -9 mid-stream, and the gateway's CPU per reply streamed "
+        "against whole. bench/README.md, 'Streaming', says how it measures.",
+    )
     parser.add_argument("--json", action="store_true", help="print only one JSON line")
     parser.add_argument("--chats", type=int, default=50, help="chats at once per surface (50)")
     parser.add_argument("--rounds", type=int, default=2, help="messages per chat, one after another (2)")

@@ -452,6 +452,7 @@ class TelegramChannel:
             every=self.typing_every_seconds,
             stopped=self._stopped,
             tasks=self._typing,
+            shown=lambda: self.streams.shown(message.chat_id),
         )
 
     def _bot(self) -> Bot:

@@ -78,6 +78,7 @@ class DraftStream:
         piece = pieces_of(text)[-1]
         try:
             await self._draft(markdown_to_html(piece), ParseMode.HTML)
+            self._streams.showing(self._outbox.chat_id, self)
         except (BadRequest, InvalidToken) as exc:  # a server without the method answers 404 (InvalidToken)
             if "can't parse entities" in exc.message.casefold():
                 await self._draft(piece, None)
@@ -100,14 +101,14 @@ class DraftStream:
         )
 
     async def finish(self, text: str) -> None:
-        self._streams.closed(self._outbox.chat_id, self.draft_id)
+        self._streams.closed(self._outbox.chat_id, self.draft_id, self)
         if self._edit is not None:
             await self._edit.finish(text)
             return
         await self._outbox.send_text(text, self._message.message_id)
 
     async def cancel(self) -> None:
-        self._streams.closed(self._outbox.chat_id, self.draft_id)
+        self._streams.closed(self._outbox.chat_id, self.draft_id, self)
         if self._edit is not None:
             await self._edit.cancel()
 
@@ -116,12 +117,18 @@ class EditStream:
     """A reply written into messages that are edited as it grows (see the module doc)."""
 
     def __init__(
-        self, outbox: Outbox, reply_to: str, every: float, remember: RememberHandle, ids: tuple[int, ...]
+        self,
+        outbox: Outbox,
+        reply_to: str,
+        remember: RememberHandle,
+        ids: tuple[int, ...],
+        streams: TelegramStreams,
     ) -> None:
         self._outbox = outbox
         self._reply_to = reply_to
-        self._every = every
+        self._every = streams.every
         self._remember = remember
+        self._streams = streams
         self.ids = list(ids)  # the reply's messages so far (from the inbox row after a restart)
         self._shown: list[str | None] = [None] * len(ids)  # what each shows (unknown after a restart)
 
@@ -134,8 +141,12 @@ class EditStream:
             await self._show(pieces_of(text))
         except RetryAfter as exc:  # this frame is dropped; the chat waits (pace.py)
             self._outbox.pace.pause(self._outbox.chat_id, retry_after(exc))
+        finally:
+            if self.ids:
+                self._streams.showing(self._outbox.chat_id, self)
 
     async def finish(self, text: str) -> None:
+        self._streams.closed(self._outbox.chat_id, 0, self)
         if not self.ids:  # nothing shown yet: a plain send
             await self._outbox.send_text(text, self._reply_to)
             return
@@ -145,6 +156,7 @@ class EditStream:
             await self._delete(message_id)
 
     async def cancel(self) -> None:
+        self._streams.closed(self._outbox.chat_id, 0, self)
         for message_id in self.ids:
             await self._delete(message_id)
 
@@ -182,19 +194,22 @@ class EditStream:
 
 
 class TelegramStreams:
-    """The channel's streamed replies: which kind a chat gets, the open drafts (for "stop")."""
+    """The channel's streamed replies: which kind a chat gets, the open drafts (for "stop"), the chats
+    where a reply shows as it is written (no "typing…" sign needed there: typing_sign.py)."""
 
     def __init__(self, every: float, draft_every: float) -> None:
         self.every = every  # seconds between edits of a chat (channels.telegram.streamEvery)
         self.draft_every = draft_every  # seconds between drafts (channels.telegram.draftEvery)
         self._no_drafts: set[str] = set()  # chats that refused a draft
         self._drafts: dict[tuple[str, int], str] = {}  # (chat id, draft id) -> chat key, while open
+        self._showing: dict[str, ReplyStream] = {}  # chat id -> the stream whose words show there now
 
     def open(
         self, outbox: Outbox, message: InboundMessage, resume: str, remember: RememberHandle
     ) -> ReplyStream:
         """A draft in a private chat, else an edited message (resumed from ``resume``'s message ids)."""
         ids = _message_ids(resume)
+        self._showing.pop(outbox.chat_id, None)  # a new reply: nothing of it shows yet
         if message.is_group or ids or outbox.chat_id in self._no_drafts:
             return self.edit_stream(outbox, message, remember, ids)
         draft = DraftStream(outbox, message, remember, self)
@@ -205,15 +220,26 @@ class TelegramStreams:
         self, outbox: Outbox, message: InboundMessage, remember: RememberHandle, ids: tuple[int, ...]
     ) -> EditStream:
         """The reply to ``message`` written into edited messages (``ids``: those written before)."""
-        return EditStream(outbox, message.message_id, self.every, remember, ids)
+        return EditStream(outbox, message.message_id, remember, ids, self)
 
     def refuse_drafts(self, chat_id: str) -> None:
         """The chat refused a draft: its replies are edited in from now on (until a restart)."""
         self._no_drafts.add(chat_id)
 
-    def closed(self, chat_id: str, draft_id: int) -> None:
-        """A draft's reply ended: a "stop" for it comes too late."""
+    def showing(self, chat_id: str, stream: ReplyStream) -> None:
+        """``stream``'s words show in the chat (a draft, a message being edited)."""
+        self._showing[chat_id] = stream
+
+    def shown(self, chat_id: str) -> bool:
+        """Whether a reply shows in the chat as it is written."""
+        return chat_id in self._showing
+
+    def closed(self, chat_id: str, draft_id: int, stream: ReplyStream) -> None:
+        """``stream``'s reply ended (its final text goes now, or it was stopped): a "stop" for its draft
+        comes too late, and the chat has no reply showing."""
         self._drafts.pop((chat_id, draft_id), None)
+        if self._showing.get(chat_id) is stream:
+            del self._showing[chat_id]
 
     def stopped(self, update: Update) -> str | None:
         """The chat key of the reply a ``stopped_message_generation`` update stops (None: not such an

@@ -41,6 +41,7 @@ def telegram_config(
     tg: TelegramStub,
     memory_url: str = "",
     replica: str = "",
+    stream: bool = True,
     **telegram: object,
 ) -> Config:
     raw = {
@@ -50,7 +51,7 @@ def telegram_config(
             "maxRetries": 0,
             "timeoutSeconds": 10,
         },
-        "agent": {"model": "main-model", "workspace": str(tmp_path / "ws")},
+        "agent": {"model": "main-model", "workspace": str(tmp_path / "ws"), "stream": stream},
         "memory": {
             "dbPath": str(tmp_path / "memory.db"),
             "databaseUrl": memory_url,
@@ -140,6 +141,37 @@ async def test_a_private_reply_is_a_draft_while_written_then_one_message(
     assert drafts[-1].at < final.at
     assert turns == [ANSWER]  # only the final text is history
     assert model.chat_requests()[0]["stream"] is True
+
+
+async def test_while_the_draft_shows_the_chat_gets_no_typing_sign(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+) -> None:
+    model.pace.tokens_per_second = 10  # about three seconds of drafts
+    model.script(" ".join(f"word{n}" for n in range(30)))
+    config = telegram_config(tmp_path, model, tg, draftEvery="0.2s")
+    async with gateway(config) as runtime:
+        (channel,) = runtime.channels
+        channel.typing_every_seconds = 0.1  # type: ignore[attr-defined]
+        tg.push(tg.message("count for me"))
+        await tg.wait_sent(1)
+    drafts = [c.at for c in tg.requests("sendMessageDraft") if c.status == 200]
+    assert drafts[-1] - drafts[0] > 1.0  # ten typing signs' time
+    typing = [c.at for c in tg.requests("sendChatAction") if drafts[0] + 0.5 < c.at < drafts[-1]]
+    assert typing == []  # the draft's words say it
+
+
+async def test_with_agent_stream_off_the_reply_comes_whole(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+) -> None:
+    model.script(ANSWER, "Another answer.")
+    async with gateway(telegram_config(tmp_path, model, tg, stream=False)) as _:
+        tg.push(tg.message("what is the plan?"))
+        tg.push(tg.message("and in the group?", chat=tg.group(GROUP)))
+        sent = await tg.wait_sent(2)
+    assert tg.requests("sendMessageDraft") == [] and tg.requests("editMessageText") == []
+    plan = "The plan is simple: pack the bags, check the tickets, and leave before noon."
+    assert {visible(c.params["text"]) for c in sent} == {plan, "Another answer."}  # each whole, once
+    assert [r.get("stream") for r in model.chat_requests()] == [None, None]  # asked whole
 
 
 @pytest.mark.both_stores

@@ -96,12 +96,22 @@ def _request(on_text: Any = None, tools: Any = None) -> ChatRequest:
     return ChatRequest(system="sys", user_text="hello", on_text=on_text, tools=tools)
 
 
+class Seen(list[str]):
+    """A text sink (gateway/model_turn.TextSink) that keeps each text it is handed and always wants more."""
+
+    def __call__(self, text: str) -> None:
+        self.append(text)
+
+    def wanted_in(self) -> float:
+        return 0.0
+
+
 async def test_the_model_hands_on_the_text_so_far_after_each_delta() -> None:
-    seen: list[str] = []
+    seen = Seen()
     with OpenAIStub(pace=StreamPace(tokens_per_second=1000)) as stub:
         stub.script("Hello there, 你好.")
         model = OpenAIChatModel(client_for(stub), "m")
-        reply = await model.reply(_request(on_text=seen.append))
+        reply = await model.reply(_request(on_text=seen))
         body = stub.chat_requests()[0]
     assert reply == "Hello there, 你好."
     assert seen == ["Hello", "Hello there,", "Hello there, 你", "Hello there, 你好", "Hello there, 你好."]
@@ -125,11 +135,11 @@ class OneTool:
 
 
 async def test_a_streamed_round_of_tool_calls_is_answered_then_the_reply_streams() -> None:
-    seen: list[str] = []
+    seen = Seen()
     tools = OneTool()
     with OpenAIStub(pace=StreamPace(tokens_per_second=1000)) as stub:
         stub.script(StubReply(tool_calls=[("memory_search", '{"query": "home"}')]), "You live in Lisbon.")
-        reply = await OpenAIChatModel(client_for(stub), "m").reply(_request(seen.append, tools))
+        reply = await OpenAIChatModel(client_for(stub), "m").reply(_request(seen, tools))
         second = stub.chat_requests()[1]
     assert reply == "You live in Lisbon." and seen[-1] == "You live in Lisbon."
     assert tools.calls == [("memory_search", '{"query": "home"}')]
@@ -143,7 +153,7 @@ async def test_a_stream_cut_midway_is_a_model_error() -> None:
     with OpenAIStub(pace=StreamPace(tokens_per_second=1000)) as stub:
         stub.script(StubReply(content="one two three four five", cut_after=2))
         with pytest.raises(ModelError) as caught:
-            await OpenAIChatModel(client_for(stub), "m").reply(_request(on_text=lambda _: None))
+            await OpenAIChatModel(client_for(stub), "m").reply(_request(on_text=Seen()))
     assert caught.value.kind == "unreachable"
 
 
