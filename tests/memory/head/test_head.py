@@ -67,7 +67,7 @@ async def test_same_message_same_facts(embedder: CachedEmbedder) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 35 round 2 (branch rules2): the head and the keyword fallback fall short; drop when it passes",
+    reason="issue 35 round 2 (branch rules2): the head and the keyword fallback fall short here",
 )
 async def test_a_compound_message_keeps_each_clause_whole(embedder: CachedEmbedder) -> None:
     facts = await FactKeeper(embedder).facts("I live in Lyon and work as a nurse")

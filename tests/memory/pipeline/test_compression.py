@@ -43,7 +43,7 @@ def test_scripted_model_satisfies_the_protocol() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 35 round 2 (branch rules2): the head and the keyword fallback fall short; drop when it passes",
+    reason="issue 35 round 2 (branch rules2): the head and the keyword fallback fall short here",
 )
 async def test_daily_compresses_events_into_facts_and_marks_them(engine: MemoryEngine) -> None:
     a1 = await engine.events.add(ALICE, "I live in Berlin.", event_date=DAY)
@@ -81,7 +81,7 @@ async def test_daily_compresses_older_missed_days_too(engine: MemoryEngine) -> N
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 35 round 2 (branch rules2): the head and the keyword fallback fall short; drop when it passes",
+    reason="issue 35 round 2 (branch rules2): the head and the keyword fallback fall short here",
 )
 async def test_model_failure_keeps_that_owners_events_and_the_next_run_compresses_them(
     engine: MemoryEngine,
