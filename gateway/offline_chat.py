@@ -3,7 +3,8 @@
 It does not pretend to be an assistant. It shows what memory retrieved for the message (so tierclaw's
 memory can be tried before any key is configured) and says exactly what it will keep: "I'll remember: …"
 with the facts, found by the same function the offline memory model extracts with
-(``memory.model.quick_extract.quick_facts``), so the promise and what is stored cannot drift apart. To a
+(``memory.model.keeper.FactKeeper``, one keeper shared by both), so the promise and what is stored
+cannot drift apart. To a
 statement it will not keep it says so plainly; to chit-chat ("haha", "Good morning!") it promises nothing.
 How to get real answers (``offline_hint``) is said once per chat, not in every reply: the assistant adds it
 to a chat's first reply, and the terminal prints the full notice when it starts (``gateway/assistant.py``).
@@ -17,7 +18,8 @@ import re
 import unicodedata
 
 from gateway.agent import ChatRequest
-from memory.model.quick_extract import quick_facts
+from gateway.reminders.offline import scheduled_reply, zone_question
+from memory.model.keeper import FactKeeper
 from memory.text.wording import is_chinese
 
 OFFLINE_CHAT_LABEL = "offline (no API key)"
@@ -88,10 +90,11 @@ def looks_like_statement(text: str) -> bool:
     return not (_EN_QUESTION_START.match(bare) or _ZH_QUESTION.search(bare))
 
 
-def kept_from(text: str) -> list[str]:
-    """What the offline memory model will keep of the user's message: the same ``quick_facts`` call its
-    extraction makes (``memory/model/offline_model.py``), shown as said."""
-    return [" ".join(fact.content.split()).rstrip("。.!！") for fact in quick_facts(text)]
+async def kept_from(text: str, keeper: FactKeeper | None = None) -> list[str]:
+    """What the offline memory model will keep of the user's message: the same ``FactKeeper.facts`` call
+    its extraction makes (``memory/model/offline_model.py``), shown as said."""
+    facts = await (keeper or FactKeeper()).facts(text)
+    return [" ".join(fact.content.split()).rstrip("。.!！") for fact in facts]
 
 
 class OfflineChatModel:
@@ -100,13 +103,19 @@ class OfflineChatModel:
     # Its replies are gateway notices, not conversation: they stay out of history and memory.
     stand_in = True
 
+    def __init__(self, keeper: FactKeeper | None = None) -> None:
+        self.keeper = keeper or FactKeeper()
+
     @property
     def label(self) -> str:
         return OFFLINE_CHAT_LABEL
 
     async def reply(self, request: ChatRequest) -> str:
         words = _ZH if is_chinese(request.user_text) else _EN
-        kept = kept_from(request.user_text)
+        scheduled = await scheduled_reply(request)  # "remind me…": what was scheduled, or why not
+        if scheduled is not None:
+            return f"{words['prefix']} {scheduled}"
+        kept = await kept_from(request.user_text, self.keeper)
         lines: list[str] = []
         if kept:
             lines.append(f"{words['prefix']} {words['kept']}{words['join'].join(kept)}")
@@ -116,4 +125,7 @@ class OfflineChatModel:
         if not lines:
             said = words["not_kept"] if looks_like_statement(request.user_text) else words["nothing"]
             lines.append(f"{words['prefix']} {said}")
+        question = await zone_question(request)  # "I live in Tokyo": use Asia/Tokyo for reminders?
+        if question:
+            lines.append(f"{words['prefix']} {question}")
         return "\n".join(lines)

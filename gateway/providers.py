@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING
 from gateway.agent import ChatModel, OpenAIChatModel
 from gateway.config import Config, ProviderConfig, has_api_key
 from gateway.offline_chat import OfflineChatModel
+from memory.model.keeper import FactKeeper
 from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import MemoryModel
 
 if TYPE_CHECKING:  # openai (about a second to import) loads only when a provider has a key
     from openai import AsyncOpenAI
+
+    from memory.vectors.usage import MemoryEmbedder
 
 NO_KEY_NOTICE = (
     "No API key configured, so tierclaw answers with its offline model (it shows what it remembers and\n"
@@ -61,8 +64,10 @@ def _usable(provider: ProviderConfig) -> bool:
     return provider.type == "openai" and has_api_key(provider)
 
 
-def build_models(config: Config) -> Models:
-    """The main and memory models the configuration asks for (offline where no key is set)."""
+def build_models(config: Config, embedder: MemoryEmbedder | None = None) -> Models:
+    """The main and memory models the configuration asks for (offline where no key is set); the offline
+    ones share one fact keeper on ``embedder`` (the engine's: the learned head reads its vectors)."""
+    keeper = FactKeeper(embedder)
     clients: dict[int, AsyncOpenAI] = {}
 
     def client_for(provider: ProviderConfig) -> AsyncOpenAI:
@@ -79,7 +84,7 @@ def build_models(config: Config) -> Models:
             temperature=config.agent.temperature,
         )
     else:
-        chat = OfflineChatModel()
+        chat = OfflineChatModel(keeper)
         notice = OFFLINE_NOTICE if config.provider.type == "offline" else NO_KEY_NOTICE
 
     memory_provider = config.memory_provider()
@@ -90,7 +95,7 @@ def build_models(config: Config) -> Models:
             client_for(memory_provider), config.memory_model(), max_tokens=config.memory_max_tokens()
         )
     else:
-        memory = OfflineMemoryModel()
+        memory = OfflineMemoryModel(keeper=keeper)
     return Models(chat=chat, memory=memory, notice=notice, clients=list(clients.values()))
 
 

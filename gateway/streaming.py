@@ -40,6 +40,7 @@ from channels.base import (
     StreamsReplies,
 )
 from gateway.inbox import DurableInbox
+from gateway.model_turn import TextSink
 
 log = logging.getLogger("tierclaw.gateway")
 
@@ -48,9 +49,28 @@ UPDATE_IN_FLIGHT_WAIT_S = 60.0  # at the final send, an update still on its way 
 _SINK: ContextVar[Feed | None] = ContextVar("tierclaw_reply_sink", default=None)
 
 
-def reply_sink() -> Feed | None:
-    """Where the reply being made in this task hands its text so far (None: it is not streamed)."""
-    return _SINK.get()
+def reply_sink(lead: str = "") -> TextSink | None:
+    """Where the reply being made in this task hands its text so far (None: it is not streamed); with
+    ``lead``, what the model writes is shown after it (the reply will open with it: a voice note's "I
+    heard …" line), so each frame stays the start of the final text."""
+    feed = _SINK.get()
+    if feed is None or not lead:
+        return feed
+    return _After(feed, lead)
+
+
+class _After:
+    """A sink showing the model's text after a fixed opening (see ``reply_sink``)."""
+
+    def __init__(self, feed: Feed, lead: str) -> None:
+        self._feed = feed
+        self._lead = lead
+
+    def __call__(self, text: str) -> None:
+        self._feed.push(self._lead + text)
+
+    def wanted_in(self) -> float:
+        return self._feed.wanted_in()
 
 
 class Feed:

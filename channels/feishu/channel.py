@@ -69,6 +69,7 @@ from channels.feishu.events import (
     lark_headers,
 )
 from channels.feishu.lark_logs import lark_level, route_lark_logs_through_ours
+from channels.feishu.media import FeishuMedia
 from channels.feishu.open_api import BOT_INFO_URI, read_bot_open_id
 from channels.feishu.sending import Sender
 from channels.feishu.websocket import (
@@ -114,8 +115,8 @@ class FeishuSettings:
     stream_every: float = 1.0  # seconds between updates of a streaming card
 
 
-class FeishuChannel:
-    """The Feishu/Lark channel; see the module doc. ``start`` returns once receiving has started."""
+class FeishuChannel(FeishuMedia):
+    """The Feishu/Lark channel; see the module doc (its media parts: ``media.FeishuMedia``)."""
 
     name = CHANNEL_NAME
 

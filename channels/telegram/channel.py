@@ -65,6 +65,7 @@ from channels.telegram.failures import (
 )
 from channels.telegram.inbound import addressed_message
 from channels.telegram.log_redaction import Redact
+from channels.telegram.media import TelegramMedia
 from channels.telegram.pace import ChatPace
 from channels.telegram.poll_turn import MayPoll, PollTurn
 from channels.telegram.sending import Outbox, Retries
@@ -97,8 +98,9 @@ class TelegramSettings:
     draft_every: float = 1.0  # seconds between drafts of a streamed reply in a private chat
 
 
-class TelegramChannel:
-    """A Telegram bot as a gateway channel (``Channel`` plus ``working`` for the typing indicator).
+class TelegramChannel(TelegramMedia):
+    """A Telegram bot as a gateway channel (``Channel``, ``working`` for the typing indicator, and the
+    media parts of ``media.TelegramMedia``).
 
     The class attributes are the retry and timing knobs; tests shorten them on an instance.
     """

@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from gateway.cli import dashboard, doctor, memory, onboard, run, status
+from gateway.cli import dashboard, doctor, memory, onboard, reminders, run, status
 from gateway.cli.options import apply_defaults, spread_global_options
 from gateway.log_setup import configure_logging
 
@@ -34,6 +34,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     memory.register,
     dashboard.register,
     doctor.register,
+    reminders.register,
 )
 
 

@@ -23,6 +23,7 @@ from gateway.cli.run import enabled_channels
 from gateway.config import Config, load_config
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
+from localservers.sample_media import speech_wav
 from localservers.telegram_server import TelegramStub, check_html, rate_limited
 from localservers.telegram_streaming import STOPPED, stopped
 
@@ -172,6 +173,29 @@ async def test_with_agent_stream_off_the_reply_comes_whole(
     plan = "The plan is simple: pack the bags, check the tickets, and leave before noon."
     assert {visible(c.params["text"]) for c in sent} == {plan, "Another answer."}  # each whole, once
     assert [r.get("stream") for r in model.chat_requests()] == [None, None]  # asked whole
+
+
+@pytest.mark.both_stores
+async def test_a_voice_notes_reply_streams_after_what_was_heard(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub, memory_url: str
+) -> None:
+    reply, go_on = held(ANSWER, after=4)
+    model.script(reply)
+    heard = "🎤 I heard: “What is the plan for Friday”"
+    async with gateway(telegram_config(tmp_path, model, tg, memory_url)) as runtime:
+        voice = speech_wav("What is the plan for Friday")
+        tg.push(tg.files.message(tg, "voice", voice, mime="audio/ogg"))
+        await tg.wait_until(
+            lambda: any(t.startswith(f"{heard}\n\nThe plan is") for t in tg.writes.draft_texts(42)),
+            what="a draft after what was heard",
+        )
+        go_on.set()
+        (final,) = await tg.wait_sent(1)
+        turns = await assistant_turns(runtime, "telegram:42")
+    plan = "The plan is simple: pack the bags, check the tickets, and leave before noon."
+    assert visible(final.params["text"]) == f"{heard}\n\n{plan}"
+    assert model.chat_requests()[0]["messages"][-1]["content"] == "What is the plan for Friday"
+    assert turns == [ANSWER]  # the model's words only: what was heard is the person's turn
 
 
 @pytest.mark.both_stores

@@ -167,7 +167,10 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
         f"owner {args.owner}: memories {imported} imported, {present} already present, "
         f"{archived} archived skipped; events {events_imported} imported, {events_present} already present"
     )
-    print(line + await _import_notes(engine, args))
+    from gateway.reminders.transfer import imported as import_reminders
+
+    notes = await _import_notes(engine, args)
+    print(line + notes + await import_reminders(engine.store, args.owner, args.document))
     return 0
 
 
