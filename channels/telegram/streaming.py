@@ -33,7 +33,7 @@ from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from channels.base import InboundMessage, RememberHandle, ReplyStream
 from channels.chunks import split_text
 from channels.telegram.failures import retry_after
-from channels.telegram.html import markdown_to_html
+from channels.telegram.html import DraftRenderer
 from channels.telegram.sending import Outbox
 
 log = logging.getLogger("tierclaw.channels")
@@ -62,6 +62,7 @@ class DraftStream:
         self.draft_id = secrets.randbelow(2**31 - 2) + 1  # non-zero, one per reply
         self._last = float("-inf")  # when the last draft went
         self._edit: EditStream | None = None  # drafts refused: the reply is edited in instead
+        self._html = DraftRenderer()  # each draft re-parses only the reply's open end
 
     def next_update_in(self) -> float:
         if self._edit is not None:
@@ -77,7 +78,7 @@ class DraftStream:
         self._last = time.monotonic()
         piece = pieces_of(text)[-1]
         try:
-            await self._draft(markdown_to_html(piece), ParseMode.HTML)
+            await self._draft(self._html.render(piece), ParseMode.HTML)
             self._streams.showing(self._outbox.chat_id, self)
         except (BadRequest, InvalidToken) as exc:  # a server without the method answers 404 (InvalidToken)
             if "can't parse entities" in exc.message.casefold():
