@@ -86,7 +86,7 @@ from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
-from gateway.loop import FAILURE_REPLY
+from gateway.notices import FAILURE_REPLY
 from memory.model.keeper import head_usable
 from memory.retrieval.gate import should_retrieve
 

@@ -217,6 +217,7 @@ class Runtime:
                 inbox=inbox_of(config, engine),
                 deadline_hint=no_answer_hint(config),
             )
+            loop.streams.enabled = config.agent.stream  # replies shown while made (gateway/streaming.py)
             for channel in channels:
                 loop.add_channel(channel)
                 if isinstance(channel, KeepsSeenMarks):  # its dedup marks live in the memory database

@@ -169,6 +169,15 @@ class DurableInbox:
         """Drop every hold of this replica (it stops: what is left goes to another replica's sweep)."""
         return await self._holds.drop(self.replica)
 
+    async def remember_reply(self, message: InboundMessage, handle: str) -> None:
+        """Keep where the streamed reply to ``message`` is being written (gateway/streaming.py)."""
+        if message.inbox_id:
+            await self._rows.set_reply_handle(message.inbox_id, handle)
+
+    async def reply_handle(self, message: InboundMessage) -> str:
+        """What ``remember_reply`` kept for ``message`` ("" when nothing)."""
+        return await self._rows.reply_handle(message.inbox_id) if message.inbox_id else ""
+
     async def unsent_recently(self) -> int:
         """Replies that could not be sent in the last ``KEEP_ANSWERED``."""
         return await self._rows.unsent(KEEP_ANSWERED.total_seconds())

@@ -7,7 +7,9 @@ a message not answered in time gets a short apology (and frees its slot), and a 
 than that for a slot is told so while it keeps its place. A channel that can
 show work in progress (``working``, e.g. Telegram's "typing") shows it from the moment a message is taken
 up until its reply has been sent. ``cancel(chat_key)`` stops the reply being made for a chat (the
-terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual.
+terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual. A
+channel that streams replies shows the reply while it is made; its final send stays one step
+(``_send_after``), which finishes the stream (gateway/streaming.py).
 
 With a durable inbox the inbox is the queue, shared by every gateway on the database: a chat is worked by
 the one replica that holds it, in the platform's order whoever took the messages in; its holds are kept
@@ -32,9 +34,10 @@ from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, U
 from gateway.chat_claims import HeldChats, LocalChats, Release
 from gateway.hold_keeper import LostChats, keep_holds
 from gateway.inbox import Chat, Claimed, DurableInbox
+from gateway.notices import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, notice_for
 from gateway.send_fence import fenced
+from gateway.streaming import Feed, ReplyStreams
 from memory.store.errors import cannot_succeed_on_retry
-from memory.text.wording import is_chinese
 
 log = logging.getLogger("tierclaw.gateway")
 
@@ -42,21 +45,6 @@ Handler = Callable[[InboundMessage], Awaitable[str | None]]
 T = TypeVar("T")
 RETRY_CAP_S = 5.0  # the longest pause between tries of a database step the worker cannot skip
 TAKEN_AT_KEPT = 10_000  # intake times kept for the observer (the oldest go first)
-
-FAILURE_REPLY = "Sorry — something went wrong while handling that message."
-DEADLINE_REPLY = "Sorry — I could not get an answer in time. Please try again in a moment."
-BUSY_REPLY = "I'm busy with other conversations right now; I'll answer this as soon as I can."
-# The same notices for a message written in Chinese (the person's language: gateway/README.md).
-NOTICES_ZH = {
-    FAILURE_REPLY: "抱歉，处理这条消息时出了点问题。",
-    DEADLINE_REPLY: "抱歉，我没能及时给出回答，请稍后再试。",
-    BUSY_REPLY: "我正忙着回复其他对话，会尽快回答这条消息。",
-}
-
-
-def notice_for(message: InboundMessage, notice: str) -> str:
-    """One of the notices above in the language of the message it answers."""
-    return NOTICES_ZH.get(notice, notice) if is_chinese(message.text) else notice
 
 
 class LoopObserver(Protocol):
@@ -114,6 +102,7 @@ class ProcessLoop:
         self.observer: LoopObserver | None = None  # set before ``start`` (gateway/ops_http.py)
         self._taken_at: dict[int, float] = {}  # inbox id (or id(message)) -> when it was taken in here
         self.on_takeover: Callable[[Chat, str], None] | None = None  # a dead replica's chat taken over
+        self.streams = ReplyStreams(inbox)  # replies shown while they are made (gateway/streaming.py)
 
     @property
     def inbox(self) -> DurableInbox | None:
@@ -123,6 +112,7 @@ class ProcessLoop:
     def add_channel(self, channel: Channel) -> None:
         """Register a channel as the destination of replies to its chats."""
         self._channels[channel.name] = channel
+        self.streams.add(channel, self.cancel)
 
     async def deliver(self, message: InboundMessage) -> None:
         """The callback channels are started with: store (with an inbox) and answer one inbound message.
@@ -225,6 +215,7 @@ class ProcessLoop:
                 await task
         self._tasks.clear()
         self._workers.clear()
+        self.streams.stop()
         if hand_over and isinstance(self._chats, HeldChats):
             try:
                 await self._chats.inbox.drop_holds()
@@ -283,11 +274,16 @@ class ProcessLoop:
             async with self._working(message):
                 await self._take_slot(message)
                 try:
-                    with fenced(lambda: self.may_send(claim)):  # files a tool sends mid-answer too
-                        reply = await self._answer(message)
+                    # Files a tool sends mid-answer and the streamed frames ask the fence too.
+                    with fenced(lambda: self.may_send(claim)):
+                        feed = await self.streams.open(self._channels.get(message.channel), message)
+                        with self.streams.feeding(feed):
+                            reply = await self._answer(message)
                 finally:
                     self._limit.release()
-                sent, send_error = await self._send_final(claim, reply)
+                if not reply and feed is not None:
+                    await self.streams.cancel(feed)
+                sent, send_error = await self._send_final(claim, reply, feed)
                 lost = "its reply is not sent" if not sent else ""
                 if not lost and not await self._mark_answered(claim, send_error):
                     lost = "it was answered, not marked"
@@ -300,12 +296,15 @@ class ProcessLoop:
         finally:
             self._done()
 
-    async def _send_final(self, claim: Claimed, reply: str | None) -> tuple[bool, str | None]:
+    async def _send_final(
+        self, claim: Claimed, reply: str | None, feed: Feed | None = None
+    ) -> tuple[bool, str | None]:
         """The answer's final send: the sender calls ``may_send`` right before the channel sends it.
         (sent — False when the fence refused it; no reply is "sent" —, why the channel could not)."""
         if not reply:
             return True, None
         outbound, done = self._queue_reply(claim.message, reply, fence=claim)
+        self.streams.attach(outbound, feed)
         if not (self._shows_work(claim.message) or self._inbox is not None):
             return True, None  # nothing marks it: the worker need not wait for the channel
         await done.wait()
@@ -469,8 +468,9 @@ class ProcessLoop:
                 log.error("[gateway] no channel %r for a reply to %s", reply.channel, reply.chat_id)
             elif claim is not None and not await self.may_send(claim):
                 self._fenced_out.add(id(reply))
+                await self.streams.abandon(reply)  # its stream stops; the chat's new holder resumes it
             else:
-                await channel.send(reply)
+                await self.streams.send(channel, reply)  # the final send (a streamed reply's last step)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the channel retried what can be retried; recorded for tierclaw status

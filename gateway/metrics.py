@@ -22,7 +22,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from channels.base import InboundMessage
 from gateway.assistant import APOLOGY, APOLOGY_BY_KIND
-from gateway.loop import DEADLINE_REPLY, FAILURE_REPLY
+from gateway.notices import DEADLINE_REPLY, FAILURE_REPLY
 from memory.store.protocol import MemoryStore
 
 log = logging.getLogger("tierclaw.gateway")

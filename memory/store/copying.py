@@ -78,7 +78,7 @@ TABLES: tuple[Table, ...] = (
         "inbox",
         _cols(
             "id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error, "
-            "platform_seq, sending_at, sending_by, media"
+            "platform_seq, sending_at, sending_by, media, reply_handle"
         ),
     ),
     Table(

@@ -30,6 +30,7 @@ replicas never embed the same ones): docs/scale-out.md, "Extraction".
 ``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
 ``_ATTACHMENTS`` adds media references on inbox rows and the attachment memory (voice, photos, files);
 ``_REMINDERS`` adds ``reminders`` (what a person asked to be told later, and when) and ``person_zones``.
+``_REPLY_HANDLES`` adds ``inbox.reply_handle``: where a streamed reply was being written on the platform.
 ``_FENCING`` adds a generation to every chat hold and work claim, the platform's order of a chat's
 messages and the send intent on inbox rows (docs/scale-out.md, "Fencing", "Platform order").
 """
@@ -365,6 +366,13 @@ DROP INDEX idx_memories_category;
 CREATE INDEX idx_memories_category ON memories(category);
 """
 
+# A streamed reply (docs/architecture.md, "Streamed replies") writes a platform message before it is
+# finished (a Telegram group message being edited, a Feishu card): its handle is kept on the inbox row,
+# so a gateway restarted after a crash completes or replaces that message instead of sending a second.
+_REPLY_HANDLES = """
+ALTER TABLE inbox ADD COLUMN reply_handle TEXT;
+"""
+
 # Fencing, one clock, platform order (docs/scale-out.md, "Fencing", "Platform order"): every hold and claim
 # carries a generation that rises at each takeover, and a reply is sent and marked answered only while
 # its sender's generation is current; a released hold keeps its row (holder '') so its generation keeps
@@ -403,6 +411,7 @@ MIGRATIONS: tuple[str, ...] = (
     _HOT_TOUCHES,
     _ATTACHMENTS,
     _REMINDERS,
+    _REPLY_HANDLES,
     _FENCING,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

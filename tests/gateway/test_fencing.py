@@ -15,10 +15,11 @@ from datetime import timedelta
 
 import pytest
 
-from channels.base import InboundMessage, OutboundMessage
+from channels.base import InboundMessage, OutboundMessage, StreamsReplies
 from gateway.inbox import Chat, DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.send_fence import may_send
+from gateway.streaming import reply_sink
 from memory import clock
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
@@ -253,3 +254,70 @@ async def test_a_chats_messages_are_claimed_in_the_platforms_order(replicas) -> 
     await a.loop.deliver(_msg("c1", "first", 10))
     await _until(lambda: len(sent) == 3)
     assert [m.text for _, m in sent] == ["re:first", "re:second", "re:third"]
+
+
+class StreamRecorder:
+    """A reply stream of replica a's streaming channel: the frames it showed and its final text."""
+
+    def __init__(self) -> None:
+        self.updates: list[str] = []
+        self.finished: list[str] = []
+
+    def next_update_in(self) -> float:
+        return 0.0
+
+    async def update(self, text: str) -> None:
+        self.updates.append(text)
+
+    async def finish(self, text: str) -> None:
+        self.finished.append(text)
+
+    async def cancel(self) -> None:
+        self.finished.append("<cancelled>")
+
+
+async def test_a_streamed_reply_stops_when_its_holder_was_fenced_out(replicas) -> None:
+    # A streamed reply's frames (Telegram drafts and edits, a Feishu card) ask the fence before each
+    # update, and its final send asks it too (gateway/streaming.py): the replica that stalled shows
+    # nothing more after the takeover and leaves the message to the chat's new holder.
+    open_replica, sent = replicas
+    go = asyncio.Event()
+    streams: list[StreamRecorder] = []
+
+    async def streams_then_stalls(message: InboundMessage) -> str:
+        sink = reply_sink()
+        assert sink is not None
+        sink("frame one")
+        await _until(lambda: streams[0].updates == ["frame one"])
+        await go.wait()  # the replica stalls here; another takes the chat over
+        sink("frame two")
+        await _until(lambda: sink._closed)  # type: ignore[union-attr]  # its fence refused the frame
+        return f"a:{message.text}"
+
+    async def answers(message: InboundMessage) -> str:
+        return f"b:{message.text}"
+
+    a = await open_replica("a", streams_then_stalls)
+
+    def open_stream(message: InboundMessage, *, resume: str, remember: object) -> StreamRecorder:
+        streams.append(StreamRecorder())
+        return streams[-1]
+
+    a.channel.open_stream = open_stream  # type: ignore[attr-defined]
+    a.channel.on_stopped = None  # type: ignore[attr-defined]
+    assert isinstance(a.channel, StreamsReplies)
+    a.inbox.lease = timedelta(hours=1)  # stalled: its keeper renews nothing while the test runs…
+
+    async def no_sweep(**_: bool) -> int:
+        return 0
+
+    a.loop.take_waiting = no_sweep  # type: ignore[method-assign]  # …nor sweeps
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await _until(lambda: bool(streams) and streams[0].updates == ["frame one"])
+    await _lease_runs_out(a, ("test", "c1"))
+    await open_replica("b", answers)  # its sweep takes the chat and answers "one"
+    await _until(lambda: len(sent) == 1)
+    go.set()
+    await asyncio.wait_for(a.loop.drain(), 30)
+    assert streams[0].updates == ["frame one"] and streams[0].finished == []  # no frame, no final text
+    assert [(r, m.text) for r, m in sent] == [("b", "b:one")]

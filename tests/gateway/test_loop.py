@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from channels.base import InboundMessage, OutboundMessage
-from gateway.loop import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, NOTICES_ZH, ProcessLoop
+from gateway.loop import ProcessLoop
+from gateway.notices import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, NOTICES_ZH
 
 
 class RecordingChannel:

@@ -120,6 +120,17 @@ async def test_inbox_delivery_key_is_unique_per_channel(store: MemoryStore) -> N
     assert await store.inbox.prune(-3600) == 1  # kept no longer than an hour from now: gone
 
 
+async def test_inbox_keeps_where_a_streamed_reply_is_written(store: MemoryStore) -> None:
+    first = await store.inbox.add("telegram", "c1", "update-1", "hi")
+    second = await store.inbox.add("telegram", "c1", "update-2", "and you?")
+    assert first is not None and second is not None
+    assert await store.inbox.reply_handle(first) == ""  # nothing written yet
+    await store.inbox.set_reply_handle(first, '{"messages": [101]}')
+    await store.inbox.set_reply_handle(first, '{"messages": [101, 102]}')  # the reply went on
+    assert await store.inbox.reply_handle(first) == '{"messages": [101, 102]}'
+    assert await store.inbox.reply_handle(second) == "" and await store.inbox.reply_handle(999) == ""
+
+
 async def test_turns_are_kept_searched_and_embedded(store: MemoryStore) -> None:
     texts = ["When did you go to Kyoto?", "Yesterday, it was great", "Kyoto temples are old"]
     ids = []
@@ -181,7 +192,7 @@ async def test_transactions_do_not_nest(store: MemoryStore) -> None:
 
 async def test_a_nul_in_any_part_is_refused(store: MemoryStore) -> None:
     with pytest.raises(ValueError, match="NUL"):
-        await store.inbox.add("telegram", "c1", "k", "a\x00b", T0)
+        await store.inbox.add("telegram", "c1", "k", "a\x00b")
     with pytest.raises(ValueError, match="NUL"):
         await store.scratchpads.put("alice", "\x00", T0)
     assert await store.inbox.count(answered=False) == 0 and await store.scratchpads.get("alice") is None

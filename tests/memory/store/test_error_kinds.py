@@ -22,7 +22,7 @@ async def test_refused_content_cannot_succeed_and_a_closed_store_is_recognised(m
     store = await open_store(memory_db, warm_text=False)
     try:
         with pytest.raises(NulCharacterError) as nul:
-            await store.inbox.add("telegram", "1", "u1", "a\x00b", T0)
+            await store.inbox.add("telegram", "1", "u1", "a\x00b")
         assert cannot_succeed_on_retry(nul.value)
         insert = "INSERT INTO job_runs (job, last_run, last_status) VALUES (?, ?, ?)"
         await store.db.write(insert, ("decay", T0, "ok"))
