@@ -75,6 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"workspace directory (default {DEFAULT_WORKSPACE})",
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.add_argument("--json", action="store_true", help="say what was written as JSON")
     parser.set_defaults(func=run)
 
 
@@ -126,6 +127,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"tierclaw onboard: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
 
+    if args.json:
+        written = {
+            "config": str(config_path.absolute()),
+            "workspace_files": [str(p.absolute()) for p in targets[1:]],
+        }
+        print(json.dumps(written, ensure_ascii=False, indent=2))
+        return 0
     print(f"wrote {config_path.absolute()} (mode 600)")
     for path in targets[1:]:
         print(f"wrote {path.absolute()}")
