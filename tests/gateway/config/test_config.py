@@ -124,8 +124,8 @@ def test_several_problems_one_per_line(tmp_path: Path) -> None:
         ("1h", 3600.0),
         ("1h30m", 5400.0),
         ("1h0m5s", 3605.0),
-        (45, 45.0),
-        ("2.5", 2.5),
+        ("45s", 45.0),
+        ("2.5s", 2.5),
     ],
 )
 def test_durations_parse(tmp_path: Path, text: Any, seconds: float) -> None:
