@@ -181,6 +181,7 @@ class Runtime:
                         max_rounds=config.agent.max_tool_rounds,
                         budget_chars=config.agent.tool_result_chars,
                     ),
+                    max_message_tokens=config.memory.extraction.token_budget,
                 ),
                 identities=Identities(config.users),
                 extraction=extraction,

@@ -71,17 +71,14 @@ def build_models(config: Config) -> Models:
         return clients[id(provider)]
 
     notice: str | None = None
+    chat: ChatModel
     if _usable(config.provider):
-        chat: ChatModel = OpenAIChatModel(
+        chat = OpenAIChatModel(
             client_for(config.provider),
             config.agent.model,
             max_tokens=config.agent.max_tokens,
             temperature=config.agent.temperature,
         )
-    else:
-        chat = OfflineChatModel()
-        notice = OFFLINE_NOTICE if config.provider.type == "offline" else NO_KEY_NOTICE
-
     memory_provider = config.memory_provider()
     if _usable(memory_provider):
         from memory.model.openai_model import OpenAIMemoryModel
@@ -91,6 +88,13 @@ def build_models(config: Config) -> Models:
         )
     else:
         memory = OfflineMemoryModel()
+
+    if not _usable(config.provider):
+        # Rules extract in microseconds and cost nothing: what the stand-in promises is kept at once
+        # (unless exitFlush 0 says not to wait for extraction); a language model extracts after the gap.
+        at_once = isinstance(memory, OfflineMemoryModel) and config.memory.extraction.exit_flush > 0
+        chat = OfflineChatModel(remembers_at_once=at_once)
+        notice = OFFLINE_NOTICE if config.provider.type == "offline" else NO_KEY_NOTICE
     return Models(chat=chat, memory=memory, notice=notice, clients=list(clients.values()))
 
 

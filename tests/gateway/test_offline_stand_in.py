@@ -88,3 +88,31 @@ def test_the_hint_follows_the_message_language() -> None:
     assert offline_hint("I live in Lyon") == OFFLINE_HINT
     assert offline_hint("我住在杭州") == OFFLINE_HINT_ZH
     assert "provider.apiKey" in OFFLINE_HINT_ZH and "离线模式" in OFFLINE_HINT_ZH
+
+
+# --- issue 37, item 5: what it is, said to chit-chat and general questions -----------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("haha", "Good morning!", "what is the capital of Australia?", "Tell me a joke", "how are you?"),
+        *("哈哈", "早上好", "澳大利亚的首都是哪里？", "给我讲个笑话"),
+    ],
+)
+async def test_chit_chat_and_general_questions_hear_what_the_stand_in_is(text: str) -> None:
+    reply = await _reply(text)
+    assert "don't recall" not in reply and "不记得" not in reply
+    assert ("offline stand-in" in reply and "not a language model" in reply) or (
+        "离线替身" in reply and "不是语言模型" in reply
+    ), reply
+
+
+async def test_a_question_about_the_person_still_says_nothing_is_recalled() -> None:
+    assert await _reply("who is my boss?") == "[offline model] I don't recall anything about that yet."
+
+
+async def test_without_the_offline_memory_model_the_promise_says_when() -> None:
+    later = OfflineChatModel(remembers_at_once=False)
+    reply = await later.reply(ChatRequest(system="s", user_text="My manager is Karen"))
+    assert "My manager is Karen" in reply and "once this conversation goes quiet" in reply
