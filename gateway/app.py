@@ -315,7 +315,7 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._catch_up
         if self.jobs is not None:
-            self.jobs.shutdown()
+            await self.jobs.stop()  # the runs going on end before the database closes under them
         if self.assistant.extraction is not None:
             await self.assistant.extraction.close()
         if self._warm_up is not None and not self._warm_up.done():
