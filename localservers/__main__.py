@@ -94,11 +94,11 @@ def trial_config(
     * a platform server keeps the configured model, or sets the offline one (it shows what it remembers);
     * the model stand-in only echoes, so extraction stays with the offline rules (``memory.provider``)."""
     out: dict[str, Any] = json.loads(json.dumps(snippet))
-    memory = existing.get("memory") if isinstance(existing.get("memory"), dict) else {}
+    memory: dict[str, Any] = existing["memory"] if isinstance(existing.get("memory"), dict) else {}
     out.setdefault("memory", {})
     if not memory.get("dbPath") and not memory.get("databaseUrl"):
         out["memory"]["dbPath"] = str(data_dir / "memory.db")
-    agent = existing.get("agent") if isinstance(existing.get("agent"), dict) else {}
+    agent: dict[str, Any] = existing["agent"] if isinstance(existing.get("agent"), dict) else {}
     if not agent.get("workspace"):
         out["agent"] = {"workspace": str(data_dir / "workspace")}
     if kind in PLATFORMS:
