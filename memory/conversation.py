@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -61,12 +62,27 @@ def asks(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
+_QUERY_EDGES = " \t?!.,;:'\"“”‘’？！。，；：、"
+
+
+def says_exactly(query: str, text: str) -> bool:
+    """Whether ``text`` holds ``query`` as typed: case and spacing aside, not inside a longer word
+    ("cat" is not in "category"; Chinese, written without spaces, matches anywhere)."""
+    wanted = " ".join(query.casefold().split()).strip(_QUERY_EDGES)
+    if not wanted:
+        return False
+    before = r"(?<![0-9a-z_])" if wanted[0].isascii() and wanted[0].isalnum() else ""
+    after = r"(?![0-9a-z_])" if wanted[-1].isascii() and wanted[-1].isalnum() else ""
+    return re.search(before + re.escape(wanted) + after, " ".join(text.casefold().split())) is not None
+
+
 def rerank(
     rows: list[tuple[TurnRow, float, str]],
     weights: dict[str, float],
     cosines: dict[int, float] | None = None,
     answers: dict[int, int] | None = None,
     stand_out: set[int] | None = None,
+    phrase: str = "",
 ) -> list[tuple[TurnRow, float]]:
     """The matching turns of ``rows`` (turn, text score — bm25 as in ``store/search.Candidate``, higher is
     better —, indexed text) with their scores, best first.
@@ -78,12 +94,12 @@ def rerank(
     matching question only restates what was asked, the turn after it holds what was said in reply
     ("How long have you been married?" -> "5 years already!").
 
-    A turn that holds every word of the query itself ranks first (whoever searches "Harriet" wants the
-    turns that say Harriet before the replies to them); then every turn that matches by its own words or
-    meaning (or answers such a question), above every turn found only through the turn before it. Meaning
-    alone counts only for the turns in ``stand_out`` (``DENSE_ONLY_LIFT``; None: every turn with a
-    cosine), and a turn that matches by nothing (score 0: the reply to a reply, a turn no closer to "zebra"
-    than all the others) is not returned at all."""
+    A turn that says ``phrase`` (the query as typed: ``says_exactly``) ranks first — whoever searches
+    "Harriet" wants the turns that say Harriet before the replies to them; then every turn that matches
+    by its own words or meaning (or answers such a question), above every turn found only through the
+    turn before it. Meaning alone counts only for the turns in ``stand_out`` (``DENSE_ONLY_LIFT``; None:
+    every turn with a cosine), and a turn that matches by nothing (score 0: the reply to a reply, a turn
+    no closer to "zebra" than all the others) is not returned at all."""
     cosines = cosines or {}
     stand_out = set(cosines) if stand_out is None else stand_out
 
@@ -99,7 +115,7 @@ def rerank(
 
     scores: dict[int, float] = {}
     direct: set[int] = set()  # matches by its own words or meaning
-    exact: set[int] = set()  # holds every word of the query itself
+    exact: set[int] = set()  # says the query as typed
     for turn, _text_score, indexed in rows:
         own = coverage(set(tokenizer.index_text(turn.content).split()))
         through = coverage(set(indexed.split()))
@@ -109,7 +125,7 @@ def rerank(
         scores[turn.id] = round(own + through + DENSE_WEIGHT * dense, 3)
         if own > 0 or (dense > 0 and turn.id in stand_out):
             direct.add(turn.id)
-        if weights and own >= 1.0 - 1e-9:
+        if phrase and says_exactly(phrase, turn.content):
             exact.add(turn.id)
     lifted = {a for q, a in (answers or {}).items() if q in direct and a in scores}  # one step, no chains
     for question, answer in (answers or {}).items():
@@ -209,7 +225,7 @@ class ConversationLog:
         weights = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
         hits: list[ConversationHit] = []
         shown: set[int] = set()  # turns already in an earlier hit's window are not a hit again
-        for turn, score in rerank(rows, weights, cosines, answers, stand_out):
+        for turn, score in rerank(rows, weights, cosines, answers, stand_out, phrase=query):
             if len(hits) == limit:
                 break
             if turn.id in shown:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memory.conversation import says_exactly
 from memory.engine import MemoryEngine
 from memory.vectors.cache import build_cached_embedder
 from memory.vectors.embedding import EmbeddingSettings
@@ -70,9 +71,18 @@ async def test_the_turns_that_say_the_word_come_first(said: MemoryEngine) -> Non
     assert all(turn in found[:2] or "Harriet" not in turn for turn in found)
 
 
-async def test_every_word_of_the_query_beats_some_of_them(said: MemoryEngine) -> None:
+async def test_the_query_as_typed_beats_its_words_apart(said: MemoryEngine) -> None:
     found = await contents(said, "golden retriever puppy")
     assert found[0] == "I adopted a golden retriever puppy last spring"
+
+
+def test_says_exactly_is_the_query_as_typed_not_inside_a_word() -> None:
+    assert says_exactly("Harriet", "Harriet's birthday is on the 12th")
+    assert says_exactly("  golden   RETRIEVER ", "I adopted a golden retriever puppy")
+    assert says_exactly("who is Harriet?", "So who is Harriet, then")
+    assert not says_exactly("cat", "a category of its own")
+    assert says_exactly("小雨", "我女儿叫小雨")
+    assert not says_exactly("?", "anything?")
 
 
 async def test_a_reply_is_still_found_through_its_question(said: MemoryEngine) -> None:
