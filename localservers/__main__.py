@@ -198,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         help="also merge the config that points tierclaw at this server into the JSON file PATH "
         "(created if absent; run each server with the same PATH, then tierclaw gateway --config PATH)",
     )
-    parser.add_argument("--listen", type=int, default=0, help="round-robin: the port (0: a free one)")
+    parser.add_argument(
+        "--listen", type=int, default=0, metavar="PORT", help="round-robin: the port (0: a free one)"
+    )
     parser.add_argument(
         "--to", action="append", default=[], metavar="URL", help="round-robin: a backend (repeat)"
     )

@@ -50,7 +50,7 @@ DENSE_WEIGHT = 0.5
 # its cosine stands this far above the median of the owner's turns: e5's cosines crowd (a word never said,
 # "zebra", is ~0.78 from every turn), and a turn merely as close as all the others matches nothing
 # (issue 37; bench/README.md, "Conversation search").
-DENSE_ONLY_LIFT = 0.03
+DENSE_ONLY_LIFT = 0.04
 ANSWER_LEAD = 0.001  # how far above its question an answer is placed (scores are rounded to 0.001)
 TURN_VECTOR_OWNERS_KEPT = 16  # owners whose turn vectors stay loaded (oldest use dropped first)
 TURN_TIER = 0  # turn vectors share memories' matrix type, in a tier of their own

@@ -88,3 +88,10 @@ def test_says_exactly_is_the_query_as_typed_not_inside_a_word() -> None:
 async def test_a_reply_is_still_found_through_its_question(said: MemoryEngine) -> None:
     found = await contents(said, "who came to the party?")
     assert found and found[0].startswith("Yes, she came to the party")
+
+
+async def test_with_embeddings_a_turn_that_stands_out_in_meaning_is_still_found(said: MemoryEngine) -> None:
+    if said.embedder is None:
+        pytest.skip("meaning needs the embedder")
+    found = await contents(said, "what pet do I have?")  # no word shared with the dog's turns
+    assert found and any("Biscuit" in turn or "puppy" in turn.lower() for turn in found[:2])
