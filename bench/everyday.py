@@ -36,7 +36,7 @@ import json
 import re
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -45,6 +45,7 @@ from typing import Any
 from bench.conversation_recall import run as run_message_path
 from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
+from bench.everyday_measures import CORPORA, category_accuracy, corpus_lines, false_keeps, load_categories
 from bench.report import emit_json, percentile, require_file, table
 from channels.base import InboundMessage
 from gateway.agent import ChatRequest
@@ -54,6 +55,7 @@ from gateway.config import Config
 from gateway.offline_chat import OfflineChatModel
 from memory.clock import to_db, utcnow
 from memory.engine import MemoryEngine
+from memory.model.keeper import FactKeeper
 from memory.model.offline_model import OfflineMemoryModel
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
@@ -110,6 +112,14 @@ def _key(pair: dict[str, Any]) -> str:
 
 
 @dataclass(slots=True)
+class Extras:
+    """What is measured beside the pairs (``bench/everyday_measures.py``)."""
+
+    corpora: list[dict[str, str]] = field(default_factory=list)
+    categories: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Outcome:
     """One message's measurement: a question (``kind`` = lang/kind) or a chit-chat line."""
 
@@ -120,16 +130,19 @@ class Outcome:
     injected: bool = False  # chit-chat: the request got memories
     kept: bool | None = None  # tell mode
     fading: bool = False  # filed where it fades to 10 % or less (event, conversation, temp, debug)
+    categories: tuple[str, ...] = ()  # tell mode: the categories its kept facts were filed in
+    expected: str | None = None  # the pair's labelled category, when the set has one
     slow: bool = False  # filed where it fades slowly, to 30 % (decision, solution: plans, goals)
     acknowledged: bool | None = None  # tell mode: the stand-in's reply to the statement / chit-chat
     times_ms: list[float] = field(default_factory=list)
 
 
 async def run_ask(
-    data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None
-) -> tuple[list[Outcome], list[float]]:
-    """Ask mode through ``bench.conversation_recall``'s driver (the real message path)."""
-    chitchat = data.get("chitchat", [])
+    data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None, extras: Extras
+) -> tuple[list[Outcome], list[float], dict[str, Any]]:
+    """Ask mode through ``bench.conversation_recall``'s driver (the real message path); the chit-chat
+    corpora's lines, when given, follow the set's own chit-chat lines of their language."""
+    chitchat = data.get("chitchat", []) + extras.corpora
     sent, times_ms, _ = await run_message_path(
         as_dataset(data),
         chitchat,
@@ -139,21 +152,35 @@ async def run_ask(
         floor=relevance_floor(Config()),
     )
     outcomes: list[Outcome] = []
+    own_lines = {lang: sum(1 for c in data.get("chitchat", []) if c["lang"] == lang) for lang in ("en", "zh")}
+    seen = {"en": 0, "zh": 0}
     for s in sent:
         if s.kind == "chitchat":
             lang = "zh" if s.chinese else "en"
-            outcomes.append(Outcome(lang, "chitchat", injected=bool(s.request.memories)))
+            seen[lang] += 1
+            kind = "chitchat" if seen[lang] <= own_lines[lang] else "corpus"
+            outcomes.append(Outcome(lang, kind, injected=bool(s.request.memories)))
             continue
         lang, kind = s.kind.split("/", 1)
         first = s.request.memories[0].content if s.request.memories else None
         outcomes.append(Outcome(lang, kind, s.recalled(), first in s.relevant_contents))
-    return outcomes, times_ms
+    extra: dict[str, Any] = {}
+    corpus = [o for o in outcomes if o.kind == "corpus"]
+    for source, lang in CORPORA:
+        mine = [o.injected for o in corpus if o.lang == lang]
+        if mine:
+            extra.setdefault("corpora_injection", {})[source] = {
+                "injection": sum(mine) / len(mine),
+                "n": len(mine),
+            }
+    return [o for o in outcomes if o.kind != "corpus"], times_ms, extra
 
 
 class RecordingStandIn(OfflineChatModel):
     """The offline stand-in, unchanged, keeping the memories of the last request it answered."""
 
-    def __init__(self) -> None:
+    def __init__(self, keeper: FactKeeper | None = None) -> None:
+        super().__init__(keeper)
         self.shown: list[str] = []
         self.system = ""
 
@@ -168,11 +195,13 @@ class TellRun:
 
     def __init__(self, engine: MemoryEngine, workspace: Path) -> None:
         self.engine = engine
-        self.model = RecordingStandIn()
+        # One keeper for the stand-in and the memory model, on the engine's embedder, as the gateway does.
+        self.keeper = FactKeeper(engine.embedder)
+        self.model = RecordingStandIn(self.keeper)
         self.extraction = ExtractionService(
             engine,
             ExtractionBuffer(engine.store.buffer),
-            OfflineMemoryModel(),
+            OfflineMemoryModel(keeper=self.keeper),
             ExtractionSettings(quiet_gap=86_400.0),
         )
         self.assistant = Assistant(
@@ -213,12 +242,13 @@ class TellRun:
 
 
 async def run_tell(
-    data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None
-) -> tuple[list[Outcome], list[float]]:
+    data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None, extras: Extras
+) -> tuple[list[Outcome], list[float], dict[str, Any]]:
     """Tell mode: say each fact, extract, then ask everything in a new chat."""
     engine = await MemoryEngine.open(db_path)
     embedder = attach_embedder(engine, embedding) if embedding is not None else None
     outcomes: list[Outcome] = []
+    extra: dict[str, Any] = {}
     try:
         if embedder is not None:
             await embedder.embed_query("warm up")
@@ -236,7 +266,10 @@ async def run_tell(
                     new = [i for i, row in after.items() if before.get(i) != row]
                     kept_ids[pair["id"]] = new
                     categories = {after[i][1] for i in new}
-                    outcome = Outcome(pair["lang"], pair["kind"], kept=bool(new))
+                    outcome = Outcome(
+                        pair["lang"], pair["kind"], kept=bool(new), expected=pair.get("category")
+                    )
+                    outcome.categories = tuple(sorted(categories))
                     outcome.fading = bool(categories & (MEDIUM_DECAY | FAST_DECAY))
                     outcome.slow = bool(categories & SLOW_DECAY)
                     outcome.acknowledged = ACKNOWLEDGEMENT.search(reply) is not None
@@ -263,13 +296,17 @@ async def run_tell(
                         )
                     )
                 times = list(run.assistant.memory_timing.samples_ms)
+                if extras.corpora:
+                    extra["corpora_false_keeps"] = await false_keeps(run.keeper, extras.corpora)
+                if extras.categories:
+                    extra["category_accuracy"] = await category_accuracy(run.keeper, extras.categories)
             finally:
                 await run.extraction.close()
     finally:
         if embedder is not None:
             await embedder.close()
         await engine.close()
-    return outcomes, times
+    return outcomes, times, extra
 
 
 def _rate(values: list[bool]) -> float | None:
@@ -310,9 +347,20 @@ def _measures(outcomes: list[Outcome], mode: str) -> dict[str, Any]:
         "false_acknowledged": sum(1 for o in pairs if o.acknowledged and not o.kept) if tell else None,
         "chitchat_injection": _rate([o.injected for o in chat]),
         "chitchat_acknowledged": sum(1 for o in chat if o.acknowledged) if tell else None,
+        "kept_identity_share": _identity_share(pairs) if tell else None,
+        "kept_categories": dict(Counter(c for o in pairs if o.kept for c in o.categories)) if tell else None,
+        "kept_category_agrees": _rate([o.expected in o.categories for o in pairs if o.kept and o.expected])
+        if tell
+        else None,
         "n": len(pairs),
         "chitchat_n": len(chat),
     }
+
+
+def _identity_share(pairs: list[Outcome]) -> float | None:
+    """Share of the kept pairs' facts filed as identity (issue 35: at most 0.3)."""
+    filed = [c for o in pairs if o.kept for c in o.categories]
+    return sum(1 for c in filed if c == "identity") / len(filed) if filed else None
 
 
 def _show(value: Any) -> Any:
@@ -325,20 +373,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="the everyday file (default: the repo's)")
     parser.add_argument("--mode", choices=("ask", "tell"), default="ask")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    parser.add_argument(
+        "--corpora", help="the shared data folder: measure the held-out LCCC/DailyDialog lines"
+    )
+    parser.add_argument("--corpora-lines", type=int, default=500, help="lines of each corpus (default 500)")
+    parser.add_argument("--categories", help="a labelled category file (tell mode): accuracy per category")
     add_embedding_args(parser)
     add_database_option(parser)
     args = parser.parse_args(argv)
     try:
         data = load_everyday(Path(args.data))
         settings = embedding_settings(args)
+        extras = Extras(
+            corpora=corpus_lines(require_file(Path(args.corpora), "data folder"), args.corpora_lines)
+            if args.corpora
+            else [],
+            categories=load_categories(Path(args.categories)) if args.categories else [],
+        )
     except ValueError as exc:
         parser.error(str(exc))
     embedding = settings if args.embedding != "none" else None
     runner = run_ask if args.mode == "ask" else run_tell
     started = time.perf_counter()
     with scratch_memory(args.database) as target:
-        outcomes, times_ms = asyncio.run(runner(data, target, embedding))
+        outcomes, times_ms, extra = asyncio.run(runner(data, target, embedding, extras))
     result = summarise(outcomes, args.mode)
+    result.update(extra)
     result.update(
         store=store_name(args.database),
         mode=args.mode,
@@ -358,6 +418,13 @@ def main(argv: list[str] | None = None) -> int:
         for k, m in result["by_kind"].items()
     ]
     print(table(["kind", "recall", "top1", "kept", "n"], kinds))
+    if args.mode == "tell":
+        share = _show(result["kept_identity_share"])
+        print(f"identity share of kept facts: {share}; filed: {result['kept_categories']}")
+    for key in ("corpora_false_keeps", "corpora_injection", "category_accuracy"):
+        if key in result:
+            shown = {k: {m: v for m, v in d.items() if m != "examples"} for k, d in result[key].items()}
+            print(f"{key}: {json.dumps(shown, ensure_ascii=False)}")
     if args.json:
         emit_json(result)
     return 0

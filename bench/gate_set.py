@@ -5,7 +5,6 @@ and in the first person, MADial zh — against chit-chat that does not (LCCC, Da
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -13,17 +12,7 @@ from typing import Any
 from bench.dataset_readers import convert_madial, locomo_questions, madial_paths
 from bench.first_person import first_person_questions
 from bench.inputs import require_input
-
-
-def normalise_dailydialog(text: str) -> str:
-    """Undo DailyDialog's tokenisation ("Hello , how are you ?", "I ’ m") so it reads like typed chat."""
-    text = " ".join(text.split())
-    text = re.sub(r"(?<=\w) ?([’‘']) ?(?=(?:s|t|m|d|ll|re|ve)\b)", r"\1", text, flags=re.IGNORECASE)
-    text = re.sub(r"(?<=[sS]) ([’']) ", r"\1 ", text)
-    text = re.sub(r" +([,.!?;:%)\]}]|\.\.\.)", r"\1", text)
-    text = re.sub(r"([(\[{$]) +", r"\1", text)
-    text = re.sub(r'" ?([^"]*?) ?"', r'"\1"', text)
-    return text.strip()
+from memory.head.corpus import normalise_dailydialog
 
 
 def lccc_negatives(path: str | Path) -> list[str]:

@@ -87,6 +87,7 @@ from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
 from gateway.loop import FAILURE_REPLY
+from memory.model.keeper import head_usable
 from memory.retrieval.gate import should_retrieve
 
 DEFAULT_CHATS = 20
@@ -187,7 +188,12 @@ async def run_mode(
             for o, texts in plan
         ]
         projects = {o.owner: frozenset(o.projects) for o in owners}
-        fired = sum(should_retrieve(m.text, projects[f"{CHANNEL}:{m.sender_id}"]) for m in inbound)
+        # With the bundled embedder the rules only refuse what a rule can know: every other message has
+        # its query embedded for the learned head (issue 35).
+        learned = head_usable(runtime.engine.embedder)
+        fired = sum(
+            should_retrieve(m.text, projects[f"{CHANNEL}:{m.sender_id}"], learned=learned) for m in inbound
+        )
         delivered_at: dict[str, float] = {}
         lru_hits = 0
         if timer is not None:

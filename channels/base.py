@@ -12,6 +12,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from channels.media import MediaRef
+
 
 @dataclass(frozen=True, slots=True)
 class InboundMessage:
@@ -28,6 +30,7 @@ class InboundMessage:
     attachment: str = ""  # "photo", "voice", "document", …: non-text content (``text`` is then its caption)
     delivery_id: str = ""  # the platform's id of this delivery (Telegram update id, Feishu event id)
     inbox_id: int = 0  # set by the gateway once the message is stored in its durable inbox
+    media: tuple[MediaRef, ...] = ()  # its voice notes, photos, files: references only (channels/media.py)
 
     @property
     def chat_key(self) -> str:

@@ -57,13 +57,21 @@ class ChatRequest:
     memories: list[Retrieved] = field(default_factory=list)
     memory_block: str = ""  # the delimited data block sent with the user message ("" when none)
     tools: ToolBox | None = None  # None: injection only (no tool support, or agent.tools = false)
+    images: list[str] = field(default_factory=list)  # data URLs of the message's photos (gateway/media/)
+    documents: str = ""  # the text of the message's files, delimited ("" when none)
 
-    def messages(self) -> list[dict[str, str]]:
-        """Chat-completions messages: system, history, then the user turn with its memory block."""
-        out = [{"role": "system", "content": self.system}]
+    def messages(self) -> list[dict[str, Any]]:
+        """Chat-completions messages: system, history, then the user turn with its memory block (and
+        its documents' text; its photos as image parts)."""
+        out: list[dict[str, Any]] = [{"role": "system", "content": self.system}]
         out.extend({"role": role, "content": content} for role, content in self.history)
-        user = f"{self.memory_block}\n\n{self.user_text}" if self.memory_block else self.user_text
-        out.append({"role": "user", "content": user})
+        blocks = [block for block in (self.memory_block, self.documents) if block]
+        user = "\n\n".join([*blocks, self.user_text])
+        if self.images:
+            parts = [{"type": "image_url", "image_url": {"url": url}} for url in self.images]
+            out.append({"role": "user", "content": [{"type": "text", "text": user}, *parts]})
+        else:
+            out.append({"role": "user", "content": user})
         return out
 
 

@@ -24,8 +24,11 @@ from gateway.config import Config
 from gateway.identity import Identities
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
+from gateway.media.build import build_media
 from gateway.memory_tools import ToolSettings
 from gateway.providers import Models, build_models, no_answer_hint
+from gateway.reminders.book import ReminderBook, ReminderSettings
+from gateway.reminders.delivery import ReminderDelivery
 from gateway.replica import replica_id
 from gateway.scheduler import JobTimes, MemoryJobs
 from gateway.seen_marks import StoreSeenMarks
@@ -47,6 +50,17 @@ log = logging.getLogger("tierclaw.gateway")
 def timezone_of(config: Config) -> tzinfo:
     """The configured zone, or the machine's local zone when ``timezone`` is empty."""
     return ZoneInfo(config.timezone) if config.timezone else get_localzone()
+
+
+def reminder_book(config: Config, engine: MemoryEngine) -> ReminderBook | None:
+    """The reminders of everyone (``reminders.enabled``), with the zone of a person who set none:
+    ``agent.timezone``, else ``timezone``, else the machine's."""
+    if not config.reminders.enabled:
+        return None
+    section = config.reminders
+    settings = ReminderSettings(section.max_per_person, section.max_text_chars, section.late_within)
+    zone = ZoneInfo(config.agent.timezone) if config.agent.timezone else timezone_of(config)
+    return ReminderBook(engine.store, settings, zone)
 
 
 def job_times(config: Config) -> JobTimes:
@@ -147,6 +161,7 @@ class Runtime:
         self.inbox = loop.inbox or DurableInbox(engine.store, replica_id(config.gateway.replica_id))
         self.on_takeover: Callable[[], None] | None = None  # tierclaw_lease_takeovers_total (ops_http.py)
         loop.on_takeover = self._taken_over
+        self.delivery: ReminderDelivery | None = None  # due reminders of this runtime's channels
 
     @classmethod
     async def open(
@@ -156,7 +171,7 @@ class Runtime:
         engine = await MemoryEngine.open(config.memory_target())
         try:
             backfill = attach_embedder(config, engine) if config.memory.enabled else None
-            models = models or build_models(config)
+            models = models or build_models(config, engine.embedder)
             sessions = SessionStore(engine.store.sessions)
             extraction: ExtractionService | None = None
             file_memory: FileMemory | None = None
@@ -165,6 +180,7 @@ class Runtime:
                 extraction, jobs = memory_services(config, engine, models.memory)
             else:
                 file_memory = FileMemory(config.workspace_path())
+            media = build_media(config, engine.attachments, {c.name: c for c in channels})
             assistant = Assistant(
                 engine=engine,
                 sessions=sessions,
@@ -186,6 +202,8 @@ class Runtime:
                 identities=Identities(config.users),
                 extraction=extraction,
                 file_memory=file_memory,
+                media=media if config.memory.enabled else None,
+                reminders=reminder_book(config, engine),
             )
             loop = ProcessLoop(
                 assistant.handle,
@@ -214,6 +232,8 @@ class Runtime:
             # not wait and the first reply most likely does not either.
             self._warm_up = asyncio.create_task(self.engine.warm_up_embedder(), name="embedder-warm-up")
             self.backfill.start()
+        if self.assistant.media is not None:
+            self.assistant.media.start()
         self.loop.start()
         await self._answer_unanswered()
         if self.jobs is not None and schedule:
@@ -222,6 +242,11 @@ class Runtime:
         for channel in self.channels:
             self._one_poller(channel)
             await channel.start(self.loop.deliver)
+        if self.assistant.reminders is not None:  # sends through the channels: once they are started
+            replica = replica_id(self.config.gateway.replica_id)
+            channels = {c.name: c for c in self.channels}
+            self.delivery = ReminderDelivery(self.engine, self.assistant.reminders, channels, replica)
+            self.delivery.start()
         log.info(
             "[gateway] started: model=%s memory=%s channels=%s",
             self.models.chat.label,
@@ -302,7 +327,9 @@ class Runtime:
         return unanswered
 
     async def close(self) -> None:
-        """Stop channels, loop, jobs and extraction, then close clients and the database."""
+        """Stop reminders, channels, loop, jobs and extraction, then close clients and the database."""
+        if self.delivery is not None:
+            await self.delivery.stop()
         for channel in self.channels:
             with contextlib.suppress(Exception):
                 await channel.stop()
@@ -328,4 +355,6 @@ class Runtime:
             with contextlib.suppress(Exception):
                 await self.engine.embedder.close()
         await self.models.close()
+        if self.assistant.media is not None:
+            await self.assistant.media.close()
         await self.engine.close()

@@ -16,22 +16,36 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from channels.base import InboundMessage
-from gateway.agent import ChatModel, ChatRequest
+from gateway.agent import ChatModel, ChatRequest, ToolBox
 from gateway.commands import CommandContext, is_command, run_command
 from gateway.identity import Identities
+from gateway.media.build import MediaParts
+from gateway.media.send_back import asks_for_a_file, offline_send_back
+from gateway.media.service import MediaTurn
+from gateway.media.tools import AttachmentTools, WithAttachments
 from gateway.memory_tools import MemoryTools, ToolSettings
-from gateway.offline_chat import kept_from, offline_hint
+from gateway.offline_chat import offline_hint, promised
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
+from gateway.reminders.book import ReminderBook
+from gateway.reminders.tools import message_tools
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
+from memory.head.verdict import gate_verdict
+from memory.model.keeper import head_usable
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
-from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve
+from memory.retrieval.gate import (
+    asks,
+    asks_about_themselves,
+    personal_question,
+    should_retrieve,
+    to_listener,
+)
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
 from memory.text.token_count import estimate_tokens
-from memory.text.wording import is_chinese
+from memory.text.wording import is_chinese, speaks_chinese
 
 log = logging.getLogger("tierclaw.gateway")
 
@@ -131,14 +145,18 @@ class Assistant:
         identities: Identities | None = None,
         extraction: ExtractionService | None = None,
         file_memory: FileMemory | None = None,
+        media: MediaParts | None = None,
+        reminders: ReminderBook | None = None,
     ) -> None:
         self.engine = engine
+        self.reminders = reminders  # reminders.enabled: the model's reminder tools, /reminders, /timezone
         self.sessions = sessions
         self.chat_model = chat_model
         self.settings = settings
         self.identities = identities or Identities()
         self.extraction = extraction
         self.file_memory = file_memory
+        self.media = media  # voice notes, photos and files (gateway/media/); None: text only
         self.memory_timing = MemoryTiming()
         self._workspace = WorkspaceFiles(self.settings.workspace)
         self._commands = CommandContext(
@@ -149,6 +167,7 @@ class Assistant:
             settings.flush_wait,
             model_label=chat_model.label,
             notice=settings.notice,
+            reminders=reminders,
         )
         self._hinted: set[str] = set()  # chats whose first offline reply carried the offline hint
 
@@ -156,19 +175,28 @@ class Assistant:
         """The reply to one message, or None when there is nothing to answer (empty text)."""
         text = msg.text.strip()
         owner = self.identities.owner_for(msg.sender_key)
-        if msg.attachment:
+        turn: MediaTurn | None = None
+        if msg.media and self.media is not None:  # heard, seen, read and kept first (gateway/media/)
+            turn = await self.media.service.understand(msg, owner, await self._speaks_chinese(msg))
+            text = turn.text
+        elif msg.attachment:
             return await self._attachment(msg, owner, text)
         if not text:
-            return None
-        if is_command(text):
+            return "\n\n".join(turn.notices) if turn and turn.notices else None
+        if turn is None and is_command(text):
             return await run_command(self._commands, owner, msg.chat_key, text, in_group=msg.is_group)
-        if (refusal := self._too_long(msg, text)) is not None:
-            return refusal
+        if turn is None and (refusal := self._too_long(msg, text)) is not None:
+            return refusal  # typed text only: what media brings (a transcript) is kept with its attachment
 
         started = time.perf_counter()
         await self._keep(msg, owner, "user", text)
         history = await self.sessions.history(msg.chat_key, self.settings.history_messages)
         await self.sessions.append(msg.chat_key, "user", text)
+        stand_in = getattr(self.chat_model, "stand_in", False)
+        if stand_in and self.media is not None and turn is None and asks_for_a_file(text):
+            return self._with_hint(msg, await offline_send_back(self.media.sender, owner, msg, text))
+        if turn is not None and (stand_in or not turn.understood) and not msg.text.strip():
+            return "\n\n".join(turn.notices)  # only kept (or failed): nothing for the model to answer
         memories = await self._recall(owner, text)
         request = ChatRequest(
             system=await self._system_prompt(owner),
@@ -176,7 +204,9 @@ class Assistant:
             user_text=text,
             memories=memories,
             memory_block=memory_block(memories),
-            tools=self._tools(owner, text),
+            tools=self._tools(owner, text, msg, turn.attachment_ids if turn else []),
+            images=turn.images if turn else [],
+            documents="\n\n".join(turn.documents) if turn else "",
         )
         self.memory_timing.add((time.perf_counter() - started) * 1000.0)
 
@@ -189,12 +219,12 @@ class Assistant:
             log.error("[gateway] model %s gave an empty reply for %s", self.chat_model.label, msg.chat_key)
             return _apology(text, "")
 
-        if getattr(self.chat_model, "stand_in", False):
-            await self._keep_promise(owner, text)
-            return self._with_hint(msg, reply)  # the offline stand-in: shown, never history or memory
+        if stand_in:  # the offline stand-in: shown, never history or memory
+            await self._keep_promise(owner, reply)
+            return self._with_hint(msg, "\n\n".join([*(turn.notices if turn else []), reply]))
         await self.sessions.append(msg.chat_key, "assistant", reply)
         await self._keep(msg, owner, "assistant", reply)
-        return reply
+        return "\n\n".join([*turn.notices, reply]) if turn and turn.notices else reply
 
     async def _keep(self, msg: InboundMessage, owner: str, role: str, content: str) -> None:
         """A turn of the conversation: buffered for extraction, and kept in the searchable conversation
@@ -216,22 +246,45 @@ class Assistant:
         except Exception as exc:
             log.error("[memory] keeping a turn failed for owner=%s: %s", owner, exc)
 
-    def _tools(self, owner: str, text: str) -> MemoryTools | None:
-        """The memory tools for this message (bound to its owner), when they are on and memory is SQLite;
-        a model without tool support (the offline stand-in) never sees them."""
-        if not self.settings.tools.enabled or self.extraction is None:
-            return None
-        if getattr(self.chat_model, "stand_in", False):
-            return None
-        return MemoryTools(self.engine, owner, text, self.settings.tools)
+    def _tools(self, owner: str, text: str, msg: InboundMessage, received: list[int]) -> ToolBox | None:
+        """The tools of this message: the memory tools (bound to its owner) with the attachment tools when
+        media is on, and beside them the reminder tools, bound to the message's chat. A model without tool
+        support (the offline stand-in) gets the reminder tools alone (gateway/reminders/tools.py)."""
+        stand_in = bool(getattr(self.chat_model, "stand_in", False))
+        memory: ToolBox | None = None
+        if self.settings.tools.enabled and self.extraction is not None and not stand_in:
+            tools = MemoryTools(self.engine, owner, text, self.settings.tools)
+            memory = tools
+            if self.media is not None:
+                attachment_tools = AttachmentTools(
+                    self.engine.attachments, self.media.sender, owner, msg, received
+                )
+                memory = WithAttachments(tools, attachment_tools)
+        return message_tools(
+            memory,
+            self.reminders,
+            owner,
+            msg.channel,
+            msg.chat_id,
+            stand_in=stand_in,
+            enabled=self.settings.tools.enabled,
+        )
 
-    async def _keep_promise(self, owner: str, text: str) -> None:
-        """The offline stand-in said "I'll remember: …" and its memory model is the offline rules: extract
-        the owner's buffer now, so the next message recalls it (issue 37) — within ``flush_wait``, as
-        ``/memory`` does; what is not done by then goes on in the background."""
+    async def _speaks_chinese(self, msg: InboundMessage) -> bool:
+        """The person's language for a message that may have no words: its caption, else their latest
+        messages in the chat."""
+        if msg.text.strip():
+            return is_chinese(msg.text)
+        history = await self.sessions.history(msg.chat_key, 6)
+        return speaks_chinese(content for role, content in history if role == "user")
+
+    async def _keep_promise(self, owner: str, reply: str) -> None:
+        """The offline stand-in's ``reply`` said "I'll remember: …" and its memory model is the offline
+        one: extract the owner's buffer now, so the next message recalls it (issue 37) — within
+        ``flush_wait``, as ``/memory`` does; what is not done by then goes on in the background."""
         if self.extraction is None or not getattr(self.chat_model, "remembers_at_once", False):
             return
-        if kept_from(text):
+        if promised(reply):
             await self.extraction.flush_now(owner, self.settings.flush_wait)
 
     def _too_long(self, msg: InboundMessage, text: str) -> str | None:
@@ -273,19 +326,38 @@ class Assistant:
             if asks_about_themselves(text):
                 return await self._overview(owner)
             projects = await self.engine.known_projects(owner)
-            if not should_retrieve(text, projects):
+            personal = await self._wants_memory(text, projects)
+            if personal is None:
                 return []
             k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
             # A question about the person's own life finds its statement in other words and keeps a
             # memory that stands out; other messages the gate lets through (chatter, narrative) only get
             # memories that share their words or are close in meaning (issue 26, bench/README.md).
-            personal = personal_question(text)
             floor = self.settings.floor if personal else replace(self.settings.floor, hybrid_lift=0.0)
             hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal)
             return budget_memories(hits)
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)
             return []
+
+    async def _wants_memory(self, text: str, projects: frozenset[str]) -> bool | None:
+        """None when the message needs no memory, else whether it asks about the person's own life.
+
+        The gate's rules refuse what a rule can know; then memory is looked for when the learned head
+        reads the query vector as asking or telling about the person's own life (issue 35) or the short
+        keyword rules say so (a first-person question, a recalled past, a known project); without the
+        shipped embedder the keyword rules alone decide (``memory/retrieval/gate.py``)."""
+        learned = head_usable(self.engine.embedder)
+        if not should_retrieve(text, projects, learned=learned):
+            return None
+        verdict = await gate_verdict(self.engine.embedding, text) if learned else None
+        keyword = should_retrieve(text, projects)
+        if verdict is None:
+            return personal_question(text) if keyword else None
+        wants, asks_own = verdict
+        if not (keyword or (wants and asks(text))):  # the head judges questions; telling is the rules'
+            return None
+        return (asks_own and not to_listener(text)) or personal_question(text)
 
     async def _overview(self, owner: str) -> list[Retrieved]:
         """The owner's most important memories (decay score), for a question about themselves."""

@@ -14,6 +14,8 @@ HELP_TEXT = """Commands:
 /forget N — forget memory number N (from /memory); /forget TEXT forgets the best match
 /scratchpad — my running note on what you are working on; /scratchpad clear, /scratchpad set TEXT
 /status — which model answers and how much I remember about you
+/reminders — your reminders, numbered; /reminders cancel N cancels one
+/timezone — your time zone for reminders; /timezone Europe/London sets it
 /help — this list
 /quit — leave the terminal chat (saving memories first)"""
 
@@ -24,6 +26,8 @@ HELP_TEXT_ZH = """命令：
 /forget N — 忘掉第 N 条记忆（编号见 /memory）；/forget 内容 忘掉最匹配的一条
 /scratchpad — 我对你手头工作的随手笔记；/scratchpad clear 清空，/scratchpad set 内容 替换
 /status — 由哪个模型回答，以及我记得多少关于你的内容
+/reminders — 你的提醒，带编号；/reminders cancel N 取消一条
+/timezone — 提醒用的时区；/timezone Asia/Shanghai 设置它
 /help — 显示本列表
 /quit — 退出终端聊天（先保存记忆）"""
 
@@ -66,6 +70,7 @@ EN: dict[str, str] = {
     "working on.",
     "scratchpad": "My scratchpad about you (updated {when} UTC):\n{content}",
     "project": " (project {project})",
+    "reminders_off": "Reminders are turned off here (reminders.enabled in the config).",
 }
 
 ZH: dict[str, str] = {
@@ -105,4 +110,5 @@ ZH: dict[str, str] = {
     "scratchpad_empty": "关于你的草稿本是空的：我们聊你手头的工作时我会写上。",
     "scratchpad": "关于你的草稿本（更新于 {when} UTC）：\n{content}",
     "project": "（项目 {project}）",
+    "reminders_off": "这里的提醒功能已关闭（配置里的 reminders.enabled）。",
 }

@@ -1,4 +1,4 @@
-"""Chat commands: /help, /new, /memory, /remember, /forget, /scratchpad, /status.
+"""Chat commands: /help, /new, /memory, /remember, /forget, /scratchpad, /status, /reminders, /timezone.
 
 Commands are handled before the model is called and are not conversation: they are neither sent to the
 model nor buffered for extraction. Memory ids shown by ``/memory`` are the numbers ``/forget`` takes,
@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 
 from gateway.command_words import EN, HELP_TEXT, ZH
+from gateway.reminders.book import ReminderBook
+from gateway.reminders.commands import reminders_command, timezone_command
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.pipeline.extraction import ExtractionService
@@ -44,6 +46,7 @@ class CommandContext:
     flush_wait: float = 15.0  # how long /memory waits for pending turns to be extracted first
     model_label: str = ""  # the main model, for /status
     notice: str | None = None  # how to configure a real model, when the offline stand-in answers
+    reminders: ReminderBook | None = None  # /reminders, /timezone (gateway/reminders/commands.py)
 
 
 def is_command(text: str) -> bool:
@@ -52,7 +55,7 @@ def is_command(text: str) -> bool:
 
 
 # Commands whose answer shows someone's memories: in a group everyone would read it.
-PRIVATE_COMMANDS = frozenset({"memory", "forget", "scratchpad"})
+PRIVATE_COMMANDS = frozenset({"memory", "forget", "scratchpad", "reminders"})
 PRIVATE_ONLY_REPLY = EN["private_only"]
 # How many of the chat's latest messages tell which language the person writes.
 LANGUAGE_MESSAGES = 6
@@ -83,6 +86,11 @@ async def run_command(
         return await _status(ctx, owner, w)
     if name == "scratchpad":
         return await _scratchpad(ctx, owner, rest, w)
+    if name in ("reminders", "timezone"):
+        if ctx.reminders is None:
+            return w["reminders_off"]
+        run = reminders_command if name == "reminders" else timezone_command
+        return await run(ctx.reminders, owner, rest, "zh" if w is ZH else "en")
     return w["unknown"].format(name=name)
 
 

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 
 from channels.base import InboundMessage
 from channels.encodable import encodable_fields
+from channels.media import MediaRef
 from memory.clock import from_db, to_db, utcnow
 from memory.store.protocol import MemoryStore
 
@@ -56,9 +57,16 @@ class DurableInbox:
         if repaired is not message:
             self._said_repaired(message.chat_key)
         message = repaired
-        body = json.dumps(dataclasses.asdict(message), ensure_ascii=False)
+        fields = dataclasses.asdict(message)
+        media = fields.pop("media")  # in a column of its own: what waits to be downloaded is visible
+        body = json.dumps(fields, ensure_ascii=False)
         inbox_id = await self._rows.add(
-            message.channel, message.chat_id, message.delivery_id, body, to_db(now or utcnow())
+            message.channel,
+            message.chat_id,
+            message.delivery_id,
+            body,
+            to_db(now or utcnow()),
+            json.dumps(media, ensure_ascii=False) if media else "",
         )
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
@@ -76,7 +84,7 @@ class DurableInbox:
 
     async def unanswered(self) -> list[InboundMessage]:
         """Every stored message not answered yet, oldest first."""
-        return [_message(inbox_id, body) for inbox_id, body in await self._rows.pending()]
+        return [_message(inbox_id, body, media) for inbox_id, body, media in await self._rows.pending()]
 
     async def hold(self, chat: Chat, *, force: bool = False, now: datetime | None = None) -> bool:
         """Hold the chat for this replica (nobody held it, its holder's lease ran out, or it is this
@@ -92,8 +100,8 @@ class DurableInbox:
         claimed = await self._holds.next_message(*chat, self.replica, to_db((now or utcnow()) + self.lease))
         if claimed is None:
             return None
-        inbox_id, body, received_at = claimed
-        return _message(inbox_id, body), from_db(received_at)
+        inbox_id, body, received_at, media = claimed
+        return _message(inbox_id, body, media), from_db(received_at)
 
     async def release(self, chat: Chat) -> bool:
         """Drop this replica's hold on the chat, only if nothing of it is left unanswered."""
@@ -144,7 +152,9 @@ class DurableInbox:
         return await self._rows.prune(to_db(now - KEEP_ANSWERED))
 
 
-def _message(inbox_id: int, body: str) -> InboundMessage:
+def _message(inbox_id: int, body: str, media: str = "") -> InboundMessage:
     fields = json.loads(body)
     fields["inbox_id"] = inbox_id
-    return InboundMessage(**fields)
+    fields.pop("media", None)
+    refs = tuple(MediaRef(**ref) for ref in json.loads(media)) if media else ()
+    return InboundMessage(**fields, media=refs)

@@ -1,5 +1,5 @@
-"""A person's whole memory as a document — memories, episodes, the scratchpad and every kept turn — as
-JSON (``tierclaw memory import`` reads it back) or Markdown.
+"""A person's whole memory as a document — memories, episodes, the scratchpad, every kept turn, their
+reminders and time zone — as JSON (``tierclaw memory import`` reads it back) or Markdown.
 
 One builder for every way out: ``tierclaw memory export`` writes it to a file or stdout, the memory web
 page offers it as a download.
@@ -12,8 +12,11 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from gateway.reminders.transfer import exported as reminder_export
+from gateway.reminders.transfer import markdown_lines
 from memory.engine import MemoryEngine
 from memory.records import Event, Memory
+from memory.store.attachments import AttachmentRow
 from memory.store.turns import TurnRow
 
 EXPORT_FORMAT = "tierclaw-memory-export"
@@ -62,6 +65,10 @@ async def export_memory(engine: MemoryEngine, owner: str, fmt: str) -> Export:
     events = await all_events(engine, owner)
     pad = await engine.scratchpad.get(owner)
     turns = await engine.conversation.all_turns(owner)
+    kept = await engine.attachments.list(
+        owner, limit=100_000
+    )  # listed, not their bytes (`memory attachments`)
+    reminders = await reminder_export(engine.store, owner)  # and the owner's time zone
     exported_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if fmt == "json":
         doc = {
@@ -73,10 +80,14 @@ async def export_memory(engine: MemoryEngine, owner: str, fmt: str) -> Export:
             "events": [dataclasses.asdict(e) for e in events],
             "scratchpad": dataclasses.asdict(pad) if pad.content else None,
             "turns": [{k: getattr(t, k) for k in TURN_FIELDS} for t in turns],
+            "attachments": [dataclasses.asdict(a) for a in kept],
+            **reminders,
         }
         text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
     else:
         text = markdown(owner, exported_at, memories, events) + _markdown_rest(pad.content, turns)
+        text += "".join(_attachment_lines(kept))
+        text += "\n".join(markdown_lines(reminders)) + ("\n" if reminders["reminders"] else "")
     return Export(text, len(memories), len(events), len(turns))
 
 
@@ -126,3 +137,14 @@ def _markdown_rest(scratchpad: str, turns: list[TurnRow]) -> str:
                 lines += ["", f"### {day}", ""]
             lines.append(f"- {t.created_at[11:16]} ({t.channel}) {t.role}: {_one_line(t.content)}")
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def _attachment_lines(kept: list[AttachmentRow]) -> list[str]:
+    """The voice notes, photos and files kept, one line each (their bytes stay in the database)."""
+    if not kept:
+        return []
+    lines = ["\n## Attachments\n\n"]
+    for a in kept:
+        what = _one_line(a.transcription or a.description or a.caption)[:200]
+        lines.append(f"- #{a.id} {a.created_at[:16]} {a.direction} {a.kind} {a.file_name or '-'}: {what}\n")
+    return lines

@@ -3,12 +3,13 @@
 It does not pretend to be an assistant. It shows what memory retrieved for the message (so tierclaw's
 memory can be tried before any key is configured) and says exactly what it will keep: "I'll remember: …"
 with the facts, found by the same function the offline memory model extracts with
-(``memory.model.quick_extract.quick_facts``), so the promise and what is stored cannot drift apart. With
-the offline memory model the promise is kept at once (``remembers_at_once``: the assistant extracts the
-message before the next one, ``gateway/assistant.py``), so a question a moment later finds it; otherwise
-it says the memory comes once the conversation goes quiet. To a statement it will not keep it says so
-plainly; to chit-chat and general questions ("haha", "what is the capital of Australia?") — anything but
-a question about the person's own life — it says what it is, rather than "I don't recall…".
+(``memory.model.keeper.FactKeeper``, one keeper shared by both), so the promise and what is stored
+cannot drift apart. With the offline memory model the promise is kept at once (``remembers_at_once``:
+the assistant extracts the message before the next one, ``gateway/assistant.py``), so a question a moment
+later finds it; otherwise it says the memory comes once the conversation goes quiet. To a statement it
+will not keep it says so plainly; to chit-chat and general questions ("haha", "what is the capital of
+Australia?") — anything but a question about the person's own life — it says what it is, rather than
+"I don't recall…".
 How to get real answers (``offline_hint``) is said once per chat, not in every reply: the assistant adds it
 to a chat's first reply, and the terminal prints the full notice when it starts (``gateway/assistant.py``).
 Deterministic: the same request gives the same reply. A message written mostly in Chinese gets the Chinese
@@ -21,7 +22,8 @@ import re
 import unicodedata
 
 from gateway.agent import ChatRequest
-from memory.model.quick_extract import quick_facts
+from gateway.reminders.offline import scheduled_reply, zone_question
+from memory.model.keeper import FactKeeper
 from memory.retrieval.gate import asks_about_themselves, personal_question
 from memory.text.wording import is_chinese
 
@@ -103,10 +105,17 @@ def looks_like_statement(text: str) -> bool:
     return not (_EN_QUESTION_START.match(bare) or _ZH_QUESTION.search(bare))
 
 
-def kept_from(text: str) -> list[str]:
-    """What the offline memory model will keep of the user's message: the same ``quick_facts`` call its
-    extraction makes (``memory/model/offline_model.py``), shown as said."""
-    return [" ".join(fact.content.split()).rstrip("。.!！") for fact in quick_facts(text)]
+async def kept_from(text: str, keeper: FactKeeper | None = None) -> list[str]:
+    """What the offline memory model will keep of the user's message: the same ``FactKeeper.facts`` call
+    its extraction makes (``memory/model/offline_model.py``), shown as said."""
+    facts = await (keeper or FactKeeper()).facts(text)
+    return [" ".join(fact.content.split()).rstrip("。.!！") for fact in facts]
+
+
+def promised(reply: str) -> bool:
+    """Whether a reply of the stand-in promised "I'll remember: …" at once (``remembers_at_once``): what the
+    assistant then extracts before the next message, without running the keeper a second time."""
+    return any(f"{words['prefix']} {words['kept']}" in reply for words in (_EN, _ZH))
 
 
 def asks_memory(text: str) -> bool:
@@ -124,7 +133,8 @@ class OfflineChatModel:
     # Its replies are gateway notices, not conversation: they stay out of history and memory.
     stand_in = True
 
-    def __init__(self, *, remembers_at_once: bool = True) -> None:
+    def __init__(self, keeper: FactKeeper | None = None, *, remembers_at_once: bool = True) -> None:
+        self.keeper = keeper or FactKeeper()
         self.remembers_at_once = remembers_at_once
 
     @property
@@ -134,7 +144,10 @@ class OfflineChatModel:
     async def reply(self, request: ChatRequest) -> str:
         text = request.user_text
         words = _ZH if is_chinese(text) else _EN
-        kept = kept_from(text)
+        scheduled = await scheduled_reply(request)  # "remind me…": what was scheduled, or why not
+        if scheduled is not None:
+            return f"{words['prefix']} {scheduled}"
+        kept = await kept_from(text, self.keeper)
         lines: list[str] = []
         if kept:
             promise = words["kept"] if self.remembers_at_once else words["kept_later"]
@@ -148,4 +161,7 @@ class OfflineChatModel:
             else:
                 said = words["nothing"] if asks_memory(text) else words["what_i_am"]
             lines.append(f"{words['prefix']} {said}")
+        question = await zone_question(request)  # "I live in Tokyo": use Asia/Tokyo for reminders?
+        if question:
+            lines.append(f"{words['prefix']} {question}")
         return "\n".join(lines)

@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING
 from gateway.agent import ChatModel, OpenAIChatModel
 from gateway.config import Config, ProviderConfig, has_api_key
 from gateway.offline_chat import OfflineChatModel
+from memory.model.keeper import FactKeeper
 from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import MemoryModel
 
 if TYPE_CHECKING:  # openai (about a second to import) loads only when a provider has a key
     from openai import AsyncOpenAI
+
+    from memory.vectors.usage import MemoryEmbedder
 
 NO_KEY_NOTICE = (
     "No API key configured, so tierclaw answers with its offline model (it shows what it remembers and\n"
@@ -61,8 +64,10 @@ def _usable(provider: ProviderConfig) -> bool:
     return provider.type == "openai" and has_api_key(provider)
 
 
-def build_models(config: Config) -> Models:
-    """The main and memory models the configuration asks for (offline where no key is set)."""
+def build_models(config: Config, embedder: MemoryEmbedder | None = None) -> Models:
+    """The main and memory models the configuration asks for (offline where no key is set); the offline
+    ones share one fact keeper on ``embedder`` (the engine's: the learned head reads its vectors)."""
+    keeper = FactKeeper(embedder)
     clients: dict[int, AsyncOpenAI] = {}
 
     def client_for(provider: ProviderConfig) -> AsyncOpenAI:
@@ -87,13 +92,13 @@ def build_models(config: Config) -> Models:
             client_for(memory_provider), config.memory_model(), max_tokens=config.memory_max_tokens()
         )
     else:
-        memory = OfflineMemoryModel()
+        memory = OfflineMemoryModel(keeper=keeper)
 
     if not _usable(config.provider):
-        # Rules extract in microseconds and cost nothing: what the stand-in promises is kept at once
+        # The offline keeper runs locally and costs no call: what the stand-in promises is kept at once
         # (unless exitFlush 0 says not to wait for extraction); a language model extracts after the gap.
         at_once = isinstance(memory, OfflineMemoryModel) and config.memory.extraction.exit_flush > 0
-        chat = OfflineChatModel(remembers_at_once=at_once)
+        chat = OfflineChatModel(keeper, remembers_at_once=at_once)
         notice = OFFLINE_NOTICE if config.provider.type == "offline" else NO_KEY_NOTICE
     return Models(chat=chat, memory=memory, notice=notice, clients=list(clients.values()))
 

@@ -6,7 +6,9 @@
 Prints the base URL on the first line (scripts read it), then the tierclaw config that points at it.
 The Telegram and Feishu servers also play the user: each line typed on standard input becomes a private
 message (Telegram: from user 42; Feishu: from ou_alice, on the websocket — or ``POST /local/say``
-``{"text": "…"}`` to the printed URL), and every message the bot sends is printed.
+``{"text": "…"}`` to the printed URL), ``/file PATH`` sends a file from disk as a voice note (.ogg, .wav),
+a photo (.png, .jpg) or a document (or ``POST /local/send-file`` ``{"path": "…"}``), and every message
+the bot sends is printed.
 
 The config a trial gets (``trial_config``) keeps the trial apart from the person's own tierclaw: its own
 data directory beside the config file (``<name>-data/``: memory database and workspace), only the platform
@@ -35,7 +37,9 @@ Run one local stand-in server on 127.0.0.1 until Ctrl-C, so tierclaw can be trie
   openai       an OpenAI-compatible model that answers "stub reply: <your message>"
   round-robin  a load balancer in front of several gateways (--listen PORT --to URL --to URL)
 
-Each server prints its URL on the first line, then the tierclaw config that points at it."""
+On telegram and feishu, "/file PATH" typed here sends a file from disk as a voice note (.ogg, .wav), a
+photo (.png, .jpg) or a document. Each server prints its URL on the first line, then the tierclaw config
+that points at it; every message the bot sends is printed."""
 EPILOG = """\
 A gateway to talk to, in two terminals:
   python -m localservers feishu --write-config ~/tierclaw-local.json
@@ -151,7 +155,14 @@ def _type_as_user(kind: str, stub: Any) -> None:
             flush=True,
         )
     for line in sys.stdin:
-        if line.strip():
+        if line.startswith("/file "):  # a voice note, photo or file from disk
+            status, answer, *_ = (
+                stub.files.send_local_file(stub, {"path": line[6:].strip()})
+                if kind == "telegram"
+                else stub.media.send_local_file(stub, {"path": line[6:].strip()})
+            )
+            print("sent" if status == 200 else f"not sent: {answer}", flush=True)
+        elif line.strip():
             try:
                 _say(kind, stub, line.rstrip("\n"))
             except AssertionError as exc:  # Feishu: no gateway connected yet

@@ -1,7 +1,7 @@
 """A local Feishu open platform for tests: the HTTP API, the websocket event push and an event client.
 
-Everything runs on 127.0.0.1 in daemon threads, so the real lark-oapi SDK (sync ``requests`` calls and
-its own websocket thread) and async tests can both talk to it:
+On 127.0.0.1, in daemon threads, so lark-oapi (sync ``requests``, its own websocket thread) and async tests
+can both talk to it:
 
     from localservers.feishu_server import FeishuStub, message_event, post_callback
 
@@ -11,14 +11,10 @@ its own websocket thread) and async tests can both talk to it:
         status, body = await post_callback(url, message_event("hi"), encrypt_key=KEY)   # callback mode
         sent = await feishu.wait_for_sent(1)
 
-HTTP API (JSON, ``{"code": 0, ...}`` like Feishu):
-  * ``POST /open-apis/auth/v3/tenant_access_token/internal`` → ``t-<app_id>``, expire 7200
-  * ``GET /open-apis/bot/v3/info`` → ``{"bot": {"open_id": BOT_OPEN_ID, ...}}`` (``bot_info_code`` != 0
-    makes it fail)
-  * ``POST /open-apis/im/v1/messages?receive_id_type=chat_id`` (create), ``POST
-    /open-apis/im/v1/messages/{id}/reply``, ``PUT /open-apis/im/v1/messages/{id}`` (update)
-  * ``POST /callback/ws/endpoint`` → the websocket URL (``ws_endpoint_code`` != 0 refuses the app;
-    ``ws_endpoint_hangs = True`` accepts the request and never answers, until the stub stops)
+HTTP API (JSON, ``{"code": 0, ...}`` like Feishu): the tenant token (``t-<app_id>``), the bot info
+(``bot_info_code`` != 0 fails it), messages: create, reply, update (PUT); ``POST /callback/ws/endpoint``
+→ the websocket URL (``ws_endpoint_code`` != 0 refuses the app; ``ws_endpoint_hangs = True`` never
+answers, until the stub stops); message resources and uploads (``feishu_media.py``).
 
 Sends honour ``uuid`` like Feishu: a second request with a uuid already sent within an hour answers with the
 first message and posts nothing. Scripted failures (``fail_sends(ApiError...)``) answer the next sends in
@@ -26,9 +22,8 @@ order; ``delay_sends(seconds...)`` makes the next sends post their message and a
 later (a client timeout after Feishu accepted); ``refuse_posts = True`` refuses every ``post`` with a
 content error (``POST_REFUSED``). ``sent`` holds the messages really posted, ``requests`` every request.
 
-The websocket server (``websockets``) speaks lark's protobuf ``Frame``: it answers pings with pongs,
-``await push_event(...)`` sends a data frame (``type=event``, plaintext JSON payload) and ``wait_for_ack``
-returns the client's echo (``{"code": 200}``).
+The websocket server speaks lark's protobuf ``Frame``: pongs to pings, ``await push_event(...)`` sends a
+data frame (``type=event``, plaintext JSON) and ``wait_for_ack`` returns the client's ``{"code": 200}``.
 """
 
 from __future__ import annotations
@@ -42,7 +37,6 @@ import time
 import uuid as uuid_module
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -50,6 +44,8 @@ from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 from websockets.protocol import State
 from websockets.sync.server import Server, ServerConnection, serve
 
+from localservers.feishu_failures import ChatRefusals
+from localservers.feishu_media import FILES_PATH, IMAGES_PATH, RESOURCE_MARK, FeishuMedia
 from localservers.feishu_payloads import BOT_NAME as BOT_NAME
 from localservers.feishu_payloads import BOT_OPEN_ID as BOT_OPEN_ID
 
@@ -60,6 +56,27 @@ from localservers.feishu_payloads import message_event as message_event
 from localservers.feishu_payloads import post_callback as post_callback
 from localservers.feishu_payloads import signed_body as signed_body
 from localservers.feishu_payloads import url_verification as url_verification
+from localservers.feishu_records import (  # re-exported: tests script errors and read sends through here
+    BOT_NOT_IN_CHAT as BOT_NOT_IN_CHAT,
+)
+from localservers.feishu_records import (
+    POST_REFUSED as POST_REFUSED,
+)
+from localservers.feishu_records import (
+    RATE_LIMITED as RATE_LIMITED,
+)
+from localservers.feishu_records import (
+    SERVER_ERROR as SERVER_ERROR,
+)
+from localservers.feishu_records import (
+    ApiError as ApiError,
+)
+from localservers.feishu_records import (
+    Sent as Sent,
+)
+from localservers.feishu_records import (
+    StubRequest as StubRequest,
+)
 from localservers.http import JSONHandler, LocalHTTPServer
 
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
@@ -68,56 +85,6 @@ MESSAGES_PATH = "/open-apis/im/v1/messages"
 WS_ENDPOINT_PATH = "/callback/ws/endpoint"
 SAY_PATH = "/local/say"
 UUID_WINDOW_SECONDS = 3600
-
-
-@dataclass(frozen=True)
-class ApiError:
-    """One scripted failure: HTTP ``status``, Feishu ``code`` and ``msg``, extra response headers."""
-
-    status: int
-    code: int
-    msg: str
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-RATE_LIMITED = ApiError(429, 99991400, "request trigger frequency limit", {"x-ogw-ratelimit-reset": "0"})
-SERVER_ERROR = ApiError(500, 1000, "internal error")
-POST_REFUSED = ApiError(
-    400, 230001, "Your request contains an invalid request parameter: invalid post content"
-)
-BOT_NOT_IN_CHAT = ApiError(400, 230002, "Bot/User can NOT be out of the chat.")
-
-
-@dataclass
-class Sent:
-    """A message the stub really posted."""
-
-    kind: str  # "reply", "create" or "update"
-    target: str  # replied-to message id, chat id, or updated message id
-    msg_type: str
-    content: dict[str, Any]
-    uuid: str
-    message_id: str
-    at: float = 0.0  # time.monotonic() when it was posted (the round-trip benchmark reads it)
-
-    @property
-    def text(self) -> str:
-        """The words: a text message's text, or a post's ``md``/``text`` elements joined by newlines."""
-        if self.msg_type == "text":
-            return str(self.content.get("text", ""))
-        body: dict[str, Any] = self.content.get("zh_cn") or next(iter(self.content.values()), {})
-        return "\n".join(
-            str(e.get("text", "")) for paragraph in body.get("content", []) for e in paragraph if "text" in e
-        )
-
-
-@dataclass
-class StubRequest:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]  # lower-cased names
-    body: Any
 
 
 class _Server(LocalHTTPServer):
@@ -135,7 +102,7 @@ class _Handler(JSONHandler):
         raw = self.read_body()
         try:
             body = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON (an upload's multipart body), or not text at all
             body = None
         request = StubRequest(
             method=self.command,
@@ -143,8 +110,12 @@ class _Handler(JSONHandler):
             query={k: v[0] for k, v in parse_qs(parts.query).items()},
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
+            raw=raw,
         )
         status, obj, headers = self.server.stub._route(request)
+        if isinstance(obj, bytes):  # a message resource (feishu_media.py)
+            self.send_body(status, obj, headers, content_type="application/octet-stream")
+            return
         self.send_json(status, obj, headers, content_type="application/json; charset=utf-8")
 
     do_GET = do_POST = do_PUT = do_PATCH = _handle
@@ -167,6 +138,7 @@ class FeishuStub:
             30  # ClientConfig sent with the websocket URL: max random wait before a reconnect
         )
         self._failures: deque[ApiError] = deque()
+        self.chat_refusals = ChatRefusals()  # chats refused on every send (feishu_failures.py)
         self._delays: deque[float] = deque()
         self._stopping = threading.Event()  # releases requests held by ws_endpoint_hangs / delay_sends
         self._by_uuid: dict[str, tuple[float, dict[str, Any]]] = {}
@@ -177,6 +149,7 @@ class FeishuStub:
         self._ws: Server | None = None
         self._threads: list[threading.Thread] = []
         self._connections: list[ServerConnection] = []
+        self.media = FeishuMedia()  # message resources and uploads
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -311,8 +284,14 @@ class FeishuStub:
             except AssertionError as exc:
                 return 409, {"code": 1, "msg": str(exc)}, None
             return 200, {"code": 0, "msg": "ok", "frame_id": frame_id}, None
+        if req.method == "POST" and req.path == "/local/send-file":
+            return self.media.send_local_file(self, req.body)
         if not req.headers.get("authorization", "").startswith("Bearer t-"):
             return 400, {"code": 99991661, "msg": "Missing access token for authorization."}, None
+        if req.method == "GET" and RESOURCE_MARK in req.path:
+            return self.media.get_resource(req.path, req.query)
+        if req.method == "POST" and req.path in (IMAGES_PATH, FILES_PATH):
+            return self.media.upload(req.path, req.raw, req.headers.get("content-type", ""))
         if req.method == "GET" and req.path == BOT_INFO_PATH:
             if self.bot_info_code:
                 return 400, {"code": self.bot_info_code, "msg": "bot info unavailable"}, None
@@ -345,6 +324,9 @@ class FeishuStub:
             if kind != "update" and self._failures:
                 error = self._failures.popleft()
                 return error.status, {"code": error.code, "msg": error.msg}, error.headers
+            refused = self.chat_refusals.refusal(kind, target)
+            if refused is not None:
+                return refused[0], {"code": refused[1], "msg": refused[2]}, None
             if msg_type == "post" and self.refuse_posts:
                 return POST_REFUSED.status, {"code": POST_REFUSED.code, "msg": POST_REFUSED.msg}, None
             uuid = body.get("uuid") or ""

@@ -30,8 +30,8 @@ real API, a missing or empty ``input`` or an empty-string item answers 400.
         ...
         assert stub.embedding_inputs() == ["hello"]
 
-Endpoints: ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and ``GET /v1/models``; anything else
-answers 404.
+Endpoints: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``POST /v1/audio/transcriptions``
+and image content parts (``openai_audio.py``), ``GET /v1/models``; anything else answers 404.
 Every response is HTTP/1.1 with Content-Type and Content-Length, so kept-alive connections never hang.
 """
 
@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
+from localservers.openai_audio import TRANSCRIPTIONS_PATH, StubAudio
 
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
@@ -254,6 +255,17 @@ class _Handler(JSONHandler):
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         raw = self.read_body()
+        stub = self.server.stub
+        if path == TRANSCRIPTIONS_PATH:  # openai_audio.py: the stand-in transcriber
+            reply = stub.audio.next_scripted()
+            if reply is not None and reply.delay > 0 and stub._stopping.wait(reply.delay):
+                self.close_connection = True
+                return
+            if reply is not None and reply.status != 200:
+                self.send_json(reply.status, error_body(reply.status, reply.content))
+                return
+            self.send_json(*stub.audio.transcribe(raw, self.headers.get("Content-Type") or ""))
+            return
         if path not in (CHAT_PATH, EMBEDDINGS_PATH):
             self.send_json(404, error_body(404, f"no route POST {path}"))
             return
@@ -265,8 +277,11 @@ class _Handler(JSONHandler):
             self.send_json(400, error_body(400, "request body is not a JSON object"))
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        stub = self.server.stub
         embeddings = path == EMBEDDINGS_PATH
+        if not embeddings and not stub.audio.vision and stub.audio.image_parts(body):
+            stub.audio.refused_images += 1
+            self.send_json(400, error_body(400, "image input is not supported by this model"))
+            return
         reply = stub._next_embedding_reply(body, headers) if embeddings else stub._next_reply(body, headers)
         if reply.delay > 0 and stub._stopping.wait(reply.delay):
             self.close_connection = True
@@ -306,6 +321,7 @@ class OpenAIStub:
         self._connections = OpenConnections(self._lock)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.audio = StubAudio()  # /v1/audio/transcriptions and image parts (openai_audio.py)
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -398,7 +414,8 @@ class OpenAIStub:
             except Exception as exc:  # a broken responder should fail the test, not hang the client
                 return StubReply(status=500, content=f"stub responder raised {type(exc).__name__}: {exc}")
         if reply is None:
-            reply = default_reply(body)
+            seen = self.audio.describe(body)  # an image part: the stand-in description
+            reply = default_reply(body) if seen is None else StubReply(content=seen)
         if isinstance(reply, str):
             reply = StubReply(content=reply)
         return reply

@@ -35,12 +35,36 @@ import urllib.parse
 import urllib.request
 from collections import defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
 from localservers.http import free_port as free_port  # re-exported: tests import it from here
+from localservers.multipart import Upload, form_params
 from localservers.telegram_entities import check_html, entities_for, media_payload, utf16_len
+from localservers.telegram_failures import ChatRefusals
+from localservers.telegram_faults import (  # re-exported: tests script faults through this module
+    Fault as Fault,
+)
+from localservers.telegram_faults import (
+    cant_parse as cant_parse,
+)
+from localservers.telegram_faults import (
+    conflict as conflict,
+)
+from localservers.telegram_faults import (
+    rate_limited as rate_limited,
+)
+from localservers.telegram_faults import (
+    slow as slow,
+)
+from localservers.telegram_faults import (
+    unauthorized as unauthorized,
+)
+from localservers.telegram_faults import (
+    webhook_active as webhook_active,
+)
+from localservers.telegram_media import FILE_METHODS, TelegramFiles
 
 TOKEN = "123456:AAH-stub-secret-token_never-in-logs"
 BOT_ID = 123456
@@ -57,57 +81,12 @@ class ApiCall:
     params: dict[str, str]
     status: int = 200
     result: Any = None  # what a successful call returned (the sent Message for sendMessage)
+    files: dict[str, Upload] = field(default_factory=dict)  # uploaded files (sendPhoto, sendDocument…)
 
     def json(self, name: str) -> Any:
         """A JSON-encoded field (``reply_parameters``, ``allowed_updates``…), or None when absent."""
         value = self.params.get(name)
         return None if value is None else json.loads(value)
-
-
-@dataclass
-class Fault:
-    """A scripted answer: an API error, or a connection that hangs / trickles instead of answering."""
-
-    status: int = 400
-    description: str = "Bad Request"
-    retry_after: int | None = None
-    hang: float = 0.0  # wait this long, then drop the connection without answering
-    delay: float = 0.0  # carry the call out as usual, but answer only after this long
-    trickle: float = 0.0  # send headers, then a byte every 0.2 s for this long (per-read timeouts never fire)
-
-
-def rate_limited(retry_after: int) -> Fault:
-    return Fault(429, f"Too Many Requests: retry after {retry_after}", retry_after=retry_after)
-
-
-def cant_parse() -> Fault:
-    return Fault(
-        400, "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 4"
-    )
-
-
-def conflict() -> Fault:
-    return Fault(
-        409,
-        "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
-    )
-
-
-def webhook_active() -> Fault:
-    return Fault(
-        409,
-        "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete "
-        "the webhook first",
-    )
-
-
-def slow(seconds: float) -> Fault:
-    """The call takes effect at once (a sendMessage is delivered), the answer comes ``seconds`` later."""
-    return Fault(200, "", delay=seconds)
-
-
-def unauthorized() -> Fault:
-    return Fault(401, "Unauthorized")
 
 
 class _Server(LocalHTTPServer):
@@ -120,12 +99,19 @@ class _Handler(JSONHandler):
         raw = self.read_body()
         stub = self.server.stub
         prefix = f"/bot{stub.token}/"
+        if urllib.parse.unquote(self.path).startswith(f"/file{prefix}"):  # a download (telegram_media.py)
+            status, data = stub.files.download(urllib.parse.unquote(self.path)[len(prefix) + 5 :])
+            self.send_body(status, data, content_type="application/octet-stream")
+            return
+        if self.path == "/local/send-file":  # by hand: a message carrying a file from disk (user 42)
+            self.send_json(*stub.files.send_local_file(stub, json.loads(raw or b"{}")))
+            return
         if not self.path.startswith(prefix):
             self.send_json(404, {"ok": False, "error_code": 404, "description": "Not Found"})
             return
         method = self.path[len(prefix) :].split("?", 1)[0]
-        params = _params(raw, self.headers.get("Content-Type") or "")
-        call = ApiCall(time.monotonic(), method, params)
+        params, files = form_params(raw, self.headers.get("Content-Type") or "")
+        call = ApiCall(time.monotonic(), method, params, files=files)
         fault = stub._record(call)
         if fault is not None and not fault.delay:
             self._fault(fault, call)
@@ -170,14 +156,6 @@ class _Handler(JSONHandler):
         self.send_json(fault.status, error)
 
 
-def _params(raw: bytes, content_type: str) -> dict[str, str]:
-    if not raw:
-        return {}
-    if "json" in content_type:
-        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in json.loads(raw).items()}
-    return {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode(), keep_blank_values=True).items()}
-
-
 class TelegramStub:
     """A Bot API server on 127.0.0.1; see the module docstring."""
 
@@ -187,6 +165,7 @@ class TelegramStub:
         self.calls: list[ApiCall] = []
         self.webhook: dict[str, str] = {}  # the last setWebhook parameters ({} after deleteWebhook)
         self.webhook_trouble: dict[str, object] = {}  # more getWebhookInfo fields: {"last_error_message": …}
+        self.chat_refusals = ChatRefusals()  # chats refused on every call (telegram_failures.py)
         self._cond = threading.Condition()
         self._updates: list[dict] = []
         self._next_update = 1
@@ -198,6 +177,7 @@ class TelegramStub:
         self._connections = OpenConnections(self._cond)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.files = TelegramFiles()  # voice, photos, documents: getFile, downloads, sends
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -387,7 +367,10 @@ class TelegramStub:
         with self._cond:
             self.calls.append(call)
             queue = self._faults.get(call.method)
-            return queue.popleft() if queue else None
+            if queue:
+                return queue.popleft()
+        refused = self.chat_refusals.refusal(call.method, call.params)
+        return Fault(*refused) if refused else None
 
     def track(self, conn: socket.socket, *, add: bool) -> None:
         """A connection opened or closed (the handler says; ``stop`` cuts those still open)."""
@@ -409,6 +392,8 @@ class TelegramStub:
             return _ok(self._get_updates(int(p.get("offset") or 0), float(p.get("timeout") or 0)))
         if call.method == "sendMessage":
             return self._send_message(p)
+        if call.method in FILE_METHODS:
+            return self.files.answer(call, self)
         if call.method == "editMessageText":
             chat = self._chat(p.get("chat_id", "0"))
             return _ok({**self._message(chat, p.get("text", "")), "message_id": int(p["message_id"])})

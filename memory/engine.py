@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from memory.attachments import AttachmentLog
 from memory.browse import MemoryBrowser
 from memory.clock import days_between, to_db, utcnow
 from memory.compression_rows import CompressionRows
@@ -44,7 +45,7 @@ class MemoryEngine:
     writer, the retriever and the conversation log), ``vectors`` (stored vectors and the RAM matrices:
     the embedding jobs), ``writer`` (``writer.on_vectors_missing`` wakes the gateway's backfill),
     ``compression`` (what only the compression jobs read), ``events`` (Tier 3), ``conversation``,
-    ``scratchpad``, ``browse``.
+    ``scratchpad``, ``browse``, ``attachments``.
     """
 
     def __init__(self, store: MemoryStore) -> None:
@@ -59,6 +60,7 @@ class MemoryEngine:
         self.conversation = ConversationLog(store, self.embedding)  # every turn, kept and searchable
         self.scratchpad = ScratchpadStore(store)  # one note per person: what is going on
         self.browse = MemoryBrowser(store, self.search)  # page-by-page reads (the memory web page)
+        self.attachments = AttachmentLog(store)  # voice notes, photos and files, and what they held
 
     @classmethod
     async def open(cls, path: str | Path, *, create: bool = True, warm_text: bool = True) -> MemoryEngine:

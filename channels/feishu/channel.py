@@ -65,6 +65,7 @@ from channels.feishu.events import (
     message_uuid,
 )
 from channels.feishu.lark_logs import lark_level, route_lark_logs_through_ours
+from channels.feishu.media import FeishuMedia
 from channels.feishu.open_api import (
     BOT_INFO_URI,
     MAX_RETRY_WAIT_SECONDS,
@@ -119,8 +120,8 @@ class FeishuSettings:
     callback_path: str = "/feishu/events"
 
 
-class FeishuChannel:
-    """The Feishu/Lark channel; see the module doc. ``start`` returns once receiving has started."""
+class FeishuChannel(FeishuMedia):
+    """The Feishu/Lark channel; see the module doc (its media parts: ``media.FeishuMedia``)."""
 
     name = CHANNEL_NAME
 

@@ -13,6 +13,7 @@ from lark_oapi.api.im.v1 import (
 )
 
 from channels.base import InboundMessage
+from channels.feishu.media import media_refs
 from channels.feishu.post import post_media, post_plain_text
 
 # lark's EventDispatcherHandler reads these with a case-sensitive dict.get.
@@ -100,6 +101,7 @@ def inbound_message(event: FeishuEvent, bot_open_id: str) -> InboundMessage | No
         mentions_bot=mentions_bot,
         attachment=attachment,
         delivery_id=event.event_id,
+        media=media_refs(event.message_type, event.content),
     )
 
 

@@ -31,6 +31,7 @@ def build_application(
         ApplicationBuilder()
         .token(token)
         .base_url(base_url)
+        .base_file_url(file_url(base_url))
         .connect_timeout(timeout)
         .read_timeout(timeout)
         .write_timeout(timeout)
@@ -45,6 +46,13 @@ def build_application(
     # One handler for every update: PTB's CommandHandler would take /commands away from the gateway.
     app.add_handler(TypeHandler(Update, handle))
     return app
+
+
+def file_url(base_url: str) -> str:
+    """Where files are downloaded from, beside the Bot API: ``…/bot`` → ``…/file/bot`` (Telegram's and a
+    self-hosted Bot API server's layout); PTB appends the token."""
+    head, sep, tail = base_url.rstrip("/").rpartition("/bot")
+    return f"{head}/file/bot{tail}" if sep else base_url.rstrip("/") + "/file/bot"
 
 
 async def connect(app: Application, base_url: str, redact: Redact) -> None:

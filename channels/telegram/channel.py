@@ -59,6 +59,7 @@ from channels.telegram.failures import (
 from channels.telegram.html import markdown_to_html
 from channels.telegram.inbound import addressed_message
 from channels.telegram.log_redaction import Redact
+from channels.telegram.media import TelegramMedia
 from channels.telegram.poll_turn import MayPoll, PollTurn
 from channels.telegram.typing_sign import typing_while
 from channels.telegram.webhook import WebhookServer
@@ -89,8 +90,9 @@ class TelegramSettings:
     poll_timeout: int = 10  # getUpdates long-poll seconds
 
 
-class TelegramChannel:
-    """A Telegram bot as a gateway channel (``Channel`` plus ``working`` for the typing indicator).
+class TelegramChannel(TelegramMedia):
+    """A Telegram bot as a gateway channel (``Channel``, ``working`` for the typing indicator, and the
+    media parts of ``media.TelegramMedia``).
 
     The class attributes are the retry and timing knobs; tests shorten them on an instance.
     """

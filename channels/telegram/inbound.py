@@ -13,6 +13,7 @@ from telegram import Update
 
 from channels.access import AllowList
 from channels.base import InboundMessage
+from channels.telegram.media import media_refs
 from channels.telegram.message_text import (
     COMMAND_RE,
     attachment,
@@ -69,4 +70,5 @@ def addressed_message(
         mentions_bot=bool(spans) or replied,
         attachment=kind,
         delivery_id=str(update.update_id),
+        media=media_refs(msg),
     )

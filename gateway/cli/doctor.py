@@ -44,12 +44,14 @@ def run(args: argparse.Namespace) -> int:
 
 async def collect(config_arg: str | None) -> list[Check]:
     """Every check, in order; only the config check when the config is invalid."""
-    from gateway.cli.doctor_checks import check_config, check_database
+    from gateway.cli.doctor_checks import check_config, check_database, check_ffmpeg
 
     config_check, config = check_config(config_arg)
     if config is None:
         return [config_check]
     checks = [config_check, await check_database(config)]
+    if config.media.transcription.convert_to_wav:  # the one back-end setting that needs ffmpeg
+        checks.append(check_ffmpeg())
     checks.extend(await remote_checks(config))
     return checks
 

@@ -257,3 +257,19 @@ def _loose_modes(path: Path) -> str:
         if mode & 0o077:
             loose.append(f"{what} {mode:04o}")
     return ", ".join(loose)
+
+
+def check_ffmpeg() -> Check:
+    """ffmpeg, when ``media.transcription.convertToWav`` needs it (voice notes → WAV for a server that reads
+    WAV only)."""
+    from gateway.media.hearing import ffmpeg_path
+
+    path = ffmpeg_path()
+    if path is None:
+        return Check(
+            "ffmpeg",
+            False,
+            "not installed, and media.transcription.convertToWav needs it",
+            "install it (apt-get install ffmpeg), or set convertToWav false if your server reads OGG",
+        )
+    return Check("ffmpeg", True, f"{path} (voice notes are converted to WAV before transcription)")

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from gateway.cli import dashboard, doctor, memory, onboard, run, status
+from gateway.cli import dashboard, doctor, memory, onboard, reminders, run, status
 from gateway.cli.options import apply_defaults, spread_global_options
 from gateway.log_setup import configure_logging
 
@@ -35,6 +35,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     memory.register,
     dashboard.register,
     doctor.register,
+    reminders.register,
 )
 
 

@@ -126,6 +126,16 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
         kind="int",
     ),
     EnvOverride("TIERCLAW_TIMEZONE", ("timezone",), 'IANA time zone of the scheduler ("" = local)'),
+    EnvOverride(
+        "TIERCLAW_TRANSCRIPTION_API_KEY",
+        ("media", "transcription", "apiKey"),
+        "key of the transcription API (empty: the main provider's)",
+    ),
+    EnvOverride(
+        "TIERCLAW_TRANSCRIPTION_BASE_URL",
+        ("media", "transcription", "baseUrl"),
+        "base URL of the transcription API (empty: the main provider's)",
+    ),
 )
 
 MEMORY_PROVIDER_PATH = ("memory", "provider")

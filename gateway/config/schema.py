@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from gateway.config.channels import ChannelsConfig
+from gateway.config.media import MediaConfig
 from gateway.config.section import Section as _Model
 from gateway.config.values import (
     Clock,
@@ -43,6 +44,8 @@ class ProviderConfig(_Model):
     base_url: str = "https://api.openai.com/v1"
     timeout_seconds: float = Field(60.0, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
+    # Photos go to the model as image parts: "auto" tries, and remembers per model that it refused them.
+    vision: Literal["auto", "on", "off"] = "auto"
 
     @field_validator("base_url")
     @classmethod
@@ -75,6 +78,25 @@ class AgentConfig(_Model):
     tools: bool = True
     max_tool_rounds: int = Field(4, ge=1, le=20)
     tool_result_chars: int = Field(8000, ge=500, le=200_000)
+    # The time zone reminders use for a person who has not set theirs (/timezone): "" = the top-level
+    # timezone, else the machine's (README "Reminders").
+    timezone: str = ""
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        return _iana_zone(value)
+
+
+class RemindersConfig(_Model):
+    """Reminders (README "Reminders"): how many one person may have waiting, how long their text may be,
+    and how late a reminder due while everything was down is still sent."""
+
+    enabled: bool = True
+    max_per_person: int = Field(200, ge=1, le=100_000)
+    max_text_chars: int = Field(1000, ge=20, le=4000)
+    # Due longer ago than this when a gateway could send it: reported (status missed), not sent.
+    late_within: Duration = 12 * 3600.0
 
 
 class ExtractionConfig(_Model):
@@ -239,6 +261,8 @@ class Config(_Model):
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
+    reminders: RemindersConfig = Field(default_factory=RemindersConfig)
     users: dict[str, list[str]] = Field(default_factory=dict)
     timezone: str = ""
 
@@ -272,16 +296,7 @@ class Config(_Model):
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        value = value.strip()
-        if value:
-            try:
-                ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise ValueError(
-                    'expected an IANA time zone such as "Asia/Shanghai" or "Europe/Berlin",'
-                    ' or "" for the machine\'s local zone'
-                ) from None
-        return value
+        return _iana_zone(value)
 
     @property
     def source(self) -> Path | None:
@@ -331,6 +346,20 @@ class Config(_Model):
     def has_api_key(self, provider: ProviderConfig | None = None) -> bool:
         """Whether ``provider`` (default: the main provider) has a non-empty API key."""
         return has_api_key(provider if provider is not None else self.provider)
+
+
+def _iana_zone(value: str) -> str:
+    """An IANA zone name, stripped ("" allowed); ValueError naming what is expected otherwise."""
+    value = value.strip()
+    if value:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                'expected an IANA time zone such as "Asia/Shanghai" or "Europe/Berlin",'
+                ' or "" for the machine\'s local zone'
+            ) from None
+    return value
 
 
 def has_api_key(provider: ProviderConfig) -> bool:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from gateway.dashboard import actions, pages
+from gateway.dashboard import actions, attachments, pages, reminders_page
 from gateway.dashboard.access import (
     CSRF_FIELD,
     SESSION_COOKIE,
@@ -139,6 +139,8 @@ def build_app(ctx: DashboardContext, token: str, bound_host: str) -> web.Applica
     app.router.add_static("/static/", STATIC_DIR)
     pages.add_routes(app.router)
     actions.add_routes(app.router)
+    attachments.add_routes(app.router)
+    reminders_page.add_routes(app.router)
     return app
 
 

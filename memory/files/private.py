@@ -42,8 +42,9 @@ def private_file(path: Path) -> None:
             os.chmod(path, PRIVATE_FILE_MODE)
 
 
-def write_private(path: Path, text: str, mode: int = PRIVATE_FILE_MODE) -> None:
-    """Write ``text`` to ``path`` (``mode``, 0600 unless said) via a temp file beside it and ``os.replace``.
+def write_private(path: Path, text: str | bytes, mode: int = PRIVATE_FILE_MODE) -> None:
+    """Write ``text`` (or bytes: a kept attachment) to ``path`` (``mode``, 0600 unless said) via a temp file
+    beside it and ``os.replace``.
 
     The temp file gets its mode before any content is written, so the file is never readable by others,
     not even for a moment, and a crash never leaves half a file.
@@ -51,10 +52,16 @@ def write_private(path: Path, text: str, mode: int = PRIVATE_FILE_MODE) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as raw:
+                raw.write(text)
+                raw.flush()
+                os.fsync(raw.fileno())
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -3,10 +3,11 @@
 It lets tierclaw remember plain first-person facts before any API key is configured, and it is what the
 tests of the extraction and compression pipelines run against. It never invents or rewrites text:
 
-* ``extract``: quick rules (``memory/quick_extract.py``) over the user's turns only — the assistant's
+* ``extract``: the fact keeper (``memory/model/keeper.py``: the learned head with the shipped embedder,
+  short keyword rules without it) over the user's turns only — the assistant's
   words are never taken as facts about the user; the summary is the user's first sentences, cut at
   ``SUMMARY_MAX_CHARS``;
-* ``compress_events``: the same rules over the day's summaries (which, written by this model, are the
+* ``compress_events``: the same keeper over the day's summaries (which, written by this model, are the
   user's own sentences; a model-written third-person summary usually yields nothing, which is fine);
 * ``merge_partition``: exact duplicates (``norm_key``) folded into one fact, everything else kept as is;
 * ``refresh_profile``: the profile entries the user put there themselves (manual, import, migration)
@@ -21,8 +22,9 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from memory.clock import from_db
+from memory.model.keeper import FactKeeper
 from memory.model.protocol import Extraction, Turn
-from memory.model.quick_extract import MIN_MEANINGFUL_CHARS, quick_facts, split_sentences
+from memory.model.quick_extract import MIN_MEANINGFUL_CHARS, split_sentences
 from memory.records import GLOBAL_PROJECT, PROFILE_TOPIC, Episode, Event, Fact, Memory
 from memory.text.dedup import norm_key
 
@@ -37,8 +39,11 @@ COMPRESSION_SOURCE = "compression"
 class OfflineMemoryModel:
     """The rule-based ``MemoryModel`` (``memory/model.py``): deterministic, offline, never fails."""
 
-    def __init__(self, known_projects: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, known_projects: frozenset[str] = frozenset(), keeper: FactKeeper | None = None
+    ) -> None:
         self.known_projects = known_projects
+        self.keeper = keeper or FactKeeper()
 
     @property
     def label(self) -> str:
@@ -47,7 +52,9 @@ class OfflineMemoryModel:
     async def extract(self, turns: list[Turn]) -> Extraction:
         """Quick facts from the user's turns and a digest of what the user said ("" without user turns)."""
         user_texts = [t.content for t in turns if t.role == "user" and t.content.strip()]
-        facts = _distinct(f for text in user_texts for f in quick_facts(text, self.known_projects))
+        facts = _distinct(
+            [f for text in user_texts for f in await self.keeper.facts(text, self.known_projects)]
+        )
         # No goal or outcome without a language model; the projects the facts name are its entities.
         projects = list(dict.fromkeys(f.project for f in facts if f.project != GLOBAL_PROJECT))
         return Extraction(facts=facts, summary=_digest(user_texts), episode=Episode(entities=projects))
@@ -58,7 +65,9 @@ class OfflineMemoryModel:
 
     async def compress_events(self, events: list[Event]) -> list[Fact]:
         """Quick facts found in the events' summaries (often none)."""
-        found = _distinct(f for e in events for f in quick_facts(e.summary, self.known_projects))
+        found = _distinct(
+            [f for e in events for f in await self.keeper.facts(e.summary, self.known_projects)]
+        )
         for fact in found:
             fact.source = COMPRESSION_SOURCE
         return found

@@ -26,18 +26,18 @@ MAX_SUMMARY_CHARS = 200
 MAX_PROFILE_ENTRIES = 100
 
 _CATEGORY_GUIDE = {
-    "identity": "who the user is and their life: name, role, location, languages; people (family, "
-    "friends, their names, jobs, places); pets; health (allergies, conditions, medication, diet); work "
-    "(job, employer, boss); home and possessions (car, phone, where things are kept); education; "
-    "birthdays and anniversaries",
-    "config": "the user's environment, settings and tastes: tools, stack, machines, how the assistant should "
-    "answer; likes, dislikes, favourites; routines (what they do on which days, at which times)",
+    "identity": "who the user is: name, age, birthday, origin, where they live, nationality, languages, "
+    "job and employer, what they studied, marital status",
+    "config": "what stays true of how the user lives and what the assistant must respect: tools, stack, "
+    "machines, how the assistant should answer; tastes, diet, allergies, health conditions and medication; "
+    "routines and habits; their things and household arrangements (the car, where things are kept, bills)",
     "credential": "which accounts, keys or services the user has and where they are kept "
     "(never the secret value itself)",
-    "decision": "a choice the user made, ideally with its reason; their plans, goals and appointments",
+    "decision": "a choice the user made, ideally with its reason; their plans, goals, intentions and "
+    "appointments, and what they are weighing",
     "solution": "how a problem was solved: the fix, the working command or setting",
-    "event": "something that happened, with its date (never a lasting fact about the user's life: "
-    "a pet, a child's name, an allergy, a car are identity even when told as news)",
+    "event": "something that happened or is happening, with its date; and what is said of the people and "
+    "pets around the user (a child's name or birthday, a friend's job, the dog's breed)",
     "conversation": "an opinion or topic of lasting interest that fits nowhere else",
     "temp": "short-lived information (today's plan, a value that will soon change)",
     "debug": "transient debugging details (an error being chased, a stack trace)",

@@ -20,6 +20,22 @@ from memory.text.timeref import find_window
 from memory.vectors.owner_cache import OwnerVectorCache
 from memory.vectors.usage import EmbeddingUse
 
+# Whether a query with a vector also searches the everyday relations' words (measured off: bench/README.md).
+RELATIONS_WITH_VECTORS = False
+
+
+def _relations_wanted(vector_task: asyncio.Future[np.ndarray | None] | None) -> bool:
+    """The everyday relations stand in for paraphrase only without a query vector: with one, the vectors
+    find a statement in other words (issue 35; bench/README.md, "The everyday loop")."""
+    if RELATIONS_WITH_VECTORS or vector_task is None:
+        return True
+    return vector_task.done() and vector_task.result() is None
+
+
+def _term_groups(text: str, terms: tuple[str, ...], related: bool) -> tuple[tuple[str, ...], ...]:
+    """The query's term groups: its everyday relations (``relations.expand``) or each term alone."""
+    return relations.expand(text, terms) if related else tuple((t,) for t in terms)
+
 
 class Retriever:
     """Ranked memories for a text; holds the per-owner cache of known project names."""
@@ -125,7 +141,7 @@ class Retriever:
         window, without_date = find_window(lowered, now)
         terms = tokenizer.query_terms(without_date)
         project = ranking.match_project(lowered, terms, await self.known_projects(owner))
-        groups = relations.expand(without_date, terms) if related else tuple((t,) for t in terms)
+        groups = _term_groups(without_date, terms, related and _relations_wanted(vector_task))
         weights = await self.term_weights(tuple(dict.fromkeys(t for g in groups for t in g)))
         selected, all_common = ranking.selective_terms(weights, search.indexed_rows)
         matches = []

@@ -8,7 +8,8 @@ second, with the same parts and results (``open.open_store`` picks one). Its par
 (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet answered), ``chat_holds``
 (which replica answers each chat), ``turns`` (the raw conversation), ``scratchpads``, ``browse_queries``
 (the memory page's reads),
-``seen`` (a channel's dedup marks) and ``page`` (the memory page's token and sessions);
+``seen`` (a channel's dedup marks), ``page`` (the memory page's token and sessions), ``attachments``
+(voice notes, photos and files, and their bytes) and ``reminders`` (reminders and each person's time zone);
 ``transaction()`` makes several of their writes one unit of work. docs/architecture.md, "Storage", says
 how the two backends share the table modules and where they differ.
 """
@@ -19,6 +20,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from memory.store.attachments import AttachmentRows
 from memory.store.browse_queries import BrowseRows
 from memory.store.changes import ChangeFeed
 from memory.store.chat_holds import ChatHoldRows
@@ -29,6 +31,7 @@ from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow
 from memory.store.protocol import MemoryStore
 from memory.store.queues import BufferRows
+from memory.store.reminders import ReminderRows
 from memory.store.search import Candidate, TermIndex
 from memory.store.singleton import ProcessSingleton, Singleton
 from memory.store.sqlite import SQLiteDatabase
@@ -66,6 +69,8 @@ class SQLiteStore:
         self.browse = BrowseRows(db)
         self.seen = SeenRows(db)
         self.page = PageAccessRows(db)
+        self.attachments = AttachmentRows(db)
+        self.reminders = ReminderRows(db)
 
     @classmethod
     async def open(cls, path: str, *, create: bool = True, warm_text: bool = True) -> SQLiteStore:

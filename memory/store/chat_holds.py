@@ -49,11 +49,11 @@ class ChatHoldRows:
 
     async def next_message(
         self, channel: str, chat_id: str, holder: str, lease_until: str
-    ) -> tuple[int, str, str] | None:
+    ) -> tuple[int, str, str, str] | None:
         """Claim for ``holder`` the chat's oldest unanswered message — only while it holds the chat —
-        leasing it until ``lease_until``; (id, message, received_at), or None (none left, or the hold is
-        not ``holder``'s any more). Claimed again when a previous answer was cut short: the holder is the
-        only one answering the chat."""
+        leasing it until ``lease_until``; (id, message, received_at, media), or None (none left, or the
+        hold is not ``holder``'s any more). Claimed again when a previous answer was cut short: the
+        holder is the only one answering the chat."""
         claimed = await self._db.insert(
             "UPDATE inbox SET claimed_by = ?, lease_until = ? WHERE id = (SELECT id FROM inbox "
             "WHERE channel = ? AND chat_id = ? AND answered_at IS NULL ORDER BY id LIMIT 1) "
@@ -63,8 +63,8 @@ class ChatHoldRows:
         )
         if claimed is None:
             return None
-        rows = await self._db.read("SELECT message, received_at FROM inbox WHERE id = ?", (claimed,))
-        return (claimed, str(rows[0][0]), str(rows[0][1])) if rows else None
+        rows = await self._db.read("SELECT message, received_at, media FROM inbox WHERE id = ?", (claimed,))
+        return (claimed, str(rows[0][0]), str(rows[0][1]), str(rows[0][2])) if rows else None
 
     async def release(self, channel: str, chat_id: str, holder: str) -> bool:
         """Drop ``holder``'s hold on the chat if, and only if, no message of it is unanswered (one

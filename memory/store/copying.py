@@ -34,6 +34,7 @@ class Table:
     name: str
     columns: tuple[str, ...]
     key: tuple[str, ...] = ("id",)
+    batch: int = 0  # rows per batch when fewer than the copy's (a file's bytes: up to media.maxBytes each)
 
     @property
     def has_id(self) -> bool:
@@ -74,7 +75,8 @@ TABLES: tuple[Table, ...] = (
     Table("job_runs", ("job", "last_run", "last_status"), ("job",)),
     Table("embedding_cache", _cols("text_hash, model, dim, vector, last_used"), ("text_hash", "model")),
     Table(
-        "inbox", _cols("id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error")
+        "inbox",
+        _cols("id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error, media"),
     ),
     Table(
         "conversation_turns",
@@ -84,6 +86,23 @@ TABLES: tuple[Table, ...] = (
     ),
     Table("scratchpads", ("owner", "content", "updated_at"), ("owner",)),
     Table("seen", ("channel", "kind", "key", "seen_at"), ("channel", "kind", "key")),
+    Table(
+        "attachments",
+        _cols(
+            "id, owner, direction, channel, chat_id, message_id, part, kind, mime, size, file_name, "
+            "file_key, caption, description, transcription, extracted_text, tags, memory_ids, status, "
+            "sha256, search_text, created_at"
+        ),
+    ),
+    Table("attachment_bytes", ("attachment_id", "data"), ("attachment_id",), batch=4),
+    Table(
+        "reminders",
+        _cols(
+            "id, owner, channel, chat_id, text, said, lang, zone, local_at, repeat, due_at, try_at, status, "
+            "attempts, sent_count, claimed_by, lease_until, last_sent_at, last_error, created_at, updated_at"
+        ),
+    ),
+    Table("person_zones", ("owner", "zone", "updated_at"), ("owner",)),
 )
 
 Progress = Callable[[str, int, int], None]  # (table, rows done, rows in all)
@@ -116,6 +135,7 @@ async def copy_all(
 async def _copy_table(
     source: SqlDatabase, target: SqlDatabase, table: Table, total: int, batch: int, progress: Progress | None
 ) -> None:
+    batch = min(batch, table.batch or batch)
     columns = ", ".join(table.columns)
     insert = f"INSERT INTO {table.name} ({columns}) VALUES ({marks(table.columns)}) ON CONFLICT DO NOTHING"
     order = ", ".join(table.key)

@@ -14,20 +14,28 @@ class InboxRows:
         self._db = db
 
     async def add(
-        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str
+        self, channel: str, chat_id: str, delivery_key: str, message: str, received_at: str, media: str = ""
     ) -> int | None:
-        """Store one message, unclaimed (the chat's holder claims it: ``chat_holds.py``); its id, or None
-        when this delivery (channel, delivery_key) is stored already."""
+        """Store one message, unclaimed (the chat's holder claims it: ``chat_holds.py``), with its media
+        references (``media``: JSON, "" for none); its id, or None when this delivery (channel,
+        delivery_key) is stored already."""
         return await self._db.insert(
-            "INSERT INTO inbox (channel, chat_id, delivery_key, message, received_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-            (channel, chat_id, delivery_key, message, received_at),
+            "INSERT INTO inbox (channel, chat_id, delivery_key, message, received_at, media) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+            (channel, chat_id, delivery_key, message, received_at, media),
         )
 
-    async def pending(self) -> list[tuple[int, str]]:
-        """(id, message) of every message not answered yet, oldest first."""
-        rows = await self._db.read("SELECT id, message FROM inbox WHERE answered_at IS NULL ORDER BY id")
-        return [(int(r[0]), r[1]) for r in rows]
+    async def pending(self) -> list[tuple[int, str, str]]:
+        """(id, message, media) of every message not answered yet, oldest first."""
+        rows = await self._db.read(
+            "SELECT id, message, media FROM inbox WHERE answered_at IS NULL ORDER BY id"
+        )
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    async def with_media(self, *, answered: bool) -> int:
+        """How many messages carrying media are (not) answered (``tierclaw status``, the bench)."""
+        cond = "IS NOT NULL" if answered else "IS NULL"
+        return await self._db.scalar(f"SELECT COUNT(*) FROM inbox WHERE media != '' AND answered_at {cond}")
 
     async def answer(self, inbox_id: int, answered_at: str, send_error: str | None = None) -> None:
         """Mark a message answered (again is harmless) and end its lease; ``send_error`` when its reply

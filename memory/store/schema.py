@@ -28,11 +28,16 @@ and period, with the replica holding it and its lease) and a lease on each ``inb
 extracting it now, with a lease) and ``embedding_claims`` (rows the embedding backfill is embedding, so two
 replicas never embed the same ones): docs/scale-out.md, "Extraction".
 ``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
+``_ATTACHMENTS`` adds media references on inbox rows and the attachment memory (voice, photos, files);
+``_REMINDERS`` adds ``reminders`` (what a person asked to be told later, and when) and ``person_zones``.
 """
 
 from __future__ import annotations
 
 import sqlite3
+
+from memory.store.schema_media import ATTACHMENTS as _ATTACHMENTS
+from memory.store.schema_media import REMINDERS as _REMINDERS
 
 _V1 = """
 CREATE TABLE memories (
@@ -374,6 +379,8 @@ MIGRATIONS: tuple[str, ...] = (
     _CHANGES,
     _CHAT_HOLDS,
     _HOT_TOUCHES,
+    _ATTACHMENTS,
+    _REMINDERS,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -43,6 +44,10 @@ class MemoryEmbedder(Protocol):
     async def close(self) -> None: ...
 
 
+# How many recent query vectors ``EmbeddingUse.query`` keeps (the chats being answered at once).
+RECENT_QUERIES = 16
+
+
 class EmbeddingUse:
     """The engine's embedder (None: keyword search only) with the failure policy above."""
 
@@ -50,6 +55,9 @@ class EmbeddingUse:
         self.embedder: MemoryEmbedder | None = None
         self.query_timeout = QUERY_EMBED_TIMEOUT_SECONDS
         self._failing = False
+        # The last few query vectors: the gate's head and then retrieval ask for the same text back to
+        # back (issue 35), whether or not the embedder keeps a query cache of its own.
+        self._recent: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
     async def passages(self, texts: list[str]) -> np.ndarray | None:
         """Vectors for texts about to be written, or None (no embedder, or it failed: backfill later)."""
@@ -70,6 +78,10 @@ class EmbeddingUse:
         text = text[:MAX_QUERY_CHARS].strip()
         if embedder is None or not text:
             return None
+        key = (embedder.model_key, text)
+        if key in self._recent:
+            self._recent.move_to_end(key)
+            return self._recent[key]
         try:
             # asyncio.timeout, not wait_for: wait_for (3.11) can swallow the reply task's own cancel.
             async with asyncio.timeout(timeout or self.query_timeout):
@@ -78,6 +90,9 @@ class EmbeddingUse:
             self._failed("embedding a query", exc)
             return None
         self._recovered()
+        self._recent[key] = vector
+        while len(self._recent) > RECENT_QUERIES:
+            self._recent.popitem(last=False)
         return vector
 
     async def warm_up(self) -> bool:

@@ -15,9 +15,9 @@ import pytest
 
 from channels.feishu.channel import FeishuChannel
 from gateway.app import Runtime
-from gateway.assistant import TEXT_ONLY_REPLY
 from gateway.cli.run import enabled_channels
 from gateway.config import Config, load_config
+from gateway.media.words import say
 from localservers.feishu_server import (
     BOT_OPEN_ID,
     FeishuStub,
@@ -249,13 +249,13 @@ async def test_groups_are_answered_only_when_the_bot_is_mentioned(
     assert sent.target == mentioned["event"]["message"]["message_id"]
 
 
-async def test_an_image_gets_the_text_only_reply(
+async def test_an_image_feishu_does_not_give_gets_a_plain_reply_and_no_model_call(
     tmp_path: Path, model: OpenAIStub, feishu: FeishuStub
 ) -> None:
     async with gateway(write_config(tmp_path, model, feishu, mode="callback")) as (_, channel):
         await push(feishu, channel, event("", message_type="image", content={"image_key": "img_v2_1"}))
         [sent] = await feishu.wait_for_sent(1)
-    assert sent.text == TEXT_ONLY_REPLY.format(kind="image")
+    assert sent.text == say("refused", False, kind="image", platform="Feishu")
     assert model.chat_requests() == []
 
 

@@ -79,3 +79,19 @@ async def test_a_long_message_within_the_budget_is_kept_whole(tmp_path: Path) ->
         assert hit.turn.content == text.strip()
     finally:
         await runtime.close()
+
+
+async def test_a_long_list_within_the_budget_is_kept_whole_or_not_at_all(tmp_path: Path) -> None:
+    text = long_list(20_000)  # ~5,000 tokens: one extraction batch takes it, so it is not refused
+    channel = ChatChannel()
+    runtime = await Runtime.open(load_config(offline_config(tmp_path), env={}), [channel])
+    try:
+        await runtime.start(schedule=False)
+        reply = await channel.say(text)
+        assert "too long" not in reply
+        await channel.say("/memory")
+        memories = await runtime.engine.list(OWNER)
+        assert all(m.content.rstrip(".") == text for m in memories), [m.content[:40] for m in memories]
+        assert "I'll remember: I like thing0" not in reply or text in reply  # no promise of a fragment
+    finally:
+        await runtime.close()

@@ -76,7 +76,7 @@ async def test_extract_reads_user_turns_only() -> None:
         _turn("user", "我喜欢喝咖啡"),
     ]
     got = await OfflineMemoryModel().extract(turns)
-    assert [f.content for f in got.facts] == ["My name is Alice.", "我喜欢喝咖啡"]
+    assert [f.content for f in got.facts] == ["My name is Alice", "我喜欢喝咖啡"]
     assert "Paris" not in got.summary and "cheese" not in got.summary
     assert got.summary == "My name is Alice. What can you do? 我喜欢喝咖啡"
 
@@ -108,7 +108,7 @@ async def test_compress_events_reads_summaries(engine: MemoryEngine) -> None:
     events = await engine.events.find(OWNER)
     facts = await OfflineMemoryModel().compress_events(events)
     assert [(f.content, f.predicate, f.source) for f in facts] == [
-        ("I live in Berlin.", "lives_in", "compression")
+        ("I live in Berlin", "lives_in", "compression")
     ]
 
 

@@ -1,5 +1,6 @@
-"""The offline stand-in says what it kept — exactly what the offline memory model extracts — and promises
-nothing to chit-chat or to a statement it will not keep, in the person's language."""
+"""The offline stand-in says what it kept — exactly what the offline memory model extracts, both through one
+fact keeper on the shipped embedder (the learned head) — and promises nothing to chit-chat or to a
+statement it will not keep, in the person's language."""
 
 from __future__ import annotations
 
@@ -7,14 +8,23 @@ import pytest
 
 from gateway.agent import ChatRequest
 from gateway.offline_chat import OFFLINE_HINT, OFFLINE_HINT_ZH, OfflineChatModel, kept_from, offline_hint
+from memory.model.keeper import FactKeeper
 from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import Turn
+from memory.vectors.embedding import LocalEmbedder
 
 KEPT_MARKS = ("I'll remember", "记住了", "Noted", "已记下")
 
 
-async def _reply(text: str) -> str:
-    return await OfflineChatModel().reply(ChatRequest(system="s", user_text=text))
+@pytest.fixture
+async def keeper():
+    embedder = LocalEmbedder()
+    yield FactKeeper(embedder)
+    await embedder.close()
+
+
+async def _reply(text: str, keeper: FactKeeper) -> str:
+    return await OfflineChatModel(keeper).reply(ChatRequest(system="s", user_text=text))
 
 
 @pytest.mark.parametrize(
@@ -30,8 +40,8 @@ async def _reply(text: str) -> str:
         ("我女儿叫小雨，今年五岁。", "[离线模型] 记住了：我女儿叫小雨，今年五岁"),
     ],
 )
-async def test_a_kept_statement_is_named_in_the_reply(text: str, reply: str) -> None:
-    assert await _reply(text) == reply
+async def test_a_kept_statement_is_named_in_the_reply(text: str, reply: str, keeper: FactKeeper) -> None:
+    assert await _reply(text, keeper) == reply
 
 
 @pytest.mark.parametrize(
@@ -45,14 +55,14 @@ async def test_a_kept_statement_is_named_in_the_reply(text: str, reply: str) -> 
         "我对青霉素过敏",
     ],
 )
-async def test_the_reply_promises_exactly_what_extraction_keeps(text: str) -> None:
-    extracted = await OfflineMemoryModel().extract(
+async def test_the_reply_promises_exactly_what_extraction_keeps(text: str, keeper: FactKeeper) -> None:
+    extracted = await OfflineMemoryModel(keeper=keeper).extract(
         [Turn(role="user", content=text, created_at="2026-01-05 10:00:00")]
     )
-    kept = kept_from(text)
+    kept = await kept_from(text, keeper)
     assert kept and len(kept) == len(extracted.facts)
     assert [f.content.rstrip("。.") for f in extracted.facts] == kept
-    reply = await _reply(text)
+    reply = await _reply(text, keeper)
     assert all(item in reply for item in kept)
 
 
@@ -63,25 +73,34 @@ async def test_the_reply_promises_exactly_what_extraction_keeps(text: str) -> No
         *("哈哈", "早上好", "给我讲个笑话", "谢谢你", "晚安", "原来如此"),
     ],
 )
-async def test_chit_chat_gets_no_promise(text: str) -> None:
-    reply = await _reply(text)
+async def test_chit_chat_gets_no_promise(text: str, keeper: FactKeeper) -> None:
+    reply = await _reply(text, keeper)
     assert not any(mark in reply for mark in KEPT_MARKS), reply
-    assert kept_from(text) == []
+    assert await kept_from(text, keeper) == []
     assert "didn't save" not in reply and "没有保存" not in reply
 
 
-async def test_a_statement_not_kept_gets_a_plain_honest_line_in_its_language() -> None:
-    english = await _reply("The weather was lovely in the park.")
-    chinese = await _reply("公园里的天气很好。")
+async def test_a_statement_not_kept_gets_a_plain_honest_line_in_its_language(keeper: FactKeeper) -> None:
+    english = await _reply("The weather was lovely in the park.", keeper)
+    chinese = await _reply("公园里的天气很好。", keeper)
     assert english == "[offline model] I'm only the offline stand-in, and I didn't save that."
     assert chinese == "[离线模型] 我只是离线替身，这句话没有保存。"
     for text in ("The weather was lovely in the park.", "公园里的天气很好。"):
-        assert kept_from(text) == []
+        assert await kept_from(text, keeper) == []
 
 
-async def test_a_question_is_answered_with_what_is_recalled_or_nothing() -> None:
-    assert await _reply("Where do I live?") == "[offline model] I don't recall anything about that yet."
-    assert await _reply("我住在哪里？") == "[离线模型] 我还不记得与此相关的内容。"
+async def test_a_question_is_answered_with_what_is_recalled_or_nothing(keeper: FactKeeper) -> None:
+    assert (
+        await _reply("Where do I live?", keeper) == "[offline model] I don't recall anything about that yet."
+    )
+    assert await _reply("我住在哪里？", keeper) == "[离线模型] 我还不记得与此相关的内容。"
+
+
+async def test_without_the_embedder_the_stand_in_keeps_what_the_keyword_rules_keep() -> None:
+    reply = await OfflineChatModel().reply(
+        ChatRequest(system="s", user_text="I live in Lyon and work as a nurse")
+    )
+    assert reply == "[offline model] I'll remember: I live in Lyon; I work as a nurse"
 
 
 def test_the_hint_follows_the_message_language() -> None:
@@ -100,16 +119,19 @@ def test_the_hint_follows_the_message_language() -> None:
         *("哈哈", "早上好", "澳大利亚的首都是哪里？", "给我讲个笑话"),
     ],
 )
-async def test_chit_chat_and_general_questions_hear_what_the_stand_in_is(text: str) -> None:
-    reply = await _reply(text)
+async def test_chit_chat_and_general_questions_hear_what_the_stand_in_is(
+    text: str, keeper: FactKeeper
+) -> None:
+    reply = await _reply(text, keeper)
     assert "don't recall" not in reply and "不记得" not in reply
     assert ("offline stand-in" in reply and "not a language model" in reply) or (
         "离线替身" in reply and "不是语言模型" in reply
     ), reply
 
 
-async def test_a_question_about_the_person_still_says_nothing_is_recalled() -> None:
-    assert await _reply("who is my boss?") == "[offline model] I don't recall anything about that yet."
+async def test_a_question_about_the_person_still_says_nothing_is_recalled(keeper: FactKeeper) -> None:
+    reply = await _reply("who is my boss?", keeper)
+    assert reply == "[offline model] I don't recall anything about that yet."
 
 
 async def test_without_the_offline_memory_model_the_promise_says_when() -> None:

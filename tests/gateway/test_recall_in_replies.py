@@ -110,7 +110,7 @@ async def test_a_weak_keyword_hit_is_not_injected_but_a_relevant_one_is(
     )
     await engine.write(OWNER, Fact(content="My sister Anna is allergic to peanuts"))
     # Shares only one common word ("last") with the first memory: the gate fires, the floor keeps it out.
-    chatter = await _ask(floored, "What did you do last weekend, anything fun with your family?")
+    chatter = await _ask(floored, "I keep thinking about last weekend and all the fun I had with my family")
     assert chatter.memories == [] and chatter.memory_block == ""
     question = await _ask(floored, "Is my sister Anna allergic to anything?")
     assert [m.content for m in question.memories][:1] == ["My sister Anna is allergic to peanuts"]
@@ -124,7 +124,7 @@ async def test_without_a_floor_the_weak_hit_would_have_been_injected(
     )
     bot = await _assistant(engine, tmp_path, NO_FLOOR)
     try:
-        chatter = await _ask(bot, "What did you do last weekend, anything fun with your family?")
+        chatter = await _ask(bot, "I keep thinking about last weekend and all the fun I had with my family")
     finally:
         assert bot.extraction is not None
         await bot.extraction.close()

@@ -34,7 +34,10 @@ OTHERS = {
 # Each language: a personal question and a chatty line the gate lets through, neither sharing a word
 # with the target, both pointing at it in the vector space as strongly.
 QUESTION = {"en": "What do I earn my bread with?", "zh": "我靠什么谋生？"}
-CHATTER = {"en": "I feel so tired and sad today, honestly", "zh": "我今天真的好累好难过啊，什么都不想干了"}
+CHATTER = {
+    "en": "my whole week has been so tiring and sad, honestly, nothing went right",
+    "zh": "我今天真的好累好难过啊，一点都不想动了",
+}
 
 
 def _unit(cosine: float, other: int) -> np.ndarray:

@@ -18,10 +18,10 @@ import pytest
 
 from channels.telegram.channel import TelegramChannel
 from gateway.app import Runtime
-from gateway.assistant import CAPTION_NOTED, TEXT_ONLY_REPLY
 from gateway.cli.run import enabled_channels
 from gateway.commands import HELP_TEXT
 from gateway.config import Config, load_config
+from gateway.media.words import say
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import (
     TelegramStub,
@@ -294,16 +294,16 @@ async def test_shutdown_stops_intake_then_still_sends_the_reply_being_written(
     assert len(tg.pending_updates()) == 1 and len(model.chat_requests()) == 1
 
 
-async def test_photo_gets_the_text_only_answer_and_its_caption_is_kept(
+async def test_a_photo_telegram_no_longer_has_is_said_and_its_caption_still_answered_and_kept(
     tmp_path: Path, model: OpenAIStub, tg: TelegramStub
 ) -> None:
     async with gateway(make_config(tmp_path, model, tg)) as runtime:
-        tg.push(tg.message(media="photo", caption="our new sofa"))
+        tg.push(tg.message(media="photo", caption="our new sofa"))  # a file id the server does not know
         (reply,) = await tg.wait_sent(1)
         rows = stored(runtime)
-    assert visible(reply.params["text"]) == TEXT_ONLY_REPLY.format(kind="photo") + CAPTION_NOTED
-    assert ("telegram:42", "42", "42", "user", "our new sofa") in rows["buffer"]
-    assert model.chat_requests() == []
+    notice = say("gone", False, kind="photo", platform="Telegram")
+    assert visible(reply.params["text"]) == f"{notice}\n\nstub reply: our new sofa"
+    assert ("telegram:42", "42", "42", "user", "[photo]\nour new sofa") in rows["buffer"]
 
 
 async def test_webhook_mode_answers_only_requests_with_the_secret(

@@ -53,6 +53,12 @@ async def scratchpad(engine: MemoryEngine, args: argparse.Namespace) -> int:
     return await run_scratchpad(engine, args)
 
 
+async def attachments(engine: MemoryEngine, args: argparse.Namespace) -> int:
+    from gateway.cli.memory.attachments import run_attachments
+
+    return await run_attachments(engine, args)
+
+
 async def show(engine: MemoryEngine, args: argparse.Namespace) -> int:
     from gateway.cli.memory.listing import run_show
 

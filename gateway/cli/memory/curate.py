@@ -181,7 +181,10 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
         f"owner {args.owner}: memories {imported} imported, {present} already present, "
         f"{archived} archived skipped; events {events_imported} imported, {events_present} already present"
     )
+    from gateway.reminders.transfer import imported as import_reminders
+
     notes = await _import_notes(engine, args)
+    notes += await import_reminders(engine.store, args.owner, args.document)  # "; reminders 2 imported, …"
     data = {
         "owner": args.owner,
         "memories": {"imported": imported, "present": present, "archived_skipped": archived},

@@ -29,7 +29,7 @@ async def _with_memory_jobs(engine: MemoryEngine, args: argparse.Namespace, body
     from gateway.app import memory_services
     from gateway.providers import build_models
 
-    models = build_models(args.loaded_config)
+    models = build_models(args.loaded_config, engine.embedder)
     extraction, jobs = memory_services(args.loaded_config, engine, models.memory)
     try:
         return await body(extraction, jobs, models.memory.label)

@@ -80,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     subparsers_of_memory = parser.add_subparsers(dest="memory_command", metavar="COMMAND")
     sub = _Subcommands(subparsers_of_memory, common)
     _register_reading(sub)
+    _register_attachments(sub)
     _register_curating(sub)
     _register_jobs(sub)
     add_copy_parser(subparsers_of_memory)  # it opens two databases, so it takes no --db (copy_command.py)
@@ -163,6 +164,22 @@ def _register_reading(sub: _Subcommands) -> None:
         owner=BY_ID,
     )
     p.add_argument("id", type=int)
+
+
+def _register_attachments(sub: _Subcommands) -> None:
+    """``attachments``: the voice notes, photos and files kept (list, search, save, forget)."""
+    p = sub.add(
+        "attachments",
+        "voice notes, photos and files kept, newest first (--search Q, --save ID -o FILE, --forget ID)",
+        commands.attachments,
+        must_exist=True,
+    )
+    p.add_argument("--kind", help="only this kind (voice, photo, image, document, file, video, …)")
+    p.add_argument("--search", metavar="Q", help="find them by what they held, their name or caption")
+    p.add_argument("--save", type=_positive_int, metavar="ID", help="write attachment ID's file (-o FILE)")
+    p.add_argument("-o", "--output", metavar="FILE", help="where --save writes (default: its name)")
+    p.add_argument("--forget", type=_positive_int, metavar="ID", help="delete attachment ID and its file")
+    p.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N (default 50)")
 
 
 def _register_curating(sub: _Subcommands) -> None:
@@ -385,7 +402,7 @@ def execute(
     except OSError as exc:
         return fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
     except Exception as exc:  # the promise is "no traceback": say what failed, details at DEBUG
-        log.debug("unexpected error", exc_info=True)
+        log.debug("[gateway] unexpected error", exc_info=True)
         return fail(f"unexpected error: {type(exc).__name__}: {exc} (rerun with --log-level DEBUG)", 1)
 
 

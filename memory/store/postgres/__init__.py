@@ -20,12 +20,14 @@ from memory.store.errors import MemoryDatabaseError
 from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows
+from memory.store.postgres.attachments import PostgresAttachmentRows
 from memory.store.postgres.database import PostgresDatabase, connect, describe
 from memory.store.postgres.rows import PostgresEventRows, PostgresTurnRows
 from memory.store.postgres.schema import migrate
 from memory.store.postgres.search import PostgresTermIndex
 from memory.store.postgres.singleton import AdvisorySingleton
 from memory.store.queues import BufferRows
+from memory.store.reminders import ReminderRows
 from memory.store.singleton import Singleton
 from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.urls import masked
@@ -61,6 +63,8 @@ class PostgresStore:
         self.browse = BrowseRows(db)
         self.seen = SeenRows(db)
         self.page = PageAccessRows(db)
+        self.attachments = PostgresAttachmentRows(db)
+        self.reminders = ReminderRows(db)
 
     @classmethod
     async def open(cls, url: str, *, create: bool = True, warm_text: bool = True) -> PostgresStore:

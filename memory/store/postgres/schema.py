@@ -24,6 +24,8 @@ from typing import Any
 import psycopg
 
 from memory.store.errors import MemoryDatabaseError
+from memory.store.postgres.schema_media import ATTACHMENTS as _ATTACHMENTS
+from memory.store.postgres.schema_media import REMINDERS as _REMINDERS
 from memory.store.schema import SCHEMA_VERSION
 
 T = 'TEXT COLLATE "C"'
@@ -382,6 +384,8 @@ MIGRATIONS: tuple[str, ...] = (
     _CHANGES,
     _CHAT_HOLDS,
     _HOT_TOUCHES,
+    _ATTACHMENTS,
+    _REMINDERS,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 

@@ -83,6 +83,8 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "TIERCLAW_GATEWAY_REPLICA_ID": ("gw-a", "gw-a"),
     "TIERCLAW_GATEWAY_HTTP_HOST": ("0.0.0.0", "0.0.0.0"),
     "TIERCLAW_GATEWAY_HTTP_PORT": ("9464", 9464),
+    "TIERCLAW_TRANSCRIPTION_API_KEY": ("gsk-transcribe", "gsk-transcribe"),
+    "TIERCLAW_TRANSCRIPTION_BASE_URL": ("https://api.groq.com/openai/v1", "https://api.groq.com/openai/v1"),
 }
 
 

@@ -57,11 +57,11 @@ async def test_the_holder_claims_the_chats_messages_oldest_first_whoever_stored_
     two = await inbox.add("telegram", "c1", "u3", "two", LATER)
     assert await holds.next_message("telegram", "c1", "r1", LATER) is None  # r1 does not hold c1
     assert await holds.take("telegram", "c1", "r1", NOW, LATER)
-    assert await holds.next_message("telegram", "c1", "r1", LATER) == (one, "one", NOW)
-    assert await holds.next_message("telegram", "c1", "r1", LATER) == (one, "one", NOW)  # until answered
+    assert await holds.next_message("telegram", "c1", "r1", LATER) == (one, "one", NOW, "")
+    assert await holds.next_message("telegram", "c1", "r1", LATER) == (one, "one", NOW, "")  # until answered
     assert one is not None and two is not None
     await inbox.answer(one, NOW)
-    assert await holds.next_message("telegram", "c1", "r1", LATER) == (two, "two", LATER)
+    assert await holds.next_message("telegram", "c1", "r1", LATER) == (two, "two", LATER, "")
     await inbox.answer(two, LATER)
     assert await holds.next_message("telegram", "c1", "r1", LATER) is None
 

@@ -1,0 +1,77 @@
+"""What ``bench.everyday`` measures beside its pairs (issue 35): the chit-chat corpora and the categories.
+
+* ``--corpora DIR`` (the shared data folder): the held-out halves of LCCC and DailyDialog
+  (``memory.head.corpus.chitchat_split``: dialogues the head was never trained on), their first
+  ``--corpora-lines`` lines each. Tell mode: the share of lines the offline stand-in would keep anything of
+  (``corpora_false_keeps``; issue 35: at most 0.02). Ask mode: the lines go through the message path as
+  chit-chat of the person of their language (``corpora_injection``: the share that got memories).
+* ``--categories FILE`` (``bench/data/categories.json``): each labelled statement's category as the
+  offline model files it — the head with ``--embedding local``, the keyword rule with ``none`` — and the
+  accuracy per category (``category_accuracy``; issue 35: at least 0.85 each).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.report import require_file
+from memory.head.corpus import chitchat_split
+from memory.model.keeper import FactKeeper, head_usable
+from memory.text.category import fallback_category
+
+CORPORA = (("lccc", "zh"), ("dailydialog", "en"))
+
+
+def corpus_lines(root: Path, lines: int) -> list[dict[str, str]]:
+    """The first ``lines`` distinct held-out lines of each chit-chat corpus (``{"text", "lang",
+    "source"}``)."""
+    out: list[dict[str, str]] = []
+    for corpus, lang in CORPORA:
+        texts = list(dict.fromkeys(chitchat_split(root, corpus, held_out=True)))[:lines]
+        out += [{"text": t, "lang": lang, "source": corpus} for t in texts]
+    return out
+
+
+async def false_keeps(keeper: FactKeeper, rows: list[dict[str, str]]) -> dict[str, Any]:
+    """Per corpus: the share of lines of which the keeper keeps anything, and a few of them."""
+    kept: dict[str, list[bool]] = defaultdict(list)
+    examples: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        facts = await keeper.facts(row["text"])
+        kept[row["source"]].append(bool(facts))
+        if facts and len(examples[row["source"]]) < 5:
+            examples[row["source"]].append(row["text"])
+    return {
+        source: {"false_keeps": sum(v) / len(v), "n": len(v), "examples": examples[source]}
+        for source, v in kept.items()
+    }
+
+
+def load_categories(path: Path) -> list[dict[str, str]]:
+    """The labelled statements of a category file (``{"rows": [{"lang", "category", "text"}]}``)."""
+    data = json.loads(require_file(path, "category file").read_text(encoding="utf-8"))
+    return list(data["rows"])
+
+
+async def category_accuracy(keeper: FactKeeper, rows: list[dict[str, str]]) -> dict[str, Any]:
+    """Accuracy per labelled category (and per language) of the category the offline model files."""
+    texts = [r["text"] for r in rows]
+    if head_usable(keeper.embedder) and keeper.embedder is not None:
+        from memory.head.model import load_head
+
+        got = load_head().categories(await keeper.embedder.embed_passages(texts))
+    else:
+        got = [fallback_category(t) for t in texts]
+    hits: dict[str, list[bool]] = defaultdict(list)
+    for row, category in zip(rows, got, strict=True):
+        hits[row["category"]].append(category == row["category"])
+        hits[f"{row['lang']}/{row['category']}"].append(category == row["category"])
+    out: dict[str, Any] = {k: {"accuracy": sum(v) / len(v), "n": len(v)} for k, v in sorted(hits.items())}
+    out["all"] = {
+        "accuracy": sum(a == r["category"] for a, r in zip(got, rows, strict=True)) / len(rows),
+        "n": len(rows),
+    }
+    return out

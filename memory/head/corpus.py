@@ -1,0 +1,206 @@
+"""The head's training texts (issue 35, item 2), read from ``../shared/data`` and ``written.json``.
+
+Every source, its licence and what it is used for are in ``DATA_CARD.md``. LCCC and DailyDialog are split
+by dialogue: the first half of each file's dialogues (in file order) is **held out** — never trained on —
+and is where ``bench.everyday --chitchat-corpora`` counts false keeps; it includes every line
+``bench.conversation_recall`` sends as chit-chat (the first 50 DailyDialog and 500 LCCC lines).
+Deterministic: the same files give the same texts in the same order.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.model.quick_extract import candidates
+
+SEED = 35
+CLAUSES_PER_CORPUS = 0
+COMPOUNDS_PER_LANGUAGE = 150
+WRITTEN = Path(__file__).with_name("written.json")
+
+
+def written() -> dict[str, Any]:
+    """The sentences written for training (``written.json``)."""
+    data: dict[str, Any] = json.loads(WRITTEN.read_text(encoding="utf-8"))
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    text: str
+    lang: str
+    source: str
+    keep: int | None = None  # 1 worth keeping, 0 not, None unknown
+    category: str | None = None
+    asks: str | None = None  # "own" question about one's life, "tell" about one's life, "other"
+
+
+def _dialogues_lccc(root: Path) -> list[list[str]]:
+    data = json.loads((root / "chat" / "lccc_toy_data.json").read_text(encoding="utf-8"))
+    return [["".join(str(u).split()) for u in d] for split in data.values() for d in split]
+
+
+def normalise_dailydialog(text: str) -> str:
+    """Undo DailyDialog's tokenisation ("Hello , how are you ?", "I ’ m") so it reads like typed chat
+    (``bench.gate_set`` reads the corpus with this too)."""
+    text = " ".join(text.split())
+    text = re.sub(r"(?<=\w) ?([’‘']) ?(?=(?:s|t|m|d|ll|re|ve)\b)", r"\1", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?<=[sS]) ([’']) ", r"\1 ", text)
+    text = re.sub(r" +([,.!?;:%)\]}]|\.\.\.)", r"\1", text)
+    text = re.sub(r"([(\[{$]) +", r"\1", text)
+    text = re.sub(r'" ?([^"]*?) ?"', r'"\1"', text)
+    return text.strip()
+
+
+def _dialogues_dailydialog(root: Path) -> list[list[str]]:
+    lines = (root / "chat" / "dailydialog_dialogues_test.txt").read_text(encoding="utf-8").splitlines()
+    return [[normalise_dailydialog(t) for t in line.split("__eou__") if t.strip()] for line in lines]
+
+
+def chitchat_split(root: Path, corpus: str, held_out: bool) -> list[str]:
+    """Lines of LCCC ("lccc") or DailyDialog ("dailydialog"): the held-out first half of the dialogues, or
+    the second half, which training may use."""
+    dialogues = _dialogues_lccc(root) if corpus == "lccc" else _dialogues_dailydialog(root)
+    half = len(dialogues) // 2
+    part = dialogues[:half] if held_out else dialogues[half:]
+    return [t for d in part for t in d if t]
+
+
+def persona_statements(root: Path) -> tuple[list[str], list[str]]:
+    """(English, Chinese) persona sentences, deduplicated, in file order."""
+    en: dict[str, None] = {}
+    for name in ("Synthetic-Persona-Chat_valid.csv", "Synthetic-Persona-Chat_test.csv"):
+        with open(root / "persona" / name, encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                for column in ("user 1 personas", "user 2 personas"):
+                    for line in (row.get(column) or "").splitlines():
+                        if line.strip():
+                            en[line.strip()] = None
+    for name in ("valid", "test"):
+        for item in json.loads((root / "persona" / f"xpersona_En_persona_{name}.json").read_text("utf-8")):
+            for line in item["persona"]:
+                if line.strip():
+                    en[line.strip()] = None
+    zh: dict[str, None] = {}
+    for name in ("valid", "test"):
+        for item in json.loads(
+            (root / "persona" / f"xpersona_Zh_persona_split_{name}_human_annotated.json").read_text("utf-8")
+        ):
+            for line in item["persona"]:
+                if line.strip():
+                    zh[line.strip()] = None
+    return list(en), list(zh)
+
+
+_YOU_QUESTION_EN = re.compile(r"\byou\b.*\?$", re.I)
+
+
+def listener_questions(root: Path) -> tuple[list[str], list[str]]:
+    """Questions the persona dialogues ask the other person ("what do you do for a living?",
+    "你喜欢…吗？")."""
+    en: dict[str, None] = {}
+    with open(root / "persona" / "Synthetic-Persona-Chat_valid.csv", encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            for line in (row.get("Best Generated Conversation") or "").splitlines():
+                text = line.split(":", 1)[-1].strip()
+                if _YOU_QUESTION_EN.search(text) and len(text) < 90:
+                    en[text] = None
+    zh: dict[str, None] = {}
+    for item in json.loads(
+        (root / "persona" / "xpersona_Zh_persona_split_valid_human_annotated.json").read_text("utf-8")
+    ):
+        for turn in item["dialogue"]:
+            for text in turn:
+                text = text.strip()
+                if "你" in text and text.endswith(("？", "?")) and len(text) < 40:
+                    zh[text] = None
+    return list(en), list(zh)
+
+
+# Registers people type in (the persona sentences are clean and complete).
+_EN_LEADS = ["btw ", "oh and ", "fyi ", "also ", "just so you know, ", "by the way ", "", "", "", ""]
+_EN_TAILS = [" lol", " haha", " tbh", "!", ".", "", "", "", "", ""]
+_ZH_LEADS = ["对了，", "顺便说一下，", "跟你说，", "其实", "", "", "", ""]
+_ZH_TAILS = ["啦", "呢", "哈", "哦", "。", "", "", ""]
+
+
+def casual(text: str, lang: str, rng: random.Random) -> str:
+    """The sentence as typed in passing: a lead, a tail, lower case, no full stop."""
+    body = text.strip().rstrip(".。!！")
+    if lang == "en":
+        body = body[0].lower() + body[1:] if body[:1].isupper() and body[1:2].islower() else body
+        return (rng.choice(_EN_LEADS) + body + rng.choice(_EN_TAILS)).strip()
+    return rng.choice(_ZH_LEADS) + body + rng.choice(_ZH_TAILS)
+
+
+def _templated_questions(template: dict[str, list[str]], rng: random.Random, n: int) -> list[str]:
+    """Short questions about one's own people and things, in many forms (``written.json``'s templates)."""
+    return [rng.choice(template["forms"]).format(n=rng.choice(template["nouns"])) for _ in range(n)]
+
+
+def build(root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = 1000) -> list[Example]:
+    """Every training example (deterministic sample sizes; see DATA_CARD.md). Each source draws from its
+    own seeded generator, so adding written sentences leaves the public samples as they were."""
+    mine = written()
+    out = written_examples(mine)
+    en, zh = persona_statements(root)
+    rng = random.Random(SEED)
+    rng.shuffle(en)
+    for lang, texts in (("en", en[:persona_en]), ("zh", zh)):
+        for i, text in enumerate(texts):
+            shown = casual(text, lang, rng) if i % 2 else text
+            out.append(Example(shown, lang, f"persona-{lang}", 1, None, "tell"))
+    q_en, q_zh = listener_questions(root)
+    out += [Example(t, "en", "persona-questions-en", 0, None, "other") for t in q_en[:300]]
+    out += [Example(t, "zh", "persona-questions-zh", 0, None, "other") for t in q_zh[:300]]
+    for corpus, lang in (("lccc", "zh"), ("dailydialog", "en")):
+        lines = list(dict.fromkeys(chitchat_split(root, corpus, held_out=False)))
+        random.Random(f"{SEED}-{corpus}").shuffle(lines)
+        out += [Example(t, lang, f"{corpus}-train", 0, None, "other") for t in lines[:chitchat_per_corpus]]
+        # What the keeper judges of a chit-chat line: each clause, and the sentence (quick_extract.py).
+        pieces = dict.fromkeys(
+            t for line in lines[:chitchat_per_corpus] for c in candidates(line) for t in c.texts()
+        )
+        out += [Example(t, lang, f"{corpus}-train-clauses", 0) for t in list(pieces)[:CLAUSES_PER_CORPUS]]
+    out += compounds(mine, random.Random(f"{SEED}-compounds"))
+    return out
+
+
+def written_examples(mine: dict[str, Any]) -> list[Example]:
+    """The written sentences with their labels, each statement also in a casual rewrite."""
+    out: list[Example] = []
+    rng = random.Random(SEED)
+    for lang in ("en", "zh"):
+        for category, texts in mine[f"statements_{lang}"].items():
+            for text in texts:
+                out.append(Example(text, lang, "written", 1, category, "tell"))
+                out.append(Example(casual(text, lang, rng), lang, "written-casual", 1, category, "tell"))
+        out += [Example(t, lang, "written", 0, "temp", "other") for t in mine[f"temp_{lang}"]]
+        out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"not_kept_{lang}"]]
+        out += [Example(t, lang, "written", 0, None, "own") for t in mine[f"own_questions_{lang}"]]
+        templated = _templated_questions(mine[f"templates_{lang}"], random.Random(f"{SEED}-{lang}"), 150)
+        out += [Example(t, lang, "written-template", 0, None, "own") for t in templated]
+        out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"other_questions_{lang}"]]
+    return out
+
+
+def compounds(mine: dict[str, Any], rng: random.Random) -> list[Example]:
+    """Two statements said in one breath ("I live in Lyon, and my son is 4", "我住在成都，养了一只猫"):
+    the whole sentence, which the keeper judges beside its clauses, is worth keeping too."""
+    out: list[Example] = []
+    for lang, joins in (("en", [", and ", " and ", ", "]), ("zh", ["，", "，而且", "，还有"])):
+        texts = [t for texts in mine[f"statements_{lang}"].values() for t in texts]
+        for _ in range(COMPOUNDS_PER_LANGUAGE):
+            first, second = rng.sample(texts, 2)
+            if lang == "en" and second.lower().startswith(("i ", "i'm ")) and rng.random() < 0.5:
+                second = second.split(" ", 1)[1]  # "and work as a nurse"
+            if lang == "zh" and second.startswith("我") and rng.random() < 0.5:
+                second = second[1:]  # "，喜欢用Go"
+            out.append(Example(first + rng.choice(joins) + second, lang, "written-compound", 1, None, None))
+    return out

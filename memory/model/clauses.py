@@ -1,0 +1,114 @@
+"""Sentences and clauses of a user message, each whole and clean: what the offline model can keep.
+
+A message holds sentences; a sentence may hold several statements ("I live in Lyon and work as a nurse",
+"我在杭州做后端开发，喜欢用Go"). ``clauses`` cuts a sentence at commas, semicolons and "and"/"but", and
+gives each clause its subject: one that starts without a subject after a clause whose subject is the
+speaker ("I"/"我") gets it ("I work as a nurse", "我喜欢用Go"); one that starts without a subject after a
+clause about someone else stays glued to it ("My wife is a nurse and loves hiking", "我女儿叫小雨，今年五岁").
+Leading conjunctions and discourse markers ("and", "btw", "对了") are dropped: a kept memory never begins
+"and I drive…". Which clause is worth keeping is not decided here (``memory/model/quick_extract.py``).
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# After Chinese/full-width terminators and ;!? always; after "." only before a space or the end, so that
+# "Node.js", "3.5" and "e.g" stay whole.
+_SPLIT = re.compile(r"(?<=[。！!？?；;])|\n|(?<=\.)(?=\s|$)")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# Where a sentence may hold several statements (captured, so a glued clause keeps its separator).
+_BREAK = re.compile(r"(\s*[，,；;]\s*|\s+(?:and|but|and also|and then|so)\s+(?=\S))", re.I)
+# Words that open a sentence or clause without saying anything: conjunctions and discourse markers.
+_EN_LEAD = re.compile(
+    r"^(?:(?:and|but|so|also|plus|oh|ah|ok|okay|well|anyway|btw|by the way|fyi|just so you know|"
+    r"actually|honestly|hey|hi|hello|yeah|yes|no|then|and then|and also)\b[\s,:;.!-]*)+",
+    re.I,
+)
+_ZH_LEAD = re.compile(
+    r"^(?:(?:而且|并且|还有|另外|然后|但是|不过|所以|对了|顺便说一下|顺便|其实|那个|嗯|哦|啊|跟你说)[\s,，:：、]*)+"
+)
+# A clause that names its own subject (a pronoun, a determiner, a name) keeps it as it is.
+_EN_OWN_SUBJECT = re.compile(
+    r"^(?:i|i'm|i've|i'd|i'll|im|ive|my|we|we're|we've|our|he|she|they|it|it's|this|that|there|the|a|an|"
+    r"his|her|their|you|your|[A-Z]\w*)\b"
+)
+_ZH_OWN_SUBJECT = re.compile(r"^(?:我|咱|他|她|它|你|您|这|那|大家|[A-Za-z])")
+# The speaker alone as subject: only then is "I"/"我" what a following clause leaves out.
+_EN_SPEAKER = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've)\b", re.I)
+# A continuation describing what the clause before named ("a cat, called Pepper"): it stays with it.
+_CONTINUES = re.compile(r"^(?:called|named|who|which|whose|aged)\b", re.I)
+_NOUN_TAGS = ("n", "nr", "ns", "nt", "nz", "ng")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The message's sentences (fenced code removed), trimmed, separators and empty pieces dropped."""
+    pieces = _SPLIT.split(_FENCE.sub("\n", text))
+    return [s for s in (p.strip().rstrip(";；").strip() for p in pieces if p) if s]
+
+
+def clean(clause: str) -> str:
+    """The clause without leading conjunctions or markers, and without trailing punctuation."""
+    text = clause.strip()
+    previous = None
+    while previous != text:
+        previous = text
+        text = _EN_LEAD.sub("", text).strip()
+        text = _ZH_LEAD.sub("", text).strip()
+    return text.rstrip(" ,，、;；:：-.。!！~～").strip()
+
+
+@lru_cache(maxsize=2048)
+def _zh_speaker_subject(text: str) -> bool:
+    """Whether a Chinese clause's subject is the speaker ("我在杭州…") rather than something of theirs
+    ("我女儿叫…", "我妈生日…"): 我/我们 not followed by a noun (jieba's part-of-speech tags)."""
+    if not text.startswith(("我", "咱")):
+        return False
+    import jieba.posseg  # loaded only where Chinese clauses are cut
+
+    words = [(w.word, w.flag) for w in jieba.posseg.cut(text[:12])]
+    if not words or words[0][0] not in ("我", "我们", "咱", "咱们"):
+        return False
+    return len(words) < 2 or not words[1][1].startswith(_NOUN_TAGS) or words[1][0] in ("家里",)
+
+
+def _speaker(clause: str) -> str | None:
+    """ "I"/"我" when the clause's subject is the speaker alone, else None."""
+    if _HAN.search(clause[:2]):
+        return "我" if _zh_speaker_subject(clause) else None
+    return "I" if _EN_SPEAKER.match(clause) else None
+
+
+def _continues_as_clause(piece: str, chinese: bool) -> bool:
+    """Whether a subjectless piece after the speaker's clause is a clause of its own (it then gets the
+    subject): not a description of what was just named ("called Pepper"), not one word of a list ("tea
+    and coffee"), not one that names the speaker itself ("叫我晓雯就行")."""
+    if chinese:
+        return "我" not in piece[:3]
+    return not _CONTINUES.match(piece) and len(piece.split()) >= 2
+
+
+def clauses(sentence: str) -> list[str]:
+    """The clauses of one sentence, each clean and with a subject (see the module docstring)."""
+    parts = _BREAK.split(sentence.strip())
+    pieces, separators = [clean(p) for p in parts[0::2]], parts[1::2]
+    first = next((i for i, p in enumerate(pieces) if p), None)
+    if first is None:
+        return []
+    out = [pieces[first]]
+    subject = _speaker(pieces[first])
+    for separator, piece in zip(separators[first:], pieces[first + 1 :], strict=False):
+        if not piece:
+            continue
+        chinese = bool(_HAN.search(piece[:1]))
+        if (_ZH_OWN_SUBJECT if chinese else _EN_OWN_SUBJECT).match(piece):
+            out.append(piece)
+            subject = _speaker(piece) or subject
+        elif subject is not None and _continues_as_clause(piece, chinese):
+            out.append(("我" if chinese else "I ") + piece)
+        else:
+            out[-1] = out[-1] + separator + piece
+    return out

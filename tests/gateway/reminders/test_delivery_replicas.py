@@ -1,0 +1,102 @@
+"""Several gateways on one PostgreSQL database deliver each reminder once (README "Reminders"): two
+delivery loops, each on its own engine, share due reminders; when one dies mid-send (its sends never
+finish, its claims are not handed over) the other sends those once its lease runs out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+from channels.base import Deliver, OutboundMessage
+from gateway.reminders.book import ReminderBook
+from gateway.reminders.delivery import DeliverySettings, ReminderDelivery
+from memory.clock import utcnow
+from memory.engine import MemoryEngine
+from tests.gateway.reminders.support import add, due_row, until_status
+
+
+class Recording:
+    """A channel (our protocol) named like Telegram that keeps what it sent; ``hang``: sends never end."""
+
+    name = "telegram"
+
+    def __init__(self, hang: bool = False) -> None:
+        self.sent: list[str] = []
+        self.hang = hang
+
+    async def start(self, deliver: Deliver) -> None:
+        pass
+
+    async def send(self, message: OutboundMessage) -> None:
+        if self.hang:
+            await asyncio.Event().wait()
+        self.sent.append(message.text)
+
+    async def stop(self) -> None:
+        pass
+
+
+async def until(predicate: object, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def loop(engine: MemoryEngine, channel: Recording, name: str) -> ReminderDelivery:
+    book = ReminderBook(engine.store, default_zone=ZoneInfo("UTC"))
+    return ReminderDelivery(
+        engine, book, {"telegram": channel}, name, DeliverySettings(lease=3.0, poll_every=0.2)
+    )
+
+
+async def test_two_gateways_send_each_reminder_once(postgres_url: str) -> None:
+    engines = [await MemoryEngine.open(postgres_url) for _ in range(2)]
+    channels = [Recording(), Recording()]
+    loops = [loop(e, c, f"r{i}") for i, (e, c) in enumerate(zip(engines, channels, strict=True))]
+    try:
+        start = utcnow()
+        for n in range(120):
+            due = start + timedelta(seconds=0.5 + n / 60)
+            await add(engines[0], due_row("telegram:42", "telegram", "42", f"note {n}", due))
+        for delivery in loops:
+            delivery.start()
+        await until(lambda: len(channels[0].sent) + len(channels[1].sent) >= 120)
+        count = engines[0].store.reminders.count
+        deadline = time.monotonic() + 30
+        while await count(status="delivered") < 120:  # every one marked: no claim left to run out
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        counts = Counter(channels[0].sent + channels[1].sent)
+        assert len(counts) == 120 and set(counts.values()) == {1}
+    finally:
+        for delivery in loops:
+            await delivery.stop()
+        for engine in engines:
+            await engine.close()
+
+
+async def test_a_dead_gateways_reminders_are_sent_by_the_other(postgres_url: str) -> None:
+    engines = [await MemoryEngine.open(postgres_url) for _ in range(2)]
+    dying, living = Recording(hang=True), Recording()
+    first, second = loop(engines[0], dying, "r0"), loop(engines[1], living, "r1")
+    try:
+        ids = [
+            await add(engines[0], due_row("telegram:42", "telegram", "42", f"note {n}", utcnow()))
+            for n in range(5)
+        ]
+        first.start()
+        await until(lambda: len(first._sending) == 5)  # r0 claimed them all and is stuck sending
+        await first.stop(hand_over=False)  # killed: its claims stay until their lease runs out
+        second.start()
+        await until(lambda: len(living.sent) == 5)
+        assert sorted(living.sent) == [f"⏰ Reminder: note {n}" for n in range(5)] and dying.sent == []
+        for rid in ids:
+            await until_status(engines[1], "telegram:42", rid, "delivered")
+    finally:
+        await second.stop()
+        for engine in engines:
+            await engine.close()
