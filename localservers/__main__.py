@@ -35,6 +35,7 @@ Run one local stand-in server on 127.0.0.1 until Ctrl-C, so tierclaw can be trie
   telegram     the Telegram Bot API; type a line here = a message from user 42
   feishu       Feishu's open platform and websocket; type a line here = a message from ou_alice
   openai       an OpenAI-compatible model that answers "stub reply: <your message>"
+               (--first-token S --tokens-per-second N: a slow streamed reply, to watch it come in)
   round-robin  a load balancer in front of several gateways (--listen PORT --to URL --to URL)
 
 On telegram and feishu, "/file PATH" typed here sends a file from disk as a voice note (.ogg, .wav), a
@@ -52,8 +53,9 @@ same --write-config to answer through an OpenAI-compatible API instead)."""
 PLATFORMS = ("telegram", "feishu")
 
 
-def _start(kind: str) -> tuple[Any, str, dict[str, Any]]:
-    """The started server, its URL and the config snippet that points tierclaw at it."""
+def _start(kind: str, pace: tuple[float, float | None] = (0.0, None)) -> tuple[Any, str, dict[str, Any]]:
+    """The started server, its URL and the config snippet that points tierclaw at it (``pace``: the
+    model's first token delay and tokens per second when it streams)."""
     if kind == "telegram":
         from localservers.telegram_server import TOKEN, TelegramStub
 
@@ -75,8 +77,9 @@ def _start(kind: str) -> tuple[Any, str, dict[str, Any]]:
         }
         return stub, url, {"channels": {"feishu": feishu}}
     from localservers.openai_server import OpenAIStub
+    from localservers.openai_sse import StreamPace
 
-    stub = OpenAIStub().start()
+    stub = OpenAIStub(pace=StreamPace(*pace)).start()
     url = stub.base_url
     return stub, url, {"provider": {"type": "openai", "apiKey": "local", "baseUrl": url}}
 
@@ -210,6 +213,15 @@ def main(argv: list[str] | None = None) -> int:
         "(created if absent; run each server with the same PATH, then tierclaw gateway --config PATH)",
     )
     parser.add_argument(
+        "--first-token", type=float, default=0.0, metavar="S", help="openai: seconds before a streamed reply"
+    )
+    parser.add_argument(
+        "--tokens-per-second",
+        type=float,
+        metavar="N",
+        help="openai: how fast a reply streams (default: at once)",
+    )
+    parser.add_argument(
         "--listen", type=int, default=0, metavar="PORT", help="round-robin: the port (0: a free one)"
     )
     parser.add_argument(
@@ -225,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args.listen, args.to, stopped)
     if args.to or args.listen:
         parser.error("--listen and --to are for round-robin")
-    stub, url, snippet = _start(args.kind)
+    stub, url, snippet = _start(args.kind, (args.first_token, args.tokens_per_second))
     written = Path(args.write_config).expanduser() if args.write_config else None
     try:
         if written is not None:

@@ -82,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_reading(sub)
     _register_attachments(sub)
     _register_curating(sub)
+    _register_transfer(sub)
     _register_jobs(sub)
     add_copy_parser(subparsers_of_memory)  # it opens two databases, so it takes no --db (copy_command.py)
 
@@ -183,7 +184,7 @@ def _register_attachments(sub: _Subcommands) -> None:
 
 
 def _register_curating(sub: _Subcommands) -> None:
-    """The commands that change memories: add, edit, forget, restore, export, import, migrate."""
+    """The commands that change memories: add, edit, forget, restore."""
     p = sub.add(
         "add",
         "add a memory through the clean write path",
@@ -221,6 +222,9 @@ def _register_curating(sub: _Subcommands) -> None:
     )
     p.add_argument("id", type=int)
 
+
+def _register_transfer(sub: _Subcommands) -> None:
+    """The commands that move memories in and out: export, import, migrate."""
     p = sub.add(
         "export",
         "export the owner's memories and events (--json: the JSON export, or with -o what was written)",
