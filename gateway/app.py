@@ -26,7 +26,7 @@ from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.media.build import build_media
 from gateway.memory_tools import ToolSettings
-from gateway.providers import Models, build_models, no_answer_hint
+from gateway.providers import Models, build_models, no_answer_hint, offline_hint_for
 from gateway.reminders.book import ReminderBook, ReminderSettings
 from gateway.reminders.delivery import ReminderDelivery
 from gateway.replica import replica_id
@@ -198,6 +198,7 @@ class Runtime:
                         budget_chars=config.agent.tool_result_chars,
                     ),
                     max_message_tokens=config.memory.extraction.token_budget,
+                    hint=offline_hint_for(config),
                 ),
                 identities=Identities(config.users),
                 extraction=extraction,

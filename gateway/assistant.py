@@ -93,6 +93,7 @@ class AssistantSettings:
     notice: str | None = None  # how to configure a real model, when the offline stand-in answers
     tools: ToolSettings = field(default_factory=lambda: ToolSettings(enabled=False))  # agent.tools
     max_message_tokens: int | None = None  # longer messages are refused whole (memory.extraction.tokenBudget)
+    hint: Callable[[str], str] = offline_hint  # how to get real answers (the config file in use)
 
 
 # Channels that show the offline notice themselves when a chat starts (gateway/cli/run.py prints it for
@@ -308,7 +309,7 @@ class Assistant:
         if msg.channel in NOTICE_AT_START_CHANNELS or msg.chat_key in self._hinted:
             return reply
         self._hinted.add(msg.chat_key)
-        return f"{reply}\n\n{offline_hint(msg.text)}"
+        return f"{reply}\n\n{self.settings.hint(msg.text)}"
 
     async def _attachment(self, msg: InboundMessage, owner: str, caption: str) -> str:
         """A photo, voice note or file: say only text is understood; keep the caption like any words."""

@@ -28,14 +28,24 @@ from memory.retrieval.gate import asks_about_themselves, personal_question
 from memory.text.wording import is_chinese
 
 OFFLINE_CHAT_LABEL = "offline (no API key)"
-OFFLINE_HINT = (
-    "(Offline mode: set provider.apiKey in ~/.tierclaw/config.json or TIERCLAW_PROVIDER_API_KEY "
-    "for real answers.)"
+DEFAULT_CONFIG_FILE = "~/.tierclaw/config.json"
+_HINT = "(Offline mode: set provider.apiKey in {file} or TIERCLAW_PROVIDER_API_KEY for real answers.)"
+_HINT_ZH = (
+    "（离线模式：在 {file} 里设置 provider.apiKey，或设置环境变量 TIERCLAW_PROVIDER_API_KEY，"
+    "即可得到真正的回答。）"
 )
-OFFLINE_HINT_ZH = (
-    "（离线模式：在 ~/.tierclaw/config.json 里设置 provider.apiKey，"
-    "或设置环境变量 TIERCLAW_PROVIDER_API_KEY，即可得到真正的回答。）"
+# The config itself chose the stand-in (provider.type "offline", as the trial without accounts writes):
+# a key alone would not change that.
+_HINT_CHOSEN = (
+    '(Offline mode: provider.type is "offline" in {file}; set it to "openai" with provider.apiKey for real '
+    "answers.)"
 )
+_HINT_CHOSEN_ZH = (
+    '（离线模式：{file} 里 provider.type 是 "offline"；改成 "openai" 并设置 provider.apiKey，'
+    "即可得到真正的回答。）"
+)
+OFFLINE_HINT = _HINT.format(file=DEFAULT_CONFIG_FILE)
+OFFLINE_HINT_ZH = _HINT_ZH.format(file=DEFAULT_CONFIG_FILE)
 
 _EN = {
     "prefix": "[offline model]",
@@ -89,9 +99,14 @@ _CHITCHAT = re.compile(
 )
 
 
-def offline_hint(text: str) -> str:
-    """How to get real answers, in the language of ``text`` (the message being answered)."""
-    return OFFLINE_HINT_ZH if is_chinese(text) else OFFLINE_HINT
+def offline_hint(text: str, config_file: str | None = None, *, chosen: bool = False) -> str:
+    """How to get real answers, in the language of ``text`` (the message being answered), naming the
+    ``config_file`` in use (a trial's own file, not the default one) and, when the config ``chosen`` the
+    offline provider, the setting that keeps it."""
+    chinese = is_chinese(text)
+    hints = (_HINT_CHOSEN_ZH, _HINT_CHOSEN) if chosen else (_HINT_ZH, _HINT)
+    template = hints[0] if chinese else hints[1]
+    return template.format(file=config_file or DEFAULT_CONFIG_FILE)
 
 
 def looks_like_statement(text: str) -> bool:

@@ -7,12 +7,15 @@ model uses ``memory.provider`` when given, else the main provider, sharing its c
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gateway.agent import ChatModel, OpenAIChatModel
 from gateway.config import Config, ProviderConfig, has_api_key
-from gateway.offline_chat import OfflineChatModel
+from gateway.log_setup import home_relative
+from gateway.offline_chat import OfflineChatModel, offline_hint
 from memory.model.keeper import FactKeeper
 from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import MemoryModel
@@ -114,3 +117,11 @@ def no_answer_hint(config: Config) -> str:
         f"provider.timeoutSeconds ({provider.timeout_seconds:g} s per try, {provider.max_retries} retries) "
         f"and agent.replyDeadline ({config.agent.reply_deadline:g} s)"
     )
+
+
+def offline_hint_for(config: Config) -> Callable[[str], str]:
+    """The stand-in's "how to get real answers" for this config: it names the file in use (a trial's own
+    ``~/tierclaw-local.json``, not the default) and, when that file chose ``provider.type: "offline"``,
+    says that a key alone will not change it."""
+    where = home_relative(config.source) if config.source is not None else None
+    return functools.partial(offline_hint, config_file=where, chosen=config.provider.type == "offline")

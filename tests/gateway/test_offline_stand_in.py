@@ -4,9 +4,14 @@ statement it will not keep, in the person's language."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from gateway.agent import ChatRequest
+from gateway.app import Runtime
+from gateway.config import load_config
 from gateway.offline_chat import OFFLINE_HINT, OFFLINE_HINT_ZH, OfflineChatModel, kept_from, offline_hint
 from memory.engine import MemoryEngine
 from memory.model.keeper import FactKeeper
@@ -14,6 +19,7 @@ from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import Turn
 from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import LocalEmbedder
+from tests.support.typed_channel import ChatChannel
 
 KEPT_MARKS = ("I'll remember", "记住了", "Noted", "已记下")
 
@@ -141,3 +147,29 @@ async def test_without_the_offline_memory_model_the_promise_says_when() -> None:
     later = OfflineChatModel(remembers_at_once=False)
     reply = await later.reply(ChatRequest(system="s", user_text="My manager is Karen"))
     assert "My manager is Karen" in reply and "once this conversation goes quiet" in reply
+
+
+@pytest.mark.parametrize("chosen", [True, False])
+async def test_the_hint_names_the_config_file_in_use_and_what_keeps_the_stand_in(
+    tmp_path: Path, chosen: bool
+) -> None:
+    """The trial without accounts writes its own file with provider.type "offline": its hint names that
+    file, and says a key alone would not do (issue 37: a newcomer told to edit ~/.tierclaw/config.json)."""
+    raw = {
+        "provider": {"type": "offline"} if chosen else {},
+        "agent": {"workspace": str(tmp_path / "ws")},
+        "memory": {"dbPath": str(tmp_path / "m.db"), "embedding": {"provider": "none"}},
+    }
+    path = tmp_path / "tierclaw-local.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    channel = ChatChannel()
+    runtime = await Runtime.open(load_config(path, env={}), [channel])
+    try:
+        await runtime.start(schedule=False)
+        reply = await channel.say("hello there")
+    finally:
+        await runtime.close()
+    hint = reply.rsplit("\n\n", 1)[1]
+    assert hint == offline_hint("hello there", str(path), chosen=chosen)
+    assert str(path) in hint and "~/.tierclaw/config.json" not in hint
+    assert ('provider.type is "offline"' in hint) is chosen

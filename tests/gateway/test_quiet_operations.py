@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from channels.base import InboundMessage
 from gateway.app import Runtime
 from gateway.config import load_config
 from gateway.scheduler import SWEEP_JOB, JobTimes, MemoryJobs
@@ -132,12 +133,22 @@ async def test_a_message_with_a_nul_is_repaired_and_answered_with_one_line_per_c
         await runtime.start(schedule=False)
         with caplog.at_level(logging.INFO):
             replies = [await channel.say(f"My dog\x00 is called Biscuit {n}") for n in range(3)]
+            assert channel.deliver is not None  # another chat of the same person: its own one line
+            await channel.deliver(InboundMessage("test", "c2", "u1", "hi\x00 there", message_id="c2-1"))
+            for _ in range(1000):  # its answer: a ceiling of 10 s, not a margin
+                if len(channel.replies) == 4:
+                    break
+                await asyncio.sleep(0.01)
+            assert len(channel.replies) == 4
         assert all(reply.startswith("[offline model]") for reply in replies)  # answered, not an apology
         turns = await runtime.engine.conversation.all_turns("test:u1")
-        assert [t.content for t in turns] == [f"My dog\ufffd is called Biscuit {n}" for n in range(3)]
+        assert [t.content for t in turns] == [
+            *(f"My dog\ufffd is called Biscuit {n}" for n in range(3)),
+            "hi\ufffd there",
+        ]
     finally:
         await runtime.close()
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
-    repaired = [r for r in caplog.records if "U+FFFD" in r.getMessage()]
-    assert len(repaired) == 1 and "test:c1" in repaired[0].getMessage()
+    repaired = [r.getMessage() for r in caplog.records if "U+FFFD" in r.getMessage()]
+    assert len(repaired) == 2 and "test:c1" in repaired[0] and "test:c2" in repaired[1], repaired
     assert "Biscuit" not in caplog.text  # never the content

@@ -470,5 +470,8 @@ def test_the_reply_time_chart_draws_what_its_caption_says(
         assert box is not None and box["width"] > 0 and 0 <= box["x"] <= width
     line = chart.locator("polyline").first.bounding_box()
     assert line is not None and line["width"] > 50  # a line across the plot, not a point
+    for label in chart.locator("text").all():  # readable on a phone too, and not cut off at the edge
+        box = label.bounding_box()
+        assert box is not None and box["height"] >= 8 and box["x"] >= 0, (label.inner_text(), box)
     tab.screenshot(path=shots / f"operations-{width}.png", full_page=True)
     context.close()
