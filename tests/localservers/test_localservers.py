@@ -37,7 +37,7 @@ def _run_server(kind: str) -> tuple[subprocess.Popen[str], str, str]:
 
 def _stop(proc: subprocess.Popen[str]) -> int:
     proc.terminate()
-    return proc.wait(timeout=10)
+    return proc.wait(timeout=60)  # a ceiling: under load a server takes seconds to stop
 
 
 @pytest.mark.parametrize(
