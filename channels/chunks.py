@@ -1,9 +1,12 @@
-"""Cutting a long reply into messages a platform accepts (Telegram: 4096 characters).
+"""Cutting a long reply into messages a platform accepts (Telegram: 4096 characters, Feishu: 4000).
 
-Cuts fall on the largest boundary that fits: between paragraphs, then lines, then sentences, and only as a
-last resort inside a word. A fenced code block is never cut while it fits in one message; a block longer
-than that is cut between its lines, and every piece is closed and reopened with the same fence line, so
-each message renders on its own.
+``split_text`` is the one function every channel cuts with (Telegram, Feishu, and streamed replies). Cuts
+fall on the largest boundary that fits: between paragraphs, then lines, then sentences, then words —
+between two Han/kana/hangul characters counts as between words, as Chinese and Japanese are written
+without spaces — and inside a word only when that one word is longer than the limit. A fenced code block
+is never cut while it fits in one message; a block longer than that is cut between its lines (a line too
+long for one message between its words), and every piece is closed and reopened with the same fence
+line, so each message renders on its own.
 """
 
 from __future__ import annotations
@@ -11,7 +14,12 @@ from __future__ import annotations
 import re
 
 _FENCE_RE = re.compile(r"^\s*(```+|~~~+)")
-_SENTENCE_RE = re.compile(r"[^.!?。！？]*(?:[.!?。！？]+[\"'”’)\]]*\s*|$)")
+# A sentence ends at . ! ? followed by a space (not the dot of "3.11" or "example.com"), or at 。！？.
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?:\s+|$)|[。！？]+[\"'”’)\]」』]*\s*")
+# Scripts written without spaces between words: a cut may fall between any two of their characters.
+_UNSPACED = "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+# One word with the spaces after it: a run of other non-space characters, or one unspaced-script character.
+_WORD_RE = re.compile(rf"\s+|[{_UNSPACED}]\s*|[^\s{_UNSPACED}]+\s*")
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -65,21 +73,34 @@ def _split_block(block: str, limit: int) -> list[str]:
     return _split_plain(block, limit, 0)
 
 
-_PLAIN_SEPARATORS = ("\n\n", "\n", "sentence", "")
+_PLAIN_SEPARATORS = ("\n\n", "\n", "sentence", "word", "")
+_WORD_LEVEL = _PLAIN_SEPARATORS.index("word")
 
 
 def _split_plain(text: str, limit: int, level: int) -> list[str]:
-    """Cut at paragraph, then line, then sentence boundaries, then every ``limit`` characters."""
+    """Cut at paragraph, then line, then sentence, then word boundaries; a single word longer than
+    ``limit`` (a long URL, a run of one character) is the only text cut every ``limit`` characters."""
     if len(text) <= limit:
         return [text]
     sep = _PLAIN_SEPARATORS[level]
     if sep == "":
         return [text[i : i + limit] for i in range(0, len(text), limit)]
-    if sep == "sentence":
-        units = [u for u in _SENTENCE_RE.findall(text) if u]
+    if sep in ("sentence", "word"):
+        units = _sentences(text) if sep == "sentence" else _WORD_RE.findall(text)
         return _pack(units, "", limit, lambda unit, lim: _split_plain(unit, lim, level + 1))
     units = text.split(sep)
     return _pack(units, sep, limit, lambda unit, lim: _split_plain(unit, lim, level + 1))
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` cut after each sentence end (``_SENTENCE_END``), the spaces after it kept with it."""
+    units, start = [], 0
+    for end in _SENTENCE_END.finditer(text):
+        units.append(text[start : end.end()])
+        start = end.end()
+    if start < len(text):
+        units.append(text[start:])
+    return [unit for unit in units if unit]
 
 
 def _split_fence(block: str, marker: str, limit: int) -> list[str]:
@@ -94,7 +115,7 @@ def _split_fence(block: str, marker: str, limit: int) -> list[str]:
     room = limit - len(opening) - len(closing) - 2
     if room < 8:  # an absurdly long fence line: treat the block as plain text
         return _split_plain(block, limit, 1)
-    inner = _pack(body, "\n", room, lambda line, lim: [line[i : i + lim] for i in range(0, len(line), lim)])
+    inner = _pack(body, "\n", room, lambda line, lim: _split_plain(line, lim, _WORD_LEVEL))
     return [f"{opening}\n{piece}\n{closing}" for piece in inner]
 
 

@@ -26,7 +26,7 @@ from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.media.build import build_media
 from gateway.memory_tools import ToolSettings
-from gateway.providers import Models, build_models, no_answer_hint
+from gateway.providers import Models, build_models, no_answer_hint, offline_hint_for
 from gateway.reminders.book import ReminderBook, ReminderSettings
 from gateway.reminders.delivery import ReminderDelivery
 from gateway.replica import replica_id
@@ -203,6 +203,8 @@ class Runtime:
                         max_rounds=config.agent.max_tool_rounds,
                         budget_chars=config.agent.tool_result_chars,
                     ),
+                    max_message_tokens=config.memory.extraction.token_budget,
+                    hint=offline_hint_for(config),
                 ),
                 identities=Identities(config.users),
                 extraction=extraction,
@@ -348,7 +350,7 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._catch_up
         if self.jobs is not None:
-            self.jobs.shutdown()
+            await self.jobs.stop()  # the runs going on end before the database closes under them
         if self.assistant.extraction is not None:
             await self.assistant.extraction.close()
         if self._warm_up is not None and not self._warm_up.done():

@@ -24,7 +24,7 @@ from gateway.media.send_back import asks_for_a_file, offline_send_back
 from gateway.media.service import MediaTurn
 from gateway.media.tools import AttachmentTools, WithAttachments
 from gateway.memory_tools import MemoryTools, ToolSettings
-from gateway.offline_chat import offline_hint
+from gateway.offline_chat import offline_hint, promised
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
 from gateway.reminders.book import ReminderBook
 from gateway.reminders.tools import message_tools
@@ -45,6 +45,7 @@ from memory.retrieval.gate import (
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
+from memory.text.token_count import estimate_tokens
 from memory.text.wording import is_chinese, speaks_chinese
 
 log = logging.getLogger("tierclaw.gateway")
@@ -66,6 +67,16 @@ APOLOGY_BY_KIND_ZH = {
     "not_found": "抱歉，语言模型的名称或地址不对，需要运行我的人修好配置后我才能回答。",
 }
 TEXT_ONLY_REPLY_ZH = "我目前只能看懂文字，没法查看这个{kind}。"
+# A message bigger than one extraction batch (memory.extraction.tokenBudget) is refused whole: kept, it
+# could only be cut into fragments (issue 37). Nothing of it is stored.
+TOO_LONG_REPLY = (
+    "That message is too long for me to take in at once (about {tokens:,} tokens; at most {budget:,}). "
+    "I kept none of it — please send it in parts."
+)
+TOO_LONG_REPLY_ZH = (
+    "这条消息太长了，我一次处理不了（约 {tokens:,} 个 token，上限 {budget:,}）。"
+    "我没有保存其中任何内容，请分几次发送。"
+)
 CAPTION_NOTED_ZH = "它的说明文字我记下了。"
 _ATTACHMENT_ZH = {"photo": "图片", "voice": "语音", "audio": "音频", "video": "视频", "document": "文件"}
 
@@ -81,6 +92,8 @@ class AssistantSettings:
     floor: RelevanceFloor = NO_FLOOR  # what a retrieved memory needs to be injected (memory.relevanceFloor)
     notice: str | None = None  # how to configure a real model, when the offline stand-in answers
     tools: ToolSettings = field(default_factory=lambda: ToolSettings(enabled=False))  # agent.tools
+    max_message_tokens: int | None = None  # longer messages are refused whole (memory.extraction.tokenBudget)
+    hint: Callable[[str], str] = offline_hint  # how to get real answers (the config file in use)
 
 
 # Channels that show the offline notice themselves when a chat starts (gateway/cli/run.py prints it for
@@ -174,6 +187,8 @@ class Assistant:
             return "\n\n".join(turn.notices) if turn and turn.notices else None
         if turn is None and is_command(text):
             return await run_command(self._commands, owner, msg.chat_key, text, in_group=msg.is_group)
+        if turn is None and (refusal := self._too_long(msg, text)) is not None:
+            return refusal  # typed text only: what media brings (a transcript) is kept with its attachment
 
         started = time.perf_counter()
         await self._keep(msg, owner, "user", text)
@@ -209,6 +224,7 @@ class Assistant:
             return _apology(text, "")
 
         if stand_in:  # the offline stand-in: shown, never history or memory
+            await self._keep_promise(owner, reply)
             return self._with_hint(msg, "\n\n".join([*(turn.notices if turn else []), reply]))
         await self.sessions.append(msg.chat_key, "assistant", reply)
         await self._keep(msg, owner, "assistant", reply)
@@ -266,12 +282,34 @@ class Assistant:
         history = await self.sessions.history(msg.chat_key, 6)
         return speaks_chinese(content for role, content in history if role == "user")
 
+    async def _keep_promise(self, owner: str, reply: str) -> None:
+        """The offline stand-in's ``reply`` said "I'll remember: …" and its memory model is the offline
+        one: extract the owner's buffer now, so the next message recalls it (issue 37) — within
+        ``flush_wait``, as ``/memory`` does; what is not done by then goes on in the background."""
+        if self.extraction is None or not getattr(self.chat_model, "remembers_at_once", False):
+            return
+        if promised(reply):
+            await self.extraction.flush_now(owner, self.settings.flush_wait)
+
+    def _too_long(self, msg: InboundMessage, text: str) -> str | None:
+        """The refusal for a message longer than one extraction batch, or None when it fits."""
+        budget = self.settings.max_message_tokens
+        tokens = estimate_tokens(text)
+        if budget is None or tokens <= budget:
+            return None
+        log.info(
+            "[gateway] refused a message of %d characters in %s: too long to keep", len(text), msg.chat_key
+        )
+        return (TOO_LONG_REPLY_ZH if is_chinese(text) else TOO_LONG_REPLY).format(
+            tokens=tokens, budget=budget
+        )
+
     def _with_hint(self, msg: InboundMessage, reply: str) -> str:
         """The offline stand-in's reply, with how to get real answers the first time in a chat."""
         if msg.channel in NOTICE_AT_START_CHANNELS or msg.chat_key in self._hinted:
             return reply
         self._hinted.add(msg.chat_key)
-        return f"{reply}\n\n{offline_hint(msg.text)}"
+        return f"{reply}\n\n{self.settings.hint(msg.text)}"
 
     async def _attachment(self, msg: InboundMessage, owner: str, caption: str) -> str:
         """A photo, voice note or file: say only text is understood; keep the caption like any words."""

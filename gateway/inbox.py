@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -36,6 +37,8 @@ KEEP_ANSWERED = timedelta(hours=48)
 # replica that stopped (killed, frozen, cut off from the database) loses its chats to another.
 INBOX_LEASE = timedelta(seconds=30)
 Chat = tuple[str, str]  # (channel, chat_id): what a hold is on
+REPAIRED_CHATS_KEPT = 10_000  # chats remembered as already told about a repaired message
+log = logging.getLogger("tierclaw.gateway")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,7 @@ class DurableInbox:
         self.replica = replica  # gateway.replicaId (gateway/replica.py)
         self.lease = lease
         self.reorder_window = reorder_window
+        self._repaired: dict[str, None] = {}  # chats whose repaired text was logged (newest last)
 
     @property
     def _lease_s(self) -> float:
@@ -78,9 +82,13 @@ class DurableInbox:
     async def accept(self, message: InboundMessage) -> InboundMessage | None:
         """Store ``message``; the stored copy (with its ``inbox_id``), or None for a redelivery.
 
-        Text UTF-8 cannot encode (a lone surrogate) is stored, and answered, with U+FFFD in its place
-        (``channels/encodable.py``): refused as it is, it would be refused at every redelivery."""
-        message = encodable_fields(message)
+        Text no store keeps (a lone surrogate, a NUL) is stored, and answered, with U+FFFD in its place
+        (``channels/encodable.py``): refused as it is, it would be refused at every redelivery. That is
+        logged once per chat (at INFO: nothing is wrong that the operator could fix)."""
+        repaired = encodable_fields(message)
+        if repaired is not message:
+            self._said_repaired(message.chat_key)
+        message = repaired
         fields = dataclasses.asdict(message)
         media = fields.pop("media")  # in a column of its own: what waits to be downloaded is visible
         body = json.dumps(fields, ensure_ascii=False)
@@ -93,6 +101,18 @@ class DurableInbox:
             json.dumps(media, ensure_ascii=False) if media else "",
         )
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
+
+    def _said_repaired(self, chat_key: str) -> None:
+        if chat_key in self._repaired:
+            return
+        if len(self._repaired) >= REPAIRED_CHATS_KEPT:
+            self._repaired.pop(next(iter(self._repaired)))
+        self._repaired[chat_key] = None
+        log.info(
+            "[gateway] a message in %s held characters no store keeps (a NUL or a lone surrogate); stored "
+            "and answered with U+FFFD in their place (said once per chat)",
+            chat_key,
+        )
 
     async def unanswered(self) -> list[InboundMessage]:
         """Every stored message not answered yet, oldest first."""

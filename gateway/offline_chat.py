@@ -4,8 +4,12 @@ It does not pretend to be an assistant. It shows what memory retrieved for the m
 memory can be tried before any key is configured) and says exactly what it will keep: "I'll remember: …"
 with the facts, found by the same function the offline memory model extracts with
 (``memory.model.keeper.FactKeeper``, one keeper shared by both), so the promise and what is stored
-cannot drift apart. To a
-statement it will not keep it says so plainly; to chit-chat ("haha", "Good morning!") it promises nothing.
+cannot drift apart. With the offline memory model the promise is kept at once (``remembers_at_once``:
+the assistant extracts the message before the next one, ``gateway/assistant.py``), so a question a moment
+later finds it; otherwise it says the memory comes once the conversation goes quiet. To a statement it
+will not keep it says so plainly; to chit-chat and general questions ("haha", "what is the capital of
+Australia?") — anything but a question about the person's own life — it says what it is, rather than
+"I don't recall…".
 How to get real answers (``offline_hint``) is said once per chat, not in every reply: the assistant adds it
 to a chat's first reply, and the terminal prints the full notice when it starts (``gateway/assistant.py``).
 Deterministic: the same request gives the same reply. A message written mostly in Chinese gets the Chinese
@@ -20,24 +24,40 @@ import unicodedata
 from gateway.agent import ChatRequest
 from gateway.reminders.offline import scheduled_reply, zone_question
 from memory.model.keeper import FactKeeper
+from memory.retrieval.gate import asks_about_themselves, personal_question
 from memory.text.wording import is_chinese
 
 OFFLINE_CHAT_LABEL = "offline (no API key)"
-OFFLINE_HINT = (
-    "(Offline mode: set provider.apiKey in ~/.tierclaw/config.json or TIERCLAW_PROVIDER_API_KEY "
-    "for real answers.)"
+DEFAULT_CONFIG_FILE = "~/.tierclaw/config.json"
+_HINT = "(Offline mode: set provider.apiKey in {file} or TIERCLAW_PROVIDER_API_KEY for real answers.)"
+_HINT_ZH = (
+    "（离线模式：在 {file} 里设置 provider.apiKey，或设置环境变量 TIERCLAW_PROVIDER_API_KEY，"
+    "即可得到真正的回答。）"
 )
-OFFLINE_HINT_ZH = (
-    "（离线模式：在 ~/.tierclaw/config.json 里设置 provider.apiKey，"
-    "或设置环境变量 TIERCLAW_PROVIDER_API_KEY，即可得到真正的回答。）"
+# The config itself chose the stand-in (provider.type "offline", as the trial without accounts writes):
+# a key alone would not change that.
+_HINT_CHOSEN = (
+    '(Offline mode: provider.type is "offline" in {file}; set it to "openai" with provider.apiKey for real '
+    "answers.)"
 )
+_HINT_CHOSEN_ZH = (
+    '（离线模式：{file} 里 provider.type 是 "offline"；改成 "openai" 并设置 provider.apiKey，'
+    "即可得到真正的回答。）"
+)
+OFFLINE_HINT = _HINT.format(file=DEFAULT_CONFIG_FILE)
+OFFLINE_HINT_ZH = _HINT_ZH.format(file=DEFAULT_CONFIG_FILE)
 
 _EN = {
     "prefix": "[offline model]",
     "memories": "What I recall that seems relevant:",
     "nothing": "I don't recall anything about that yet.",
     "kept": "I'll remember: ",
+    "kept_later": "I'll remember, once this conversation goes quiet: ",
     "not_kept": "I'm only the offline stand-in, and I didn't save that.",
+    "what_i_am": (
+        "I'm the offline stand-in, not a language model: I can't chat or answer general questions. "
+        "What you tell me about yourself is kept as a memory, and I show it when you ask about it."
+    ),
     "join": "; ",
 }
 _ZH = {
@@ -45,7 +65,12 @@ _ZH = {
     "memories": "我想起这些可能相关的内容：",
     "nothing": "我还不记得与此相关的内容。",
     "kept": "记住了：",
+    "kept_later": "这段对话告一段落后我会记住：",
     "not_kept": "我只是离线替身，这句话没有保存。",
+    "what_i_am": (
+        "我是离线替身，不是语言模型：没法闲聊，也回答不了一般性的问题。"
+        "你说的关于自己的事会存为记忆，问起时我会列出来。"
+    ),
     "join": "；",
 }
 
@@ -74,9 +99,14 @@ _CHITCHAT = re.compile(
 )
 
 
-def offline_hint(text: str) -> str:
-    """How to get real answers, in the language of ``text`` (the message being answered)."""
-    return OFFLINE_HINT_ZH if is_chinese(text) else OFFLINE_HINT
+def offline_hint(text: str, config_file: str | None = None, *, chosen: bool = False) -> str:
+    """How to get real answers, in the language of ``text`` (the message being answered), naming the
+    ``config_file`` in use (a trial's own file, not the default one) and, when the config ``chosen`` the
+    offline provider, the setting that keeps it."""
+    chinese = is_chinese(text)
+    hints = (_HINT_CHOSEN_ZH, _HINT_CHOSEN) if chosen else (_HINT_ZH, _HINT)
+    template = hints[0] if chinese else hints[1]
+    return template.format(file=config_file or DEFAULT_CONFIG_FILE)
 
 
 def looks_like_statement(text: str) -> bool:
@@ -97,33 +127,54 @@ async def kept_from(text: str, keeper: FactKeeper | None = None) -> list[str]:
     return [" ".join(fact.content.split()).rstrip("。.!！") for fact in facts]
 
 
+def promised(reply: str) -> bool:
+    """Whether a reply of the stand-in promised "I'll remember: …" at once (``remembers_at_once``): what the
+    assistant then extracts before the next message, without running the keeper a second time."""
+    return any(f"{words['prefix']} {words['kept']}" in reply for words in (_EN, _ZH))
+
+
+def asks_memory(text: str) -> bool:
+    """Whether a message asks what memory could answer: a question about the person's own life or about
+    themselves (``memory/retrieval/gate.py``); chit-chat and general knowledge do not."""
+    return asks_about_themselves(text) or personal_question(text)
+
+
 class OfflineChatModel:
-    """The main model's local stand-in (``gateway.agent.ChatModel``): no network, never fails."""
+    """The main model's local stand-in (``gateway.agent.ChatModel``): no network, never fails.
+
+    ``remembers_at_once``: the memory model is the offline one too, and the assistant extracts a message
+    the stand-in promised to remember before the next message (``gateway/providers.py`` says which)."""
 
     # Its replies are gateway notices, not conversation: they stay out of history and memory.
     stand_in = True
 
-    def __init__(self, keeper: FactKeeper | None = None) -> None:
+    def __init__(self, keeper: FactKeeper | None = None, *, remembers_at_once: bool = True) -> None:
         self.keeper = keeper or FactKeeper()
+        self.remembers_at_once = remembers_at_once
 
     @property
     def label(self) -> str:
         return OFFLINE_CHAT_LABEL
 
     async def reply(self, request: ChatRequest) -> str:
-        words = _ZH if is_chinese(request.user_text) else _EN
+        text = request.user_text
+        words = _ZH if is_chinese(text) else _EN
         scheduled = await scheduled_reply(request)  # "remind me…": what was scheduled, or why not
         if scheduled is not None:
             return f"{words['prefix']} {scheduled}"
-        kept = await kept_from(request.user_text, self.keeper)
+        kept = await kept_from(text, self.keeper)
         lines: list[str] = []
         if kept:
-            lines.append(f"{words['prefix']} {words['kept']}{words['join'].join(kept)}")
+            promise = words["kept"] if self.remembers_at_once else words["kept_later"]
+            lines.append(f"{words['prefix']} {promise}{words['join'].join(kept)}")
         if request.memories:
             lines.append(f"{words['prefix']} {words['memories']}")
             lines += [f"{i}. {m.content}" for i, m in enumerate(request.memories, 1)]
         if not lines:
-            said = words["not_kept"] if looks_like_statement(request.user_text) else words["nothing"]
+            if looks_like_statement(text):
+                said = words["not_kept"]
+            else:
+                said = words["nothing"] if asks_memory(text) else words["what_i_am"]
             lines.append(f"{words['prefix']} {said}")
         question = await zone_question(request)  # "I live in Tokyo": use Asia/Tokyo for reminders?
         if question:

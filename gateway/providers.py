@@ -7,12 +7,15 @@ model uses ``memory.provider`` when given, else the main provider, sharing its c
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gateway.agent import ChatModel, OpenAIChatModel
 from gateway.config import Config, ProviderConfig, has_api_key
-from gateway.offline_chat import OfflineChatModel
+from gateway.log_setup import home_relative
+from gateway.offline_chat import OfflineChatModel, offline_hint
 from memory.model.keeper import FactKeeper
 from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import MemoryModel
@@ -76,17 +79,14 @@ def build_models(config: Config, embedder: MemoryEmbedder | None = None) -> Mode
         return clients[id(provider)]
 
     notice: str | None = None
+    chat: ChatModel
     if _usable(config.provider):
-        chat: ChatModel = OpenAIChatModel(
+        chat = OpenAIChatModel(
             client_for(config.provider),
             config.agent.model,
             max_tokens=config.agent.max_tokens,
             temperature=config.agent.temperature,
         )
-    else:
-        chat = OfflineChatModel(keeper)
-        notice = OFFLINE_NOTICE if config.provider.type == "offline" else NO_KEY_NOTICE
-
     memory_provider = config.memory_provider()
     if _usable(memory_provider):
         from memory.model.openai_model import OpenAIMemoryModel
@@ -96,6 +96,13 @@ def build_models(config: Config, embedder: MemoryEmbedder | None = None) -> Mode
         )
     else:
         memory = OfflineMemoryModel(keeper=keeper)
+
+    if not _usable(config.provider):
+        # The offline keeper runs locally and costs no call: what the stand-in promises is kept at once
+        # (unless exitFlush 0 says not to wait for extraction); a language model extracts after the gap.
+        at_once = isinstance(memory, OfflineMemoryModel) and config.memory.extraction.exit_flush > 0
+        chat = OfflineChatModel(keeper, remembers_at_once=at_once)
+        notice = OFFLINE_NOTICE if config.provider.type == "offline" else NO_KEY_NOTICE
     return Models(chat=chat, memory=memory, notice=notice, clients=list(clients.values()))
 
 
@@ -110,3 +117,11 @@ def no_answer_hint(config: Config) -> str:
         f"provider.timeoutSeconds ({provider.timeout_seconds:g} s per try, {provider.max_retries} retries) "
         f"and agent.replyDeadline ({config.agent.reply_deadline:g} s)"
     )
+
+
+def offline_hint_for(config: Config) -> Callable[[str], str]:
+    """The stand-in's "how to get real answers" for this config: it names the file in use (a trial's own
+    ``~/tierclaw-local.json``, not the default) and, when that file chose ``provider.type: "offline"``,
+    says that a key alone will not change it."""
+    where = home_relative(config.source) if config.source is not None else None
+    return functools.partial(offline_hint, config_file=where, chosen=config.provider.type == "offline")

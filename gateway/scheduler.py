@@ -63,6 +63,7 @@ class JobTimes:
 
 
 EVERY_ORIGIN = datetime(2000, 1, 1, tzinfo=UTC)  # where ``every`` counts its periods from
+TAKE_OVER_JOB = "take_over_stale"  # the check for runs another replica left unfinished
 
 
 def episode_line(event: Event) -> str:
@@ -128,7 +129,12 @@ class MemoryJobs:
             WEEKLY_JOB: self.weekly,
         }
         self._scheduler: AsyncIOScheduler | None = None
-        self._running: set[tuple[str, datetime]] = set()  # (job, period) runs going on in this process
+        self._running_periods: set[tuple[str, datetime]] = set()  # (job, period) runs going on here
+        # The scheduled runs going on now, by job; a job's next run while one is going on is skipped here
+        # (one INFO line per long run) rather than by apscheduler (a WARNING at every overlap).
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._said_skipping: set[str] = set()
+        self._stopping = False
 
     # ----------------------------------------------------------------- the jobs
 
@@ -242,14 +248,15 @@ class MemoryJobs:
         """Run ``name`` for ``period`` if this replica claims it; its outcome, or None when another
         replica holds or finished that period, took the run over (this one stalled past its lease: the
         run is stopped and not marked done), or the run failed (logged and recorded)."""
-        if (name, period) in self._running:  # a catch-up and the scheduled run of one period, here at once
+        # a catch-up and the scheduled run of one period, here at once
+        if (name, period) in self._running_periods:
             log.info("[gateway] job %s of %s: already running here, skipped", name, period.isoformat())
             return None
-        self._running.add((name, period))
+        self._running_periods.add((name, period))
         try:
             return await self._run_claimed(name, period)
         finally:
-            self._running.discard((name, period))
+            self._running_periods.discard((name, period))
 
     async def _run_claimed(self, name: str, period: datetime) -> str | None:
         generation = await self.log.claim(name, period, self.replica, self.lease)
@@ -320,28 +327,55 @@ class MemoryJobs:
 
     def start(self) -> AsyncIOScheduler:
         """Start the scheduler on the running loop."""
+        # max_instances 2: a run that comes while the last one still runs reaches ``_once``, which skips
+        # it quietly; with 1, apscheduler would refuse it with a warning every period.
         scheduler = AsyncIOScheduler(
             timezone=self.tz,
-            job_defaults={"coalesce": True, "misfire_grace_time": 6 * 3600, "max_instances": 1},
+            job_defaults={"coalesce": True, "misfire_grace_time": 6 * 3600, "max_instances": 2},
         )
         for name, trigger in self.triggers.items():
-            scheduler.add_job(self._scheduled, trigger, args=[name], id=name, replace_existing=True)
+            scheduler.add_job(
+                self._once, trigger, args=[name, self._scheduled], id=name, name=name, replace_existing=True
+            )
         scheduler.add_job(
-            self._take_over,
+            self._once,
             IntervalTrigger(seconds=max(self.lease.total_seconds() / 2, 1), timezone=self.tz),
-            id="take_over_stale",
+            args=[TAKE_OVER_JOB, self._take_over],
+            id=TAKE_OVER_JOB,
+            name=TAKE_OVER_JOB,
             replace_existing=True,
         )
         scheduler.start()
         self._scheduler = scheduler
         return scheduler
 
+    async def _once(self, name: str, body: Callable[[str], Awaitable[None]]) -> None:
+        """Run ``body(name)`` unless a run of ``name`` is still going on: then this one is skipped, said
+        once per long run at INFO (a slow database under load makes a job overlap its next period)."""
+        if name in self._running:
+            level = logging.DEBUG if name in self._said_skipping else logging.INFO
+            self._said_skipping.add(name)
+            log.log(level, "[gateway] job %s is still running; its next run is skipped", name)
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        self._running[name] = task
+        try:
+            await body(name)
+        except asyncio.CancelledError:
+            if not self._stopping:
+                raise
+            # ended by ``stop``: done, not a failure (apscheduler logs a traceback for a raised one)
+        finally:
+            self._running.pop(name, None)
+            self._said_skipping.discard(name)
+
     async def _scheduled(self, name: str) -> None:
         # run() has logged and recorded a failure; re-raising would only reach apscheduler's own log.
         with contextlib.suppress(Exception):
             await self.run_period(name, self.period_of(name))
 
-    async def _take_over(self) -> None:
+    async def _take_over(self, _name: str = TAKE_OVER_JOB) -> None:
         try:
             await self.take_over_stale()
         except Exception as exc:  # the database is away: the next check tries again
@@ -353,10 +387,25 @@ class MemoryJobs:
         return {name: trigger.get_next_fire_time(None, now) for name, trigger in self.triggers.items()}
 
     def shutdown(self) -> None:
-        """Stop the scheduler (running jobs are cancelled with the loop)."""
+        """Stop the scheduler: no new run starts (``stop`` also ends the runs going on)."""
         if self._scheduler is not None and self._scheduler.running:
             self._scheduler.shutdown(wait=False)
         self._scheduler = None
+
+    async def stop(self) -> None:
+        """Stop the scheduler and end the runs going on, before the database they use is closed: a run
+        cut off by a closing database would log a traceback, a PostgreSQL statement cut off at the end
+        of the event loop psycopg's "query cancellation" warnings. A run cancelled here is not recorded
+        as done; its claim's lease runs out and it runs again (here at the next start, or on another
+        replica)."""
+        self._stopping = True
+        self.shutdown()
+        running = list(self._running.values())
+        for task in running:
+            task.cancel()
+        for task in running:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
 
 def _failures(report: CompressionReport) -> str:

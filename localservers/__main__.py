@@ -9,6 +9,11 @@ message (Telegram: from user 42; Feishu: from ou_alice, on the websocket — or 
 ``{"text": "…"}`` to the printed URL), ``/file PATH`` sends a file from disk as a voice note (.ogg, .wav),
 a photo (.png, .jpg) or a document (or ``POST /local/send-file`` ``{"path": "…"}``), and every message
 the bot sends is printed.
+
+The config a trial gets (``trial_config``) keeps the trial apart from the person's own tierclaw: its own
+data directory beside the config file (``<name>-data/``: memory database and workspace), only the platform
+this server stands in for enabled, and the offline model unless a model is already configured — so what is
+said shows up in memory (README.md, "Trying the gateway without accounts").
 """
 
 from __future__ import annotations
@@ -23,19 +28,41 @@ import threading
 from pathlib import Path
 from typing import Any
 
+# What ``--help`` says (plain text: argparse prints it as it is).
+DESCRIPTION = """\
+Run one local stand-in server on 127.0.0.1 until Ctrl-C, so tierclaw can be tried without any account.
 
-def _start(kind: str, pace: tuple[float, float | None] = (0.0, None)) -> tuple[Any, dict[str, Any]]:
-    """The started server and the config snippet that points tierclaw at it (``pace``: the model's first
-    token delay and tokens per second when it streams)."""
+  telegram     the Telegram Bot API; type a line here = a message from user 42
+  feishu       Feishu's open platform and websocket; type a line here = a message from ou_alice
+  openai       an OpenAI-compatible model that answers "stub reply: <your message>"
+               (--first-token S --tokens-per-second N: a slow streamed reply, to watch it come in)
+  round-robin  a load balancer in front of several gateways (--listen PORT --to URL --to URL)
+
+On telegram and feishu, "/file PATH" typed here sends a file from disk as a voice note (.ogg, .wav), a
+photo (.png, .jpg) or a document. Each server prints its URL on the first line, then the tierclaw config
+that points at it; every message the bot sends is printed."""
+EPILOG = """\
+A gateway to talk to, in two terminals:
+  python -m localservers feishu --write-config ~/tierclaw-local.json
+  tierclaw gateway --config ~/tierclaw-local.json
+
+The written config keeps the trial apart: its memory and workspace in ~/tierclaw-local-data/, only this
+platform enabled, and the offline model unless the file already names one (run the openai server with the
+same --write-config to answer through an OpenAI-compatible API instead)."""
+
+PLATFORMS = ("telegram", "feishu")
+
+
+def _start(kind: str, pace: tuple[float, float | None] = (0.0, None)) -> tuple[Any, str, dict[str, Any]]:
+    """The started server, its URL and the config snippet that points tierclaw at it (``pace``: the
+    model's first token delay and tokens per second when it streams)."""
     if kind == "telegram":
         from localservers.telegram_server import TOKEN, TelegramStub
 
         stub: Any = TelegramStub().start()
         url = stub.base_url
-        snippet = {
-            "channels": {"telegram": {"enabled": True, "token": TOKEN, "baseUrl": url, "allowFrom": ["*"]}}
-        }
-        return stub, {"url": url, "config": snippet}
+        telegram = {"enabled": True, "token": TOKEN, "baseUrl": url, "allowFrom": ["*"]}
+        return stub, url, {"channels": {"telegram": telegram}}
     if kind == "feishu":
         from localservers.feishu_server import FeishuStub
 
@@ -48,28 +75,68 @@ def _start(kind: str, pace: tuple[float, float | None] = (0.0, None)) -> tuple[A
             "domain": url,
             "allowFrom": ["*"],
         }
-        return stub, {"url": url, "config": {"channels": {"feishu": feishu}}}
+        return stub, url, {"channels": {"feishu": feishu}}
     from localservers.openai_server import OpenAIStub
     from localservers.openai_sse import StreamPace
 
     stub = OpenAIStub(pace=StreamPace(*pace)).start()
     url = stub.base_url
-    return stub, {"url": url, "config": {"provider": {"apiKey": "local", "baseUrl": url}}}
+    return stub, url, {"provider": {"type": "openai", "apiKey": "local", "baseUrl": url}}
 
 
-def merge_config(path: Path, snippet: dict[str, Any]) -> None:
-    """Merge ``snippet`` into the JSON object in ``path`` (made 0600: it holds the stand-in keys), under
-    a lock, so servers started at the same time with the same file both land in it."""
+def trial_dir(config_path: Path | None) -> Path:
+    """The trial's own data directory: ``<config name>-data`` beside the config file
+    (``~/tierclaw-local.json`` -> ``~/tierclaw-local-data``)."""
+    path = config_path or Path("~/tierclaw-local.json").expanduser()
+    return path.with_name(f"{path.stem}-data")
+
+
+def trial_config(
+    kind: str, snippet: dict[str, Any], existing: dict[str, Any], data_dir: Path
+) -> dict[str, Any]:
+    """What a trial's config needs beside ``snippet`` (the server's own section), given the ``existing``
+    file: its own data directory, the other platform switched off (a dead server from an earlier trial
+    would be retried at every start), and a model that keeps memories.
+
+    * a platform server keeps the configured model, or sets the offline one (it shows what it remembers);
+    * the model stand-in only echoes, so extraction stays with the offline rules (``memory.provider``)."""
+    out: dict[str, Any] = json.loads(json.dumps(snippet))
+    memory: dict[str, Any] = existing["memory"] if isinstance(existing.get("memory"), dict) else {}
+    out.setdefault("memory", {})
+    if not memory.get("dbPath") and not memory.get("databaseUrl"):
+        out["memory"]["dbPath"] = str(data_dir / "memory.db")
+    agent: dict[str, Any] = existing["agent"] if isinstance(existing.get("agent"), dict) else {}
+    if not agent.get("workspace"):
+        out["agent"] = {"workspace": str(data_dir / "workspace")}
+    if kind in PLATFORMS:
+        other = PLATFORMS[1 - PLATFORMS.index(kind)]
+        out["channels"][other] = {"enabled": False}
+        if "provider" not in existing:
+            out["provider"] = {"type": "offline"}
+    elif kind == "openai":
+        out["memory"]["provider"] = {"type": "offline"}
+    if not out["memory"]:
+        del out["memory"]
+    return out
+
+
+def merge_config(path: Path, kind: str, snippet: dict[str, Any]) -> dict[str, Any]:
+    """Merge the trial config for ``kind`` (``trial_config``) into the JSON object in ``path`` (made 0600:
+    it holds the stand-in keys), under a lock, so servers started at the same time with the same file
+    both land in it. Returns what was merged in."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+", encoding="utf-8") as file:
         os.chmod(path, 0o600)
         fcntl.flock(file, fcntl.LOCK_EX)
         file.seek(0)
         text = file.read()
-        merged = _deep_merge(json.loads(text) if text.strip() else {}, snippet)
+        existing = json.loads(text) if text.strip() else {}
+        added = trial_config(kind, snippet, existing, trial_dir(path))
+        merged = _deep_merge(existing, added)
         file.seek(0)
         file.truncate()
         file.write(json.dumps(merged, indent=2) + "\n")
+    return added
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -130,7 +197,12 @@ def _replies(kind: str, stub: Any) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m localservers", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m localservers",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "kind", choices=("telegram", "feishu", "openai", "round-robin"), help="which server to run"
     )
@@ -141,12 +213,17 @@ def main(argv: list[str] | None = None) -> int:
         "(created if absent; run each server with the same PATH, then tierclaw gateway --config PATH)",
     )
     parser.add_argument(
-        "--first-token", type=float, default=0.0, help="openai: seconds before a streamed reply"
+        "--first-token", type=float, default=0.0, metavar="S", help="openai: seconds before a streamed reply"
     )
     parser.add_argument(
-        "--tokens-per-second", type=float, help="openai: how fast a reply streams (default: at once)"
+        "--tokens-per-second",
+        type=float,
+        metavar="N",
+        help="openai: how fast a reply streams (default: at once)",
     )
-    parser.add_argument("--listen", type=int, default=0, help="round-robin: the port (0: a free one)")
+    parser.add_argument(
+        "--listen", type=int, default=0, metavar="PORT", help="round-robin: the port (0: a free one)"
+    )
     parser.add_argument(
         "--to", action="append", default=[], metavar="URL", help="round-robin: a backend (repeat)"
     )
@@ -160,14 +237,19 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args.listen, args.to, stopped)
     if args.to or args.listen:
         parser.error("--listen and --to are for round-robin")
-    stub, info = _start(args.kind, (args.first_token, args.tokens_per_second))
-    if args.write_config:
-        merge_config(Path(args.write_config).expanduser(), info["config"])
+    stub, url, snippet = _start(args.kind, (args.first_token, args.tokens_per_second))
+    written = Path(args.write_config).expanduser() if args.write_config else None
     try:
-        print(info["url"], flush=True)
-        print("tierclaw config to use it:", json.dumps(info["config"], indent=2), sep="\n", flush=True)
+        if written is not None:
+            shown = merge_config(written, args.kind, snippet)
+        else:
+            shown = trial_config(args.kind, snippet, {}, trial_dir(None))
+        print(url, flush=True)
+        print("tierclaw config to use it:", json.dumps(shown, indent=2), sep="\n", flush=True)
+        if written is not None:
+            print(f"(merged into {written}; the trial keeps its memory in {trial_dir(written)})", flush=True)
         print("Ctrl-C stops it.", flush=True)
-        if args.kind in ("telegram", "feishu"):
+        if args.kind in PLATFORMS:
             threading.Thread(target=_type_as_user, args=(args.kind, stub), daemon=True).start()
             threading.Thread(target=_print_replies, args=(args.kind, stub, stopped), daemon=True).start()
         stopped.wait()

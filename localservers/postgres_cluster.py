@@ -53,6 +53,34 @@ class Cluster:
             self.user, [self.pg_ctl, "-D", str(self.data_dir), "-o", self.options, "-l", log, "-w", "start"]
         )
 
+    def require_password(self, role: str, timeout: float = 30.0) -> bool:
+        """Make ``role`` (which must exist) log in with its password over TCP (scram-sha-256), as a real
+        server asks it, instead of the trust every other role keeps; False for a server this module did
+        not start (its authentication is not ours to change)."""
+        if self.data_dir is None:
+            return False
+        import time
+
+        import psycopg
+
+        hba = self.data_dir / "pg_hba.conf"
+        rule = f"host all {role} 127.0.0.1/32 scram-sha-256\n"
+        text = hba.read_text(encoding="utf-8")
+        if rule not in text:
+            hba.write_text(rule + text, encoding="utf-8")
+        admin_execute(self, "SELECT pg_reload_conf()")
+        parts = urlsplit(self.url)
+        without = urlunsplit(parts._replace(netloc=f"{role}@{parts.netloc.rpartition('@')[2]}"))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:  # the server reloads its rules when it gets to the signal
+            try:
+                psycopg.connect(without, connect_timeout=5).close()
+            except psycopg.OperationalError as exc:
+                if "password" in str(exc):
+                    return True
+            time.sleep(0.1)
+        raise TimeoutError(f"the server did not start asking {role} for a password")
+
     def stop(self) -> None:
         """Stop a cluster this module started and remove its directory (a given server is left alone)."""
         if self.data_dir is None or self.pg_ctl is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -45,6 +46,11 @@ LAST_WORDS_KEPT = 10_000  # chats whose last turn's words are kept in memory
 # this weight (tuned on LoCoMo turns: bench/README.md, "Conversation search").
 DENSE_TURN_CANDIDATES = 30
 DENSE_WEIGHT = 0.5
+# A turn found by meaning alone (no word of the query in it, or in the turn before) is a result only when
+# its cosine stands this far above the median of the owner's turns: e5's cosines crowd (a word never said,
+# "zebra", is ~0.78 from every turn), and a turn merely as close as all the others matches nothing
+# (issue 37; bench/README.md, "Conversation search").
+DENSE_ONLY_LIFT = 0.04
 ANSWER_LEAD = 0.001  # how far above its question an answer is placed (scores are rounded to 0.001)
 TURN_VECTOR_OWNERS_KEPT = 16  # owners whose turn vectors stay loaded (oldest use dropped first)
 TURN_TIER = 0  # turn vectors share memories' matrix type, in a tier of their own
@@ -56,11 +62,27 @@ def asks(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
+_QUERY_EDGES = " \t?!.,;:'\"“”‘’？！。，；：、"
+
+
+def says_exactly(query: str, text: str) -> bool:
+    """Whether ``text`` holds ``query`` as typed: case and spacing aside, not inside a longer word
+    ("cat" is not in "category"; Chinese, written without spaces, matches anywhere)."""
+    wanted = " ".join(query.casefold().split()).strip(_QUERY_EDGES)
+    if not wanted:
+        return False
+    before = r"(?<![0-9a-z_])" if wanted[0].isascii() and wanted[0].isalnum() else ""
+    after = r"(?![0-9a-z_])" if wanted[-1].isascii() and wanted[-1].isalnum() else ""
+    return re.search(before + re.escape(wanted) + after, " ".join(text.casefold().split())) is not None
+
+
 def rerank(
     rows: list[tuple[TurnRow, float, str]],
     weights: dict[str, float],
     cosines: dict[int, float] | None = None,
     answers: dict[int, int] | None = None,
+    stand_out: set[int] | None = None,
+    phrase: str = "",
 ) -> list[tuple[TurnRow, float]]:
     """The matching turns of ``rows`` (turn, text score — bm25 as in ``store/search.Candidate``, higher is
     better —, indexed text) with their scores, best first.
@@ -72,10 +94,14 @@ def rerank(
     matching question only restates what was asked, the turn after it holds what was said in reply
     ("How long have you been married?" -> "5 years already!").
 
-    Every turn that matches by its own words or meaning (or answers such a question) ranks above every
-    turn found only through the turn before it, and a turn that matches by nothing (score 0: say, the
-    reply to a reply) is not returned at all."""
+    A turn that says ``phrase`` (the query as typed: ``says_exactly``) ranks first — whoever searches
+    "Harriet" wants the turns that say Harriet before the replies to them; then every turn that matches
+    by its own words or meaning (or answers such a question), above every turn found only through the
+    turn before it. Meaning alone counts only for the turns in ``stand_out`` (``DENSE_ONLY_LIFT``; None:
+    every turn with a cosine), and a turn that matches by nothing (score 0: the reply to a reply, a turn
+    no closer to "zebra" than all the others) is not returned at all."""
     cosines = cosines or {}
+    stand_out = set(cosines) if stand_out is None else stand_out
 
     def meaning(turn_id: int) -> float:
         # 0 at the floor, 1 for the same direction (e5 cosines crowd 0.75–0.9: the floor spreads them).
@@ -89,19 +115,25 @@ def rerank(
 
     scores: dict[int, float] = {}
     direct: set[int] = set()  # matches by its own words or meaning
+    exact: set[int] = set()  # says the query as typed
     for turn, _text_score, indexed in rows:
         own = coverage(set(tokenizer.index_text(turn.content).split()))
+        through = coverage(set(indexed.split()))
         dense = meaning(turn.id)
-        scores[turn.id] = round(own + coverage(set(indexed.split())) + DENSE_WEIGHT * dense, 3)
-        if own > 0 or dense > 0:
+        if own == 0 and through == 0 and turn.id not in stand_out:
+            dense = 0.0  # no closer than every other turn: meaning alone is no match
+        scores[turn.id] = round(own + through + DENSE_WEIGHT * dense, 3)
+        if own > 0 or (dense > 0 and turn.id in stand_out):
             direct.add(turn.id)
+        if phrase and says_exactly(phrase, turn.content):
+            exact.add(turn.id)
     lifted = {a for q, a in (answers or {}).items() if q in direct and a in scores}  # one step, no chains
     for question, answer in (answers or {}).items():
         if answer in lifted and question in direct:
             scores[answer] = max(scores[answer], scores[question] + ANSWER_LEAD)
     direct |= lifted
     found = [row for row in rows if scores[row[0].id] > 0]
-    found.sort(key=lambda row: (row[0].id not in direct, -scores[row[0].id], row[1]))
+    found.sort(key=lambda row: (row[0].id not in exact, row[0].id not in direct, -scores[row[0].id], row[1]))
     return [(turn, scores[turn.id]) for turn, _bm25, _indexed in found]
 
 
@@ -179,7 +211,7 @@ class ConversationLog:
                 until=window[1],
                 limit=max(limit * CANDIDATES_PER_HIT, MIN_CANDIDATES),
             )
-        cosines = await self._nearest(owner, query)
+        cosines, stand_out = await self._nearest(owner, query)
         if cosines:
             rows = _joined(rows, await self._store.turns.indexed(owner, list(cosines)), window)
         if not rows:
@@ -193,7 +225,7 @@ class ConversationLog:
         weights = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
         hits: list[ConversationHit] = []
         shown: set[int] = set()  # turns already in an earlier hit's window are not a hit again
-        for turn, score in rerank(rows, weights, cosines, answers):
+        for turn, score in rerank(rows, weights, cosines, answers, stand_out, phrase=query):
             if len(hits) == limit:
                 break
             if turn.id in shown:
@@ -204,20 +236,23 @@ class ConversationLog:
         log.info("[memory] conversation search owner=%s hits=%d", owner, len(hits))
         return hits
 
-    async def _nearest(self, owner: str, query: str) -> dict[int, float]:
-        """The owner's turns closest to ``query`` in meaning (id -> cosine); empty without an embedder,
-        without turn vectors, or when the query could not be embedded (then words alone decide)."""
+    async def _nearest(self, owner: str, query: str) -> tuple[dict[int, float], set[int]]:
+        """The owner's turns closest to ``query`` in meaning (id -> cosine), and those of them that stand
+        out from the rest (``DENSE_ONLY_LIFT`` above the median turn); empty without an embedder, without
+        turn vectors, or when the query could not be embedded (then words alone decide)."""
         embedder = self._embedding.embedder
         if embedder is None:
-            return {}
+            return {}, set()
         vectors = await self._loaded(owner, embedder.model_key)
         if not len(vectors):
-            return {}
+            return {}, set()
         query_vector = await self._embedding.query(query)
         if query_vector is None:
-            return {}
+            return {}, set()
         nearest = vectors.top(query_vector, DENSE_TURN_CANDIDATES, (TURN_TIER,))
-        return {turn_id: cosine for turn_id, cosine in nearest if cosine >= DENSE_MIN_COSINE}
+        cosines = {turn_id: cosine for turn_id, cosine in nearest if cosine >= DENSE_MIN_COSINE}
+        floor = (vectors.median_similarity(query_vector, (TURN_TIER,)) or 0.0) + DENSE_ONLY_LIFT
+        return cosines, {turn_id for turn_id, cosine in cosines.items() if cosine >= floor}
 
     async def _loaded(self, owner: str, model_key: str) -> OwnerVectors:
         """The owner's turn vectors, loaded once and topped up with those stored since."""

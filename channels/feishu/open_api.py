@@ -16,6 +16,7 @@ from lark_oapi.api.im.v1 import (
 )
 
 from channels.base import OutboundMessage
+from channels.outage import plain_reason
 
 RATE_LIMIT_CODES = frozenset({99991400, 230020, 11232})  # app, per-chat and custom-bot rate limits
 
@@ -70,7 +71,7 @@ async def read_bot_open_id(client: lark.Client) -> tuple[str, str]:
     try:
         resp = await asyncio.to_thread(client.request, request)
     except Exception as exc:  # token refused (its text has code and msg only), network, non-JSON
-        return "", str(exc)
+        return "", plain_reason(exc)  # "connection refused", not urllib3's "Max retries exceeded …"
     if not resp.success():
         return "", f"code {resp.code} ({resp.msg})"
     try:

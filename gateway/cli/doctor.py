@@ -49,7 +49,7 @@ async def collect(config_arg: str | None) -> list[Check]:
     config_check, config = check_config(config_arg)
     if config is None:
         return [config_check]
-    checks = [config_check, check_database(config)]
+    checks = [config_check, await check_database(config)]
     if config.media.transcription.convert_to_wav:  # the one back-end setting that needs ffmpeg
         checks.append(check_ffmpeg())
     checks.extend(await remote_checks(config))

@@ -1,5 +1,6 @@
 """``tierclaw doctor``'s local checks: the configuration (valid, and where each value came from) and the
-memory database (opens, schema version, file modes, free disk). Nothing here talks to the network;
+memory database (the SQLite file: opens, schema version, file modes, free disk; a PostgreSQL URL: reachable,
+authenticated, schema version, can write). Apart from that database, nothing here talks to the network;
 ``doctor_remote.py`` has the model, embedder and channel checks. Every ``Check`` says what to fix and
 never holds a secret: a key, token or password is shown as "set" or "not set" only.
 """
@@ -28,6 +29,7 @@ SHOWN_SETTINGS: tuple[tuple[str, ...], ...] = (
     ("provider", "apiKey"),
     ("agent", "model"),
     ("memory", "dbPath"),
+    ("memory", "databaseUrl"),
     ("memory", "model"),
     ("memory", "embedding", "provider"),
     ("channels", "telegram", "enabled"),
@@ -84,7 +86,10 @@ def _origin(path: tuple[str, ...], file_raw: dict[str, Any], env: Mapping[str, s
 
 def _shown_value(config: Config, path: tuple[str, ...]) -> str:
     from gateway.config.values import SECRET_KEYS
+    from memory.store.urls import masked
 
+    if path == ("memory", "databaseUrl"):  # the URL with its password as ***: which server, never the secret
+        return json.dumps(masked(config.memory.database_url)) if config.memory.database_url else '""'
     if path[-1] in SECRET_KEYS:
         return "set" if _secret_set(config, path) else "not set"
     value = _lookup(config.model_dump(by_alias=True, mode="json"), path)
@@ -125,10 +130,79 @@ def check_config(config_arg: str | None, env: Mapping[str, str] | None = None) -
     return Check("config", True, f"valid: {where}", notes=notes), config
 
 
-def check_database(config: Config) -> Check:
-    """The memory database: a file path today (``memory.dbPath``); a database URL gets its own branch
-    here when the store can live elsewhere."""
-    return check_database_file(config.db_path())
+async def check_database(config: Config) -> Check:
+    """The memory database the gateway would open: the SQLite file (``memory.dbPath``), or the
+    PostgreSQL database of ``memory.databaseUrl`` / ``TIERCLAW_DATABASE_URL``."""
+    if config.memory_on_file():
+        return check_database_file(config.db_path())
+    return await check_database_url(config.memory_target())
+
+
+# What to do about each way a database URL fails (``memory/store/postgres/health.py``).
+_URL_FIXES = {
+    "auth": "check the user and password in memory.databaseUrl (or TIERCLAW_DATABASE_URL)",
+    "no_database": "create it (createdb --owner USER NAME) or correct the name in memory.databaseUrl",
+    "unreachable": "start the server, or correct the host and port in memory.databaseUrl "
+    "(or TIERCLAW_DATABASE_URL)",
+    "other": "correct memory.databaseUrl (or TIERCLAW_DATABASE_URL)",
+}
+
+
+async def check_database_url(url: str) -> Check:
+    """PostgreSQL: reachable, authenticated, the database there; the server and schema versions; this
+    user may write (tried and rolled back). Nothing is created; the password is never shown."""
+    from memory.store.postgres.health import DatabaseUnusable, database_health
+    from memory.store.schema import SCHEMA_VERSION
+    from memory.store.urls import masked
+
+    name, shown = "database", masked(url)
+    try:
+        health = await database_health(url)
+    except DatabaseUnusable as exc:
+        return Check(name, False, str(exc), _URL_FIXES.get(exc.kind, _URL_FIXES["other"]))
+    server = f"PostgreSQL {health.server_version}"
+    if health.schema_version is None and health.other_tables:
+        return Check(
+            name,
+            False,
+            f"{shown} ({server}) holds {health.other_tables} other tables but no tierclaw memory",
+            "point memory.databaseUrl at the database made for tierclaw (an empty one gets its tables)",
+        )
+    if health.schema_version is not None and health.schema_version > SCHEMA_VERSION:
+        return Check(
+            name,
+            False,
+            f"{shown}: schema {health.schema_version} is newer than this tierclaw's {SCHEMA_VERSION}",
+            "upgrade tierclaw",
+        )
+    if health.write_problem:
+        user = _url_user(url)
+        return Check(
+            name,
+            False,
+            f"{shown} ({server}) cannot write: {health.write_problem}",
+            f"let {user} write there (the database's owner, or GRANT on its tables and schema), "
+            "or use a user who may",
+        )
+    if health.schema_version is None:
+        state = f"empty: the first start creates the tables (schema {SCHEMA_VERSION})"
+    else:
+        upgrade = (
+            f", upgraded to {SCHEMA_VERSION} at the next start"
+            if health.schema_version < SCHEMA_VERSION
+            else ""
+        )
+        state = f"schema {health.schema_version}{upgrade}"
+    return Check(name, True, f"{shown} ({server}): {state}; can write")
+
+
+def _url_user(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).username or "the user"
+    except ValueError:
+        return "the user"
 
 
 def check_database_file(path: Path) -> Check:

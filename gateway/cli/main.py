@@ -7,6 +7,7 @@ To add a subcommand, write ``register(subparsers)`` in its own module (it adds a
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -61,12 +62,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The exit status when whoever read the output went away (``tierclaw memory list | head``): 128 + SIGPIPE,
+# what a tool killed by the signal reports, so a script can tell it from a failure of its own.
+READER_GONE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``tierclaw``; returns the exit status: 0 ok, 1 failure (or declined), 2 usage, config or database
-    error, 130 interrupted (Ctrl-C)."""
+    error, 130 interrupted (Ctrl-C), 141 the reader of the output closed it (``| head``: said nowhere)."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # what is still buffered, now: a closed pipe is caught here, not at exit
+    except BrokenPipeError:
+        return _reader_gone()
+    return code
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` chose: ``tierclaw memory add`` for ``memory add …``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest or "", None)
+            if name in action.choices:
+                return _chosen(action.choices[name], args)
+    return parser
+
+
+def _reader_gone() -> int:
+    """The output's reader closed it: nothing more to say, and nothing to say it to. stdout is pointed at
+    /dev/null so that Python's own last flush at exit does not complain about the pipe either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file descriptor (an embedding caller's stdout): nothing to close
+        pass
+    return READER_GONE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # said with the usage of the command they were given to, not tierclaw's
+            _chosen(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as exc:  # --help, or a usage error argparse already printed
         return exc.code if isinstance(exc.code, int) else 2
     apply_defaults(args)

@@ -75,6 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"workspace directory (default {DEFAULT_WORKSPACE})",
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.add_argument("--json", action="store_true", help="say what was written as JSON")
     parser.set_defaults(func=run)
 
 
@@ -126,8 +127,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"tierclaw onboard: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
 
+    if args.json:
+        written = {
+            "config": str(config_path.absolute()),
+            "workspace_files": [str(p.absolute()) for p in targets[1:]],
+        }
+        print(json.dumps(written, ensure_ascii=False, indent=2))
+        return 0
+    _print_next_steps(config_path, workspace, targets[1:])
+    return 0
+
+
+def _print_next_steps(config_path: Path, workspace: Path, templates: list[Path]) -> None:
+    """What was written, then what to do next: the key, the config's place when it is not the default,
+    the first chat."""
     print(f"wrote {config_path.absolute()} (mode 600)")
-    for path in targets[1:]:
+    for path in templates:
         print(f"wrote {path.absolute()}")
     print("\nNext steps:")
     print(f"  1. Put your API key in provider.apiKey in {config_path}")
@@ -141,4 +156,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("  2. tierclaw chat")
     print(f"Edit {workspace / 'AGENTS.md'} and {workspace / 'SOUL.md'} to shape the assistant.")
-    return 0

@@ -105,20 +105,31 @@ def _private_history(config: Config) -> Path | None:
     return path
 
 
+NOTHING_KEPT = (
+    "nothing said this session to keep as a memory (tierclaw memory search --turns finds what was said)"
+)
+
+
 async def _save_memories(runtime: Runtime) -> None:
-    """Extract what the session left buffered before exiting, saying so (on stderr: replies stay clean)."""
+    """Extract what the session left buffered before exiting, then say what this conversation kept as
+    memories — all of it, also what was kept along the way (the offline stand-in's statements, ``/new``,
+    ``/memory``) — on stderr: replies stay clean. Nothing said, nothing printed."""
     extraction = runtime.assistant.extraction
-    if extraction is None or not await extraction.buffer.pending_turns():
+    if extraction is None:
         return
-    wait = runtime.config.memory.extraction.exit_flush
-    print("saving memories…", file=sys.stderr, flush=True)
-    result, left = await runtime.save_memories(wait)
-    line = f"saved {plural(result.facts, 'memory')} from {plural(result.turns, 'message')}"
+    left = 0
+    if await extraction.buffer.pending_turns():
+        print("saving memories…", file=sys.stderr, flush=True)
+        _, left = await runtime.save_memories(runtime.config.memory.extraction.exit_flush)
+    elif not extraction.kept:
+        return
+    parts = [f"kept {plural(extraction.kept, 'memory')} this session"] if extraction.kept else []
     if left:
-        line += (
-            f"; {plural(left, 'message')} {'is' if left == 1 else 'are'} still buffered and will be saved "
-        )
-        line += "at the next start"
+        verb = "is" if left == 1 else "are"
+        parts.append(f"{plural(left, 'message')} {verb} still buffered and will be saved at the next start")
+    if not parts:
+        parts.append(NOTHING_KEPT)
+    line = "; ".join(parts)
     print(line, file=sys.stderr)
 
 

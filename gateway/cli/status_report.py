@@ -2,7 +2,8 @@
 
 Config file in use, channels, models (with masked keys), memory database path, counts per tier, buffered
 turns, dead letters, the embedder and how many memories still lack its vector, and the last and next run of
-each job. Reads only: the database is never created, no model is loaded and no API is called.
+each job. Reads only: a database file is never created (an empty PostgreSQL database gets its tables, as
+at any first start: ``memory/store/postgres/schema.py``), no model is loaded and no API is called.
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ from gateway.config.values import SECRET_KEYS
 # --------------------------------------------------------------------------- environment overrides
 
 
+# What a boolean variable may say (TIERCLAW_TELEGRAM_ENABLED=true); anything else is refused by validation.
+_BOOLEANS = {"true": True, "1": True, "yes": True, "on": True}
+_BOOLEANS |= {"false": False, "0": False, "no": False, "off": False}
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class EnvOverride:
     """One ``TIERCLAW_…`` variable and the field it sets (``path`` in JSON spelling)."""
@@ -20,6 +25,18 @@ class EnvOverride:
     path: tuple[str, ...]
     help: str
     is_list: bool = False  # comma-separated: "123, alice" -> ["123", "alice"]
+    kind: str = "text"  # "bool" (true/false, 1/0, yes/no, on/off) or "int": typed before strict validation
+
+    def value_of(self, text: str) -> Any:
+        """The variable's text as the field's type (the config is validated strictly); text that is not
+        one is left as it is, for validation to refuse it naming the variable."""
+        if self.is_list:
+            return [item.strip() for item in text.split(",") if item.strip()]
+        if self.kind == "bool":
+            return _BOOLEANS.get(text.strip().lower(), text)
+        if self.kind == "int" and text.strip().lstrip("-").isdigit():
+            return int(text.strip())
+        return text
 
     @property
     def field(self) -> str:
@@ -37,7 +54,9 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
     EnvOverride("TIERCLAW_PROVIDER_BASE_URL", ("provider", "baseUrl"), "base URL of the main provider"),
     EnvOverride("TIERCLAW_MODEL", ("agent", "model"), "the main model"),
     EnvOverride("TIERCLAW_WORKSPACE", ("agent", "workspace"), "workspace directory (AGENTS.md, SOUL.md)"),
-    EnvOverride("TIERCLAW_MEMORY_ENABLED", ("memory", "enabled"), "false: file memory instead of SQLite"),
+    EnvOverride(
+        "TIERCLAW_MEMORY_ENABLED", ("memory", "enabled"), "false: file memory instead of SQLite", kind="bool"
+    ),
     EnvOverride("TIERCLAW_MEMORY_DB", ("memory", "dbPath"), "the memory database file"),
     EnvOverride(
         "TIERCLAW_DATABASE_URL",
@@ -65,7 +84,9 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
     EnvOverride(
         "TIERCLAW_EMBEDDING_BASE_URL", ("memory", "embedding", "baseUrl"), "base URL of the embedding API"
     ),
-    EnvOverride("TIERCLAW_TELEGRAM_ENABLED", ("channels", "telegram", "enabled"), "true: serve Telegram"),
+    EnvOverride(
+        "TIERCLAW_TELEGRAM_ENABLED", ("channels", "telegram", "enabled"), "true: serve Telegram", kind="bool"
+    ),
     EnvOverride("TIERCLAW_TELEGRAM_TOKEN", ("channels", "telegram", "token"), "Telegram bot token"),
     EnvOverride(
         "TIERCLAW_TELEGRAM_ALLOW_FROM",
@@ -73,7 +94,9 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
         'comma-separated Telegram user ids or usernames allowed in ("*" = everyone)',
         is_list=True,
     ),
-    EnvOverride("TIERCLAW_FEISHU_ENABLED", ("channels", "feishu", "enabled"), "true: serve Feishu/Lark"),
+    EnvOverride(
+        "TIERCLAW_FEISHU_ENABLED", ("channels", "feishu", "enabled"), "true: serve Feishu/Lark", kind="bool"
+    ),
     EnvOverride("TIERCLAW_FEISHU_APP_ID", ("channels", "feishu", "appId"), "Feishu app id"),
     EnvOverride("TIERCLAW_FEISHU_APP_SECRET", ("channels", "feishu", "appSecret"), "Feishu app secret"),
     EnvOverride(
@@ -97,7 +120,10 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
         "TIERCLAW_GATEWAY_HTTP_HOST", ("gateway", "http", "host"), "address of /healthz, /readyz, /metrics"
     ),
     EnvOverride(
-        "TIERCLAW_GATEWAY_HTTP_PORT", ("gateway", "http", "port"), "port of /healthz, /readyz, /metrics"
+        "TIERCLAW_GATEWAY_HTTP_PORT",
+        ("gateway", "http", "port"),
+        "port of /healthz, /readyz, /metrics",
+        kind="int",
     ),
     EnvOverride("TIERCLAW_TIMEZONE", ("timezone",), 'IANA time zone of the scheduler ("" = local)'),
     EnvOverride(
@@ -139,9 +165,7 @@ def apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[tuple[s
                 break
             node = node.setdefault(key, {})
         if isinstance(node, dict):  # else the file's own value is wrong, and validation says so
-            node[override.path[-1]] = (
-                [item.strip() for item in value.split(",") if item.strip()] if override.is_list else value
-            )
+            node[override.path[-1]] = override.value_of(value)
             applied[override.path] = override.name
     return applied, created_by
 

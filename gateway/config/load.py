@@ -49,7 +49,7 @@ def load_config(path: str | os.PathLike[str] | None = None, env: Mapping[str, st
     key_source = api_key_source(raw, applied)
     for name, closest in unknown_variables(env, also_known=KNOWN_ELSEWHERE):
         log.warning(
-            "environment variable %s is not a tierclaw setting and is ignored%s",
+            "[gateway] environment variable %s is not a tierclaw setting and is ignored%s",
             name,
             f"; did you mean {closest}?" if closest else " (tierclaw status lists the variables)",
         )

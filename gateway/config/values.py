@@ -18,27 +18,22 @@ from pydantic import (
 _DURATION_RE = re.compile(
     r"^(?:(?P<h>\d+(?:\.\d+)?)h)?(?:(?P<m>\d+(?:\.\d+)?)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$", re.IGNORECASE
 )
-DURATION_HINT = 'a duration such as "3m", "90s", "1h", "1h30m" or a number of seconds'
+DURATION_HINT = 'a duration with its unit, such as "3m", "90s", "1h", "1h30m"'
 
 
 def parse_duration(value: Any) -> float:
-    """Seconds from ``"3m"``, ``"90s"``, ``"1h30m"``, a number, or a numeric string (env vars are strings)."""
-    if isinstance(value, bool):
+    """Seconds from ``"3m"``, ``"90s"``, ``"1h30m"``. A bare number is refused: 5 could mean seconds or
+    minutes, and the person who wrote it meant one of them (issue 37)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(f'expected {DURATION_HINT}, not a bare number (write "{value:g}s" or "{value:g}m")')
+    if not isinstance(value, str):
         raise ValueError(f"expected {DURATION_HINT}")
-    if isinstance(value, int | float):
-        seconds = float(value)
-    elif isinstance(value, str):
-        text = value.strip()
-        try:
-            seconds = float(text)
-        except ValueError:
-            match = _DURATION_RE.match(text)
-            if not text or match is None or not any(match.groupdict().values()):
-                raise ValueError(f"expected {DURATION_HINT}") from None
-            parts = {k: float(v) for k, v in match.groupdict().items() if v}
-            seconds = parts.get("h", 0.0) * 3600 + parts.get("m", 0.0) * 60 + parts.get("s", 0.0)
-    else:
+    text = value.strip()
+    match = _DURATION_RE.match(text)
+    if not text or match is None or not any(match.groupdict().values()):
         raise ValueError(f"expected {DURATION_HINT}")
+    parts = {k: float(v) for k, v in match.groupdict().items() if v}
+    seconds = parts.get("h", 0.0) * 3600 + parts.get("m", 0.0) * 60 + parts.get("s", 0.0)
     if not seconds > 0 or seconds == float("inf"):
         raise ValueError(f"expected a duration greater than 0 ({DURATION_HINT})")
     return seconds

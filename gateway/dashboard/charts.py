@@ -6,6 +6,7 @@ the result is inserted into the page as markup.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,8 +30,10 @@ PALETTE = {
     "debug": "#9c755f",
 }
 OTHER_COLOUR = "#bab0ac"
-# Reply timings are summarised per window of this many messages.
+# Reply timings are summarised per window of this many messages (fewer while there are few: at least
+# LATENCY_POINTS points, so a chart over a handful of messages still draws them).
 LATENCY_WINDOW = 20
+LATENCY_POINTS = 30
 
 
 @dataclass(slots=True, frozen=True)
@@ -105,28 +108,43 @@ def growth_svg(weeks: Sequence[GrowthWeek]) -> Markup:
     return _frame("New memories per week by category", top, legend, "".join(bars))
 
 
+def latency_windows(count: int) -> int:
+    """How many messages one point of the reply-time chart sums up: ``LATENCY_WINDOW``, fewer when so few
+    messages were timed that the chart would have fewer than ``LATENCY_POINTS`` points (one message a
+    point at the start), so whatever the caption reports is drawn."""
+    return max(1, min(LATENCY_WINDOW, math.ceil(count / LATENCY_POINTS)))
+
+
 def latency_svg(samples_ms: Sequence[float]) -> Markup:
-    """Two lines: p50 and p95 of the reply path's memory time per window of ``LATENCY_WINDOW`` messages."""
-    windows = [samples_ms[i : i + LATENCY_WINDOW] for i in range(0, len(samples_ms), LATENCY_WINDOW)]
-    windows = [w for w in windows if len(w) >= 2]
-    if not windows:
+    """Two lines: p50 and p95 of the reply path's memory time per window of messages (``latency_windows``),
+    each window also marked with a dot, so a single window shows too."""
+    if not samples_ms:
         return Markup(
             '<p class="muted">No timings yet: they are kept while the gateway answers messages.</p>'
         )
+    size = latency_windows(len(samples_ms))
+    windows = [samples_ms[i : i + size] for i in range(0, len(samples_ms), size)]
     p50 = [statistics.median(w) for w in windows]
     p95 = [percentile(w, 0.95) for w in windows]
     top = max(p95) or 1.0
     plot_h = HEIGHT - PAD_BOTTOM - PAD_TOP
     step = (WIDTH - PAD_LEFT - 10) / max(1, len(windows) - 1)
 
-    def line(values: list[float], colour: str, name: str) -> str:
-        points = " ".join(
-            f"{PAD_LEFT + i * step:.1f},{HEIGHT - PAD_BOTTOM - plot_h * v / top:.1f}"
-            for i, v in enumerate(values)
+    def at(i: int, value: float) -> tuple[float, float]:
+        x = PAD_LEFT + i * step if len(windows) > 1 else PAD_LEFT + (WIDTH - PAD_LEFT) / 2
+        return x, HEIGHT - PAD_BOTTOM - plot_h * value / top
+
+    def series(values: list[float], colour: str, name: str) -> str:
+        points = [at(i, v) for i, v in enumerate(values)]
+        line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+        dots = "".join(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}">'
+            f"<title>{escape(_window_label(i, size, len(samples_ms)))}: {name} {v:.1f} ms</title></circle>"
+            for i, ((x, y), v) in enumerate(zip(points, values, strict=True))
         )
         return (
-            f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2">'
-            f"<title>{name}</title></polyline>"
+            f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2">'
+            f"<title>{name}</title></polyline>{dots}"
         )
 
     legend = (
@@ -135,5 +153,13 @@ def latency_svg(samples_ms: Sequence[float]) -> Markup:
         f'<rect x="{PAD_LEFT + 90}" y="{HEIGHT + 8}" width="10" height="10" fill="#e15759"/>'
         f'<text x="{PAD_LEFT + 104}" y="{HEIGHT + 17}" font-size="11">p95 ms</text>'
     )
-    body = line(p50, "#4e79a7", "p50") + line(p95, "#e15759", "p95")
-    return _frame(f"Reply-path memory time per {LATENCY_WINDOW} messages (ms)", round(top, 1), legend, body)
+    # p95 first: where a window holds one message the two are equal, and p50 is drawn on top of it.
+    body = series(p95, "#e15759", "p95") + series(p50, "#4e79a7", "p50")
+    per = "message" if size == 1 else f"{size} messages"
+    return _frame(f"Reply-path memory time per {per} (ms)", round(top, 1), legend, body)
+
+
+def _window_label(index: int, size: int, count: int) -> str:
+    first = index * size + 1
+    last = min(count, first + size - 1)
+    return f"message {first}" if first == last else f"messages {first}–{last}"

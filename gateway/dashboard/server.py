@@ -31,6 +31,7 @@ from gateway.dashboard.access import (
     host_header_allowed,
 )
 from gateway.dashboard.context import CONTEXT, FORM, SESSION, DashboardContext, render, templates
+from gateway.dashboard.finding import PAGE_HEADER, forget_page, page_id, record_page
 from memory.pipeline.buffer import ExtractionBuffer
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ log = logging.getLogger("tierclaw.dashboard")
 STATIC_DIR = Path(__file__).parent / "static"
 SESSIONS: web.AppKey[Sessions] = web.AppKey("sessions", Sessions)
 BOUND_HOST: web.AppKey[str] = web.AppKey("bound_host", str)
+PAGE_ID: web.AppKey[str] = web.AppKey("page_id", str)
 # No script runs on these pages and nothing is loaded from elsewhere; forms post only to this server.
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -117,9 +119,11 @@ def _unauthorized(request: web.Request, why: str) -> web.Response:
     return render(request, "unauthorized.html", 401, why=why)
 
 
-async def _security_headers(_request: web.Request, response: web.StreamResponse) -> None:
+async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    # Which token this page takes (a fingerprint): `tierclaw dashboard` finds a running page by it.
+    response.headers[PAGE_HEADER] = request.app[PAGE_ID]
 
 
 def build_app(ctx: DashboardContext, token: str, bound_host: str) -> web.Application:
@@ -130,6 +134,7 @@ def build_app(ctx: DashboardContext, token: str, bound_host: str) -> web.Applica
     app[CONTEXT] = ctx
     app[SESSIONS] = Sessions(token, ctx.engine.store.page)
     app[BOUND_HOST] = bound_host
+    app[PAGE_ID] = page_id(token)
     app.on_response_prepare.append(_security_headers)
     app.router.add_static("/static/", STATIC_DIR)
     pages.add_routes(app.router)
@@ -145,8 +150,10 @@ class RunningDashboard:
 
     url: str
     runner: web.AppRunner
+    note: Path | None = None  # where this process noted that it serves the page (``finding.record_page``)
 
     async def stop(self) -> None:
+        forget_page(self.note)
         await self.runner.cleanup()
 
 
@@ -186,4 +193,6 @@ async def start_for(
     )
     config = runtime.config
     token = await access_token(config.db_path().parent, engine.store.page, on_file=config.memory_on_file())
-    return await start_dashboard(ctx, token=token, host=host, port=port, allow_remote=allow_remote)
+    page = await start_dashboard(ctx, token=token, host=host, port=port, allow_remote=allow_remote)
+    page.note = record_page(config.db_path().parent, page.url.split("?")[0])
+    return page

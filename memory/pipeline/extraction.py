@@ -122,6 +122,7 @@ class ExtractionService:
         self._poller: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._soon: list[float] = []  # loop times when a due time set here falls due: wake the poll then
+        self.kept = 0  # memories this process's extractions wrote (the terminal says so when it ends)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -412,6 +413,7 @@ class ExtractionService:
         result.batches += 1
         result.turns += len(ids)
         result.facts += written
+        self.kept += written
         result.events += 1 if extraction.summary.strip() else 0
         if self.settings.scratchpad:
             await self._update_scratchpad(owner, turns)

@@ -137,6 +137,15 @@ class OwnerVectors:
         best = best[np.argsort(-scores[best], kind="stable")]
         return [(int(self._ids[i]), float(scores[i])) for i in best if np.isfinite(scores[i])]
 
+    def median_similarity(self, query: np.ndarray, tiers: tuple[int, ...] = (2,)) -> float | None:
+        """The median cosine of ``query`` with the vectors of ``tiers`` (None when there are none): what
+        a text unrelated to the query scores here, to tell a match that stands out from the crowd."""
+        matrix = self.matrix
+        if not len(self) or query.shape[0] != matrix.shape[1]:
+            return None
+        scores = _dot_rows(matrix, query)[np.isin(self._tiers, tiers)]
+        return float(np.median(scores)) if len(scores) else None
+
     def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
         """Cosine of ``query`` with each of ``ids`` that has a vector here."""
         matrix = self.matrix

@@ -119,3 +119,69 @@ def test_a_longer_fence_is_not_closed_by_a_shorter_one() -> None:
     assert len(fenced) > 1  # the block was cut, and every piece is reopened and closed with four backticks
     assert all(p.startswith("````md\n") and "\n````" in p.removeprefix("````md") for p in fenced)
     assert pieces[-1].endswith("after")
+
+
+# --- issue 37, item 8: a line without sentence ends is cut between words, never inside one -------------
+
+
+def words_of(pieces: list[str]) -> list[str]:
+    return [word for piece in pieces for word in piece.split()]
+
+
+def test_a_long_line_of_words_is_cut_between_words() -> None:
+    text = " ".join(f"word{i}" for i in range(1, 901))  # ~6,000 characters, no sentence end
+    pieces = split_text(text, 4096)
+    assert len(pieces) == 2 and all(len(p) <= 4096 for p in pieces)
+    assert words_of(pieces) == text.split()  # every word whole, in order
+    assert len(pieces[0]) > 4096 - len("word900 ")  # filled up to the last word that fits
+
+
+def test_a_long_sentence_is_cut_between_words_too() -> None:
+    text = "This sentence goes on " + "and on " * 1000 + "until it stops."
+    pieces = split_text(text, 500)
+    assert all(len(p) <= 500 for p in pieces)
+    assert words_of(pieces) == text.split()
+
+
+def test_chinese_without_punctuation_is_cut_between_characters_and_words_stay_whole() -> None:
+    text = "我们今天去公园散步" * 100 + " tierclaw " + "天气很好" * 100
+    pieces = split_text(text, 200)
+    assert all(len(p) <= 200 for p in pieces)
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+    assert sum("tierclaw" in p for p in pieces) == 1  # the Latin word is never cut
+
+
+def test_only_a_word_longer_than_the_limit_is_cut_inside() -> None:
+    url = "https://example.com/" + "a" * 120
+    text = f"see {url} and then more words here"
+    pieces = split_text(text, 50)
+    assert all(len(p) <= 50 for p in pieces)
+    assert pieces[0] == "see"  # the dots inside the URL end no sentence
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+    assert words_of(pieces)[-5:] == ["and", "then", "more", "words", "here"]
+
+
+def test_a_full_stop_inside_a_word_is_no_sentence_end() -> None:
+    text = "Version 3.11 of example.com works. " * 40
+    pieces = split_text(text, 100)
+    assert all(p.endswith("works.") for p in pieces)
+
+
+def test_a_code_line_longer_than_the_limit_is_cut_between_its_words() -> None:
+    line = " ".join(f"arg{i}" for i in range(60))
+    pieces = split_text(f"```\n{line}\n```", 80)
+    assert all(len(p) <= 80 for p in pieces)
+    assert words_of([p.replace("```", "") for p in pieces]) == line.split()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=12), min_size=1, max_size=300),
+    st.sampled_from([" ", "\n", ". ", ", "]),
+    st.integers(min_value=16, max_value=200),
+)
+def test_words_shorter_than_the_limit_are_never_cut(words: list[str], sep: str, limit: int) -> None:
+    text = sep.join(words)
+    pieces = split_text(text, limit)
+    assert all(0 < len(p) <= limit for p in pieces)
+    assert [w for p in pieces for w in re.split(r"[\s.,]+", p) if w] == words

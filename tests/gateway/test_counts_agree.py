@@ -54,7 +54,7 @@ async def _page_row(db: Path) -> list[str]:
             await page.stop()
     row = re.search(r"telegram:9</a></th>(.*?)</tr>", html, re.S)
     assert row is not None
-    return re.findall(r"<td>(.*?)</td>", row.group(1), re.S)
+    return re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:

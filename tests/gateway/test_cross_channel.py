@@ -49,7 +49,7 @@ async def test_fact_told_on_telegram_is_recalled_on_feishu_for_that_person_only(
         raw = {
             "provider": {"apiKey": "sk-test-000000", "baseUrl": model.base_url, "maxRetries": 0},
             "agent": {"workspace": str(tmp_path / "ws")},
-            "memory": {"dbPath": str(tmp_path / "memory.db"), "extraction": {"quietGap": 0.3}},
+            "memory": {"dbPath": str(tmp_path / "memory.db"), "extraction": {"quietGap": "0.3s"}},
             "channels": {
                 "telegram": {"enabled": True, "token": tg.token, "baseUrl": tg.base_url, "allowFrom": ["42"]},
                 "feishu": {

@@ -71,7 +71,7 @@ def make_config(tmp_path: Path, stub: OpenAIStub, database_url: str = "", **extr
             "dbPath": str(tmp_path / "memory.db"),
             "databaseUrl": database_url,
             "model": "memory-model",
-            "extraction": {"quietGap": 0.3, "retryBackoff": 0.05, **extraction},
+            "extraction": {"quietGap": "0.3s", "retryBackoff": "0.05s", **extraction},
         },
         "timezone": "UTC",
     }
@@ -321,7 +321,7 @@ async def test_invalid_extraction_json_is_retried_then_dead_lettered_then_requeu
     retry = ["memory", "retry", "--db", db, "--config", str(tmp_path / "config.json")]
     assert await asyncio.to_thread(main, retry) == 0  # the CLI runs its own event loop
     with OpenAIStub(responder=extraction_reply) as stub:
-        config = make_config(tmp_path, stub, quietGap=0.05)
+        config = make_config(tmp_path, stub, quietGap="0.05s")
         runtime = await Runtime.open(config, [Terminal()])
         try:
             await runtime.start(schedule=False)

@@ -4,9 +4,14 @@ statement it will not keep, in the person's language."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from gateway.agent import ChatRequest
+from gateway.app import Runtime
+from gateway.config import load_config
 from gateway.offline_chat import OFFLINE_HINT, OFFLINE_HINT_ZH, OfflineChatModel, kept_from, offline_hint
 from memory.engine import MemoryEngine
 from memory.model.keeper import FactKeeper
@@ -14,6 +19,7 @@ from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import Turn
 from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import LocalEmbedder
+from tests.support.typed_channel import ChatChannel
 
 KEPT_MARKS = ("I'll remember", "记住了", "Noted", "已记下")
 
@@ -110,3 +116,60 @@ def test_the_hint_follows_the_message_language() -> None:
     assert offline_hint("I live in Lyon") == OFFLINE_HINT
     assert offline_hint("我住在杭州") == OFFLINE_HINT_ZH
     assert "provider.apiKey" in OFFLINE_HINT_ZH and "离线模式" in OFFLINE_HINT_ZH
+
+
+# --- issue 37, item 5: what it is, said to chit-chat and general questions -----------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("haha", "Good morning!", "what is the capital of Australia?", "Tell me a joke", "how are you?"),
+        *("哈哈", "早上好", "澳大利亚的首都是哪里？", "给我讲个笑话"),
+    ],
+)
+async def test_chit_chat_and_general_questions_hear_what_the_stand_in_is(
+    text: str, keeper: FactKeeper
+) -> None:
+    reply = await _reply(text, keeper)
+    assert "don't recall" not in reply and "不记得" not in reply
+    assert ("offline stand-in" in reply and "not a language model" in reply) or (
+        "离线替身" in reply and "不是语言模型" in reply
+    ), reply
+
+
+async def test_a_question_about_the_person_still_says_nothing_is_recalled(keeper: FactKeeper) -> None:
+    reply = await _reply("who is my boss?", keeper)
+    assert reply == "[offline model] I don't recall anything about that yet."
+
+
+async def test_without_the_offline_memory_model_the_promise_says_when() -> None:
+    later = OfflineChatModel(remembers_at_once=False)
+    reply = await later.reply(ChatRequest(system="s", user_text="My manager is Karen"))
+    assert "My manager is Karen" in reply and "once this conversation goes quiet" in reply
+
+
+@pytest.mark.parametrize("chosen", [True, False])
+async def test_the_hint_names_the_config_file_in_use_and_what_keeps_the_stand_in(
+    tmp_path: Path, chosen: bool
+) -> None:
+    """The trial without accounts writes its own file with provider.type "offline": its hint names that
+    file, and says a key alone would not do (issue 37: a newcomer told to edit ~/.tierclaw/config.json)."""
+    raw = {
+        "provider": {"type": "offline"} if chosen else {},
+        "agent": {"workspace": str(tmp_path / "ws")},
+        "memory": {"dbPath": str(tmp_path / "m.db"), "embedding": {"provider": "none"}},
+    }
+    path = tmp_path / "tierclaw-local.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    channel = ChatChannel()
+    runtime = await Runtime.open(load_config(path, env={}), [channel])
+    try:
+        await runtime.start(schedule=False)
+        reply = await channel.say("hello there")
+    finally:
+        await runtime.close()
+    hint = reply.rsplit("\n\n", 1)[1]
+    assert hint == offline_hint("hello there", str(path), chosen=chosen)
+    assert str(path) in hint and "~/.tierclaw/config.json" not in hint
+    assert ('provider.type is "offline"' in hint) is chosen

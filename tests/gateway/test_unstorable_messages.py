@@ -44,7 +44,8 @@ EXAMPLES = settings(
 def test_encodable_repairs_only_what_utf8_cannot_encode() -> None:
     assert encodable("a\ud800b") == "a\ufffdb"
     assert encodable("\ud83d\ude00") == "😀"  # a pair kept as two code points is joined
-    plain = "nothing to do \x00 here"
+    assert encodable("a NUL\x00 here") == "a NUL\ufffd here"  # PostgreSQL refuses it (issue 37)
+    plain = "nothing to do here"
     assert encodable(plain) is plain
 
 

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from gateway.cli.memory.common import CliError
+from gateway.cli.memory.common import CliError, say
 from gateway.cli.memory.listing import print_json
 from gateway.cli.memory.table import render_table
 from memory.engine import MemoryEngine
@@ -21,7 +21,8 @@ async def run_attachments(engine: MemoryEngine, args: argparse.Namespace) -> int
     if args.forget:
         if not await log.forget(args.owner, args.forget):
             raise CliError(f"{args.owner} has no attachment {args.forget}")
-        print(f"forgot attachment {args.forget} of {args.owner} (its file deleted)")
+        said = f"forgot attachment {args.forget} of {args.owner} (its file deleted)"
+        say(args, said, {"id": args.forget, "owner": args.owner, "action": "forgotten"})
         return 0
     if args.save:
         return await _save(engine, args)
@@ -65,7 +66,7 @@ async def _save(engine: MemoryEngine, args: argparse.Namespace) -> int:
         raise CliError(f"attachment {args.save}'s file was not kept (only what was heard, seen or read)")
     target = Path(args.output or Path(row.file_name).name or f"attachment-{row.id}")
     write_private(target.absolute(), data)
-    print(f"wrote {len(data)} bytes to {target}")
+    say(args, f"wrote {len(data)} bytes to {target}", {"id": row.id, "file": str(target), "bytes": len(data)})
     return 0
 
 

@@ -143,6 +143,12 @@ def prepare_add(args: argparse.Namespace) -> None:
     prepare_add(args)
 
 
+def prepare_export(args: argparse.Namespace) -> None:
+    from gateway.cli.memory.curate import prepare_export
+
+    prepare_export(args)
+
+
 def prepare_import(args: argparse.Namespace) -> None:
     from gateway.cli.memory.curate import prepare_import
 

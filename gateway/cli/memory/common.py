@@ -72,6 +72,21 @@ def choose_owner(owners: list[str]) -> str:
     )
 
 
+def print_json(value: object) -> None:
+    """``--json`` output: one document on stdout, non-ASCII text kept readable."""
+    import json
+
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def say(args: argparse.Namespace, text: str, data: dict[str, object]) -> None:
+    """What a command did: ``text`` for a person, or ``data`` as one JSON document with ``--json``."""
+    if getattr(args, "json", False):
+        print_json(data)
+    else:
+        print(text)
+
+
 def fail(message: str, code: int = 2) -> int:
     """Print ``error: message`` on stderr; returns ``code`` (the exit status)."""
     print(f"error: {message}", file=sys.stderr)

@@ -13,7 +13,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from gateway.cli.memory.common import fail
+from gateway.cli.memory.common import fail, say
 
 DEFAULT_BATCH = 1000
 
@@ -26,6 +26,7 @@ def add_copy_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--to", dest="target", required=True, metavar="DST", help="file path or URL to fill")
     p.add_argument("--resume", action="store_true", help="go on with an interrupted copy into DST")
     p.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="N", help="rows per transaction")
+    p.add_argument("--json", action="store_true", help="machine-readable output (JSON)")
     p.set_defaults(func=run_copy)
 
 
@@ -45,7 +46,7 @@ def run_copy(args: argparse.Namespace) -> int:
     if source == target:
         return fail("--from and --to name the same database")
     try:
-        return asyncio.run(_copy(source, target, resume=args.resume, batch=args.batch))
+        return asyncio.run(_copy(source, target, args))
     except MemoryDatabaseError as exc:
         return fail(str(exc))
     except ValueError as exc:
@@ -55,7 +56,7 @@ def run_copy(args: argparse.Namespace) -> int:
         return 130
 
 
-async def _copy(source: str, target: str, *, resume: bool, batch: int) -> int:
+async def _copy(source: str, target: str, args: argparse.Namespace) -> int:
     from gateway.cli.memory.progress import ProgressBar
     from memory.store.copying import HasDatabase, copy_all, row_counts
     from memory.store.open import open_store
@@ -71,7 +72,7 @@ async def _copy(source: str, target: str, *, resume: bool, batch: int) -> int:
         from_db: HasDatabase = src  # type: ignore[assignment]  # both stores expose their database
         to_db: HasDatabase = dst  # type: ignore[assignment]
         held = await row_counts(to_db.db)
-        if any(held.values()) and not resume:
+        if any(held.values()) and not args.resume:
             return fail(
                 f"{masked(target)} already holds data ({sum(held.values())} rows): copy into an empty "
                 "database, or pass --resume to go on with an interrupted copy"
@@ -85,16 +86,19 @@ async def _copy(source: str, target: str, *, resume: bool, batch: int) -> int:
                 done[table] = rows
                 bar(sum(done.values()), grand)
 
-            await copy_all(from_db, to_db, batch=batch, progress=progress)
+            await copy_all(from_db, to_db, batch=args.batch, progress=progress)
         copied = await row_counts(to_db.db)
         wrong = [f"{t} {copied[t]} of {n}" for t, n in totals.items() if copied[t] != n]
         if wrong:
             return fail("row counts differ after the copy: " + ", ".join(wrong), 1)
-        print(
+        text = (
             f"copied {grand} rows ({totals['memories']} memories, {totals['daily_events']} events, "
             f"{totals['conversation_turns']} turns) from {masked(source)} to {masked(target)}; "
             "counts verified"
         )
+        data = {"from": masked(source), "to": masked(target), "rows": grand, "memories": totals["memories"]}
+        extra = {"events": totals["daily_events"], "turns": totals["conversation_turns"], "tables": totals}
+        say(args, text, {**data, **extra, "verified": True})
         return 0
     finally:
         await src.close()

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gateway.cli.memory.common import IMPORT_BATCH_SIZE, CliError
+from gateway.cli.memory.common import IMPORT_BATCH_SIZE, CliError, say
 from gateway.cli.memory.progress import ProgressBar
 from gateway.memory_export import EXPORT_FORMAT, EXPORT_VERSION, export_memory
 from memory.clock import from_db
@@ -50,11 +50,17 @@ async def run_add(engine: MemoryEngine, args: argparse.Namespace) -> int:
         fact.importance = args.importance
     result = await engine.write(args.owner, fact)
     if result.action == "merged":
-        print(f"merged into #{result.id}")
+        text = f"merged into #{result.id}"
     elif result.action == "superseded":
-        print(f"added #{result.id}, superseding #{result.replaced_id}")
+        text = f"added #{result.id}, superseding #{result.replaced_id}"
     else:
-        print(f"added #{result.id}")
+        text = f"added #{result.id}"
+    action = result.action if result.action in ("merged", "superseded") else "added"
+    say(
+        args,
+        text,
+        {"action": action, "id": result.id, "replaced_id": result.replaced_id, "owner": args.owner},
+    )
     return 0
 
 
@@ -74,7 +80,7 @@ async def run_edit(engine: MemoryEngine, args: argparse.Namespace) -> int:
     if current.is_archived:
         raise CliError(f"memory #{args.id} is archived; only live memories can be edited")
     mem = await engine.edit(args.owner, args.id, **changes)
-    print(f"edited #{mem.id}: {mem.content}")
+    say(args, f"edited #{mem.id}: {mem.content}", {"action": "edited", **dataclasses.asdict(mem)})
     return 0
 
 
@@ -88,13 +94,13 @@ async def run_forget(engine: MemoryEngine, args: argparse.Namespace) -> int:
             return 1
         if not await engine.purge(args.owner, args.id):
             raise CliError(f"no memory #{args.id} for owner {args.owner}")
-        print(f"purged #{args.id}")
+        say(args, f"purged #{args.id}", {"id": args.id, "action": "purged"})
         return 0
     if current.is_archived:
         raise CliError(f"memory #{args.id} is already archived (use --purge to delete it for good)")
     if not await engine.archive(args.owner, args.id):
         raise CliError(f"no live memory #{args.id} for owner {args.owner}")
-    print(f"archived #{args.id}")
+    say(args, f"archived #{args.id}", {"id": args.id, "action": "archived"})
     return 0
 
 
@@ -105,7 +111,7 @@ async def run_restore(engine: MemoryEngine, args: argparse.Namespace) -> int:
     if not current.is_archived:
         raise CliError(f"memory #{args.id} is not archived")
     await engine.restore(args.owner, args.id)
-    print(f"restored #{args.id}")
+    say(args, f"restored #{args.id}", {"id": args.id, "action": "restored"})
     return 0
 
 
@@ -121,15 +127,23 @@ def _confirm(prompt: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+def prepare_export(args: argparse.Namespace) -> None:
+    """``--json`` to stdout is the JSON export itself: Markdown cannot be that."""
+    if args.json and args.format == "md" and not args.output:
+        raise CliError("--json prints the export as JSON: leave out --format md, or write it with -o FILE")
+
+
 async def run_export(engine: MemoryEngine, args: argparse.Namespace) -> int:
-    export = await export_memory(engine, args.owner, args.format)
+    export = await export_memory(engine, args.owner, "json" if args.json and not args.output else args.format)
     if args.output:
         out = Path(args.output).expanduser()
         write_private(out, export.text)  # a person's memories: readable by them alone
-        print(
+        text = (
             f"exported {plural(export.memories, 'memory')}, {plural(export.events, 'event')} and "
             f"{plural(export.turns, 'turn')} to {out}"
         )
+        data = {"file": str(out), "format": args.format, "owner": args.owner, "memories": export.memories}
+        say(args, text, {**data, "events": export.events, "turns": export.turns})
     else:
         sys.stdout.write(export.text)
     return 0
@@ -170,7 +184,14 @@ async def run_import(engine: MemoryEngine, args: argparse.Namespace) -> int:
     from gateway.reminders.transfer import imported as import_reminders
 
     notes = await _import_notes(engine, args)
-    print(line + notes + await import_reminders(engine.store, args.owner, args.document))
+    notes += await import_reminders(engine.store, args.owner, args.document)  # "; reminders 2 imported, …"
+    data = {
+        "owner": args.owner,
+        "memories": {"imported": imported, "present": present, "archived_skipped": archived},
+        "events": {"imported": events_imported, "present": events_present},
+        "notes": [note.strip() for note in notes.split(";") if note.strip()],
+    }
+    say(args, line + notes, data)
     return 0
 
 
@@ -298,8 +319,13 @@ def prepare_migrate(args: argparse.Namespace) -> None:
 async def run_migrate(engine: MemoryEngine, args: argparse.Namespace) -> int:
     with ProgressBar("migrating", "files") as bar:
         report = await migrate_files(engine, Path(args.workspace).expanduser(), args.owner, bar)
-    print(f"owner {args.owner}")
-    print(report.summary())
+    data = {
+        "owner": args.owner,
+        "imported": {"memories": report.memories_imported, "events": report.events_imported},
+        "present": {"memories": report.memories_present, "events": report.events_present},
+        "skipped": [{"file": name, "reason": reason} for name, reason in report.skipped],
+    }
+    say(args, f"owner {args.owner}\n{report.summary()}", data)
     return 0
 
 

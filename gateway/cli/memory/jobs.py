@@ -9,7 +9,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from gateway.cli.memory.common import CliError, fail
+from gateway.cli.memory.common import CliError, fail, say
 from gateway.cli.memory.progress import ProgressBar
 from gateway.config import Config
 from memory.engine import MemoryEngine
@@ -44,20 +44,23 @@ async def run_retry(engine: MemoryEngine, args: argparse.Namespace) -> int:
     owner = args.owner if args.owner_given else None
     count = await ExtractionBuffer(engine.store.buffer).requeue_dead(owner)
     if not count:
-        print("no dead letters to re-queue")
+        say(args, "no dead letters to re-queue", {"requeued": 0, "extracted": []})
         return 0
-    print(f"re-queued {count} turns")
     if not args.now:
-        print("the gateway extracts them at the owner's next message or the daily sweep (or use --now)")
+        later = "the gateway extracts them at the owner's next message or the daily sweep (or use --now)"
+        say(args, f"re-queued {count} turns\n{later}", {"requeued": count, "extracted": []})
         return 0
 
     async def run(extraction, _jobs, label: str) -> int:
         owners = [b.owner for b in await extraction.buffer.backlog(owner)]
         failed = 0
+        lines, extracted = [f"re-queued {count} turns"], []
         for who in owners:
             result = await extraction.flush(who, force=True)
             failed += result.failed
-            print(f"{who}: {result.turns} turns extracted with {label}, {result.facts} facts")
+            lines.append(f"{who}: {result.turns} turns extracted with {label}, {result.facts} facts")
+            extracted.append({"owner": who, "messages": result.turns, "memories": result.facts})
+        say(args, "\n".join(lines), {"requeued": count, "model": label, "extracted": extracted})
         return 1 if failed else 0
 
     return await _with_memory_jobs(engine, args, run)
@@ -76,7 +79,8 @@ async def run_flush(engine: MemoryEngine, args: argparse.Namespace) -> int:
     async def run(extraction, _jobs, label: str) -> int:
         backlog = await extraction.buffer.backlog(owner)
         if not backlog:
-            print("nothing to flush: no buffered messages" + (f" for {owner}" if owner else ""))
+            text = "nothing to flush: no buffered messages" + (f" for {owner}" if owner else "")
+            say(args, text, {"messages": 0, "memories": 0, "summaries": 0, "failed": 0, "still_buffered": 0})
             return 0
         total_turns = sum(item.turns for item in backlog)
         print(
@@ -105,7 +109,8 @@ async def run_flush(engine: MemoryEngine, args: argparse.Namespace) -> int:
         )
         if left:
             line += f"; {left} messages still buffered (a failing memory model: see tierclaw status)"
-        print(line)
+        counts = {"messages": result.turns, "memories": result.facts, "summaries": result.events}
+        say(args, line, {**counts, "failed": result.failed, "still_buffered": left, "model": label})
         return 1 if result.failed else 0
 
     return await _with_memory_jobs(engine, args, run)
@@ -117,7 +122,7 @@ async def run_compress(engine: MemoryEngine, args: argparse.Namespace) -> int:
     async def run(_extraction, jobs, label: str) -> int:
         name = DAILY_JOB if args.daily else WEEKLY_JOB
         outcome = await jobs.run(name)
-        print(f"{name} ({label}): {outcome}")
+        say(args, f"{name} ({label}): {outcome}", {"job": name, "model": label, "outcome": outcome})
         return 1 if "failed" in outcome else 0
 
     return await _with_memory_jobs(engine, args, run)
@@ -170,8 +175,9 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
     noun = "turns" if args.turns else "memories"
     what = "kept turn" if args.turns else "live memory"
     missing = await target.count_missing_embeddings(model_key, owner)
+    nothing = {"model": model_key, "target": noun, "embedded": 0, "skipped": 0, "refused": 0}
     if not missing:  # said at once, without a bar that would only count to zero
-        print(f"nothing to reindex: every {what}{scope} has a {model_key} vector")
+        say(args, f"nothing to reindex: every {what}{scope} has a {model_key} vector", nothing)
         return 0
     progress = ProgressBar(f"embedding with {model_key}", noun)
     try:
@@ -201,7 +207,7 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
         )
         return 130
     if not result.done:  # what was missing was embedded meanwhile (the gateway's backfill)
-        print(f"nothing to reindex: every {what}{scope} has a {model_key} vector")
+        say(args, f"nothing to reindex: every {what}{scope} has a {model_key} vector", nothing)
         return 0
     rate = result.done / result.seconds if result.seconds > 0 else 0.0
     count = plural(result.embedded, "turn") if args.turns else _memories(result.embedded)
@@ -211,5 +217,6 @@ async def run_reindex(engine: MemoryEngine, args: argparse.Namespace) -> int:
         line += f"; {result.skipped} changed while being embedded: run it again to embed them"
     if result.refused:
         line += f"; {result.refused} refused by the embedder (--log-level DEBUG says which), left without"
-    print(line)
+    done = {"embedded": result.embedded, "skipped": result.skipped, "refused": result.refused}
+    say(args, line, {**nothing, **done, "seconds": round(result.seconds, 3)})
     return 0

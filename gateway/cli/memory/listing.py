@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
-from gateway.cli.memory.common import CliError, load_cli_config
+from gateway.cli.memory.common import CliError, load_cli_config, print_json
 from gateway.cli.memory.table import render_table
 from memory.engine import MemoryEngine
 from memory.files.private import write_private
 from memory.records import Memory
-
-
-def print_json(value: object) -> None:
-    """``--json`` output: one document on stdout, non-ASCII text kept readable."""
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
 async def run_owners(engine: MemoryEngine, args: argparse.Namespace) -> int:

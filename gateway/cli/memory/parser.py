@@ -82,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_reading(sub)
     _register_attachments(sub)
     _register_curating(sub)
+    _register_transfer(sub)
     _register_jobs(sub)
     add_copy_parser(subparsers_of_memory)  # it opens two databases, so it takes no --db (copy_command.py)
 
@@ -106,6 +107,7 @@ class _Subcommands:
         --help); ``owner`` says what an absent ``--owner`` means (``_default_owner``); ``prepare`` checks
         the inputs before the database is opened."""
         p = self._sub.add_parser(name, parents=[self._common], help=help_text, description=help_text)
+        _json_option(p)  # every subcommand prints what it found or did as JSON on request
         p.set_defaults(
             func=lambda args: execute(command, args, must_exist=must_exist, owner_mode=owner, prepare=prepare)
         )
@@ -114,25 +116,22 @@ class _Subcommands:
 
 def _register_reading(sub: _Subcommands) -> None:
     """The read-only commands: owners, stats, list, search, events, scratchpad, show."""
-    p = sub.add(
+    sub.add(
         "owners",
         "the owners this database holds, with their counts and last activity",
         commands.owners,
         must_exist=True,
         owner=ALL_OWNERS,
     )
-    _json_option(p)
 
     p = sub.add("stats", "counts per tier, archived, events, buffered turns", commands.stats, must_exist=True)
     p.add_argument("--all-owners", action="store_true", help="count every owner's rows")
-    _json_option(p)
 
     p = sub.add("list", "list memories, newest first", commands.list_, must_exist=True)
     p.add_argument("--tier", type=int, choices=(1, 2))
     p.add_argument("--project")
     p.add_argument("--archived", action="store_true", help="include archived memories")
     p.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N (default 50)")
-    _json_option(p)
 
     p = sub.add("search", "ranked search over tiers 1 and 2", commands.search, must_exist=True)
     p.add_argument("query")
@@ -140,14 +139,12 @@ def _register_reading(sub: _Subcommands) -> None:
     p.add_argument(
         "--turns", action="store_true", help="search what was said (every kept conversation turn) instead"
     )
-    _json_option(p)
 
     p = sub.add("events", "episodes (Tier 3): what happened, newest first", commands.events, must_exist=True)
     p.add_argument("--since", type=_day, metavar="YYYY-MM-DD")
     p.add_argument("--until", type=_day, metavar="YYYY-MM-DD")
     p.add_argument("--query", help="only episodes matching these words (best first)")
     p.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="at most N (default 20)")
-    _json_option(p)
 
     p = sub.add(
         "scratchpad",
@@ -159,7 +156,6 @@ def _register_reading(sub: _Subcommands) -> None:
     change.add_argument("--edit", action="store_true", help="edit it in $EDITOR (then saved)")
     change.add_argument("--set", metavar="TEXT", help="replace it with TEXT")
     change.add_argument("--clear", action="store_true", help="delete it")
-    _json_option(p)
 
     p = sub.add(
         "show",
@@ -169,7 +165,6 @@ def _register_reading(sub: _Subcommands) -> None:
         owner=BY_ID,
     )
     p.add_argument("id", type=int)
-    _json_option(p)
 
 
 def _register_attachments(sub: _Subcommands) -> None:
@@ -186,11 +181,10 @@ def _register_attachments(sub: _Subcommands) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="where --save writes (default: its name)")
     p.add_argument("--forget", type=_positive_int, metavar="ID", help="delete attachment ID and its file")
     p.add_argument("--limit", type=_positive_int, default=50, metavar="N", help="at most N (default 50)")
-    _json_option(p)
 
 
 def _register_curating(sub: _Subcommands) -> None:
-    """The commands that change memories: add, edit, forget, restore, export, import, migrate."""
+    """The commands that change memories: add, edit, forget, restore."""
     p = sub.add(
         "add",
         "add a memory through the clean write path",
@@ -228,7 +222,16 @@ def _register_curating(sub: _Subcommands) -> None:
     )
     p.add_argument("id", type=int)
 
-    p = sub.add("export", "export the owner's memories and events", commands.export, must_exist=True)
+
+def _register_transfer(sub: _Subcommands) -> None:
+    """The commands that move memories in and out: export, import, migrate."""
+    p = sub.add(
+        "export",
+        "export the owner's memories and events (--json: the JSON export, or with -o what was written)",
+        commands.export,
+        must_exist=True,
+        prepare=commands.prepare_export,
+    )
     p.add_argument("--format", choices=("json", "md"), default="json")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
 
@@ -398,10 +401,12 @@ def execute(
         return fail(str(exc))
     except (ValueError, KeyError) as exc:
         return fail(str(exc.args[0]) if exc.args else type(exc).__name__)
+    except BrokenPipeError:
+        raise  # the reader of the output went away (| head): ended quietly in cli/main.py
     except OSError as exc:
         return fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
     except Exception as exc:  # the promise is "no traceback": say what failed, details at DEBUG
-        log.debug("unexpected error", exc_info=True)
+        log.debug("[gateway] unexpected error", exc_info=True)
         return fail(f"unexpected error: {type(exc).__name__}: {exc} (rerun with --log-level DEBUG)", 1)
 
 

@@ -423,18 +423,30 @@ async def current_version(conn: psycopg.AsyncConnection[Any]) -> int | None:
     return int(row[0]) if row else 0
 
 
+async def other_tables(conn: psycopg.AsyncConnection[Any]) -> int:
+    """How many tables the connection's current schema holds (for a database without tierclaw's)."""
+    cur = await conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()")
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
 async def migrate(
     conn: psycopg.AsyncConnection[Any], where: str, *, create: bool = True, target: int = SCHEMA_VERSION
 ) -> tuple[int, int]:
     """Bring the database up to ``target`` (one transaction per version); returns (old, new).
 
-    ``where`` names the database in errors (password masked). Refuses a newer schema, and an empty
-    database when ``create`` is false."""
+    ``where`` names the database in errors (password masked). Refuses a newer schema; without
+    ``create``, a database that holds other tables but no tierclaw schema (a wrong ``--db`` must not get
+    tierclaw's tables). An empty one is prepared either way: the database someone made for tierclaw
+    (README.md, "Running on PostgreSQL"), as an empty SQLite file is, so reading commands work on it."""
     await conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
     try:
         current = await current_version(conn)
-        if current is None and not create:
-            raise MemoryDatabaseError(f"{where} holds no tierclaw memory (nothing to open)")
+        if current is None and not create and await other_tables(conn):
+            raise MemoryDatabaseError(
+                f"{where} holds other tables but no tierclaw memory: is memory.databaseUrl (or --db) the "
+                "right database? tierclaw creates its tables only in an empty one"
+            )
         current = current or 0
         if current > SCHEMA_VERSION:
             raise MemoryDatabaseError(

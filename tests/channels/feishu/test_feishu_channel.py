@@ -127,6 +127,17 @@ async def test_plain_reply_is_a_text_reply_with_a_uuid(tmp_path: Path, feishu: F
     assert feishu.send_requests()[0].body["reply_in_thread"] is False
 
 
+async def test_a_long_reply_without_sentence_ends_is_cut_between_words(
+    tmp_path: Path, feishu: FeishuStub
+) -> None:
+    text = " ".join(f"word{i}" for i in range(1, 901))  # one line, no sentence end: only words to cut at
+    async with running(make_settings(tmp_path, feishu)) as (channel, _):
+        await channel.send(reply(text))
+    sent = [s.text for s in feishu.sent]
+    assert len(sent) == 2 and all(len(t) <= 4000 for t in sent)
+    assert [w for t in sent for w in t.split()] == text.split()
+
+
 async def test_without_reply_to_the_message_is_created_in_the_chat(
     tmp_path: Path, feishu: FeishuStub
 ) -> None:

@@ -358,3 +358,18 @@ async def test_secrets_never_reach_the_logs(
     tenant_token = f"t-stubtoken-{settings.app_id}"
     for secret in (SECRET, ENCRYPT_KEY, TOKEN, tenant_token):
         assert secret not in logged
+
+
+async def test_an_unreachable_server_at_start_is_said_in_plain_words(
+    tmp_path: Path, feishu: FeishuStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    # issue 37: "could not read the bot's identity … HTTPConnectionPool(…): Max retries exceeded …"
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):
+        async with running(make_settings(tmp_path, feishu, domain=dead)):
+            pass
+    [line] = [r.getMessage() for r in caplog.records if "bot's identity" in r.getMessage()]
+    assert "connection refused" in line
+    assert "Max retries" not in line and "HTTPConnectionPool" not in line

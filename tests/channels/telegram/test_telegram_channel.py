@@ -212,6 +212,16 @@ async def test_long_reply_is_split_without_cutting_the_code_fence(tg: TelegramSt
     assert sent[1].json("reply_parameters") is None and sent[2].json("reply_parameters") is None
 
 
+async def test_a_long_reply_without_sentence_ends_is_cut_between_words(tg: TelegramStub) -> None:
+    # issue 37: "…word523 wo" | "rd524 …" — a reply of words alone was cut at exactly 4096 characters
+    text = " ".join(f"word{i}" for i in range(1, 901))
+    async with running(tg) as (channel, _):
+        await channel.send(OutboundMessage("telegram", "42", text, "3"))
+    sent = [c.params["text"] for c in tg.sent()]
+    assert len(sent) == 2 and all(len(t) <= 4096 for t in sent)
+    assert [w for t in sent for w in t.split()] == text.split()
+
+
 async def test_a_chunk_telegram_cannot_parse_is_resent_plain_alone(tg: TelegramStub) -> None:
     paragraphs = [f"**part {n}** " + "x" * 3000 for n in (1, 2, 3)]
     tg.fail("sendMessage", None, cant_parse())

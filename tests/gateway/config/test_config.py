@@ -124,8 +124,8 @@ def test_several_problems_one_per_line(tmp_path: Path) -> None:
         ("1h", 3600.0),
         ("1h30m", 5400.0),
         ("1h0m5s", 3605.0),
-        (45, 45.0),
-        ("2.5", 2.5),
+        ("45s", 45.0),
+        ("2.5s", 2.5),
     ],
 )
 def test_durations_parse(tmp_path: Path, text: Any, seconds: float) -> None:
@@ -147,7 +147,7 @@ def test_bad_clock_is_rejected(tmp_path: Path, bad: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds"), [("25s", 25.0), ("-25s", -25.0), ("-1m30s", -90.0), (0, 0.0), (-3, -3.0)]
+    ("text", "seconds"), [("25s", 25.0), ("-25s", -25.0), ("-1m30s", -90.0), (0, 0.0), ("-3s", -3.0)]
 )
 def test_a_clock_offset_may_run_either_way(tmp_path: Path, text: Any, seconds: float) -> None:
     config = load_config(write(tmp_path, {"gateway": {"clockOffset": text, "reorderWindow": "0s"}}), env={})

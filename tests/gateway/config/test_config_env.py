@@ -113,8 +113,8 @@ def test_an_unknown_tierclaw_variable_is_a_warning_naming_the_closest(
         config = load_config(None, env={"TIERCLAW_MODLE": "gpt-x", "TIERCLAW_MODEL": "m", "HOME_X": "1"})
     assert config.agent.model == "m"
     lines = [r.getMessage() for r in caplog.records]
-    assert lines == [
-        "environment variable TIERCLAW_MODLE is not a tierclaw setting and is ignored; "
+    assert lines == [  # the README's "[gateway] …" prefix (issue 37, item 11)
+        "[gateway] environment variable TIERCLAW_MODLE is not a tierclaw setting and is ignored; "
         "did you mean TIERCLAW_MODEL?"
     ]
     assert "gpt-x" not in caplog.text  # a value is never echoed (it may be a secret)

@@ -16,6 +16,7 @@ import selectors
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,6 +25,7 @@ from urllib.parse import unquote
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from gateway.dashboard.server import RunningDashboard
 from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import Episode, Fact
@@ -82,6 +84,7 @@ async def _fill(db: Path) -> None:
             content="My dog is called Biscuit",
         )
         await engine.write(BOB, Fact("Bob likes green tea"))
+        await engine.write(BOB, Fact("鲍勃最喜欢的茶是龙井 🍵，他的猫叫豆豆 🐱"))
         await buffer.append(
             BOB,
             channel="cli",
@@ -305,9 +308,9 @@ def test_episodes_by_day_the_scratchpad_and_what_was_said(page: Page, server: st
     expect(note).to_have_value("- focus: the Hangzhou trip\n- next: book the train")
     page.get_by_label("Search 2 kept conversation turns").fill("train")
     page.get_by_role("button", name="Search turns").click()
-    # The answer first (found by the words of the question it follows), with that question around it.
-    expect(page.locator("ol.said li.hit").first).to_contain_text("The G7311 at 9:00.")
-    expect(page.locator("ol.said").first).to_contain_text("Which train goes to Hangzhou?")
+    # The turn that says "train" first (issue 37), with the answer to it around it.
+    expect(page.locator("ol.said li.hit").first).to_contain_text("Which train goes to Hangzhou?")
+    expect(page.locator("ol.said").first).to_contain_text("The G7311 at 9:00.")
     page.screenshot(path=shots / "time.png", full_page=True)
 
 
@@ -329,4 +332,146 @@ def test_keyboard_labels_and_a_phone_width_screen(browser: Browser, server: str,
     tab.keyboard.press("Enter")
     expect(tab.locator("table.memories tbody tr").first).to_contain_text("Deploy 7 of")
     tab.screenshot(path=shots / "person-phone.png", full_page=True)
+    context.close()
+
+
+# --- issue 37, item 9: the page at a laptop's and a phone's width, its fonts and its chart -------------
+
+WIDTHS = (1366, 390)
+
+
+def _inside(tab: Page, selector: str, width: int) -> list[str]:
+    """The texts of the ``selector`` elements that are not wholly on the screen horizontally."""
+    outside = []
+    for cell in tab.locator(selector).all():
+        box = cell.bounding_box()
+        if box is None or box["x"] < 0 or box["x"] + box["width"] > width + 0.5 or box["width"] == 0:
+            outside.append(cell.inner_text())
+    return outside
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_tables_fit_the_screen_with_every_column_shown(
+    browser: Browser, server: str, shots: Path, width: int
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    tab = context.new_page()
+    tab.goto(server)
+    people = "main table tbody tr > *"
+    assert tab.locator(people).count() == 2 * 9  # two people, nine columns each
+    assert _inside(tab, people, width) == []  # nothing cut off or to scroll to
+    assert tab.evaluate("document.documentElement.scrollWidth") <= width
+    bob = tab.locator("main table tbody tr").filter(has=tab.get_by_role("link", name=BOB))
+    if width < 640:  # a card per person: each number says what it counts
+        dead = bob.locator('td[data-label="Dead letters"]')
+        expect(dead).to_have_text(re.compile(r"^\d+$"))  # earlier tests may have retried it
+        label = dead.evaluate("e => getComputedStyle(e, '::before').content")
+        assert label == '"Dead letters "'
+        assert (bob.bounding_box() or {"height": 1e9})["height"] < 320  # a card, not a tall squeezed row
+    tab.screenshot(path=shots / f"owners-{width}.png", full_page=True)
+    person(tab, server)
+    memories = "table.memories tbody tr > td"
+    assert tab.locator(memories).count() == 50 * 7
+    assert _inside(tab, memories, width) == []
+    first = tab.locator("table.memories tbody tr").first
+    for column in ("Category", "Project", "Score", "Used", "Created"):  # none of them dropped
+        cell = first.locator(f'td[data-label="{column}"]')
+        expect(cell).to_be_visible()
+    tab.screenshot(path=shots / f"person-{width}.png", full_page=True)
+    context.close()
+
+
+def _fonts_installed() -> bool:
+    listed = subprocess.run(["fc-list"], capture_output=True, text=True, check=False).stdout
+    found = "Noto Sans CJK" in listed and "Noto Color Emoji" in listed
+    if not found and os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
+        pytest.fail("the font test needs apt-get install fonts-noto-cjk fonts-noto-color-emoji")
+    return found
+
+
+def test_chinese_and_emoji_are_drawn_with_fonts_that_have_them(page: Page, server: str) -> None:
+    person(page, server, owner=BOB)
+    cell = page.locator("td.content", has_text="龙井")
+    family = cell.evaluate("e => getComputedStyle(e).fontFamily")
+    assert "Noto Sans CJK SC" in family and "Noto Color Emoji" in family  # the stack names both
+    if not _fonts_installed():
+        pytest.skip("apt-get install fonts-noto-cjk fonts-noto-color-emoji to see them drawn")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    rows = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "td.content"})["nodeIds"]
+    used: set[str] = set()
+    for node in rows:
+        used |= {f["familyName"] for f in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]}
+    assert any("CJK" in name for name in used), used  # 鲍勃…: not boxes
+    assert any("Emoji" in name for name in used), used  # 🍵 🐱
+
+
+@pytest.fixture(scope="module")
+def gateway_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The page as ``tierclaw gateway`` serves it, after the gateway answered three messages (its reply
+    timings charted); in a thread with its own event loop, beside Playwright's."""
+    from gateway.app import Runtime
+    from gateway.cli.run import start_page
+    from gateway.config import load_config
+    from tests.support.typed_channel import ChatChannel
+
+    home = tmp_path_factory.mktemp("gateway-page")
+    raw = {
+        "provider": {"type": "offline"},
+        "agent": {"workspace": str(home / "ws")},
+        "memory": {"dbPath": str(home / "data" / "memory.db"), "embedding": {"provider": "none"}},
+        "dashboard": {"enabled": True, "port": 0},
+    }
+    (home / "config.json").write_text(json.dumps(raw), encoding="utf-8")
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    channel = ChatChannel()
+
+    async def up() -> tuple[Runtime, RunningDashboard]:
+        runtime = await Runtime.open(load_config(home / "config.json", env={}), [channel])
+        await runtime.start(schedule=False)
+        page = await start_page(runtime)
+        for text in ("I live in Lyon", "where do I live?", "My dog is called Biscuit"):
+            await channel.say(text, timeout=60)
+        return runtime, page
+
+    runtime, running = asyncio.run_coroutine_threadsafe(up(), loop).result(180)
+    try:
+        yield running.url
+    finally:
+
+        async def down() -> None:
+            await running.stop()
+            await runtime.close()
+
+        asyncio.run_coroutine_threadsafe(down(), loop).result(120)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_reply_time_chart_draws_what_its_caption_says(
+    browser: Browser, gateway_page: str, shots: Path, width: int
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    tab = context.new_page()
+    tab.goto(gateway_page)
+    tab.goto(origin(gateway_page) + "/people/test%3Au1/operations")
+    section = tab.locator("section", has=tab.get_by_role("heading", name="Reply-path retrieval time"))
+    expect(section).to_contain_text("Last 3 messages: p50")
+    chart = section.locator("svg.chart")
+    dots = chart.locator("circle")
+    assert dots.count() == 2 * 3  # p50 and p95 of each of the three messages
+    for dot in dots.all():
+        box = dot.bounding_box()
+        assert box is not None and box["width"] > 0 and 0 <= box["x"] <= width
+    line = chart.locator("polyline").first.bounding_box()
+    assert line is not None and line["width"] > 50  # a line across the plot, not a point
+    for label in chart.locator("text").all():  # readable on a phone too, and not cut off at the edge
+        box = label.bounding_box()
+        assert box is not None and box["height"] >= 8 and box["x"] >= 0, (label.inner_text(), box)
+    tab.screenshot(path=shots / f"operations-{width}.png", full_page=True)
     context.close()

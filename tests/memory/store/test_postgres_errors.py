@@ -77,7 +77,7 @@ async def test_an_empty_database_is_not_created_when_asked_not_to(postgres_url: 
     throwaway_pg.admin_execute(
         throwaway_pg.Cluster(postgres_url), "DROP TABLE tierclaw_schema, memories CASCADE"
     )
-    with pytest.raises(MemoryDatabaseError, match="holds no tierclaw memory"):
+    with pytest.raises(MemoryDatabaseError, match="holds other tables but no tierclaw memory"):
         await open_store(postgres_url, create=False)
 
 
