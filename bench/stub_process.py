@@ -4,7 +4,10 @@ and the environment that lets ``python -m bench…`` children import the reposit
 
 ``--delay`` makes every chat reply take that long (a real model's latency; bench/replicas.py); ``--notes``
 makes the memory model extract one fact per ``note:WORD`` in what it is given, so a trial can count
-duplicate memories (bench/replicas.py)."""
+duplicate memories (bench/replicas.py). ``--reply-tokens N`` answers every chat with a Markdown reply of
+about N tokens (``bench/streaming/reply_text.py``), streamed at ``--tokens-per-second`` after
+``--first-token`` seconds — and, asked without streaming, whole after as long as the stream would take
+(bench/streaming)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from localservers.openai_server import OpenAIStub, StubReply, default_reply, is_json_request
+from localservers.openai_sse import StreamPace
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -42,13 +46,38 @@ def model_responder(delay: float, notes: bool) -> Callable[[dict], StubReply]:
     return respond
 
 
+def long_replies(pace: StreamPace, tokens: int) -> Callable[[dict], StubReply]:
+    """Chat replies of about ``tokens`` tokens from the last user line; the memory model's as usual."""
+    from bench.streaming.reply_text import reply_for
+
+    whole_after = pace.first_token_s + tokens / (pace.tokens_per_second or float("inf"))
+
+    def respond(body: dict) -> StubReply:
+        reply = default_reply(body)
+        if is_json_request(body):
+            return reply
+        seed = (reply.content or "").removeprefix("stub reply: ")
+        return StubReply(content=reply_for(seed, tokens), delay=0.0 if body.get("stream") else whole_after)
+
+    return respond
+
+
 def serve_stub(argv: list[str] | None = None) -> int:
     """Run the stub, print its base URL, serve until stdin closes (the child process of ``stub_server``)."""
     parser = argparse.ArgumentParser(prog="python -m bench.stub_process")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each chat reply")
     parser.add_argument("--notes", action="store_true", help="extract one fact per 'note:WORD'")
+    parser.add_argument("--reply-tokens", type=int, default=0, help="chat replies of about N tokens")
+    parser.add_argument("--first-token", type=float, default=0.0, help="seconds before a reply's first token")
+    parser.add_argument("--tokens-per-second", type=float, default=None, help="how fast a reply streams")
     args = parser.parse_args(argv)
-    stub = OpenAIStub(responder=model_responder(args.delay, args.notes)).start()
+    pace = StreamPace(args.first_token, args.tokens_per_second)
+    responder = (
+        long_replies(pace, args.reply_tokens)
+        if args.reply_tokens
+        else model_responder(args.delay, args.notes)
+    )
+    stub = OpenAIStub(responder=responder, pace=pace).start()
     try:
         print(stub.base_url, flush=True)
         sys.stdin.read()

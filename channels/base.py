@@ -144,3 +144,55 @@ class PollsAlone(Protocol):
     (``channels/telegram/poll_turn.py``). None: always poll."""
 
     may_poll: Callable[[], Awaitable[bool]] | None
+
+
+class ReplyStream(Protocol):
+    """One reply shown while the model writes it (channels/README.md, "Streamed replies").
+
+    The gateway calls ``update`` with the whole text so far (never faster than ``next_update_in`` allows,
+    and never two at once), then exactly one of ``finish`` (the final text: rendered and split as ``send``
+    does; raises when it could not be sent) or ``cancel`` (the person stopped the reply: what is shown
+    partly goes away or says so). An update is best effort: one that fails costs a frame, never the reply.
+    """
+
+    def next_update_in(self) -> float:
+        """Seconds to wait before the next ``update`` may go (the platform's pace; 0: now)."""
+        ...
+
+    async def update(self, text: str) -> None:
+        """Show ``text`` (the reply so far, a prefix of what comes next as a rule, not always)."""
+        ...
+
+    async def finish(self, text: str) -> None:
+        """Replace what is shown by the final ``text`` (one send step: raise on failure, like ``send``)."""
+        ...
+
+    async def cancel(self) -> None:
+        """The reply ends without final text (stopped by the person)."""
+        ...
+
+
+# Awaited by a stream when it starts writing a platform message that outlives the process (a Telegram group
+# message being edited, a Feishu card): the gateway keeps this handle with the message it answers.
+RememberHandle = Callable[[str], Awaitable[None]]
+
+
+@runtime_checkable
+class StreamsReplies(Protocol):
+    """Optional part of a channel: replies shown while they are written (Telegram drafts and edits, Feishu
+    streaming cards, the terminal). Runtime-checkable, like ``ShowsWork``.
+
+    ``open_stream`` is called before the reply is made; None means "send it whole" (a piped terminal, a
+    platform that refused streaming). ``resume`` is the handle a stream of this message remembered before
+    the gateway stopped ("" when none): the new stream completes or replaces that platform message instead
+    of writing another. ``on_stopped`` is set by the gateway: the channel calls it with the chat key when
+    the person stops a reply on the platform (Telegram's stop button); it cancels the reply like Ctrl-C.
+    """
+
+    on_stopped: Callable[[str], object] | None
+
+    def open_stream(
+        self, message: InboundMessage, *, resume: str, remember: RememberHandle
+    ) -> ReplyStream | None:
+        """A stream for the reply to ``message``, or None to have it sent whole with ``send``."""
+        ...

@@ -4,8 +4,9 @@ One chat (``console:local``) with one sender (``local``), so its owner is ``cons
 ``users`` map in the config assigns it to a person. Two ways in:
 
 - a person at a terminal (stdin is a TTY): ``channels/terminal_ui.py`` reads with line editing and
-  history and prints replies as Markdown; while a reply is being made a spinner runs, and Ctrl-C cancels
-  that reply (``on_cancel``) without leaving the chat.
+  history and prints replies as Markdown; while a reply is being made a spinner runs — or, streamed
+  (``open_stream``), the reply's words as they come — and Ctrl-C cancels that reply (``on_cancel``)
+  without leaving the chat.
 - piped input (``printf 'hi\\n/memory\\n' | tierclaw chat``): one message per line, replies printed as
   plain text, nothing else on stdout — scripts and tests read it.
 
@@ -20,14 +21,15 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from channels.base import Deliver, InboundMessage, OutboundMessage
+from channels.base import Deliver, InboundMessage, OutboundMessage, RememberHandle
 
 if TYPE_CHECKING:
-    from channels.terminal_ui import TerminalUI
+    from channels.terminal_ui import ReplyView, TerminalUI
 
 CHAT_ID = "local"
 SENDER_ID = "local"
@@ -36,6 +38,7 @@ QUIT_COMMANDS = frozenset({"/quit", "/exit"})
 # How long the terminal waits for a reply before letting the person type again.
 REPLY_WAIT_SECONDS = 300.0
 CANCELLED = "(cancelled)"
+FRAME_SECONDS = 0.1  # a streamed reply's words are redrawn at most this often
 
 
 class ConsoleChannel:
@@ -69,7 +72,9 @@ class ConsoleChannel:
         self._cancel = asyncio.Event()
         self._dropped: set[str] = set()  # ids of messages whose reply was cancelled
         self.on_cancel: Callable[[str], object] | None = None
+        self.on_stopped: Callable[[str], object] | None = None  # base.StreamsReplies (Ctrl-C: on_cancel)
         self.finished = asyncio.Event()
+        self._view: ReplyView | None = None  # where the awaited reply's words show while it is written
 
     @property
     def name(self) -> str:
@@ -129,7 +134,7 @@ class ConsoleChannel:
         """Spin until the reply comes (then print it) or Ctrl-C cancels it (then say so)."""
         assert self._ui is not None
         loop = asyncio.get_running_loop()
-        with self._sigint_cancels(loop), self._ui.thinking():
+        with self._sigint_cancels(loop), self._ui.thinking() as self._view:
             waits = {
                 asyncio.ensure_future(self._replied.wait()),
                 asyncio.ensure_future(self._cancel.wait()),
@@ -139,6 +144,7 @@ class ConsoleChannel:
             finally:
                 for waiting in waits:
                     waiting.cancel()
+                self._view = None
         self._awaited = None
         if self._reply is not None:
             self._ui.show(self._reply)
@@ -223,6 +229,18 @@ class ConsoleChannel:
             return
         self._ui.show(message.text)
 
+    def open_stream(
+        self, message: InboundMessage, *, resume: str, remember: RememberHandle
+    ) -> TerminalStream | None:
+        """On a terminal the reply's words show as they come (``TerminalStream``); piped, it is printed
+        whole (None)."""
+        return TerminalStream(self, message) if self._ui is not None else None
+
+    def show_partial(self, message: InboundMessage, text: str) -> None:
+        """The reply to ``message`` so far, where the spinner was (if the terminal still waits for it)."""
+        if self._view is not None and message.message_id == self._awaited:
+            self._view.partial(text)
+
     def write(self, text: str, end: str = "\n") -> None:
         """Print a line of the channel's own (notices) as is."""
         self._stdout.write(text + end)
@@ -234,3 +252,27 @@ class ConsoleChannel:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
+
+
+class TerminalStream:
+    """A reply in the terminal while it is written: its plain words redrawn at most every
+    ``FRAME_SECONDS``, then the whole reply printed as Markdown by ``send``."""
+
+    def __init__(self, console: ConsoleChannel, message: InboundMessage) -> None:
+        self._console = console
+        self._message = message
+        self._last = float("-inf")
+
+    def next_update_in(self) -> float:
+        return max(FRAME_SECONDS - (time.monotonic() - self._last), 0.0)
+
+    async def update(self, text: str) -> None:
+        self._last = time.monotonic()
+        self._console.show_partial(self._message, text)
+
+    async def finish(self, text: str) -> None:
+        reply = OutboundMessage(self._console.name, CHAT_ID, text, reply_to=self._message.message_id)
+        await self._console.send(reply)
+
+    async def cancel(self) -> None:
+        return None  # Ctrl-C: the terminal says "(cancelled)" itself

@@ -2,9 +2,10 @@
 
 Typing: line editing (arrows, Home/End, Ctrl-A/E/K/W…), history kept across sessions in a file (↑/↓,
 Ctrl-R to search), a paste of several lines becomes one message (bracketed paste), Esc then Enter (or
-Alt-Enter) starts a new line, Ctrl-C clears the line, Ctrl-D on an empty line leaves. Printing: replies
-are rendered as Markdown, and a small "thinking…" spinner runs while the model works. Both libraries are
-imported when the terminal chat starts, never for piped input (``channels/console.py``).
+Alt-Enter) starts a new line, Ctrl-C clears the line, Ctrl-D on an empty line leaves. Printing: a small
+"thinking…" spinner runs while the model works; a streamed reply replaces it with the words as they come
+(plain, the last screenful: ``ReplyView``), and the whole reply is then printed rendered as Markdown. Both
+libraries are imported when the terminal chat starts, never for piped input (``channels/console.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
     from rich.console import Console
+    from rich.live import Live
 
 PROMPT = "> "
 CONTINUATION = "… "
@@ -66,12 +68,14 @@ class TerminalUI:
         self.console.print(text, style="dim", markup=False, highlight=False)
 
     @contextlib.contextmanager
-    def thinking(self) -> Iterator[None]:
-        """A spinner while the model works; gone before the reply is printed."""
+    def thinking(self) -> Iterator[ReplyView]:
+        """A spinner while the model works, then the reply's words as they come; gone before the reply
+        is printed."""
         self._thinking = True
+        view = ReplyView(self.console)
         try:
-            with self.console.status(THINKING, spinner="dots"):
-                yield
+            with view:
+                yield view
         finally:
             self._thinking = False
 
@@ -102,6 +106,48 @@ class TerminalUI:
             root.removeHandler(handler)
             for stream in streams:
                 root.addHandler(stream)
+
+
+class ReplyView:
+    """Where a reply being made shows: a spinner (a live display redrawn 12.5 times a second), then — a
+    streamed reply — its words, redrawn only when they change."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._live: Live | None = None
+        self._spinning = False
+
+    def __enter__(self) -> ReplyView:
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        spinner = Spinner("dots", THINKING, style="status.spinner")
+        self._live = Live(spinner, console=self._console, transient=True, refresh_per_second=12.5)
+        self._live.start()
+        self._spinning = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def partial(self, text: str) -> None:
+        """Show ``text`` (the reply so far, plain) instead of the spinner: its last screenful, so the live
+        display never grows past the terminal (it could not be cleared then)."""
+        from rich.live import Live
+        from rich.text import Text
+
+        if self._live is None:
+            return
+        if self._spinning:  # words from now on: no more redrawing on a timer
+            self._live.stop()
+            self._live = Live(console=self._console, transient=True, auto_refresh=False)
+            self._live.start()
+            self._spinning = False
+        lines = Text(text).wrap(self._console, max(self._console.width, 20))
+        room = max(self._console.height - 2, 3)
+        self._live.update(Text("\n").join(lines[-room:]), refresh=True)
 
 
 class UILogHandler(logging.Handler):

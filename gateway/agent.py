@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gateway.model_turn import StreamedTurn, TextSink, Turn, read_stream, turn_of
 from memory.records import Retrieved
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class ChatRequest:
     tools: ToolBox | None = None  # None: injection only (no tool support, or agent.tools = false)
     images: list[str] = field(default_factory=list)  # data URLs of the message's photos (gateway/media/)
     documents: str = ""  # the text of the message's files, delimited ("" when none)
+    # The reply's text so far goes here while the model writes it (gateway/streaming.py); None: whole.
+    on_text: TextSink | None = None
 
     def messages(self) -> list[dict[str, Any]]:
         """Chat-completions messages: system, history, then the user turn with its memory block (and
@@ -106,7 +109,8 @@ def what_to_check(kind: str, url: str, model: str) -> str | None:
 class OpenAIChatModel:
     """The main model on any OpenAI-compatible endpoint, through ``openai.AsyncOpenAI``.
 
-    One chat completion per reply: ``request.messages()`` (system, history, user turn with its memory
+    One chat completion per reply (one per round of tool calls; streamed when ``request.on_text`` is
+    set): ``request.messages()`` (system, history, user turn with its memory
     block), ``temperature`` and ``max_tokens``. Retries and timeouts are the client's own settings. Any
     SDK error, a malformed response or an empty reply raises ``ModelError``, whose message names the
     cause (status, error code, exception class) but never the API key, the server's error text or the
@@ -130,12 +134,7 @@ class OpenAIChatModel:
         return f"openai:{self.model}"
 
     async def reply(self, request: ChatRequest) -> str:
-        import openai
-
-        from memory.model.openai_model import completion_text, describe_openai_error, error_kind
-
         started = time.monotonic()
-
         messages: list[dict[str, Any]] = list(request.messages())
         tools = request.tools
         rounds = 0
@@ -145,36 +144,22 @@ class OpenAIChatModel:
                 extra["tools"] = tools.schemas()
                 if rounds >= tools.max_rounds:  # the last word: no more calls
                     extra["tool_choice"] = "none"
-            try:
-                response = await self._client.chat.completions.create(
-                    model=self.model,
-                    # Plain dicts of the API's message shapes; the SDK types each shape as a TypedDict.
-                    messages=messages,  # type: ignore[arg-type]
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    **extra,
-                )
-            except openai.OpenAIError as exc:
-                kind = "timeout" if isinstance(exc, openai.APITimeoutError) else error_kind(exc)
-                raise self._failure(started, describe_openai_error(exc), kind) from None
-            except ValueError:  # the SDK's json.loads of a 200 body that is not JSON
-                raise self._failure(started, "response body is not JSON") from None
-            calls = tool_calls_of(response)
-            if not calls or tools is None or rounds >= tools.max_rounds:
+            turn = await self._turn(messages, extra, request.on_text, started)
+            if not turn.tool_calls or tools is None or rounds >= tools.max_rounds:
                 break
             rounds += 1
-            messages.append(_assistant_calls(response, calls))
+            messages.append(turn.assistant_message())
+            calls = turn.tool_calls
             results = await asyncio.gather(*(tools.call(name, arguments) for _, name, arguments in calls))
             messages.extend(
                 {"role": "tool", "tool_call_id": call_id, "content": result}
                 for (call_id, _, _), result in zip(calls, results, strict=True)
             )
-        content, finish = completion_text(response)
-        text = (content or "").strip()
+        text = (turn.content or "").strip()
         if not text:
-            reason = "empty reply" if content is not None else "response has no message content"
-            if finish and finish != "stop":
-                reason += f" (finish_reason={finish})"
+            reason = "empty reply" if turn.content is not None else "response has no message content"
+            if turn.finish_reason and turn.finish_reason != "stop":
+                reason += f" (finish_reason={turn.finish_reason})"
             raise self._failure(started, reason)
         log.info(
             "[gateway] model %s reply ok: %d messages in, %d tool rounds, %d chars out, %.2fs",
@@ -186,6 +171,60 @@ class OpenAIChatModel:
         )
         return text
 
+    async def _turn(
+        self,
+        messages: list[dict[str, Any]],
+        extra: dict[str, Any],
+        on_text: TextSink | None,
+        started: float,
+    ) -> Turn:
+        """One call of the model; streamed (``stream=True``, each delta to ``on_text``) when the reply is
+        shown while it is made (gateway/streaming.py). Any failure — midway through a stream too, which
+        the SDK raises as a connection or timeout error — raises ``ModelError``."""
+        import openai
+
+        from memory.model.openai_model import describe_openai_error, error_kind
+
+        create = self._client.chat.completions.create
+        try:
+            if on_text is None:
+                response = await create(
+                    model=self.model,
+                    # Plain dicts of the API's message shapes; the SDK types each shape as a TypedDict.
+                    messages=messages,  # type: ignore[arg-type]
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    **extra,
+                )
+                return turn_of(response)
+            # Streamed, the chunks come as plain JSON objects (``cast_to=object``): the SDK still makes the
+            # request, retries and raises its errors, but skips building a typed object per chunk — that
+            # cost about 0.3 ms a chunk, 300 a reply, more than all the rest of a streamed reply's path
+            # (bench/README.md, "Streaming").
+            chunks = await self._client.post(
+                "/chat/completions",
+                cast_to=object,
+                body={
+                    "model": self.model,
+                    "messages": messages,
+                    "temperature": self.temperature,
+                    "max_tokens": self.max_tokens,
+                    "stream": True,
+                    **extra,
+                },
+                stream=True,
+                stream_cls=openai.AsyncStream[object],
+            )
+            try:
+                return await read_stream(chunks, StreamedTurn(on_text), on_text)
+            finally:  # also when the reply is cancelled midway: the connection is let go cleanly
+                await chunks.close()
+        except openai.OpenAIError as exc:
+            kind = "timeout" if isinstance(exc, openai.APITimeoutError) else error_kind(exc)
+            raise self._failure(started, describe_openai_error(exc), kind) from None
+        except ValueError:  # the SDK's json.loads of a 200 body (or of an event) that is not JSON
+            raise self._failure(started, "response body is not JSON") from None
+
     def _failure(self, started: float, reason: str, kind: str = "") -> ModelError:
         """The ``ModelError`` for a failed reply: what failed, after how long, and what to check."""
         elapsed = time.monotonic() - started
@@ -194,33 +233,3 @@ class OpenAIChatModel:
         what = what_to_check(kind, str(self._client.base_url), self.model)
         detail = f"{what} ({reason})" if what else reason
         return ModelError(f"main model {self.label} failed after {elapsed:.1f}s: {detail}", kind)
-
-
-def tool_calls_of(response: Any) -> list[tuple[str, str, str]]:
-    """``(id, name, arguments)`` of each function call the first choice asks for (none when malformed)."""
-    choices = getattr(response, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        return []
-    calls = getattr(getattr(choices[0], "message", None), "tool_calls", None) or []
-    out = []
-    for call in calls:
-        function = getattr(call, "function", None)
-        name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
-        if isinstance(name, str):
-            out.append((str(getattr(call, "id", "")), name, arguments if isinstance(arguments, str) else ""))
-    return out
-
-
-def _assistant_calls(response: Any, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
-    """The assistant turn that asked for ``calls``, as it goes back to the model before their results."""
-    from memory.model.openai_model import completion_text
-
-    content, _ = completion_text(response)
-    return {
-        "role": "assistant",
-        "content": content,
-        "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-            for call_id, name, arguments in calls
-        ],
-    }

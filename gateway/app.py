@@ -211,6 +211,7 @@ class Runtime:
                 inbox=DurableInbox(engine.store, replica_id(config.gateway.replica_id)),
                 deadline_hint=no_answer_hint(config),
             )
+            loop.streams.enabled = config.agent.stream  # replies shown while made (gateway/streaming.py)
             for channel in channels:
                 loop.add_channel(channel)
                 if isinstance(channel, KeepsSeenMarks):  # its dedup marks live in the memory database

@@ -28,6 +28,7 @@ from gateway.offline_chat import offline_hint
 from gateway.prompt import WorkspaceFiles, build_system_prompt, memory_block
 from gateway.reminders.book import ReminderBook
 from gateway.reminders.tools import message_tools
+from gateway.streaming import reply_sink
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.head.verdict import gate_verdict
@@ -193,6 +194,8 @@ class Assistant:
             tools=self._tools(owner, text, msg, turn.attachment_ids if turn else []),
             images=turn.images if turn else [],
             documents="\n\n".join(turn.documents) if turn else "",
+            # The loop streams the reply (gateway/streaming.py), after the notices it will open with.
+            on_text=reply_sink("".join(f"{notice}\n\n" for notice in turn.notices) if turn else ""),
         )
         self.memory_timing.add((time.perf_counter() - started) * 1000.0)
 

@@ -120,6 +120,15 @@ class DurableInbox:
         if message.inbox_id:
             await self._rows.answer(message.inbox_id, to_db(now or utcnow()), send_error)
 
+    async def remember_reply(self, message: InboundMessage, handle: str) -> None:
+        """Keep where the streamed reply to ``message`` is being written (gateway/streaming.py)."""
+        if message.inbox_id:
+            await self._rows.set_reply_handle(message.inbox_id, handle)
+
+    async def reply_handle(self, message: InboundMessage) -> str:
+        """What ``remember_reply`` kept for ``message`` ("" when nothing)."""
+        return await self._rows.reply_handle(message.inbox_id) if message.inbox_id else ""
+
     async def unsent_recently(self, now: datetime | None = None) -> int:
         """Replies that could not be sent in the last ``KEEP_ANSWERED``."""
         return await self._rows.unsent(to_db((now or utcnow()) - KEEP_ANSWERED))

@@ -7,7 +7,9 @@ a message not answered in time gets a short apology (and frees its slot), and a 
 than that for a slot is told so while it keeps its place. A channel that can
 show work in progress (``working``, e.g. Telegram's "typing") shows it from the moment a message is taken
 up until its reply has been sent. ``cancel(chat_key)`` stops the reply being made for a chat (the
-terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual.
+terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual. A
+channel that streams replies shows the reply while it is made; its final send stays one step
+(``_send_after``), which finishes the stream (gateway/streaming.py).
 
 With a durable inbox the inbox is the queue, shared by every gateway on the database: a chat is worked by
 the one replica that holds it, which answers the chat's stored messages oldest first whoever took them in,
@@ -30,6 +32,7 @@ from typing import Protocol, TypeVar
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
 from gateway.chat_claims import HeldChats, LocalChats, Release
 from gateway.inbox import Chat, DurableInbox
+from gateway.streaming import ReplyStreams
 from memory.store.errors import cannot_succeed_on_retry
 from memory.text.wording import is_chinese
 
@@ -108,6 +111,7 @@ class ProcessLoop:
         self.observer: LoopObserver | None = None  # set before ``start`` (gateway/ops_http.py)
         self._taken_at: dict[int, float] = {}  # inbox id (or id(message)) -> when it was taken in here
         self.on_takeover: Callable[[Chat, str], None] | None = None  # a dead replica's chat taken over
+        self.streams = ReplyStreams(inbox)  # replies shown while they are made (gateway/streaming.py)
 
     @property
     def inbox(self) -> DurableInbox | None:
@@ -117,6 +121,7 @@ class ProcessLoop:
     def add_channel(self, channel: Channel) -> None:
         """Register a channel as the destination of replies to its chats."""
         self._channels[channel.name] = channel
+        self.streams.add(channel, self.cancel)
 
     async def deliver(self, message: InboundMessage) -> None:
         """The callback channels are started with: store (with an inbox) and answer one inbound message.
@@ -236,6 +241,7 @@ class ProcessLoop:
                 await task
         self._tasks.clear()
         self._workers.clear()
+        self.streams.stop()
         if hand_over and isinstance(self._chats, HeldChats):
             try:
                 await self._chats.inbox.drop_holds()
@@ -282,12 +288,17 @@ class ProcessLoop:
             async with self._working(message):
                 await self._take_slot(message)
                 try:
-                    reply = await self._answer(message)
+                    feed = await self.streams.open(self._channels.get(message.channel), message)
+                    with self.streams.feeding(feed):
+                        reply = await self._answer(message)
                 finally:
                     self._limit.release()
                 send_error = None
+                if not reply and feed is not None:
+                    await self.streams.cancel(feed)
                 if reply:
                     outbound, sent = self._queue_reply(message, reply)
+                    self.streams.attach(outbound, feed)
                     if self._shows_work(message) or self._inbox is not None:
                         await sent.wait()
                         send_error = self._send_errors.pop(id(outbound), None)
@@ -443,7 +454,7 @@ class ProcessLoop:
             if channel is None:
                 log.error("[gateway] no channel %r for a reply to %s", reply.channel, reply.chat_id)
             else:
-                await channel.send(reply)
+                await self.streams.send(channel, reply)  # the final send (a streamed reply's last step)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the channel retried what can be retried; recorded for tierclaw status

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 
-def _start(kind: str) -> tuple[Any, dict[str, Any]]:
-    """The started server and the config snippet that points tierclaw at it."""
+def _start(kind: str, pace: tuple[float, float | None] = (0.0, None)) -> tuple[Any, dict[str, Any]]:
+    """The started server and the config snippet that points tierclaw at it (``pace``: the model's first
+    token delay and tokens per second when it streams)."""
     if kind == "telegram":
         from localservers.telegram_server import TOKEN, TelegramStub
 
@@ -49,8 +50,9 @@ def _start(kind: str) -> tuple[Any, dict[str, Any]]:
         }
         return stub, {"url": url, "config": {"channels": {"feishu": feishu}}}
     from localservers.openai_server import OpenAIStub
+    from localservers.openai_sse import StreamPace
 
-    stub = OpenAIStub().start()
+    stub = OpenAIStub(pace=StreamPace(*pace)).start()
     url = stub.base_url
     return stub, {"url": url, "config": {"provider": {"apiKey": "local", "baseUrl": url}}}
 
@@ -138,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also merge the config that points tierclaw at this server into the JSON file PATH "
         "(created if absent; run each server with the same PATH, then tierclaw gateway --config PATH)",
     )
+    parser.add_argument(
+        "--first-token", type=float, default=0.0, help="openai: seconds before a streamed reply"
+    )
+    parser.add_argument(
+        "--tokens-per-second", type=float, help="openai: how fast a reply streams (default: at once)"
+    )
     parser.add_argument("--listen", type=int, default=0, help="round-robin: the port (0: a free one)")
     parser.add_argument(
         "--to", action="append", default=[], metavar="URL", help="round-robin: a backend (repeat)"
@@ -152,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args.listen, args.to, stopped)
     if args.to or args.listen:
         parser.error("--listen and --to are for round-robin")
-    stub, info = _start(args.kind)
+    stub, info = _start(args.kind, (args.first_token, args.tokens_per_second))
     if args.write_config:
         merge_config(Path(args.write_config).expanduser(), info["config"])
     try:

@@ -4,7 +4,10 @@ status with Feishu's code and message), a ``Sent`` message, a ``StubRequest`` as
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from localservers.feishu_cardkit import StubCard
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,14 @@ class Sent:
     uuid: str
     message_id: str
     at: float = 0.0  # time.monotonic() when it was posted (the round-trip benchmark reads it)
+    card: StubCard | None = None  # an interactive message's card (feishu_cardkit.py)
 
     @property
     def text(self) -> str:
-        """The words: a text message's text, a post's ``md``/``text`` elements joined by newlines, or ""."""
+        """The words: a card's text now, a text message's text, a post's ``md``/``text`` elements joined
+        by newlines, or ""."""
+        if self.card is not None:
+            return self.card.text
         if self.msg_type != "post":  # text; an image, a file, an audio have no words
             return str(self.content.get("text", ""))
         body: dict[str, Any] = self.content.get("zh_cn") or next(iter(self.content.values()), {})

@@ -12,9 +12,10 @@ can both talk to it:
         sent = await feishu.wait_for_sent(1)
 
 HTTP API (JSON, ``{"code": 0, ...}`` like Feishu): the tenant token (``t-<app_id>``), the bot info
-(``bot_info_code`` != 0 fails it), messages: create, reply, update (PUT); ``POST /callback/ws/endpoint``
-→ the websocket URL (``ws_endpoint_code`` != 0 refuses the app; ``ws_endpoint_hangs = True`` never
-answers, until the stub stops); message resources and uploads (``feishu_media.py``).
+(``bot_info_code`` != 0 fails it), messages: create, reply, update (PUT), delete and CardKit
+(``feishu_cardkit.py``); ``POST /callback/ws/endpoint`` → the websocket URL (``ws_endpoint_code`` != 0
+refuses the app; ``ws_endpoint_hangs = True`` never answers, until the stub stops); message resources and
+uploads (``feishu_media.py``).
 
 Sends honour ``uuid`` like Feishu: a second request with a uuid already sent within an hour answers with the
 first message and posts nothing. Scripted failures (``fail_sends(ApiError...)``) answer the next sends in
@@ -44,6 +45,7 @@ from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 from websockets.protocol import State
 from websockets.sync.server import Server, ServerConnection, serve
 
+from localservers.feishu_cardkit import CARDKIT_PATH, CardKit
 from localservers.feishu_failures import ChatRefusals
 from localservers.feishu_media import FILES_PATH, IMAGES_PATH, RESOURCE_MARK, FeishuMedia
 from localservers.feishu_payloads import BOT_NAME as BOT_NAME
@@ -118,7 +120,7 @@ class _Handler(JSONHandler):
             return
         self.send_json(status, obj, headers, content_type="application/json; charset=utf-8")
 
-    do_GET = do_POST = do_PUT = do_PATCH = _handle
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
 
 class FeishuStub:
@@ -134,9 +136,7 @@ class FeishuStub:
         self.token_code = 0  # != 0: the tenant token request is refused with that code
         self.ws_endpoint_code = 0
         self.ws_endpoint_hangs = False
-        self.reconnect_nonce = (
-            30  # ClientConfig sent with the websocket URL: max random wait before a reconnect
-        )
+        self.reconnect_nonce = 30  # the websocket URL's ClientConfig: max random wait before a reconnect
         self._failures: deque[ApiError] = deque()
         self.chat_refusals = ChatRefusals()  # chats refused on every send (feishu_failures.py)
         self._delays: deque[float] = deque()
@@ -144,6 +144,7 @@ class FeishuStub:
         self._by_uuid: dict[str, tuple[float, dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self.cardkit = CardKit(self._lock)
         self._changed = threading.Condition(self._lock)
         self._http: _Server | None = None
         self._ws: Server | None = None
@@ -307,6 +308,8 @@ class FeishuStub:
                 return self._send("reply", rest[: -len("/reply")], req)
             if req.method == "PUT" and "/" not in rest:
                 return self._send("update", rest, req)
+        if req.path.startswith(CARDKIT_PATH) or req.method == "DELETE":
+            return self.cardkit.route(req.method, req.path, req.body)
         return 404, {"code": 404, "msg": f"no route {req.method} {req.path}"}, None
 
     def _send(self, kind: str, target: str, req: StubRequest) -> tuple[int, Any, dict[str, str] | None]:
@@ -327,6 +330,11 @@ class FeishuStub:
             refused = self.chat_refusals.refusal(kind, target)
             if refused is not None:
                 return refused[0], {"code": refused[1], "msg": refused[2]}, None
+            card, card_refused = (
+                self.cardkit.card_message(body) if msg_type == "interactive" else (None, None)
+            )
+            if card_refused is not None:
+                return card_refused
             if msg_type == "post" and self.refuse_posts:
                 return POST_REFUSED.status, {"code": POST_REFUSED.code, "msg": POST_REFUSED.msg}, None
             uuid = body.get("uuid") or ""
@@ -339,7 +347,8 @@ class FeishuStub:
             message_id = f"om_stub_{next(self._ids)}"
             content = json.loads(body.get("content") or "{}")
             chat_id = target.split(":", 1)[1] if kind == "create" else "oc_stub_chat"
-            self.sent.append(Sent(kind, target.split(":", 1)[-1], msg_type, content, uuid, message_id, now))
+            posted = Sent(kind, target.split(":", 1)[-1], msg_type, content, uuid, message_id, now, card)
+            self.sent.append(posted)
             data = {
                 "message_id": message_id,
                 "root_id": target if kind == "reply" else "",

@@ -30,6 +30,9 @@ real API, a missing or empty ``input`` or an empty-string item answers 400.
         ...
         assert stub.embedding_inputs() == ["hello"]
 
+A chat request with ``"stream": true`` is answered as server-sent events (``localservers/openai_sse.py``),
+paced by ``pace``: ``OpenAIStub(pace=StreamPace(first_token_s=0.3, tokens_per_second=40))``.
+
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``POST /v1/audio/transcriptions``
 and image content parts (``openai_audio.py``), ``GET /v1/models``; anything else answers 404.
 Every response is HTTP/1.1 with Content-Type and Content-Length, so kept-alive connections never hang.
@@ -53,6 +56,7 @@ from typing import Any
 
 from localservers.http import JSONHandler, LocalHTTPServer, OpenConnections
 from localservers.openai_audio import TRANSCRIPTIONS_PATH, StubAudio
+from localservers.openai_sse import StreamPace, send_events
 
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
@@ -84,6 +88,10 @@ class StubReply:
     here replaces application/json). Note the SDK treats ``retry-after: 0`` as "no hint" and waits its
     default ~0.5 s backoff; ``{"retry-after-ms": "1"}`` retries almost at once.
 
+    A request with ``"stream": true`` gets the same reply as server-sent events, paced by the stub's
+    ``pace`` (``localservers/openai_sse.py``); ``cut_after`` cuts such a stream after that many tokens,
+    ``hold=(n, event)`` holds it after ``n`` tokens until ``event`` is set.
+
     ``tool_calls``: the assistant asks for function calls instead of (or beside) ``content``, each
     ``(name, arguments)`` with ``arguments`` sent verbatim (a JSON string, or anything else to test bad
     calls); ids are ``call_1``, ``call_2``… and the finish reason is ``tool_calls``.
@@ -100,6 +108,8 @@ class StubReply:
     headers: dict[str, str] = field(default_factory=dict)
     vectors: list[list[float]] | None = None
     tool_calls: list[tuple[str, str]] | None = None
+    cut_after: int | None = None
+    hold: tuple[int, threading.Event] | None = None  # a stream waits after that many tokens until set
 
 
 Responder = Callable[[dict], "StubReply | str | None"]
@@ -300,6 +310,8 @@ class _Handler(JSONHandler):
                     return
             fmt = "base64" if body.get("encoding_format") == "base64" else "float"
             self.send_json(200, embeddings_body(reply.vectors or [], model, fmt), reply.headers)
+        elif body.get("stream") is True:
+            send_events(self, reply, model, stub.pace, stub._stopping)
         else:
             self.send_json(200, completion_body(reply.content, model, reply.tool_calls), reply.headers)
 
@@ -307,8 +319,9 @@ class _Handler(JSONHandler):
 class OpenAIStub:
     """A local OpenAI-compatible chat-completions and embeddings server; see the module docstring."""
 
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(self, responder: Responder | None = None, pace: StreamPace | None = None) -> None:
         self.responder = responder
+        self.pace = pace or StreamPace()  # how streamed replies come (openai_sse.py)
         self.requests: list[dict] = []  # JSON bodies POSTed to /v1/chat/completions, in arrival order
         self.request_headers: list[dict[str, str]] = []  # their headers (lower-cased names), same order
         self.embedding_responder: Responder | None = None  # like ``responder``, for /v1/embeddings

@@ -21,6 +21,8 @@ Behaviour worth knowing:
   "answer normally", so ``fail("sendMessage", None, cant_parse())`` breaks only the second call.
   ``slow(s)`` carries a call out (a sendMessage is sent) but answers only after ``s`` seconds.
 - ``refuse_connections(s)`` closes the port for ``s`` seconds (connection refused), then listens again.
+- Streamed replies — ``sendMessageDraft``, ``editMessageText``, ``deleteMessage`` and the per-chat limits
+  that answer 429 ``retry_after`` — are ``writes`` (``localservers/telegram_streaming.py``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from localservers.telegram_faults import (
     webhook_active as webhook_active,
 )
 from localservers.telegram_media import FILE_METHODS, TelegramFiles
+from localservers.telegram_streaming import ChatWrites
 
 TOKEN = "123456:AAH-stub-secret-token_never-in-logs"
 BOT_ID = 123456
@@ -173,6 +176,7 @@ class TelegramStub:
         self._chats: dict[int, dict] = {}
         self._known: set[tuple[int, int]] = set()  # (chat id, message id) of every message
         self._faults: dict[str, deque[Fault | None]] = defaultdict(deque)
+        self.writes = ChatWrites(self)  # sends, edits, drafts, deletes and per-chat limits
         self._stopping = threading.Event()
         self._connections = OpenConnections(self._cond)
         self._server: _Server | None = None
@@ -390,13 +394,10 @@ class TelegramStub:
                 fault = webhook_active()
                 return fault.status, {"ok": False, "error_code": 409, "description": fault.description}
             return _ok(self._get_updates(int(p.get("offset") or 0), float(p.get("timeout") or 0)))
-        if call.method == "sendMessage":
-            return self._send_message(p)
+        if call.method in ChatWrites.METHODS:  # telegram_streaming.py
+            return self.writes.answer(call)
         if call.method in FILE_METHODS:
             return self.files.answer(call, self)
-        if call.method == "editMessageText":
-            chat = self._chat(p.get("chat_id", "0"))
-            return _ok({**self._message(chat, p.get("text", "")), "message_id": int(p["message_id"])})
         if call.method in ("sendChatAction", "deleteWebhook", "setWebhook"):
             with self._cond:
                 if call.method == "setWebhook":

@@ -24,14 +24,11 @@ Groups: a message is answered only when a mention is the bot's open_id (``GET /o
 at start, retried with backoff up to 5 minutes until it answers; meanwhile any @mention counts, with a
 warning). The bot's placeholder (``@_user_1``) is cut and other people's become ``@Name``.
 
-Sending. Each reply is cut with ``split_text(text, 4000)``; every piece is a Reply API call on the inbound
-message (``create`` in the chat when there is nothing to reply to) with a ``uuid`` derived from the target,
-the piece's index and its text, so a retried send never posts twice (Feishu keeps a uuid for 1 h). A piece
-with Markdown goes as a ``post`` (see ``post``), and as plain ``text`` if Feishu refuses the post.
-HTTP 429, rate-limit codes, 5xx and network errors are retried a few times with backoff (honouring
-``x-ogw-ratelimit-reset``); any other refusal raises ``FeishuApiError`` with Feishu's code and message.
-The SDK fetches the tenant token with a blocking ``requests`` call even from its async methods, so every
-API call runs in a worker thread (``asyncio.to_thread``) and the event loop never waits on the network.
+Sending (``sending.py``). Each reply is cut with ``split_text(text, 4000)``; every piece is a Reply API
+call on the inbound message with a ``uuid`` (a retried send never posts twice), as a ``post`` when it has
+Markdown; rate limits, 5xx and network errors are retried with backoff. A streamed reply is a CardKit
+streaming card updated while the model writes (``cardkit.py``); where CardKit is refused, the reply is sent
+whole at the end.
 
 Secrets (app secret, encrypt key, verification token, tenant token) are never logged; the SDK's "Lark"
 logger is kept at WARNING (``lark_logs.py``). An event that can never be stored is acknowledged and logged.
@@ -43,40 +40,38 @@ import asyncio
 import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import lark_oapi as lark
-import requests
 from aiohttp import web
 from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
 
 from channels.access import AllowList
-from channels.base import ChannelError, Deliver, OutboundMessage, Undeliverable
-from channels.chunks import split_text
+from channels.base import (
+    ChannelError,
+    Deliver,
+    InboundMessage,
+    OutboundMessage,
+    RememberHandle,
+    ReplyStream,
+    Undeliverable,
+)
 from channels.encodable import encodable_fields
 from channels.feishu.callback import listen, refusal
+from channels.feishu.cardkit import FeishuCards
 from channels.feishu.events import (
     CHANNEL_NAME,
     FeishuEvent,
     event_from_lark,
     inbound_message,
     lark_headers,
-    message_uuid,
 )
 from channels.feishu.lark_logs import lark_level, route_lark_logs_through_ours
 from channels.feishu.media import FeishuMedia
-from channels.feishu.open_api import (
-    BOT_INFO_URI,
-    MAX_RETRY_WAIT_SECONDS,
-    FeishuApiError,
-    http_status,
-    post_message,
-    read_bot_open_id,
-    reset_seconds,
-    retryable,
-)
-from channels.feishu.post import reply_body, text_content
+from channels.feishu.open_api import BOT_INFO_URI, read_bot_open_id
+from channels.feishu.sending import Sender
 from channels.feishu.websocket import (
     ReportingWsClient,
     WebsocketRun,
@@ -91,8 +86,6 @@ from channels.seen import ProcessSeenMarks, SeenMarks
 
 log = logging.getLogger("tierclaw.channels")
 
-CHUNK_LIMIT = 4000  # characters per message; a post body may be ~30 KB, 4000 CJK characters are ~12 KB
-MAX_SEND_ATTEMPTS = 4
 BOT_INFO_RETRY_MAX_SECONDS = 300.0
 # How long an event's receiver waits for the gateway to store it before leaving it unacknowledged.
 STORE_WAIT_SECONDS = 30.0
@@ -118,6 +111,8 @@ class FeishuSettings:
     callback_listen: str = "127.0.0.1"
     callback_port: int = 9000  # 0 = any free port (FeishuChannel.callback_port has the bound one)
     callback_path: str = "/feishu/events"
+    stream_cards: bool = True  # streamed replies as CardKit cards (cardkit.py); False: sent whole
+    stream_every: float = 1.0  # seconds between updates of a streaming card
 
 
 class FeishuChannel(FeishuMedia):
@@ -156,6 +151,9 @@ class FeishuChannel(FeishuMedia):
         self._runner: web.AppRunner | None = None
         self._dispatcher: lark.EventDispatcherHandler | None = None
         self._ws: WebsocketRun | None = None
+        self.sender = Sender(self.client, lambda: self.retry_base_seconds)
+        self.cards = FeishuCards(self.sender, enabled=settings.stream_cards, every=settings.stream_every)
+        self.on_stopped: Callable[[str], object] | None = None  # Feishu has no "stop" (base.StreamsReplies)
 
     def use_seen_marks(self, marks: SeenMarks) -> None:
         """Recognise redeliveries by ``marks`` (the gateway's, in the memory database); before ``start``."""
@@ -457,44 +455,12 @@ class FeishuChannel(FeishuMedia):
     # --- sending -------------------------------------------------------------------------------------
 
     async def send(self, message: OutboundMessage) -> None:
-        """Send the reply as one or more messages (see the module doc); raise FeishuApiError on refusal."""
-        for index, piece in enumerate(split_text(message.text, CHUNK_LIMIT)):
-            await self._send_piece(message, index, piece)
+        """Send the reply as one or more messages (``sending.py``); raise FeishuApiError on refusal."""
+        await self.sender.send(message)
 
-    async def _send_piece(self, message: OutboundMessage, index: int, piece: str) -> None:
-        uuid = message_uuid(message.reply_to or message.chat_id, index, piece)
-        msg_type, content = reply_body(piece)
-        resp = await self._call_with_retries(message, msg_type, content, uuid)
-        if not resp.success() and msg_type == "post" and not retryable(resp):
-            log.warning(
-                "[feishu] a Markdown reply was refused (code %s: %s); sending it as plain text",
-                resp.code,
-                resp.msg,
-            )
-            resp = await self._call_with_retries(message, "text", text_content(piece), uuid)
-        if not resp.success():
-            action = f"reply to {message.reply_to}" if message.reply_to else f"send to {message.chat_id}"
-            raise FeishuApiError(action, resp.code, resp.msg, http_status(resp))
-
-    async def _call_with_retries(
-        self, message: OutboundMessage, msg_type: str, content: str, uuid: str
-    ) -> lark.BaseResponse:
-        """One send, retried on rate limits, 5xx and network errors (safe: the uuid makes it idempotent)."""
-        for attempt in range(MAX_SEND_ATTEMPTS):
-            last = attempt == MAX_SEND_ATTEMPTS - 1
-            try:
-                resp = await asyncio.to_thread(post_message, self.client, message, msg_type, content, uuid)
-            except (requests.RequestException, ValueError) as exc:  # network, timeout, non-JSON answer
-                if last:
-                    raise FeishuError(f"no answer from Feishu: {type(exc).__name__}: {exc}") from None
-                await asyncio.sleep(self._backoff(attempt))
-                continue
-            if resp.success() or not retryable(resp) or last:
-                return resp
-            log.warning("[feishu] send got code %s (HTTP %s); retrying", resp.code, http_status(resp))
-            reset = reset_seconds(resp)
-            await asyncio.sleep(reset if reset is not None else self._backoff(attempt))
-        raise AssertionError("unreachable")
-
-    def _backoff(self, attempt: int) -> float:
-        return min(self.retry_base_seconds * 2**attempt, MAX_RETRY_WAIT_SECONDS)
+    def open_stream(
+        self, message: InboundMessage, *, resume: str, remember: RememberHandle
+    ) -> ReplyStream | None:
+        """The reply as a CardKit streaming card (``cardkit.py``); None (sent whole) where CardKit is off
+        or refused."""
+        return self.cards.open(message, resume, remember)

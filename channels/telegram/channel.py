@@ -19,8 +19,11 @@ What this module decides, and why:
   @mention, a reply to the bot or ``/command@this_bot`` unless ``group_policy`` is "open").
 - **Replies** are cut with ``split_text(text, 4096)`` and rendered to Telegram HTML per chunk; a chunk
   Telegram cannot parse is resent as plain text (that chunk only), a chunk Telegram finds too long
-  (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent: ``_call`` says
-  which failures are retried, so a person sees at most one duplicate of a chunk.
+  (it counts UTF-16 units after parsing) is cut smaller. sendMessage is not idempotent:
+  ``sending.call`` says which failures are retried, so a person sees at most one duplicate of a chunk.
+- **Streamed replies** (``open_stream``): a draft in a private chat, an edited message in a group, at
+  most one edit per ``stream_every`` seconds per chat, a 429 pausing the whole chat (``streaming.py``,
+  ``pace.py``); a "stop" on a draft (``stopped_message_generation``) cancels the reply (``on_stopped``).
 - **The token is a secret** (in every request URL PTB and httpx log): a redacting filter runs meanwhile.
 """
 
@@ -30,25 +33,29 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import TypeVar
 
 import httpx
-from telegram import Bot, ReplyParameters, Update
-from telegram.constants import ParseMode
-from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
+from telegram import Bot, Update
+from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application, ContextTypes
 
 from channels.access import AllowList
-from channels.base import ChannelError, Deliver, InboundMessage, OutboundMessage, Undeliverable
-from channels.chunks import split_text
+from channels.base import (
+    ChannelError,
+    Deliver,
+    InboundMessage,
+    OutboundMessage,
+    RememberHandle,
+    ReplyStream,
+    Undeliverable,
+)
 from channels.outage import Outage
 from channels.telegram.application import build_application, connect
 from channels.telegram.failures import (
     CONFLICTS,
-    may_have_arrived,
     parse_each,
     pause,
     polling_trouble,
@@ -56,20 +63,19 @@ from channels.telegram.failures import (
     trouble_kind,
     unless_set,
 )
-from channels.telegram.html import markdown_to_html
 from channels.telegram.inbound import addressed_message
 from channels.telegram.log_redaction import Redact
 from channels.telegram.media import TelegramMedia
+from channels.telegram.pace import ChatPace
 from channels.telegram.poll_turn import MayPoll, PollTurn
+from channels.telegram.sending import Outbox, Retries
+from channels.telegram.streaming import STOPPED_UPDATE, TelegramStreams
 from channels.telegram.typing_sign import typing_while
 from channels.telegram.webhook import WebhookServer
 
 log = logging.getLogger("tierclaw.channels")
 
-MAX_MESSAGE = 4096  # telegram.constants.MessageLimit.MAX_TEXT_LENGTH
-MIN_PIECE = 64  # "message is too long" re-splits stop here
-ALLOWED_UPDATES = ("message",)
-T = TypeVar("T")
+ALLOWED_UPDATES = ("message", STOPPED_UPDATE)
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,8 @@ class TelegramSettings:
     webhook_path: str = "telegram"
     webhook_secret: str = ""  # empty: a random one per start (set via setWebhook and checked)
     poll_timeout: int = 10  # getUpdates long-poll seconds
+    stream_every: float = 1.5  # seconds between edits of a streamed reply in a chat (streaming.py)
+    draft_every: float = 1.0  # seconds between drafts of a streamed reply in a private chat
 
 
 class TelegramChannel(TelegramMedia):
@@ -130,6 +138,9 @@ class TelegramChannel(TelegramMedia):
         self._undelivered: Exception | None = None  # set when the gateway could not store an update
         self._webhook: WebhookServer | None = None
         self.may_poll: MayPoll | None = None  # set by the gateway with several replicas (poll_turn.py)
+        self.pace = ChatPace()  # per chat: the last send or edit, a 429's pause (pace.py)
+        self.streams = TelegramStreams(settings.stream_every, settings.draft_every)
+        self.on_stopped: Callable[[str], object] | None = None  # "stop" on a draft: the gateway cancels
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -357,6 +368,8 @@ class TelegramChannel(TelegramMedia):
         return "done"
 
     async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
+        if self._stopped_reply(update):
+            return
         inbound = self.inbound(update)
         if inbound is not None and self._deliver is not None:
             try:
@@ -371,6 +384,8 @@ class TelegramChannel(TelegramMedia):
 
     async def _webhook_update(self, update: Update) -> None:
         """Hand a webhook update to the gateway (webhook.py answers only after); raises if not stored."""
+        if self._stopped_reply(update):
+            return
         inbound = self.inbound(update)
         if inbound is None or self._deliver is None:
             return
@@ -382,6 +397,15 @@ class TelegramChannel(TelegramMedia):
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         if context.error is not self._undelivered:  # that one _poll reports
             log.error("[telegram] handling an update failed: %s", context.error)
+
+    def _stopped_reply(self, update: Update) -> bool:
+        """A "stop" on a draft (not a message): the reply being made is cancelled, like Ctrl-C."""
+        if not self.streams.is_stop(update):
+            return False
+        chat_key = self.streams.stopped(update)
+        if chat_key is not None and self.on_stopped is not None:
+            self.on_stopped(chat_key)
+        return True
 
     def inbound(self, update: Update) -> InboundMessage | None:
         """The message to deliver for ``update``, or None when it is not for the gateway
@@ -399,80 +423,21 @@ class TelegramChannel(TelegramMedia):
 
     async def send(self, message: OutboundMessage) -> None:
         """Send a reply as ≤4096-character HTML chunks; the first one replies to ``reply_to``."""
-        bot = self._bot()
-        reply_to = message.reply_to
-        for chunk in split_text(message.text, MAX_MESSAGE):
-            await self._send_chunk(bot, message.chat_id, chunk, reply_to, html=True)
-            reply_to = ""
+        await self._outbox(message.chat_id).send_text(message.text, message.reply_to)
 
-    async def _send_chunk(self, bot: Bot, chat_id: str, markdown: str, reply_to: str, *, html: bool) -> None:
-        reply = (
-            ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True)
-            if reply_to.isdigit()
-            else None
+    def open_stream(
+        self, message: InboundMessage, *, resume: str, remember: RememberHandle
+    ) -> ReplyStream | None:
+        """The reply shown while it is written: a draft in a private chat, an edited message in a group
+        (``streaming.py``)."""
+        return self.streams.open(self._outbox(message.chat_id), message, resume, remember)
+
+    def _outbox(self, chat_id: str) -> Outbox:
+        """Where the chat's messages go, with the channel's retry knobs (``sending.call``)."""
+        retries = Retries(
+            self.send_attempts, self.ambiguous_retries, self.max_retry_after_seconds, self._backoff
         )
-        text = markdown_to_html(markdown) if html else markdown
-        try:
-            await self._call(
-                lambda: bot.send_message(
-                    chat_id, text, parse_mode=ParseMode.HTML if html else None, reply_parameters=reply
-                )
-            )
-        except BadRequest as exc:
-            reason = exc.message.casefold()
-            if html and "can't parse entities" in reason:
-                log.info(
-                    "[telegram] Telegram could not parse a reply chunk as HTML (%s); sent it as plain text",
-                    exc,
-                )
-                await self._send_chunk(bot, chat_id, markdown, reply_to, html=False)
-            elif "message is too long" in reason and len(markdown) > MIN_PIECE:
-                for piece in split_text(markdown, max(MIN_PIECE, len(markdown) // 2)):
-                    await self._send_chunk(bot, chat_id, piece, reply_to, html=html)
-                    reply_to = ""
-            else:
-                raise
-
-    async def _call(self, request: Callable[[], Awaitable[T]]) -> T:
-        """A sendMessage with retries that never send a chunk more than twice.
-
-        sendMessage has no idempotency key, so a retry after Telegram already took the message shows it
-        twice. Failures are therefore sorted by whether the request may have been processed:
-
-        - **not processed**: a 429 (Telegram refused it; waits ``retry_after``) and a request that never
-          left this machine (connection refused or reset while connecting, connect or pool timeout):
-          retried with backoff, up to ``send_attempts`` tries in all;
-        - **maybe processed**: a read or write timeout, a connection lost after the request was written,
-          and any 5xx (Telegram's front end answers 502/504 when its backend was slow, which may still
-          have sent the message): retried at most ``ambiguous_retries`` (1) time, because a lost reply is
-          worse than a duplicate, but a flaky link must not post the same chunk four times.
-
-        Other errors (400s, 403…) are raised at once.
-        """
-        attempt = ambiguous = 0
-        while True:
-            attempt += 1
-            try:
-                return await request()
-            except RetryAfter as exc:
-                wait = retry_after(exc)
-                if attempt >= self.send_attempts or wait > self.max_retry_after_seconds:
-                    raise
-                log.info("[telegram] rate limited by Telegram; retrying in %.0f s", wait)
-                await asyncio.sleep(wait)
-            except BadRequest:
-                raise
-            except NetworkError as exc:  # includes TimedOut and 5xx answers
-                if may_have_arrived(exc):
-                    ambiguous += 1
-                    if ambiguous > self.ambiguous_retries or attempt >= self.send_attempts:
-                        raise
-                    log.info("[telegram] sending may have failed (%s); retrying once", exc)
-                elif attempt >= self.send_attempts:
-                    raise
-                else:
-                    log.debug("[telegram] send failed (%s); retrying", exc)
-                await asyncio.sleep(self._backoff(attempt))
+        return Outbox(self._bot, chat_id, retries, self.pace)
 
     def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
         """Show "typing…" in the message's chat now and every few seconds until the context exits.
@@ -489,6 +454,7 @@ class TelegramChannel(TelegramMedia):
             every=self.typing_every_seconds,
             stopped=self._stopped,
             tasks=self._typing,
+            shown=lambda: self.streams.shown(message.chat_id),
         )
 
     def _bot(self) -> Bot:

@@ -68,6 +68,10 @@ async def remote_checks(config: Config) -> list[Check]:
         checks.extend(await remote.check_telegram(config))
     if config.channels.feishu.enabled:
         checks.append(await remote.check_feishu(config))
+        if checks[-1].ok:  # the app is let in: may it stream replies as cards?
+            from gateway.cli.doctor_cards import check_feishu_cards
+
+            checks.append(await check_feishu_cards(config))
     return checks
 
 

@@ -143,6 +143,8 @@ def enabled_channels(config: Config) -> list[Channel]:
                     webhook_port=tg.webhook.port,
                     webhook_path=tg.webhook.path,
                     webhook_secret=tg.webhook.secret_token.get_secret_value(),
+                    stream_every=tg.stream_every,
+                    draft_every=tg.draft_every,
                 )
             )
         )
@@ -164,6 +166,8 @@ def enabled_channels(config: Config) -> list[Channel]:
                     callback_listen=fs.callback.listen,
                     callback_port=fs.callback.port,
                     callback_path=fs.callback.path,
+                    stream_cards=fs.stream_cards,
+                    stream_every=fs.stream_every,
                 )
             )
         )

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
 
 from gateway.config.section import Section as _Model
-from gateway.config.values import Secret
+from gateway.config.values import Duration, Secret
 
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -64,6 +64,11 @@ class TelegramConfig(_Model):
     group_policy: Literal["mention", "open"] = "mention"
     timeout_seconds: float = Field(30.0, gt=0, le=600)
     webhook: TelegramWebhookConfig = Field(default_factory=TelegramWebhookConfig)
+    # A streamed reply (agent.stream) in a group is one message edited at most every stream_every per
+    # chat; in a private chat a draft (animated by Telegram) at most every draft_every
+    # (channels/telegram/streaming.py).
+    stream_every: Annotated[Duration, Field(ge=0.5, le=60)] = 1.5
+    draft_every: Annotated[Duration, Field(ge=0.1, le=60)] = 1.0
 
     @field_validator("base_url")
     @classmethod
@@ -107,6 +112,11 @@ class FeishuConfig(_Model):
     domain: str = "feishu"
     timeout_seconds: float = Field(10.0, gt=0, le=600)
     callback: FeishuCallbackConfig = Field(default_factory=FeishuCallbackConfig)
+    # A streamed reply (agent.stream) is a CardKit streaming card updated at most every stream_every (the
+    # client types the new words out in between); false (or CardKit refused: scope cardkit:card:write
+    # missing) sends each reply whole at the end.
+    stream_cards: bool = True
+    stream_every: Annotated[Duration, Field(ge=0.1, le=60)] = 1.0
 
     @field_validator("domain")
     @classmethod

@@ -82,6 +82,10 @@ class AgentConfig(_Model):
     # timezone, else the machine's (README "Reminders").
     timezone: str = ""
 
+    # Replies shown while the model writes them, where the channel can (gateway/streaming.py): Telegram
+    # drafts and edits, Feishu streaming cards, the terminal. false: every reply arrives whole.
+    stream: bool = True
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:

@@ -49,6 +49,8 @@ class FactKeeper:
         try:
             vectors = await self.embedder.embed_passages(texts)
             message = await self.embedder.embed_query(text)  # retrieval embedded it already: a cache hit
+        except (AttributeError, TypeError):  # a wrong object passed as the embedder is a bug, not a failure
+            raise
         except Exception as exc:  # an embedder failure: the fallback answers
             log.warning("[memory] the head could not embed (%s); keyword rules instead", type(exc).__name__)
             return decide(found, None, known_projects)

@@ -76,7 +76,10 @@ TABLES: tuple[Table, ...] = (
     Table("embedding_cache", _cols("text_hash, model, dim, vector, last_used"), ("text_hash", "model")),
     Table(
         "inbox",
-        _cols("id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error, media"),
+        _cols(
+            "id, channel, chat_id, delivery_key, message, received_at, answered_at, send_error, media, "
+            "reply_handle"
+        ),
     ),
     Table(
         "conversation_turns",

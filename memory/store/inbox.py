@@ -63,3 +63,13 @@ class InboxRows:
         return await self._db.scalar(
             "SELECT COUNT(*) FROM inbox WHERE send_error IS NOT NULL AND answered_at >= ?", (since,)
         )
+
+    async def set_reply_handle(self, inbox_id: int, handle: str) -> None:
+        """Keep where a streamed reply to this message is being written on the platform (a message id, a
+        card id: the channel's own text), so a restart completes that message instead of sending another."""
+        await self._db.write("UPDATE inbox SET reply_handle = ? WHERE id = ?", (handle, inbox_id))
+
+    async def reply_handle(self, inbox_id: int) -> str:
+        """The handle ``set_reply_handle`` kept for this message ("" when none)."""
+        rows = await self._db.read("SELECT reply_handle FROM inbox WHERE id = ?", (inbox_id,))
+        return str(rows[0][0] or "") if rows else ""

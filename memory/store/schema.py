@@ -30,6 +30,7 @@ replicas never embed the same ones): docs/scale-out.md, "Extraction".
 ``_CHAT_HOLDS`` adds ``chat_holds``: which replica answers each chat's messages, until when.
 ``_ATTACHMENTS`` adds media references on inbox rows and the attachment memory (voice, photos, files);
 ``_REMINDERS`` adds ``reminders`` (what a person asked to be told later, and when) and ``person_zones``.
+``_REPLY_HANDLES`` adds ``inbox.reply_handle``: where a streamed reply was being written on the platform.
 """
 
 from __future__ import annotations
@@ -363,6 +364,13 @@ DROP INDEX idx_memories_category;
 CREATE INDEX idx_memories_category ON memories(category);
 """
 
+# A streamed reply (docs/architecture.md, "Streamed replies") writes a platform message before it is
+# finished (a Telegram group message being edited, a Feishu card): its handle is kept on the inbox row,
+# so a gateway restarted after a crash completes or replaces that message instead of sending a second.
+_REPLY_HANDLES = """
+ALTER TABLE inbox ADD COLUMN reply_handle TEXT;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -381,6 +389,7 @@ MIGRATIONS: tuple[str, ...] = (
     _HOT_TOUCHES,
     _ATTACHMENTS,
     _REMINDERS,
+    _REPLY_HANDLES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

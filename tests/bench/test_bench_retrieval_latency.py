@@ -39,7 +39,8 @@ def test_tiny_local_run_times_query_embeddings_and_reuses_the_vector_cache(
     first, out = _run([*TINY, "--embedding", "local", "--vector-cache", str(cache)], capsys)
     assert first["embedding"] == "local" and "(hybrid)" in out
     assert first["embedded"] == 150 and first["embed_per_s"] > 0 and cache.exists()  # 120 + 30 noise
-    assert first["query_embeds"] == first["gate_fired"] == 12 and first["query_embed_failed"] == 0
+    # Each query the gate lets through is embedded once (how many it lets through is bench.gate's measure).
+    assert first["query_embeds"] == first["gate_fired"] > 0 and first["query_embed_failed"] == 0
     assert first["query_cache_hits"] == 0  # distinct texts: every timed query paid for its vector
     assert first["p50_ms"] >= first["rest_p50_ms"] > 0
     assert first["query_embed_p95_ms"] >= first["query_embed_p50_ms"] > 0

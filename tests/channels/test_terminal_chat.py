@@ -17,6 +17,7 @@ import stat
 import subprocess
 import sys
 import termios
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ from channels.base import InboundMessage, OutboundMessage
 from channels.console import CANCELLED, ConsoleChannel
 from channels.terminal_ui import keep_line_breaks
 from localservers.openai_server import OpenAIStub, StubReply
+from localservers.openai_sse import StreamPace
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 UP = "\x1b[A"
@@ -219,31 +221,32 @@ class Pty:
         os.close(self.master)
 
 
+def _pty_env(tmp_path: Path, stub: OpenAIStub) -> dict[str, str]:
+    """The environment of ``tierclaw chat`` on a pseudo-terminal, with its model on ``stub``."""
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "provider": {"apiKey": "sk-test-terminal-0001", "baseUrl": stub.base_url},
+                "memory": {"dbPath": str(tmp_path / "data" / "memory.db"), "embedding": {"provider": "none"}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    return {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "TIERCLAW_CONFIG": str(config),
+        "TERM": "xterm",
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+    }
+
+
 def test_tierclaw_chat_on_a_terminal(tmp_path: Path) -> None:
     with OpenAIStub() as stub:
         stub.responder = lambda body: StubReply(content="**Noted**, and `kept`.")
         stub.script(StubReply(content="too slow", delay=20))  # the first question: cancelled with Ctrl-C
-        config = tmp_path / "config.json"
-        config.write_text(
-            json.dumps(
-                {
-                    "provider": {"apiKey": "sk-test-terminal-0001", "baseUrl": stub.base_url},
-                    "memory": {
-                        "dbPath": str(tmp_path / "data" / "memory.db"),
-                        "embedding": {"provider": "none"},
-                    },
-                }
-            ),
-            encoding="utf-8",
-        )
-        env = {
-            **os.environ,
-            "HOME": str(tmp_path),
-            "TIERCLAW_CONFIG": str(config),
-            "TERM": "xterm",
-            "PROMPT_TOOLKIT_NO_CPR": "1",
-        }
-        chat = Pty(env)
+        chat = Pty(_pty_env(tmp_path, stub))
         try:
             chat.read_until("/quit or Ctrl-D to leave")
             chat.read_until(PROMPT_READY)
@@ -265,7 +268,9 @@ def test_tierclaw_chat_on_a_terminal(tmp_path: Path) -> None:
             assert chat.process.wait(timeout=30) == 0
         finally:
             chat.close()
-    assert "too slow" not in chat.visible and "**Noted**" not in chat.visible
+    assert "too slow" not in chat.visible
+    # The reply's words showed plain while it was written; then it was printed rendered, no ** or ` left.
+    assert any(line.strip() == "Noted, and kept." for line in chat.visible.splitlines())
     history = tmp_path / "data" / "chat_history"
     assert stat.S_IMODE(history.stat().st_mode) == 0o600
     assert "My sloth is called Dot" in history.read_text(encoding="utf-8")
@@ -295,3 +300,25 @@ async def test_a_log_line_while_the_reply_is_awaited_goes_above_the_spinner(tmp_
     assert printed.index("the model is slow today") < printed.index("finally")
     assert "slow today" not in err.getvalue()  # not written beside the terminal's own output
     assert "after the chat" in err.getvalue()  # the usual handler is back once the chat ends
+
+
+def test_a_streamed_reply_shows_its_words_as_they_come_then_rendered(tmp_path: Path) -> None:
+    go_on = threading.Event()
+    with OpenAIStub(pace=StreamPace(tokens_per_second=100)) as stub:
+        # The model stops after four tokens until the test has seen them on the terminal.
+        stub.script(StubReply(content="First **half** of the answer, then the rest.", hold=(4, go_on)))
+        chat = Pty(_pty_env(tmp_path, stub))
+        try:
+            chat.read_until(PROMPT_READY)
+            chat.type("Tell me in two halves\r")
+            chat.read_until("First **half** of the")  # plain, while the model is still writing
+            assert "the rest" not in chat.visible
+            go_on.set()
+            chat.read_until("First half of the answer, then the rest.")  # then rendered, whole
+            chat.type("/quit\r")
+            chat.read_until("saving memories")
+            assert chat.process.wait(timeout=30) == 0
+        finally:
+            go_on.set()
+            chat.close()
+    assert stub.chat_requests()[0]["stream"] is True

@@ -75,7 +75,7 @@ async def test_fact_told_on_telegram_is_recalled_on_feishu_for_that_person_only(
             await runtime.start(schedule=False)
             tg.push(tg.message(FACT, sender=tg.user(42)))
             await tg.wait_sent(1)
-            assert await model.await_for(lambda s: len(s.json_requests()) == 1)  # extracted after the gap
+            assert await model.await_for(lambda s: len(s.json_requests()) >= 1)  # extracted after the gap
             for _ in range(300):
                 if [m.content for m in await runtime.engine.list("user:alice")] == [FACT]:
                     break

@@ -4,6 +4,7 @@ real lark-oapi SDK, the local Feishu stub (tests/feishu_stub.py) and the local O
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -50,6 +51,7 @@ def write_config(
     mode: str,
     allow_from: list[str] | None = None,
     app_id: str | None = None,
+    **feishu_settings: object,
 ) -> Config:
     raw = {
         "provider": {
@@ -76,6 +78,7 @@ def write_config(
                 "domain": feishu.domain,
                 "timeoutSeconds": 5,
                 "callback": {"listen": "127.0.0.1", "port": free_port(), "path": "/feishu/events"},
+                **feishu_settings,
             }
         },
         "timezone": "UTC",
@@ -177,15 +180,17 @@ async def test_a_redelivered_event_is_answered_once_also_after_a_restart(
 ) -> None:
     config = write_config(tmp_path, model, feishu, mode=mode)
     repeated = event("remember me once")
-    async with gateway(config) as (_, channel):
+    async with gateway(config) as (runtime, channel):
         for _ in range(3):
             assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel one"))  # same chat: answered after the repeats
         await feishu.wait_for_sent(2)
-    async with gateway(config) as (_, channel):  # a new process on the same state
+        await asyncio.wait_for(runtime.loop.drain(), 10)  # a streamed reply shows before it is whole
+    async with gateway(config) as (runtime, channel):  # a new process on the same state
         assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel two"))
         await feishu.wait_for_sent(3)
+        await asyncio.wait_for(runtime.loop.drain(), 10)
     assert user_turns(model) == ["remember me once", "sentinel one", "sentinel two"]
     assert [s.text for s in feishu.sent] == [f"stub reply: {t}" for t in user_turns(model)]
 
@@ -272,9 +277,11 @@ async def test_a_post_message_is_read_as_its_text(
 async def test_markdown_reply_is_a_post_and_a_refused_post_is_sent_as_text(
     tmp_path: Path, model: OpenAIStub, feishu: FeishuStub
 ) -> None:
+    """Without streaming cards (off here; or refused: tests/gateway/test_streamed_feishu.py)."""
     answer = "Here is the **plan**:\n- pack\n- go"
     model.script(answer, answer)
-    async with gateway(write_config(tmp_path, model, feishu, mode="callback")) as (_, channel):
+    config = write_config(tmp_path, model, feishu, mode="callback", streamCards=False)
+    async with gateway(config) as (_, channel):
         await push(feishu, channel, event("plan?"))
         [post] = await feishu.wait_for_sent(1)
         feishu.refuse_posts = True

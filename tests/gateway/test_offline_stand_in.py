@@ -8,17 +8,20 @@ import pytest
 
 from gateway.agent import ChatRequest
 from gateway.offline_chat import OFFLINE_HINT, OFFLINE_HINT_ZH, OfflineChatModel, kept_from, offline_hint
+from memory.engine import MemoryEngine
 from memory.model.keeper import FactKeeper
 from memory.model.offline_model import OfflineMemoryModel
 from memory.model.protocol import Turn
+from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import LocalEmbedder
 
 KEPT_MARKS = ("I'll remember", "记住了", "Noted", "已记下")
 
 
 @pytest.fixture
-async def keeper():
-    embedder = LocalEmbedder()
+async def keeper(engine: MemoryEngine):
+    """The keeper on the shipped embedder as the runtime wires it (behind the content-hash cache)."""
+    embedder = CachedEmbedder(LocalEmbedder(), engine.store.vectors)
     yield FactKeeper(embedder)
     await embedder.close()
 

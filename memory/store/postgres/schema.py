@@ -368,6 +368,11 @@ ALTER INDEX idx_turns_search SET (gin_pending_list_limit = 256);
 ALTER INDEX idx_events_search SET (gin_pending_list_limit = 256);
 """
 
+# The same as SQLite's ``_REPLY_HANDLES``: where a streamed reply was being written on the platform.
+_REPLY_HANDLES = f"""
+ALTER TABLE inbox ADD COLUMN reply_handle {T};
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _V2,
@@ -386,6 +391,7 @@ MIGRATIONS: tuple[str, ...] = (
     _HOT_TOUCHES,
     _ATTACHMENTS,
     _REMINDERS,
+    _REPLY_HANDLES,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION, "the PostgreSQL schema must have SQLite's versions"
 

@@ -49,7 +49,8 @@ async def test_private_text_is_delivered_with_its_ids(tg: TelegramStub) -> None:
     )
     assert tg.requests()[0].method == "getMe" and tg.requests()[1].method == "deleteWebhook"
     polls = tg.requests("getUpdates")
-    assert polls[0].json("allowed_updates") == ["message"] and polls[0].params["timeout"] == "1"
+    assert polls[0].json("allowed_updates") == ["message", "stopped_message_generation"]
+    assert polls[0].params["timeout"] == "1"
 
 
 async def test_a_stranger_is_refused_before_anything_and_logged_once(

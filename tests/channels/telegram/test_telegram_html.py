@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from channels.telegram.html import markdown_to_html
+from channels.telegram.html import DraftRenderer, markdown_to_html
 from localservers.telegram_server import check_html
 
 
@@ -157,3 +157,33 @@ WORD = st.text(
 def test_text_without_markup_only_gets_escaped(words: list[tuple[str, str]]) -> None:
     text = "".join(word + gap for word, gap in words).strip()
     assert unescape(markdown_to_html(text)) == text
+
+
+BLOCK_PIECES = [
+    *MARKDOWN_PIECES,
+    "\n\n",
+    "\n\n",
+    "\n\n",
+    "```\n",
+    "~~~~\n",
+    "[r]: https://x.y\n",
+    "[a][r]",
+    "# ",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(BLOCK_PIECES), max_size=40), st.integers(min_value=1, max_value=7))
+def test_a_draft_rendered_as_it_grows_equals_the_whole_rendering(tokens: list[str], step: int) -> None:
+    """Each frame of a streamed draft reuses what earlier frames rendered (DraftRenderer) and must show
+    exactly what rendering the frame whole shows."""
+    text = "".join(tokens)
+    drafts = DraftRenderer()
+    for end in [*range(step, len(text), step), len(text)]:
+        assert drafts.render(text[:end]) == markdown_to_html(text[:end]), text[:end]
+
+
+def test_a_draft_that_does_not_continue_the_last_starts_afresh() -> None:
+    drafts = DraftRenderer()
+    assert drafts.render("first **part**\n\nsecond") == "first <b>part</b>\n\nsecond"
+    assert drafts.render("other\n\n- a\n\n- b") == markdown_to_html("other\n\n- a\n\n- b")

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from gateway.cli import main
-from localservers.openai_server import OpenAIStub
+from localservers.openai_server import OpenAIStub, StubReply
+from localservers.openai_sse import StreamPace
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.vectors.embedding import LOCAL_MODEL_KEY
@@ -65,6 +66,22 @@ async def _contents(db: Path, owner: str = "console:local") -> list[str]:
         return [m.content for m in await engine.top_memories(owner, 50)]
     finally:
         await engine.close()
+
+
+def test_piped_chat_prints_replies_plain_and_whole(tmp_path: Path) -> None:
+    """Piped, nothing is streamed: each reply is printed once, whole, as the model wrote it."""
+    reply = "Here is **one** reply,\nin two lines."
+    with OpenAIStub(pace=StreamPace(tokens_per_second=200)) as stub:
+        stub.responder = lambda body: StubReply(content=reply)
+        done = _run_chat(
+            tmp_path,
+            "first\nsecond\n",
+            {"TIERCLAW_PROVIDER_API_KEY": SECRET, "TIERCLAW_PROVIDER_BASE_URL": stub.base_url},
+        )
+        requests = stub.chat_requests()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{reply}\n\n{reply}\n\n"  # a blank line after each reply
+    assert [r.get("stream") for r in requests] == [None, None]  # asked whole
 
 
 def test_readme_example_shows_the_fact_told_a_moment_before(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from gateway.cli.doctor import collect, render
 from gateway.cli.doctor_checks import Check
+from localservers.feishu_cardkit import SCOPE_MISSING
 from localservers.feishu_server import FeishuStub
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub, unauthorized
@@ -82,6 +83,7 @@ async def test_everything_working_is_all_ticks_with_where_each_value_came_from(
     named = by_name(checks)
     assert [c.name for c in checks] == [
         "config", "database", "model", "memory model", "embedder", "telegram", "telegram webhook", "feishu",
+        "feishu streaming cards",
     ]  # fmt: skip
     assert all(c.ok for c in checks), render(checks)
     notes = "\n".join(named["config"].notes)
@@ -93,6 +95,7 @@ async def test_everything_working_is_all_ticks_with_where_each_value_came_from(
     assert model.chat_requests()[-1]["model"] == "env-model" and model.chat_requests()[-1]["max_tokens"] == 1
     assert "@stub_bot" in named["telegram"].detail
     assert "tenant token issued" in named["feishu"].detail
+    assert "replies stream as cards" in named["feishu streaming cards"].detail
     text = render(checks)
     assert KEY not in text and FEISHU_SECRET not in text and tg.token not in text
     assert text.endswith("everything checked is working")
@@ -258,3 +261,16 @@ async def test_credentials_in_a_url_are_not_printed(
     text = render(list(named.values()))
     assert "proxy-pass-91" not in text and "//<credentials>@127.0.0.1:9/v1" in text
     assert not named["model"].ok
+
+
+async def test_feishu_without_the_card_scope_says_replies_come_whole_and_what_to_grant(
+    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feishu.cardkit.refuse_code = SCOPE_MISSING
+    app = {"enabled": True, "appId": "cli_doc_cards", "appSecret": FEISHU_SECRET, "domain": feishu.domain}
+    checks = await run_doctor(tmp_path, base_config(tmp_path, model, channels={"feishu": app}), monkeypatch)
+    cards = checks["feishu streaming cards"]
+    assert checks["feishu"].ok and not cards.ok
+    assert "code 99991672" in cards.detail and "sent whole at the end" in cards.detail
+    assert "cardkit:card:write" in cards.fix
+    assert not feishu.cardkit.cards  # nothing was made

@@ -114,6 +114,17 @@ async def test_inbox_delivery_key_is_unique_per_channel(store: MemoryStore) -> N
     assert await store.inbox.prune("2026-06-01 00:00:00") == 1
 
 
+async def test_inbox_keeps_where_a_streamed_reply_is_written(store: MemoryStore) -> None:
+    first = await store.inbox.add("telegram", "c1", "update-1", "hi", T0)
+    second = await store.inbox.add("telegram", "c1", "update-2", "and you?", T0)
+    assert first is not None and second is not None
+    assert await store.inbox.reply_handle(first) == ""  # nothing written yet
+    await store.inbox.set_reply_handle(first, '{"messages": [101]}')
+    await store.inbox.set_reply_handle(first, '{"messages": [101, 102]}')  # the reply went on
+    assert await store.inbox.reply_handle(first) == '{"messages": [101, 102]}'
+    assert await store.inbox.reply_handle(second) == "" and await store.inbox.reply_handle(999) == ""
+
+
 async def test_turns_are_kept_searched_and_embedded(store: MemoryStore) -> None:
     texts = ["When did you go to Kyoto?", "Yesterday, it was great", "Kyoto temples are old"]
     ids = []

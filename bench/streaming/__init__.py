@@ -1,0 +1,1 @@
+"""``python -m bench.streaming``: streamed replies on every surface (``cli.py`` says what is measured)."""

@@ -1,0 +1,240 @@
+"""Streamed replies: the words shown while the model writes them (docs/architecture.md, "Streamed replies").
+
+The process loop asks ``ReplyStreams.open`` for a stream before it makes a reply: a channel that
+``StreamsReplies`` (channels/base.py) opens one unless it wants the reply whole (a piped terminal, Feishu
+without CardKit). While the handler runs, ``feeding`` makes ``reply_sink()`` return the stream's ``Feed``
+for the handler's task (a context variable: the assistant puts it in ``ChatRequest.on_text`` and the model,
+asked with ``stream=True``, calls it with the text so far after each delta). The feed never blocks the
+model: it keeps the newest text and a task of its own hands it to the channel no faster than the
+channel's pace (``next_update_in``), one update at a time, dropping the frames in between. The model's
+stream is read no more often than that pace either (``Feed.wanted_in``; gateway/model_turn.py says why).
+
+The final send stays one step of the loop (``ProcessLoop._send_after``): ``send`` finishes the stream with
+the whole reply — rendered and split as a plain send would be — or sends it plainly when it was not
+streamed. A reply stopped by the person (Ctrl-C, Telegram's stop button) cancels the stream. Only that
+final text is the reply: history, the extraction buffer and the inbox's "answered" mark see nothing of
+the frames before it.
+
+Nothing lost, nothing twice: a stream that starts writing a platform message which outlives this process
+(a Telegram group message it edits, a Feishu card) has its handle kept on the message's inbox row
+(``DurableInbox.remember_reply``) before it goes on; the row stays unanswered until the final text is
+sent. After a crash the restarted gateway answers the row again and opens its stream with that handle
+(``resume``), so the half-written message is completed or replaced, never followed by a second one — even
+with ``agent.stream`` off by then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+
+from channels.base import (
+    Channel,
+    InboundMessage,
+    OutboundMessage,
+    ReplyStream,
+    StreamsReplies,
+)
+from gateway.inbox import DurableInbox
+from gateway.model_turn import TextSink
+
+log = logging.getLogger("tierclaw.gateway")
+
+UPDATE_IN_FLIGHT_WAIT_S = 60.0  # at the final send, an update still on its way is waited for this long
+
+_SINK: ContextVar[Feed | None] = ContextVar("tierclaw_reply_sink", default=None)
+
+
+def reply_sink(lead: str = "") -> TextSink | None:
+    """Where the reply being made in this task hands its text so far (None: it is not streamed); with
+    ``lead``, what the model writes is shown after it (the reply will open with it: a voice note's "I
+    heard …" line), so each frame stays the start of the final text."""
+    feed = _SINK.get()
+    if feed is None or not lead:
+        return feed
+    return _After(feed, lead)
+
+
+class _After:
+    """A sink showing the model's text after a fixed opening (see ``reply_sink``)."""
+
+    def __init__(self, feed: Feed, lead: str) -> None:
+        self._feed = feed
+        self._lead = lead
+
+    def __call__(self, text: str) -> None:
+        self._feed.push(self._lead + text)
+
+    def wanted_in(self) -> float:
+        return self._feed.wanted_in()
+
+
+class Feed:
+    """The newest text of one reply, handed to its stream by a task of its own (see the module doc).
+
+    ``push`` (or calling the feed: a ``model_turn.TextSink``) never waits: the model goes on at its pace
+    while the channel takes what it can. ``updates`` counts the frames the channel took.
+    """
+
+    def __init__(self, stream: ReplyStream, chat_key: str, *, live: bool = True) -> None:
+        self.stream = stream
+        self.chat_key = chat_key
+        self.live = live  # False: a resumed stream with agent.stream off (only the final text goes)
+        self.updates = 0
+        self._latest = ""
+        self._fresh = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._updating = False
+        self._closed = False
+        self._failed = False
+
+    def push(self, text: str) -> None:
+        """The reply so far (called by the model after each delta)."""
+        if self._closed or text == self._latest or not text.strip():
+            return
+        self._latest = text
+        self._fresh.set()
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"stream:{self.chat_key}")
+
+    __call__ = push
+
+    def wanted_in(self) -> float:
+        """Seconds until the channel could show newer text (the model's stream is read again then)."""
+        return 0.0 if self._closed else self.stream.next_update_in()
+
+    async def _run(self) -> None:
+        """Hand the newest text over whenever the channel's pace allows, until ``settle``."""
+        while not self._closed:
+            await self._fresh.wait()
+            while (delay := self.stream.next_update_in()) > 0:
+                await asyncio.sleep(delay)
+            self._fresh.clear()
+            self._updating = True
+            try:
+                await self.stream.update(self._latest)
+                self.updates += 1
+            except Exception as exc:  # a frame lost: the final text still comes (once per reply in the log)
+                if not self._failed:
+                    log.warning("[gateway] %s: showing the reply so far failed: %s", self.chat_key, exc)
+                self._failed = True
+            finally:
+                self._updating = False
+
+    async def settle(self) -> None:
+        """Stop handing text over; an update already on its way ends first, so it cannot land after the
+        final text."""
+        self._closed = True
+        task, self._task = self._task, None
+        if task is None or task.done():
+            return
+        if not self._updating:
+            task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=UPDATE_IN_FLIGHT_WAIT_S)
+        if not done:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+    def drop(self) -> None:
+        """Stop at once without waiting (the loop stops: the reply is answered again after the restart)."""
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+
+
+class ReplyStreams:
+    """The loop's streamed replies: which are streamed, where their text goes, how they end."""
+
+    def __init__(self, inbox: DurableInbox | None) -> None:
+        self._inbox = inbox
+        self.enabled = True  # agent.stream (set by gateway/app.py)
+        self._finals: dict[int, Feed] = {}  # id(reply) -> the feed its final send finishes
+        self._open: set[Feed] = set()
+
+    def add(self, channel: Channel, cancel: Callable[[str], object]) -> None:
+        """A channel of the loop: the person's "stop" on its platform cancels the reply being made."""
+        if isinstance(channel, StreamsReplies) and channel.on_stopped is None:
+            channel.on_stopped = cancel
+
+    async def open(self, channel: Channel | None, message: InboundMessage) -> Feed | None:
+        """The feed of the reply to ``message``, or None when it goes out whole (see the module doc)."""
+        if not isinstance(channel, StreamsReplies):
+            return None
+        resume = await self._handle(message)
+        if not self.enabled and not resume:
+            return None
+        try:
+            stream = channel.open_stream(
+                message, resume=resume, remember=functools.partial(self._remember, message)
+            )
+        except Exception as exc:  # the reply goes out whole
+            log.warning("[gateway] %s could not stream a reply: %s", message.channel, exc)
+            return None
+        if stream is None:
+            return None
+        feed = Feed(stream, message.chat_key, live=self.enabled)
+        self._open.add(feed)
+        return feed
+
+    @contextlib.contextmanager
+    def feeding(self, feed: Feed | None) -> Iterator[None]:
+        """While open, tasks created here (the handler's) find ``feed`` as their ``reply_sink``."""
+        token = _SINK.set(feed if feed is not None and feed.live else None)
+        try:
+            yield
+        finally:
+            _SINK.reset(token)
+
+    def attach(self, reply: OutboundMessage, feed: Feed | None) -> None:
+        """``reply`` is the final text of ``feed``'s stream: its send finishes the stream."""
+        if feed is not None:
+            self._finals[id(reply)] = feed
+
+    async def send(self, channel: Channel, reply: OutboundMessage) -> None:
+        """The final send of a reply: finish its stream with the whole text, or ``channel.send`` it."""
+        feed = self._finals.pop(id(reply), None)
+        if feed is None:
+            await channel.send(reply)
+            return
+        self._open.discard(feed)
+        await feed.settle()
+        await feed.stream.finish(reply.text)
+
+    async def cancel(self, feed: Feed) -> None:
+        """The reply was stopped (or there is none): what the stream showed goes."""
+        self._open.discard(feed)
+        await feed.settle()
+        try:
+            await feed.stream.cancel()
+        except Exception as exc:
+            log.warning("[gateway] %s: clearing a stopped reply failed: %s", feed.chat_key, exc)
+
+    def stop(self) -> None:
+        """The loop stops: no more frames (unfinished replies are answered again after the restart)."""
+        for feed in self._open:
+            feed.drop()
+        self._open.clear()
+        self._finals.clear()
+
+    async def _handle(self, message: InboundMessage) -> str:
+        """The handle a stream of this message kept before a restart ("" when none, or no inbox)."""
+        if self._inbox is None or not message.inbox_id:
+            return ""
+        try:
+            return await self._inbox.reply_handle(message)
+        except Exception as exc:  # a second message may follow the half-written one; the reply still goes
+            log.warning("[gateway] %s: could not read a reply's handle: %s", message.chat_key, exc)
+            return ""
+
+    async def _remember(self, message: InboundMessage, handle: str) -> None:
+        if self._inbox is None or not message.inbox_id:
+            return
+        try:
+            await self._inbox.remember_reply(message, handle)
+        except Exception as exc:  # after a crash now, the reply may be written twice
+            log.warning("[gateway] %s: could not keep a reply's handle: %s", message.chat_key, exc)

@@ -1,0 +1,278 @@
+"""The streamed-reply plumbing (gateway/streaming.py, gateway/model_turn.py): the model streams through the
+real openai client (tool rounds included), the feed hands the newest text to a channel no faster than its
+pace, and the final send, a cancel and a restart each end a stream the way the loop needs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from channels.base import InboundMessage, OutboundMessage, RememberHandle, StreamsReplies
+from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
+from gateway.inbox import DurableInbox
+from gateway.loop import ProcessLoop
+from gateway.streaming import Feed, reply_sink
+from localservers.openai_server import OpenAIStub, StubReply
+from localservers.openai_sse import StreamPace
+from memory.engine import MemoryEngine
+from tests.support.stub_clients import client_for
+
+pytestmark = pytest.mark.usefixtures("close_stub_clients")
+
+
+class Shown:
+    """A reply stream that records what it was given; ``pace`` seconds between updates, ``gate`` holds
+    each update until set."""
+
+    def __init__(self, pace: float = 0.0, gate: asyncio.Event | None = None) -> None:
+        self.pace = pace
+        self.gate = gate
+        self.updates: list[str] = []
+        self.finished: list[str] = []
+        self.cancelled = False
+        self._last = float("-inf")
+
+    def next_update_in(self) -> float:
+        return max(self.pace - (asyncio.get_running_loop().time() - self._last), 0.0)
+
+    async def update(self, text: str) -> None:
+        self._last = asyncio.get_running_loop().time()
+        if self.gate is not None:
+            await self.gate.wait()
+        self.updates.append(text)
+
+    async def finish(self, text: str) -> None:
+        self.finished.append(text)
+
+    async def cancel(self) -> None:
+        self.cancelled = True
+
+
+class StreamingChannel:
+    """A channel whose replies stream into ``Shown`` streams; remembers a handle on the first update."""
+
+    name = "test"
+
+    def __init__(self) -> None:
+        self.on_stopped = None
+        self.streams: list[Shown] = []
+        self.resumed: list[str] = []
+        self.sent: list[OutboundMessage] = []
+
+    def open_stream(self, message: InboundMessage, *, resume: str, remember: RememberHandle) -> Shown:
+        self.resumed.append(resume)
+        channel = self
+
+        class Remembering(Shown):
+            async def update(self, text: str) -> None:
+                await super().update(text)
+                await remember(json.dumps({"shown": len(text)}))
+
+        stream = Remembering()
+        channel.streams.append(stream)
+        return stream
+
+    async def start(self, deliver: Any) -> None:
+        pass
+
+    async def send(self, message: OutboundMessage) -> None:
+        self.sent.append(message)
+
+    async def stop(self) -> None:
+        pass
+
+
+def test_the_test_channel_is_a_streaming_channel() -> None:
+    assert isinstance(StreamingChannel(), StreamsReplies)
+
+
+# ------------------------------------------------------------------------------- the model streams
+
+
+def _request(on_text: Any = None, tools: Any = None) -> ChatRequest:
+    return ChatRequest(system="sys", user_text="hello", on_text=on_text, tools=tools)
+
+
+class Seen(list[str]):
+    """A text sink (gateway/model_turn.TextSink) that keeps each text it is handed and always wants more."""
+
+    def __call__(self, text: str) -> None:
+        self.append(text)
+
+    def wanted_in(self) -> float:
+        return 0.0
+
+
+async def test_the_model_hands_on_the_text_so_far_after_each_delta() -> None:
+    seen = Seen()
+    with OpenAIStub(pace=StreamPace(tokens_per_second=1000)) as stub:
+        stub.script("Hello there, 你好.")
+        model = OpenAIChatModel(client_for(stub), "m")
+        reply = await model.reply(_request(on_text=seen))
+        body = stub.chat_requests()[0]
+    assert reply == "Hello there, 你好."
+    assert seen == ["Hello", "Hello there,", "Hello there, 你", "Hello there, 你好", "Hello there, 你好."]
+    assert body["stream"] is True
+
+
+class OneTool:
+    """A tool box with one tool that answers what it was asked."""
+
+    max_rounds = 2
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": "memory_search", "parameters": {"type": "object"}}}]
+
+    async def call(self, name: str, arguments: str) -> str:
+        self.calls.append((name, arguments))
+        return "found: Lisbon"
+
+
+async def test_a_streamed_round_of_tool_calls_is_answered_then_the_reply_streams() -> None:
+    seen = Seen()
+    tools = OneTool()
+    with OpenAIStub(pace=StreamPace(tokens_per_second=1000)) as stub:
+        stub.script(StubReply(tool_calls=[("memory_search", '{"query": "home"}')]), "You live in Lisbon.")
+        reply = await OpenAIChatModel(client_for(stub), "m").reply(_request(seen, tools))
+        second = stub.chat_requests()[1]
+    assert reply == "You live in Lisbon." and seen[-1] == "You live in Lisbon."
+    assert tools.calls == [("memory_search", '{"query": "home"}')]
+    asked, answered = second["messages"][-2:]
+    assert asked["tool_calls"][0]["function"] == {"name": "memory_search", "arguments": '{"query": "home"}'}
+    assert answered == {"role": "tool", "tool_call_id": "call_1", "content": "found: Lisbon"}
+    assert second["stream"] is True
+
+
+async def test_a_stream_cut_midway_is_a_model_error() -> None:
+    with OpenAIStub(pace=StreamPace(tokens_per_second=1000)) as stub:
+        stub.script(StubReply(content="one two three four five", cut_after=2))
+        with pytest.raises(ModelError) as caught:
+            await OpenAIChatModel(client_for(stub), "m").reply(_request(on_text=Seen()))
+    assert caught.value.kind == "unreachable"
+
+
+# ------------------------------------------------------------------------------- the feed
+
+
+async def test_the_feed_keeps_the_newest_text_and_never_waits_for_the_channel() -> None:
+    stream = Shown(pace=0.2)
+    feed = Feed(stream, "test:1")
+    for n in range(1, 51):
+        feed.push(" ".join(["word"] * n))  # fifty deltas at once: the model is not held up
+    async with asyncio.timeout(10):
+        while not stream.updates or stream.updates[-1].count("word") < 50:
+            await asyncio.sleep(0.01)
+    await feed.settle()
+    assert stream.updates[-1].count("word") == 50  # the newest text reached the channel
+    assert len(stream.updates) < 50  # the frames between were dropped, not queued
+
+
+async def test_settling_lets_an_update_on_its_way_end_first() -> None:
+    gate = asyncio.Event()
+    stream = Shown(gate=gate)
+    feed = Feed(stream, "test:1")
+    feed.push("partial")
+    async with asyncio.timeout(10):
+        while stream._last < 0:  # the update started and waits at the gate
+            await asyncio.sleep(0.01)
+    settling = asyncio.create_task(feed.settle())
+    await asyncio.sleep(0)
+    assert not settling.done()
+    gate.set()
+    await settling
+    assert stream.updates == ["partial"]  # it landed before the final text can
+
+
+# ------------------------------------------------------------------------------- through the loop
+
+
+def _message(text: str) -> InboundMessage:
+    return InboundMessage(channel="test", chat_id="c1", sender_id="u1", text=text)
+
+
+@pytest.mark.both_stores
+async def test_the_loop_streams_a_reply_keeps_its_handle_and_sends_only_the_final_text(
+    engine: MemoryEngine,
+) -> None:
+    channel = StreamingChannel()
+
+    async def handler(message: InboundMessage) -> str:
+        sink = reply_sink()
+        assert sink is not None
+        for text in ("The", "The answer", "The answer is 42."):
+            sink(text)
+            await asyncio.sleep(0.05)
+        return "The answer is 42."
+
+    inbox = DurableInbox(engine.store)
+    loop = ProcessLoop(handler, inbox=inbox)
+    loop.add_channel(channel)
+    loop.start()
+    try:
+        await loop.deliver(_message("what is it?"))
+        await asyncio.wait_for(loop.drain(), 10)
+    finally:
+        await loop.stop()
+    (stream,) = channel.streams
+    assert stream.finished == ["The answer is 42."] and channel.sent == []
+    assert stream.updates and stream.updates[-1] in ("The answer", "The answer is 42.")
+    assert channel.resumed == [""] and await inbox.unanswered() == []
+
+
+@pytest.mark.both_stores
+async def test_after_a_restart_the_stream_resumes_from_its_handle_even_with_streaming_off(
+    engine: MemoryEngine,
+) -> None:
+    inbox = DurableInbox(engine.store)
+    stored = await inbox.accept(_message("what is it?"))
+    assert stored is not None
+    await inbox.remember_reply(stored, '{"shown": 10}')  # written partly before the crash
+    channel = StreamingChannel()
+    loop = ProcessLoop(lambda m: _answer_whole(), inbox=inbox)
+    loop.streams.enabled = False  # agent.stream off since
+    loop.add_channel(channel)
+    loop.start()
+    try:
+        await loop.take_waiting(at_start=True, every=True)
+        await asyncio.wait_for(loop.drain(), 10)
+    finally:
+        await loop.stop()
+    (stream,) = channel.streams
+    assert channel.resumed == ['{"shown": 10}'] and stream.finished == ["whole"] and stream.updates == []
+
+
+async def _answer_whole() -> str:
+    assert reply_sink() is None  # streaming is off: the model is asked for the whole reply
+    return "whole"
+
+
+async def test_a_cancelled_reply_cancels_its_stream() -> None:
+    channel = StreamingChannel()
+    started = asyncio.Event()
+
+    async def handler(message: InboundMessage) -> str:
+        sink = reply_sink()
+        assert sink is not None
+        sink("so far")
+        started.set()
+        await asyncio.sleep(60)
+        return "never"
+
+    loop = ProcessLoop(handler)
+    loop.add_channel(channel)
+    loop.start()
+    try:
+        await loop.deliver(_message("long one"))
+        await asyncio.wait_for(started.wait(), 10)
+        assert loop.cancel("test:c1")
+        await asyncio.wait_for(loop.drain(), 10)
+    finally:
+        await loop.stop()
+    (stream,) = channel.streams
+    assert stream.cancelled and stream.finished == [] and channel.sent == []
