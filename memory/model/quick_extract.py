@@ -92,8 +92,9 @@ _CHATTER = re.compile(
 )
 
 # What makes a whole message a turn of a conversation rather than something told to an assistant: it
-# answers ("yes, …", "好吧…"), speaks to the listener, apologises, thanks or asks a favour, or runs on
-# for more than ``CONVERSATION_SENTENCES`` sentences (a role play's narration, a pasted story).
+# answers ("yes, …", "好吧…"), speaks to the listener in a statement, apologises, thanks or asks a
+# favour, or runs on for more than ``CONVERSATION_SENTENCES`` sentences (a role play's narration, a
+# pasted story).
 _REPLY = re.compile(
     r"^\s*(?:yes|yeah|yep|no|nope|nah|well|sure|oh|of course|really|ok|okay|right|sorry|i see|good|"
     r"great|fine|all right)\b|^\s*(?:好吧|好的|嗯|哦|是的|对(?!了)|没错|不是|当然|真的|哈哈|呵呵)",
@@ -169,9 +170,12 @@ def candidates(text: str) -> list[Candidate]:
 
 def conversational(text: str) -> bool:
     """Keyword-only: the whole message reads as a turn of a conversation (see ``_REPLY``)."""
-    if _REPLY.search(text) or _LISTENER.search(text) or _COURTESY.search(text):
+    sentences = split_sentences(text)
+    # A question to the listener ("what can you do?") does not make the statements beside it a reply.
+    to_listener = any(_LISTENER.search(s) for s in sentences if not _is_question(s))
+    if _REPLY.search(text) or to_listener or _COURTESY.search(text):
         return True
-    return len(split_sentences(text)) > CONVERSATION_SENTENCES
+    return len(sentences) > CONVERSATION_SENTENCES
 
 
 def fallback_facts(
