@@ -45,7 +45,14 @@ from typing import Any
 from bench.conversation_recall import run as run_message_path
 from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
-from bench.everyday_measures import CORPORA, category_accuracy, corpus_lines, false_keeps, load_categories
+from bench.everyday_measures import (
+    CORPORA,
+    category_accuracy,
+    corpus_lines,
+    false_keeps,
+    head_load_ms,
+    load_categories,
+)
 from bench.report import emit_json, percentile, require_file, table
 from channels.base import InboundMessage
 from gateway.agent import ChatRequest
@@ -406,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         p95_ms=percentile(times_ms, 95) if times_ms else 0.0,
         wall_s=round(time.perf_counter() - started, 1),
     )
+    if embedding is not None:
+        result["head_load_ms"] = round(head_load_ms(), 1)
     print(f"{data.get('name', args.data)}: mode {args.mode}, embedding {args.embedding}")
     headers = ["", "recall", "top1", "kept", "fading", "false ack", "chit-chat shown", "chit-chat ack", "n"]
     keys = ["recall", "top1", "kept", "kept_fading", "false_acknowledged", "chitchat_injection"]
@@ -421,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "tell":
         share = _show(result["kept_identity_share"])
         print(f"identity share of kept facts: {share}; filed: {result['kept_categories']}")
+    if "head_load_ms" in result:
+        print(f"head load (cold, median of 3): {result['head_load_ms']} ms")
     for key in ("corpora_false_keeps", "corpora_injection", "category_accuracy"):
         if key in result:
             shown = {k: {m: v for m, v in d.items() if m != "examples"} for k, d in result[key].items()}

@@ -5,6 +5,9 @@
   ``--corpora-lines`` lines each. Tell mode: the share of lines the offline stand-in would keep anything of
   (``corpora_false_keeps``; issue 35: at most 0.02). Ask mode: the lines go through the message path as
   chit-chat of the person of their language (``corpora_injection``: the share that got memories).
+* ``head_load_ms`` (with the embedder): the median of three cold loads of the head, each in a fresh
+  process that has numpy already (the gateway has: the embedder needs it) — importing
+  ``memory.head.model`` and reading ``head.npz`` (issue 35: at most 50 ms).
 * ``--categories FILE`` (``bench/data/categories.json``): each labelled statement's category as the
   offline model files it — the head with ``--embedding local``, the keyword rule with ``none`` — and the
   accuracy per category (``category_accuracy``; issue 35: at least 0.85 each).
@@ -13,6 +16,9 @@
 from __future__ import annotations
 
 import json
+import statistics
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -75,3 +81,17 @@ async def category_accuracy(keeper: FactKeeper, rows: list[dict[str, str]]) -> d
         "n": len(rows),
     }
     return out
+
+
+_COLD_LOAD = (
+    "import time, numpy; t = time.perf_counter(); from memory.head.model import load_head; load_head(); "
+    "print((time.perf_counter() - t) * 1000)"
+)
+
+
+def head_load_ms(runs: int = 3) -> float:
+    """The median cold load of the head (module import and ``head.npz``), in fresh processes."""
+    command = [sys.executable, "-c", _COLD_LOAD]
+    runs_out = [subprocess.run(command, capture_output=True, text=True, check=True) for _ in range(runs)]
+    times = [float(done.stdout) for done in runs_out]
+    return statistics.median(times)

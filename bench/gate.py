@@ -115,7 +115,7 @@ async def measure_learned(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], f
             fire = should_retrieve(row["text"], learned=True)
             if fire and not should_retrieve(row["text"]):  # the keyword rules, then the head on questions
                 vector = (await embedder.embed_queries([question_focus(row["text"])]))[0]
-                fire = asks(row["text"]) and head.wants_memory(vector)
+                fire = asks(row["text"]) and head.wants_memory(vector, row["text"])
             fired[(row["lang"], bool(row["needs_memory"]))].append(fire)
             by_source[row.get("source", row["lang"])].append(fire)
     finally:

@@ -41,6 +41,7 @@ from memory.retrieval.gate import (
     personal_question,
     should_retrieve,
     to_listener,
+    topic_question,
 )
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
@@ -355,9 +356,11 @@ class Assistant:
         if not should_retrieve(text, projects, learned=learned):
             return None
         verdict = await gate_verdict(self.engine.embedding, text) if learned else None
-        keyword = should_retrieve(text, projects)
-        if verdict is None:
-            return personal_question(text) if keyword else None
+        if verdict is None:  # the keyword rules alone
+            if not should_retrieve(text, projects):
+                return None
+            return personal_question(text) or topic_question(text)
+        keyword = should_retrieve(text, projects, topics=False)
         wants, asks_own = verdict
         if not (keyword or (wants and asks(text))):  # the head judges questions; telling is the rules'
             return None

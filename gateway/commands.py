@@ -16,10 +16,10 @@ from gateway.reminders.book import ReminderBook
 from gateway.reminders.commands import reminders_command, timezone_command
 from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
+from memory.head.filing import file_category
 from memory.pipeline.extraction import ExtractionService
 from memory.records import GLOBAL_PROJECT, Fact, Memory
 from memory.sessions import SessionStore
-from memory.text.category import category_for
 from memory.text.wording import is_chinese, plural, speaks_chinese
 
 __all__ = ["HELP_TEXT", "PRIVATE_ONLY_REPLY", "CommandContext", "is_command", "run_command"]
@@ -160,10 +160,11 @@ async def _remember(ctx: CommandContext, owner: str, text: str, w: dict[str, str
         ctx.file_memory.append_long_term(f"- {text}")
         return w["noted_in_file"].format(text=text)
     try:
-        # embed=False: the user is waiting; the backfill gives the row its vector moments later. The
-        # category comes from the one classifier (memory/text/category.py): a pet or a child's name
-        # never fades.
-        fact = Fact(content=text, source="manual", importance=MANUAL_IMPORTANCE, category=category_for(text))
+        # embed=False: the user is waiting; the backfill gives the row its vector moments later (the
+        # head's filing embedded it already: a cache hit). Filed as extraction files it
+        # (memory/head/filing.py).
+        category = await file_category(text, ctx.engine.embedder)
+        fact = Fact(content=text, source="manual", importance=MANUAL_IMPORTANCE, category=category)
         result = await ctx.engine.write(owner, fact, embed=False)
     except ValueError as exc:
         return w["could_not_remember"].format(error=exc)

@@ -24,9 +24,9 @@ from datetime import datetime, timedelta
 from typing import Any, TypeGuard
 
 from memory.engine import MemoryEngine
+from memory.head.filing import file_category
 from memory.records import GLOBAL_PROJECT, Event, Fact, Memory
 from memory.retrieval.decay import CATEGORIES
-from memory.text.category import category_for
 
 log = logging.getLogger("tierclaw.memory")
 
@@ -286,7 +286,7 @@ class MemoryTools:
 
     async def memory_save(self, args: dict[str, Any]) -> dict[str, Any]:
         content = _text(args, "content", required=True)
-        category = _text(args, "category") or category_for(content)
+        category = _text(args, "category") or await file_category(content, self.engine.embedder)
         if category not in CATEGORIES:
             raise ToolError(f'"category" must be one of {", ".join(CATEGORIES)}')
         fact = Fact(

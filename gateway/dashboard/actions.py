@@ -16,8 +16,8 @@ from aiohttp import web
 
 from gateway.dashboard.context import CONTEXT, FORM, person_url, redirect, say
 from gateway.dashboard.pages import known_owner, memory_id_of
+from memory.head.filing import file_category
 from memory.records import GLOBAL_PROJECT, Fact, WriteResult
-from memory.text.category import category_for
 from memory.text.wording import plural
 
 log = logging.getLogger("tierclaw.dashboard")
@@ -45,7 +45,7 @@ def _text(request: web.Request, name: str) -> str:
     return value.replace("\r\n", "\n").strip() if isinstance(value, str) else ""
 
 
-def _fields(request: web.Request) -> dict:
+async def _fields(request: web.Request) -> dict:
     """The memory form's fields as ``Fact`` values; HTTP 400 for a value the form never sends."""
     content = _text(request, "content")
     if not content:
@@ -61,7 +61,9 @@ def _fields(request: web.Request) -> dict:
         "content": content,
         "tier": tier,
         "importance": importance,
-        "category": _text(request, "category") or category_for(content),
+        # Filed as extraction files it (memory/head/filing.py) when the form leaves the category out.
+        "category": _text(request, "category")
+        or await file_category(content, request.app[CONTEXT].engine.embedder),
         "project": _text(request, "project") or GLOBAL_PROJECT,
     }
 
@@ -78,7 +80,8 @@ def describe(result: WriteResult) -> str:
 async def add(request: web.Request) -> web.StreamResponse:
     owner = await known_owner(request)
     try:
-        result = await request.app[CONTEXT].engine.write(owner, Fact(source="dashboard", **_fields(request)))
+        fields = await _fields(request)
+        result = await request.app[CONTEXT].engine.write(owner, Fact(source="dashboard", **fields))
     except ValueError as exc:
         raise web.HTTPBadRequest(text=f"Not saved: {exc}") from None
     say(request, describe(result))
@@ -88,7 +91,7 @@ async def add(request: web.Request) -> web.StreamResponse:
 async def edit(request: web.Request) -> web.StreamResponse:
     owner = await known_owner(request)
     memory_id = memory_id_of(request)
-    fields = _fields(request)
+    fields = await _fields(request)
     try:
         await request.app[CONTEXT].engine.edit(owner, memory_id, **fields)
     except KeyError:

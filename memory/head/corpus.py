@@ -20,8 +20,11 @@ from typing import Any
 from memory.model.quick_extract import candidates
 
 SEED = 35
-CLAUSES_PER_CORPUS = 0
+# Clauses of each chit-chat corpus's training lines, as the keeper cuts them: "not kept" for keep.
+CLAUSES_PER_CORPUS = 2000
 COMPOUNDS_PER_LANGUAGE = 150
+# Lines of each chit-chat corpus's training half (all of them: LCCC has ~2,300 distinct, DailyDialog ~3,600).
+CHITCHAT_PER_CORPUS = 4000
 WRITTEN = Path(__file__).with_name("written.json")
 
 
@@ -144,7 +147,9 @@ def _templated_questions(template: dict[str, list[str]], rng: random.Random, n: 
     return [rng.choice(template["forms"]).format(n=rng.choice(template["nouns"])) for _ in range(n)]
 
 
-def build(root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = 1000) -> list[Example]:
+def build(
+    root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = CHITCHAT_PER_CORPUS
+) -> list[Example]:
     """Every training example (deterministic sample sizes; see DATA_CARD.md). Each source draws from its
     own seeded generator, so adding written sentences leaves the public samples as they were."""
     mine = written()
@@ -187,6 +192,14 @@ def written_examples(mine: dict[str, Any]) -> list[Example]:
         templated = _templated_questions(mine[f"templates_{lang}"], random.Random(f"{SEED}-{lang}"), 150)
         out += [Example(t, lang, "written-template", 0, None, "own") for t in templated]
         out += [Example(t, lang, "written", 0, None, "other") for t in mine[f"other_questions_{lang}"]]
+        # Round 2: casual sentences as written (no mechanical rewrite).
+        for category, texts in mine.get(f"statements_casual_{lang}", {}).items():
+            out += [Example(t, lang, "written-2", 1, category, "tell") for t in texts]
+        out += [
+            Example(t, lang, "written-2", 0, "temp", "other") for t in mine.get(f"temp_casual_{lang}", ())
+        ]
+        chatter = mine.get(f"not_kept_casual_{lang}", ())
+        out += [Example(t, lang, "written-2", 0, None, "other") for t in chatter]
     return out
 
 

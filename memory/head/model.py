@@ -15,6 +15,8 @@ no randomness: the same vector always gives the same answer. Loaded once per pro
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -22,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
-VERSION = "2026.11-1"
+VERSION = "2026.12-2"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
 GATE_CLASSES: tuple[str, ...] = ("own", "tell", "other")
+LANGUAGES: tuple[str, ...] = ("en", "zh")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 PARTS = ("mean", "scale", "w1", "b1", "w2", "b2")
@@ -60,16 +64,29 @@ class Classifier:
 
 
 @dataclass(frozen=True, slots=True)
+class Thresholds:
+    """One language's decision thresholds (chosen by ``train.py`` on that language's validation texts)."""
+
+    keep: float  # P(worth keeping) of a clause
+    gate: float  # P(asks or tells about own life) at which retrieval is worth its cost
+    own: float  # P(asks about own life) at which a memory that stands out may be shown
+    tell: float  # P(asks or tells about own life) of the whole message, for a kept clause to be kept
+
+
+def language(text: str) -> str:
+    """ "zh" when the text holds a Han character, else "en": the thresholds are per language, since the
+    embedder's scores sit differently for the two."""
+    return "zh" if _HAN.search(text) else "en"
+
+
+@dataclass(frozen=True, slots=True)
 class Head:
-    """The three loaded classifiers and their thresholds."""
+    """The three loaded classifiers and their thresholds per language (``LANGUAGES``)."""
 
     keep_w: Classifier
     category_w: Classifier
     gate_w: Classifier
-    keep_threshold: float
-    gate_threshold: float
-    own_threshold: float
-    tell_threshold: float
+    thresholds: dict[str, Thresholds]
     meta: dict[str, Any]
 
     @property
@@ -80,8 +97,10 @@ class Head:
         """P(worth keeping) per row of passage vectors."""
         return self.keep_w.probabilities(passages)[:, 1]
 
-    def keeps(self, passages: np.ndarray) -> list[bool]:
-        return [bool(s >= self.keep_threshold) for s in self.keep_scores(passages)]
+    def keeps(self, passages: np.ndarray, texts: Sequence[str]) -> list[bool]:
+        """Whether each text (its passage vector a row of ``passages``) is worth keeping."""
+        scores = self.keep_scores(passages)
+        return [bool(s >= self.thresholds[language(t)].keep) for s, t in zip(scores, texts, strict=True)]
 
     def categories(self, passages: np.ndarray) -> list[str]:
         """The category of each statement (one of ``CATEGORIES``)."""
@@ -94,31 +113,29 @@ class Head:
         own = float(p[GATE_CLASSES.index("own")])
         return own, own + float(p[GATE_CLASSES.index("tell")])
 
-    def wants_memory(self, query: np.ndarray) -> bool:
+    def wants_memory(self, query: np.ndarray, text: str) -> bool:
         """The message asks or tells about the person's own life: retrieval is worth its cost."""
-        return self.gate(query)[1] >= self.gate_threshold
+        return self.gate(query)[1] >= self.thresholds[language(text)].gate
 
-    def tells(self, query: np.ndarray) -> bool:
+    def tells(self, query: np.ndarray, text: str) -> bool:
         """The whole message reads as telling (or asking) about the person's own life: a clause the keep
         classifier keeps is kept only then (a chit-chat line with a self-statement in passing is not)."""
-        return self.gate(query)[1] >= self.tell_threshold
+        return self.gate(query)[1] >= self.thresholds[language(text)].tell
 
-    def asks_own(self, query: np.ndarray) -> bool:
+    def asks_own(self, query: np.ndarray, text: str) -> bool:
         """The message asks about the person's own life: a memory that stands out may be shown."""
-        return self.gate(query)[0] >= self.own_threshold
+        return self.gate(query)[0] >= self.thresholds[language(text)].own
 
 
 def read_head(data: Any) -> Head:
-    """A ``Head`` from an opened ``.npz`` (``np.load``)."""
-    keep, gate, own, tell = (float(v) for v in data["thresholds"])
+    """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
+    ``LANGUAGES``, (keep, gate, own, tell)."""
+    rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
     return Head(
         keep_w=Classifier.read(data, "keep"),
         category_w=Classifier.read(data, "category"),
         gate_w=Classifier.read(data, "gate"),
-        keep_threshold=keep,
-        gate_threshold=gate,
-        own_threshold=own,
-        tell_threshold=tell,
+        thresholds={lang: Thresholds(*map(float, row)) for lang, row in zip(LANGUAGES, rows, strict=True)},
         meta=json.loads(str(data["meta"])),
     )
 

@@ -23,7 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from memory.head.corpus import SEED, Example, build
-from memory.head.model import CATEGORIES, GATE_CLASSES, HEAD_FILE, VERSION, Classifier
+from memory.head.dialogues import dialogue_clauses, weak_labels
+from memory.head.model import CATEGORIES, GATE_CLASSES, HEAD_FILE, LANGUAGES, VERSION, Classifier
+from memory.model.quick_extract import candidates
 
 BATCH = 32
 ITERATIONS = 400
@@ -37,7 +39,13 @@ KEEP_RECALL = 0.95
 # The message-level check of a kept clause (the gate's "asks or tells about one's own life", on the whole
 # message): the lowest threshold at which at most this share of the validation chit-chat lines pass both
 # (some of those lines are real self-statements: "I wear size 40", "My name is Ron").
-TELL_FALSE_RATE = 0.015
+# Per language: LCCC's chit-chat holds many more first-person lines that read as statements ("我要打麻将",
+# "我病了") than DailyDialog's; at 1.5 % the Chinese thresholds lost a quarter of the validation statements
+# (0.73 kept), at 3 % about a tenth.
+TELL_FALSE_RATE = {"en": 0.015, "zh": 0.03}
+# The keep thresholds tried with the tell threshold: the keep score these shares of the validation
+# statements reach or exceed (``train_gate``).
+KEEP_GRID = np.linspace(0.02, 0.2, 10)
 # The own-question threshold: the lowest score at which at most this share of other texts reads as one.
 OWN_FALSE_RATE = 0.02
 # The gate threshold: the lowest score whose fire rate on the validation chit-chat stays within this.
@@ -138,6 +146,20 @@ def split(n: int) -> np.ndarray:
     return np.random.default_rng(SEED).random(n) < VALIDATION_SHARE
 
 
+def line_split(examples: list[Example], validation: np.ndarray) -> np.ndarray:
+    """``validation`` with every clause row of a validation chit-chat line in it too: a line's clauses
+    (``corpus.CLAUSES_PER_CORPUS``) trained on would make its validation score say nothing."""
+    held = {
+        t
+        for e, v in zip(examples, validation, strict=True)
+        if v and e.source.endswith("-train")
+        for c in candidates(e.text)
+        for t in c.texts()
+    }
+    clause_rows = np.array([e.source.endswith("-train-clauses") and e.text in held for e in examples])
+    return validation | clause_rows
+
+
 def threshold_for(scores: np.ndarray, negatives: np.ndarray, rate: float) -> float:
     """The lowest threshold at which at most ``rate`` of the negative rows score at or above it."""
     neg = np.sort(scores[negatives])[::-1]
@@ -154,8 +176,14 @@ GATE_ROWS_PER_SOURCE = {
     "persona-zh": 300,
     "persona-questions-en": 200,
     "persona-questions-zh": 200,
-    "lccc-train": 500,
-    "dailydialog-train": 500,
+    "lccc-train": 4000,
+    "dailydialog-train": 4000,
+    "dialogue-zh": 400,
+    "dialogue-en-xpersona": 200,
+    "dialogue-en-synthetic": 200,
+    "dialogue-zh-chat": 200,
+    "dialogue-en-xpersona-chat": 100,
+    "dialogue-en-synthetic-chat": 100,
 }
 
 
@@ -169,27 +197,41 @@ def gate_rows(examples: list[Example]) -> np.ndarray:
     return np.array(rows)
 
 
+def trusted(examples: list[Example]) -> np.ndarray:
+    """Rows whose label a person gave (written sentences, persona lines, the chit-chat corpora), not the
+    dialogue clauses labelled by cosine: thresholds are chosen on these."""
+    return np.array([not e.source.startswith("dialogue") for e in examples])
+
+
+def languages(examples: list[Example]) -> dict[str, np.ndarray]:
+    """The rows of each language of ``LANGUAGES``."""
+    langs = np.array([e.lang for e in examples])
+    return {lang: langs == lang for lang in LANGUAGES}
+
+
 def train_keep(
     examples: list[Example], passages: np.ndarray, validation: np.ndarray, chit: np.ndarray
-) -> tuple[Classifier, float, dict[str, float]]:
-    """(a) worth keeping or not, on passage vectors; the threshold from the validation chit-chat."""
+) -> tuple[Classifier, dict[str, float], dict[str, object]]:
+    """(a) worth keeping or not, on passage vectors; per language, the threshold that keeps
+    ``KEEP_RECALL`` of that language's validation statements."""
     y = np.array([e.keep for e in examples], dtype=np.int64)
     train = ~validation
     weights = train_mlp(passages[train], y[train], 2, balanced(y[train], 2))
     scores = probabilities(passages, weights)[:, 1]
-    statements = np.sort(scores[validation & (y == 1)])
-    threshold = float(statements[int(np.floor((1 - KEEP_RECALL) * len(statements)))])
-    kept = scores >= threshold
-    return (
-        weights,
-        threshold,
-        {
+    thresholds: dict[str, float] = {}
+    report: dict[str, object] = {}
+    for lang, rows in languages(examples).items():
+        statements = np.sort(scores[validation & trusted(examples) & rows & (y == 1)])
+        threshold = float(statements[int(np.floor((1 - KEEP_RECALL) * len(statements)))])
+        kept = scores >= threshold
+        thresholds[lang] = threshold
+        report[lang] = {
             "threshold": threshold,
-            "validation_statements_kept": float(kept[validation & (y == 1)].mean()),
-            "validation_chitchat_kept": float(kept[validation & chit].mean()),
-            "validation_not_kept_written_kept": float(kept[validation & (y == 0) & ~chit].mean()),
-        },
-    )
+            "validation_statements_kept": float(kept[validation & rows & (y == 1)].mean()),
+            "validation_chitchat_kept": float(kept[validation & rows & chit].mean()),
+            "validation_not_kept_written_kept": float(kept[validation & rows & (y == 0) & ~chit].mean()),
+        }
+    return weights, thresholds, report
 
 
 def train_category(
@@ -218,11 +260,19 @@ def train_category(
 
 
 def train_gate(
-    examples: list[Example], queries: np.ndarray, validation: np.ndarray, chit: np.ndarray, kept: np.ndarray
-) -> tuple[Classifier, float, float, float, dict[str, float]]:
-    """(c) asks about one's own life / tells about it / other, on query vectors; thresholds from the
-    validation part: the chit-chat fire rate, how often something else reads as an own question, and
-    the message-level check of a kept clause (``kept``: the keep classifier keeps the text)."""
+    examples: list[Example],
+    queries: np.ndarray,
+    validation: np.ndarray,
+    chit: np.ndarray,
+    keep: np.ndarray,
+    false_rate: dict[str, float] = TELL_FALSE_RATE,
+) -> tuple[Classifier, dict[str, tuple[float, float, float, float]], dict[str, object]]:
+    """(c) asks about one's own life / tells about it / other, on query vectors; per language, thresholds
+    from the validation part: the chit-chat fire rate, how often something else reads as an own question,
+    and the pair (keep, tell) a statement must pass ("keep": ``keep`` is the keep score of each text — of
+    a chit-chat line, its best clause's; "tell": the whole message reads as telling about one's own life):
+    of the pairs that let at most ``false_rate`` of the validation chit-chat lines through, the one
+    that keeps most validation statements. Returns (keep, gate, own, tell) per language."""
     k = len(GATE_CLASSES)
     y = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
     train = ~validation
@@ -231,30 +281,60 @@ def train_gate(
     own = p[:, GATE_CLASSES.index("own")]
     personal = own + p[:, GATE_CLASSES.index("tell")]
     is_own = y == GATE_CLASSES.index("own")
-    gate_threshold = threshold_for(personal, validation & chit, GATE_FIRE_RATE)
-    own_threshold = threshold_for(own, validation & ~is_own, OWN_FALSE_RATE)
-    # A kept clause also needs its message to read as telling about one's own life: the threshold at
-    # which at most TELL_FALSE_RATE of the validation chit-chat lines pass both checks.
-    lines = validation & chit
-    passing = lines & kept
-    share = TELL_FALSE_RATE * lines.sum() / max(passing.sum(), 1)
-    tell_threshold = threshold_for(personal, passing, min(float(share), 1.0))
-    told = float((passing & (personal >= tell_threshold)).sum() / max(lines.sum(), 1))
-    return (
-        weights,
-        gate_threshold,
-        own_threshold,
-        tell_threshold,
-        {
-            "tell_threshold": tell_threshold,
-            "validation_chitchat_kept_and_told": told,
+    statements = np.array([e.keep == 1 for e in examples]) & trusted(examples)
+    thresholds: dict[str, tuple[float, float, float, float]] = {}
+    report: dict[str, object] = {}
+    for lang, rows in languages(examples).items():
+        gate_threshold = threshold_for(personal, validation & rows & chit, GATE_FIRE_RATE)
+        own_threshold = threshold_for(own, validation & rows & ~is_own & trusted(examples), OWN_FALSE_RATE)
+        lines, told = validation & rows & chit, validation & rows & statements
+        best = (-1.0, 0.0, 0.0)
+        for keep_threshold in np.quantile(keep[told], KEEP_GRID):
+            passing = lines & (keep >= keep_threshold)
+            share = false_rate[lang] * lines.sum() / max(passing.sum(), 1)
+            tell_threshold = threshold_for(personal, passing, min(float(share), 1.0))
+            recall = float(((keep >= keep_threshold) & (personal >= tell_threshold))[told].mean())
+            best = max(best, (recall, float(keep_threshold), tell_threshold))
+        recall, keep_threshold, tell_threshold = best
+        thresholds[lang] = (keep_threshold, gate_threshold, own_threshold, tell_threshold)
+        mine = validation & rows
+        passed = lines & (keep >= keep_threshold) & (personal >= tell_threshold)
+        report[lang] = {
             "threshold": gate_threshold,
             "own_threshold": own_threshold,
-            "validation_own_fired": float((personal >= gate_threshold)[validation & is_own].mean()),
-            "validation_own_as_own": float((own >= own_threshold)[validation & is_own].mean()),
-            "validation_chitchat_fired": float((personal >= gate_threshold)[validation & chit].mean()),
-        },
-    )
+            "keep_threshold": keep_threshold,
+            "tell_threshold": tell_threshold,
+            "validation_statements_kept_and_told": recall,
+            "validation_chitchat_kept_and_told": float(passed.sum() / max(lines.sum(), 1)),
+            "validation_own_fired": float((personal >= gate_threshold)[mine & is_own].mean()),
+            "validation_own_as_own": float((own >= own_threshold)[mine & is_own].mean()),
+            "validation_chitchat_fired": float((personal >= gate_threshold)[mine & chit].mean()),
+        }
+    return weights, thresholds, report
+
+
+def best_clause_scores(lines: list[Example], w_keep: Classifier, cache: Path | None) -> np.ndarray:
+    """The best keep score of the texts the keeper judges of each line (its clauses and sentences,
+    ``quick_extract.candidates``; 0 without any): a chit-chat line is a false keep when one of its
+    clauses passes, so the thresholds are chosen on that, not on the whole line's vector."""
+    texts = [[t for c in candidates(line.text) for t in c.texts()] for line in lines]
+    flat = sorted({t for ts in texts for t in ts})
+    if not flat:
+        return np.zeros(len(lines))
+    scores = dict(zip(flat, w_keep.probabilities(embed(flat, "passage", cache))[:, 1], strict=True))
+    return np.array([max((scores[t] for t in ts), default=0.0) for ts in texts])
+
+
+def training_examples(root: Path, cache: Path | None) -> tuple[list[Example], int, dict[str, object]]:
+    """Every training example: ``corpus.build`` and the persona dialogues' weak labels, less any text
+    that is an item of an evaluation set; (examples, how many were refused, the weak labels' report)."""
+    repo = Path(__file__).resolve().parents[2]
+    banned = evaluation_texts(root, repo)
+    every = build(root)
+    weak, weak_report = weak_labels(dialogue_clauses(root), lambda texts: embed(texts, "passage", cache))
+    every += weak
+    examples = [e for e in every if e.text.strip() not in banned]
+    return examples, len(every) - len(examples), dict(weak_report)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,41 +343,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default="../shared/data", help="the shared data folder")
     parser.add_argument("--cache", default=None, help="an .npz of vectors kept between runs")
     parser.add_argument("--out", default=str(Path(__file__).with_name(HEAD_FILE)))
-    args = parser.parse_args(argv)
-    root, repo = Path(args.data), Path(__file__).resolve().parents[2]
-    cache = Path(args.cache) if args.cache else None
-    banned = evaluation_texts(root, repo)
-    every = build(root)
-    examples = [e for e in every if e.text.strip() not in banned]
-    print(
-        f"{len(examples)} training texts ({len(every) - len(examples)} refused: items of an evaluation set)"
+    parser.add_argument(
+        "--tell-false-rate",
+        type=float,
+        help=f"validation chit-chat lines let through, both languages (default {TELL_FALSE_RATE})",
     )
+    args = parser.parse_args(argv)
+    rates = {lang: args.tell_false_rate for lang in LANGUAGES} if args.tell_false_rate else TELL_FALSE_RATE
+    cache = Path(args.cache) if args.cache else None
+    examples, refused, weak_report = training_examples(Path(args.data), cache)
+    print(f"{len(examples)} training texts ({refused} refused: items of an evaluation set)")
     passages = embed([e.text for e in examples], "passage", cache)
     in_gate = gate_rows(examples)
     gate_examples = [e for e, used in zip(examples, in_gate, strict=True) if used]
     queries = embed([e.text for e in gate_examples], "query", cache)
-    validation = split(len(examples))
+    validation = line_split(examples, split(len(examples)))
     chit = np.array([e.source.endswith(("-train", "-train-clauses")) for e in examples])
-    w_keep, keep_threshold, keep_report = train_keep(examples, passages, validation, chit)
+    w_keep, _reference, keep_report = train_keep(examples, passages, validation, chit)
     w_cat, cat_report = train_category(examples, passages, validation)
-    kept = w_keep.probabilities(passages)[:, 1] >= keep_threshold
-    w_gate, gate_threshold, own_threshold, tell_threshold, gate_report = train_gate(
-        gate_examples, queries, validation[in_gate], chit[in_gate], kept[in_gate]
+    keep_scores = w_keep.probabilities(passages)[:, 1]
+    lines = np.flatnonzero(validation & in_gate & np.array([e.source.endswith("-train") for e in examples]))
+    keep_scores[lines] = best_clause_scores([examples[i] for i in lines], w_keep, cache)
+    w_gate, gate_thresholds, gate_report = train_gate(
+        gate_examples, queries, validation[in_gate], chit[in_gate], keep_scores[in_gate], rates
     )
     report = {
-        "refused_eval_items": len(every) - len(examples),
+        "refused_eval_items": refused,
+        "dialogues": weak_report,
         "keep": keep_report,
         "category": cat_report,
         "gate": gate_report,
     }
     meta = {"version": VERSION, "sources": Counter(e.source for e in examples), "report": report}
+    # The keep threshold as chosen with the tell threshold (``train_gate``); the first one (95 % of
+    # the validation statements, `_reference`) is in the report.
+    thresholds = [list(gate_thresholds[lang]) for lang in LANGUAGES]
     arrays: dict[str, np.ndarray] = {
         **w_keep.arrays("keep"),
         **w_cat.arrays("category"),
         **w_gate.arrays("gate"),
-        "thresholds": np.array(
-            [keep_threshold, gate_threshold, own_threshold, tell_threshold], dtype=np.float32
-        ),
+        "thresholds": np.array(thresholds, dtype=np.float32),
         "meta": np.array(json.dumps(meta, sort_keys=True)),
     }
     np.savez(args.out, **arrays)  # type: ignore[arg-type]  # numpy's stub types only the first keyword

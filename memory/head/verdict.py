@@ -19,4 +19,4 @@ async def gate_verdict(embedding: EmbeddingUse, text: str) -> tuple[bool, bool] 
     if vector is None:
         return None
     head = load_head()
-    return head.wants_memory(vector), head.asks_own(vector)
+    return head.wants_memory(vector, text), head.asks_own(vector, text)

@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from memory.head.model import load_head
-from memory.model.quick_extract import candidates, decide, head_verdicts
+from memory.model.quick_extract import candidates, decide, fallback_facts, head_verdicts
 from memory.records import Fact
 from memory.vectors.embedding import LOCAL_MODEL_KEY
 
@@ -43,7 +43,7 @@ class FactKeeper:
         if not found:
             return []
         if not head_usable(self.embedder):
-            return decide(found, None, known_projects)
+            return fallback_facts(text, found, known_projects)
         assert self.embedder is not None
         texts = [t for candidate in found for t in candidate.texts()]
         try:
@@ -53,9 +53,9 @@ class FactKeeper:
             raise
         except Exception as exc:  # an embedder failure: the fallback answers
             log.warning("[memory] the head could not embed (%s); keyword rules instead", type(exc).__name__)
-            return decide(found, None, known_projects)
+            return fallback_facts(text, found, known_projects)
         verdicts = head_verdicts(found, vectors)
-        if not load_head().tells(message):
+        if not load_head().tells(message, text):
             # The message as a whole does not tell about the person's life (a self-statement in passing
             # in chit-chat): only what they asked to be remembered is kept.
             position, kept_found, kept_verdicts = 0, [], []

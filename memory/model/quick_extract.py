@@ -12,7 +12,9 @@ sentence (``clauses.py`` cuts it and gives each clause its subject):
    or else the one kept clause ("ugh long day, but I booked the dentist for Friday"). The head also files
    each fact in its category (``memory/text/category.py`` has the guide);
 3. without it (``--embedding none``, an OpenAI embedder, an embedder that failed), short general rules:
-   a first-person statement that is not about the listener or a laugh, filed by ``category.fallback``.
+   a first-person statement that is not about the listener or a laugh, filed by ``category.fallback``,
+   in a message that is not a turn of a conversation (``conversational``: a reply, words to the
+   listener, an apology or thanks, more than four sentences).
 
 "Remember that …" is always kept. A fact's ``content`` is the clean clause as the user wrote it; a few
 single-valued attributes (name, where one lives, works, was born, one's age) get ``subject="user"`` and a
@@ -38,6 +40,7 @@ __all__ = [
     "MIN_MEANINGFUL_CHARS",
     "Candidate",
     "decide",
+    "fallback_facts",
     "quick_facts",
     "split_sentences",
 ]
@@ -82,9 +85,25 @@ _LAUGHTER = re.compile(r"\b(?:lol|lmao|haha\w*|hehe\w*)\b|哈哈|呵呵|笑死",
 _CHATTER = re.compile(
     r"^(?:i|i'm|im|we)\s+(?:think|guess|mean|know|hope|suppose|believe|feel|wonder|agree|see|understand|"
     r"will|'ll|would|could|can|must|should|need|just|am sure|'m sure|am afraid|'m afraid|am not sure)\b"
-    r"|^(?:i'll|i'd|we'll|we'd)\b|^我(?:们)?(?:觉得|想|知道|也|就|会|能|要|去|说|看|猜|以为|还以为|不知道)",
+    r"|^(?:i'll|i'd|we'll|we'd)\b|^我(?:们)?(?:觉得|想|知道|也|就|会|能|要|去|说|看|猜|以为|还以为|不知道)"
+    # what was said, not what is so ("we talked about the weather", "I told him", "我们聊了…")
+    r"|^(?:i|we)\s+(?:talked|chatted|discussed|said|asked|told|mentioned)\b|^我们?(?:聊|谈|说|问)了",
     re.I,
 )
+
+# What makes a whole message a turn of a conversation rather than something told to an assistant: it
+# answers ("yes, …", "好吧…"), speaks to the listener in a statement, apologises, thanks or asks a
+# favour, or runs on for more than ``CONVERSATION_SENTENCES`` sentences (a role play's narration, a
+# pasted story).
+_REPLY = re.compile(
+    r"^\s*(?:yes|yeah|yep|no|nope|nah|well|sure|oh|of course|really|ok|okay|right|sorry|i see|good|"
+    r"great|fine|all right)\b|^\s*(?:好吧|好的|嗯|哦|是的|对(?!了)|没错|不是|当然|真的|哈哈|呵呵)",
+    re.I,
+)
+_COURTESY = re.compile(
+    r"\b(?:sorry|afraid|glad|apologi[sz]e|please|thanks?)\b|对不起|不好意思|谢谢|请问|麻烦", re.I
+)
+CONVERSATION_SENTENCES = 4
 
 # --- single-valued attributes (supersede, not duplicate) --------------------------------------------------
 _PREDICATES = [
@@ -147,6 +166,26 @@ def candidates(text: str) -> list[Candidate]:
         whole = parts[0] if len(parts) == 1 else clean(stripped).rstrip(" .。!！~～")
         out.append(Candidate(whole, parts, remembered))
     return out
+
+
+def conversational(text: str) -> bool:
+    """Keyword-only: the whole message reads as a turn of a conversation (see ``_REPLY``)."""
+    sentences = split_sentences(text)
+    # A question to the listener ("what can you do?") does not make the statements beside it a reply.
+    to_listener = any(_LISTENER.search(s) for s in sentences if not _is_question(s))
+    if _REPLY.search(text) or to_listener or _COURTESY.search(text):
+        return True
+    return len(sentences) > CONVERSATION_SENTENCES
+
+
+def fallback_facts(
+    text: str, found: Sequence[Candidate], known_projects: frozenset[str] = frozenset()
+) -> list[Fact]:
+    """The keyword fallback's facts of ``text`` (its ``candidates``): none of a conversational message
+    but what the person asked to be remembered."""
+    if conversational(text):
+        found = [c for c in found if c.remembered]
+    return decide(found, None, known_projects)
 
 
 def _fallback_keeps(text: str) -> bool:
@@ -232,7 +271,7 @@ def decide(
 
 def quick_facts(text: str, known_projects: frozenset[str] = frozenset()) -> list[Fact]:
     """The keyword fallback's facts (no embedder): what ``kept_facts`` gives when the head cannot run."""
-    return decide(candidates(text), None, known_projects)
+    return fallback_facts(text, candidates(text), known_projects)
 
 
 def head_verdicts(found: Sequence[Candidate], passages: np.ndarray) -> list[tuple[bool, str]]:
@@ -240,4 +279,5 @@ def head_verdicts(found: Sequence[Candidate], passages: np.ndarray) -> list[tupl
     from memory.head.model import load_head
 
     head = load_head()
-    return list(zip(head.keeps(passages), head.categories(passages), strict=True))
+    texts = [t for candidate in found for t in candidate.texts()]
+    return list(zip(head.keeps(passages, texts), head.categories(passages), strict=True))

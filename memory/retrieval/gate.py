@@ -7,15 +7,18 @@ by the learned head on the query vector retrieval computes anyway (``memory/head
 is finally shown by the relevance floor (``ranking.RelevanceFloor``).
 
 Without the embedder (``--embedding none``, or no local model) short general rules stand in for the head
-(``learned=False``): a message that names a known project or recalls the past, or speaks of the person
-("I"/"my"/"我") and asks or tells something at length; ``personal_question`` says whether it asks about
-the person's own life. ``asks_about_themselves`` ("what do you know about me?") is answered with an
-overview, not a search. bench/gate.py measures all of them.
+(``learned=False``): a message that names a known project or recalls the past, speaks of the person
+("I"/"my"/"我") and asks or tells something at length, or asks a short question about a thing or someone
+(``topic_question``); ``personal_question`` says whether it asks about the person's own life.
+``asks_about_themselves`` ("what do you know about me?") is answered with an overview, not a search.
+bench/gate.py measures all of them.
 """
 
 from __future__ import annotations
 
 import re
+
+from memory.text.tokenizer import STOP_WORDS
 
 # Messages shorter than this (characters, stripped) never need memory (the seed: len < 5); Chinese says
 # in three characters what English says in five ("我住哪").
@@ -49,11 +52,20 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 # --- keyword-only fallback ---------------------------------------------------------------------------
 _EN_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|our|us)\b", re.I)
 _EN_POSSESSIVE = re.compile(r"\b(?:my|mine|our|ours)\b", re.I)
+# A pronoun that points into the conversation ("what is it?", "那是什么？"): the question is about what
+# was just said, not about the person's life.
 # A capitalised word inside the sentence: a name ("What did Caroline research?").
 _EN_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
+_DEICTIC = re.compile(r"\b(?:it|this|that|these|those|there)\b|这|那|它", re.I)
+# What a Chinese question is made of besides its topic: question words, particles, copulas.
+_ZH_FUNCTION = re.compile(
+    "为什么|为啥|什么|怎么|多少|哪儿|哪里|哪个|可以|一下|[哪谁几啥吗呢吧啊呀嘛么了的是在有没不就还都也会能要]"
+)
 _ZH_FIRST_PERSON = re.compile("我|咱")
+# The past recalled, or what the person said earlier asked back ("what did I tell you about X and Y?").
 _EN_RECALL = re.compile(
-    r"\b(?:remember|recall|remind|forgot|last (?:time|week|month|year)|yesterday|ago|told you|mentioned)\b",
+    r"\b(?:remember|recall|remind|forgot|last (?:time|week|month|year)|yesterday|ago|told you|mentioned|"
+    r"(?:did|have) i (?:tell|say|mention)|i (?:said|told))\b",
     re.I,
 )
 _ZH_RECALL = re.compile("记得|提醒我|忘了|说过|上次|之前|以前|昨天|前几天|上周|上个月|去年")
@@ -106,10 +118,16 @@ def _prose(text: str) -> str | None:
 
 
 def should_retrieve(
-    text: str, known_projects: frozenset[str] | set[str] = frozenset(), *, learned: bool = False
+    text: str,
+    known_projects: frozenset[str] | set[str] = frozenset(),
+    *,
+    learned: bool = False,
+    topics: bool = True,
 ) -> bool:
     """True when the message may need long-term memory. ``learned``: the head judges what the rules let
-    through, so only what a rule can know is refused here; otherwise the keyword-only rules decide."""
+    through, so only what a rule can know is refused here; otherwise the keyword-only rules decide.
+    ``topics``: whether a short question about a thing or someone (``topic_question``) counts — without
+    the head it must; beside the head, which judges questions, the assistant leaves it out."""
     prose = _prose(text)
     if prose is None:
         return False
@@ -118,12 +136,13 @@ def should_retrieve(
     lowered = prose.lower()
     if any(p.lower() in lowered for p in known_projects if p):
         return True
+    if personal_question(prose) or (topics and topic_question(prose)):
+        return True
     if _HAN.search(prose):
-        if _ZH_RECALL.search(prose):
-            return True
-        han = len(_HAN.findall(prose))
-        return bool(_ZH_FIRST_PERSON.search(prose)) and (han >= ZH_NARRATIVE_HAN or personal_question(prose))
-    if _EN_RECALL.search(prose) or personal_question(prose):
+        return bool(_ZH_RECALL.search(prose)) or (
+            bool(_ZH_FIRST_PERSON.search(prose)) and len(_HAN.findall(prose)) >= ZH_NARRATIVE_HAN
+        )
+    if _EN_RECALL.search(prose):
         return True
     if _EN_ASKS.search(prose) and _EN_NAME.search(prose) and _short_question(prose):
         return True  # a question about someone by name
@@ -156,3 +175,18 @@ def personal_question(text: str) -> bool:
         short = len(_HAN.findall(prose)) <= PERSONAL_QUESTION_HAN and not to_listener(prose)
         return short and bool(_ZH_ASKS.search(prose) and _ZH_FIRST_PERSON.search(prose))
     return _short_question(prose) and bool(_EN_ASKS.search(prose) and _EN_FIRST_PERSON.search(prose))
+
+
+def topic_question(text: str) -> bool:
+    """Keyword-only: a short question about a thing or someone of a life, said without "my" ("what's the
+    parrot's name?", "when is Mia's recital?", "甜甜几年级了？") — one sentence, not to the listener, not
+    about what was just said ("what is it?"), naming something (a content word; in Chinese two characters
+    beside question words and particles). Without the head nothing tells it from a question about the
+    world ("what's the capital of France?"); the search finds nothing of the person's for those."""
+    prose = text.strip()
+    if not _short_question(prose) or _DEICTIC.search(prose):
+        return False
+    if _HAN.search(prose):
+        return bool(_ZH_ASKS.search(prose)) and len(_HAN.findall(_ZH_FUNCTION.sub("", prose))) >= 2
+    words = [w.lower().split("'")[0].split("’")[0] for w in _WORD.findall(prose)]
+    return bool(_EN_ASKS.search(prose)) and any(w not in STOP_WORDS for w in words)

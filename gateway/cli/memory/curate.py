@@ -19,6 +19,7 @@ from memory.conversation import ROLES
 from memory.engine import MemoryEngine
 from memory.files.migrate import migrate_files
 from memory.files.private import write_private
+from memory.head.filing import file_category
 from memory.model.output import parse_episode
 from memory.records import PROFILE_TOPIC, Fact
 from memory.text.category import category_for
@@ -44,8 +45,9 @@ async def run_add(engine: MemoryEngine, args: argparse.Namespace) -> int:
     if args.project:
         fact.project = args.project
     fact.topic = args.topic or (PROFILE_TOPIC if tier == 1 else fact.topic)
-    # No --category: the one classifier (memory/text/category.py), not a blanket "event".
-    fact.category = args.category or category_for(args.text)
+    # No --category: filed as extraction files it (the head with the configured embedder:
+    # memory/head/filing.py), not a blanket "event".
+    fact.category = args.category or await file_category(args.text, engine.embedder)
     if args.importance is not None:
         fact.importance = args.importance
     result = await engine.write(args.owner, fact)
@@ -207,6 +209,8 @@ async def _import_memories(engine: MemoryEngine, args: argparse.Namespace) -> tu
                 archived += 1
                 continue
             base, refs = _fact_of(rec)
+            if not rec.get("category"):  # filed as extraction files it (memory/head/filing.py)
+                base.category = await file_category(base.content, engine.embedder)
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise CliError(
                 f"memory record {n} of {args.file} is malformed ({type(exc).__name__}: {exc})"
@@ -235,7 +239,7 @@ def _fact_of(rec: dict) -> tuple[Fact, list[str]]:
         tier=int(rec.get("tier", 2)),
         project=rec.get("project") or "_global",
         topic=rec.get("topic") or "_general",
-        category=rec.get("category") or category_for(rec["content"]),
+        category=rec.get("category") or category_for(rec["content"]),  # refiled by the caller
         importance=float(rec.get("importance", 0.5)),
         source=rec.get("source") or "import",
         source_ref=refs[0] if refs else None,

@@ -540,18 +540,21 @@ def test_add_without_a_category_uses_the_classifier(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     db = tmp_path / "c.db"
-    for text in ("My dog is called Biscuit", "我对青霉素过敏", "I love spicy Thai food", "Shipped the beta"):
+    texts = ("My dog is called Biscuit", "我对青霉素过敏", "I love spicy Thai food")
+    texts += ("We shipped the beta last week",)
+    for text in texts:
         code, out, _ = mem(capsys, db, "add", text, "--owner", "alice")
         assert code == 0 and out.startswith("added #"), out
     code, out, _ = mem(capsys, db, "list", "--owner", "alice", "--json")
     assert code == 0
     rows = json.loads(out)
     categories = {r["content"]: r["category"] for r in (rows["memories"] if isinstance(rows, dict) else rows)}
-    # The category guide (memory/text/category.py): a pet is one of the people and animals around the
-    # person (event), an allergy is health (config).
+    # The category guide (memory/text/category.py), as extraction files it (the head with the configured
+    # embedder: memory/head/filing.py): a pet is one of the people and animals around the person (event),
+    # an allergy is health (config), what happened is an event.
     assert categories == {
         "My dog is called Biscuit": "event",
         "我对青霉素过敏": "config",
         "I love spicy Thai food": "config",
-        "Shipped the beta": "event",
+        "We shipped the beta last week": "event",
     }

@@ -65,15 +65,28 @@ async def test_same_message_same_facts(embedder: CachedEmbedder) -> None:
     assert all(not content.lower().startswith(("and ", "but ")) for content, _ in first)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 35 round 2 (branch rules2): the head and the keyword fallback fall short here",
-)
 async def test_a_compound_message_keeps_each_clause_whole(embedder: CachedEmbedder) -> None:
     facts = await FactKeeper(embedder).facts("I live in Lyon and work as a nurse")
     assert [f.content for f in facts] == ["I live in Lyon", "I work as a nurse"]
     zh = await FactKeeper(embedder).facts("我在杭州做后端开发，喜欢用Go")
     assert [f.content for f in zh] == ["我在杭州做后端开发", "我喜欢用Go"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My manager is Karen",  # a relation named
+        "my boss is called Karen",
+        "I use Neovim.",  # a tool one uses
+        "我在杭州做后端开发",  # where and what one works
+        "my dentist is Dr Hale",
+        "我一般用Figma做设计",
+    ],
+)
+async def test_a_relation_named_a_tool_used_and_where_one_works_are_kept(
+    embedder: CachedEmbedder, text: str
+) -> None:
+    assert await FactKeeper(embedder).facts(text), text
 
 
 async def test_considering_something_is_not_who_one_is(embedder: CachedEmbedder) -> None:
@@ -83,10 +96,11 @@ async def test_considering_something_is_not_who_one_is(embedder: CachedEmbedder)
 
 async def test_the_gate_tells_own_questions_from_questions_to_the_listener(embedder: CachedEmbedder) -> None:
     head = load_head()
-    own = await embedder.embed_queries(["what's my sister's name again?", "我对什么过敏？"])
-    other = await embedder.embed_queries(["what's your favourite colour?", "法国的首都是哪？"])
-    assert all(head.asks_own(v) for v in own)
-    assert not any(head.asks_own(v) for v in other)
+    own = ["what's my sister's name again?", "我对什么过敏？"]
+    other = ["what's your favourite colour?", "法国的首都是哪？"]
+    own_vectors, other_vectors = await embedder.embed_queries(own), await embedder.embed_queries(other)
+    assert all(head.asks_own(v, t) for v, t in zip(own_vectors, own, strict=True))
+    assert not any(head.asks_own(v, t) for v, t in zip(other_vectors, other, strict=True))
 
 
 class _Broken:
@@ -111,3 +125,14 @@ def test_another_vector_space_never_reaches_the_head() -> None:
 
     assert not head_usable(Api())  # type: ignore[arg-type]
     assert not head_usable(None)
+
+
+async def test_a_memory_written_by_hand_is_filed_as_extraction_files_it(embedder: CachedEmbedder) -> None:
+    from memory.head.filing import file_category
+    from memory.text.category import category_for
+
+    text = "my daughter's birthday is 3 May"
+    (vector,) = await embedder.embed_passages([text])
+    assert await file_category(text, embedder) == load_head().categories(vector)[0]
+    assert await file_category(text, None) == category_for(text)  # no embedder: the keyword rule
+    assert await file_category("the wifi password is on the fridge", embedder) == "credential"

@@ -59,6 +59,21 @@ def test_questions_the_listener_laughs_secrets_code_and_other_subjects_are_not_k
     assert quick_facts(text) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Yes, I have booked a room for the 24th.",
+        "I'm sorry I'm so late, I had a really bad day.",
+        "Kara, I had fun at the movies with you.",
+        "好吧，我是下大雨去的",
+        "I studied law. I worked in a bank. I moved to Leeds. I like tennis. I have a son.",
+    ],
+)
+def test_a_turn_of_a_conversation_keeps_nothing_without_the_head(text: str) -> None:
+    assert quick_facts(text) == []
+    assert quick_facts("Remember that " + text)  # unless the person asked for it
+
+
 def test_too_long_sentence_is_skipped_but_a_shorter_one_is_kept() -> None:
     tail = "x" * (MAX_SENTENCE_CHARS - len("I live in "))
     assert quick_facts("I live in " + tail)

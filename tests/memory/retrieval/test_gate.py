@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from memory.retrieval.gate import asks_about_themselves, personal_question, should_retrieve, to_listener
+from memory.retrieval.gate import (
+    asks_about_themselves,
+    personal_question,
+    should_retrieve,
+    to_listener,
+    topic_question,
+)
 
 NOTHING_TO_RECALL = [
     "",
@@ -67,7 +73,8 @@ def test_keyword_only_fires_on_the_person_asking_or_telling_about_their_life(tex
     "text",
     [
         "how are you?",
-        "what's the weather like",
+        "what was that?",
+        "为啥？",
         "tell me a joke",
         "你叫什么名字？",
         "今天天气不错",
@@ -130,3 +137,30 @@ def test_a_question_to_the_listener_or_a_suggestion_is_not_about_oneself(text: s
     assert to_listener(text) is listener
     if listener:
         assert not personal_question(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["What's the parrot's name?", "where do the car keys go?", "甜甜几年级了？", "狗怕什么？"]
+)
+def test_keyword_only_fires_on_a_short_question_about_a_thing_or_someone(text: str) -> None:
+    assert topic_question(text) and should_retrieve(text)
+    assert should_retrieve(text, topics=False) is personal_question(text)
+
+
+@pytest.mark.parametrize("text", ["What is it?", "那是什么？", "How was your day?", "怎么了？", "Why not?"])
+def test_a_question_about_what_was_just_said_or_to_the_listener_is_no_topic(text: str) -> None:
+    assert not topic_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What did I tell you about Mia and the dentist?",
+        "what did i say about the boiler and the landlord",
+        "Have I mentioned my knee and the physio?",
+        "我跟你说过小雨和学校的什么事？",
+    ],
+)
+def test_keyword_only_fires_on_what_the_person_told_before(text: str) -> None:
+    # The commonest recall question: asked of the listener, but about what the person said.
+    assert should_retrieve(text) and not to_listener(text) and personal_question(text)

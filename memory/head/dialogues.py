@@ -1,0 +1,153 @@
+"""Weak labels from the persona dialogues (issue 35, round 2): what people say about themselves in chat.
+
+In PersonaChat-style data each speaker was given a few persona sentences ("我有两只狗。", "I am a nurse.")
+and then chatted; their turns paraphrase those sentences in a casual register ("和我的两只狗一起放松",
+"just taking a break from baking") between small talk ("那很好", "sounds good"). A clause of a turn is
+labelled by its passage-vector cosine to the speaker's **own** persona sentences, against a baseline: the
+same clause's cosine to a **stranger's** persona (the persona of another dialogue, seeded). Per language:
+
+* worth keeping ("tell"): closer to the speaker's own persona than 99 % of clauses are to a stranger's;
+* not worth keeping ("other"): further from it than half of them are from a stranger's, and not
+  beginning with "I"/"my"/"我" (a first-person clause far from the persona may still be a fact the persona
+  did not list: it is left out rather than called chatter);
+* everything between is not used.
+
+The thresholds come from the data (percentiles), not from a hand-picked cosine. Sources and licences:
+``DATA_CARD.md``. Deterministic: the same files give the same clauses, samples and labels.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from memory.head.corpus import SEED, Example, normalise_dailydialog
+from memory.model.quick_extract import candidates
+
+# Clauses sampled per source (the English sources are large; their yield of statements is lower).
+CLAUSES_PER_SOURCE = {"dialogue-zh": 5000, "dialogue-en-xpersona": 4000, "dialogue-en-synthetic": 4000}
+# The baseline percentiles: a positive beats this share of stranger cosines, a negative falls below it.
+POSITIVE_PERCENTILE = 99.0
+NEGATIVE_PERCENTILE = 50.0
+_FIRST_PERSON = re.compile(r"^(?:i|i'm|im|i've|i'd|i'll|my|me|we|our)\b|^(?:我|咱)", re.I)
+_SPEAKER = re.compile(r"^User ([12]):\s*(.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class DialogueClause:
+    """A clause one speaker said, with that speaker's persona sentences."""
+
+    text: str
+    lang: str
+    source: str
+    persona: tuple[str, ...]
+
+
+def _clauses(turn: str) -> list[str]:
+    """The clauses the keeper would judge of a turn (questions and what a rule refuses are dropped)."""
+    return [part for candidate in candidates(turn) for part in candidate.parts]
+
+
+def _xpersona(root: Path, lang: str) -> list[DialogueClause]:
+    """The persona speaker's replies (the second of each pair) of XPersona's valid and test dialogues."""
+    out: list[DialogueClause] = []
+    for split in ("valid", "test"):
+        name = (
+            f"xpersona_Zh_persona_split_{split}_human_annotated.json"
+            if lang == "zh"
+            else f"xpersona_En_persona_{split}.json"
+        )
+        for item in json.loads((root / "persona" / name).read_text(encoding="utf-8")):
+            persona = tuple(p.strip() for p in item["persona"] if p.strip())
+            for pair in item["dialogue"]:
+                if len(pair) < 2:
+                    continue
+                reply = "".join(pair[1].split()) if lang == "zh" else normalise_dailydialog(pair[1])
+                source = "dialogue-zh" if lang == "zh" else "dialogue-en-xpersona"
+                out += [DialogueClause(c, lang, source, persona) for c in _clauses(reply)]
+    return out
+
+
+def _persona_lines(cell: str | None) -> tuple[str, ...]:
+    return tuple(line.strip() for line in (cell or "").splitlines() if line.strip())
+
+
+def _synthetic(root: Path) -> list[DialogueClause]:
+    """Both speakers' turns of Synthetic-Persona-Chat (each speaker has a persona)."""
+    out: list[DialogueClause] = []
+    for split in ("valid", "test"):
+        path = root / "persona" / f"Synthetic-Persona-Chat_{split}.csv"
+        with open(path, encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                personas = {k: _persona_lines(row.get(f"user {k} personas")) for k in ("1", "2")}
+                for line in (row.get("Best Generated Conversation") or "").splitlines():
+                    match = _SPEAKER.match(line.strip())
+                    if match and personas[match.group(1)]:
+                        out += [
+                            DialogueClause(c, "en", "dialogue-en-synthetic", personas[match.group(1)])
+                            for c in _clauses(match.group(2))
+                        ]
+    return out
+
+
+def dialogue_clauses(root: Path) -> list[DialogueClause]:
+    """A seeded sample of each source's distinct clauses (``CLAUSES_PER_SOURCE``)."""
+    out: list[DialogueClause] = []
+    for clauses in (_xpersona(root, "zh"), _xpersona(root, "en"), _synthetic(root)):
+        distinct = list({c.text: c for c in clauses}.values())
+        if not distinct:
+            continue
+        random.Random(f"{SEED}-{distinct[0].source}").shuffle(distinct)
+        out += distinct[: CLAUSES_PER_SOURCE[distinct[0].source]]
+    return out
+
+
+def weak_labels(
+    clauses: list[DialogueClause], embed: Callable[[list[str]], np.ndarray]
+) -> tuple[list[Example], dict[str, dict[str, float]]]:
+    """Labelled examples of ``clauses`` (see the module docstring) and, per language, the two cosine
+    thresholds and counts. ``embed`` gives unit passage vectors of texts."""
+    personas = sorted({p for c in clauses for p in c.persona})
+    vectors = embed([c.text for c in clauses])
+    persona_vectors = embed(personas)
+    index = {p: i for i, p in enumerate(personas)}
+    rng = random.Random(f"{SEED}-strangers")
+    own, stranger = np.zeros(len(clauses)), np.zeros(len(clauses))
+    by_lang: dict[str, list[int]] = {}
+    for i, clause in enumerate(clauses):
+        by_lang.setdefault(clause.lang, []).append(i)
+    for rows in by_lang.values():
+        pool = sorted({c.persona for c in (clauses[i] for i in rows)})
+        for i in rows:
+            mine = clauses[i].persona
+            other = mine
+            while other == mine and len(pool) > 1:
+                other = pool[rng.randrange(len(pool))]
+            own[i] = max(float(vectors[i] @ persona_vectors[index[p]]) for p in mine)
+            stranger[i] = max(float(vectors[i] @ persona_vectors[index[p]]) for p in other)
+    examples: list[Example] = []
+    report: dict[str, dict[str, float]] = {}
+    for lang, rows in by_lang.items():
+        high = float(np.percentile(stranger[rows], POSITIVE_PERCENTILE))
+        low = float(np.percentile(stranger[rows], NEGATIVE_PERCENTILE))
+        positives = [i for i in rows if own[i] >= high]
+        negatives = [i for i in rows if own[i] < low and not _FIRST_PERSON.match(clauses[i].text)]
+        negatives = negatives[: len(positives)]
+        examples += [Example(clauses[i].text, lang, clauses[i].source, 1, None, "tell") for i in positives]
+        examples += [
+            Example(clauses[i].text, lang, f"{clauses[i].source}-chat", 0, None, "other") for i in negatives
+        ]
+        report[lang] = {
+            "positive_cosine": high,
+            "negative_cosine": low,
+            "kept": len(positives),
+            "chatter": len(negatives),
+        }
+    return examples, report
