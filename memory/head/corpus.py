@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory.head.registers import dropped_subject
 from memory.model.quick_extract import candidates
 
 SEED = 35
@@ -25,6 +26,8 @@ CLAUSES_PER_CORPUS = 2000
 COMPOUNDS_PER_LANGUAGE = 150
 # Lines of each chit-chat corpus's training half (all of them: LCCC has ~2,300 distinct, DailyDialog ~3,600).
 CHITCHAT_PER_CORPUS = 4000
+# Subjectless rewrites of each Chinese persona line (round 3, ``subjectless_persona``).
+SUBJECTLESS_ZH_TIMES = 2
 WRITTEN = Path(__file__).with_name("written.json")
 
 
@@ -174,7 +177,8 @@ def build(
         )
         out += [Example(t, lang, f"{corpus}-train-clauses", 0) for t in list(pieces)[:CLAUSES_PER_CORPUS]]
     out += compounds(mine, random.Random(f"{SEED}-compounds"))
-    return out
+    # Round 3, appended last so the rows before keep their place in the seeded validation split.
+    return out + subjectless_persona(zh) + subjectless_written(mine)
 
 
 def written_examples(mine: dict[str, Any]) -> list[Example]:
@@ -200,6 +204,35 @@ def written_examples(mine: dict[str, Any]) -> list[Example]:
         ]
         chatter = mine.get(f"not_kept_casual_{lang}", ())
         out += [Example(t, lang, "written-2", 0, None, "other") for t in chatter]
+    return out
+
+
+def subjectless_persona(zh: list[str]) -> list[Example]:
+    """Round 3: each Chinese persona line without its subject, as typed in a chat (``registers.py``),
+    ``SUBJECTLESS_ZH_TIMES`` rewrites (its 527 lines are most of the Chinese statements the head sees; the
+    English corpora are eight times larger and already hold subjectless lines)."""
+    out: list[Example] = []
+    rng = random.Random(f"{SEED}-subjectless")
+    seen: set[str] = set()
+    for _ in range(SUBJECTLESS_ZH_TIMES):
+        for text in zh:
+            shown = dropped_subject(text, "zh", rng)
+            if shown is not None and shown not in seen:
+                seen.add(shown)
+                out.append(Example(shown, "zh", "persona-zh-subjectless", 1, None, "tell"))
+    return out
+
+
+def subjectless_written(mine: dict[str, Any]) -> list[Example]:
+    """Round 3: each written Chinese statement that begins with "我", without it (its category kept)."""
+    out: list[Example] = []
+    rng = random.Random(f"{SEED}-written-subjectless")
+    for key in ("statements_zh", "statements_casual_zh"):
+        for category, texts in mine.get(key, {}).items():
+            for text in texts:
+                shown = dropped_subject(text, "zh", rng)
+                if shown is not None:
+                    out.append(Example(shown, "zh", "written-subjectless-zh", 1, category, "tell"))
     return out
 
 

@@ -41,13 +41,17 @@ KEEP_RECALL = 0.95
 # (some of those lines are real self-statements: "I wear size 40", "My name is Ron").
 # Per language: LCCC's chit-chat holds many more first-person lines that read as statements ("我要打麻将",
 # "我病了") than DailyDialog's; at 1.5 % the Chinese thresholds lost a quarter of the validation statements
-# (0.73 kept), at 3 % about a tenth.
-TELL_FALSE_RATE = {"en": 0.015, "zh": 0.03}
+# (0.73 kept), at 3 % about a tenth. English went from 1.5 % to 2.5 % in round 3, chosen on the dev sets
+# (everyday_dev, everyday_blind, everyday_blind2 tells): with the round-3 data 1.5 % kept 0.79 of their
+# English tells, 2.5 % 0.84 (round 2's figure).
+TELL_FALSE_RATE = {"en": 0.025, "zh": 0.03}
 # The keep thresholds tried with the tell threshold: the keep score these shares of the validation
 # statements reach or exceed (``train_gate``).
 KEEP_GRID = np.linspace(0.02, 0.2, 10)
 # The own-question threshold: the lowest score at which at most this share of other texts reads as one.
-OWN_FALSE_RATE = 0.02
+# 2 % until round 3; with the round-3 gate it let 0.10 of the dev sets' Chinese chit-chat read as an own
+# question (round 2: 0.04), 1 % lets 0.06 (own questions read as own: 0.88, round 2 0.87).
+OWN_FALSE_RATE = 0.01
 # The gate threshold: the lowest score whose fire rate on the validation chit-chat stays within this.
 GATE_FIRE_RATE = 0.15
 
@@ -174,6 +178,7 @@ GATE_ROWS_PER_SOURCE = {
     "written-compound": 0,
     "persona-en": 300,
     "persona-zh": 300,
+    "persona-zh-subjectless": 600,
     "persona-questions-en": 200,
     "persona-questions-zh": 200,
     "lccc-train": 4000,
