@@ -60,7 +60,8 @@ class Claimed:
 class DurableInbox:
     """Accepted messages until they are answered, kept by the memory store (``memory/store/inbox.py``,
     ``memory/store/chat_holds.py``). ``reorder_window``: how long a chat's newest message waits for an
-    earlier one still on its way (``gateway.reorderWindow``)."""
+    earlier one still on its way (``gateway.reorderWindow``); ``in_order``: the channels that deliver one
+    message at a time in the platform's order (``channels.base.DeliversInOrder``), whose chats never wait."""
 
     def __init__(
         self,
@@ -74,6 +75,7 @@ class DurableInbox:
         self.replica = replica  # gateway.replicaId (gateway/replica.py)
         self.lease = lease
         self.reorder_window = reorder_window
+        self.in_order: set[str] = set()  # channels whose messages arrive in order: no reorder window
         self.monotonic: Callable[[], float] = time.monotonic  # how long a fence took (a stall): ``fence``
         self._repaired: dict[str, None] = {}  # chats whose repaired text was logged (newest last)
 
@@ -129,7 +131,8 @@ class DurableInbox:
         """Claim the held chat's next unanswered message in the platform's order; None when there is none
         left or this replica no longer holds the chat; or the seconds to wait before asking again (the
         next message is younger than the reorder window)."""
-        claimed = await self._holds.next_message(*chat, self.replica, self.reorder_window)
+        window = 0.0 if chat[0] in self.in_order else self.reorder_window
+        claimed = await self._holds.next_message(*chat, self.replica, window)
         if claimed is None or isinstance(claimed, float):
             return claimed
         message = _message(claimed.id, claimed.message, claimed.media)
