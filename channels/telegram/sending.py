@@ -28,6 +28,7 @@ log = logging.getLogger("tierclaw.channels")
 MAX_MESSAGE = 4096  # telegram.constants.MessageLimit.MAX_TEXT_LENGTH
 MIN_PIECE = 64  # "message is too long" re-splits stop here
 T = TypeVar("T")
+Render = Callable[[str], str]  # Markdown to Telegram HTML
 
 
 @dataclass(frozen=True)
@@ -143,10 +144,13 @@ class Outbox:
                 return sent
             raise
 
-    async def edit_piece(self, message_id: int, markdown: str, *, html: bool = True) -> None:
+    async def edit_piece(
+        self, message_id: int, markdown: str, *, html: bool = True, render: Render = markdown_to_html
+    ) -> None:
         """Make message ``message_id`` show ``markdown`` (as plain text if its HTML cannot be parsed);
-        the same text again is no change, not a failure."""
-        text = markdown_to_html(markdown) if html else markdown
+        the same text again is no change, not a failure. ``render``: a message edited as a reply grows
+        passes its ``DraftRenderer`` (html.py), which renders the same, re-parsing only the open end."""
+        text = render(markdown) if html else markdown
         try:
             await call(
                 lambda: self.bot.edit_message_text(
