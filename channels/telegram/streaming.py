@@ -107,7 +107,8 @@ class DraftStream:
         if self._edit is not None:
             await self._edit.finish(text)
             return
-        await self._outbox.send_text(text, self._message.message_id)
+        # The drafts' renderer has the reply's settled blocks rendered already (the same HTML as whole).
+        await self._outbox.send_text(text, self._message.message_id, render=self._html.render)
 
     async def cancel(self) -> None:
         self._streams.closed(self._outbox.chat_id, self.draft_id, self)
