@@ -145,8 +145,11 @@ class ReplyView:
             self._live = Live(console=self._console, transient=True, auto_refresh=False)
             self._live.start()
             self._spinning = False
-        lines = Text(text).wrap(self._console, max(self._console.width, 20))
         room = max(self._console.height - 2, 3)
+        # Each line wraps to one screen line or more: the last ``room`` lines hold the last screenful, and
+        # only they are wrapped (not the whole reply, ten times a second).
+        tail = "\n".join(text.rsplit("\n", room)[-room:])
+        lines = Text(tail).wrap(self._console, max(self._console.width, 20))
         self._live.update(Text("\n").join(lines[-room:]), refresh=True)
 
 

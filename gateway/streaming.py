@@ -95,7 +95,7 @@ class Feed:
 
     def push(self, text: str) -> None:
         """The reply so far (called by the model after each delta)."""
-        if self._closed or text == self._latest or not text.strip():
+        if self._closed or text == self._latest or not text or text.isspace():
             return
         self._latest = text
         self._fresh.set()

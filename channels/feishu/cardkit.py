@@ -92,16 +92,17 @@ class Budget:
         self._calls: deque[float] = deque()
 
     def wait(self) -> float:
-        """Seconds until a call fits (0: now)."""
+        """Seconds until a call fits (0: now). Asked before every frame of every card, so it looks at
+        one call per window: the calls are in time order, and a window is full when the ``limit``-th
+        latest call is still inside it."""
         now = self._clock()
         while self._calls and now - self._calls[0] >= 60.0:
             self._calls.popleft()
-        waits = [0.0]
+        wait = 0.0
         for window, limit in self._limits:
-            recent = [at for at in self._calls if now - at < window]
-            if len(recent) >= limit:
-                waits.append(recent[-limit] + window - now)
-        return max(waits)
+            if len(self._calls) >= limit and now - (at := self._calls[-limit]) < window:
+                wait = max(wait, at + window - now)
+        return wait
 
     def take(self) -> bool:
         """Count a call if it fits now."""

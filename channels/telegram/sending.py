@@ -28,6 +28,7 @@ log = logging.getLogger("tierclaw.channels")
 MAX_MESSAGE = 4096  # telegram.constants.MessageLimit.MAX_TEXT_LENGTH
 MIN_PIECE = 64  # "message is too long" re-splits stop here
 T = TypeVar("T")
+Render = Callable[[str], str]  # Markdown to Telegram HTML
 
 
 @dataclass(frozen=True)
@@ -100,22 +101,27 @@ class Outbox:
     def bot(self) -> Bot:
         return self.bot_of_channel()
 
-    async def send_text(self, text: str, reply_to: str = "") -> list[Message]:
-        """``text`` as ≤4096-character HTML messages; the first one replies to ``reply_to``."""
+    async def send_text(
+        self, text: str, reply_to: str = "", render: Render = markdown_to_html
+    ) -> list[Message]:
+        """``text`` as ≤4096-character HTML messages; the first one replies to ``reply_to``. ``render``:
+        a streamed reply's final text passes the renderer its drafts used (html.py, ``DraftRenderer``)."""
         sent: list[Message] = []
         for piece in split_text(text, MAX_MESSAGE):
-            sent.extend(await self.send_piece(piece, reply_to, html=True))
+            sent.extend(await self.send_piece(piece, reply_to, html=True, render=render))
             reply_to = ""
         return sent
 
-    async def send_piece(self, markdown: str, reply_to: str, *, html: bool = True) -> list[Message]:
+    async def send_piece(
+        self, markdown: str, reply_to: str, *, html: bool = True, render: Render = markdown_to_html
+    ) -> list[Message]:
         """One piece; sent as plain text if Telegram cannot parse its HTML, cut smaller if too long."""
         reply = (
             ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True)
             if reply_to.isdigit()
             else None
         )
-        text = markdown_to_html(markdown) if html else markdown
+        text = render(markdown) if html else markdown
         try:
             message = await call(
                 lambda: self.bot.send_message(
@@ -138,15 +144,18 @@ class Outbox:
             if "message is too long" in reason and len(markdown) > MIN_PIECE:
                 sent: list[Message] = []
                 for piece in split_text(markdown, max(MIN_PIECE, len(markdown) // 2)):
-                    sent.extend(await self.send_piece(piece, reply_to, html=html))
+                    sent.extend(await self.send_piece(piece, reply_to, html=html, render=render))
                     reply_to = ""
                 return sent
             raise
 
-    async def edit_piece(self, message_id: int, markdown: str, *, html: bool = True) -> None:
+    async def edit_piece(
+        self, message_id: int, markdown: str, *, html: bool = True, render: Render = markdown_to_html
+    ) -> None:
         """Make message ``message_id`` show ``markdown`` (as plain text if its HTML cannot be parsed);
-        the same text again is no change, not a failure."""
-        text = markdown_to_html(markdown) if html else markdown
+        the same text again is no change, not a failure. ``render``: a message edited as a reply grows
+        passes its ``DraftRenderer`` (html.py), which renders the same, re-parsing only the open end."""
+        text = render(markdown) if html else markdown
         try:
             await call(
                 lambda: self.bot.edit_message_text(

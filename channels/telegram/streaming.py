@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import time
 
@@ -40,13 +41,13 @@ log = logging.getLogger("tierclaw.channels")
 
 PIECE = 3000  # characters of one streamed message (room under 4096 for what rendering adds: lists, tables)
 STOPPED_UPDATE = "stopped_message_generation"  # Bot API 10.3: the person tapped stop on a draft
+_WIDE = re.compile("[\U00010000-\U0010ffff]")  # characters outside the BMP (two UTF-16 units each)
 
 
 def pieces_of(text: str) -> list[str]:
     """``text`` as the messages it takes; half as many characters each when it has characters Telegram
     counts twice (UTF-16 surrogate pairs: emoji), so no piece is refused as too long."""
-    wide = any(ord(ch) > 0xFFFF for ch in text)
-    return split_text(text, PIECE // 2 if wide else PIECE)
+    return split_text(text, PIECE // 2 if _WIDE.search(text) else PIECE)
 
 
 class DraftStream:
@@ -106,7 +107,8 @@ class DraftStream:
         if self._edit is not None:
             await self._edit.finish(text)
             return
-        await self._outbox.send_text(text, self._message.message_id)
+        # The drafts' renderer has the reply's settled blocks rendered already (the same HTML as whole).
+        await self._outbox.send_text(text, self._message.message_id, render=self._html.render)
 
     async def cancel(self) -> None:
         self._streams.closed(self._outbox.chat_id, self.draft_id, self)
@@ -132,6 +134,8 @@ class EditStream:
         self._streams = streams
         self.ids = list(ids)  # the reply's messages so far (from the inbox row after a restart)
         self._shown: list[str | None] = [None] * len(ids)  # what each shows (unknown after a restart)
+        # Each message's text grows edit by edit: its renderer re-parses only the open end (html.py).
+        self._html: list[DraftRenderer] = [DraftRenderer() for _ in ids]
 
     def next_update_in(self) -> float:
         pace, chat = self._outbox.pace, self._outbox.chat_id
@@ -172,11 +176,12 @@ class EditStream:
             for message in await self._outbox.send_piece(piece, reply_to):
                 self.ids.append(message.message_id)
                 self._shown.append(piece)
+                self._html.append(DraftRenderer())
             await self._remember(json.dumps({"messages": self.ids}))
 
     async def _edit(self, index: int, piece: str) -> None:
         try:
-            await self._outbox.edit_piece(self.ids[index], piece)
+            await self._outbox.edit_piece(self.ids[index], piece, render=self._html[index].render)
         except BadRequest as exc:
             reason = exc.message.casefold()
             if "message to edit not found" not in reason and "message can't be edited" not in reason:

@@ -5,7 +5,9 @@ pace, and the final send, a cancel and a restart each end a stream the way the l
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from channels.base import InboundMessage, OutboundMessage, RememberHandle, Strea
 from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
+from gateway.model_turn import StreamedTurn, StreamFailed
 from gateway.streaming import Feed, reply_sink
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
@@ -106,16 +109,58 @@ class Seen(list[str]):
         return 0.0
 
 
-async def test_the_model_hands_on_the_text_so_far_after_each_delta() -> None:
-    seen = Seen()
+async def test_the_model_hands_on_the_text_so_far_while_it_writes() -> None:
+    held = threading.Event()  # the model stops after two tokens until the words so far were handed on
+
+    class Releasing(Seen):
+        def __call__(self, text: str) -> None:
+            super().__call__(text)
+            if text == "Hello there,":
+                held.set()
+
+    seen = Releasing()
     with OpenAIStub(pace=StreamPace(tokens_per_second=1000)) as stub:
-        stub.script("Hello there, 你好.")
+        stub.script(StubReply(content="Hello there, 你好.", hold=(2, held)))
         model = OpenAIChatModel(client_for(stub), "m")
-        reply = await model.reply(_request(on_text=seen))
+        async with asyncio.timeout(60):  # never released: the words were not handed on while it wrote
+            reply = await model.reply(_request(on_text=seen))
         body = stub.chat_requests()[0]
     assert reply == "Hello there, 你好."
-    assert seen == ["Hello", "Hello there,", "Hello there, 你", "Hello there, 你好", "Hello there, 你好."]
+    # Deltas come a batch at a time: each text handed on is longer than the last; the last is the whole.
+    assert "Hello there," in seen and seen[-1] == "Hello there, 你好."
+    assert all(later.startswith(earlier) and later != earlier for earlier, later in itertools.pairwise(seen))
     assert body["stream"] is True
+
+
+async def test_a_stream_is_read_from_its_events_however_the_bytes_are_cut() -> None:
+    """Events cut anywhere, CR LF line ends, comments, a multi-line data field, [DONE] then more."""
+    events = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
+        {"choices": [{"index": 0, "delta": {"content": "你好"}}]},
+        {"choices": [{"index": 1, "delta": {"content": "another choice"}}]},
+        {"choices": [{"index": 0, "delta": {"content": ", Lisbon"}, "finish_reason": "stop"}]},
+    ]
+    body = b": keep-alive\r\n\r\n" + b"".join(
+        b"data: " + json.dumps(e, ensure_ascii=False).encode() + b"\r\n\r\n" for e in events[:2]
+    )
+    body += b"data: " + json.dumps(events[2]).encode() + b"\n\n"
+    # one event, two data lines:
+    body += b'data: {"choices": [{"index": 0,\ndata: "delta": {"content": ", Lisbon"},'
+    body += b' "finish_reason": "stop"}]}\n\n'
+    body += b'data: [DONE]\n\ndata: {"choices": []}\n\n'
+    for size in (1, 2, 7, len(body)):
+        turn = StreamedTurn()
+        for at in range(0, len(body), size):
+            turn.feed(body[at : at + size])
+        turn.feed(b"\n\n")
+        assert turn.turn().content == "你好, Lisbon" and turn.turn().finish_reason == "stop", size
+        assert turn.done
+
+
+async def test_an_error_event_in_a_stream_is_a_model_error() -> None:
+    turn = StreamedTurn()
+    with pytest.raises(StreamFailed):
+        turn.feed(b'data: {"error": {"message": "overloaded"}}\n\n')
 
 
 class OneTool:
