@@ -169,14 +169,7 @@ class ExtractionService:
     # ----------------------------------------------------------------- recording
 
     async def record(
-        self,
-        owner: str,
-        *,
-        channel: str,
-        chat_id: str,
-        sender_id: str,
-        role: str,
-        content: str,
+        self, owner: str, *, channel: str, chat_id: str, sender_id: str, role: str, content: str
     ) -> int:
         """Buffer one message (awaited: an INSERT), then push the owner's due time (one statement): the
         quiet gap from now, or now when the owner's buffered turns — on every replica — reached the token
@@ -195,6 +188,14 @@ class ExtractionService:
         )
         self._poll_soon(delay)
         return turn_id
+
+    def now(self) -> datetime:
+        """This service's clock (a buffered turn's ``created_at``)."""
+        return self._clock()
+
+    def buffered(self, due_now: bool) -> None:
+        """Turns were buffered and the due time pushed in the caller's write (``memory/exchange.py``)."""
+        self._poll_soon(0.0 if due_now else self.settings.quiet_gap)
 
     def flush_soon(self, owner: str) -> None:
         """Start extracting the owner's buffer now, in the background, turns waiting out a retry backoff
@@ -266,8 +267,10 @@ class ExtractionService:
         if self._closed:
             return
         loop = asyncio.get_running_loop()
-        heapq.heappush(self._soon, loop.time() + max(delay, 0.0) + POLL_SLACK)
-        self._wake.set()
+        at = loop.time() + max(delay, 0.0) + POLL_SLACK
+        if not self._soon or at < self._soon[0]:  # a later one needs no wake: the poll gets to it
+            self._wake.set()
+        heapq.heappush(self._soon, at)
         if self._poller is None or self._poller.done():
             self._poller = loop.create_task(self._poll(), name="extract:poll")
 
