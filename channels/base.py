@@ -154,6 +154,16 @@ class PollsAlone(Protocol):
     may_poll: Callable[[], Awaitable[bool]] | None
 
 
+@runtime_checkable
+class DeliversInOrder(Protocol):
+    """Optional part of a channel whose messages reach the gateway one at a time, in the platform's
+    order, each stored before the next is handed over (Telegram's long polling): no earlier message of a
+    chat can still be on its way, so its chats skip the reorder window (``gateway.reorderWindow``)."""
+
+    @property
+    def delivers_in_order(self) -> bool: ...
+
+
 class ReplyStream(Protocol):
     """One reply shown while the model writes it (channels/README.md, "Streamed replies").
 

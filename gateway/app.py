@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from tzlocal import get_localzone
 
-from channels.base import Channel, PollsAlone, StopsReceiving
+from channels.base import Channel, DeliversInOrder, PollsAlone, StopsReceiving
 from channels.seen import KeepsSeenMarks
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
@@ -249,6 +249,8 @@ class Runtime:
             self._catch_up = asyncio.create_task(self.jobs.catch_up(), name="jobs-catch-up")
         for channel in self.channels:
             self._one_poller(channel)
+            if isinstance(channel, DeliversInOrder) and channel.delivers_in_order:
+                self.inbox.in_order.add(channel.name)  # its chats skip the reorder window
             await channel.start(self.loop.deliver)
         if self.assistant.reminders is not None:  # sends through the channels: once they are started
             replica = replica_id(self.config.gateway.replica_id)

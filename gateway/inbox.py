@@ -20,7 +20,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -59,7 +60,8 @@ class Claimed:
 class DurableInbox:
     """Accepted messages until they are answered, kept by the memory store (``memory/store/inbox.py``,
     ``memory/store/chat_holds.py``). ``reorder_window``: how long a chat's newest message waits for an
-    earlier one still on its way (``gateway.reorderWindow``)."""
+    earlier one still on its way (``gateway.reorderWindow``); ``in_order``: the channels that deliver one
+    message at a time in the platform's order (``channels.base.DeliversInOrder``), whose chats never wait."""
 
     def __init__(
         self,
@@ -73,6 +75,8 @@ class DurableInbox:
         self.replica = replica  # gateway.replicaId (gateway/replica.py)
         self.lease = lease
         self.reorder_window = reorder_window
+        self.in_order: set[str] = set()  # channels whose messages arrive in order: no reorder window
+        self.monotonic: Callable[[], float] = time.monotonic  # how long a fence took (a stall): ``fence``
         self._repaired: dict[str, None] = {}  # chats whose repaired text was logged (newest last)
 
     @property
@@ -127,7 +131,8 @@ class DurableInbox:
         """Claim the held chat's next unanswered message in the platform's order; None when there is none
         left or this replica no longer holds the chat; or the seconds to wait before asking again (the
         next message is younger than the reorder window)."""
-        claimed = await self._holds.next_message(*chat, self.replica, self.reorder_window)
+        window = 0.0 if chat[0] in self.in_order else self.reorder_window
+        claimed = await self._holds.next_message(*chat, self.replica, window)
         if claimed is None or isinstance(claimed, float):
             return claimed
         message = _message(claimed.id, claimed.message, claimed.media)
@@ -137,16 +142,34 @@ class DurableInbox:
         """Right before the reply to ``claim`` is sent: True (the send intent is recorded) while this
         replica still holds the chat at the claim's generation, with a third of a lease left at least —
         a hold whose renewal is due is extended first, so no takeover can come while the send goes out
-        unless the process stalls again. False: the chat changed hands; send nothing."""
+        unless the process stalls again. False: the chat changed hands; send nothing.
+
+        A process stopped while the fence's statement was on its way (SIGSTOP, a long pause) may read
+        "yes" long after the database said it: the answer counts only if it came back within that third
+        of a lease (``monotonic``), else nothing is sent and the chat's next holder answers the message
+        (its intent is recorded, so it is counted in flight, not lost)."""
         if not claim.message.inbox_id:
             return True
         margin = self._lease_s / 3
         args = (claim.message.inbox_id, *claim.chat, self.replica, claim.generation)
-        if await self._holds.fence(*args, margin):
+        asked = self.monotonic()
+        if not await self._holds.fence(*args, margin):
+            if not await self._holds.extend(*claim.chat, self.replica, claim.generation, self._lease_s):
+                return False
+            asked = self.monotonic()
+            if not await self._holds.fence(*args, margin):
+                return False
+        waited = self.monotonic() - asked
+        if waited < margin:
             return True
-        if not await self._holds.extend(*claim.chat, self.replica, claim.generation, self._lease_s):
-            return False
-        return await self._holds.fence(*args, margin)
+        log.warning(
+            "[gateway] %s: the fence for message %s answered after %.1f s (this process stalled); its "
+            "reply is not sent here, the chat's next holder answers it",
+            claim.message.chat_key,
+            claim.message.inbox_id,
+            waited,
+        )
+        return False
 
     async def answered(self, claim: Claimed, send_error: str | None = None) -> bool:
         """Mark the claimed message answered while this replica still holds its chat at the claim's

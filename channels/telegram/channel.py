@@ -265,6 +265,12 @@ class TelegramChannel(TelegramMedia):
         return f"telegram @{self._bot_username} ({self.settings.mode})"
 
     @property
+    def delivers_in_order(self) -> bool:
+        """Polling hands updates over one at a time, each stored before the next (``_hand_over``): a
+        chat's messages need no reorder window. Webhook requests come concurrently: they do."""
+        return self.settings.mode == "polling"
+
+    @property
     def holds_resources(self) -> bool:
         """Whether anything ``start`` made is still held (the PTB application, the poller, the webhook
         server); False after ``stop``, and after a failed ``start`` (it cleans up after itself)."""

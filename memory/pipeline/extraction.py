@@ -387,32 +387,7 @@ class ExtractionService:
             log.info("[memory] batch %s owner=%s was already extracted by another run", ref, owner)
             return True, None
         except Exception as exc:  # model or parse failure: keep the turns, retry later
-            dead, next_at = await self.buffer.record_failure(
-                ids,
-                f"{type(exc).__name__}: {exc}",
-                max_attempts=self.settings.max_attempts,
-                backoff_seconds=self.settings.retry_backoff,
-                now=self._clock(),
-            )
-            result.failed += 1
-            if dead:
-                result.dead += len(ids)
-                log.warning(
-                    "[memory] extraction failed for owner=%s (%s); %d turns moved to dead letters",
-                    owner,
-                    type(exc).__name__,
-                    len(ids),
-                )
-            else:
-                log.warning(
-                    "[memory] extraction failed for owner=%s (%s); retry at %s",
-                    owner,
-                    type(exc).__name__,
-                    next_at.isoformat(timespec="seconds"),
-                )
-                self._poll_soon((next_at - self._clock()).total_seconds())
-                return False, next_at
-            return False, None
+            return False, await self._failed(owner, ids, exc, result)
         result.batches += 1
         result.turns += len(ids)
         result.facts += written
@@ -428,6 +403,36 @@ class ExtractionService:
             owner,
         )
         return True, None
+
+    async def _failed(
+        self, owner: str, ids: list[int], exc: Exception, result: FlushResult
+    ) -> datetime | None:
+        """Record a batch's failure on its turns: the retry time, or None when they went to dead letters."""
+        dead, next_at = await self.buffer.record_failure(
+            ids,
+            f"{type(exc).__name__}: {exc}",
+            max_attempts=self.settings.max_attempts,
+            backoff_seconds=self.settings.retry_backoff,
+            now=self._clock(),
+        )
+        result.failed += 1
+        if dead:
+            result.dead += len(ids)
+            log.warning(
+                "[memory] extraction failed for owner=%s (%s); %d turns moved to dead letters",
+                owner,
+                type(exc).__name__,
+                len(ids),
+            )
+            return None
+        log.warning(
+            "[memory] extraction failed for owner=%s (%s); retry at %s",
+            owner,
+            type(exc).__name__,
+            next_at.isoformat(timespec="seconds"),
+        )
+        self._poll_soon((next_at - self._clock()).total_seconds())
+        return next_at
 
     async def _update_scratchpad(self, owner: str, turns: list[Turn]) -> None:
         """The session just extracted may change what is going on (memory/scratchpad.py). A failure is

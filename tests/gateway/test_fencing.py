@@ -153,6 +153,31 @@ async def test_a_replica_that_stalls_past_its_lease_sends_nothing_when_it_wakes(
     assert await b.inbox.unanswered() == []
 
 
+async def test_a_fence_that_answers_after_the_process_stalled_sends_nothing_and_the_chat_is_answered_once(
+    replicas, caplog: pytest.LogCaptureFixture
+) -> None:
+    # SIGSTOP while the fence's statement is on its way: the database said yes, the process reads it a
+    # lease later (another replica may hold the chat by then). The monotonic clock jumps between asking and
+    # the answer: a stall, not a slow database.
+    open_replica, sent = replicas
+
+    async def answers(message: InboundMessage) -> str:
+        return f"a:{message.text}"
+
+    a = await open_replica("a", answers)
+    ticks = iter([0.0, 100.0])  # asked at 0, the answer read at 100 s; then the clock stands still
+    a.inbox.monotonic = lambda: next(ticks, 100.0)
+    with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
+        await a.loop.deliver(_msg("c1", "one", 1))
+        await _until(lambda: "answered after 100.0 s" in caplog.text)
+        await _until(lambda: ("test", "c1") not in a.loop._workers)
+    assert sent == [] and await a.inbox.in_flight("a") == 1  # not sent; its intent is on record
+    await _lease_runs_out(a, ("test", "c1"))  # nobody renewed the hold: its sweep takes the chat again
+    await _until(lambda: len(sent) == 1)
+    await asyncio.wait_for(a.loop.drain(), 30)
+    assert [(r, m.text) for r, m in sent] == [("a", "a:one")] and await a.inbox.unanswered() == []
+
+
 async def test_a_send_made_mid_answer_is_fenced_like_the_reply(replicas) -> None:
     # A tool sending a file back while the model answers (gateway/media/send_back.py) asks the same fence
     # (gateway/send_fence.py): allowed while this replica holds the chat, refused after a takeover.

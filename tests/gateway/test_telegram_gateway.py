@@ -117,6 +117,24 @@ async def test_polling_reply_threads_under_the_message_after_typing(
     assert ("telegram:42", "42", "42", "user", "hello there") in rows["buffer"]
 
 
+async def test_polling_answers_without_waiting_out_the_reorder_window(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+) -> None:
+    # Polling stores each update before the next is handed over: no earlier message of the chat can be
+    # on its way, so even an hour-long gateway.reorderWindow delays nothing (channels.base.DeliversInOrder).
+    config = make_config(tmp_path, model, tg)
+    raw = json.loads((tmp_path / "config.json").read_text(encoding="utf-8"))
+    raw["gateway"] = {"reorderWindow": "1h"}
+    (tmp_path / "config.json").write_text(json.dumps(raw), encoding="utf-8")
+    config = load_config(tmp_path / "config.json", env={})
+    async with gateway(config) as runtime:
+        assert runtime.inbox.in_order == {"telegram"} and runtime.inbox.reorder_window == 3600
+        tg.push(tg.message("first"))
+        tg.push(tg.message("second"))
+        replies = await tg.wait_sent(2)
+    assert [visible(r.params["text"]) for r in replies] == ["stub reply: first", "stub reply: second"]
+
+
 async def test_a_stranger_gets_nothing_and_leaves_no_trace(
     tmp_path: Path, model: OpenAIStub, tg: TelegramStub
 ) -> None:
@@ -322,6 +340,7 @@ async def test_webhook_mode_answers_only_requests_with_the_secret(
         assert await post_webhook(url, tg.update(asked), secret=secret) == 200
         (reply,) = await tg.wait_sent(1)
         rows = stored(runtime)
+        assert runtime.inbox.in_order == set()  # concurrent requests: the reorder window applies
     assert visible(reply.params["text"]) == "stub reply: by webhook"
     assert reply.json("reply_parameters")["message_id"] == asked["message_id"]
     assert [r["messages"][-1]["content"] for r in model.chat_requests()] == ["by webhook"]
