@@ -72,7 +72,7 @@ class ExchangeKeeper:
             chat_id=chat_id,
             chat_key=chat_key,
             session=session,
-            created_at=to_db(extraction.now() if extraction is not None else utcnow()),
+            created_at=to_db(extraction.clock() if extraction is not None else utcnow()),
             turns=[
                 ExchangeTurn(
                     s.role,

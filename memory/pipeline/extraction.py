@@ -106,7 +106,7 @@ class ExtractionService:
         self.model = model
         self.settings = settings or ExtractionSettings()
         self._tz = tz
-        self._clock = clock
+        self.clock = clock  # what a buffered turn's created_at is (memory/exchange.py reads it too)
         # The owners' due times and claims, shared by every replica on the database; the in-process
         # lock below only keeps two tasks of this process off one owner.
         self.due = DueTimes(
@@ -181,17 +181,13 @@ class ExtractionService:
             sender_id=sender_id,
             role=role,
             content=content,
-            now=self._clock(),
+            now=self.clock(),
         )
         delay = await self.due.push(
             owner, quiet_gap=self.settings.quiet_gap, token_budget=self.settings.token_budget
         )
         self._poll_soon(delay)
         return turn_id
-
-    def now(self) -> datetime:
-        """This service's clock (a buffered turn's ``created_at``)."""
-        return self._clock()
 
     def buffered(self, due_now: bool) -> None:
         """Turns were buffered and the due time pushed in the caller's write (``memory/exchange.py``)."""
@@ -334,10 +330,10 @@ class ExtractionService:
                         owner,
                     )
             except asyncio.CancelledError:  # stopping: due now, for another replica or the next start
-                await self.due.release(claim, self._clock())
+                await self.due.release(claim, self.clock())
                 raise
             except Exception:  # the database failed under the flush: try again after the backoff
-                await self.due.release(claim, self._clock() + timedelta(seconds=self.settings.retry_backoff))
+                await self.due.release(claim, self.clock() + timedelta(seconds=self.settings.retry_backoff))
                 raise
             await self.due.release(claim, next_due)
         return result
@@ -413,7 +409,7 @@ class ExtractionService:
             f"{type(exc).__name__}: {exc}",
             max_attempts=self.settings.max_attempts,
             backoff_seconds=self.settings.retry_backoff,
-            now=self._clock(),
+            now=self.clock(),
         )
         result.failed += 1
         if dead:
@@ -431,7 +427,7 @@ class ExtractionService:
             type(exc).__name__,
             next_at.isoformat(timespec="seconds"),
         )
-        self._poll_soon((next_at - self._clock()).total_seconds())
+        self._poll_soon((next_at - self.clock()).total_seconds())
         return next_at
 
     async def _update_scratchpad(self, owner: str, turns: list[Turn]) -> None:
@@ -459,7 +455,7 @@ class ExtractionService:
         some of the turns were gone already.
         """
         owner = claim.owner
-        now = self._clock()
+        now = self.clock()
         ids = [t.id for t in batch]
         facts: list[Fact] = []
         for fact in extraction.facts:
