@@ -178,6 +178,7 @@ class ProcessLoop:
                 log.warning("[gateway] %s:%s: replica %s's hold ran out; answering its chat", *chat, previous)
                 if self.on_takeover is not None:
                     self.on_takeover(chat, previous)
+            self._chats.forget(chat)
             self._work(chat)
         return len(taken)
 
