@@ -1,9 +1,10 @@
 """The path of one message (docs/architecture.md, "The path of one message", steps 4–10), from an
 InboundMessage to the reply text.
 
-Order matters and is the point of this module: the user's words are buffered for extraction before
-anything else happens to them; retrieval only runs when the gate says so; the memory block is sent to the
-model beside the user's words and never buffered; a model failure still leaves the turn recorded.
+Order matters and is the point of this module: retrieval only runs when the gate says so; the memory
+block is sent to the model beside the user's words and never buffered; the user's words and the reply are
+kept together after the model answered, in one write (memory/exchange.py: until then the unanswered inbox
+row is the message's record); a model failure or a cancelled reply still leaves the words kept.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from gateway.reminders.book import ReminderBook
 from gateway.reminders.tools import message_tools
 from gateway.streaming import reply_sink
 from memory.engine import MemoryEngine
+from memory.exchange import ExchangeKeeper, Said
 from memory.files.file_memory import FileMemory
 from memory.head.verdict import gate_verdict
 from memory.model.keeper import head_usable
@@ -124,6 +126,16 @@ class MemoryTiming:
             self.observer(ms)
 
 
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What the person is shown, the reply kept in the conversation (None: their words alone), and the
+    offline stand-in's reply whose promise to remember is kept at once."""
+
+    shown: str
+    kept: str | None = None
+    promise: str | None = None
+
+
 def _apology(text: str, kind: str) -> str:
     """The apology for a failed model call, in the language of the message it answers."""
     if is_chinese(text):
@@ -173,6 +185,7 @@ class Assistant:
             reminders=reminders,
         )
         self._hinted: set[str] = set()  # chats whose first offline reply carried the offline hint
+        self._exchange = ExchangeKeeper(engine.store, sessions, engine.conversation, extraction)
 
     async def handle(self, msg: InboundMessage) -> str | None:
         """The reply to one message, or None when there is nothing to answer (empty text)."""
@@ -192,14 +205,32 @@ class Assistant:
             return refusal  # typed text only: what media brings (a transcript) is kept with its attachment
 
         started = time.perf_counter()
-        await self._keep(msg, owner, "user", text)
         history = await self.sessions.history(msg.chat_key, self.settings.history_messages)
-        await self.sessions.append(msg.chat_key, "user", text)
+        try:
+            answer = await self._reply(msg, owner, text, turn, history, started)
+        except BaseException:  # cancelled (or a bug): the person's words are kept all the same
+            await self._keep(msg, owner, text, None)
+            raise
+        await self._keep(msg, owner, text, answer.kept)
+        if answer.promise is not None:
+            await self._keep_promise(owner, answer.promise)
+        return answer.shown
+
+    async def _reply(
+        self,
+        msg: InboundMessage,
+        owner: str,
+        text: str,
+        turn: MediaTurn | None,
+        history: list[tuple[str, str]],
+        started: float,
+    ) -> _Answer:
+        """What to show for the message, and what of it to keep beside the person's words."""
         stand_in = getattr(self.chat_model, "stand_in", False)
         if stand_in and self.media is not None and turn is None and asks_for_a_file(text):
-            return self._with_hint(msg, await offline_send_back(self.media.sender, owner, msg, text))
+            return _Answer(self._with_hint(msg, await offline_send_back(self.media.sender, owner, msg, text)))
         if turn is not None and (stand_in or not turn.understood) and not msg.text.strip():
-            return "\n\n".join(turn.notices)  # only kept (or failed): nothing for the model to answer
+            return _Answer("\n\n".join(turn.notices))  # only kept (or failed): nothing for the model
         memories = await self._recall(owner, text)
         request = ChatRequest(
             system=await self._system_prompt(owner),
@@ -219,37 +250,24 @@ class Assistant:
             reply = (await self.chat_model.reply(request)).strip()
         except Exception as exc:  # ModelError, or anything unexpected from a model: apologise, keep going
             log.error("[gateway] model %s failed for %s: %s", self.chat_model.label, msg.chat_key, exc)
-            return _apology(text, getattr(exc, "kind", ""))
+            return _Answer(_apology(text, getattr(exc, "kind", "")))
         if not reply:
             log.error("[gateway] model %s gave an empty reply for %s", self.chat_model.label, msg.chat_key)
-            return _apology(text, "")
+            return _Answer(_apology(text, ""))
 
         if stand_in:  # the offline stand-in: shown, never history or memory
-            await self._keep_promise(owner, reply)
-            return self._with_hint(msg, "\n\n".join([*(turn.notices if turn else []), reply]))
-        await self.sessions.append(msg.chat_key, "assistant", reply)
-        await self._keep(msg, owner, "assistant", reply)
-        return "\n\n".join([*turn.notices, reply]) if turn and turn.notices else reply
+            shown = self._with_hint(msg, "\n\n".join([*(turn.notices if turn else []), reply]))
+            return _Answer(shown, promise=reply)
+        return _Answer("\n\n".join([*turn.notices, reply]) if turn and turn.notices else reply, kept=reply)
 
-    async def _keep(self, msg: InboundMessage, owner: str, role: str, content: str) -> None:
-        """A turn of the conversation: buffered for extraction, and kept in the searchable conversation
-        tier (a failing write there never costs the reply)."""
-        if self.extraction is None:
-            return
-        await self.extraction.record(
-            owner,
-            channel=msg.channel,
-            chat_id=msg.chat_id,
-            sender_id=msg.sender_id if role == "user" else "",
-            role=role,
-            content=content,
+    async def _keep(self, msg: InboundMessage, owner: str, text: str, reply: str | None) -> None:
+        """The exchange — the person's words, and the reply when there is one to keep — written at once
+        after the model answered, to the session, the conversation tier and the extraction buffer
+        (memory/exchange.py); until then the unanswered inbox row is the message's record."""
+        said = [Said("user", text)] + ([Said("assistant", reply)] if reply else [])
+        await self._exchange.keep(
+            owner, channel=msg.channel, chat_id=msg.chat_id, sender_id=msg.sender_id, said=said
         )
-        try:
-            await self.engine.conversation.record(
-                owner, channel=msg.channel, chat_id=msg.chat_id, role=role, content=content
-            )
-        except Exception as exc:
-            log.error("[memory] keeping a turn failed for owner=%s: %s", owner, exc)
 
     def _tools(self, owner: str, text: str, msg: InboundMessage, received: list[int]) -> ToolBox | None:
         """The tools of this message: the memory tools (bound to its owner) with the attachment tools when
@@ -319,8 +337,7 @@ class Assistant:
         reply = (TEXT_ONLY_REPLY_ZH if chinese else TEXT_ONLY_REPLY).format(kind=kind)
         if caption:
             reply += CAPTION_NOTED_ZH if chinese else CAPTION_NOTED
-            await self.sessions.append(msg.chat_key, "user", caption)
-            await self._keep(msg, owner, "user", caption)
+            await self._keep(msg, owner, caption, None)
         return reply
 
     async def _recall(self, owner: str, text: str) -> list[Retrieved]:
@@ -339,7 +356,7 @@ class Assistant:
             # memory that stands out; other messages the gate lets through (chatter, narrative) only get
             # memories that share their words or are close in meaning (issue 26, bench/README.md).
             floor = self.settings.floor if personal else replace(self.settings.floor, hybrid_lift=0.0)
-            hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal)
+            hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal, later=True)
             return budget_memories(hits)
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)

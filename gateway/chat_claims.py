@@ -99,6 +99,11 @@ class HeldChats:
     def __init__(self, inbox: DurableInbox) -> None:
         self.inbox = inbox
         self._settling = 0  # workers waiting out the reorder window with a message to claim
+        # What the answered-mark of each chat's last message found next (it claims the next message, or
+        # lets the chat go, in the same statement): the worker's next ``next`` / ``release`` use it.
+        self._after: dict[Chat, Claimed | float | None] = {}
+        self._released: set[Chat] = set()
+        self._offered: set[Chat] = set()  # chats a message was offered for since their last answered-mark
 
     @property
     def queued(self) -> int:
@@ -109,14 +114,28 @@ class HeldChats:
         # A worker on the chat holds it (renewed by the loop) and claims from the inbox, where the message
         # is: no round trip. Should its release have raced the message, it sees the loop's nudge and
         # takes the hold again (ProcessLoop._chat_worker).
-        return working or await self.inbox.hold((message.channel, message.chat_id))
+        if working:
+            self._offered.add((message.channel, message.chat_id))
+            return True
+        return await self.take((message.channel, message.chat_id))
 
     async def take(self, chat: Chat) -> bool:
+        self.forget(chat)  # a new worker starts from the database, not from an old worker's last mark
         return await self.inbox.hold(chat)
 
+    def forget(self, chat: Chat) -> None:
+        """Drop what a previous worker's last answered-mark found (a new worker asks the database)."""
+        self._after.pop(chat, None)
+        self._released.discard(chat)
+        self._offered.discard(chat)
+
     async def next(self, chat: Chat) -> Claimed | None:
+        found = chat in self._after
+        claimed = self._after.pop(chat, None)
         while True:
-            claimed = await self.inbox.next_message(chat)
+            if not found:
+                claimed = await self.inbox.next_message(chat)
+            found = False
             if not isinstance(claimed, float):
                 return claimed
             self._settling += 1
@@ -129,9 +148,23 @@ class HeldChats:
         return await self.inbox.fence(claim)
 
     async def answered(self, claim: Claimed, send_error: str | None) -> bool:
-        return await self.inbox.answered(claim, send_error)
+        self._offered.discard(claim.chat)
+        marked, following, released = await self.inbox.answered_then_next(claim, send_error)
+        if marked:
+            self._after[claim.chat] = following
+            if released:
+                self._released.add(claim.chat)
+        return marked
 
     async def release(self, chat: Chat) -> Release:
+        if chat in self._released:  # the answered-mark let it go already
+            self._released.discard(chat)
+            if chat not in self._offered:
+                return Release.RELEASED
+            # A message came after the mark let the chat go (its worker was still here, so it took no
+            # hold): hold the chat again and answer it — or its new holder does.
+            self._offered.discard(chat)
+            return Release.WAITING if await self.take(chat) else Release.RELEASED
         if await self.inbox.release(chat):
             return Release.RELEASED
         return Release.WAITING if await self.inbox.holds(chat) else Release.LOST

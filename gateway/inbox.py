@@ -181,6 +181,25 @@ class DurableInbox:
             claim.message.inbox_id, *claim.chat, self.replica, claim.generation, send_error
         )
 
+    async def answered_then_next(
+        self, claim: Claimed, send_error: str | None = None
+    ) -> tuple[bool, Claimed | float | None, bool]:
+        """``answered``, then ``next_message``, then — nothing left — ``release``, in one step (one
+        statement on PostgreSQL): (marked, the next claim or the seconds to wait or None, released).
+        Not marked: the chat changed hands, nothing else was done."""
+        if not claim.message.inbox_id:
+            return True, None, False
+        window = 0.0 if claim.chat[0] in self.in_order else self.reorder_window
+        after = await self._holds.answered_then_next(
+            claim.message.inbox_id, *claim.chat, self.replica, claim.generation, send_error, window
+        )
+        following = after.next
+        if following is None or isinstance(following, float):
+            return after.marked, following, after.released
+        message = _message(following.id, following.message, following.media)
+        claimed = Claimed(message, from_db(following.received_at), following.generation, following.sent_by)
+        return after.marked, claimed, after.released
+
     async def release(self, chat: Chat) -> bool:
         """Drop this replica's hold on the chat, only if nothing of it is left unanswered."""
         return await self._holds.release(*chat, self.replica)

@@ -178,6 +178,7 @@ class ProcessLoop:
                 log.warning("[gateway] %s:%s: replica %s's hold ran out; answering its chat", *chat, previous)
                 if self.on_takeover is not None:
                     self.on_takeover(chat, previous)
+            self._chats.forget(chat)
             self._work(chat)
         return len(taken)
 
@@ -189,8 +190,8 @@ class ProcessLoop:
     def cancel(self, chat_key: str) -> bool:
         """Stop making the reply to the chat's current message (it gets none); False if none is being made.
 
-        What the handler did before it was stopped stays done (the user's words are recorded before the
-        model is asked: gateway/assistant.py).
+        What the handler did before it was stopped stays done, and the user's words are kept (in one
+        write, as the handler stops: gateway/assistant.py).
         """
         work = self._answering.get(chat_key)
         if work is None or work.done():

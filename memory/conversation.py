@@ -165,27 +165,37 @@ class ConversationLog:
         check_owner(owner)
         if role not in ROLES:
             raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-        # The turn is also found by the words of the turn it answers ("When did you go?" → "Yesterday."):
-        # its index holds the previous turn's words too, after its own.
-        chat = (owner, channel, chat_id)
-        previous = self._last_words.get(chat)
-        if previous is None:
-            last = await self._store.turns.last_in_chat(owner, channel, chat_id)
-            previous = tokenizer.index_text(last.content) if last is not None else ""
-        own = tokenizer.index_text(content)
-        if len(self._last_words) >= LAST_WORDS_KEPT:
-            self._last_words.pop(next(iter(self._last_words)))  # the chat that spoke longest ago
-        self._last_words.pop(chat, None)
-        self._last_words[chat] = own
+        search_text = (await self.index_texts(owner, channel, chat_id, [content]))[0]
         return await self._store.turns.add(
             owner,
             channel=channel,
             chat_id=chat_id,
             role=role,
             content=content,
-            search_text=f"{own} {previous}" if previous else own,
+            search_text=search_text,
             at=to_db(now or utcnow()),
         )
+
+    async def index_texts(self, owner: str, channel: str, chat_id: str, contents: Sequence[str]) -> list[str]:
+        """The indexed text of each of the chat's next turns, in order, as ``record`` keeps it (for a
+        caller writing them itself: ``memory/exchange.py``). A turn is also found by the words of the turn
+        it answers ("When did you go?" → "Yesterday."): its index holds the previous turn's words too,
+        after its own; the chat's last turn is read once, then remembered here."""
+        chat = (owner, channel, chat_id)
+        previous = self._last_words.get(chat)
+        if previous is None:
+            last = await self._store.turns.last_in_chat(owner, channel, chat_id)
+            previous = tokenizer.index_text(last.content) if last is not None else ""
+        texts = []
+        for content in contents:
+            own = tokenizer.index_text(content)
+            texts.append(f"{own} {previous}" if previous else own)
+            previous = own
+        if len(self._last_words) >= LAST_WORDS_KEPT:
+            self._last_words.pop(next(iter(self._last_words)))  # the chat that spoke longest ago
+        self._last_words.pop(chat, None)
+        self._last_words[chat] = previous
+        return texts
 
     async def search(
         self,

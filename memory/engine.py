@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from memory.scratchpad import ScratchpadStore
 from memory.store import MemoryDatabaseError
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
+from memory.touches import LaterTouches
 from memory.vectors.stored import StoredVectors
 from memory.vectors.usage import EmbeddingUse, MemoryEmbedder
 from memory.writes import MemoryWriter, check_owner
@@ -36,6 +38,10 @@ from memory.writes import MemoryWriter, check_owner
 __all__ = ["MemoryDatabaseError", "MemoryEmbedder", "MemoryEngine"]
 
 log = logging.getLogger("tierclaw.memory")
+
+PROFILE_LIMIT = 100  # Tier 1 memories in the system prompt
+PROFILE_MAX_AGE_S = 60.0  # the longest a cached profile is trusted without a change version saying so
+PROFILES_KEPT = 10_000  # owners whose profile text is cached (the oldest go first)
 
 
 class MemoryEngine:
@@ -54,13 +60,18 @@ class MemoryEngine:
         self.embedding = EmbeddingUse()
         self.vectors = StoredVectors(store, self.embedding)
         self._retriever = Retriever(store, self.embedding, self.vectors.cache)
-        self.writer = MemoryWriter(store, self.embedding, self.vectors.cache, self._retriever.forget_owner)
+        # The system prompt's profile per owner (text, when read): dropped at this process's writes
+        # (the writer), at another's (``store.changes``), and after ``PROFILE_MAX_AGE_S`` whatever happened.
+        self._profiles: dict[str, tuple[str, float]] = {}
+        store.changes.listen("memories", self._others_changed)
+        self.writer = MemoryWriter(store, self.embedding, self.vectors.cache, self._forget_owner)
         self.compression = CompressionRows(store)
         self.events = EventLog(store)  # Tier 3: what happened (episodes)
         self.conversation = ConversationLog(store, self.embedding)  # every turn, kept and searchable
         self.scratchpad = ScratchpadStore(store)  # one note per person: what is going on
         self.browse = MemoryBrowser(store, self.search)  # page-by-page reads (the memory web page)
         self.attachments = AttachmentLog(store)  # voice notes, photos and files, and what they held
+        self.touches = LaterTouches(store)  # recalled memories marked used off the reply path
 
     @classmethod
     async def open(cls, path: str | Path, *, create: bool = True, warm_text: bool = True) -> MemoryEngine:
@@ -72,8 +83,11 @@ class MemoryEngine:
         return engine
 
     async def close(self) -> None:
-        """Close the database (the embedder belongs to whoever attached it)."""
-        await self.store.close()
+        """Close the database (the embedder belongs to whoever attached it); pending access marks first."""
+        try:
+            await self.touches.flush()
+        finally:
+            await self.store.close()
 
     async def __aenter__(self) -> MemoryEngine:
         return self
@@ -200,9 +214,34 @@ class MemoryEngine:
         """Tier 1, the core profile that is always in the system prompt (most important first)."""
         return await self.store.memories.live(owner, tier=1, order="importance", limit=limit)
 
-    async def profile_text(self, owner: str, limit: int = 100) -> str:
-        """Tier 1 as a Markdown list for the system prompt; empty when the profile is empty."""
-        return "\n".join(f"- {m.content}" for m in await self.profile(owner, limit))
+    async def profile_text(self, owner: str, limit: int = PROFILE_LIMIT) -> str:
+        """Tier 1 as a Markdown list for the system prompt; empty when the profile is empty. Cached per
+        owner (issue 38, item 5: not read on every message) until the owner's memories change here or in
+        another process (``store.changes``), or for ``PROFILE_MAX_AGE_S`` at most: a merge that only
+        raises a memory's importance elsewhere bumps no version, and the order follows it that late."""
+        if limit != PROFILE_LIMIT:
+            return "\n".join(f"- {m.content}" for m in await self.profile(owner, limit))
+        await self.store.changes.refresh()
+        now = time.monotonic()
+        cached = self._profiles.get(owner)
+        if cached is not None and now - cached[1] < PROFILE_MAX_AGE_S:
+            return cached[0]
+        if len(self._profiles) >= PROFILES_KEPT:
+            self._profiles.pop(next(iter(self._profiles)))
+        text = "\n".join(f"- {m.content}" for m in await self.profile(owner, limit))
+        self._profiles[owner] = (text, now)
+        return text
+
+    def _forget_owner(self, owner: str) -> None:
+        """This process wrote the owner's memories: what is cached about them is read again."""
+        self._retriever.forget_owner(owner)
+        self._profiles.pop(owner, None)
+
+    def _others_changed(self, owner: str | None, _rows_delta: int) -> None:
+        if owner is None:
+            self._profiles.clear()
+        else:
+            self._profiles.pop(owner, None)
 
     async def top_memories(
         self, owner: str, limit: int = 10, now: datetime | None = None
@@ -255,6 +294,7 @@ class MemoryEngine:
         touch: bool = True,
         floor: RelevanceFloor = NO_FLOOR,
         related: bool = True,
+        later: bool = False,
     ) -> builtins.list[Retrieved]:
         """Tier 2 memories for a message: project partition + FTS5 (+ vectors), ranked, top ``k``, touched.
 
@@ -264,13 +304,17 @@ class MemoryEngine:
         ``touch=False`` leaves access times alone (benchmarks: the order of queries must not matter).
         ``floor`` drops hits not relevant enough to inject into a reply (``RelevanceFloor``).
         ``related``: the query's words also find their everyday relations (``retrieval/relations.py``).
+        ``later``: the hits are marked used in the background (``memory/touches.py``; the reply path).
         """
         check_owner(owner)
         hits = await self._retriever.rank(
             owner, text, now or utcnow(), tiers=(2,), k=k, min_match=min_match, floor=floor, related=related
         )
-        if hits and touch:
+        if hits and touch and later:
+            self.touches.add([h.id for h in hits])
+        elif hits and touch:
             await self.store.memories.touch([h.id for h in hits], to_db(now or utcnow()))
+        if hits and touch:
             log.info("[memory] retrieve owner=%s hits=%d", owner, len(hits))
         return hits
 

@@ -56,8 +56,13 @@ class SessionStore:
         """Add one message to the chat's current session."""
         session = await self.current(chat_key)
         await self._rows.append(chat_key, session, role, content, to_db(now or utcnow()))
-        self._appends += 1
-        if self._appends % PRUNE_EVERY == 0:
+        await self.appended(chat_key, session, 1)
+
+    async def appended(self, chat_key: str, session: int, count: int) -> None:
+        """``count`` messages were added to the chat's ``session`` (here, or with the rest of an exchange:
+        ``memory/exchange.py``): every ``PRUNE_EVERY`` the chat keeps only its newest."""
+        before, self._appends = self._appends, self._appends + count
+        if before // PRUNE_EVERY != self._appends // PRUNE_EVERY:
             await self._rows.keep_newest(chat_key, session, KEEP_MESSAGES)
 
     async def new_session(self, chat_key: str, now: datetime | None = None) -> int:

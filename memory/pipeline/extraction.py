@@ -106,7 +106,7 @@ class ExtractionService:
         self.model = model
         self.settings = settings or ExtractionSettings()
         self._tz = tz
-        self._clock = clock
+        self.clock = clock  # what a buffered turn's created_at is (memory/exchange.py reads it too)
         # The owners' due times and claims, shared by every replica on the database; the in-process
         # lock below only keeps two tasks of this process off one owner.
         self.due = DueTimes(
@@ -169,14 +169,7 @@ class ExtractionService:
     # ----------------------------------------------------------------- recording
 
     async def record(
-        self,
-        owner: str,
-        *,
-        channel: str,
-        chat_id: str,
-        sender_id: str,
-        role: str,
-        content: str,
+        self, owner: str, *, channel: str, chat_id: str, sender_id: str, role: str, content: str
     ) -> int:
         """Buffer one message (awaited: an INSERT), then push the owner's due time (one statement): the
         quiet gap from now, or now when the owner's buffered turns — on every replica — reached the token
@@ -188,13 +181,17 @@ class ExtractionService:
             sender_id=sender_id,
             role=role,
             content=content,
-            now=self._clock(),
+            now=self.clock(),
         )
         delay = await self.due.push(
             owner, quiet_gap=self.settings.quiet_gap, token_budget=self.settings.token_budget
         )
         self._poll_soon(delay)
         return turn_id
+
+    def buffered(self, due_now: bool) -> None:
+        """Turns were buffered and the due time pushed in the caller's write (``memory/exchange.py``)."""
+        self._poll_soon(0.0 if due_now else self.settings.quiet_gap)
 
     def flush_soon(self, owner: str) -> None:
         """Start extracting the owner's buffer now, in the background, turns waiting out a retry backoff
@@ -266,8 +263,10 @@ class ExtractionService:
         if self._closed:
             return
         loop = asyncio.get_running_loop()
-        heapq.heappush(self._soon, loop.time() + max(delay, 0.0) + POLL_SLACK)
-        self._wake.set()
+        at = loop.time() + max(delay, 0.0) + POLL_SLACK
+        if not self._soon or at < self._soon[0]:  # a later one needs no wake: the poll gets to it
+            self._wake.set()
+        heapq.heappush(self._soon, at)
         if self._poller is None or self._poller.done():
             self._poller = loop.create_task(self._poll(), name="extract:poll")
 
@@ -331,10 +330,10 @@ class ExtractionService:
                         owner,
                     )
             except asyncio.CancelledError:  # stopping: due now, for another replica or the next start
-                await self.due.release(claim, self._clock())
+                await self.due.release(claim, self.clock())
                 raise
             except Exception:  # the database failed under the flush: try again after the backoff
-                await self.due.release(claim, self._clock() + timedelta(seconds=self.settings.retry_backoff))
+                await self.due.release(claim, self.clock() + timedelta(seconds=self.settings.retry_backoff))
                 raise
             await self.due.release(claim, next_due)
         return result
@@ -410,7 +409,7 @@ class ExtractionService:
             f"{type(exc).__name__}: {exc}",
             max_attempts=self.settings.max_attempts,
             backoff_seconds=self.settings.retry_backoff,
-            now=self._clock(),
+            now=self.clock(),
         )
         result.failed += 1
         if dead:
@@ -428,7 +427,7 @@ class ExtractionService:
             type(exc).__name__,
             next_at.isoformat(timespec="seconds"),
         )
-        self._poll_soon((next_at - self._clock()).total_seconds())
+        self._poll_soon((next_at - self.clock()).total_seconds())
         return next_at
 
     async def _update_scratchpad(self, owner: str, turns: list[Turn]) -> None:
@@ -456,7 +455,7 @@ class ExtractionService:
         some of the turns were gone already.
         """
         owner = claim.owner
-        now = self._clock()
+        now = self.clock()
         ids = [t.id for t in batch]
         facts: list[Fact] = []
         for fact in extraction.facts:

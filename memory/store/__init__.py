@@ -6,7 +6,8 @@ second, with the same parts and results (``open.open_store`` picks one). Its par
 (Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
 ``extraction_due`` and ``embedding_claims`` (background work claimed across replicas), ``sessions``
 (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet answered), ``chat_holds``
-(which replica answers each chat), ``turns`` (the raw conversation), ``scratchpads``, ``browse_queries``
+(which replica answers each chat), ``turns`` (the raw conversation), ``exchange`` (one exchange
+written to the session, the turns and the buffer at once), ``scratchpads``, ``browse_queries``
 (the memory page's reads),
 ``seen`` (a channel's dedup marks), ``page`` (the memory page's token and sessions), ``attachments``
 (voice notes, photos and files, and their bytes) and ``reminders`` (reminders and each person's time zone);
@@ -26,6 +27,7 @@ from memory.store.changes import ChangeFeed
 from memory.store.chat_holds import ChatHoldRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
+from memory.store.exchange import ExchangeRows
 from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows, NewRow
@@ -65,7 +67,8 @@ class SQLiteStore:
         self.inbox = InboxRows(db)
         self.chat_holds = ChatHoldRows(db)
         self.turns = TurnRows(db)
-        self.scratchpads = ScratchpadRows(db)
+        self.exchange = ExchangeRows(db)
+        self.scratchpads = ScratchpadRows(db, self.changes)
         self.browse = BrowseRows(db)
         self.seen = SeenRows(db)
         self.page = PageAccessRows(db)

@@ -3,7 +3,8 @@ the in-process caches built on the database stay true (docs/scale-out.md, "Cache
 
 A write that changes something a process caches records it with ``bump(kind, key)``: ``memories`` (key:
 the owner; their text, liveness or projects — known projects, vector matrices, term statistics),
-``vectors`` (key: the owner; only their vectors — the backfill) and ``session`` (key: the chat; ``/new``).
+``vectors`` (key: the owner; only their vectors — the backfill), ``session`` (key: the chat; ``/new``) and
+``scratchpad`` (key: the owner; their note, which the system prompt shows).
 The bumps of one transaction are written just before it commits (``before_commit``, called by the
 database's ``transaction()``), in it: one ``UPDATE`` of the single ``change_clock`` row gives the
 transaction its version and one ``INSERT`` adds a row per key to ``changes``. The clock row stays locked
@@ -38,7 +39,7 @@ REFRESH_S = 0.5
 KEEP_CHANGES = 10_000
 PRUNE_EVERY = 1_000
 
-KINDS = ("memories", "vectors", "session")
+KINDS = ("memories", "vectors", "session", "scratchpad")
 
 # Told (key, rows added minus removed) of a change; key None: anything of the kind may have changed.
 Listener = Callable[[str | None, int], Awaitable[None] | None]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from memory.store.chat_holds import ClaimedRow
+    from memory.store.chat_holds import AfterAnswer, ClaimedRow
 
 
 class ExtractionDueRowsAPI(Protocol):
@@ -104,6 +104,16 @@ class ChatHoldRowsAPI(Protocol):
         generation: int,
         send_error: str | None = None,
     ) -> bool: ...
+    async def answered_then_next(
+        self,
+        inbox_id: int,
+        channel: str,
+        chat_id: str,
+        holder: str,
+        generation: int,
+        send_error: str | None = None,
+        settle_s: float = 0.0,
+    ) -> AfterAnswer: ...
     async def release(self, channel: str, chat_id: str, holder: str) -> bool: ...
     async def renew(
         self, holder: str, chats: Sequence[tuple[str, str]], lease_s: float

@@ -459,10 +459,12 @@ class MemoryRows:
         self._index.indexed_rows -= 1
         return str(content[0][0])
 
-    async def touch(self, ids: Sequence[int], now: str) -> None:
-        """Mark memories as used now (access time and count): the decay clock restarts."""
-        await self._db.write(
-            "UPDATE memories SET last_accessed = ?, access_count = access_count + 1 "
-            f"WHERE id IN ({marks(ids)})",
-            (now, *ids),
-        )
+    async def touch(self, ids: Sequence[int], now: str, times: int = 1) -> None:
+        """Mark memories as used ``times`` times by ``now`` (access time and count): the decay clock
+        restarts."""
+        for chunk in chunks(list(ids)):
+            await self._db.write(
+                "UPDATE memories SET last_accessed = ?, access_count = access_count + ? "
+                f"WHERE id IN ({marks(chunk)})",
+                (now, times, *chunk),
+            )

@@ -27,6 +27,7 @@ from memory.store.coordination_api import (
 if TYPE_CHECKING:
     from memory.store.attachments import AttachmentRow, NewAttachment, UnderstoodRow
     from memory.store.browse_queries import BufferedTurnRow, MemoryKey
+    from memory.store.exchange import Exchange
     from memory.store.memories import NewRow
     from memory.store.reminders import ReminderRowsAPI
     from memory.store.search import Candidate
@@ -88,7 +89,7 @@ class MemoryRowsAPI(Protocol):
     async def archive(self, owner: str, ids: Sequence[int], now: str) -> int: ...
     async def restore(self, owner: str, memory_id: int, now: str) -> bool: ...
     async def purge(self, owner: str, memory_id: int) -> str | None: ...
-    async def touch(self, ids: Sequence[int], now: str) -> None: ...
+    async def touch(self, ids: Sequence[int], now: str, times: int = 1) -> None: ...
 
 
 class SearchAPI(Protocol):
@@ -262,6 +263,12 @@ class PageAccessRowsAPI(Protocol):
     async def count(self) -> int: ...
 
 
+class ExchangeRowsAPI(Protocol):
+    """One exchange written in its four places at once (``memory/store/exchange.py``)."""
+
+    async def write(self, exchange: Exchange, *, token_budget: int, quiet_gap_s: float) -> bool: ...
+
+
 class TurnRowsAPI(Protocol):
     """The kept conversation turns (``memory/store/turns.py``)."""
 
@@ -389,6 +396,9 @@ class MemoryStore(Protocol):
 
     @property
     def turns(self) -> TurnRowsAPI: ...
+
+    @property
+    def exchange(self) -> ExchangeRowsAPI: ...
 
     @property
     def seen(self) -> SeenRowsAPI: ...

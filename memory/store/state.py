@@ -152,10 +152,12 @@ class JobClaimRows:
 
 
 class ScratchpadRows:
-    """``scratchpads``: one note per owner."""
+    """``scratchpads``: one note per owner; a change bumps the owner's ``scratchpad`` version, so other
+    processes' cached notes follow (``memory/scratchpad.py``)."""
 
-    def __init__(self, db: SqlDatabase) -> None:
+    def __init__(self, db: SqlDatabase, changes: ChangeFeed) -> None:
         self._db = db
+        self.changes = changes
 
     async def get(self, owner: str) -> tuple[str, str] | None:
         """(content, updated_at) of the owner's note, or None when there is none."""
@@ -164,13 +166,17 @@ class ScratchpadRows:
 
     async def put(self, owner: str, content: str, updated_at: str) -> None:
         """Replace the owner's note."""
-        await self._db.write(
-            "INSERT INTO scratchpads (owner, content, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(owner) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
-            (owner, content, updated_at),
-        )
+        async with self.changes.unit():
+            await self.changes.bump("scratchpad", (owner,))
+            await self._db.write(
+                "INSERT INTO scratchpads (owner, content, updated_at) VALUES (?, ?, ?) ON CONFLICT(owner) "
+                "DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
+                (owner, content, updated_at),
+            )
 
     async def clear(self, owner: str) -> bool:
         """Delete the owner's note; False when there was none."""
-        cur = await self._db.write("DELETE FROM scratchpads WHERE owner = ?", (owner,))
+        async with self.changes.unit():
+            await self.changes.bump("scratchpad", (owner,))
+            cur = await self._db.write("DELETE FROM scratchpads WHERE owner = ?", (owner,))
         return cur.rowcount > 0

@@ -228,11 +228,21 @@ class RacingInbox(DurableInbox):
 
     async def release(self, chat: tuple[str, str]) -> bool:
         released = await super().release(chat)
+        await self._late_arrives(released)
+        return released
+
+    async def answered_then_next(self, claim, send_error=None):  # type: ignore[no-untyped-def]
+        # The answered-mark lets the chat go in the same statement when nothing is left (issue 38, item 5).
+        marked, following, released = await super().answered_then_next(claim, send_error)
+        if released:
+            await self._late_arrives(released)
+        return marked, following, released
+
+    async def _late_arrives(self, released: bool) -> None:
         late, self.late = self.late, None
         if late is not None:
             assert released  # nothing was waiting when the hold was dropped
             await self.loop.deliver(late)
-        return released
 
 
 async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(memory_db: str) -> None:

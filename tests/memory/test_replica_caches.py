@@ -142,3 +142,32 @@ async def test_a_new_session_on_b_right_after_one_on_a_is_the_next_number(pair: 
     assert await sessions_b.current(chat) == 1
     assert await sessions_a.new_session(chat) == 2
     assert await sessions_b.new_session(chat) == 3  # within B's interval: /new reads the versions itself
+
+
+async def test_the_profile_is_cached_and_follows_a_change_on_another_replica(pair: Pair) -> None:
+    owner = "ruth"
+    await pair.b.write(owner, Fact(content="Ruth is a nurse", tier=1, category="identity"))
+    assert await pair.b.profile_text(owner) == "- Ruth is a nurse"  # B's own write: no stale read
+    await pair.a.write(owner, Fact(content="Ruth lives in Porto", tier=1, category="identity"))
+    reads = pair.b.store.changes.reads  # type: ignore[attr-defined]
+    assert await pair.b.profile_text(owner) == "- Ruth is a nurse"  # within the interval: the cache
+    assert pair.b.store.changes.reads == reads  # type: ignore[attr-defined]
+    pair.later()
+    assert sorted((await pair.b.profile_text(owner)).splitlines()) == [
+        "- Ruth is a nurse",
+        "- Ruth lives in Porto",
+    ]
+
+
+async def test_the_scratchpad_is_cached_and_follows_a_change_on_another_replica(pair: Pair) -> None:
+    owner = "sam"
+    assert (await pair.b.scratchpad.get(owner)).content == ""
+    await pair.b.scratchpad.put(owner, "planning the move")
+    assert (await pair.b.scratchpad.get(owner)).content == "planning the move"  # its own write, in place
+    await pair.a.scratchpad.put(owner, "moved; unpacking")
+    assert (await pair.b.scratchpad.get(owner)).content == "planning the move"  # within the interval
+    pair.later()
+    assert (await pair.b.scratchpad.get(owner)).content == "moved; unpacking"
+    assert await pair.a.scratchpad.clear(owner)
+    pair.later()
+    assert (await pair.b.scratchpad.get(owner)).content == ""

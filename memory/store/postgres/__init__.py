@@ -17,6 +17,7 @@ from memory.store.browse_queries import BrowseRows
 from memory.store.changes import ChangeFeed
 from memory.store.chat_holds import ChatHoldRows
 from memory.store.errors import MemoryDatabaseError
+from memory.store.exchange import ExchangeRows
 from memory.store.gateway_state import PageAccessRows, SeenRows
 from memory.store.inbox import InboxRows
 from memory.store.memories import MemoryRows
@@ -59,7 +60,8 @@ class PostgresStore:
         self.inbox = InboxRows(db)
         self.chat_holds = ChatHoldRows(db)
         self.turns = PostgresTurnRows(db)
-        self.scratchpads = ScratchpadRows(db)
+        self.exchange = ExchangeRows(db, self.turns.written)
+        self.scratchpads = ScratchpadRows(db, self.changes)
         self.browse = BrowseRows(db)
         self.seen = SeenRows(db)
         self.page = PageAccessRows(db)

@@ -109,6 +109,10 @@ class PostgresTurnRows(TurnRows):
             at=at,
         )
 
+    def written(self) -> None:
+        """Turns were added elsewhere (``exchange.py``): the table's size is read again."""
+        self._size.changed()
+
     async def prune(self, before: str) -> int:
         """As ``TurnRows.prune``."""
         self._size.changed()

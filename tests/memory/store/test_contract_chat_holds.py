@@ -244,3 +244,30 @@ async def test_a_release_racing_a_message_being_stored_keeps_the_hold(two_replic
     assert await holder.chat_holds.holder("telegram", "7") == "r1"
     claimed = await holder.chat_holds.next_message("telegram", "7", "r1")
     assert isinstance(claimed, ClaimedRow) and claimed.id == stored
+
+
+async def test_the_answered_mark_claims_the_next_message_or_lets_the_chat_go(store: MemoryStore) -> None:
+    holds, inbox = store.chat_holds, store.inbox
+    one = await inbox.add("telegram", "c1", "u1", "one", 10)
+    two = await inbox.add("telegram", "c1", "u2", "two", 20)
+    assert one is not None and two is not None
+    assert await holds.take("telegram", "c1", "r1", LEASE) == 1
+    first = await holds.next_message("telegram", "c1", "r1")
+    assert isinstance(first, ClaimedRow) and first.id == one
+    stale = await holds.answered_then_next(one, "telegram", "c1", "r1", 2)  # not the hold's generation
+    assert (stale.marked, stale.next, stale.released) == (False, None, False)
+    after = await holds.answered_then_next(one, "telegram", "c1", "r1", 1, None)
+    assert after.marked and not after.released
+    assert isinstance(after.next, ClaimedRow)
+    assert (after.next.id, after.next.message, after.next.generation) == (two, "two", 1)
+    young = await inbox.add("telegram", "c1", "u3", "three", 30)
+    settling = await holds.answered_then_next(two, "telegram", "c1", "r1", 1, None, 60.0)
+    assert settling.marked and isinstance(settling.next, float) and 0 < settling.next <= 60.0
+    assert await holds.holder("telegram", "c1") == "r1"  # a message waits: the hold stays
+    assert young is not None
+    third = await holds.next_message("telegram", "c1", "r1")
+    assert isinstance(third, ClaimedRow) and third.id == young
+    last = await holds.answered_then_next(young, "telegram", "c1", "r1", 1, "Forbidden")
+    assert (last.marked, last.next, last.released) == (True, None, True)
+    assert await holds.holder("telegram", "c1") is None  # nothing left: let go in the same step
+    assert await inbox.count(answered=False) == 0 and await inbox.unsent(3600) == 1
