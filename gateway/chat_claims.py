@@ -32,9 +32,10 @@ class Release(enum.Enum):
 class ChatQueues(Protocol):
     """The steps of a chat worker's life (``ProcessLoop``)."""
 
-    async def offer(self, message: InboundMessage, *, working: bool) -> bool:
+    async def offer(self, message: InboundMessage, *, working: bool, held: bool | None = None) -> bool:
         """A stored message arrived: whether this process may work its chat now (it holds it);
-        ``working``: a worker of this process is on the chat already (it finds the message itself)."""
+        ``working``: a worker of this process is on the chat already (it finds the message itself);
+        ``held``: whether the message's intake took the chat's hold (None: it did not try)."""
         ...
 
     async def take(self, chat: Chat) -> bool:
@@ -69,7 +70,7 @@ class LocalChats:
         """Messages waiting for their chat's worker."""
         return sum(len(q) for q in self._queues.values())
 
-    async def offer(self, message: InboundMessage, *, working: bool) -> bool:
+    async def offer(self, message: InboundMessage, *, working: bool, held: bool | None = None) -> bool:
         self._queues.setdefault((message.channel, message.chat_id), collections.deque()).append(message)
         return True
 
@@ -110,14 +111,19 @@ class HeldChats:
         """Messages about to be claimed here (the others wait in the database)."""
         return self._settling
 
-    async def offer(self, message: InboundMessage, *, working: bool) -> bool:
+    async def offer(self, message: InboundMessage, *, working: bool, held: bool | None = None) -> bool:
         # A worker on the chat holds it (renewed by the loop) and claims from the inbox, where the message
         # is: no round trip. Should its release have raced the message, it sees the loop's nudge and
-        # takes the hold again (ProcessLoop._chat_worker).
+        # takes the hold again (ProcessLoop._chat_worker). ``held``: the message's intake took the hold
+        # already (``DurableInbox.accept_and_hold``), or found another replica holding the chat.
+        chat = (message.channel, message.chat_id)
         if working:
-            self._offered.add((message.channel, message.chat_id))
+            self._offered.add(chat)
             return True
-        return await self.take((message.channel, message.chat_id))
+        if held is not None:
+            self.forget(chat)
+            return held
+        return await self.take(chat)
 
     async def take(self, chat: Chat) -> bool:
         self.forget(chat)  # a new worker starts from the database, not from an old worker's last mark

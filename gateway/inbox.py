@@ -89,6 +89,21 @@ class DurableInbox:
         Text no store keeps (a lone surrogate, a NUL) is stored, and answered, with U+FFFD in its place
         (``channels/encodable.py``): refused as it is, it would be refused at every redelivery. That is
         logged once per chat (at INFO: nothing is wrong that the operator could fix)."""
+        message, row = self._row(message)
+        inbox_id = await self._rows.add(*row)
+        return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
+
+    async def accept_and_hold(self, message: InboundMessage) -> tuple[InboundMessage | None, bool]:
+        """``accept``, then — a new message — ``hold`` its chat, in one step (one statement on
+        PostgreSQL): (the stored copy or None for a redelivery, whether this replica holds the chat)."""
+        message, row = self._row(message)
+        inbox_id, generation = await self._rows.add_and_hold(*row, self.replica, self._lease_s)
+        if inbox_id is None:
+            return None, False
+        return dataclasses.replace(message, inbox_id=inbox_id), generation is not None
+
+    def _row(self, message: InboundMessage) -> tuple[InboundMessage, tuple[str, str, str, str, int, str]]:
+        """The message as it is stored (text no store keeps repaired) and its inbox row's values."""
         repaired = encodable_fields(message)
         if repaired is not message:
             self._said_repaired(message.chat_key)
@@ -96,15 +111,9 @@ class DurableInbox:
         fields = dataclasses.asdict(message)
         media = fields.pop("media")  # in a column of its own: what waits to be downloaded is visible
         body = json.dumps(fields, ensure_ascii=False)
-        inbox_id = await self._rows.add(
-            message.channel,
-            message.chat_id,
-            message.delivery_id,
-            body,
-            message.sequence,
-            json.dumps(media, ensure_ascii=False) if media else "",
-        )
-        return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
+        media_json = json.dumps(media, ensure_ascii=False) if media else ""
+        row = (message.channel, message.chat_id, message.delivery_id, body, message.sequence, media_json)
+        return message, row
 
     def _said_repaired(self, chat_key: str) -> None:
         if chat_key in self._repaired:

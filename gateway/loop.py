@@ -123,9 +123,13 @@ class ProcessLoop:
         message is this replica's to answer if it can hold the chat; if another replica holds it, that
         one answers it (it finds it before it can let the chat go).
         """
+        held: bool | None = None
         if self._inbox is not None:
             try:
-                stored = await self._inbox.accept(message)
+                if (message.channel, message.chat_id) in self._workers:  # its worker holds the chat
+                    stored = await self._inbox.accept(message)
+                else:  # stored and held in one step (issue 38, item 5)
+                    stored, held = await self._inbox.accept_and_hold(message)
             except Exception as exc:
                 if cannot_succeed_on_retry(exc):
                     raise Undeliverable(f"{type(exc).__name__}: {exc}") from exc
@@ -134,17 +138,18 @@ class ProcessLoop:
                 log.info("[gateway] %s: message delivered again, answered once", message.chat_key)
                 return
             message = stored
-        await self.resume(message)
+        await self.resume(message, held=held)
 
-    async def resume(self, message: InboundMessage) -> None:
-        """Answer a message that is already stored (with an inbox: if this replica can hold its chat)."""
+    async def resume(self, message: InboundMessage, *, held: bool | None = None) -> None:
+        """Answer a message that is already stored (with an inbox: if this replica can hold its chat;
+        ``held``: whether its intake took the hold already, None when it did not try)."""
         self._idle.clear()
         taken_at = time.monotonic()
         if self.observer is not None:
             self.observer.received(message)
         chat = (message.channel, message.chat_id)
         try:
-            mine = await self._chats.offer(message, working=chat in self._workers)
+            mine = await self._chats.offer(message, working=chat in self._workers, held=held)
         except Exception as exc:  # stored: the sweep takes the chat once the database answers
             log.warning("[gateway] %s: could not hold the chat: %s", message.chat_key, type(exc).__name__)
             mine = False

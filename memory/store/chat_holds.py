@@ -37,6 +37,27 @@ _OLDEST = (
 )
 
 
+def take_sql(now: str, source: str) -> str:
+    """The upsert of a hold's take (``ChatHoldRows.take``; with the message's intake: ``inbox.py``):
+    ``source`` yields (channel, chat_id, holder, lease_until, 1), its parameters first, then
+    ``take_params``. Taken when nobody held the chat, its lease ran out, it was released or ``holder``
+    held it already (its lease extended, its generation kept); the hold's generation, or no row."""
+    return (
+        f"INSERT INTO chat_holds (channel, chat_id, holder, lease_until, generation) {source} "
+        "ON CONFLICT(channel, chat_id) DO UPDATE SET "
+        "holder = excluded.holder, lease_until = excluded.lease_until, generation = "
+        "chat_holds.generation + "
+        "CASE WHEN chat_holds.holder = excluded.holder AND ? = 0 THEN 0 ELSE 1 END "
+        f"WHERE chat_holds.lease_until < {now} OR chat_holds.holder IN ('', excluded.holder) OR ? = 1 "
+        "RETURNING generation"
+    )
+
+
+def take_params(force: bool) -> tuple[object, ...]:
+    """The parameters of ``take_sql`` after its source's."""
+    return (int(force), 0.0, int(force))
+
+
 @dataclass(frozen=True, slots=True)
 class ClaimedRow:
     """A message claimed by its chat's holder."""
@@ -75,16 +96,9 @@ class ChatHoldRows:
         it was released, or ``holder`` held it already (then the lease is extended); ``force``: whatever
         the lease (a store one process owns, at start). The hold's generation, or None while another
         replica holds it with a live lease. The generation rises unless ``holder`` keeps its own hold."""
-        now = self._now
         rows = await self._db.returning(
-            f"INSERT INTO chat_holds (channel, chat_id, holder, lease_until, generation) "
-            f"VALUES (?, ?, ?, {now}, 1) ON CONFLICT(channel, chat_id) DO UPDATE SET "
-            "holder = excluded.holder, lease_until = excluded.lease_until, generation = "
-            "chat_holds.generation + "
-            "CASE WHEN chat_holds.holder = excluded.holder AND ? = 0 THEN 0 ELSE 1 END "
-            f"WHERE chat_holds.lease_until < {now} OR chat_holds.holder IN ('', excluded.holder) OR ? = 1 "
-            "RETURNING generation",
-            (channel, chat_id, holder, lease_s, int(force), 0.0, int(force)),
+            take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"),
+            (channel, chat_id, holder, lease_s, *take_params(force)),
         )
         return int(rows[0][0]) if rows else None
 

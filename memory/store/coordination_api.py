@@ -65,6 +65,17 @@ class InboxRowsAPI(Protocol):
         platform_seq: int = 0,
         media: str = "",
     ) -> int | None: ...
+    async def add_and_hold(
+        self,
+        channel: str,
+        chat_id: str,
+        delivery_key: str,
+        message: str,
+        platform_seq: int,
+        media: str,
+        holder: str,
+        lease_s: float,
+    ) -> tuple[int | None, int | None]: ...
     async def pending(self) -> list[tuple[int, str, str]]: ...
     async def with_media(self, *, answered: bool) -> int: ...
     async def answer(self, inbox_id: int, send_error: str | None = None) -> None: ...

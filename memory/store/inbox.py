@@ -8,6 +8,7 @@ window counts from, so it must be the clock the claim reads, not the storing hos
 
 from __future__ import annotations
 
+from memory.store.chat_holds import take_params, take_sql
 from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
 
 
@@ -36,6 +37,49 @@ class InboxRows:
         claim or a release of the chat (which take the exclusive side first) waits for it and then sees
         the row: an insert that began cannot be overtaken by its chat's next claim, whatever the order
         the inserts commit in (docs/scale-out.md, "Platform order")."""
+        sql, params = self._insert(channel, chat_id, delivery_key, message, platform_seq, media)
+        return await self._db.insert(sql + " RETURNING id", params)
+
+    async def add_and_hold(
+        self,
+        channel: str,
+        chat_id: str,
+        delivery_key: str,
+        message: str,
+        platform_seq: int,
+        media: str,
+        holder: str,
+        lease_s: float,
+    ) -> tuple[int | None, int | None]:
+        """``add``, then — when the message was new — its chat held for ``holder`` as
+        ``ChatHoldRows.take`` does, in one unit of work (issue 38, item 5): on PostgreSQL one statement
+        (one round trip, one commit), the take a ``WITH`` part of the insert, under the insert's shared
+        chat lock; on SQLite one transaction. (the message's id or None for a redelivery, the hold's
+        generation or None while another replica holds the chat)."""
+        insert, params = self._insert(channel, chat_id, delivery_key, message, platform_seq, media)
+        hold = (channel, chat_id, holder, lease_s, *take_params(False))
+        if self._db.kind == "postgresql":
+            taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
+            rows = await self._db.returning(
+                f"WITH stored AS ({insert} RETURNING id), held AS ({taken}) "
+                "SELECT (SELECT id FROM stored), (SELECT generation FROM held)",
+                (*params, *hold),
+            )
+            stored, generation = rows[0]
+            if stored is None:
+                return None, None
+            return int(stored), None if generation is None else int(generation)
+        async with self._db.transaction():
+            stored = await self._db.insert(insert + " RETURNING id", params)
+            if stored is None:
+                return None, None
+            rows = await self._db.returning(take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"), hold)
+        return stored, int(rows[0][0]) if rows else None
+
+    def _insert(
+        self, channel: str, chat_id: str, delivery_key: str, message: str, platform_seq: int, media: str
+    ) -> tuple[str, tuple[object, ...]]:
+        """The insert of one message (``add``), without its RETURNING."""
         columns = "channel, chat_id, delivery_key, message, received_at, platform_seq, media"
         values = (channel, chat_id, delivery_key, message, 0.0, platform_seq, media)
         if self._db.kind == "postgresql":
@@ -46,9 +90,7 @@ class InboxRows:
             params: tuple[object, ...] = (*values, CHAT_LOCKS, f"{channel}:{chat_id}")
         else:
             source, params = f"VALUES (?, ?, ?, ?, {self._now}, ?, ?)", values
-        return await self._db.insert(
-            f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING RETURNING id", params
-        )
+        return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", params
 
     async def pending(self) -> list[tuple[int, str, str]]:
         """(id, message, media) of every message not answered yet, oldest first."""

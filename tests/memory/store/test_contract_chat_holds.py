@@ -271,3 +271,44 @@ async def test_the_answered_mark_claims_the_next_message_or_lets_the_chat_go(sto
     assert (last.marked, last.next, last.released) == (True, None, True)
     assert await holds.holder("telegram", "c1") is None  # nothing left: let go in the same step
     assert await inbox.count(answered=False) == 0 and await inbox.unsent(3600) == 1
+
+
+async def test_a_message_stored_and_its_chat_held_in_one_step(store: MemoryStore) -> None:
+    holds, inbox = store.chat_holds, store.inbox
+    stored, generation = await inbox.add_and_hold("telegram", "c1", "u1", "one", 10, VOICE, "r1", LEASE)
+    assert stored is not None and generation == 1
+    assert await holds.get("telegram", "c1") == ("r1", 1)
+    claimed = await holds.next_message("telegram", "c1", "r1")
+    assert isinstance(claimed, ClaimedRow)
+    assert (claimed.id, claimed.message, claimed.media, claimed.generation) == (stored, "one", VOICE, 1)
+    # Another replica stores the chat's next message: stored, not held (r1's lease is live).
+    second, held = await inbox.add_and_hold("telegram", "c1", "u2", "two", 20, "", "r2", LEASE)
+    assert second is not None and held is None
+    assert await holds.get("telegram", "c1") == ("r1", 1)
+    # The holder's own intake keeps its hold and its generation; a redelivery stores and holds nothing.
+    assert (await inbox.add_and_hold("telegram", "c1", "u3", "three", 30, "", "r1", LEASE))[1] == 1
+    assert await inbox.add_and_hold("telegram", "c1", "u1", "one", 10, "", "r2", LEASE) == (None, None)
+    assert await holds.get("telegram", "c1") == ("r1", 1)
+    assert await inbox.count(answered=False) == 3
+    # Let go, the chat is held again by whoever stores its next message: a new generation.
+    for inbox_id in [stored, second]:
+        assert await holds.answered(inbox_id, "telegram", "c1", "r1", 1)
+    third = await holds.next_message("telegram", "c1", "r1")
+    assert isinstance(third, ClaimedRow)
+    after = await holds.answered_then_next(third.id, "telegram", "c1", "r1", 1)
+    assert after.released
+    fourth, taken = await inbox.add_and_hold("telegram", "c1", "u4", "four", 40, "", "r2", LEASE)
+    assert fourth is not None and taken == 2 and await holds.get("telegram", "c1") == ("r2", 2)
+
+
+async def test_a_release_racing_a_message_stored_and_held_keeps_a_hold(two_replicas) -> None:
+    intake, holder = two_replicas
+    assert await holder.chat_holds.take("telegram", "7", "r1", LEASE) == 1
+    async with intake.transaction():  # r2 stores a message of the chat and tries its hold: not committed
+        stored, held = await intake.inbox.add_and_hold("telegram", "7", "u1", "hello", 1, "", "r2", LEASE)
+        release = asyncio.create_task(holder.chat_holds.release("telegram", "7", "r1"))
+        await _waits_for_the_chat_lock(holder, release)
+        assert not release.done(), "the hold was let go over a message being stored"
+    assert held is None and not await release  # r1 keeps the chat and answers the message
+    claimed = await holder.chat_holds.next_message("telegram", "7", "r1")
+    assert isinstance(claimed, ClaimedRow) and claimed.id == stored
