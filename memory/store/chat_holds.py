@@ -58,6 +58,60 @@ def take_params(force: bool) -> tuple[object, ...]:
     return (int(force), 0.0, int(force))
 
 
+def fence_sql(now: str) -> str:
+    """The fence of a reply's send (``ChatHoldRows.fence``; with its exchange: ``exchange.py``): the send
+    intent recorded only while the holder holds the chat at the claim's generation with the margin of
+    lease left and the message is unanswered; a row when it was. Its parameters: ``SendIntent.params``."""
+    return (
+        f"UPDATE inbox SET sending_at = {now}, sending_by = ? WHERE id = ? AND answered_at IS NULL "
+        "AND EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? "
+        f"AND h.generation = ? AND h.lease_until > {now}) RETURNING 1"
+    )
+
+
+@dataclass(slots=True)
+class SendIntent:
+    """The send intent of a claimed message's reply, to record with the exchange written just before the
+    send (``exchange.py``; issue 38, item 5): one round trip fewer. ``asked_at`` is set by the write that
+    recorded it — the monotonic time its statement was sent —; None: not recorded (the send's own fence
+    asks then)."""
+
+    inbox_id: int
+    channel: str
+    chat_id: str
+    holder: str
+    generation: int
+    margin_s: float  # of the hold's lease left at least
+    asked_at: float | None = None
+
+    def params(self) -> tuple[object, ...]:
+        """The parameters of ``fence_sql``."""
+        chat = (self.channel, self.chat_id, self.holder, self.generation)
+        return (0.0, self.holder, self.inbox_id, *chat, self.margin_s)
+
+
+def _answered_then_next_sql(now: str) -> str:
+    """``ChatHoldRows.answered_then_next`` on PostgreSQL: the mark, the next message's claim and the
+    release, data-modifying ``WITH`` parts of one statement."""
+    held = "EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ?"
+    return (
+        f"WITH done AS (UPDATE inbox SET answered_at = COALESCE(answered_at, {now}), send_error = "
+        "CASE WHEN answered_at IS NULL THEN ? ELSE send_error END, lease_until = NULL "
+        f"WHERE id = ? AND {held} AND h.generation = ?) RETURNING id), "
+        "nxt AS (SELECT id, received_at, platform_seq FROM inbox WHERE channel = ? AND chat_id = ? "
+        "AND answered_at IS NULL AND id <> ? ORDER BY platform_seq, id LIMIT 1), "
+        "claimed AS (UPDATE inbox SET claimed_by = ? WHERE id = (SELECT id FROM nxt) "
+        f"AND EXISTS (SELECT 1 FROM done) AND (received_at <= {now} OR platform_seq = 0) "
+        "RETURNING id, message, received_at, sending_by, media), "
+        f"rel AS (UPDATE chat_holds SET holder = '', lease_until = {now} WHERE channel = ? "
+        "AND chat_id = ? AND holder = ? AND EXISTS (SELECT 1 FROM done) "
+        "AND NOT EXISTS (SELECT 1 FROM nxt) RETURNING 1) "
+        "SELECT (SELECT COUNT(*) FROM done), (SELECT COUNT(*) FROM rel), c.id, c.message, c.received_at, "
+        f"c.sending_by, c.media, (SELECT received_at FROM nxt), {now} "
+        "FROM (SELECT 1 AS one) AS one LEFT JOIN claimed c ON TRUE"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ClaimedRow:
     """A message claimed by its chat's holder."""
@@ -156,12 +210,8 @@ class ChatHoldRows:
         only if, ``holder`` still holds the chat at ``generation`` with at least ``margin_s`` seconds of
         lease left and the message is not answered. False: do not send (extend the hold and ask again,
         or the chat was taken over)."""
-        rows = await self._db.returning(
-            f"UPDATE inbox SET sending_at = {self._now}, sending_by = ? WHERE id = ? AND answered_at IS NULL "
-            "AND EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? "
-            f"AND h.generation = ? AND h.lease_until > {self._now}) RETURNING 1",
-            (0.0, holder, inbox_id, channel, chat_id, holder, generation, margin_s),
-        )
+        intent = SendIntent(inbox_id, channel, chat_id, holder, generation, margin_s)
+        rows = await self._db.returning(fence_sql(self._now), intent.params())
         return bool(rows)
 
     async def extend(self, channel: str, chat_id: str, holder: str, generation: int, lease_s: float) -> bool:
@@ -216,42 +266,12 @@ class ChatHoldRows:
             if following is not None:
                 return AfterAnswer(True, following)
             return AfterAnswer(True, None, await self.release(channel, chat_id, holder))
-        now = self._now
-        held = "EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ?"
+        chat = (channel, chat_id)
+        mark = (0.0, send_error, inbox_id, *chat, holder, generation)
+        claim = (*chat, inbox_id, holder, -settle_s, 0.0)
         rows = await self._db.returning(
-            f"WITH done AS (UPDATE inbox SET answered_at = COALESCE(answered_at, {now}), send_error = "
-            "CASE WHEN answered_at IS NULL THEN ? ELSE send_error END, lease_until = NULL "
-            f"WHERE id = ? AND {held} AND h.generation = ?) RETURNING id), "
-            "nxt AS (SELECT id, received_at, platform_seq FROM inbox WHERE channel = ? AND chat_id = ? "
-            "AND answered_at IS NULL AND id <> ? ORDER BY platform_seq, id LIMIT 1), "
-            "claimed AS (UPDATE inbox SET claimed_by = ? WHERE id = (SELECT id FROM nxt) "
-            f"AND EXISTS (SELECT 1 FROM done) AND (received_at <= {now} OR platform_seq = 0) "
-            "RETURNING id, message, received_at, sending_by, media), "
-            f"rel AS (UPDATE chat_holds SET holder = '', lease_until = {now} WHERE channel = ? "
-            "AND chat_id = ? AND holder = ? AND EXISTS (SELECT 1 FROM done) "
-            "AND NOT EXISTS (SELECT 1 FROM nxt) RETURNING 1) "
-            "SELECT (SELECT COUNT(*) FROM done), (SELECT COUNT(*) FROM rel), c.id, c.message, c.received_at, "
-            f"c.sending_by, c.media, (SELECT received_at FROM nxt), {now} "
-            "FROM (SELECT 1 AS one) AS one LEFT JOIN claimed c ON TRUE",
-            (
-                0.0,
-                send_error,
-                inbox_id,
-                channel,
-                chat_id,
-                holder,
-                generation,
-                channel,
-                chat_id,
-                inbox_id,
-                holder,
-                -settle_s,
-                0.0,
-                channel,
-                chat_id,
-                holder,
-                0.0,
-            ),
+            _answered_then_next_sql(self._now),
+            (*mark, *claim, *chat, holder, 0.0),
             chat_lock=f"{channel}:{chat_id}",
         )
         marked, released, claimed_id, body, received, sent_by, media, waiting, now_at = rows[0]
