@@ -19,6 +19,7 @@ from typing import Protocol
 
 from channels.base import InboundMessage
 from gateway.inbox import Chat, Claimed, DurableInbox
+from memory.store.chat_holds import SendIntent
 
 
 class Release(enum.Enum):
@@ -44,6 +45,10 @@ class ChatQueues(Protocol):
 
     async def next(self, chat: Chat) -> Claimed | None:
         """The chat's next message to answer (claimed); None: none."""
+        ...
+
+    def intent(self, claim: Claimed) -> SendIntent | None:
+        """The send intent of the claim's reply, for its exchange write to record (None: none)."""
         ...
 
     async def fence(self, claim: Claimed) -> bool:
@@ -81,6 +86,9 @@ class LocalChats:
         queue = self._queues.get(chat)
         return Claimed(queue.popleft()) if queue else None
 
+    def intent(self, claim: Claimed) -> SendIntent | None:
+        return None
+
     async def fence(self, claim: Claimed) -> bool:
         return True
 
@@ -105,6 +113,7 @@ class HeldChats:
         self._after: dict[Chat, Claimed | float | None] = {}
         self._released: set[Chat] = set()
         self._offered: set[Chat] = set()  # chats a message was offered for since their last answered-mark
+        self._intents: dict[Chat, SendIntent] = {}  # the send intent of each chat's reply being made
 
     @property
     def queued(self) -> int:
@@ -133,6 +142,7 @@ class HeldChats:
         """Drop what a previous worker's last answered-mark found (a new worker asks the database)."""
         self._after.pop(chat, None)
         self._released.discard(chat)
+        self._intents.pop(chat, None)
         self._offered.discard(chat)
 
     async def next(self, chat: Chat) -> Claimed | None:
@@ -150,11 +160,18 @@ class HeldChats:
             finally:
                 self._settling -= 1
 
+    def intent(self, claim: Claimed) -> SendIntent | None:
+        intent = self.inbox.intent(claim)
+        if intent is not None:
+            self._intents[claim.chat] = intent  # one message of a chat is answered at a time
+        return intent
+
     async def fence(self, claim: Claimed) -> bool:
-        return await self.inbox.fence(claim)
+        return await self.inbox.fence(claim, self._intents.get(claim.chat))
 
     async def answered(self, claim: Claimed, send_error: str | None) -> bool:
         self._offered.discard(claim.chat)
+        self._intents.pop(claim.chat, None)
         marked, following, released = await self.inbox.answered_then_next(claim, send_error)
         if marked:
             self._after[claim.chat] = following

@@ -29,6 +29,7 @@ from channels.base import InboundMessage
 from channels.encodable import encodable_fields
 from channels.media import MediaRef
 from memory.clock import from_db
+from memory.store.chat_holds import SendIntent
 from memory.store.protocol import MemoryStore
 
 # Answered messages are kept this long, so that a platform's redelivery of them is still recognised
@@ -93,9 +94,14 @@ class DurableInbox:
         inbox_id = await self._rows.add(*row)
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
-    async def accept_and_hold(self, message: InboundMessage) -> tuple[InboundMessage | None, bool]:
+    async def accept_and_hold(
+        self, message: InboundMessage, *, hold: bool = True
+    ) -> tuple[InboundMessage | None, bool | None]:
         """``accept``, then — a new message — ``hold`` its chat, in one step (one statement on
-        PostgreSQL): (the stored copy or None for a redelivery, whether this replica holds the chat)."""
+        PostgreSQL; issue 38, item 5): (the stored copy or None for a redelivery, whether this replica
+        holds the chat). ``hold`` False: ``accept`` alone (the chat's hold is not asked: None)."""
+        if not hold:
+            return await self.accept(message), None
         message, row = self._row(message)
         inbox_id, generation = await self._rows.add_and_hold(*row, self.replica, self._lease_s)
         if inbox_id is None:
@@ -147,11 +153,30 @@ class DurableInbox:
         message = _message(claimed.id, claimed.message, claimed.media)
         return Claimed(message, from_db(claimed.received_at), claimed.generation, claimed.sent_by)
 
-    async def fence(self, claim: Claimed) -> bool:
+    def intent(self, claim: Claimed) -> SendIntent | None:
+        """The send intent of ``claim``'s reply, for the exchange written just before its send to record
+        (``memory/send_intent.py``): then ``fence`` needs no statement of its own."""
+        if not claim.message.inbox_id:
+            return None
+        chat = claim.chat
+        return SendIntent(claim.message.inbox_id, *chat, self.replica, claim.generation, self._lease_s / 3)
+
+    def _recorded_fresh(self, claim: Claimed, recorded: SendIntent | None, margin: float) -> bool:
+        """``recorded`` (the claim's intent, recorded with its exchange) answers the fence: it was
+        recorded under the claim's generation with ``margin`` of lease left, asked less than ``margin``
+        ago — so the lease still runs, as for the fence's own statement."""
+        if recorded is None or recorded.asked_at is None:
+            return False
+        if (recorded.inbox_id, recorded.generation) != (claim.message.inbox_id, claim.generation):
+            return False
+        return self.monotonic() - recorded.asked_at < min(margin, recorded.margin_s)
+
+    async def fence(self, claim: Claimed, recorded: SendIntent | None = None) -> bool:
         """Right before the reply to ``claim`` is sent: True (the send intent is recorded) while this
         replica still holds the chat at the claim's generation, with a third of a lease left at least —
         a hold whose renewal is due is extended first, so no takeover can come while the send goes out
-        unless the process stalls again. False: the chat changed hands; send nothing.
+        unless the process stalls again. False: the chat changed hands; send nothing. ``recorded``:
+        the intent as its exchange's write recorded it; while fresh, no statement is needed.
 
         A process stopped while the fence's statement was on its way (SIGSTOP, a long pause) may read
         "yes" long after the database said it: the answer counts only if it came back within that third
@@ -160,6 +185,8 @@ class DurableInbox:
         if not claim.message.inbox_id:
             return True
         margin = self._lease_s / 3
+        if self._recorded_fresh(claim, recorded, margin):
+            return True
         args = (claim.message.inbox_id, *claim.chat, self.replica, claim.generation)
         asked = self.monotonic()
         if not await self._holds.fence(*args, margin):

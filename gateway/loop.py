@@ -4,9 +4,9 @@ Messages of one chat are answered strictly in order; different chats run concurr
 ``max_concurrent`` at a time. A slow or failing chat holds only its own worker, never the others, and a
 reply that a channel fails to send is logged and dropped without stopping the loop. With a ``deadline``,
 a message not answered in time gets a short apology (and frees its slot), and a chat that waits longer
-than that for a slot is told so while it keeps its place. A channel that can
-show work in progress (``working``, e.g. Telegram's "typing") shows it from the moment a message is taken
-up until its reply has been sent. ``cancel(chat_key)`` stops the reply being made for a chat (the
+than that for a slot is told so while it keeps its place. A channel that can show work in progress
+(``working``, e.g. Telegram's "typing") shows it from the moment a message is taken up until its reply has
+been sent. ``cancel(chat_key)`` stops the reply being made for a chat (the
 terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual. A
 channel that streams replies shows the reply while it is made; its final send stays one step
 (``_send_after``), which finishes the stream (gateway/streaming.py).
@@ -116,20 +116,16 @@ class ProcessLoop:
 
     async def deliver(self, message: InboundMessage) -> None:
         """The callback channels are started with: store (with an inbox) and answer one inbound message.
-
         Raises when the message could not be stored: the channel must not confirm it to the platform,
         which then delivers it again — or ``Undeliverable`` when no retry can store it (the channel then
         skips it). A redelivery of a stored message is dropped here: it is answered once. Once stored, the
         message is this replica's to answer if it can hold the chat; if another replica holds it, that
-        one answers it (it finds it before it can let the chat go).
-        """
+        one answers it (it finds it before it can let the chat go)."""
         held: bool | None = None
         if self._inbox is not None:
-            try:
-                if (message.channel, message.chat_id) in self._workers:  # its worker holds the chat
-                    stored = await self._inbox.accept(message)
-                else:  # stored and held in one step (issue 38, item 5)
-                    stored, held = await self._inbox.accept_and_hold(message)
+            try:  # stored and held in one step, unless a worker of the chat here holds it already
+                working = (message.channel, message.chat_id) in self._workers
+                stored, held = await self._inbox.accept_and_hold(message, hold=not working)
             except Exception as exc:
                 if cannot_succeed_on_retry(exc):
                     raise Undeliverable(f"{type(exc).__name__}: {exc}") from exc
@@ -141,8 +137,7 @@ class ProcessLoop:
         await self.resume(message, held=held)
 
     async def resume(self, message: InboundMessage, *, held: bool | None = None) -> None:
-        """Answer a message that is already stored (with an inbox: if this replica can hold its chat;
-        ``held``: whether its intake took the hold already, None when it did not try)."""
+        """Answer a stored message (with an inbox: if this replica holds its chat; ``held``: intake says)."""
         self._idle.clear()
         taken_at = time.monotonic()
         if self.observer is not None:
@@ -281,7 +276,7 @@ class ProcessLoop:
                 await self._take_slot(message)
                 try:
                     # Files a tool sends mid-answer and the streamed frames ask the fence too.
-                    with fenced(lambda: self.may_send(claim)):
+                    with fenced(lambda: self.may_send(claim), self._chats.intent(claim)):
                         feed = await self.streams.open(self._channels.get(message.channel), message)
                         with self.streams.feeding(feed):
                             reply = await self._answer(message)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from memory.clock import to_db, utcnow
 from memory.conversation import ConversationLog
 from memory.pipeline.extraction import ExtractionService
+from memory.send_intent import intent_for
 from memory.sessions import SessionStore
 from memory.store.exchange import Exchange, ExchangeTurn
 from memory.store.protocol import MemoryStore
@@ -84,6 +85,7 @@ class ExchangeKeeper:
                 for s, text in zip(turns, texts, strict=True)
             ],
             keep=keep,
+            intent=intent_for(channel, chat_id),  # the reply's send intent, in the same write
         )
         settings = extraction.settings if extraction is not None else None
         due_now = await self._store.exchange.write(

@@ -12,9 +12,11 @@ round trip, one commit); on SQLite, whose ``WITH`` cannot write, the same parts 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memory.store.chat_holds import SendIntent, fence_sql
 from memory.store.sql import SqlDatabase, store_clock
 
 
@@ -43,6 +45,7 @@ class Exchange:
     created_at: str
     turns: Sequence[ExchangeTurn]
     keep: bool = True  # False (memory off): the session alone — no conversation tier, no extraction
+    intent: SendIntent | None = None  # the reply's send intent, recorded with the exchange when it may be
 
 
 class ExchangeRows:
@@ -61,31 +64,48 @@ class ExchangeRows:
             return False
         parts = self._parts(exchange)
         due = self._due(exchange, token_budget, quiet_gap_s) if exchange.keep else None
+        intent = exchange.intent
+        asked = time.monotonic()
         if self._db.kind == "postgresql":
-            hit = await self._one_statement(parts, due)
+            hit, fenced = await self._one_statement(parts, due, intent)
         else:
             async with self._db.transaction():
                 for sql, params in parts:
                     await self._db.write(sql, params)
                 rows = await self._db.returning(*due) if due else []
                 hit = bool(rows and rows[0][0])
+                fenced = bool(intent and await self._db.returning(fence_sql(self._now), intent.params()))
+        if intent is not None and fenced:
+            intent.asked_at = asked
         if exchange.keep:
             self._turns_written()
         return hit
 
     async def _one_statement(
-        self, parts: list[tuple[str, list[object]]], due: tuple[str, list[object]] | None
-    ) -> bool:
-        """PostgreSQL: every insert a ``WITH`` part of the due-time push (memory off: the one insert)."""
-        if due is None:
+        self,
+        parts: list[tuple[str, list[object]]],
+        due: tuple[str, list[object]] | None,
+        intent: SendIntent | None,
+    ) -> tuple[bool, bool]:
+        """PostgreSQL: every insert, the due-time push and the send intent ``WITH`` parts of one statement
+        (memory off and no intent: the one insert). (extraction is due now, the intent was recorded)."""
+        if due is None and intent is None:
             await self._db.write(*parts[0])
-            return False
+            return False, False
         params: list[object] = []
         for _, part_params in parts:
             params += part_params
-        with_parts = ", ".join(f"w{n} AS ({sql})" for n, (sql, _) in enumerate(parts))
-        rows = await self._db.returning(f"WITH {with_parts} {due[0]}", [*params, *due[1]])
-        return bool(rows and rows[0][0])
+        with_parts = [f"w{n} AS ({sql})" for n, (sql, _) in enumerate(parts)]
+        if due is not None:
+            with_parts.append(f"due AS ({due[0]})")
+            params += due[1]
+        if intent is not None:
+            with_parts.append(f"intent AS ({fence_sql(self._now)})")
+            params += intent.params()
+        hit = "(SELECT * FROM due)" if due is not None else "0"
+        fenced = "(SELECT COUNT(*) FROM intent)" if intent is not None else "0"
+        rows = await self._db.returning(f"WITH {', '.join(with_parts)} SELECT {hit}, {fenced}", params)
+        return bool(rows and rows[0][0]), bool(rows and rows[0][1])
 
     def _parts(self, e: Exchange) -> list[tuple[str, list[object]]]:
         """The inserts, each one statement over every turn of the exchange."""

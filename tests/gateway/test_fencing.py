@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -21,10 +23,14 @@ from gateway.loop import ProcessLoop
 from gateway.send_fence import may_send
 from gateway.streaming import reply_sink
 from memory import clock
+from memory.send_intent import intent_for
+from memory.store.chat_holds import SendIntent
+from memory.store.exchange import Exchange, ExchangeTurn
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 
 Handler = Callable[[InboundMessage], Awaitable[str | None]]
+T0 = "2026-01-02 03:04:05"
 LOST_LINE = "taken over by another replica while this one stalled past its lease"
 
 
@@ -346,3 +352,88 @@ async def test_a_streamed_reply_stops_when_its_holder_was_fenced_out(replicas) -
     await asyncio.wait_for(a.loop.drain(), 30)
     assert streams[0].updates == ["frame one"] and streams[0].finished == []  # no frame, no final text
     assert [(r, m.text) for r, m in sent] == [("b", "b:one")]
+
+
+async def _keeps_exchange(store: MemoryStore, message: InboundMessage) -> SendIntent | None:
+    """What the assistant does right before it returns a reply: the exchange written, with the reply's
+    send intent when the loop set one (memory/send_intent.py); that intent."""
+    intent = intent_for(message.channel, message.chat_id)
+    turns = [ExchangeTurn("user", message.text, "", "", 1)]
+    exchange = Exchange("o", message.channel, message.chat_id, message.chat_key, 1, T0, turns, False, intent)
+    await store.exchange.write(exchange, token_budget=0, quiet_gap_s=0.0)
+    return intent
+
+
+def _counted_fences(store: MemoryStore) -> list[tuple[object, ...]]:
+    """The fence statements of ``store`` from now on."""
+    asked: list[tuple[object, ...]] = []
+    fence = store.chat_holds.fence
+
+    async def counted(*args: Any) -> bool:
+        asked.append(args)
+        return await fence(*args)
+
+    store.chat_holds.fence = counted  # type: ignore[method-assign]
+    return asked
+
+
+async def test_a_send_intent_recorded_with_the_exchange_needs_no_fence_of_its_own(replicas) -> None:
+    open_replica, sent = replicas
+    intents: list[SendIntent | None] = []
+
+    async def answers(message: InboundMessage) -> str:
+        intents.append(await _keeps_exchange(a.store, message))
+        return f"a:{message.text}"
+
+    a = await open_replica("a", answers)
+    fences = _counted_fences(a.store)
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await _until(lambda: len(sent) == 1)
+    await asyncio.wait_for(a.loop.drain(), 30)
+    [intent] = intents
+    assert intent is not None and intent.asked_at is not None and intent.generation == 1
+    assert fences == [] and [(r, m.text) for r, m in sent] == [("a", "a:one")]
+    assert await a.inbox.unanswered() == [] and await a.inbox.in_flight() == 0
+
+
+async def test_a_replica_that_stalls_after_recording_its_intent_sends_nothing_when_it_wakes(
+    replicas, caplog: pytest.LogCaptureFixture
+) -> None:
+    open_replica, sent = replicas
+    wake = asyncio.Event()
+    intents: list[SendIntent | None] = []
+
+    async def stalls(message: InboundMessage) -> str:
+        intents.append(await _keeps_exchange(a.store, message))  # recorded: the hold was live
+        a.inbox.lease = timedelta(seconds=0.3)  # a record older than a third of it is stale
+        await wake.wait()  # the process stops here, after its exchange and before its send
+        return f"a:{message.text}"
+
+    async def answers(message: InboundMessage) -> str:
+        return f"b:{message.text}"
+
+    a = await open_replica("a", stalls)
+    renew = a.inbox.renew
+
+    async def stalled_renew(chats):  # the whole process is stopped: its keeper too
+        await wake.wait()
+        return await renew(chats)
+
+    a.inbox.renew = stalled_renew  # type: ignore[method-assign]
+    fences = _counted_fences(a.store)
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await _until(lambda: len(intents) == 1)
+    [intent] = intents
+    assert intent is not None and intent.asked_at is not None
+    await _lease_runs_out(a, ("test", "c1"))
+    b = await open_replica("b", answers)
+    await b.loop.deliver(_msg("c1", "two", 2))
+    await _until(lambda: len(sent) == 2)
+    await _until(lambda: time.monotonic() - (intent.asked_at or 0.0) > 0.2)  # the record went stale
+    with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
+        wake.set()
+        await asyncio.wait_for(a.loop.drain(), 30)
+    assert [(r, m.text) for r, m in sent] == [("b", "b:one"), ("b", "b:two")]  # nothing from a
+    assert fences, "the stale record was trusted: no fence was asked"
+    assert sum(LOST_LINE in r.getMessage() for r in caplog.records) == 1
+    assert await b.inbox.unanswered() == []

@@ -3,12 +3,16 @@ turns, the extraction buffer and the owner's due time, on both stores (``store``
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memory.clock import from_db, utcnow
+from memory.store.chat_holds import SendIntent
 from memory.store.exchange import Exchange, ExchangeTurn
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
 
 T0 = "2026-01-02 03:04:05"
+BUDGET = {"token_budget": 1000, "quiet_gap_s": 3600.0}
 
 
 def _exchange(owner: str, *said: tuple[str, str], keep: bool = True, tokens: int = 5) -> Exchange:
@@ -79,3 +83,23 @@ async def test_memory_off_keeps_the_session_alone(store: MemoryStore) -> None:
     assert await store.turns.count("dan") == 0
     assert await store.buffer.oldest("dan", due_only=False) == []
     assert await store.extraction_due.get("dan") is None
+
+
+async def test_the_replys_send_intent_is_recorded_with_its_exchange_only_under_a_live_hold(
+    store: MemoryStore,
+) -> None:
+    # The fence of the reply's send, folded into the exchange written just before it (issue 38, item 5).
+    inbox_id, generation = await store.inbox.add_and_hold("telegram", "42", "u1", "hi", 1, "", "r1", 60.0)
+    assert inbox_id is not None and generation == 1
+    said = (("user", "hi"), ("assistant", "hello"))
+    for keep in (True, False):  # memory on and off
+        stale = SendIntent(inbox_id, "telegram", "42", "r1", generation + 1, 1.0)  # a generation gone
+        await store.exchange.write(replace(_exchange("erin", *said, keep=keep), intent=stale), **BUDGET)
+        assert stale.asked_at is None and await store.inbox.in_flight("r1") == 0
+        short = SendIntent(inbox_id, "telegram", "42", "r1", generation, 120.0)  # less lease left than that
+        await store.exchange.write(replace(_exchange("erin", *said, keep=keep), intent=short), **BUDGET)
+        assert short.asked_at is None and await store.inbox.in_flight("r1") == 0
+    live = SendIntent(inbox_id, "telegram", "42", "r1", generation, 1.0)
+    await store.exchange.write(replace(_exchange("erin", *said), intent=live), **BUDGET)
+    assert live.asked_at is not None and await store.inbox.in_flight("r1") == 1
+    assert await store.turns.count("erin") == 6  # every exchange was written: the intent gates no write
