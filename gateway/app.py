@@ -120,7 +120,9 @@ def relevance_floor(config: Config) -> RelevanceFloor:
 def inbox_of(config: Config, engine: MemoryEngine) -> DurableInbox:
     """The durable inbox of this replica: its id names its chat holds; ``gateway.reorderWindow``."""
     replica = replica_id(config.gateway.replica_id)
-    return DurableInbox(engine.store, replica, reorder_window=config.gateway.reorder_window)
+    inbox = DurableInbox(engine.store, replica, reorder_window=config.gateway.reorder_window)
+    inbox.history = config.agent.history_messages  # read with each claim: no read of its own
+    return inbox
 
 
 def attach_embedder(config: Config, engine: MemoryEngine) -> EmbeddingBackfill | None:

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import enum
+from collections.abc import Iterator
 from typing import Protocol
 
 from channels.base import InboundMessage
 from gateway.inbox import Chat, Claimed, DurableInbox
+from memory.send_intent import intending
+from memory.sessions import primed
 from memory.store.chat_holds import SendIntent
 
 
@@ -47,8 +51,9 @@ class ChatQueues(Protocol):
         """The chat's next message to answer (claimed); None: none."""
         ...
 
-    def intent(self, claim: Claimed) -> SendIntent | None:
-        """The send intent of the claim's reply, for its exchange write to record (None: none)."""
+    def answering(self, claim: Claimed) -> contextlib.AbstractContextManager[None]:
+        """Around the claim's handler: the reply's send intent, for its exchange write to record
+        (``memory/send_intent.py``), and the history read with the claim (``memory/sessions.py``)."""
         ...
 
     async def fence(self, claim: Claimed) -> bool:
@@ -86,8 +91,8 @@ class LocalChats:
         queue = self._queues.get(chat)
         return Claimed(queue.popleft()) if queue else None
 
-    def intent(self, claim: Claimed) -> SendIntent | None:
-        return None
+    def answering(self, claim: Claimed) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
     async def fence(self, claim: Claimed) -> bool:
         return True
@@ -160,11 +165,13 @@ class HeldChats:
             finally:
                 self._settling -= 1
 
-    def intent(self, claim: Claimed) -> SendIntent | None:
+    @contextlib.contextmanager
+    def answering(self, claim: Claimed) -> Iterator[None]:
         intent = self.inbox.intent(claim)
         if intent is not None:
             self._intents[claim.chat] = intent  # one message of a chat is answered at a time
-        return intent
+        with intending(intent), primed(claim.history):
+            yield
 
     async def fence(self, claim: Claimed) -> bool:
         return await self.inbox.fence(claim, self._intents.get(claim.chat))

@@ -29,7 +29,8 @@ from channels.base import InboundMessage
 from channels.encodable import encodable_fields
 from channels.media import MediaRef
 from memory.clock import from_db
-from memory.store.chat_holds import SendIntent
+from memory.sessions import PrimedHistory
+from memory.store.chat_holds import ClaimedRow, SendIntent
 from memory.store.protocol import MemoryStore
 
 # Answered messages are kept this long, so that a platform's redelivery of them is still recognised
@@ -52,6 +53,7 @@ class Claimed:
     received: datetime | None = None  # when it was stored (the store's clock), if known
     generation: int = 0  # of the chat's hold when claimed (0: no hold, a loop without an inbox)
     in_flight_by: str | None = None  # a replica recorded a send intent for it and never marked it
+    history: PrimedHistory | None = None  # the chat's last messages, read with the claim
 
     @property
     def chat(self) -> Chat:
@@ -79,6 +81,7 @@ class DurableInbox:
         self.in_order: set[str] = set()  # channels whose messages arrive in order: no reorder window
         self.monotonic: Callable[[], float] = time.monotonic  # how long a fence took (a stall): ``fence``
         self._repaired: dict[str, None] = {}  # chats whose repaired text was logged (newest last)
+        self.history = 0  # messages of the chat's history read with each claim (``agent.historyMessages``)
 
     @property
     def _lease_s(self) -> float:
@@ -147,11 +150,18 @@ class DurableInbox:
         left or this replica no longer holds the chat; or the seconds to wait before asking again (the
         next message is younger than the reorder window)."""
         window = 0.0 if chat[0] in self.in_order else self.reorder_window
-        claimed = await self._holds.next_message(*chat, self.replica, window)
+        claimed = await self._holds.next_message(*chat, self.replica, window, self.history)
         if claimed is None or isinstance(claimed, float):
             return claimed
-        message = _message(claimed.id, claimed.message, claimed.media)
-        return Claimed(message, from_db(claimed.received_at), claimed.generation, claimed.sent_by)
+        return self._claimed(claimed)
+
+    def _claimed(self, row: ClaimedRow) -> Claimed:
+        message = _message(row.id, row.message, row.media)
+        history = None
+        if row.session is not None:
+            newest_first = [(str(r), str(c)) for r, c in json.loads(row.history or "[]")]
+            history = PrimedHistory(message.chat_key, row.session, self.history, newest_first)
+        return Claimed(message, from_db(row.received_at), row.generation, row.sent_by, history)
 
     def intent(self, claim: Claimed) -> SendIntent | None:
         """The send intent of ``claim``'s reply, for the exchange written just before its send to record
@@ -226,15 +236,12 @@ class DurableInbox:
         if not claim.message.inbox_id:
             return True, None, False
         window = 0.0 if claim.chat[0] in self.in_order else self.reorder_window
-        after = await self._holds.answered_then_next(
-            claim.message.inbox_id, *claim.chat, self.replica, claim.generation, send_error, window
-        )
+        mark = (claim.message.inbox_id, *claim.chat, self.replica, claim.generation, send_error)
+        after = await self._holds.answered_then_next(*mark, window, self.history)
         following = after.next
         if following is None or isinstance(following, float):
             return after.marked, following, after.released
-        message = _message(following.id, following.message, following.media)
-        claimed = Claimed(message, from_db(following.received_at), following.generation, following.sent_by)
-        return after.marked, claimed, after.released
+        return after.marked, self._claimed(following), after.released
 
     async def release(self, chat: Chat) -> bool:
         """Drop this replica's hold on the chat, only if nothing of it is left unanswered."""

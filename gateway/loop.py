@@ -276,7 +276,7 @@ class ProcessLoop:
                 await self._take_slot(message)
                 try:
                     # Files a tool sends mid-answer and the streamed frames ask the fence too.
-                    with fenced(lambda: self.may_send(claim), self._chats.intent(claim)):
+                    with fenced(lambda: self.may_send(claim)), self._chats.answering(claim):
                         feed = await self.streams.open(self._channels.get(message.channel), message)
                         with self.streams.feeding(feed):
                             reply = await self._answer(message)

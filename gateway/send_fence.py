@@ -13,22 +13,17 @@ import contextlib
 import contextvars
 from collections.abc import Awaitable, Callable, Iterator
 
-from memory.send_intent import intending
-from memory.store.chat_holds import SendIntent
-
 Fence = Callable[[], Awaitable[bool]]  # True: this replica may still send for the message (intent recorded)
 
 _CURRENT: contextvars.ContextVar[Fence | None] = contextvars.ContextVar("tierclaw_send_fence", default=None)
 
 
 @contextlib.contextmanager
-def fenced(fence: Fence, intent: SendIntent | None = None) -> Iterator[None]:
-    """Sends made by the code run inside (and the tasks it starts) ask ``fence`` first; ``intent``: the
-    reply's send intent, recorded by the exchange written inside (``memory/send_intent.py``)."""
+def fenced(fence: Fence) -> Iterator[None]:
+    """Sends made by the code run inside (and the tasks it starts) ask ``fence`` first."""
     token = _CURRENT.set(fence)
     try:
-        with intending(intent):
-            yield
+        yield
     finally:
         _CURRENT.reset(token)
 

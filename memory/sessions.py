@@ -7,10 +7,17 @@ but the newest ``KEEP_MESSAGES`` of a session are pruned so the table stays smal
 The current session number is cached per chat; a ``/new`` made by another process (another gateway
 replica) reaches it through the store's change versions (``memory/store/changes.py``): that chat's
 number is read again within half a second.
+
+The history of the message being answered comes with its claim (``PrimedHistory``, set by the process
+loop around the handler: ``primed``), so the reply path reads no history of its own (issue 38, item 5).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
 from memory.clock import to_db, utcnow
@@ -20,6 +27,33 @@ from memory.store.protocol import SessionRowsAPI
 KEEP_MESSAGES = 200
 # Prune a chat every this many appended messages.
 PRUNE_EVERY = 50
+
+
+@dataclass(slots=True)
+class PrimedHistory:
+    """A chat's last messages as its claim read them (gateway/inbox.py; issue 38, item 5): the history of
+    the message being answered, with no read of its own. Good until the chat's session is written to."""
+
+    chat_key: str
+    session: int
+    limit: int  # how many were asked for: fewer came back when the session holds fewer
+    newest_first: list[tuple[str, str]]
+    spent: bool = False  # the session was written to since: read it again
+
+
+_PRIMED: contextvars.ContextVar[PrimedHistory | None] = contextvars.ContextVar(
+    "tierclaw_primed_history", default=None
+)
+
+
+@contextlib.contextmanager
+def primed(history: PrimedHistory | None) -> Iterator[None]:
+    """``SessionStore.history`` called inside (and in the tasks it starts) serves ``history``."""
+    token = _PRIMED.set(history)
+    try:
+        yield
+    finally:
+        _PRIMED.reset(token)
 
 
 class SessionStore:
@@ -50,6 +84,10 @@ class SessionStore:
         if limit <= 0:
             return []
         session = await self.current(chat_key)
+        ready = _PRIMED.get()  # read with the claim; a /new elsewhere since changed the session: read again
+        fits = ready is not None and not ready.spent and ready.limit >= limit
+        if ready is not None and fits and (ready.chat_key, ready.session) == (chat_key, session):
+            return list(reversed(ready.newest_first[:limit]))
         return list(reversed(await self._rows.recent(chat_key, session, limit)))
 
     async def append(self, chat_key: str, role: str, content: str, now: datetime | None = None) -> None:
@@ -61,6 +99,7 @@ class SessionStore:
     async def appended(self, chat_key: str, session: int, count: int) -> None:
         """``count`` messages were added to the chat's ``session`` (here, or with the rest of an exchange:
         ``memory/exchange.py``): every ``PRUNE_EVERY`` the chat keeps only its newest."""
+        _spend(chat_key)
         before, self._appends = self._appends, self._appends + count
         if before // PRUNE_EVERY != self._appends // PRUNE_EVERY:
             await self._rows.keep_newest(chat_key, session, KEEP_MESSAGES)
@@ -70,5 +109,13 @@ class SessionStore:
         await self._rows.changes.refresh(force=True)  # another replica's /new counts: one read, rare
         session = await self.current(chat_key) + 1
         await self._rows.start(chat_key, session, to_db(now or utcnow()))
+        _spend(chat_key)
         self._current[chat_key] = session
         return session
+
+
+def _spend(chat_key: str) -> None:
+    """The chat's session was written to: a history primed for it is stale now."""
+    ready = _PRIMED.get()
+    if ready is not None and ready.chat_key == chat_key:
+        ready.spent = True

@@ -90,9 +90,9 @@ class SendIntent:
         return (0.0, self.holder, self.inbox_id, *chat, self.margin_s)
 
 
-def _answered_then_next_sql(now: str) -> str:
+def _answered_then_next_sql(now: str, read: str) -> str:
     """``ChatHoldRows.answered_then_next`` on PostgreSQL: the mark, the next message's claim and the
-    release, data-modifying ``WITH`` parts of one statement."""
+    release, data-modifying ``WITH`` parts of one statement; ``read``: ``history_sql``'s columns."""
     held = "EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ?"
     return (
         f"WITH done AS (UPDATE inbox SET answered_at = COALESCE(answered_at, {now}), send_error = "
@@ -107,9 +107,31 @@ def _answered_then_next_sql(now: str) -> str:
         "AND chat_id = ? AND holder = ? AND EXISTS (SELECT 1 FROM done) "
         "AND NOT EXISTS (SELECT 1 FROM nxt) RETURNING 1) "
         "SELECT (SELECT COUNT(*) FROM done), (SELECT COUNT(*) FROM rel), c.id, c.message, c.received_at, "
-        f"c.sending_by, c.media, (SELECT received_at FROM nxt), {now} "
+        f"c.sending_by, c.media, (SELECT received_at FROM nxt), {now}, {read} "
         "FROM (SELECT 1 AS one) AS one LEFT JOIN claimed c ON TRUE"
     )
+
+
+def history_sql(kind: str, limit: int, chat_key: str, when: str = "") -> tuple[str, tuple[object, ...]]:
+    """Two columns read with a claim (issue 38, item 5: no read of its own on the reply path): the chat's
+    current Tier 0 session number and its last ``limit`` messages, a JSON array of [role, content], newest
+    first (``memory/sessions.py``); NULLs for ``limit`` 0, or unless ``when`` (SQL) holds. With their
+    parameters."""
+    if limit <= 0:
+        return "NULL, NULL", ()
+    session = "COALESCE((SELECT session_no FROM chat_sessions WHERE chat_key = ?), 1)"
+    pair = "json_build_array(s.role, s.content)" if kind == "postgresql" else "json_array(s.role, s.content)"
+    rows = (
+        "(SELECT id, role, content FROM session_messages WHERE chat_key = ? "
+        f"AND session_no = {session} ORDER BY id DESC LIMIT ?) AS s"
+    )
+    if kind == "postgresql":
+        history = f"(SELECT json_agg({pair} ORDER BY s.id DESC)::text FROM {rows})"
+    else:
+        history = f"(SELECT json_group_array({pair}) FROM {rows})"
+    if when:
+        session, history = (f"CASE WHEN {when} THEN {column} END" for column in (session, history))
+    return f"{session}, {history}", (chat_key, chat_key, chat_key, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +144,14 @@ class ClaimedRow:
     generation: int  # of the hold it was claimed under: the fence of its reply
     sent_by: str | None  # a replica recorded a send intent for it and never marked it answered
     media: str = ""  # its media references (JSON, "" for none: ``inbox.py``)
+    session: int | None = None  # the chat's current session, read with the claim (None: not read)
+    history: str | None = None  # its last messages (JSON [[role, content], …], newest first): ``history_sql``
+
+
+def _read(columns: Sequence[object]) -> tuple[int | None, str | None]:
+    """``ClaimedRow``'s session and history from ``history_sql``'s two columns."""
+    session, history = columns
+    return (None if session is None else int(str(session))), (None if history is None else str(history))
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +200,7 @@ class ChatHoldRows:
         return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
     async def next_message(
-        self, channel: str, chat_id: str, holder: str, settle_s: float = 0.0
+        self, channel: str, chat_id: str, holder: str, settle_s: float = 0.0, history: int = 0
     ) -> ClaimedRow | float | None:
         """Claim for ``holder`` the chat's next unanswered message in the platform's order — only while
         it holds the chat — with the hold's generation and its media references; None (none left, or the
@@ -178,19 +208,22 @@ class ChatHoldRows:
         ``settle_s`` (the reorder window: an earlier message still on its way over another connection is
         claimed first if it arrives by then; a message without a platform order has nothing to wait
         for). Claimed again when a previous answer was cut short: the holder is the only one answering
-        the chat."""
+        the chat. ``history``: the chat's last messages read with the claim (``history_sql``)."""
+        read, read_params = history_sql(self._db.kind, history, f"{channel}:{chat_id}")
         claimed = await self._db.returning(
             f"UPDATE inbox SET claimed_by = ? WHERE id = ({_OLDEST}) "
             f"AND (received_at <= {self._now} OR platform_seq = 0) "
             "AND EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND holder = ?) "
             "RETURNING id, message, received_at, sending_by, (SELECT generation FROM chat_holds "
-            "WHERE channel = ? AND chat_id = ?), media",
-            (holder, channel, chat_id, -settle_s, channel, chat_id, holder, channel, chat_id),
+            f"WHERE channel = ? AND chat_id = ?), media, {read}",
+            (holder, channel, chat_id, -settle_s, channel, chat_id, holder, channel, chat_id, *read_params),
             chat_lock=f"{channel}:{chat_id}",
         )
         if claimed:
             row = claimed[0]
-            return ClaimedRow(int(row[0]), str(row[1]), str(row[2]), int(row[4]), row[3], str(row[5] or ""))
+            return ClaimedRow(
+                int(row[0]), str(row[1]), str(row[2]), int(row[4]), row[3], str(row[5] or ""), *_read(row[6:])
+            )
         if settle_s <= 0:
             return None
         waiting = await self._db.read(
@@ -255,6 +288,7 @@ class ChatHoldRows:
         generation: int,
         send_error: str | None = None,
         settle_s: float = 0.0,
+        history: int = 0,
     ) -> AfterAnswer:
         """``answered``, then ``next_message``, then — when nothing is left — ``release``, as one step
         (issue 38, item 5): on PostgreSQL one statement after the chat's lock (one round trip, one commit
@@ -262,23 +296,32 @@ class ChatHoldRows:
         if self._db.kind != "postgresql":
             if not await self.answered(inbox_id, channel, chat_id, holder, generation, send_error):
                 return AfterAnswer(False)
-            following = await self.next_message(channel, chat_id, holder, settle_s)
+            following = await self.next_message(channel, chat_id, holder, settle_s, history)
             if following is not None:
                 return AfterAnswer(True, following)
             return AfterAnswer(True, None, await self.release(channel, chat_id, holder))
         chat = (channel, chat_id)
         mark = (0.0, send_error, inbox_id, *chat, holder, generation)
         claim = (*chat, inbox_id, holder, -settle_s, 0.0)
+        read, read_params = history_sql("postgresql", history, f"{channel}:{chat_id}", "c.id IS NOT NULL")
         rows = await self._db.returning(
-            _answered_then_next_sql(self._now),
-            (*mark, *claim, *chat, holder, 0.0),
+            _answered_then_next_sql(self._now, read),
+            (*mark, *claim, *chat, holder, 0.0, *read_params),
             chat_lock=f"{channel}:{chat_id}",
         )
-        marked, released, claimed_id, body, received, sent_by, media, waiting, now_at = rows[0]
+        marked, released, claimed_id, body, received, sent_by, media, waiting, now_at = rows[0][:9]
         if not marked:
             return AfterAnswer(False)
         if claimed_id is not None:
-            row = ClaimedRow(int(claimed_id), str(body), str(received), generation, sent_by, str(media or ""))
+            row = ClaimedRow(
+                int(claimed_id),
+                str(body),
+                str(received),
+                generation,
+                sent_by,
+                str(media or ""),
+                *_read(rows[0][9:]),
+            )
             return AfterAnswer(True, row)
         if waiting is not None:  # the next message is younger than the reorder window
             wait = settle_s - (from_db(str(now_at)) - from_db(str(waiting))).total_seconds()

@@ -98,7 +98,7 @@ class ChatHoldRowsAPI(Protocol):
     async def holder(self, channel: str, chat_id: str) -> str | None: ...
     async def get(self, channel: str, chat_id: str) -> tuple[str, int] | None: ...
     async def next_message(
-        self, channel: str, chat_id: str, holder: str, settle_s: float = 0.0
+        self, channel: str, chat_id: str, holder: str, settle_s: float = 0.0, history: int = 0
     ) -> ClaimedRow | float | None: ...
     async def fence(
         self, inbox_id: int, channel: str, chat_id: str, holder: str, generation: int, margin_s: float
@@ -124,6 +124,7 @@ class ChatHoldRowsAPI(Protocol):
         generation: int,
         send_error: str | None = None,
         settle_s: float = 0.0,
+        history: int = 0,
     ) -> AfterAnswer: ...
     async def release(self, channel: str, chat_id: str, holder: str) -> bool: ...
     async def renew(

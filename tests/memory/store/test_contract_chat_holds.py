@@ -10,6 +10,7 @@ The last tests are PostgreSQL's own: inserts of one chat that commit late, again
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -312,3 +313,31 @@ async def test_a_release_racing_a_message_stored_and_held_keeps_a_hold(two_repli
     assert held is None and not await release  # r1 keeps the chat and answers the message
     claimed = await holder.chat_holds.next_message("telegram", "7", "r1")
     assert isinstance(claimed, ClaimedRow) and claimed.id == stored
+
+
+async def test_a_claim_reads_the_chats_current_history_with_it(store: MemoryStore) -> None:
+    holds, sessions = store.chat_holds, store.sessions
+    one, _ = await store.inbox.add_and_hold("telegram", "c1", "u1", "one", 10, "", "r1", LEASE)
+    two = await store.inbox.add("telegram", "c1", "u2", "two", 20)
+    assert one is not None and two is not None
+    bare = await holds.next_message("telegram", "c1", "r1")  # no history asked: none read
+    assert isinstance(bare, ClaimedRow) and (bare.session, bare.history) == (None, None)
+    first = await holds.next_message("telegram", "c1", "r1", history=3)
+    assert isinstance(first, ClaimedRow) and first.session == 1 and json.loads(first.history or "[]") == []
+    for n, text in enumerate(["old", "hi", "hello", "how are you", "fine"]):
+        await sessions.append("telegram:c1", 1, "user" if n % 2 else "assistant", text, "2026-01-01 00:00:00")
+    await sessions.append("telegram:c2", 1, "user", "another chat's", "2026-01-01 00:00:00")
+    after = await holds.answered_then_next(one, "telegram", "c1", "r1", 1, history=3)  # mark, claim "two"
+    assert isinstance(after.next, ClaimedRow) and after.next.id == two and after.next.session == 1
+    assert json.loads(after.next.history or "") == [
+        ["assistant", "fine"],
+        ["user", "how are you"],
+        ["assistant", "hello"],
+    ]
+    await sessions.start("telegram:c1", 2, "2026-01-01 00:00:01")  # /new: the next claim sees session 2
+    await sessions.append("telegram:c1", 2, "user", "new start", "2026-01-01 00:00:02")
+    again = await holds.next_message("telegram", "c1", "r1", history=3)
+    assert isinstance(again, ClaimedRow) and again.id == two and again.session == 2
+    assert json.loads(again.history or "") == [["user", "new start"]]
+    last = await holds.answered_then_next(two, "telegram", "c1", "r1", 1, history=3)
+    assert last.released and last.next is None
