@@ -70,6 +70,7 @@ DEFAULT_MEMORIES = 200
 # WAL position and /proc are current at once.)
 STATS_SETTLE_S = 11.0
 _TICKS = os.sysconf("SC_CLK_TCK")
+CHAT_LOCK_QUERY = "SELECT pg_advisory_xact_lock("  # a chat's lock, as pg_stat_statements shows it
 
 
 @dataclass(slots=True)
@@ -142,11 +143,14 @@ class Probe:
         records = self.conn.execute("SELECT wal_records FROM pg_stat_wal").fetchone()
         statements = None
         if self.statements:
+            # Summed by text: one text can have several entries (the chat lock sent alone, with server-side
+            # parameters, and with its statement in one simple query); a dict of them kept only one.
             statements = {
                 str(q): (int(c), int(r), float(t))
                 for q, c, r, t in self.conn.execute(
-                    "SELECT s.query, s.calls, s.rows, s.total_exec_time FROM pg_stat_statements s "
-                    "JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = %s AND s.toplevel",
+                    "SELECT s.query, SUM(s.calls), SUM(s.rows), SUM(s.total_exec_time) "
+                    "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+                    "WHERE d.datname = %s AND s.toplevel GROUP BY s.query",
                     (self.database,),
                 ).fetchall()
             }
@@ -209,6 +213,7 @@ def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> d
             else None
         ),
         "statements_per_msg": None,
+        "round_trips_per_msg": None,
         "rows_returned_per_msg": None,
         "statement_kinds": None,
         "top_statements": None,
@@ -229,6 +234,10 @@ def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> d
         for query, (calls, _, _) in ran.items():
             kinds[_kind(query)] = kinds.get(_kind(query), 0.0) + calls / messages
         out["statements_per_msg"] = sum(c for c, _, _ in ran.values()) / messages
+        # The chat lock goes with its statement in one simple query (memory/store/postgres/database.py):
+        # counted as a statement above, it is no round trip of its own.
+        locks = sum(c for q, (c, _, _) in ran.items() if q.startswith(CHAT_LOCK_QUERY))
+        out["round_trips_per_msg"] = (sum(c for c, _, _ in ran.values()) - locks) / messages
         out["rows_returned_per_msg"] = (
             sum(r for q, (_, r, _) in ran.items() if _kind(q) == "SELECT") / messages
         )
@@ -327,6 +336,7 @@ def print_report(result: dict[str, Any]) -> None:
     )
     keys = (
         "statements_per_msg",
+        "round_trips_per_msg",
         "transactions_per_msg",
         "rows_written_per_msg",
         "rows_inserted_per_msg",

@@ -39,6 +39,14 @@ def test_per_message_counts_only_what_ran_in_the_window() -> None:
     assert result["msgs_per_s_per_core"] == pytest.approx(100.0)
 
 
+def test_a_chat_lock_sent_with_its_statement_is_no_round_trip_of_its_own() -> None:
+    lock, claim = "SELECT pg_advisory_xact_lock($1, hashtext($2))", "UPDATE inbox SET claimed_by = $1"
+    before = _snapshot({lock: 0, claim: 0}, inserted=0, cpu=1.0)
+    after = _snapshot({lock: 4, claim: 4, "SELECT 1": 2}, inserted=0, cpu=1.0)
+    result = per_message(before, after, messages=2, top=3)
+    assert result["statements_per_msg"] == 5.0 and result["round_trips_per_msg"] == 3.0
+
+
 def test_db_cost_measures_real_messages_and_drops_its_database(
     postgres_cluster: throwaway_pg.Cluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
