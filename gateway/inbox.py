@@ -30,7 +30,7 @@ from channels.encodable import encodable_fields
 from channels.media import MediaRef
 from memory.clock import from_db
 from memory.sessions import PrimedHistory
-from memory.store.chat_holds import ClaimedRow, SendIntent
+from memory.store.chat_holds import ClaimedRow, SendIntent, parse_history
 from memory.store.protocol import MemoryStore
 
 # Answered messages are kept this long, so that a platform's redelivery of them is still recognised
@@ -159,7 +159,7 @@ class DurableInbox:
         message = _message(row.id, row.message, row.media)
         history = None
         if row.session is not None:
-            newest_first = [(str(r), str(c)) for r, c in json.loads(row.history or "[]")]
+            newest_first = parse_history(row.history)
             history = PrimedHistory(message.chat_key, row.session, self.history, newest_first)
         return Claimed(message, from_db(row.received_at), row.generation, row.sent_by, history)
 

@@ -19,6 +19,7 @@ On SQLite (one process) every hold is this process's; the statements are the sam
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -114,21 +115,21 @@ def _answered_then_next_sql(now: str, read: str) -> str:
 
 def history_sql(kind: str, limit: int, chat_key: str, when: str = "") -> tuple[str, tuple[object, ...]]:
     """Two columns read with a claim (issue 38, item 5: no read of its own on the reply path): the chat's
-    current Tier 0 session number and its last ``limit`` messages, a JSON array of [role, content], newest
-    first (``memory/sessions.py``); NULLs for ``limit`` 0, or unless ``when`` (SQL) holds. With their
-    parameters."""
+    current Tier 0 session number and its last ``limit`` messages, a JSON array of [id, role, content]
+    (``parse_history`` sorts them; ``memory/sessions.py``); NULLs for ``limit`` 0, or unless ``when``
+    (SQL) holds. With their parameters."""
     if limit <= 0:
         return "NULL, NULL", ()
     session = "COALESCE((SELECT session_no FROM chat_sessions WHERE chat_key = ?), 1)"
-    pair = "json_build_array(s.role, s.content)" if kind == "postgresql" else "json_array(s.role, s.content)"
+    each = f"{'json_build_array' if kind == 'postgresql' else 'json_array'}(s.id, s.role, s.content)"
     rows = (
         "(SELECT id, role, content FROM session_messages WHERE chat_key = ? "
         f"AND session_no = {session} ORDER BY id DESC LIMIT ?) AS s"
     )
     if kind == "postgresql":
-        history = f"(SELECT json_agg({pair} ORDER BY s.id DESC)::text FROM {rows})"
+        history = f"(SELECT json_agg({each} ORDER BY s.id DESC)::text FROM {rows})"
     else:
-        history = f"(SELECT json_group_array({pair}) FROM {rows})"
+        history = f"(SELECT json_group_array({each}) FROM {rows})"  # in no promised order: ids kept
     if when:
         session, history = (f"CASE WHEN {when} THEN {column} END" for column in (session, history))
     return f"{session}, {history}", (chat_key, chat_key, chat_key, limit)
@@ -145,7 +146,13 @@ class ClaimedRow:
     sent_by: str | None  # a replica recorded a send intent for it and never marked it answered
     media: str = ""  # its media references (JSON, "" for none: ``inbox.py``)
     session: int | None = None  # the chat's current session, read with the claim (None: not read)
-    history: str | None = None  # its last messages (JSON [[role, content], …], newest first): ``history_sql``
+    history: str | None = None  # its last messages (JSON [[id, role, content], …]): ``history_sql``
+
+
+def parse_history(history: str | None) -> list[tuple[str, str]]:
+    """``history_sql``'s messages as (role, content), newest first."""
+    rows = sorted(json.loads(history or "[]"), key=lambda row: -int(row[0]))
+    return [(str(role), str(content)) for _, role, content in rows]
 
 
 def _read(columns: Sequence[object]) -> tuple[int | None, str | None]:

@@ -10,13 +10,12 @@ The last tests are PostgreSQL's own: inserts of one chat that commit late, again
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from memory.store.chat_holds import ClaimedRow
+from memory.store.chat_holds import ClaimedRow, parse_history
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 
@@ -323,21 +322,21 @@ async def test_a_claim_reads_the_chats_current_history_with_it(store: MemoryStor
     bare = await holds.next_message("telegram", "c1", "r1")  # no history asked: none read
     assert isinstance(bare, ClaimedRow) and (bare.session, bare.history) == (None, None)
     first = await holds.next_message("telegram", "c1", "r1", history=3)
-    assert isinstance(first, ClaimedRow) and first.session == 1 and json.loads(first.history or "[]") == []
+    assert isinstance(first, ClaimedRow) and first.session == 1 and parse_history(first.history) == []
     for n, text in enumerate(["old", "hi", "hello", "how are you", "fine"]):
         await sessions.append("telegram:c1", 1, "user" if n % 2 else "assistant", text, "2026-01-01 00:00:00")
     await sessions.append("telegram:c2", 1, "user", "another chat's", "2026-01-01 00:00:00")
     after = await holds.answered_then_next(one, "telegram", "c1", "r1", 1, history=3)  # mark, claim "two"
     assert isinstance(after.next, ClaimedRow) and after.next.id == two and after.next.session == 1
-    assert json.loads(after.next.history or "") == [
-        ["assistant", "fine"],
-        ["user", "how are you"],
-        ["assistant", "hello"],
+    assert parse_history(after.next.history) == [
+        ("assistant", "fine"),
+        ("user", "how are you"),
+        ("assistant", "hello"),
     ]
     await sessions.start("telegram:c1", 2, "2026-01-01 00:00:01")  # /new: the next claim sees session 2
     await sessions.append("telegram:c1", 2, "user", "new start", "2026-01-01 00:00:02")
     again = await holds.next_message("telegram", "c1", "r1", history=3)
     assert isinstance(again, ClaimedRow) and again.id == two and again.session == 2
-    assert json.loads(again.history or "") == [["user", "new start"]]
+    assert parse_history(again.history) == [("user", "new start")]
     last = await holds.answered_then_next(two, "telegram", "c1", "r1", 1, history=3)
     assert last.released and last.next is None
