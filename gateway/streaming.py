@@ -29,8 +29,10 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from typing import Any
 
 from channels.base import (
     Channel,
@@ -81,10 +83,21 @@ class Feed:
     while the channel takes what it can. ``updates`` counts the frames the channel took.
     """
 
-    def __init__(self, stream: ReplyStream, chat_key: str, *, live: bool = True) -> None:
+    def __init__(
+        self,
+        stream: ReplyStream,
+        chat_key: str,
+        *,
+        live: bool = True,
+        fence_fresh_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stream = stream
         self.chat_key = chat_key
         self.live = live  # False: a resumed stream with agent.stream off (only the final text goes)
+        self.fence_fresh_s = fence_fresh_s  # how long the fence's "yes" holds for the next frames
+        self._clock = clock  # the monotonic clock the fence's margin is kept on (DurableInbox.monotonic)
+        self._fresh_until = float("-inf")  # frames before this need not ask the fence again
         self.updates = 0
         self._latest = ""
         self._fresh = asyncio.Event()
@@ -130,10 +143,21 @@ class Feed:
 
     async def _still_ours(self) -> bool:
         """The fence of the message being answered (gateway/send_fence.py; the feed's task was started
-        inside it), asked before each frame: a replica whose chat was taken over while it stalled shows
+        inside it), before each frame: a replica whose chat was taken over while it stalled shows
         nothing more and leaves the half-written message to the chat's new holder (docs/scale-out.md,
-        "Fencing")."""
+        "Fencing").
+
+        A "yes" holds for ``fence_fresh_s`` after it was asked (a third of the lease: the fence's own
+        margin, ``DurableInbox.fence``): the fence found the hold current with at least that much of its
+        lease left, so no other replica can take the chat before then, stall or not — a replica that
+        wakes later asks again. The frames of a reply then cost one fence statement, not one each (a
+        write every frame of fifty replies queued before the next messages' intake: bench/README.md,
+        "Streaming")."""
+        asked = self._clock()
+        if asked < self._fresh_until:
+            return True
         if await may_send():
+            self._fresh_until = asked + self.fence_fresh_s
             return True
         log.warning("[gateway] %s: the streamed reply stops: the chat was taken over", self.chat_key)
         self._closed = True
@@ -191,7 +215,7 @@ class ReplyStreams:
             return None
         if stream is None:
             return None
-        feed = Feed(stream, message.chat_key, live=self.enabled)
+        feed = Feed(stream, message.chat_key, live=self.enabled, **self._fence_trust())
         self._open.add(feed)
         return feed
 
@@ -242,6 +266,13 @@ class ReplyStreams:
             feed.drop()
         self._open.clear()
         self._finals.clear()
+
+    def _fence_trust(self) -> dict[str, Any]:
+        """How long a frame may go on the fence's last "yes" (``Feed._still_ours``), on the inbox's clock."""
+        inbox = self._inbox
+        if inbox is None:
+            return {}
+        return {"fence_fresh_s": inbox.lease.total_seconds() / 3, "clock": lambda: inbox.monotonic()}
 
     async def _handle(self, message: InboundMessage) -> str:
         """The handle a stream of this message kept before a restart ("" when none, or no inbox)."""

@@ -17,6 +17,7 @@ from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.model_turn import StreamedTurn, StreamFailed
+from gateway.send_fence import fenced
 from gateway.streaming import Feed, reply_sink
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
@@ -232,6 +233,56 @@ async def test_settling_lets_an_update_on_its_way_end_first() -> None:
     gate.set()
     await settling
     assert stream.updates == ["partial"]  # it landed before the final text can
+
+
+async def _frames(feed: Feed, stream: Shown, texts: list[str]) -> None:
+    """Push each text and wait until the stream showed it (or the feed stopped)."""
+    for text in texts:
+        feed.push(text)
+        async with asyncio.timeout(10):
+            while stream.updates[-1:] != [text] and not feed._closed:
+                await asyncio.sleep(0.01)
+
+
+async def test_a_fence_yes_holds_for_the_frames_of_its_fresh_window_then_is_asked_again() -> None:
+    now = [100.0]
+    asked: list[float] = []
+    answer = [True]
+
+    async def fence() -> bool:
+        asked.append(now[0])
+        return answer[0]
+
+    stream = Shown()
+    feed = Feed(stream, "test:1", fence_fresh_s=10.0, clock=lambda: now[0])
+    with fenced(fence):
+        await _frames(feed, stream, ["one", "one two", "one two three"])
+        assert asked == [100.0]  # the first frame asked; the next two went on its "yes"
+        now[0] = 109.9
+        await _frames(feed, stream, ["one two three four"])
+        assert asked == [100.0]
+        now[0] = 110.0  # the window is measured from when the fence was asked: over
+        answer[0] = False  # …and meanwhile the chat was taken over
+        await _frames(feed, stream, ["one two three four five"])
+    await feed.settle()
+    assert asked == [100.0, 110.0]
+    assert stream.updates == ["one", "one two", "one two three", "one two three four"]  # nothing after "no"
+    assert feed._closed
+
+
+async def test_without_a_fresh_window_every_frame_asks_the_fence() -> None:
+    asked: list[str] = []
+
+    async def fence() -> bool:
+        asked.append("fence")
+        return True
+
+    stream = Shown()
+    feed = Feed(stream, "test:1")  # no inbox: no lease, nothing to trust
+    with fenced(fence):
+        await _frames(feed, stream, ["a", "a b", "a b c"])
+    await feed.settle()
+    assert len(asked) == 3
 
 
 # ------------------------------------------------------------------------------- through the loop
