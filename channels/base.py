@@ -156,9 +156,10 @@ class PollsAlone(Protocol):
 
 @runtime_checkable
 class DeliversInOrder(Protocol):
-    """Optional part of a channel whose messages reach the gateway one at a time, in the platform's
-    order, each stored before the next is handed over (Telegram's long polling): no earlier message of a
-    chat can still be on its way, so its chats skip the reorder window (``gateway.reorderWindow``)."""
+    """Optional part of a channel whose chats' messages reach the gateway one at a time, in the
+    platform's order, each stored before the chat's next is handed over (Telegram's long polling; other
+    chats' go meanwhile): no earlier message of a chat can still be on its way, so its chats skip the
+    reorder window (``gateway.reorderWindow``)."""
 
     @property
     def delivers_in_order(self) -> bool: ...

@@ -29,8 +29,10 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from typing import Any
 
 from channels.base import (
     Channel,
@@ -53,8 +55,13 @@ _SINK: ContextVar[Feed | None] = ContextVar("tierclaw_reply_sink", default=None)
 def reply_sink(lead: str = "") -> TextSink | None:
     """Where the reply being made in this task hands its text so far (None: it is not streamed); with
     ``lead``, what the model writes is shown after it (the reply will open with it: a voice note's "I
-    heard …" line), so each frame stays the start of the final text."""
+    heard …" line), so each frame stays the start of the final text.
+
+    Asked for right before the model is (gateway/assistant.py): the feed asks the fence now, while the
+    model thinks, so that its first words need not wait for the database (``Feed.expect``)."""
     feed = _SINK.get()
+    if feed is not None:
+        feed.expect()
     if feed is None or not lead:
         return feed
     return _After(feed, lead)
@@ -81,10 +88,22 @@ class Feed:
     while the channel takes what it can. ``updates`` counts the frames the channel took.
     """
 
-    def __init__(self, stream: ReplyStream, chat_key: str, *, live: bool = True) -> None:
+    def __init__(
+        self,
+        stream: ReplyStream,
+        chat_key: str,
+        *,
+        live: bool = True,
+        fence_fresh_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stream = stream
         self.chat_key = chat_key
         self.live = live  # False: a resumed stream with agent.stream off (only the final text goes)
+        self.fence_fresh_s = fence_fresh_s  # how long the fence's "yes" holds for the next frames
+        self._clock = clock  # the monotonic clock the fence's margin is kept on (DurableInbox.monotonic)
+        self._fresh_until = float("-inf")  # frames before this need not ask the fence again
+        self._ahead: asyncio.Task[bool] | None = None  # the fence asked before the first words (expect)
         self.updates = 0
         self._latest = ""
         self._fresh = asyncio.Event()
@@ -103,6 +122,13 @@ class Feed:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"stream:{self.chat_key}")
 
     __call__ = push
+
+    def expect(self) -> None:
+        """Text is coming (the model is being asked): ask the fence now, so the first frame can go on its
+        "yes" (``_still_ours``) rather than wait for a database statement behind every other chat's writes
+        (bench/README.md, "Streaming"). Only where a "yes" holds for a while (``fence_fresh_s``)."""
+        if self._ahead is None and not self._closed and self.fence_fresh_s > 0 and self._latest == "":
+            self._ahead = asyncio.get_running_loop().create_task(self._ask(), name=f"fence:{self.chat_key}")
 
     def wanted_in(self) -> float:
         """Seconds until the channel could show newer text (the model's stream is read again then)."""
@@ -130,19 +156,41 @@ class Feed:
 
     async def _still_ours(self) -> bool:
         """The fence of the message being answered (gateway/send_fence.py; the feed's task was started
-        inside it), asked before each frame: a replica whose chat was taken over while it stalled shows
+        inside it), before each frame: a replica whose chat was taken over while it stalled shows
         nothing more and leaves the half-written message to the chat's new holder (docs/scale-out.md,
-        "Fencing")."""
-        if await may_send():
+        "Fencing").
+
+        A "yes" holds for ``fence_fresh_s`` after it was asked (a third of the lease: the fence's own
+        margin, ``DurableInbox.fence``): the fence found the hold current with at least that much of its
+        lease left, so no other replica can take the chat before then, stall or not — a replica that
+        wakes later asks again. The frames of a reply then cost one fence statement, not one each (a
+        write every frame of fifty replies queued before the next messages' intake: bench/README.md,
+        "Streaming")."""
+        if self._clock() < self._fresh_until:
+            return True
+        ahead, self._ahead = self._ahead, None
+        allowed = await ahead if ahead is not None else await self._ask()
+        if allowed and ahead is not None and self._clock() >= self._fresh_until:
+            allowed = await self._ask()  # the early "yes" is stale by now
+        if allowed:
             return True
         log.warning("[gateway] %s: the streamed reply stops: the chat was taken over", self.chat_key)
         self._closed = True
         return False
 
+    async def _ask(self) -> bool:
+        """The fence; its "yes" holds for ``fence_fresh_s`` from when it was asked."""
+        asked = self._clock()
+        if not await may_send():
+            return False
+        self._fresh_until = asked + self.fence_fresh_s
+        return True
+
     async def settle(self) -> None:
         """Stop handing text over; an update already on its way ends first, so it cannot land after the
         final text."""
         self._closed = True
+        self._forget_ahead()
         task, self._task = self._task, None
         if task is None or task.done():
             return
@@ -157,8 +205,19 @@ class Feed:
     def drop(self) -> None:
         """Stop at once without waiting (the loop stops: the reply is answered again after the restart)."""
         self._closed = True
+        self._forget_ahead()
         if self._task is not None:
             self._task.cancel()
+
+    def _forget_ahead(self) -> None:
+        """An early fence nobody waits for is stopped (its statement, if sent, is harmless)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return
+        if not ahead.done():
+            ahead.cancel()
+        elif not ahead.cancelled():
+            ahead.exception()  # retrieved: a fence that failed with nothing left to show is no news
 
 
 class ReplyStreams:
@@ -191,7 +250,7 @@ class ReplyStreams:
             return None
         if stream is None:
             return None
-        feed = Feed(stream, message.chat_key, live=self.enabled)
+        feed = Feed(stream, message.chat_key, live=self.enabled, **self._fence_trust())
         self._open.add(feed)
         return feed
 
@@ -242,6 +301,13 @@ class ReplyStreams:
             feed.drop()
         self._open.clear()
         self._finals.clear()
+
+    def _fence_trust(self) -> dict[str, Any]:
+        """How long a frame may go on the fence's last "yes" (``Feed._still_ours``), on the inbox's clock."""
+        inbox = self._inbox
+        if inbox is None:
+            return {}
+        return {"fence_fresh_s": inbox.lease.total_seconds() / 3, "clock": lambda: inbox.monotonic()}
 
     async def _handle(self, message: InboundMessage) -> str:
         """The handle a stream of this message kept before a restart ("" when none, or no inbox)."""

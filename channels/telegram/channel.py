@@ -63,7 +63,7 @@ from channels.telegram.failures import (
     trouble_kind,
     unless_set,
 )
-from channels.telegram.inbound import addressed_message
+from channels.telegram.inbound import addressed_message, lane_of
 from channels.telegram.log_redaction import Redact
 from channels.telegram.media import TelegramMedia
 from channels.telegram.pace import ChatPace
@@ -135,7 +135,7 @@ class TelegramChannel(TelegramMedia):
         self._redact: Redact | None = None
         self._bot_id = 0
         self._bot_username = ""
-        self._undelivered: Exception | None = None  # set when the gateway could not store an update
+        self._undelivered: dict[int, Exception] = {}  # update id -> why the gateway could not store it
         self._webhook: WebhookServer | None = None
         self.may_poll: MayPoll | None = None  # set by the gateway with several replicas (poll_turn.py)
         self.pace = ChatPace()  # per chat: the last send or edit, a 429's pause (pace.py)
@@ -266,8 +266,9 @@ class TelegramChannel(TelegramMedia):
 
     @property
     def delivers_in_order(self) -> bool:
-        """Polling hands updates over one at a time, each stored before the next (``_hand_over``): a
-        chat's messages need no reorder window. Webhook requests come concurrently: they do."""
+        """Polling hands a chat's updates over one at a time, each stored before the next
+        (``_hand_over``): a chat's messages need no reorder window. Webhook requests come concurrently:
+        they do."""
         return self.settings.mode == "polling"
 
     @property
@@ -354,23 +355,49 @@ class TelegramChannel(TelegramMedia):
     async def _hand_over(self, app: Application, updates: tuple[Update, ...]) -> str:
         """Each update to PTB's handler (and so to the gateway), the offset moved past each one stored:
         "done", "stopped" (intake stopped: the rest is neither handed over nor confirmed), or "unstored"
-        (the gateway could not store one: it stays unconfirmed and comes again)."""
+        (the gateway could not store one: it stays unconfirmed and comes again).
+
+        The chats of a batch are handed over at once, each chat's updates one after another in their
+        order (``lane_of``): storing a message waits for the database, and fifty people writing at once
+        must not each wait for the forty-nine before them (bench/README.md, "Streaming"). The offset
+        moves past the updates stored without a gap in the platform's order; one stored after a gap comes
+        again and the inbox answers it once."""
+        lanes: dict[str, list[Update]] = {}
         for update in updates:
-            if self._intake_stopped.is_set():
-                return "stopped"
-            self._undelivered = None
-            try:
-                await app.process_update(update)  # handler errors go to _on_error; this is a backstop
-            except Exception as exc:
-                log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
-            if self._undelivered is not None:
-                log.warning(
-                    "[telegram] update %s not stored (%s); it stays unconfirmed and comes again",
-                    update.update_id,
-                    type(self._undelivered).__name__,
-                )
-                return "unstored"
+            lanes.setdefault(lane_of(update), []).append(update)
+        outcomes: dict[int, str] = {}
+
+        async def lane(batch: list[Update]) -> None:
+            for update in batch:  # a chat's next update waits for its previous one, and after a failure
+                outcome = await self._hand_over_one(app, update)
+                outcomes[update.update_id] = outcome
+                if outcome != "done":
+                    return
+
+        await asyncio.gather(*(lane(batch) for batch in lanes.values()))
+        for update in updates:
+            outcome = outcomes.get(update.update_id, "stopped")  # none: its chat's earlier one failed
+            if outcome != "done":
+                return outcome
             self._offset = update.update_id + 1  # never fetch a poisonous update again
+        return "done"
+
+    async def _hand_over_one(self, app: Application, update: Update) -> str:
+        """One update to PTB's handler: "done" (stored, or nothing to store), "stopped", "unstored"."""
+        if self._intake_stopped.is_set():
+            return "stopped"
+        try:
+            await app.process_update(update)  # handler errors go to _on_error; this is a backstop
+        except Exception as exc:
+            log.error("[telegram] update %s could not be handled: %s", update.update_id, exc)
+        undelivered = self._undelivered.pop(update.update_id, None)
+        if undelivered is not None:
+            log.warning(
+                "[telegram] update %s not stored (%s); it stays unconfirmed and comes again",
+                update.update_id,
+                type(undelivered).__name__,
+            )
+            return "unstored"
         return "done"
 
     async def _on_update(self, update: Update, _context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -385,7 +412,7 @@ class TelegramChannel(TelegramMedia):
                     "[telegram] skipped update %s: it can never be stored (%s)", update.update_id, exc
                 )
             except Exception as exc:  # not stored: _poll leaves it unconfirmed, Telegram sends it again
-                self._undelivered = exc
+                self._undelivered[update.update_id] = exc
                 raise
 
     async def _webhook_update(self, update: Update) -> None:
@@ -401,7 +428,8 @@ class TelegramChannel(TelegramMedia):
             log.warning("[telegram] skipped update %s: it can never be stored (%s)", update.update_id, exc)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        if context.error is not self._undelivered:  # that one _poll reports
+        update_id = update.update_id if isinstance(update, Update) else None
+        if update_id is None or context.error is not self._undelivered.get(update_id):  # _poll reports that
             log.error("[telegram] handling an update failed: %s", context.error)
 
     def _stopped_reply(self, update: Update) -> bool:

@@ -4,7 +4,8 @@ Decided before anything is sent or delivered: ``allowFrom`` first (a stranger ge
 no memory row), then group gating (a group message must @mention the bot, reply to it, or be a
 ``/command@this_bot``, unless the group policy is "open"; a bare ``/command`` in a group is for whichever
 bot the person meant, so it is not taken as addressed to us). Edited messages, channel posts and
-messages from bots are ignored.
+messages from bots are ignored. ``lane_of``: which chat an update belongs to (the channel hands different
+chats' updates over at once, each chat's in order).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from channels.telegram.message_text import (
     normalise_command,
     replies_to,
 )
+from channels.telegram.streaming import STOPPED_UPDATE
 
 
 def addressed_message(
@@ -73,3 +75,13 @@ def addressed_message(
         sequence=update.update_id,  # Telegram numbers a bot's updates in order: the chat's order
         media=media_refs(msg),
     )
+
+
+def lane_of(update: Update) -> str:
+    """The chat ``update`` belongs to (a "stop" on a draft names its chat in the update's extra fields),
+    "" when none: the channel hands a chat's updates over in order, different chats' at once."""
+    if (chat := update.effective_chat) is not None:
+        return str(chat.id)
+    stop = (update.api_kwargs or {}).get(STOPPED_UPDATE)
+    chat_of_stop = stop.get("chat") if isinstance(stop, dict) else None
+    return str(chat_of_stop.get("id", "")) if isinstance(chat_of_stop, dict) else ""

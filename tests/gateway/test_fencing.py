@@ -309,11 +309,13 @@ class StreamRecorder:
 
 async def test_a_streamed_reply_stops_when_its_holder_was_fenced_out(replicas) -> None:
     # A streamed reply's frames (Telegram drafts and edits, a Feishu card) ask the fence before each
-    # update, and its final send asks it too (gateway/streaming.py): the replica that stalled shows
-    # nothing more after the takeover and leaves the message to the chat's new holder.
+    # update (a "yes" holds for the next frames while no takeover can come: a third of a lease on the
+    # monotonic clock), and its final send asks it too (gateway/streaming.py): the replica that stalled
+    # shows nothing more after the takeover and leaves the message to the chat's new holder.
     open_replica, sent = replicas
     go = asyncio.Event()
     streams: list[StreamRecorder] = []
+    stalled = [0.0]  # seconds the replica's process was stopped, on its monotonic clock
 
     async def streams_then_stalls(message: InboundMessage) -> str:
         sink = reply_sink()
@@ -338,6 +340,7 @@ async def test_a_streamed_reply_stops_when_its_holder_was_fenced_out(replicas) -
     a.channel.on_stopped = None  # type: ignore[attr-defined]
     assert isinstance(a.channel, StreamsReplies)
     a.inbox.lease = timedelta(hours=1)  # stalled: its keeper renews nothing while the test runs…
+    a.inbox.monotonic = lambda: time.monotonic() + stalled[0]
 
     async def no_sweep(**_: bool) -> int:
         return 0
@@ -348,6 +351,7 @@ async def test_a_streamed_reply_stops_when_its_holder_was_fenced_out(replicas) -
     await _lease_runs_out(a, ("test", "c1"))
     await open_replica("b", answers)  # its sweep takes the chat and answers "one"
     await _until(lambda: len(sent) == 1)
+    stalled[0] = a.inbox.lease.total_seconds()  # a takeover needs the lease to run out: a stall as long
     go.set()
     await asyncio.wait_for(a.loop.drain(), 30)
     assert streams[0].updates == ["frame one"] and streams[0].finished == []  # no frame, no final text

@@ -5,6 +5,7 @@ pace, and the final send, a cancel and a restart each end a stream the way the l
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import threading
@@ -17,7 +18,8 @@ from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.model_turn import StreamedTurn, StreamFailed
-from gateway.streaming import Feed, reply_sink
+from gateway.send_fence import fenced
+from gateway.streaming import Feed, ReplyStreams, reply_sink
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
 from memory.engine import MemoryEngine
@@ -232,6 +234,89 @@ async def test_settling_lets_an_update_on_its_way_end_first() -> None:
     gate.set()
     await settling
     assert stream.updates == ["partial"]  # it landed before the final text can
+
+
+def _feeding(feed: Feed) -> contextlib.AbstractContextManager[None]:
+    """What the loop does around the handler: ``reply_sink`` finds ``feed``."""
+    return ReplyStreams(None).feeding(feed)
+
+
+async def _frames(feed: Feed, stream: Shown, texts: list[str]) -> None:
+    """Push each text and wait until the stream showed it (or the feed stopped)."""
+    for text in texts:
+        feed.push(text)
+        async with asyncio.timeout(10):
+            while stream.updates[-1:] != [text] and not feed._closed:
+                await asyncio.sleep(0.01)
+
+
+async def test_a_fence_yes_holds_for_the_frames_of_its_fresh_window_then_is_asked_again() -> None:
+    now = [100.0]
+    asked: list[float] = []
+    answer = [True]
+
+    async def fence() -> bool:
+        asked.append(now[0])
+        return answer[0]
+
+    stream = Shown()
+    feed = Feed(stream, "test:1", fence_fresh_s=10.0, clock=lambda: now[0])
+    with fenced(fence):
+        await _frames(feed, stream, ["one", "one two", "one two three"])
+        assert asked == [100.0]  # the first frame asked; the next two went on its "yes"
+        now[0] = 109.9
+        await _frames(feed, stream, ["one two three four"])
+        assert asked == [100.0]
+        now[0] = 110.0  # the window is measured from when the fence was asked: over
+        answer[0] = False  # …and meanwhile the chat was taken over
+        await _frames(feed, stream, ["one two three four five"])
+    await feed.settle()
+    assert asked == [100.0, 110.0]
+    assert stream.updates == ["one", "one two", "one two three", "one two three four"]  # nothing after "no"
+    assert feed._closed
+
+
+async def test_without_a_fresh_window_every_frame_asks_the_fence() -> None:
+    asked: list[str] = []
+
+    async def fence() -> bool:
+        asked.append("fence")
+        return True
+
+    stream = Shown()
+    feed = Feed(stream, "test:1")  # no inbox: no lease, nothing to trust
+    with fenced(fence):
+        await _frames(feed, stream, ["a", "a b", "a b c"])
+    await feed.settle()
+    assert len(asked) == 3
+
+
+@pytest.mark.parametrize("allowed", [True, False])
+async def test_the_fence_is_asked_while_the_model_thinks_and_the_first_words_go_on_its_answer(
+    allowed: bool,
+) -> None:
+    asked = asyncio.Event()
+    allow = asyncio.Event()
+    calls: list[bool] = []
+
+    async def fence() -> bool:
+        calls.append(allowed)
+        asked.set()
+        await allow.wait()
+        return allowed
+
+    stream = Shown()
+    feed = Feed(stream, "test:1", fence_fresh_s=10.0)
+    with fenced(fence), _feeding(feed):
+        sink = reply_sink()  # what the assistant does right before it asks the model
+        await asyncio.wait_for(asked.wait(), 10)  # asked before any text came
+        assert sink is feed and stream.updates == []
+        feed.push("first words")
+        allow.set()
+        await _frames(feed, stream, ["first words"])
+    await feed.settle()
+    assert calls == [allowed]  # one fence: the first frame waited for the early one
+    assert stream.updates == (["first words"] if allowed else [])
 
 
 # ------------------------------------------------------------------------------- through the loop

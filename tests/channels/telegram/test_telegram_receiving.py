@@ -351,3 +351,57 @@ async def test_an_update_the_gateway_could_not_store_stays_unconfirmed_and_comes
     offsets = [c.params.get("offset") for c in tg.requests("getUpdates")]
     assert offsets[:3] == [None, None, None]  # asked from the start again: nothing was confirmed meanwhile
     assert sum("not stored" in r.getMessage() for r in caplog.records) == 2
+
+
+async def test_a_batchs_chats_are_handed_over_at_once_each_chats_in_order(tg: TelegramStub) -> None:
+    # Storing a message waits for the database: a chat whose message is slow to store must not hold up
+    # the other chats of the batch (bench/README.md, "Streaming"), while each chat's messages still
+    # reach the gateway one after another, in order.
+    slow = asyncio.Event()
+    handed: list[str] = []
+
+    async def deliver(message: InboundMessage) -> None:
+        handed.append(message.text)
+        if message.text == "ann 1":
+            await slow.wait()  # still being stored when the other chat's messages arrive
+        elif message.text == "bob 2":
+            slow.set()
+
+    ann, bob = tg.user(42), tg.user(43)
+    for text, sender in (("ann 1", ann), ("ann 2", ann), ("bob 1", bob), ("bob 2", bob)):
+        tg.push(tg.message(text, sender=sender))  # one batch: the first getUpdates takes all four
+    channel = quick(TelegramChannel(settings(tg, allow=("42", "43"))))
+    await channel.start(deliver)
+    try:
+        await tg.wait_until(lambda: len(handed) == 4, what="all four handed over")
+        await settled(tg)
+    finally:
+        await channel.stop()
+    # Bob's messages went while Ann's first was being stored; Ann's second only after it.
+    assert handed == ["ann 1", "bob 1", "bob 2", "ann 2"]
+
+
+async def test_an_update_stored_after_a_chat_that_failed_comes_again_and_the_first_chat_in_order(
+    tg: TelegramStub,
+) -> None:
+    attempts: list[str] = []
+
+    async def deliver(message: InboundMessage) -> None:
+        attempts.append(message.text)
+        if message.text == "ann 1" and attempts.count("ann 1") == 1:
+            raise OSError("database is locked")
+
+    ann, bob = tg.user(42), tg.user(43)
+    for text, sender in (("ann 1", ann), ("bob 1", bob), ("ann 2", ann)):
+        tg.push(tg.message(text, sender=sender))
+    channel = quick(TelegramChannel(settings(tg, allow=("42", "43"))))
+    await channel.start(deliver)
+    try:
+        await tg.wait_until(lambda: attempts.count("ann 2") == 1, what="stored after the retry")
+        await settled(tg)
+    finally:
+        await channel.stop()
+    # Nothing was confirmed past Ann's failed message: Bob's, stored meanwhile, came again with it (the
+    # gateway's inbox answers a delivery once); Ann's second waited for her first.
+    assert [a for a in attempts if a.startswith("ann")] == ["ann 1", "ann 1", "ann 2"]
+    assert attempts.count("bob 1") == 2 and attempts[:2] == ["ann 1", "bob 1"]
