@@ -18,8 +18,11 @@ from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
+from tests.support.waiting import until
 
-LEASE = timedelta(seconds=1.5)
+# Long enough that no live replica's hold runs out while a test runs, however loaded the machine; a dead
+# replica's leases are ended explicitly, on the database's clock (``_lease_runs_out``).
+LEASE = timedelta(seconds=60)
 Handler = Callable[[InboundMessage], Awaitable[str | None]]
 
 
@@ -95,6 +98,20 @@ async def replicas(memory_db: str) -> AsyncIterator[tuple[Open, list[tuple[str, 
             await replica.store.close()
 
 
+def _counted_sweeps(loop: ProcessLoop) -> list[int]:
+    """The chats each sweep of ``loop`` took, one entry per finished sweep, from now on."""
+    sweeps: list[int] = []
+    sweep = loop.take_waiting
+
+    async def counted(**kwargs: bool) -> int:
+        taken = await sweep(**kwargs)
+        sweeps.append(taken)
+        return taken
+
+    loop.take_waiting = counted  # type: ignore[method-assign]
+    return sweeps
+
+
 def _msg(chat: str, text: str) -> InboundMessage:
     return InboundMessage("test", chat, chat, text, delivery_id=text)
 
@@ -104,6 +121,11 @@ async def _answered(replica: Replica, timeout: float = 30) -> None:
     async with asyncio.timeout(timeout):
         while await replica.inbox.unanswered():
             await asyncio.sleep(0.05)
+
+
+async def _lease_runs_out(replica: Replica, chat: str) -> None:
+    """The dead replica renews nothing any more: its hold's lease ends now (the database's clock)."""
+    assert await replica.store.chat_holds.take("test", chat, replica.inbox.replica, -1.0) is not None
 
 
 async def test_a_message_taken_in_by_another_replica_is_answered_by_the_holder_in_order(replicas) -> None:
@@ -187,7 +209,13 @@ async def test_a_killed_replicas_chat_is_answered_by_the_other_after_its_lease(r
     await a.loop.deliver(_msg("c2", "three"))
     await a.loop.stop(hand_over=False)  # SIGKILL: its holds stay until their lease runs out
     assert sent == []
+    # b's sweeps leave the chats while a's leases are live: three of them, and nothing was taken
+    sweeps = _counted_sweeps(b.loop)
+    await until(lambda: len(sweeps) >= 3, what="three sweeps of b")
+    assert sent == [] and b.takeovers == [] and await b.inbox.unanswered()
 
+    for chat in ("c1", "c2"):
+        await _lease_runs_out(a, chat)
     await _answered(b)  # b's sweep takes c1 and c2 once a's lease ran out
     await asyncio.wait_for(b.loop.drain(), 10)
     assert sorted(sent) == [("b", "c1", "b:one"), ("b", "c1", "b:two"), ("b", "c2", "b:three")]

@@ -105,7 +105,7 @@ async def test_failures_raise_model_error(reply: StubReply, cause: str) -> None:
 
 async def test_timeout_raises_model_error_naming_url_model_and_settings() -> None:
     with OpenAIStub() as stub:
-        stub.script(StubReply(content="late", delay=3.0))
+        stub.script(StubReply(content="late", delay=3600))
         with pytest.raises(ModelError, match="timed out") as info:
             await make_model(stub, timeout=0.2).reply(request())
         url = stub.base_url.rstrip("/")

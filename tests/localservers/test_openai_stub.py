@@ -341,7 +341,7 @@ async def test_embeddings_responder_and_delay() -> None:
         stub.embedding_responder = lambda body: StubReply(vectors=[[1.0]] * len(body["input"]))
         resp = await client_for(stub).embeddings.create(model="e", input=["a", "b"])
         assert [d.embedding for d in resp.data] == [[1.0], [1.0]]
-        stub.script_embeddings(StubReply(delay=5.0))
+        stub.script_embeddings(StubReply(delay=3600))
         with pytest.raises(openai.APITimeoutError):
             await client_for(stub, timeout=0.3).embeddings.create(model="e", input=["a"])
         assert len(stub.embedding_request_headers) == 2

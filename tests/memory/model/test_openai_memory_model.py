@@ -215,7 +215,7 @@ async def test_persistent_rate_limit_fails_after_the_clients_retries() -> None:
 
 async def test_timeout_raises_memory_model_error() -> None:
     with OpenAIStub() as stub:
-        stub.script(StubReply(content='{"facts": []}', delay=3.0))
+        stub.script(StubReply(content='{"facts": []}', delay=3600))
         with pytest.raises(MemoryModelError, match="timed out"):
             await make_model(stub, timeout=0.2).extract(turns())
 

@@ -199,11 +199,14 @@ async def test_backfill_fills_after_notify(engine: MemoryEngine) -> None:
     backfill.start()  # a second start does nothing
     try:
         await wait_for(lambda: _missing(engine, 0))  # the first pass runs at once
+        await wait_for(lambda: _true(backfill.passes >= 1))  # and is over (its turns' pass too)
         passes = backfill.passes
 
         await add(engine, "alice", 3, 2)
-        await asyncio.sleep(0.2)
-        assert await engine.vectors.count_missing_embeddings("test:hash@16") == 2  # nothing until notified
+        # nothing until notified: no wake-up is pending (with a 1 h interval only one starts a pass),
+        # checked directly instead of sleeping a while and finding nothing done
+        assert not backfill._wake.is_set()
+        assert await engine.vectors.count_missing_embeddings("test:hash@16") == 2
         assert backfill.passes == passes
 
         backfill.notify()
