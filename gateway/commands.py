@@ -37,7 +37,8 @@ MAX_MEMORY_ID = 2**63 - 1
 
 @dataclass(slots=True)
 class CommandContext:
-    """The parts commands act on. ``extraction`` is None when SQLite memory is disabled."""
+    """The parts commands act on. ``extraction`` is None when the tiered memory is disabled
+    (``memory.enabled: false``)."""
 
     engine: MemoryEngine
     sessions: SessionStore
@@ -177,7 +178,7 @@ async def _forget(ctx: CommandContext, owner: str, arg: str, w: dict[str, str]) 
     if not arg:
         return w["forget_usage"]
     if ctx.extraction is None:
-        return w["forget_needs_sqlite"]
+        return w["forget_needs_memory"]
     number = arg.lstrip("#[").rstrip("]")
     if _ASCII_NUMBER.fullmatch(number):
         memory_id = int(number)
@@ -218,7 +219,7 @@ async def _status(ctx: CommandContext, owner: str, w: dict[str, str]) -> str:
 
 async def _scratchpad(ctx: CommandContext, owner: str, arg: str, w: dict[str, str]) -> str:
     if ctx.extraction is None:
-        return w["scratchpad_needs_sqlite"]
+        return w["scratchpad_needs_memory"]
     action, _, text = arg.partition(" ")
     if action.lower() == "clear":
         cleared = await ctx.engine.scratchpad.clear(owner)

@@ -1,4 +1,4 @@
-"""Tier 0: the recent messages of each chat, in SQLite so a restart keeps the conversation.
+"""Tier 0: the recent messages of each chat, in the memory database so a restart keeps the conversation.
 
 A chat (``channel:chat_id``) has a current session number; ``/new`` starts the next one, after which the
 model no longer sees the old messages (extraction has them: the buffer is separate). Old sessions and all

@@ -222,8 +222,8 @@ class CardStream:
         for card, piece in zip(shown, pieces, strict=False):
             if card.shown != piece:
                 await self._put(card, piece, final=True)
-        for piece in pieces[len(shown) :]:
-            await self._kit.sender.send(self._outbound(piece))
+        for index, piece in enumerate(pieces[len(shown) :], start=len(shown)):
+            await self._kit.sender.send(self._outbound(piece, f":piece {index}"))
 
     async def cancel(self) -> None:
         for card in self.cards:
@@ -331,8 +331,13 @@ class CardStream:
         kept = [{"card": c.card_id, "at": c.created_ms, "message": c.message_id} for c in self.cards]
         await self._remember(json.dumps({"cards": kept}))
 
-    def _outbound(self, text: str) -> OutboundMessage:
-        return OutboundMessage(CHANNEL_NAME, self._message.chat_id, text, reply_to=self._message.message_id)
+    def _outbound(self, text: str, part: str = "") -> OutboundMessage:
+        """A plain message of this reply (cards refused), keyed by the message it answers like a reply
+        sent whole (gateway/loop.py ``_queue_reply``): a replica that takes the reply over after a crash
+        posts it once, whatever the model said the second time. ``part`` tells the pieces apart."""
+        inbox_id = self._message.inbox_id
+        key = f"answer:{inbox_id}{part}" if inbox_id else ""
+        return OutboundMessage(CHANNEL_NAME, self._message.chat_id, text, self._message.message_id, key)
 
 
 def _failure(action: str, resp: lark.BaseResponse) -> Exception:

@@ -52,7 +52,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tierclaw",
-        description="Personal AI assistant gateway with a tiered long-term memory in SQLite.",
+        description="Personal AI assistant gateway with a tiered long-term memory (SQLite or PostgreSQL).",
     )
     parser.add_argument("--version", action="version", version=f"tierclaw {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

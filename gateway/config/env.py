@@ -55,7 +55,7 @@ ENV_OVERRIDES: tuple[EnvOverride, ...] = (
     EnvOverride("TIERCLAW_MODEL", ("agent", "model"), "the main model"),
     EnvOverride("TIERCLAW_WORKSPACE", ("agent", "workspace"), "workspace directory (AGENTS.md, SOUL.md)"),
     EnvOverride(
-        "TIERCLAW_MEMORY_ENABLED", ("memory", "enabled"), "false: file memory instead of SQLite", kind="bool"
+        "TIERCLAW_MEMORY_ENABLED", ("memory", "enabled"), "false: file memory, not tiered", kind="bool"
     ),
     EnvOverride("TIERCLAW_MEMORY_DB", ("memory", "dbPath"), "the memory database file"),
     EnvOverride(

@@ -135,7 +135,8 @@ class CompressionConfig(_Model):
 
 
 class EmbeddingConfig(_Model):
-    """Vectors beside FTS5 (hybrid retrieval, semantic dedup): the bundled local model, an API, or none."""
+    """Vectors beside the keyword index (hybrid retrieval, semantic dedup): the bundled local model, an API,
+    or none."""
 
     provider: Literal["local", "openai", "none"] = "local"
     model: str = ""
@@ -200,7 +201,8 @@ class RelevanceFloorConfig(_Model):
 
 
 class MemoryConfig(_Model):
-    """Tiered SQLite memory; ``enabled = false`` falls back to MEMORY.md + daily files in the workspace."""
+    """The tiered memory (SQLite or PostgreSQL); ``enabled = false`` falls back to MEMORY.md + daily files in
+    the workspace."""
 
     enabled: bool = True
     db_path: str = Field("~/.tierclaw/data/memory.db", min_length=1)

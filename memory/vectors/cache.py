@@ -7,7 +7,7 @@ the exact text and the model key. The dimension is stored with every row and che
 model key that was reused for another dimension, or a truncated blob, can never hand back a wrong-shaped
 vector: such rows are treated as misses, re-embedded and overwritten.
 
-Queries are on the reply path, where a SQLite round trip is the dominant cost (bench/gateway_throughput.py),
+Queries are on the reply path, where a database round trip is the dominant cost (bench/gateway_throughput.py),
 so they only go through a small in-process LRU.
 
 The on-disk vector format (little-endian float32, no header: the dimension lives in its own column) is
@@ -76,7 +76,7 @@ def _embedding_error(message: str) -> Exception:
 
 
 class CachedEmbedder:
-    """An ``Embedder`` with a persistent passage cache (SQLite) and an in-process query LRU.
+    """An ``Embedder`` with a persistent passage cache (in the memory database) and an in-process query LRU.
 
     It satisfies the ``Embedder`` protocol itself, so it can be used wherever the inner one would be.
     ``rows`` are the store's ``vectors`` (``memory/store/vectors.py``), handed over where the runtime is

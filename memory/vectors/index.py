@@ -9,7 +9,7 @@ owner and ~10 ms per query); past that an approximate index (HNSW, IVF) would pa
 inserted, drops the matrix on other changes (archive, supersede, edit, purge, backfill, a commit by
 another process), and drops the least recently searched owners' matrices when all of them together
 exceed its budget. A matrix only ever holds vectors of one embedding model; every hit is re-read from
-SQLite as live before it is used.
+the store as live before it is used.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ FLOAT32_LE = np.dtype("<f4")
 
 
 def vector_to_blob(vector: np.ndarray) -> bytes:
-    """A vector as stored in SQLite: little-endian float32 bytes."""
+    """A vector as stored in the database: little-endian float32 bytes."""
     return np.ascontiguousarray(vector, dtype=FLOAT32_LE).tobytes()
 
 

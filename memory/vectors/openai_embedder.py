@@ -43,7 +43,7 @@ class OpenAIEmbedder:
     becomes an ``EmbeddingError``.
     """
 
-    uses_local_cores: bool = False  # a network call: the query is embedded while SQLite works
+    uses_local_cores: bool = False  # a network call: the query is embedded while the database works
 
     def __init__(self, settings: EmbeddingSettings) -> None:
         if not settings.model:

@@ -37,7 +37,7 @@ class Embedder(Protocol):
     L2-normalised rows, one per input text in order; queries and passages may be embedded differently
     (e5 prefixes them), so embed what you search with ``embed_queries`` and what you store with
     ``embed_passages``. ``uses_local_cores`` is True when embedding runs on this machine's CPU (the local
-    model, which uses every core): retrieval then does not overlap a query's embedding with its SQLite work.
+    model, which uses every core): retrieval then does not overlap a query's embedding with its database work.
     """
 
     model_key: str

@@ -27,8 +27,8 @@ class MemoryEmbedder(Protocol):
     """What memory needs of an embedder (``memory/vectors/cache.CachedEmbedder`` is the one in use).
 
     ``model_key`` names model and dimension: stored vectors of another key are never compared.
-    ``uses_local_cores``: embedding competes with SQLite and Python for this machine's cores, so
-    retrieval embeds the query before its SQLite work instead of beside it.
+    ``uses_local_cores``: embedding competes with the database and Python for this machine's cores, so
+    retrieval embeds the query before its database work instead of beside it.
     """
 
     @property

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from channels.feishu.events import message_uuid
 from gateway.app import Runtime
 from gateway.cli.run import enabled_channels
 from gateway.config import Config, load_config
@@ -155,6 +156,9 @@ async def test_without_the_card_scope_the_reply_comes_whole_and_the_log_says_so_
             _, second = await feishu.wait_for_sent(2)
     assert first.msg_type == "post" and first.text == ANSWER  # whole, as without streaming
     assert second.msg_type == "text" and second.text == "Second answer."
+    # Keyed by the message answered, not the text: a replica answering again after a crash posts once.
+    assert first.uuid == message_uuid(first.target, 0, "", "answer:1")
+    assert second.uuid == message_uuid(second.target, 0, "", "answer:2")
     creates = [r for r in feishu.requests if r.method == "POST" and r.path == CARDKIT_PATH]
     assert len(creates) == 1  # CardKit is left off after the refusal
     refusals = [r for r in caplog.records if "streaming cards refused" in r.getMessage()]
