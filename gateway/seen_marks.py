@@ -1,7 +1,7 @@
 """A channel's dedup marks kept in the memory database: the ``SeenMarks`` the gateway hands a channel.
 
 ``channels/seen.py`` defines what a channel needs; this binds it to the store's ``seen`` table
-(``memory/store/gateway_state.py``) under the channel's name. Marks are kept 48 hours, as the Feishu
+(``memory/store/dedup_marks.py``) under the channel's name. Marks are kept 48 hours, as the Feishu
 channel always kept them, and pruned at most once an hour (channels/README.md).
 """
 

@@ -57,7 +57,7 @@ def primed(history: PrimedHistory | None) -> Iterator[None]:
 
 
 class SessionStore:
-    """Per-chat conversation history, kept by the store (``memory/store/state.py``)."""
+    """Per-chat conversation history, kept by the store (``memory/store/chat_sessions.py``)."""
 
     def __init__(self, rows: SessionRowsAPI) -> None:
         self._rows = rows  # the store's ``sessions``, handed over where the runtime is wired

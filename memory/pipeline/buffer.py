@@ -50,7 +50,7 @@ class OwnerBacklog:
 
 
 class ExtractionBuffer:
-    """Buffered turns per owner, kept by the store (``memory/store/queues.py``)."""
+    """Buffered turns per owner, kept by the store (``memory/store/extraction_buffer.py``)."""
 
     def __init__(self, rows: BufferRowsAPI) -> None:
         self._rows = rows  # the store's ``buffer``, handed over where the runtime is wired
@@ -124,7 +124,8 @@ class ExtractionBuffer:
         now: datetime | None = None,
     ) -> tuple[bool, datetime]:
         """Count one failed attempt for a batch; returns (became dead letters, next attempt time by
-        ``now``'s clock). The stored retry time is the delay from the store's clock (``queues.py``)."""
+        ``now``'s clock). The stored retry time is the delay from the store's clock
+        (``memory/store/extraction_buffer.py``)."""
         attempts = await self._rows.attempts(ids) + 1
         delay = min(MAX_BACKOFF_SECONDS, backoff_seconds * (2 ** (attempts - 1)))
         dead = attempts >= max_attempts

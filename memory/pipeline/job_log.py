@@ -12,7 +12,7 @@ from memory.store.protocol import JobRowsAPI
 
 
 class JobLog:
-    """Last run time and outcome per job name, kept by the store (``memory/store/state.py``), and the
+    """Last run time and outcome per job name, kept by the store (``memory/store/job_runs.py``), and the
     per-period claims (``claims``: the store's ``job_claims``; None = no other process to share with,
     every claim succeeds)."""
 

@@ -25,19 +25,22 @@ from memory.store.attachments import AttachmentRows
 from memory.store.browse_queries import BrowseRows
 from memory.store.changes import ChangeFeed
 from memory.store.chat_holds import ChatHoldRows
+from memory.store.chat_sessions import SessionRows
+from memory.store.dedup_marks import SeenRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.events import EventRows
 from memory.store.exchange import ExchangeRows
-from memory.store.gateway_state import PageAccessRows, SeenRows
+from memory.store.extraction_buffer import BufferRows
 from memory.store.inbox import InboxRows
+from memory.store.job_runs import JobClaimRows, JobRows
 from memory.store.memories import MemoryRows, NewRow
+from memory.store.page_access import PageAccessRows
 from memory.store.protocol import MemoryStore
-from memory.store.queues import BufferRows
 from memory.store.reminders import ReminderRows
+from memory.store.scratchpads import ScratchpadRows
 from memory.store.search import Candidate, TermIndex
 from memory.store.singleton import ProcessSingleton, Singleton
 from memory.store.sqlite import SQLiteDatabase
-from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.turns import TurnRow, TurnRows
 from memory.store.vectors import VectorRows
 from memory.store.work_claims import EmbeddingClaimRows, ExtractionDueRows

@@ -44,7 +44,7 @@ class EmbeddingClaimRowsAPI(Protocol):
 
 
 class JobClaimRowsAPI(Protocol):
-    """Each scheduled job's run per period, claimed by one replica with a lease (``state.py``)."""
+    """Each scheduled job's run per period, claimed by one replica with a lease (``job_runs.py``)."""
 
     async def claim(self, job: str, period: str, replica: str, lease_s: float) -> int | None: ...
     async def renew(self, job: str, period: str, replica: str, generation: int, lease_s: float) -> bool: ...

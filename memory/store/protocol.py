@@ -176,7 +176,7 @@ class VectorRowsAPI(Protocol):
 
 
 class BufferRowsAPI(Protocol):
-    """The extraction buffer, a work queue (``memory/store/queues.py``)."""
+    """The extraction buffer, a work queue (``memory/store/extraction_buffer.py``)."""
 
     async def append(
         self,
@@ -215,7 +215,7 @@ class ChangesAPI(Protocol):
 
 
 class SessionRowsAPI(Protocol):
-    """Tier 0 chat sessions (``memory/store/state.py``)."""
+    """Tier 0 chat sessions (``memory/store/chat_sessions.py``)."""
 
     @property
     def changes(self) -> ChangesAPI: ...
@@ -228,7 +228,7 @@ class SessionRowsAPI(Protocol):
 
 
 class JobRowsAPI(Protocol):
-    """When each scheduled job last ran (``memory/store/state.py``)."""
+    """When each scheduled job last ran (``memory/store/job_runs.py``)."""
 
     async def last_run(self, job: str) -> str | None: ...
     async def record(self, job: str, when: str, status: str) -> None: ...
@@ -236,7 +236,7 @@ class JobRowsAPI(Protocol):
 
 
 class ScratchpadRowsAPI(Protocol):
-    """Each person's scratchpad note (``memory/store/state.py``)."""
+    """Each person's scratchpad note (``memory/store/scratchpads.py``)."""
 
     async def get(self, owner: str) -> tuple[str, str] | None: ...
     async def put(self, owner: str, content: str, updated_at: str) -> None: ...
@@ -244,7 +244,7 @@ class ScratchpadRowsAPI(Protocol):
 
 
 class SeenRowsAPI(Protocol):
-    """A channel's dedup marks (``memory/store/gateway_state.py``)."""
+    """A channel's dedup marks (``memory/store/dedup_marks.py``)."""
 
     async def any_of(self, channel: str, marks: Sequence[tuple[str, str]]) -> bool: ...
     async def add(self, channel: str, marks: Sequence[tuple[str, str]], at: str) -> None: ...
@@ -253,7 +253,7 @@ class SeenRowsAPI(Protocol):
 
 
 class PageAccessRowsAPI(Protocol):
-    """The memory page's access token and sessions (``memory/store/gateway_state.py``)."""
+    """The memory page's access token and sessions (``memory/store/page_access.py``)."""
 
     async def secret(self, name: str, made: str) -> str: ...
     async def open_session(self, sid_hash: str, csrf: str, at: str, keep: int, idle_since: str) -> None: ...

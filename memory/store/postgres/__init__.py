@@ -16,21 +16,24 @@ import psycopg
 from memory.store.browse_queries import BrowseRows
 from memory.store.changes import ChangeFeed
 from memory.store.chat_holds import ChatHoldRows
+from memory.store.chat_sessions import SessionRows
+from memory.store.dedup_marks import SeenRows
 from memory.store.errors import MemoryDatabaseError
 from memory.store.exchange import ExchangeRows
-from memory.store.gateway_state import PageAccessRows, SeenRows
+from memory.store.extraction_buffer import BufferRows
 from memory.store.inbox import InboxRows
+from memory.store.job_runs import JobClaimRows, JobRows
 from memory.store.memories import MemoryRows
+from memory.store.page_access import PageAccessRows
 from memory.store.postgres.attachments import PostgresAttachmentRows
 from memory.store.postgres.database import PostgresDatabase, connect, describe
 from memory.store.postgres.rows import PostgresEventRows, PostgresTurnRows
 from memory.store.postgres.schema import migrate
 from memory.store.postgres.search import PostgresTermIndex
 from memory.store.postgres.singleton import AdvisorySingleton
-from memory.store.queues import BufferRows
 from memory.store.reminders import ReminderRows
+from memory.store.scratchpads import ScratchpadRows
 from memory.store.singleton import Singleton
-from memory.store.state import JobClaimRows, JobRows, ScratchpadRows, SessionRows
 from memory.store.urls import masked
 from memory.store.vectors import VectorRows
 from memory.store.work_claims import EmbeddingClaimRows, ExtractionDueRows
