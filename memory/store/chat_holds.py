@@ -91,14 +91,23 @@ class SendIntent:
         return (0.0, self.holder, self.inbox_id, *chat, self.margin_s)
 
 
+def _mark_answered_sql(now: str) -> str:
+    """The answered-mark, fenced (``ChatHoldRows.answered`` and the first part of ``answered_then_next``):
+    only while the holder holds the chat at the claim's generation; a mark made again keeps the first
+    time and error. Parameters: (0.0, send_error, inbox_id, channel, chat_id, holder, generation)."""
+    return (
+        f"UPDATE inbox SET answered_at = COALESCE(answered_at, {now}), send_error = "
+        "CASE WHEN answered_at IS NULL THEN ? ELSE send_error END, lease_until = NULL "
+        "WHERE id = ? AND EXISTS (SELECT 1 FROM chat_holds h "
+        "WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? AND h.generation = ?)"
+    )
+
+
 def _answered_then_next_sql(now: str, read: str) -> str:
     """``ChatHoldRows.answered_then_next`` on PostgreSQL: the mark, the next message's claim and the
     release, data-modifying ``WITH`` parts of one statement; ``read``: ``history_sql``'s columns."""
-    held = "EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ?"
     return (
-        f"WITH done AS (UPDATE inbox SET answered_at = COALESCE(answered_at, {now}), send_error = "
-        "CASE WHEN answered_at IS NULL THEN ? ELSE send_error END, lease_until = NULL "
-        f"WHERE id = ? AND {held} AND h.generation = ?) RETURNING id), "
+        f"WITH done AS ({_mark_answered_sql(now)} RETURNING id), "
         "nxt AS (SELECT id, received_at, platform_seq FROM inbox WHERE channel = ? AND chat_id = ? "
         "AND answered_at IS NULL AND id <> ? ORDER BY platform_seq, id LIMIT 1), "
         "claimed AS (UPDATE inbox SET claimed_by = ? WHERE id = (SELECT id FROM nxt) "
@@ -278,10 +287,7 @@ class ChatHoldRows:
         under the same generation is True and changes nothing: a mark whose commit went through while
         its connection was lost is tried again by the worker, and must not read as a lost chat."""
         rows = await self._db.returning(
-            f"UPDATE inbox SET answered_at = COALESCE(answered_at, {self._now}), "
-            "send_error = CASE WHEN answered_at IS NULL THEN ? ELSE send_error END, lease_until = NULL "
-            "WHERE id = ? AND EXISTS (SELECT 1 FROM chat_holds h "
-            "WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? AND h.generation = ?) RETURNING 1",
+            f"{_mark_answered_sql(self._now)} RETURNING 1",
             (0.0, send_error, inbox_id, channel, chat_id, holder, generation),
         )
         return bool(rows)
