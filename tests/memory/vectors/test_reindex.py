@@ -228,7 +228,9 @@ async def test_backfill_uses_engine_embedder_and_waits_without_one(engine: Memor
     backfill = EmbeddingBackfill(engine, pause=0, interval=3600)
     backfill.start()
     try:
-        await asyncio.sleep(0.1)
+        # The start's wake-up is taken (a pass without an embedder ends there): then nothing was done,
+        # checked once the task has been through it rather than after a sleep.
+        await wait_for(lambda: _true(not backfill._wake.is_set()))
         assert backfill.running and backfill.passes == 0  # no embedder yet: nothing to do
         engine.embedder = HashEmbedder()
         backfill.notify()
