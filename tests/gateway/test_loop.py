@@ -253,10 +253,11 @@ async def test_a_hung_handler_gets_an_apology_at_the_deadline_and_frees_its_slot
 
 
 async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_answered() -> None:
-    # One slot, a 4 s deadline (for the slot and for each handler). a holds the slot for half of it, so
-    # b waits 2 s: not told. b then holds it until c — waiting behind both since the start — has been
-    # told, 4 s in: 2 s before b's own handler deadline (and asyncio fires timers in deadline order, so
-    # even a stalled loop tells c first). Margins of 2 s each way; b's release follows what was seen.
+    # One slot, an 8 s deadline (for the slot and for each handler). a holds the slot for half of it, so
+    # b waits 4 s: not told. b then holds it until c — waiting behind both since the start — has been
+    # told, 8 s in: 4 s before b's own handler deadline (and asyncio fires timers in deadline order, so
+    # even a stalled loop tells c first). Margins of 4 s each way (half the deadline: the most this
+    # order of events allows); b's release follows what was seen.
     go = {"a": asyncio.Event(), "b": asyncio.Event()}
 
     async def handler(msg: InboundMessage) -> str:
@@ -269,13 +270,13 @@ async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_ans
         return (chat, BUSY_REPLY) in [(m.chat_id, m.text) for m in channel.sent]
 
     channel = RecordingChannel()
-    loop = ProcessLoop(handler, max_concurrent=1, deadline=4)
+    loop = ProcessLoop(handler, max_concurrent=1, deadline=8)
     loop.add_channel(channel)
     loop.start()
     try:
         for chat in ("a", "b", "c"):
             await loop.deliver(_msg(chat, f"{chat}1"))
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(4.0)
         go["a"].set()
         async with asyncio.timeout(30):
             while not told("c"):
