@@ -35,6 +35,10 @@ class TurnRows:
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
 
+    def written(self) -> None:
+        """Turns were added elsewhere (``exchange.py``): nothing cached here to drop (PostgreSQL's
+        ``PostgresTurnRows`` reads the table's size again)."""
+
     async def add(
         self, owner: str, *, channel: str, chat_id: str, role: str, content: str, search_text: str, at: str
     ) -> int:
