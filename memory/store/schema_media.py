@@ -1,6 +1,7 @@
-"""SQLite migrations for what people send and ask beyond words: attachments (issue 33) and reminders
-(issue 36), kept beside ``schema.py`` (which lists them in ``MIGRATIONS``) so that file stays one screenful
-of the older versions; ``postgres/schema_media.py`` holds the same versions for PostgreSQL."""
+"""The migrations of what people send and ask beyond words, written once for both stores like
+``schema_tables.py`` (which lists them in ``TEMPLATES``, and says what the placeholders become):
+attachments (issue 33) and reminders (issue 36), kept here so that file stays one screenful of the older
+versions."""
 
 # Voice notes, photos and files (issue 33; README.md, "Voice notes, photos and files"): each inbox row
 # keeps the message's media references (``media``: a JSON list — kind, platform file id or key, mime,
@@ -11,52 +12,38 @@ of the older versions; ``postgres/schema_media.py`` holds the same versions for 
 # bytes are kept beside it in ``attachment_bytes`` (up to ``media.maxBytes`` each), in the database, so
 # every replica reaches them and ``tierclaw memory copy`` carries them.
 ATTACHMENTS = """
-ALTER TABLE inbox ADD COLUMN media TEXT NOT NULL DEFAULT '';
+ALTER TABLE inbox ADD COLUMN media {TEXT} NOT NULL DEFAULT '';
 CREATE TABLE attachments (
-    id             INTEGER PRIMARY KEY AUTOINCREMENT,
-    owner          TEXT    NOT NULL,
-    direction      TEXT    NOT NULL DEFAULT 'in' CHECK (direction IN ('in', 'out')),
-    channel        TEXT    NOT NULL,
-    chat_id        TEXT    NOT NULL,
-    message_id     TEXT    NOT NULL DEFAULT '',
+    id             {ID},
+    owner          {TEXT}    NOT NULL,
+    direction      {TEXT}    NOT NULL DEFAULT 'in' CHECK (direction IN ('in', 'out')),
+    channel        {TEXT}    NOT NULL,
+    chat_id        {TEXT}    NOT NULL,
+    message_id     {TEXT}    NOT NULL DEFAULT '',
     part           INTEGER NOT NULL DEFAULT 0,
-    kind           TEXT    NOT NULL,
-    mime           TEXT    NOT NULL DEFAULT '',
-    size           INTEGER NOT NULL DEFAULT 0,
-    file_name      TEXT    NOT NULL DEFAULT '',
-    file_key       TEXT    NOT NULL DEFAULT '',
-    caption        TEXT    NOT NULL DEFAULT '',
-    description    TEXT    NOT NULL DEFAULT '',
-    transcription  TEXT    NOT NULL DEFAULT '',
-    extracted_text TEXT    NOT NULL DEFAULT '',
-    tags           TEXT    NOT NULL DEFAULT '[]',
-    memory_ids     TEXT    NOT NULL DEFAULT '[]',
-    status         TEXT    NOT NULL DEFAULT 'kept',
-    sha256         TEXT    NOT NULL DEFAULT '',
-    search_text    TEXT    NOT NULL DEFAULT '',
-    created_at     TEXT    NOT NULL
+    kind           {TEXT}    NOT NULL,
+    mime           {TEXT}    NOT NULL DEFAULT '',
+    size           {BIGINT} NOT NULL DEFAULT 0,
+    file_name      {TEXT}    NOT NULL DEFAULT '',
+    file_key       {TEXT}    NOT NULL DEFAULT '',
+    caption        {TEXT}    NOT NULL DEFAULT '',
+    description    {TEXT}    NOT NULL DEFAULT '',
+    transcription  {TEXT}    NOT NULL DEFAULT '',
+    extracted_text {TEXT}    NOT NULL DEFAULT '',
+    tags           {TEXT}    NOT NULL DEFAULT '[]',
+    memory_ids     {TEXT}    NOT NULL DEFAULT '[]',
+    status         {TEXT}    NOT NULL DEFAULT 'kept',
+    sha256         {TEXT}    NOT NULL DEFAULT '',
+    search_text    {TEXT}    NOT NULL DEFAULT '',
+    created_at     {TEXT}    NOT NULL{SEARCH_COLUMNS}
 );
 CREATE UNIQUE INDEX idx_attachments_part ON attachments(channel, chat_id, message_id, part, direction)
     WHERE message_id != '';
 CREATE INDEX idx_attachments_owner ON attachments(owner, created_at);
-CREATE VIRTUAL TABLE attachments_fts USING fts5(
-    search_text, content='attachments', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
-);
-CREATE TRIGGER attachments_ai AFTER INSERT ON attachments BEGIN
-    INSERT INTO attachments_fts(rowid, search_text) VALUES (new.id, new.search_text);
-END;
-CREATE TRIGGER attachments_ad AFTER DELETE ON attachments BEGIN
-    INSERT INTO attachments_fts(attachments_fts, rowid, search_text)
-        VALUES ('delete', old.id, old.search_text);
-END;
-CREATE TRIGGER attachments_au AFTER UPDATE OF search_text ON attachments BEGIN
-    INSERT INTO attachments_fts(attachments_fts, rowid, search_text)
-        VALUES ('delete', old.id, old.search_text);
-    INSERT INTO attachments_fts(rowid, search_text) VALUES (new.id, new.search_text);
-END;
+{attachments_own}
 CREATE TABLE attachment_bytes (
-    attachment_id INTEGER PRIMARY KEY,
-    data          BLOB    NOT NULL
+    attachment_id {BIGINT} PRIMARY KEY,
+    data          {BLOB}    NOT NULL
 );
 """
 
@@ -68,33 +55,33 @@ CREATE TABLE attachment_bytes (
 # cancelled. ``person_zones`` holds each person's time zone once they set or confirmed one.
 REMINDERS = """
 CREATE TABLE reminders (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    owner       TEXT    NOT NULL,
-    channel     TEXT    NOT NULL,
-    chat_id     TEXT    NOT NULL,
-    text        TEXT    NOT NULL,
-    said        TEXT    NOT NULL DEFAULT '',
-    lang        TEXT    NOT NULL DEFAULT 'en',
-    zone        TEXT    NOT NULL,
-    local_at    TEXT    NOT NULL,
-    repeat      TEXT    NOT NULL DEFAULT '',
-    due_at      TEXT    NOT NULL,
-    try_at      TEXT    NOT NULL,
-    status      TEXT    NOT NULL DEFAULT 'pending',
+    id          {ID},
+    owner       {TEXT}    NOT NULL,
+    channel     {TEXT}    NOT NULL,
+    chat_id     {TEXT}    NOT NULL,
+    text        {TEXT}    NOT NULL,
+    said        {TEXT}    NOT NULL DEFAULT '',
+    lang        {TEXT}    NOT NULL DEFAULT 'en',
+    zone        {TEXT}    NOT NULL,
+    local_at    {TEXT}    NOT NULL,
+    repeat      {TEXT}    NOT NULL DEFAULT '',
+    due_at      {TEXT}    NOT NULL,
+    try_at      {TEXT}    NOT NULL,
+    status      {TEXT}    NOT NULL DEFAULT 'pending',
     attempts    INTEGER NOT NULL DEFAULT 0,
     sent_count  INTEGER NOT NULL DEFAULT 0,
-    claimed_by  TEXT,
-    lease_until TEXT,
-    last_sent_at TEXT,
-    last_error  TEXT,
-    created_at  TEXT    NOT NULL,
-    updated_at  TEXT    NOT NULL
+    claimed_by  {TEXT},
+    lease_until {TEXT},
+    last_sent_at {TEXT},
+    last_error  {TEXT},
+    created_at  {TEXT}    NOT NULL,
+    updated_at  {TEXT}    NOT NULL
 );
 CREATE INDEX idx_reminders_try ON reminders(try_at) WHERE status = 'pending';
 CREATE INDEX idx_reminders_owner ON reminders(owner, status, due_at);
 CREATE TABLE person_zones (
-    owner      TEXT PRIMARY KEY,
-    zone       TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    owner      {TEXT} PRIMARY KEY,
+    zone       {TEXT} NOT NULL,
+    updated_at {TEXT} NOT NULL
 );
 """

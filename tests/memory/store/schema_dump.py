@@ -4,8 +4,9 @@ and the committed snapshots of it (``schema_snapshots/``): every version's schem
 The snapshots were written from the migrations as they were before the schema was written once for both
 stores (issue 38 item 7); ``test_schema_snapshots.py`` checks that the migrations of today still build,
 version by version, exactly those schemas. A new migration adds a version to the snapshots
-(``python -m tests.memory.store.schema_dump URL`` rewrites both files from the current code): a change to a
-version already in them is a change to what a shipped migration does, which must never happen.
+(``python -m tests.memory.store.schema_dump URL``, the URL of an empty PostgreSQL database, appends the
+versions they lack and refuses when a version they hold is built otherwise): a change to a version already
+in them is a change to what a shipped migration does, which must never happen.
 
 SQLite: every ``sqlite_master`` row, its ``CREATE`` text verbatim (``ALTER TABLE … ADD COLUMN`` appends the
 column's text there, so a changed type shows), and the ``change_clock`` row.
@@ -164,20 +165,27 @@ async def postgres_versions(url: str) -> list[Schema]:
         await conn.close()
 
 
-def _write(store: str, versions: list[Schema]) -> None:
-    SNAPSHOTS.mkdir(exist_ok=True)
-    text = json.dumps(deltas(versions), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    (SNAPSHOTS / f"{store}.json").write_text(text, encoding="utf-8")
+def _append(store: str, versions: list[Schema]) -> None:
+    """Add the versions the snapshot of ``store`` lacks; refuse when a version it has was built otherwise."""
+    built = deltas(versions)
+    path = SNAPSHOTS / f"{store}.json"
+    kept = load(store) if path.exists() else []
+    if built[: len(kept)] != kept:
+        pairs = enumerate(zip(built, kept, strict=False), start=1)
+        changed = next((i for i, (a, b) in pairs if a != b), len(built) + 1)
+        raise SystemExit(f"{store}: version {changed} is built otherwise: a shipped migration changed")
+    text = json.dumps(built, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    path.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str]) -> None:
-    """Rewrite both snapshots: ``argv[0]`` is the URL of an empty PostgreSQL database."""
+    """Add new versions to both snapshots: ``argv[0]`` is the URL of an empty PostgreSQL database."""
     import asyncio
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        _write("sqlite", sqlite_versions(Path(tmp) / "snapshot.db"))
-    _write("postgres", asyncio.run(postgres_versions(argv[0])))
+        _append("sqlite", sqlite_versions(Path(tmp) / "snapshot.db"))
+    _append("postgres", asyncio.run(postgres_versions(argv[0])))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import pytest
 from localservers import postgres_cluster as throwaway_pg
 from memory.engine import MemoryEngine
 from memory.records import Fact
-from memory.store import schema
+from memory.store import schema, schema_tables
 from memory.store.postgres import schema as pg_schema
 from memory.text import tokenizer
 from memory.text.dedup import norm_key
@@ -127,3 +127,13 @@ def test_sqlite_migration_text_is_one_transaction_per_version(tmp_path: Path) ->
         assert "embedding" not in columns
     finally:
         conn.close()
+
+
+def test_a_store_fills_exactly_the_parts_the_templates_name() -> None:
+    """A store's own part left out, or one no template names (a typo), is refused when the schema loads."""
+    parts = {name: "" for name in schema_tables.own_parts()}
+    assert schema_tables.render(schema_tables.SQLITE, parts)
+    with pytest.raises(ValueError, match="missing \\['memories_own'\\]"):
+        schema_tables.render(schema_tables.SQLITE, {k: v for k, v in parts.items() if k != "memories_own"})
+    with pytest.raises(ValueError, match="unused \\['memory_own'\\]"):
+        schema_tables.render(schema_tables.POSTGRES, {**parts, "memory_own": ""})
