@@ -1,7 +1,7 @@
 """Copy one memory database into another, whichever the backends: every table, ids kept, in batches.
 
 ``tierclaw memory copy`` (README.md, "Running on PostgreSQL") moves a SQLite memory to PostgreSQL or back.
-Both schemas have the same tables and columns at the same version (``postgres/schema.py``), so rows go
+Both schemas have the same tables and columns at the same version (``schema_tables.py``), so rows go
 over as they are, ids included: references between rows (superseded_by, memory_refs, the facts of an
 episode) stay right, and the destination's full-text index is built by its own triggers.
 
