@@ -147,6 +147,20 @@ def sqlite_versions(path: Path) -> list[Schema]:
         conn.close()
 
 
+SERVER = SNAPSHOTS / "postgres_server.txt"  # the PostgreSQL major the snapshot was written with
+
+
+async def server_major(url: str) -> int:
+    """The major version of the PostgreSQL server at ``url`` (its definitions' text may differ by major)."""
+    import psycopg
+
+    conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    try:
+        return int(conn.info.server_version) // 10_000
+    finally:
+        await conn.close()
+
+
 async def postgres_versions(url: str) -> list[Schema]:
     """The schema after each migration, built one version at a time in the empty database at ``url``."""
     import psycopg
@@ -185,7 +199,12 @@ def main(argv: list[str]) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         _append("sqlite", sqlite_versions(Path(tmp) / "snapshot.db"))
+    major = asyncio.run(server_major(argv[0]))
+    written_with = int(SERVER.read_text(encoding="utf-8")) if SERVER.exists() else major
+    if written_with != major:
+        raise SystemExit(f"the snapshot was written with PostgreSQL {written_with}: use that server")
     _append("postgres", asyncio.run(postgres_versions(argv[0])))
+    SERVER.write_text(f"{major}\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

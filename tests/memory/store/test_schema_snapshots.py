@@ -41,13 +41,22 @@ def _differences(expected: schema_dump.Schema, got: schema_dump.Schema) -> list[
     return out
 
 
-def _check(store: str, versions: list[schema_dump.Schema]) -> None:
+def _portable(schema: schema_dump.Schema) -> schema_dump.Schema:
+    """What every PostgreSQL major prints alike: which objects exist, and each column's position, type,
+    nullability, identity and collation (not its default's text)."""
+    return {k: (v.split(" default ")[0] if k.startswith("column ") else "") for k, v in schema.items()}
+
+
+def _check(store: str, versions: list[schema_dump.Schema], *, portable: bool = False) -> None:
     snapshot = schema_dump.load(store)
+    if portable:
+        versions = [_portable(v) for v in versions]
     assert len(snapshot) == schema.SCHEMA_VERSION, (
         f"a new migration: add its version to schema_snapshots/{store}.json (schema_dump.py says how)"
     )
     for version, got in enumerate(versions):
-        problems = _differences(schema_dump.replay(snapshot, version), got)
+        expected = schema_dump.replay(snapshot, version)
+        problems = _differences(_portable(expected) if portable else expected, got)
         assert not problems, f"{store} version {version}:\n" + "\n".join(problems)
 
 
@@ -70,7 +79,11 @@ def empty_postgres_url(postgres_cluster: throwaway_pg.Cluster) -> Iterator[str]:
 
 
 async def test_postgres_every_version_matches_the_snapshot(empty_postgres_url: str) -> None:
-    _check("postgres", await schema_dump.postgres_versions(empty_postgres_url))
+    """On another PostgreSQL major than the snapshot's, definitions may print otherwise: only what every
+    major prints alike is compared there."""
+    written_with = int(schema_dump.SERVER.read_text(encoding="utf-8"))
+    portable = await schema_dump.server_major(empty_postgres_url) != written_with
+    _check("postgres", await schema_dump.postgres_versions(empty_postgres_url), portable=portable)
 
 
 async def test_postgres_upgrade_from_v1_keeps_rows_and_backfills_refs(empty_postgres_url: str) -> None:
