@@ -43,12 +43,13 @@ class ChatQueues(Protocol):
         *,
         working: bool,
         held: bool | None = None,
-        claimed: Claimed | None = None,
+        claimed: Claimed | float | None = None,
     ) -> bool:
         """A stored message arrived: whether this process may work its chat now (it holds it);
         ``working``: a worker of this process is on the chat already (it finds the message itself);
         ``held``: whether the message's intake took the chat's hold (None: it did not try); ``claimed``:
-        the message's intake claimed it too (the chat's new worker starts with it)."""
+        the message's intake claimed it too (the chat's new worker starts with it), or found the seconds
+        it has to settle first (the worker waits them before its first claim)."""
         ...
 
     async def take(self, chat: Chat) -> bool:
@@ -94,7 +95,7 @@ class LocalChats:
         *,
         working: bool,
         held: bool | None = None,
-        claimed: Claimed | None = None,
+        claimed: Claimed | float | None = None,
     ) -> bool:
         self._queues.setdefault((message.channel, message.chat_id), collections.deque()).append(message)
         return True
@@ -146,14 +147,15 @@ class HeldChats:
         *,
         working: bool,
         held: bool | None = None,
-        claimed: Claimed | None = None,
+        claimed: Claimed | float | None = None,
     ) -> bool:
         # A worker on the chat holds it (renewed by the loop) and claims from the inbox, where the message
         # is: no round trip. Should its release have raced the message, it sees the loop's nudge and
         # takes the hold again (ProcessLoop._chat_worker). ``held``: the message's intake took the hold
         # already (``DurableInbox.accept_and_hold``), or found another replica holding the chat;
         # ``claimed``: it claimed the message as well, the new worker's first (a worker already here
-        # claims it again itself: a claim writes nothing, the holder's claim is the hold's generation).
+        # claims it again itself: a claim writes nothing, the holder's claim is the hold's generation),
+        # or the seconds the message has to settle (the new worker waits them, then claims).
         chat = (message.channel, message.chat_id)
         if working:
             self._offered.add(chat)

@@ -113,24 +113,25 @@ class DurableInbox:
 
     async def accept_hold_and_claim(
         self, message: InboundMessage, *, hold: bool = True
-    ) -> tuple[InboundMessage | None, bool | None, Claimed | None]:
-        """``accept_and_hold``, and — the hold taken, nothing else of the chat waiting, and nothing to
-        wait for (no reorder window for the message) — ``message`` claimed too, in the same step (one
-        statement on PostgreSQL; issue 38, item 5): (the stored copy or None for a redelivery, whether
-        this replica holds the chat, the claim or None — then the chat's worker claims as usual).
-        ``hold`` False: ``accept`` alone (a worker here holds the chat: (stored, None, None))."""
-        if not hold or (self._window(message.channel) > 0 and message.sequence):
-            stored, held = await self.accept_and_hold(message, hold=hold)
-            return stored, held, None
+    ) -> tuple[InboundMessage | None, bool | None, Claimed | float | None]:
+        """``accept_and_hold``, and — the hold taken and nothing else of the chat waiting — ``message``
+        claimed too, in the same step (one statement on PostgreSQL; issue 38, item 5), or, when it has a
+        reorder window to wait out, the seconds until it may be claimed: (the stored copy or None for a
+        redelivery, whether this replica holds the chat, the claim, the wait or None — then the chat's
+        worker claims as usual). ``hold`` False: ``accept`` alone (a worker here holds the chat:
+        (stored, None, None))."""
+        if not hold:
+            return await self.accept(message), None, None
         message, row = self._row(message)
+        settle = self._window(message.channel)
         inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
-            *row, self.replica, self._lease_s, self.history
+            *row, self.replica, self._lease_s, self.history, settle
         )
         if inbox_id is None:
             return None, False, None
         stored = dataclasses.replace(message, inbox_id=inbox_id)
-        if claimed is None:
-            return stored, generation is not None, None
+        if claimed is None or isinstance(claimed, float):
+            return stored, generation is not None, claimed
         return stored, True, self._claimed(claimed, stored)
 
     def _window(self, channel: str) -> float:

@@ -137,7 +137,7 @@ class ProcessLoop:
         await self.resume(message, held=held, claimed=claimed)
 
     async def resume(
-        self, message: InboundMessage, *, held: bool | None = None, claimed: Claimed | None = None
+        self, message: InboundMessage, *, held: bool | None = None, claimed: Claimed | float | None = None
     ) -> None:
         """Answer a stored message (with an inbox: if this replica holds its chat; ``held``, ``claimed``: the
         intake took its hold, and claimed it too)."""

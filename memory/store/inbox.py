@@ -90,15 +90,20 @@ class InboxRows:
         holder: str,
         lease_s: float,
         history: int = 0,
-    ) -> tuple[int | None, int | None, ClaimedRow | None]:
+        settle_s: float = 0.0,
+    ) -> tuple[int | None, int | None, ClaimedRow | float | None]:
         """``add_and_hold``, and — when the hold was taken and no other message of the chat is unanswered —
         the message claimed for ``holder`` too, with ``history`` messages of the chat's history
         (``ChatHoldRows.next_message``): a message to an idle chat costs one round trip and one commit
         from intake to claim (issue 38, item 5). (id or None for a redelivery, the hold's generation or
         None, the claim or None: then the holder claims as usual.)
 
-        Only for a message with nothing to wait for (no reorder window: ``platform_seq`` 0, or a channel
-        that delivers in order): it is claimed as soon as it is stored. On PostgreSQL the statement runs
+        A message with a platform order and a reorder window (``settle_s``) is not claimed: it must wait
+        for an earlier one still on its way. Then, alone, the seconds to wait before claiming it are
+        returned instead (``settle_s``: it was stored just now), so the holder's first claim comes after
+        the window, not before it (issue 38, item 5: two round trips fewer). A message with nothing to
+        wait for (``platform_seq`` 0, or no window: a channel that delivers in order) is claimed as soon
+        as it is stored. On PostgreSQL the statement runs
         after the exclusive side of the chat's lock, not the shared side of ``add``: every insert of the
         chat that began before it has committed and is seen, so an earlier message is never overtaken;
         nothing is written for the claim (the claim is the hold's generation, read back). On SQLite one
@@ -108,6 +113,8 @@ class InboxRows:
         )
         hold = (channel, chat_id, holder, lease_s, *take_params(False))
         chat_key = f"{channel}:{chat_id}"
+        waits = settle_s > 0 and platform_seq != 0
+        history = 0 if waits else history
         if self._db.kind == "postgresql":
             claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
             read, read_params = history_sql("postgresql", history, chat_key, claimable)
@@ -125,6 +132,8 @@ class InboxRows:
                 return None, None, None
             if generation is None or not alone:
                 return int(stored), None if generation is None else int(generation), None
+            if waits:
+                return int(stored), int(generation), settle_s
             extras = read_extras(rows[0][4:])
         else:
             async with self._db.transaction():
@@ -145,6 +154,8 @@ class InboxRows:
                 )
             if not rows[0][0]:
                 return int(stored), generation, None
+            if waits:
+                return int(stored), generation, settle_s
             extras = read_extras(rows[0][1:])
         claim = ClaimedRow(int(stored), message, str(received), int(generation), None, media, *extras)
         return claim.id, claim.generation, claim

@@ -96,3 +96,22 @@ async def test_an_earlier_message_committing_late_is_not_overtaken_at_intake(two
     assert later is not None and generation == 1 and claimed is None  # "earlier" waits: not claimed
     following = await fast.chat_holds.next_message("telegram", "7", "r2")
     assert isinstance(following, ClaimedRow) and following.id == earlier
+
+
+async def test_a_message_with_a_window_to_wait_out_is_held_and_its_wait_returned(store: MemoryStore) -> None:
+    holds, inbox = store.chat_holds, store.inbox
+    stored, generation, wait = await inbox.add_hold_and_claim(
+        "feishu", "oc1", "m1", "one", 1700, "", "r1", LEASE, history=3, settle_s=0.3
+    )
+    assert stored is not None and generation == 1 and wait == 0.3  # not claimed: it must settle first
+    assert await holds.get("feishu", "oc1") == ("r1", 1)
+    # Behind it, a message is only stored and held (the holder claims both in the platform's order).
+    earlier, generation, none = await inbox.add_hold_and_claim(
+        "feishu", "oc1", "m0", "zero", 1600, "", "r1", LEASE, settle_s=0.3
+    )
+    assert earlier is not None and (generation, none) == (1, None)
+    # No platform order: nothing to wait for, claimed at once whatever the window.
+    plain, _, claimed = await inbox.add_hold_and_claim(
+        "feishu", "oc2", "m2", "two", 0, "", "r1", LEASE, settle_s=0.3
+    )
+    assert isinstance(claimed, ClaimedRow) and claimed.id == plain
