@@ -103,11 +103,12 @@ class InboxRows:
         returned instead (``settle_s``: it was stored just now), so the holder's first claim comes after
         the window, not before it (issue 38, item 5: two round trips fewer). A message with nothing to
         wait for (``platform_seq`` 0, or no window: a channel that delivers in order) is claimed as soon
-        as it is stored. On PostgreSQL the statement runs
-        after the exclusive side of the chat's lock, not the shared side of ``add``: every insert of the
-        chat that began before it has committed and is seen, so an earlier message is never overtaken;
-        nothing is written for the claim (the claim is the hold's generation, read back). On SQLite one
-        transaction."""
+        as it is stored.
+
+        On PostgreSQL the statement runs after the exclusive side of the chat's lock, not the shared side
+        of ``add``: every insert of the chat that began before it has committed and is seen, so an
+        earlier message is never overtaken; nothing is written for the claim (the claim is the hold's
+        generation, read back). On SQLite one transaction."""
         insert, params = self._insert(
             channel, chat_id, delivery_key, message, platform_seq, media, locked=True
         )
