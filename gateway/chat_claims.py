@@ -37,10 +37,19 @@ class Release(enum.Enum):
 class ChatQueues(Protocol):
     """The steps of a chat worker's life (``ProcessLoop``)."""
 
-    async def offer(self, message: InboundMessage, *, working: bool, held: bool | None = None) -> bool:
+    async def offer(
+        self,
+        message: InboundMessage,
+        *,
+        working: bool,
+        held: bool | None = None,
+        claimed: Claimed | float | None = None,
+    ) -> bool:
         """A stored message arrived: whether this process may work its chat now (it holds it);
         ``working``: a worker of this process is on the chat already (it finds the message itself);
-        ``held``: whether the message's intake took the chat's hold (None: it did not try)."""
+        ``held``: whether the message's intake took the chat's hold (None: it did not try); ``claimed``:
+        the message's intake claimed it too (the chat's new worker starts with it), or found the seconds
+        it has to settle first (the worker waits them before its first claim)."""
         ...
 
     async def take(self, chat: Chat) -> bool:
@@ -80,7 +89,14 @@ class LocalChats:
         """Messages waiting for their chat's worker."""
         return sum(len(q) for q in self._queues.values())
 
-    async def offer(self, message: InboundMessage, *, working: bool, held: bool | None = None) -> bool:
+    async def offer(
+        self,
+        message: InboundMessage,
+        *,
+        working: bool,
+        held: bool | None = None,
+        claimed: Claimed | float | None = None,
+    ) -> bool:
         self._queues.setdefault((message.channel, message.chat_id), collections.deque()).append(message)
         return True
 
@@ -125,17 +141,29 @@ class HeldChats:
         """Messages about to be claimed here (the others wait in the database)."""
         return self._settling
 
-    async def offer(self, message: InboundMessage, *, working: bool, held: bool | None = None) -> bool:
+    async def offer(
+        self,
+        message: InboundMessage,
+        *,
+        working: bool,
+        held: bool | None = None,
+        claimed: Claimed | float | None = None,
+    ) -> bool:
         # A worker on the chat holds it (renewed by the loop) and claims from the inbox, where the message
         # is: no round trip. Should its release have raced the message, it sees the loop's nudge and
         # takes the hold again (ProcessLoop._chat_worker). ``held``: the message's intake took the hold
-        # already (``DurableInbox.accept_and_hold``), or found another replica holding the chat.
+        # already (``DurableInbox.accept_and_hold``), or found another replica holding the chat;
+        # ``claimed``: it claimed the message as well, the new worker's first (a worker already here
+        # claims it again itself: a claim writes nothing, the holder's claim is the hold's generation),
+        # or the seconds the message has to settle (the new worker waits them, then claims).
         chat = (message.channel, message.chat_id)
         if working:
             self._offered.add(chat)
             return True
         if held is not None:
             self.forget(chat)
+            if held and claimed is not None:
+                self._after[chat] = claimed
             return held
         return await self.take(chat)
 

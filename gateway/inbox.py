@@ -111,6 +111,34 @@ class DurableInbox:
             return None, False
         return dataclasses.replace(message, inbox_id=inbox_id), generation is not None
 
+    async def accept_hold_and_claim(
+        self, message: InboundMessage, *, hold: bool = True
+    ) -> tuple[InboundMessage | None, bool | None, Claimed | float | None]:
+        """``accept_and_hold``, and — the hold taken and nothing else of the chat waiting — ``message``
+        claimed too, in the same step (one statement on PostgreSQL; issue 38, item 5), or, when it has a
+        reorder window to wait out, the seconds until it may be claimed: (the stored copy or None for a
+        redelivery, whether this replica holds the chat, the claim, the wait or None — then the chat's
+        worker claims as usual). ``hold`` False: ``accept`` alone (a worker here holds the chat:
+        (stored, None, None))."""
+        if not hold:
+            return await self.accept(message), None, None
+        message, row = self._row(message)
+        settle = self._window(message.channel)
+        inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
+            *row, self.replica, self._lease_s, self.history, settle
+        )
+        if inbox_id is None:
+            return None, False, None
+        stored = dataclasses.replace(message, inbox_id=inbox_id)
+        if claimed is None or isinstance(claimed, float):
+            return stored, generation is not None, claimed
+        return stored, True, self._claimed(claimed, stored)
+
+    def _window(self, channel: str) -> float:
+        """How long a message of ``channel`` waits for an earlier one still on its way (the reorder window;
+        none for a channel that delivers in order)."""
+        return 0.0 if channel in self.in_order else self.reorder_window
+
     def _row(self, message: InboundMessage) -> tuple[InboundMessage, tuple[str, str, str, str, int, str]]:
         """The message as it is stored (text no store keeps repaired) and its inbox row's values."""
         repaired = encodable_fields(message)
@@ -149,14 +177,14 @@ class DurableInbox:
         """Claim the held chat's next unanswered message in the platform's order; None when there is none
         left or this replica no longer holds the chat; or the seconds to wait before asking again (the
         next message is younger than the reorder window)."""
-        window = 0.0 if chat[0] in self.in_order else self.reorder_window
-        claimed = await self._holds.next_message(*chat, self.replica, window, self.history)
+        claimed = await self._holds.next_message(*chat, self.replica, self._window(chat[0]), self.history)
         if claimed is None or isinstance(claimed, float):
             return claimed
         return self._claimed(claimed)
 
-    def _claimed(self, row: ClaimedRow) -> Claimed:
-        message = _message(row.id, row.message, row.media)
+    def _claimed(self, row: ClaimedRow, message: InboundMessage | None = None) -> Claimed:
+        """The claim of ``row``; ``message``: the row's message as the intake had it (not parsed again)."""
+        message = message or _message(row.id, row.message, row.media)
         history = None
         if row.session is not None:
             newest_first = parse_history(row.history)
@@ -235,7 +263,7 @@ class DurableInbox:
         Not marked: the chat changed hands, nothing else was done."""
         if not claim.message.inbox_id:
             return True, None, False
-        window = 0.0 if claim.chat[0] in self.in_order else self.reorder_window
+        window = self._window(claim.chat[0])
         mark = (claim.message.inbox_id, *claim.chat, self.replica, claim.generation, send_error)
         after = await self._holds.answered_then_next(*mark, window, self.history)
         following = after.next

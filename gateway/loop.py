@@ -121,11 +121,11 @@ class ProcessLoop:
         skips it). A redelivery of a stored message is dropped here: it is answered once. Once stored, the
         message is this replica's to answer if it can hold the chat; if another replica holds it, that
         one answers it (it finds it before it can let the chat go)."""
-        held: bool | None = None
+        held, claimed = None, None
         if self._inbox is not None:
-            try:  # stored and held in one step, unless a worker of the chat here holds it already
+            try:  # stored, held and claimed in one step, unless a worker of the chat here holds it already
                 working = (message.channel, message.chat_id) in self._workers
-                stored, held = await self._inbox.accept_and_hold(message, hold=not working)
+                stored, held, claimed = await self._inbox.accept_hold_and_claim(message, hold=not working)
             except Exception as exc:
                 if cannot_succeed_on_retry(exc):
                     raise Undeliverable(f"{type(exc).__name__}: {exc}") from exc
@@ -134,17 +134,20 @@ class ProcessLoop:
                 log.info("[gateway] %s: message delivered again, answered once", message.chat_key)
                 return
             message = stored
-        await self.resume(message, held=held)
+        await self.resume(message, held=held, claimed=claimed)
 
-    async def resume(self, message: InboundMessage, *, held: bool | None = None) -> None:
-        """Answer a stored message (with an inbox: if this replica holds its chat; ``held``: intake says)."""
+    async def resume(
+        self, message: InboundMessage, *, held: bool | None = None, claimed: Claimed | float | None = None
+    ) -> None:
+        """Answer a stored message (with an inbox: if this replica holds its chat; ``held``, ``claimed``: the
+        intake took its hold, and claimed it too)."""
         self._idle.clear()
         taken_at = time.monotonic()
         if self.observer is not None:
             self.observer.received(message)
         chat = (message.channel, message.chat_id)
         try:
-            mine = await self._chats.offer(message, working=chat in self._workers, held=held)
+            mine = await self._chats.offer(message, working=chat in self._workers, held=held, claimed=claimed)
         except Exception as exc:  # stored: the sweep takes the chat once the database answers
             log.warning("[gateway] %s: could not hold the chat: %s", message.chat_key, type(exc).__name__)
             mine = False

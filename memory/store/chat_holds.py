@@ -164,7 +164,7 @@ def parse_history(history: str | None) -> list[tuple[str, str]]:
     return [(str(role), str(content)) for _, role, content in rows]
 
 
-def _read(columns: Sequence[object]) -> tuple[int | None, str | None]:
+def read_extras(columns: Sequence[object]) -> tuple[int | None, str | None]:
     """``ClaimedRow``'s session and history from ``history_sql``'s two columns."""
     session, history = columns
     return (None if session is None else int(str(session))), (None if history is None else str(history))
@@ -238,7 +238,13 @@ class ChatHoldRows:
         if claimed:
             row = claimed[0]
             return ClaimedRow(
-                int(row[0]), str(row[1]), str(row[2]), int(row[4]), row[3], str(row[5] or ""), *_read(row[6:])
+                int(row[0]),
+                str(row[1]),
+                str(row[2]),
+                int(row[4]),
+                row[3],
+                str(row[5] or ""),
+                *read_extras(row[6:]),
             )
         if settle_s <= 0:
             return None
@@ -333,7 +339,7 @@ class ChatHoldRows:
                 generation,
                 sent_by,
                 str(media or ""),
-                *_read(rows[0][9:]),
+                *read_extras(rows[0][9:]),
             )
             return AfterAnswer(True, row)
         if waiting is not None:  # the next message is younger than the reorder window

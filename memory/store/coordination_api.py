@@ -76,6 +76,19 @@ class InboxRowsAPI(Protocol):
         holder: str,
         lease_s: float,
     ) -> tuple[int | None, int | None]: ...
+    async def add_hold_and_claim(
+        self,
+        channel: str,
+        chat_id: str,
+        delivery_key: str,
+        message: str,
+        platform_seq: int,
+        media: str,
+        holder: str,
+        lease_s: float,
+        history: int = 0,
+        settle_s: float = 0.0,
+    ) -> tuple[int | None, int | None, ClaimedRow | float | None]: ...
     async def pending(self) -> list[tuple[int, str, str]]: ...
     async def with_media(self, *, answered: bool) -> int: ...
     async def answer(self, inbox_id: int, send_error: str | None = None) -> None: ...

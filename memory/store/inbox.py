@@ -8,8 +8,11 @@ window counts from, so it must be the clock the claim reads, not the storing hos
 
 from __future__ import annotations
 
-from memory.store.chat_holds import take_params, take_sql
+from memory.store.chat_holds import ClaimedRow, history_sql, read_extras, take_params, take_sql
 from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
+
+# "no other message of the chat is unanswered" (the one just stored is not seen by its own statement).
+_ALONE = "NOT EXISTS (SELECT 1 FROM inbox WHERE channel = ? AND chat_id = ? AND answered_at IS NULL{})"
 
 
 class InboxRows:
@@ -76,13 +79,104 @@ class InboxRows:
             rows = await self._db.returning(take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"), hold)
         return stored, int(rows[0][0]) if rows else None
 
+    async def add_hold_and_claim(
+        self,
+        channel: str,
+        chat_id: str,
+        delivery_key: str,
+        message: str,
+        platform_seq: int,
+        media: str,
+        holder: str,
+        lease_s: float,
+        history: int = 0,
+        settle_s: float = 0.0,
+    ) -> tuple[int | None, int | None, ClaimedRow | float | None]:
+        """``add_and_hold``, and — when the hold was taken and no other message of the chat is unanswered —
+        the message claimed for ``holder`` too, with ``history`` messages of the chat's history
+        (``ChatHoldRows.next_message``): a message to an idle chat costs one round trip and one commit
+        from intake to claim (issue 38, item 5). (id or None for a redelivery, the hold's generation or
+        None, the claim or None: then the holder claims as usual.)
+
+        A message with a platform order and a reorder window (``settle_s``) is not claimed: it must wait
+        for an earlier one still on its way. Then, alone, the seconds to wait before claiming it are
+        returned instead (``settle_s``: it was stored just now), so the holder's first claim comes after
+        the window, not before it (issue 38, item 5: two round trips fewer). A message with nothing to
+        wait for (``platform_seq`` 0, or no window: a channel that delivers in order) is claimed as soon
+        as it is stored.
+
+        On PostgreSQL the statement runs after the exclusive side of the chat's lock, not the shared side
+        of ``add``: every insert of the chat that began before it has committed and is seen, so an
+        earlier message is never overtaken; nothing is written for the claim (the claim is the hold's
+        generation, read back). On SQLite one transaction."""
+        insert, params = self._insert(
+            channel, chat_id, delivery_key, message, platform_seq, media, locked=True
+        )
+        hold = (channel, chat_id, holder, lease_s, *take_params(False))
+        chat_key = f"{channel}:{chat_id}"
+        waits = settle_s > 0 and platform_seq != 0
+        history = 0 if waits else history
+        if self._db.kind == "postgresql":
+            claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
+            read, read_params = history_sql("postgresql", history, chat_key, claimable)
+            taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
+            rows = await self._db.returning(
+                f"WITH stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
+                f"alone AS (SELECT {_ALONE.format('')} AS yes) "
+                "SELECT (SELECT id FROM stored), (SELECT received_at FROM stored), "
+                f"(SELECT generation FROM held), (SELECT yes FROM alone), {read}",
+                (*params, *hold, channel, chat_id, *read_params),
+                chat_lock=chat_key,
+            )
+            stored, received, generation, alone = rows[0][:4]
+            if stored is None:
+                return None, None, None
+            if generation is None or not alone:
+                return int(stored), None if generation is None else int(generation), None
+            if waits:
+                return int(stored), int(generation), settle_s
+            extras = read_extras(rows[0][4:])
+        else:
+            async with self._db.transaction():
+                found = await self._db.returning(insert + " RETURNING id, received_at", params)
+                if not found:
+                    return None, None, None
+                stored, received = found[0]
+                held = await self._db.returning(
+                    take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"), hold
+                )
+                generation = int(held[0][0]) if held else None
+                if generation is None:
+                    return int(stored), None, None
+                read, read_params = history_sql("sqlite", history, chat_key)
+                rows = await self._db.read(
+                    f"SELECT {_ALONE.format(' AND id <> ?')}, {read}",
+                    (channel, chat_id, stored, *read_params),
+                )
+            if not rows[0][0]:
+                return int(stored), generation, None
+            if waits:
+                return int(stored), generation, settle_s
+            extras = read_extras(rows[0][1:])
+        claim = ClaimedRow(int(stored), message, str(received), int(generation), None, media, *extras)
+        return claim.id, claim.generation, claim
+
     def _insert(
-        self, channel: str, chat_id: str, delivery_key: str, message: str, platform_seq: int, media: str
+        self,
+        channel: str,
+        chat_id: str,
+        delivery_key: str,
+        message: str,
+        platform_seq: int,
+        media: str,
+        *,
+        locked: bool = False,
     ) -> tuple[str, tuple[object, ...]]:
-        """The insert of one message (``add``), without its RETURNING."""
+        """The insert of one message (``add``), without its RETURNING; ``locked``: its statement runs after
+        the chat's exclusive lock (``add_hold_and_claim``), so it takes no shared side."""
         columns = "channel, chat_id, delivery_key, message, received_at, platform_seq, media"
         values = (channel, chat_id, delivery_key, message, 0.0, platform_seq, media)
-        if self._db.kind == "postgresql":
+        if self._db.kind == "postgresql" and not locked:
             source = (
                 f"SELECT ?, ?, ?, ?, {self._now}, ?, ? "
                 "FROM (SELECT pg_advisory_xact_lock_shared(?, hashtext(?))) AS intake"

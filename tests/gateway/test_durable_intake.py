@@ -75,6 +75,7 @@ async def test_a_message_that_cannot_be_stored_makes_deliver_raise(
 
     monkeypatch.setattr(engine.store.inbox, "add", broken_add)
     monkeypatch.setattr(engine.store.inbox, "add_and_hold", broken_add)  # the intake that holds the chat
+    monkeypatch.setattr(engine.store.inbox, "add_hold_and_claim", broken_add)  # …and claims its message
     loop = ProcessLoop(lambda m: asyncio.sleep(0, "x"), inbox=DurableInbox(engine.store))
     with pytest.raises(OSError):
         await loop.deliver(_msg("a", "hello", delivery="u1"))

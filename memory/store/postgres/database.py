@@ -198,8 +198,9 @@ class PostgresDatabase:
         """The rows of one write statement with ``RETURNING`` (its own transaction, or this task's).
 
         ``chat_lock``: the statement runs after ``pg_advisory_xact_lock`` on that chat's key
-        (``CHAT_LOCKS``), in one transaction with it. The two go as one simple query (client-side
-        parameters, one round trip); in READ COMMITTED the statement takes its snapshot after the lock
+        (``CHAT_LOCKS``), in one transaction with it. The two are pipelined with one Sync (one round
+        trip, one implicit transaction; server-side parameters, so psycopg prepares both as it does
+        every statement run often); in READ COMMITTED the statement takes its snapshot after the lock
         is granted, so it sees every row whose insert held the lock's shared side before
         (docs/scale-out.md, "Platform order")."""
         refuse_nul(params)
@@ -212,10 +213,10 @@ class PostgresDatabase:
                 await conn.execute(lock, (CHAT_LOCKS, chat_lock))
                 cur = await conn.execute(to_psycopg(sql), tuple(params))
                 return list(await cur.fetchall())
-            async with psycopg.AsyncClientCursor(conn) as client:
-                await client.execute(f"{lock}; {to_psycopg(sql)}", (CHAT_LOCKS, chat_lock, *params))
-                client.nextset()
-                return list(await client.fetchall())
+            async with conn.pipeline():  # sent at its end, with the Sync that commits both
+                await conn.execute(lock, (CHAT_LOCKS, chat_lock))
+                cur = await conn.execute(to_psycopg(sql), tuple(params))
+            return list(await cur.fetchall())
 
     async def write_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> Written:
         """One statement over many parameter rows (pipelined by psycopg)."""
