@@ -21,8 +21,8 @@ import jiter
 
 # Reading a stream token by token costs a trip through the HTTP stack per read (bench/README.md,
 # "Streaming": at 40 tokens a second, reading every 0.2 s cost a streamed reply about 35 ms of CPU, every
-# second about 18). Nobody sees the words faster than their channel shows them (Telegram drafts: 1 s;
-# edits: 1.5 s; cards: 1 s; the terminal: 0.1 s), so after a delta the stream is read again only when the
+# second about 18). Nobody sees the words faster than their channel shows them (Telegram drafts,
+# edits and cards: 1.5 s; the terminal: 0.1 s), so after a delta the stream is read again only when the
 # channel can take new text (``TextSink.wanted_in``), within these bounds: what came meanwhile arrives in
 # one read. The first words are handed on at once; the end of the reply is seen at most READ_MAX late.
 READ_MIN = 0.1
