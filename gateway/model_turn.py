@@ -21,12 +21,15 @@ import jiter
 
 # Reading a stream token by token costs a trip through the HTTP stack per read (bench/README.md,
 # "Streaming": at 40 tokens a second, reading every 0.2 s cost a streamed reply about 35 ms of CPU, every
-# second about 18). Nobody sees the words faster than their channel shows them (Telegram drafts: 1 s;
-# edits: 1.5 s; cards: 1 s; the terminal: 0.1 s), so after a delta the stream is read again only when the
+# second about 18). Nobody sees the words faster than their channel shows them (Telegram drafts,
+# edits and cards: 1.5 s; the terminal: 0.1 s), so after a delta the stream is read again only when the
 # channel can take new text (``TextSink.wanted_in``), within these bounds: what came meanwhile arrives in
-# one read. The first words are handed on at once; the end of the reply is seen at most READ_MAX late.
+# one read. The first words are handed on at once; the end of the reply is seen at most READ_MAX late —
+# one frame of the channels' default pace: a read more often than the frames costs a pause and two socket
+# reads that show nothing sooner (~0.45 ms of CPU each here; at 1 s, 12 reads a reply for 6 frames of
+# 1.5 s, at 1.5 s 7: bench/README.md, "Stop 43").
 READ_MIN = 0.1
-READ_MAX = 1.0
+READ_MAX = 1.5
 # A chunk that came this soon after it was asked for was read already (in the read that ended a pause): the
 # pause begins again only once the stream has caught up with the model (its next chunk had to be waited for).
 _WAITED = 0.005

@@ -112,7 +112,7 @@ class FeishuSettings:
     callback_port: int = 9000  # 0 = any free port (FeishuChannel.callback_port has the bound one)
     callback_path: str = "/feishu/events"
     stream_cards: bool = True  # streamed replies as CardKit cards (cardkit.py); False: sent whole
-    stream_every: float = 1.0  # seconds between updates of a streaming card
+    stream_every: float = 1.5  # seconds between updates of a streaming card
 
 
 class FeishuChannel(FeishuMedia):

@@ -95,7 +95,7 @@ class TelegramSettings:
     webhook_secret: str = ""  # empty: a random one per start (set via setWebhook and checked)
     poll_timeout: int = 10  # getUpdates long-poll seconds
     stream_every: float = 1.5  # seconds between edits of a streamed reply in a chat (streaming.py)
-    draft_every: float = 1.0  # seconds between drafts of a streamed reply in a private chat
+    draft_every: float = 1.5  # seconds between drafts of a streamed reply in a private chat
 
 
 class TelegramChannel(TelegramMedia):

@@ -68,7 +68,7 @@ class TelegramConfig(_Model):
     # chat; in a private chat a draft (animated by Telegram) at most every draft_every
     # (channels/telegram/streaming.py).
     stream_every: Annotated[Duration, Field(ge=0.5, le=60)] = 1.5
-    draft_every: Annotated[Duration, Field(ge=0.1, le=60)] = 1.0
+    draft_every: Annotated[Duration, Field(ge=0.1, le=60)] = 1.5
 
     @field_validator("base_url")
     @classmethod
@@ -116,7 +116,7 @@ class FeishuConfig(_Model):
     # client types the new words out in between); false (or CardKit refused: scope cardkit:card:write
     # missing) sends each reply whole at the end.
     stream_cards: bool = True
-    stream_every: Annotated[Duration, Field(ge=0.1, le=60)] = 1.0
+    stream_every: Annotated[Duration, Field(ge=0.1, le=60)] = 1.5
 
     @field_validator("domain")
     @classmethod
