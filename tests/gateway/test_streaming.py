@@ -24,6 +24,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
 from memory.engine import MemoryEngine
 from tests.support.stub_clients import client_for
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.usefixtures("close_stub_clients")
 
@@ -322,6 +323,11 @@ async def test_the_fence_is_asked_while_the_model_thinks_and_the_first_words_go_
 # ------------------------------------------------------------------------------- through the loop
 
 
+def _shown(channel: StreamingChannel) -> str | None:
+    """The text the channel's latest stream shows last, if any."""
+    return channel.streams[-1].updates[-1] if channel.streams and channel.streams[-1].updates else None
+
+
 def _message(text: str) -> InboundMessage:
     return InboundMessage(channel="test", chat_id="c1", sender_id="u1", text=text)
 
@@ -337,7 +343,8 @@ async def test_the_loop_streams_a_reply_keeps_its_handle_and_sends_only_the_fina
         assert sink is not None
         for text in ("The", "The answer", "The answer is 42."):
             sink(text)
-            await asyncio.sleep(0.05)
+            # the model goes on once the channel showed it (a frame, not a fixed time between words)
+            await until(lambda: _shown(channel) == text, what=f"{text!r} shown")
         return "The answer is 42."
 
     inbox = DurableInbox(engine.store)
@@ -351,7 +358,7 @@ async def test_the_loop_streams_a_reply_keeps_its_handle_and_sends_only_the_fina
         await loop.stop()
     (stream,) = channel.streams
     assert stream.finished == ["The answer is 42."] and channel.sent == []
-    assert stream.updates and stream.updates[-1] in ("The answer", "The answer is 42.")
+    assert stream.updates == ["The", "The answer", "The answer is 42."]
     assert channel.resumed == [""] and await inbox.unanswered() == []
 
 
@@ -391,7 +398,7 @@ async def test_a_cancelled_reply_cancels_its_stream() -> None:
         assert sink is not None
         sink("so far")
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # only the cancel ends it (the drain's ceiling fails the test)
         return "never"
 
     loop = ProcessLoop(handler)
