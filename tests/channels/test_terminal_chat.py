@@ -31,6 +31,7 @@ from channels.console import CANCELLED, ConsoleChannel
 from channels.terminal_ui import keep_line_breaks
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
+from tests.support.waiting import until
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 UP = "\x1b[A"
@@ -66,6 +67,13 @@ class Terminal:
             while len(self.received) < count:
                 self.arrived.clear()
                 await self.arrived.wait()
+
+
+def _history_loaded(term: Terminal) -> bool:
+    """prompt_toolkit has put the history file's lines in the prompt's buffer (a background task)."""
+    assert term.console._ui is not None
+    loading = term.console._ui.session.default_buffer._load_history_task
+    return loading is not None and loading.done()
 
 
 @asynccontextmanager
@@ -106,7 +114,7 @@ async def test_history_is_kept_across_sessions(tmp_path: Path) -> None:
         await asyncio.wait_for(term.console.finished.wait(), 10)
     assert "first session line" in (tmp_path / "chat_history").read_text(encoding="utf-8")
     async with terminal(tmp_path, io.StringIO()) as term:
-        await asyncio.sleep(0.5)  # prompt_toolkit loads the history file in the background
+        await until(lambda: _history_loaded(term), what="the history file loaded")  # in the background
         term.type(f"{UP}{UP}\r")  # ↑ ↑ recalls the last session's line before its /quit
         await term.wait_for(1)
     assert term.received[0].text == "first session line"
@@ -138,7 +146,8 @@ async def test_ctrl_c_while_a_reply_is_made_cancels_it_and_the_chat_goes_on(tmp_
         term.answer = lambda m: None if m.text == "slow question" else f"you said: {m.text}"
         term.type("slow question\r")
         await term.wait_for(1)
-        await asyncio.sleep(0.2)  # the terminal now waits for the reply, out of raw mode
+        # the terminal now waits for the reply, out of raw mode, Ctrl-C handled (the spinner is up)
+        await until(lambda: term.console._view is not None, what="the reply awaited")
         os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends then
         async with asyncio.timeout(10):
             while CANCELLED not in out.getvalue():
@@ -256,7 +265,7 @@ def test_tierclaw_chat_on_a_terminal(tmp_path: Path) -> None:
             while not stub.chat_requests() and time.monotonic() < deadline:  # the model is being asked
                 time.sleep(0.05)
             assert stub.chat_requests(), "the question never reached the model"
-            time.sleep(0.2)
+            # "thinking" was shown after the terminal left raw mode and Ctrl-C became the reply's cancel
             chat.type(CTRL_C)
             chat.read_until(CANCELLED)
             chat.type("My sloth is called Dot\r")

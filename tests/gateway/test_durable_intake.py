@@ -59,7 +59,7 @@ async def test_deliver_returns_once_stored_and_a_redelivery_is_answered_once(eng
         assert [m.text for m in await inbox.unanswered()] == ["hello"]  # stored before deliver returned
         await loop.deliver(_msg("a", "hello", delivery="update-1"))  # the platform sends it again
         release.set()
-        await asyncio.wait_for(loop.drain(), 5)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
         await loop.stop()
     assert [m.text for m in channel.sent] == ["answer to hello"]
@@ -115,7 +115,7 @@ async def test_unanswered_messages_come_back_in_order_after_a_restart(tmp_path: 
             await loop.resume(message)
         await loop.deliver(_msg("a", "a3", delivery="a3"))  # redelivered by the platform: not again
         await loop.deliver(_msg("a", "a4", delivery="a4"))  # new input comes after
-        await asyncio.wait_for(loop.drain(), 5)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
         await loop.stop()
         await engine.close()
@@ -220,7 +220,7 @@ async def test_a_reply_that_cannot_be_sent_is_recorded_for_status(engine: Memory
     loop.start()
     try:
         await loop.deliver(_msg("a", "hello", delivery="u1"))
-        await asyncio.wait_for(loop.drain(), 5)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
         await loop.stop()
     assert await inbox.unanswered() == []  # answered (the channel retried what it could), not lost silently

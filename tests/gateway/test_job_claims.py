@@ -110,7 +110,7 @@ async def test_one_replica_asked_twice_for_one_period_at_once_runs_it_once(
     a, _ = replicas
     period = a.jobs.period_of(SWEEP_JOB)
     asks = [asyncio.create_task(a.jobs.run_period(SWEEP_JOB, period)) for _ in range(2)]
-    a.release = lambda job: any(ask.done() for ask in asks)  # the first run goes on until the second is refused
+    a.release = lambda job: any(ask.done() for ask in asks)  # the first run holds until the second is refused
     outcomes = await asyncio.gather(*asks)
     assert sum(outcome is not None for outcome in outcomes) == 1 and a.ran == [SWEEP_JOB]
 

@@ -97,7 +97,7 @@ async def test_a_slow_chat_does_not_stall_the_others() -> None:
                 await asyncio.sleep(0.01)
         assert order == [f"f{i}" for i in range(5)]  # answered while "slow" still waits
         release.set()
-        await asyncio.wait_for(loop.drain(), timeout=5)
+        await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
         await loop.stop()
     assert order[-1] == "s1"
@@ -229,7 +229,7 @@ async def test_pending_counts_messages_and_replies_not_yet_out() -> None:
         assert not draining.done()  # nothing is answered yet: a drain waits
         release.set()
         await asyncio.wait_for(draining, timeout=10)
-        await asyncio.wait_for(loop.drain(), timeout=5)
+        await asyncio.wait_for(loop.drain(), timeout=30)
         assert loop.pending == 0 and len(channel.sent) == 2
     finally:
         await loop.stop()

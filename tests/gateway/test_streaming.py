@@ -344,7 +344,7 @@ async def test_the_loop_streams_a_reply_keeps_its_handle_and_sends_only_the_fina
         for text in ("The", "The answer", "The answer is 42."):
             sink(text)
             # the model goes on once the channel showed it (a frame, not a fixed time between words)
-            await until(lambda: _shown(channel) == text, what=f"{text!r} shown")
+            await until(lambda shown=text: _shown(channel) == shown, what=f"{text!r} shown")
         return "The answer is 42."
 
     inbox = DurableInbox(engine.store)
