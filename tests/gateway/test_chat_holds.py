@@ -147,7 +147,7 @@ async def test_a_message_taken_in_by_another_replica_is_answered_by_the_holder_i
     assert sent == [] and b.loop.pending == 0
     assert [row[2] for row in await a.store.chat_holds.all()] == ["a"]
     go_on.set()
-    await asyncio.wait_for(a.loop.drain(), 10)
+    await asyncio.wait_for(a.loop.drain(), 30)
     assert sent == [("a", "c1", "a:one"), ("a", "c1", "a:two")]
     assert await a.store.chat_holds.all() == []  # let go once nothing was left
     assert a.takeovers == b.takeovers == []
@@ -179,7 +179,7 @@ async def test_two_replicas_fed_the_messages_of_chats_alternately_answer_all_in_
 
     await asyncio.gather(*(one_chat(f"c{n}") for n in range(chats)))
     await _answered(a)
-    await asyncio.wait_for(asyncio.gather(a.loop.drain(), b.loop.drain()), 10)
+    await asyncio.wait_for(asyncio.gather(a.loop.drain(), b.loop.drain()), 30)
     texts = [text for _, _, text in sent]
     assert len(texts) == len(set(texts)) == chats * per_chat  # each answered once
     for n in range(chats):
@@ -217,7 +217,7 @@ async def test_a_killed_replicas_chat_is_answered_by_the_other_after_its_lease(r
     for chat in ("c1", "c2"):
         await _lease_runs_out(a, chat)
     await _answered(b)  # b's sweep takes c1 and c2 once a's lease ran out
-    await asyncio.wait_for(b.loop.drain(), 10)
+    await asyncio.wait_for(b.loop.drain(), 30)
     assert sorted(sent) == [("b", "c1", "b:one"), ("b", "c1", "b:two"), ("b", "c2", "b:three")]
     assert [text for _, chat, text in sent if chat == "c1"] == ["b:one", "b:two"]
     assert sorted(b.takeovers) == [(("test", "c1"), "a"), (("test", "c2"), "a")]
@@ -288,7 +288,7 @@ async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(mem
     loop.start()
     try:
         await loop.deliver(_msg("c1", "one"))
-        await asyncio.wait_for(loop.drain(), 10)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
         await loop.stop()
         await store.close()

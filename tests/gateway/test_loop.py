@@ -44,7 +44,7 @@ async def _run(loop: ProcessLoop, messages: list[InboundMessage]) -> None:
     try:
         for m in messages:
             await loop.deliver(m)
-        await asyncio.wait_for(loop.drain(), timeout=10)
+        await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
         await loop.stop()
 
@@ -221,14 +221,14 @@ async def test_pending_counts_messages_and_replies_not_yet_out() -> None:
     try:
         await loop.deliver(_msg("a", "one"))
         await loop.deliver(_msg("b", "two"))
-        async with asyncio.timeout(10):  # both workers in their handlers
+        async with asyncio.timeout(30):  # both workers in their handlers
             while loop.pending != 2:
                 await asyncio.sleep(0.01)
         draining = asyncio.create_task(loop.drain())
         await asyncio.sleep(0)
         assert not draining.done()  # nothing is answered yet: a drain waits
         release.set()
-        await asyncio.wait_for(draining, timeout=10)
+        await asyncio.wait_for(draining, timeout=30)
         await asyncio.wait_for(loop.drain(), timeout=30)
         assert loop.pending == 0 and len(channel.sent) == 2
     finally:
@@ -338,9 +338,9 @@ async def test_cancel_stops_a_chats_current_reply_and_the_next_message_is_answer
         await loop.deliver(_msg("a", "slow"))
         await loop.deliver(_msg("a", "next"))
         await loop.deliver(_msg("b", "other"))
-        await asyncio.wait_for(started.wait(), timeout=10)
+        await asyncio.wait_for(started.wait(), timeout=30)
         assert loop.cancel("test:a")
-        await asyncio.wait_for(loop.drain(), timeout=10)
+        await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
         await loop.stop()
     assert stopped == ["slow"]

@@ -213,7 +213,7 @@ async def test_the_feed_keeps_the_newest_text_and_never_waits_for_the_channel() 
     feed = Feed(stream, "test:1")
     for n in range(1, 51):
         feed.push(" ".join(["word"] * n))  # fifty deltas at once: the model is not held up
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(30):
         while not stream.updates or stream.updates[-1].count("word") < 50:
             await asyncio.sleep(0.01)
     await feed.settle()
@@ -226,7 +226,7 @@ async def test_settling_lets_an_update_on_its_way_end_first() -> None:
     stream = Shown(gate=gate)
     feed = Feed(stream, "test:1")
     feed.push("partial")
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(30):
         while stream._last < 0:  # the update started and waits at the gate
             await asyncio.sleep(0.01)
     settling = asyncio.create_task(feed.settle())
@@ -246,7 +246,7 @@ async def _frames(feed: Feed, stream: Shown, texts: list[str]) -> None:
     """Push each text and wait until the stream showed it (or the feed stopped)."""
     for text in texts:
         feed.push(text)
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while stream.updates[-1:] != [text] and not feed._closed:
                 await asyncio.sleep(0.01)
 
@@ -353,7 +353,7 @@ async def test_the_loop_streams_a_reply_keeps_its_handle_and_sends_only_the_fina
     loop.start()
     try:
         await loop.deliver(_message("what is it?"))
-        await asyncio.wait_for(loop.drain(), 10)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
         await loop.stop()
     (stream,) = channel.streams
@@ -377,7 +377,7 @@ async def test_after_a_restart_the_stream_resumes_from_its_handle_even_with_stre
     loop.start()
     try:
         await loop.take_waiting(at_start=True, every=True)
-        await asyncio.wait_for(loop.drain(), 10)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
         await loop.stop()
     (stream,) = channel.streams
@@ -406,9 +406,9 @@ async def test_a_cancelled_reply_cancels_its_stream() -> None:
     loop.start()
     try:
         await loop.deliver(_message("long one"))
-        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.wait_for(started.wait(), 30)
         assert loop.cancel("test:c1")
-        await asyncio.wait_for(loop.drain(), 10)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
         await loop.stop()
     (stream,) = channel.streams
