@@ -94,7 +94,7 @@ async def replicas(memory_db: str) -> AsyncIterator[tuple[Open, list[tuple[str, 
         yield open_one, sent
     finally:
         for replica in opened:
-            await replica.loop.stop()
+            await asyncio.wait_for(replica.loop.stop(), 60)
             await replica.store.close()
 
 
@@ -207,7 +207,8 @@ async def test_a_killed_replicas_chat_is_answered_by_the_other_after_its_lease(r
     await asyncio.wait_for(started.wait(), 30)
     await b.loop.deliver(_msg("c1", "two"))  # a holds c1: b leaves it
     await a.loop.deliver(_msg("c2", "three"))
-    await a.loop.stop(hand_over=False)  # SIGKILL: its holds stay until their lease runs out
+    # SIGKILL: its holds stay until their lease runs out
+    await asyncio.wait_for(a.loop.stop(hand_over=False), 60)
     assert sent == []
     # b's sweeps leave the chats while a's leases are live: three of them, and nothing was taken
     sweeps = _counted_sweeps(b.loop)
@@ -241,7 +242,8 @@ async def test_a_replica_that_stops_hands_its_chats_over_at_once(replicas) -> No
     b = await open_replica("b", answers)
     await a.loop.deliver(_msg("c1", "one"))
     await asyncio.wait_for(started.wait(), 30)
-    await a.loop.stop()  # a graceful stop (its drain ran out of time): the holds are handed over
+    # a graceful stop (its drain ran out of time): the holds are handed over
+    await asyncio.wait_for(a.loop.stop(), 60)
     await _answered(b)
     assert sent == [("b", "c1", "b:one")]
     assert b.takeovers == []  # handed over, not taken from a dead replica
@@ -290,6 +292,6 @@ async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(mem
         await loop.deliver(_msg("c1", "one"))
         await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
         await store.close()
     assert sent == [("a", "c1", "re:one"), ("a", "c1", "re:two")]

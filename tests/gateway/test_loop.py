@@ -46,7 +46,7 @@ async def _run(loop: ProcessLoop, messages: list[InboundMessage]) -> None:
             await loop.deliver(m)
         await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
 
 
 async def test_each_chat_is_answered_in_order_while_chats_interleave() -> None:
@@ -99,7 +99,7 @@ async def test_a_slow_chat_does_not_stall_the_others() -> None:
         release.set()
         await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     assert order[-1] == "s1"
 
 
@@ -232,7 +232,7 @@ async def test_pending_counts_messages_and_replies_not_yet_out() -> None:
         await asyncio.wait_for(loop.drain(), timeout=30)
         assert loop.pending == 0 and len(channel.sent) == 2
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
 
 
 # --------------------------------------------------------------------------------- bounded waiting
@@ -284,7 +284,7 @@ async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_ans
         go["b"].set()
         await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     texts = [(m.chat_id, m.text) for m in channel.sent]
     assert not told("a") and not told("b")  # waited less than the deadline
     assert texts.index(("c", BUSY_REPLY)) < texts.index(("c", "answer to c1"))  # told, then answered
@@ -342,7 +342,7 @@ async def test_cancel_stops_a_chats_current_reply_and_the_next_message_is_answer
         assert loop.cancel("test:a")
         await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     assert stopped == ["slow"]
     assert sorted((m.chat_id, m.text) for m in channel.sent) == [
         ("a", "answer to next"),

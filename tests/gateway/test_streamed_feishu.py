@@ -181,7 +181,7 @@ async def test_a_card_half_written_at_a_crash_is_completed_not_sent_twice(
         async with asyncio.timeout(30):
             while '"message": "om_' not in await runtime.inbox.reply_handle(stored):  # card and message
                 await asyncio.sleep(0.02)
-        await runtime.loop.stop(hand_over=False)  # as if the process died mid-stream
+        await asyncio.wait_for(runtime.loop.stop(hand_over=False), 60)  # as if the process died mid-stream
     finally:
         await runtime.close()
         go_on.set()
@@ -217,7 +217,7 @@ async def test_a_card_whose_sequence_ran_ahead_still_gets_its_final_text(
         async with asyncio.timeout(30):
             while '"message": "om_' not in await runtime.inbox.reply_handle(stored):
                 await asyncio.sleep(0.02)
-        await runtime.loop.stop(hand_over=False)
+        await asyncio.wait_for(runtime.loop.stop(hand_over=False), 60)
     finally:
         await runtime.close()
         go_on.set()

@@ -355,7 +355,7 @@ async def test_the_loop_streams_a_reply_keeps_its_handle_and_sends_only_the_fina
         await loop.deliver(_message("what is it?"))
         await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     (stream,) = channel.streams
     assert stream.finished == ["The answer is 42."] and channel.sent == []
     assert stream.updates == ["The", "The answer", "The answer is 42."]
@@ -379,7 +379,7 @@ async def test_after_a_restart_the_stream_resumes_from_its_handle_even_with_stre
         await loop.take_waiting(at_start=True, every=True)
         await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     (stream,) = channel.streams
     assert channel.resumed == ['{"shown": 10}'] and stream.finished == ["whole"] and stream.updates == []
 
@@ -410,6 +410,6 @@ async def test_a_cancelled_reply_cancels_its_stream() -> None:
         assert loop.cancel("test:c1")
         await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     (stream,) = channel.streams
     assert stream.cancelled and stream.finished == [] and channel.sent == []
