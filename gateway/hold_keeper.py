@@ -55,7 +55,13 @@ async def keep_holds(
     database misses is tried again; runs until cancelled."""
     renewed_at = time.monotonic()
     failing = False
+    me = asyncio.current_task()
     while True:
+        if me is not None and me.cancelling():
+            # A cancel that a library swallowed (Python 3.11's asyncio.wait_for, in psycopg_pool's wait
+            # for a free connection, returns a result that came with it): stop all the same, or the
+            # loop's stop, which awaits this task, waits forever.
+            raise asyncio.CancelledError
         await asyncio.sleep(every())
         try:
             if time.monotonic() - renewed_at >= inbox.lease.total_seconds() / 3:

@@ -399,13 +399,19 @@ class MemoryJobs:
         as done; its claim's lease runs out and it runs again (here at the next start, or on another
         replica)."""
         self._stopping = True
+        # Paused first, shut down once the runs ended: apscheduler's shutdown runs a loop step later and
+        # cancels the runs' tasks again, which, landing in psycopg's cancel of a running statement (under
+        # load), makes it give up, warn and drop the connection.
+        if self._scheduler is not None and self._scheduler.running:
+            self._scheduler.pause()
+        while self._running:  # a run submitted just before the pause starts while these end
+            running = list(self._running.values())
+            for task in running:
+                task.cancel()
+            for task in running:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         self.shutdown()
-        running = list(self._running.values())
-        for task in running:
-            task.cancel()
-        for task in running:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
 
 
 def _failures(report: CompressionReport) -> str:

@@ -121,7 +121,12 @@ class ReminderDelivery:
         with contextlib.suppress(Exception):
             await asyncio.to_thread(tokenizer.warm_up)
         failing = False
+        me = asyncio.current_task()
         while True:
+            if me is not None and me.cancelling():
+                # A cancel that a library swallowed (Python 3.11's asyncio.wait_for, in psycopg_pool's
+                # wait for a free connection): stop all the same, or ``stop``, awaiting this, waits forever.
+                raise asyncio.CancelledError
             try:
                 await self._round()
                 if failing:
@@ -163,8 +168,11 @@ class ReminderDelivery:
 
     async def _sleep(self, seconds: float) -> None:
         if seconds > 0:
+            # asyncio.timeout, not wait_for: 3.11's wait_for can turn a cancel that comes with its own
+            # timeout into a TimeoutError, which this sleep would swallow
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), seconds)
+                async with asyncio.timeout(seconds):
+                    await self._wake.wait()
         self._wake.clear()
 
     # ------------------------------------------------------------------ one reminder

@@ -31,6 +31,7 @@ from channels.console import CANCELLED, ConsoleChannel
 from channels.terminal_ui import keep_line_breaks
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
+from tests.support.waiting import until
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 UP = "\x1b[A"
@@ -62,10 +63,17 @@ class Terminal:
         self.keys.send_text(keys)
 
     async def wait_for(self, count: int) -> None:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while len(self.received) < count:
                 self.arrived.clear()
                 await self.arrived.wait()
+
+
+def _history_loaded(term: Terminal) -> bool:
+    """prompt_toolkit has put the history file's lines in the prompt's buffer (a background task)."""
+    assert term.console._ui is not None
+    loading = term.console._ui.session.default_buffer._load_history_task
+    return loading is not None and loading.done()
 
 
 @asynccontextmanager
@@ -93,7 +101,7 @@ async def test_line_editing_and_the_reply_rendered(tmp_path: Path) -> None:
         term.type(f"hello wrld{LEFT * 3}o\r")  # ← moves the cursor: no escape codes in the message
         await term.wait_for(1)
         term.type(CTRL_D)
-        await asyncio.wait_for(term.console.finished.wait(), 10)
+        await asyncio.wait_for(term.console.finished.wait(), 30)
     assert [m.text for m in term.received] == ["hello world"]
     assert "you said: hello world" in out.getvalue()
 
@@ -103,10 +111,10 @@ async def test_history_is_kept_across_sessions(tmp_path: Path) -> None:
         term.type("first session line\r")
         await term.wait_for(1)
         term.type("/quit\r")
-        await asyncio.wait_for(term.console.finished.wait(), 10)
+        await asyncio.wait_for(term.console.finished.wait(), 30)
     assert "first session line" in (tmp_path / "chat_history").read_text(encoding="utf-8")
     async with terminal(tmp_path, io.StringIO()) as term:
-        await asyncio.sleep(0.5)  # prompt_toolkit loads the history file in the background
+        await until(lambda: _history_loaded(term), what="the history file loaded")  # in the background
         term.type(f"{UP}{UP}\r")  # ↑ ↑ recalls the last session's line before its /quit
         await term.wait_for(1)
     assert term.received[0].text == "first session line"
@@ -126,7 +134,7 @@ async def test_ctrl_c_at_the_prompt_drops_the_line_and_ctrl_d_leaves(tmp_path: P
         term.type(f"never mind{CTRL_C}kept\r")
         await term.wait_for(1)
         term.type(CTRL_D)
-        await asyncio.wait_for(term.console.finished.wait(), 10)
+        await asyncio.wait_for(term.console.finished.wait(), 30)
     assert [m.text for m in term.received] == ["kept"]
 
 
@@ -138,9 +146,10 @@ async def test_ctrl_c_while_a_reply_is_made_cancels_it_and_the_chat_goes_on(tmp_
         term.answer = lambda m: None if m.text == "slow question" else f"you said: {m.text}"
         term.type("slow question\r")
         await term.wait_for(1)
-        await asyncio.sleep(0.2)  # the terminal now waits for the reply, out of raw mode
+        # the terminal now waits for the reply, out of raw mode, Ctrl-C handled (the spinner is up)
+        await until(lambda: term.console._view is not None, what="the reply awaited")
         os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends then
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while CANCELLED not in out.getvalue():
                 await asyncio.sleep(0.02)
         # The cancelled reply may still arrive (it was already made): it is not shown.
@@ -148,7 +157,7 @@ async def test_ctrl_c_while_a_reply_is_made_cancels_it_and_the_chat_goes_on(tmp_
         term.type("next\r")
         await term.wait_for(2)
         term.type(CTRL_D)
-        await asyncio.wait_for(term.console.finished.wait(), 10)
+        await asyncio.wait_for(term.console.finished.wait(), 30)
     assert cancelled == ["console:local"]
     assert "too late" not in out.getvalue() and "you said: next" in out.getvalue()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C handling restored
@@ -256,7 +265,7 @@ def test_tierclaw_chat_on_a_terminal(tmp_path: Path) -> None:
             while not stub.chat_requests() and time.monotonic() < deadline:  # the model is being asked
                 time.sleep(0.05)
             assert stub.chat_requests(), "the question never reached the model"
-            time.sleep(0.2)
+            # "thinking" was shown after the terminal left raw mode and Ctrl-C became the reply's cancel
             chat.type(CTRL_C)
             chat.read_until(CANCELLED)
             chat.type("My sloth is called Dot\r")
@@ -291,7 +300,7 @@ async def test_a_log_line_while_the_reply_is_awaited_goes_above_the_spinner(tmp_
             logging.getLogger("tierclaw.gateway").warning("the model is slow today")
             await term.console.send(OutboundMessage("console", "local", "finally", reply_to="1"))
             term.type(CTRL_D)
-            await asyncio.wait_for(term.console.finished.wait(), 10)
+            await asyncio.wait_for(term.console.finished.wait(), 30)
         logging.getLogger("tierclaw.gateway").warning("after the chat")
     finally:
         root.removeHandler(stream)

@@ -94,7 +94,7 @@ async def replicas(memory_db: str) -> AsyncIterator[tuple[Open, list[tuple[str, 
         yield open_one, sent
     finally:
         for replica in opened:
-            await replica.loop.stop()
+            await asyncio.wait_for(replica.loop.stop(), 60)
             await replica.store.close()
 
 
@@ -143,11 +143,11 @@ async def test_a_message_taken_in_by_another_replica_is_answered_by_the_holder_i
     b = await open_replica("b", quick)
     await a.loop.deliver(_msg("c1", "one"))  # a holds c1 and is answering "one"
     await b.loop.deliver(_msg("c1", "two"))  # b stores it, cannot hold c1: leaves it to a
-    await asyncio.wait_for(b.loop.drain(), 5)
+    await asyncio.wait_for(b.loop.drain(), 30)
     assert sent == [] and b.loop.pending == 0
     assert [row[2] for row in await a.store.chat_holds.all()] == ["a"]
     go_on.set()
-    await asyncio.wait_for(a.loop.drain(), 10)
+    await asyncio.wait_for(a.loop.drain(), 30)
     assert sent == [("a", "c1", "a:one"), ("a", "c1", "a:two")]
     assert await a.store.chat_holds.all() == []  # let go once nothing was left
     assert a.takeovers == b.takeovers == []
@@ -179,7 +179,7 @@ async def test_two_replicas_fed_the_messages_of_chats_alternately_answer_all_in_
 
     await asyncio.gather(*(one_chat(f"c{n}") for n in range(chats)))
     await _answered(a)
-    await asyncio.wait_for(asyncio.gather(a.loop.drain(), b.loop.drain()), 10)
+    await asyncio.wait_for(asyncio.gather(a.loop.drain(), b.loop.drain()), 30)
     texts = [text for _, _, text in sent]
     assert len(texts) == len(set(texts)) == chats * per_chat  # each answered once
     for n in range(chats):
@@ -204,10 +204,11 @@ async def test_a_killed_replicas_chat_is_answered_by_the_other_after_its_lease(r
     a = await open_replica("a", hangs)
     b = await open_replica("b", answers)
     await a.loop.deliver(_msg("c1", "one"))
-    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(started.wait(), 30)
     await b.loop.deliver(_msg("c1", "two"))  # a holds c1: b leaves it
     await a.loop.deliver(_msg("c2", "three"))
-    await a.loop.stop(hand_over=False)  # SIGKILL: its holds stay until their lease runs out
+    # SIGKILL: its holds stay until their lease runs out
+    await asyncio.wait_for(a.loop.stop(hand_over=False), 60)
     assert sent == []
     # b's sweeps leave the chats while a's leases are live: three of them, and nothing was taken
     sweeps = _counted_sweeps(b.loop)
@@ -217,7 +218,7 @@ async def test_a_killed_replicas_chat_is_answered_by_the_other_after_its_lease(r
     for chat in ("c1", "c2"):
         await _lease_runs_out(a, chat)
     await _answered(b)  # b's sweep takes c1 and c2 once a's lease ran out
-    await asyncio.wait_for(b.loop.drain(), 10)
+    await asyncio.wait_for(b.loop.drain(), 30)
     assert sorted(sent) == [("b", "c1", "b:one"), ("b", "c1", "b:two"), ("b", "c2", "b:three")]
     assert [text for _, chat, text in sent if chat == "c1"] == ["b:one", "b:two"]
     assert sorted(b.takeovers) == [(("test", "c1"), "a"), (("test", "c2"), "a")]
@@ -240,9 +241,10 @@ async def test_a_replica_that_stops_hands_its_chats_over_at_once(replicas) -> No
     a.inbox.lease = timedelta(minutes=10)  # were the hold kept, b would wait ten minutes
     b = await open_replica("b", answers)
     await a.loop.deliver(_msg("c1", "one"))
-    await asyncio.wait_for(started.wait(), 5)
-    await a.loop.stop()  # a graceful stop (its drain ran out of time): the holds are handed over
-    await _answered(b, timeout=10)
+    await asyncio.wait_for(started.wait(), 30)
+    # a graceful stop (its drain ran out of time): the holds are handed over
+    await asyncio.wait_for(a.loop.stop(), 60)
+    await _answered(b)
     assert sent == [("b", "c1", "b:one")]
     assert b.takeovers == []  # handed over, not taken from a dead replica
 
@@ -288,8 +290,8 @@ async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(mem
     loop.start()
     try:
         await loop.deliver(_msg("c1", "one"))
-        await asyncio.wait_for(loop.drain(), 10)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
         await store.close()
     assert sent == [("a", "c1", "re:one"), ("a", "c1", "re:two")]

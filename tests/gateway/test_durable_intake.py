@@ -59,9 +59,9 @@ async def test_deliver_returns_once_stored_and_a_redelivery_is_answered_once(eng
         assert [m.text for m in await inbox.unanswered()] == ["hello"]  # stored before deliver returned
         await loop.deliver(_msg("a", "hello", delivery="update-1"))  # the platform sends it again
         release.set()
-        await asyncio.wait_for(loop.drain(), 5)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     assert [m.text for m in channel.sent] == ["answer to hello"]
     assert await inbox.unanswered() == []
 
@@ -96,7 +96,7 @@ async def test_unanswered_messages_come_back_in_order_after_a_restart(tmp_path: 
     loop.start()
     for chat, text in [("a", "a1"), ("b", "b1"), ("a", "a2"), ("b", "b2"), ("a", "a3")]:
         await loop.deliver(_msg(chat, text, delivery=text))
-    await loop.stop()  # the process dies with five messages taken in, none answered
+    await asyncio.wait_for(loop.stop(), 60)  # the process dies with five messages taken in, none answered
     await engine.close()
 
     engine = await MemoryEngine.open(db)
@@ -116,9 +116,9 @@ async def test_unanswered_messages_come_back_in_order_after_a_restart(tmp_path: 
             await loop.resume(message)
         await loop.deliver(_msg("a", "a3", delivery="a3"))  # redelivered by the platform: not again
         await loop.deliver(_msg("a", "a4", delivery="a4"))  # new input comes after
-        await asyncio.wait_for(loop.drain(), 5)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
         await engine.close()
     assert [t for t in answered if t.startswith("a")] == ["a1", "a2", "a3", "a4"]  # each chat in order
     assert [t for t in answered if t.startswith("b")] == ["b1", "b2"]
@@ -221,9 +221,9 @@ async def test_a_reply_that_cannot_be_sent_is_recorded_for_status(engine: Memory
     loop.start()
     try:
         await loop.deliver(_msg("a", "hello", delivery="u1"))
-        await asyncio.wait_for(loop.drain(), 5)
+        await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     assert await inbox.unanswered() == []  # answered (the channel retried what it could), not lost silently
     assert await inbox.unsent_recently() == 1
 
@@ -247,7 +247,7 @@ async def test_a_database_that_turns_read_only_costs_one_line_and_confirms_nothi
                         _msg("a", f"m{n}", delivery=f"u{n}")
                     )  # so the channel confirms nothing
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
         await engine.store.db.write("PRAGMA query_only = 0")
     assert loop.pending == 0
     assert not [r for r in caplog.records if r.exc_info]  # no traceback anywhere

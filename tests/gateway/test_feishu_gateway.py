@@ -190,7 +190,7 @@ async def test_a_redelivered_event_is_answered_once_also_after_a_restart(
         assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel two"))
         await feishu.wait_for_sent(3)
-        await asyncio.wait_for(runtime.loop.drain(), 10)
+        await asyncio.wait_for(runtime.loop.drain(), 30)
     assert user_turns(model) == ["remember me once", "sentinel one", "sentinel two"]
     assert [s.text for s in feishu.sent] == [f"stub reply: {t}" for t in user_turns(model)]
 

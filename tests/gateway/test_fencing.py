@@ -86,7 +86,7 @@ async def replicas(memory_db: str) -> AsyncIterator[tuple[Open, list[tuple[str, 
         yield open_one, sent
     finally:
         for replica in opened:
-            await replica.loop.stop(hand_over=False)
+            await asyncio.wait_for(replica.loop.stop(hand_over=False), 60)
             await replica.store.close()
 
 
@@ -231,7 +231,8 @@ async def test_a_reply_whose_send_was_recorded_is_answered_again_under_the_same_
     await a.loop.deliver(_msg("c1", "one", 1))
     await asyncio.wait_for(a.channel.started.wait(), 30)
     assert await a.inbox.in_flight() == 1  # the intent was recorded before the send
-    await a.loop.stop(hand_over=False)  # SIGKILL: nothing marked, its hold left to run out
+    # SIGKILL: nothing marked, its hold left to run out
+    await asyncio.wait_for(a.loop.stop(hand_over=False), 60)
     await _lease_runs_out(a, ("test", "c1"))
 
     with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):

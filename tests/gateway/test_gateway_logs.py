@@ -154,7 +154,7 @@ async def test_a_missed_reply_deadline_names_the_url_the_model_and_both_settings
             await loop.deliver(InboundMessage("console", "local", "local", "hello"))
             await until(lambda: "no answer for" in caplog.text, "the deadline line")
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     line = next(r.getMessage() for r in caplog.records if "no answer for" in r.getMessage())
     assert model.base_url in line and "'main-model'" in line
     assert "provider.timeoutSeconds" in line and "agent.replyDeadline" in line and KEY not in line

@@ -99,7 +99,7 @@ async def test_the_history_read_with_the_claim_is_the_handlers_and_no_read_is_ma
         await loop.deliver(_msg("three", 3))  # the chat was let go: held at intake, claimed on its own
         await asyncio.wait_for(loop.drain(), 30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     assert [m.text for m in channel.sent] == ["re:one", "re:two", "re:three"]
     assert seen == [
         [],

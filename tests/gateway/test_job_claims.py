@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,12 +17,17 @@ from memory.model.offline_model import OfflineMemoryModel
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.pipeline.job_log import JobLog
+from tests.support.waiting import until
 
 
 class Replica:
-    """One gateway's memory jobs on its own engine (its own pool) over the shared database."""
+    """One gateway's memory jobs on its own engine (its own pool) over the shared database.
 
-    def __init__(self, engine: MemoryEngine, name: str) -> None:
+    ``asked`` counts, per job, the claims answered so far (this replica's and the others' sharing the
+    counter); a run holds until ``release(job)`` is true, so a test can keep the winner's run going until
+    the other ask was answered — the overlap the test is about, however slow the machine."""
+
+    def __init__(self, engine: MemoryEngine, name: str, asked: Counter[str]) -> None:
         model = OfflineMemoryModel()
         self.engine = engine
         self.extraction = ExtractionService(
@@ -38,8 +44,19 @@ class Replica:
             on_takeover=self._counted,
         )
         self.ran: list[str] = []
+        self.asked = asked
+        self.release: Callable[[str], bool] = lambda job: True
         for job, work in list(self.jobs._jobs.items()):
             self.jobs._jobs[job] = self._counting(job, work)
+        claim = self.jobs.log.claim
+
+        async def counted_claim(job: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+            try:
+                return await claim(job, *args, **kwargs)
+            finally:
+                self.asked[job] += 1
+
+        self.jobs.log.claim = counted_claim  # type: ignore[method-assign]
 
     def _counted(self) -> None:
         self.takeovers += 1
@@ -47,7 +64,7 @@ class Replica:
     def _counting(self, job: str, work):  # type: ignore[no-untyped-def]
         async def run() -> str:
             self.ran.append(job)
-            await asyncio.sleep(0.2)  # long enough for the other replica's claim to meet this one's
+            await until(lambda: self.release(job), what=f"the other ask of {job} answered")
             return await work()
 
         return run
@@ -56,7 +73,8 @@ class Replica:
 @pytest.fixture
 async def replicas(postgres_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
     engines = [await MemoryEngine.open(postgres_url) for _ in range(2)]
-    pair = (Replica(engines[0], "r1"), Replica(engines[1], "r2"))
+    asked: Counter[str] = Counter()
+    pair = (Replica(engines[0], "r1", asked), Replica(engines[1], "r2", asked))
     try:
         yield pair
     finally:
@@ -69,6 +87,7 @@ async def test_two_replicas_firing_the_same_period_run_it_once(replicas: tuple[R
     a, b = replicas
     period = a.jobs.period_of(SWEEP_JOB)
     assert period == b.jobs.period_of(SWEEP_JOB) and period <= datetime.now(UTC)
+    a.release = b.release = lambda job: a.asked[job] == 2  # the winner runs on until the loser was told no
     outcomes = await asyncio.gather(
         a.jobs.run_period(SWEEP_JOB, period), b.jobs.run_period(SWEEP_JOB, period)
     )
@@ -77,6 +96,7 @@ async def test_two_replicas_firing_the_same_period_run_it_once(replicas: tuple[R
     [(stored_period, holder, done_at, status)] = await a.engine.store.job_claims.of_job(SWEEP_JOB)
     assert stored_period == to_db(period) and holder in ("r1", "r2") and done_at and status == "ok"
     # the next period is a new claim
+    a.release = b.release = lambda job: True
     later = period + timedelta(days=1)
     assert await b.jobs.run_period(SWEEP_JOB, later) is not None
     assert await a.jobs.run_period(SWEEP_JOB, later) is None
@@ -89,9 +109,9 @@ async def test_one_replica_asked_twice_for_one_period_at_once_runs_it_once(
     # this replica's both times (as after a restart under its own id), so the process itself says no.
     a, _ = replicas
     period = a.jobs.period_of(SWEEP_JOB)
-    outcomes = await asyncio.gather(
-        a.jobs.run_period(SWEEP_JOB, period), a.jobs.run_period(SWEEP_JOB, period)
-    )
+    asks = [asyncio.create_task(a.jobs.run_period(SWEEP_JOB, period)) for _ in range(2)]
+    a.release = lambda job: any(ask.done() for ask in asks)  # the first run holds until the second is refused
+    outcomes = await asyncio.gather(*asks)
     assert sum(outcome is not None for outcome in outcomes) == 1 and a.ran == [SWEEP_JOB]
 
 
@@ -102,6 +122,9 @@ async def test_two_replicas_catching_up_at_once_run_each_missed_job_once(
     long_ago = datetime.now(UTC) - timedelta(days=10)
     for job in (SWEEP_JOB, DAILY_JOB, WEEKLY_JOB):
         await a.jobs.log.record(job, when=long_ago)
+    # each job's run goes on until both replicas' asks for it were answered (both iterate the jobs in one
+    # order, so the one behind reaches the job its peer is holding)
+    a.release = b.release = lambda job: a.asked[job] == 2
     ran_a, ran_b = await asyncio.gather(a.jobs.catch_up(), b.jobs.catch_up())
     assert sorted(ran_a + ran_b) == sorted([SWEEP_JOB, DAILY_JOB, WEEKLY_JOB])
     assert sorted(a.ran + b.ran) == sorted([SWEEP_JOB, DAILY_JOB, WEEKLY_JOB])

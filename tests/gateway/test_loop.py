@@ -44,9 +44,9 @@ async def _run(loop: ProcessLoop, messages: list[InboundMessage]) -> None:
     try:
         for m in messages:
             await loop.deliver(m)
-        await asyncio.wait_for(loop.drain(), timeout=10)
+        await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
 
 
 async def test_each_chat_is_answered_in_order_while_chats_interleave() -> None:
@@ -97,9 +97,9 @@ async def test_a_slow_chat_does_not_stall_the_others() -> None:
                 await asyncio.sleep(0.01)
         assert order == [f"f{i}" for i in range(5)]  # answered while "slow" still waits
         release.set()
-        await asyncio.wait_for(loop.drain(), timeout=5)
+        await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     assert order[-1] == "s1"
 
 
@@ -221,18 +221,18 @@ async def test_pending_counts_messages_and_replies_not_yet_out() -> None:
     try:
         await loop.deliver(_msg("a", "one"))
         await loop.deliver(_msg("b", "two"))
-        async with asyncio.timeout(10):  # both workers in their handlers
+        async with asyncio.timeout(30):  # both workers in their handlers
             while loop.pending != 2:
                 await asyncio.sleep(0.01)
         draining = asyncio.create_task(loop.drain())
         await asyncio.sleep(0)
         assert not draining.done()  # nothing is answered yet: a drain waits
         release.set()
-        await asyncio.wait_for(draining, timeout=10)
-        await asyncio.wait_for(loop.drain(), timeout=5)
+        await asyncio.wait_for(draining, timeout=30)
+        await asyncio.wait_for(loop.drain(), timeout=30)
         assert loop.pending == 0 and len(channel.sent) == 2
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
 
 
 # --------------------------------------------------------------------------------- bounded waiting
@@ -284,7 +284,7 @@ async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_ans
         go["b"].set()
         await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     texts = [(m.chat_id, m.text) for m in channel.sent]
     assert not told("a") and not told("b")  # waited less than the deadline
     assert texts.index(("c", BUSY_REPLY)) < texts.index(("c", "answer to c1"))  # told, then answered
@@ -338,11 +338,11 @@ async def test_cancel_stops_a_chats_current_reply_and_the_next_message_is_answer
         await loop.deliver(_msg("a", "slow"))
         await loop.deliver(_msg("a", "next"))
         await loop.deliver(_msg("b", "other"))
-        await asyncio.wait_for(started.wait(), timeout=10)
+        await asyncio.wait_for(started.wait(), timeout=30)
         assert loop.cancel("test:a")
-        await asyncio.wait_for(loop.drain(), timeout=10)
+        await asyncio.wait_for(loop.drain(), timeout=30)
     finally:
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
     assert stopped == ["slow"]
     assert sorted((m.chat_id, m.text) for m in channel.sent) == [
         ("a", "answer to next"),

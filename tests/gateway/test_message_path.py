@@ -49,7 +49,7 @@ class Terminal(ConsoleChannel):
     def end_input(self) -> None:
         self._typing.close()
 
-    async def reply(self, count: int, timeout: float = 10.0) -> str:
+    async def reply(self, count: int, timeout: float = 30.0) -> str:
         """Wait until ``count`` replies have been printed; returns the last one."""
         for _ in range(int(timeout / 0.01)):
             if len(self.replies) >= count:

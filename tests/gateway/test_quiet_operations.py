@@ -24,6 +24,7 @@ from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.pipeline.job_log import JobLog
 from tests.support.typed_channel import ChatChannel
+from tests.support.waiting import until
 
 
 async def _until(condition, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]
@@ -137,11 +138,7 @@ async def test_a_message_with_a_nul_is_repaired_and_answered_with_one_line_per_c
             replies = [await channel.say(f"My dog\x00 is called Biscuit {n}") for n in range(3)]
             assert channel.deliver is not None  # another chat of the same person: its own one line
             await channel.deliver(InboundMessage("test", "c2", "u1", "hi\x00 there", message_id="c2-1"))
-            for _ in range(1000):  # its answer: a ceiling of 10 s, not a margin
-                if len(channel.replies) == 4:
-                    break
-                await asyncio.sleep(0.01)
-            assert len(channel.replies) == 4
+            await until(lambda: len(channel.replies) == 4, what="the other chat's answer")
         assert all(reply.startswith("[offline model]") for reply in replies)  # answered, not an apology
         turns = await runtime.engine.conversation.all_turns("test:u1")
         assert [t.content for t in turns] == [

@@ -225,7 +225,7 @@ async def test_close_stops_a_backfill_in_the_middle_of_a_pass(
             await runtime.start(schedule=False)
             for i in range(3):
                 await engine.write(OWNER, Fact(content=f"memory number {i} about topic {i}"), embed=False)
-            assert await stub.await_for(lambda s: "memory number 0 about topic 0" in s.embedding_inputs(), 10)
+            assert await stub.await_for(lambda s: "memory number 0 about topic 0" in s.embedding_inputs(), 30)
             assert runtime.backfill is not None and runtime.backfill.running
             # The hanging request is cancelled, not waited for: waiting would take HANG_S; the ceiling
             # only decides how long a broken close takes to fail (tests/README.md).

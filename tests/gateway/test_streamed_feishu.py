@@ -178,10 +178,10 @@ async def test_a_card_half_written_at_a_crash_is_completed_not_sent_twice(
         await say(runtime, "plan?")
         (message,) = await feishu.wait_for_sent(1)
         (stored,) = await runtime.inbox.unanswered()
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while '"message": "om_' not in await runtime.inbox.reply_handle(stored):  # card and message
                 await asyncio.sleep(0.02)
-        await runtime.loop.stop(hand_over=False)  # as if the process died mid-stream
+        await asyncio.wait_for(runtime.loop.stop(hand_over=False), 60)  # as if the process died mid-stream
     finally:
         await runtime.close()
         go_on.set()
@@ -190,7 +190,7 @@ async def test_a_card_half_written_at_a_crash_is_completed_not_sent_twice(
     model.script("The whole answer, written again after the restart.")
     async with gateway(config) as restarted:
         assert await feishu.wait_for(lambda _: card.closed_at is not None)
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while restarted.loop.pending:  # marked answered once the final text is sent
                 await asyncio.sleep(0.02)
         unanswered = await restarted.inbox.unanswered()
@@ -214,10 +214,10 @@ async def test_a_card_whose_sequence_ran_ahead_still_gets_its_final_text(
         await say(runtime, "plan?")
         (message,) = await feishu.wait_for_sent(1)
         (stored,) = await runtime.inbox.unanswered()
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while '"message": "om_' not in await runtime.inbox.reply_handle(stored):
                 await asyncio.sleep(0.02)
-        await runtime.loop.stop(hand_over=False)
+        await asyncio.wait_for(runtime.loop.stop(hand_over=False), 60)
     finally:
         await runtime.close()
         go_on.set()

@@ -347,10 +347,10 @@ async def test_a_group_reply_half_written_at_a_crash_is_completed_not_sent_twice
         incoming = tg.push(tg.message("plan?", chat=tg.group(GROUP)))
         (first,) = await tg.wait_sent(1)
         (stored,) = await runtime.inbox.unanswered()
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while not await runtime.inbox.reply_handle(stored):  # kept before the stream goes on
                 await asyncio.sleep(0.02)
-        await runtime.loop.stop(hand_over=False)  # as if the process died mid-stream
+        await asyncio.wait_for(runtime.loop.stop(hand_over=False), 60)  # as if the process died mid-stream
     finally:
         await runtime.close()
         go_on.set()
@@ -378,10 +378,10 @@ async def test_a_reply_half_written_by_one_gateway_is_completed_by_another(
         incoming = tg.push(tg.message("plan?", chat=tg.group(GROUP)))
         (first,) = await tg.wait_sent(1)
         (stored,) = await runtime.inbox.unanswered()
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while not await runtime.inbox.reply_handle(stored):
                 await asyncio.sleep(0.02)
-        await runtime.loop.stop(hand_over=False)  # gateway a goes away mid-stream
+        await asyncio.wait_for(runtime.loop.stop(hand_over=False), 60)  # gateway a goes away mid-stream
     finally:
         await runtime.close()
         go_on.set()

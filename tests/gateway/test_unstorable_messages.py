@@ -111,7 +111,7 @@ async def _telegram_round(tg: TelegramStub, db: Path, texts: list[str]) -> list[
         await loop.drain()
     finally:
         await channel.stop()
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
         await engine.close()
     return seen
 
@@ -144,7 +144,7 @@ async def _feishu_round(feishu: FeishuStub, db: Path, texts: list[str]) -> list[
         await loop.drain()
     finally:
         await channel.stop()
-        await loop.stop()
+        await asyncio.wait_for(loop.stop(), 60)
         await engine.close()
     return seen
 

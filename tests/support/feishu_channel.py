@@ -41,7 +41,7 @@ class Inbox:
             while self.arrived < count:
                 await asyncio.sleep(0.01)
 
-    async def wait(self, count: int, timeout: float = 10.0) -> list[InboundMessage]:
+    async def wait(self, count: int, timeout: float = 30.0) -> list[InboundMessage]:
         for _ in range(int(timeout / 0.01)):
             if len(self.messages) >= count:
                 return self.messages

@@ -33,7 +33,7 @@ class Inbox(list[InboundMessage]):
     async def __call__(self, message: InboundMessage) -> None:
         self.append(message)
 
-    async def wait(self, count: int, timeout: float = 10.0) -> InboundMessage:
+    async def wait(self, count: int, timeout: float = 30.0) -> InboundMessage:
         for _ in range(int(timeout / 0.01)):
             if len(self) >= count:
                 return self[count - 1]

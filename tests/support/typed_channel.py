@@ -27,7 +27,7 @@ class ChatChannel:
     async def stop(self) -> None:
         pass
 
-    async def say(self, text: str, timeout: float = 10.0) -> str:
+    async def say(self, text: str, timeout: float = 30.0) -> str:
         """Send ``text`` as user u1 and wait for the gateway's answer."""
         assert self.deliver is not None
         count = len(self.replies) + 1

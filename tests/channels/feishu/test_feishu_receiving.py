@@ -111,7 +111,7 @@ async def test_bot_info_is_retried_until_known_then_groups_are_exact(
         asked = lambda stub: sum(r.path == BOT_INFO_PATH for r in stub.requests) >= 3  # noqa: E731
         assert await feishu.wait_for(asked, timeout=30)
         feishu.bot_info_code = 0
-        assert await feishu.wait_for(lambda _: channel.bot_open_id == BOT_OPEN_ID, timeout=5)
+        assert await feishu.wait_for(lambda _: channel.bot_open_id == BOT_OPEN_ID, timeout=30)
         group = {"chat_type": "group", "chat_id": "oc_group", "token": TOKEN}
         someone_else = message_event("@_user_1 hi Bob", mentions=[mention(open_id="ou_bob")], **group)
         to_the_bot = message_event("@_user_1 hi bot", mentions=[mention()], **group)
@@ -181,7 +181,7 @@ async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
         await asyncio.sleep(0)
         assert not acks[0].done()  # not acknowledged before the gateway has it
         inbox.gate.set()
-        assert await asyncio.wait_for(acks[0], 5) in (200, {"code": 200})
+        assert await asyncio.wait_for(acks[0], 30) in (200, {"code": 200})
         inbox.gate.clear()
         acks.append(asyncio.create_task(send("second")))
         await inbox.until_arrived(2)  # taken in, held by the slow gateway
@@ -198,13 +198,13 @@ async def test_stop_receiving_hands_over_what_was_taken_in_and_keeps_sending(
         await asyncio.sleep(0)
         assert not stopping.done()  # it waits until what was taken in is handed over
         inbox.gate.set()
-        await asyncio.wait_for(stopping, timeout=5)
+        await asyncio.wait_for(stopping, timeout=30)
         if mode == "websocket":  # the connection closed once the event it was passing on was stored
             await feishu.wait_disconnected()
-            assert await feishu.wait_for(lambda _: not _websocket_threads(), timeout=5)
+            assert await feishu.wait_for(lambda _: not _websocket_threads(), timeout=30)
         assert [m.text for m in inbox.messages] == ["first", "second"]
         if mode == "callback":  # its request was answered once the gateway had it
-            assert await asyncio.wait_for(acks[1], 5) == 200
+            assert await asyncio.wait_for(acks[1], 30) == 200
         await channel.send(reply("still answering"))
         assert [s.text for s in feishu.sent] == ["still answering"]
         if mode == "websocket":  # lark's global loop is free for another channel
@@ -305,7 +305,7 @@ async def test_websocket_endpoint_that_never_answers(
         assert "lark keeps retrying" in caplog.text
         assert len(feishu.endpoint_requests()) == 1
         # …and that is true: lark's request timed out and its reconnect loop took over
-        assert await feishu.wait_for(lambda _: "timed out" in caplog.text, timeout=5)
+        assert await feishu.wait_for(lambda _: "timed out" in caplog.text, timeout=30)
         assert len(_websocket_threads()) == 1
     finally:
         await channel.stop()

@@ -168,11 +168,11 @@ async def test_stop_receiving_confirms_only_what_was_handed_over_and_replies_sti
     gate = Gate()
     await channel.start(gate)
     try:
-        await asyncio.wait_for(gate.entered.wait(), 10)
+        await asyncio.wait_for(gate.entered.wait(), 30)
         stopping = asyncio.create_task(channel.stop_receiving())
         await tg.wait_until(lambda: channel._intake_stopped.is_set(), what="intake stopped")
         gate.release()  # "one" reaches the gateway after intake stopped; "two" and "three" never do
-        await asyncio.wait_for(stopping, 5)
+        await asyncio.wait_for(stopping, 30)
         assert [m.message_id for m in gate] == [str(first)]
         assert tg.pending_updates() == [2, 3]  # "one" confirmed, the others Telegram sends again
         polls = len(tg.requests("getUpdates"))

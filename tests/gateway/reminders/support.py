@@ -77,7 +77,7 @@ async def add(engine: MemoryEngine, row: NewReminder) -> int:
 
 
 async def until_status(
-    engine: MemoryEngine, owner: str, reminder_id: int, status: str, timeout: float = 20.0
+    engine: MemoryEngine, owner: str, reminder_id: int, status: str, timeout: float = 30.0
 ) -> ReminderRow:
     deadline = time.monotonic() + timeout
     while True:

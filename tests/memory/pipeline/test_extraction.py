@@ -53,7 +53,7 @@ async def _record(service: ExtractionService, role: str, text: str, owner: str =
     await service.record(owner, channel="telegram", chat_id="42", sender_id="42", role=role, content=text)
 
 
-async def _wait(predicate, timeout: float = 5.0) -> None:
+async def _wait(predicate, timeout: float = 30.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not await predicate():
         if asyncio.get_running_loop().time() > deadline:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import numpy as np
 import pytest
@@ -24,6 +24,7 @@ from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import EmbeddingError, LocalEmbedder
 from memory.vectors.reindex import reindex
 from tests.support.hybrid import GENEROUS_TIMEOUT, PET_EN, PET_ZH, ids, missing_ids, shares_no_term
+from tests.support.waiting import until
 
 CORPUS = [
     PET_EN,
@@ -59,7 +60,8 @@ class Switchable:
     """The engine's ``MemoryEmbedder`` around a real embedder, with switches for failure and delay.
 
     ``queries_down`` / ``passages_down`` make the respective call raise ``EmbeddingError``;
-    ``query_delay`` sleeps before answering a query (an embedder slower than the engine's bound).
+    ``query_delay`` sleeps before answering a query (an embedder slower than the engine's bound);
+    ``query_gate``, when set, is awaited before answering one (the test decides when the answer comes).
     ``local_cores`` overrides what the inner embedder says of ``uses_local_cores`` when not None;
     ``query_done_at`` is when the last query embedding returned (``time.monotonic``).
     """
@@ -69,6 +71,7 @@ class Switchable:
         self.queries_down = False
         self.passages_down = False
         self.query_delay = 0.0
+        self.query_gate: Callable[[], Awaitable[None]] | None = None
         self.query_calls = 0
         self.passage_calls = 0
         self.cancelled_queries = 0
@@ -95,12 +98,14 @@ class Switchable:
 
     async def embed_query(self, text: str) -> np.ndarray:
         self.query_calls += 1
-        if self.query_delay:
-            try:
+        try:
+            if self.query_delay:
                 await asyncio.sleep(self.query_delay)
-            except asyncio.CancelledError:
-                self.cancelled_queries += 1
-                raise
+            if self.query_gate is not None:
+                await self.query_gate()
+        except asyncio.CancelledError:
+            self.cancelled_queries += 1
+            raise
         if self.queries_down:
             raise EmbeddingError(f"embedder {self.model_key} failed: connection refused")
         vector = await self.inner.embed_query(text)
@@ -251,14 +256,13 @@ async def test_slow_query_embedder_is_cut_off_at_the_bound(
 ) -> None:
     by_content = await write_corpus(engine, "alice")
     engine.embedding.query_timeout = 0.2
-    local.query_delay = 30.0
+    local.query_delay = 3600.0  # never answers: only the bound can end each wait
+    # a ceiling that fails the test (instead of hanging it) if a wait were not cut off
     with caplog.at_level(logging.WARNING, logger="tierclaw.memory"):
-        started = time.monotonic()
-        first = await engine.retrieve("alice", "golden retriever", touch=False)
-        second = await engine.retrieve("alice", "花生", touch=False)
-        semantic = await engine.retrieve("alice", "what pet do I have?", touch=False)
-        elapsed = time.monotonic() - started
-    assert elapsed < 5.0  # three bounded waits of 0.2 s, not 30 s each
+        async with asyncio.timeout(120):
+            first = await engine.retrieve("alice", "golden retriever", touch=False)
+            second = await engine.retrieve("alice", "花生", touch=False)
+            semantic = await engine.retrieve("alice", "what pet do I have?", touch=False)
     assert ids(first) == [by_content[PET_EN]]
     assert by_content["对花生过敏"] in ids(second)
     assert semantic == []  # keyword-only: nothing shares a word with it
@@ -303,15 +307,34 @@ async def test_a_local_model_embeds_the_query_before_the_keyword_search_an_api_b
     by_content = await write_corpus(engine, "alice")
     assert local.uses_local_cores is True  # what LocalEmbedder says of itself
     local.local_cores = local_cores
-    local.query_delay = 0.3
     queried_at: list[float] = []
     read = engine.store.db.read
 
     async def recording_read(sql: str, params: Sequence = ()) -> list:
-        queried_at.append(time.monotonic())
+        if "change_clock" not in sql:  # the caches' change check (``changes.refresh``) is not the search
+            queried_at.append(time.monotonic())
         return await read(sql, params)
 
+    refreshed = asyncio.Event()
+    refresh = engine.store.changes.refresh
+
+    async def noted_refresh(**kwargs: bool) -> None:
+        await refresh(**kwargs)
+        refreshed.set()
+
+    async def after_the_search_began() -> None:  # an API: the keyword search runs while it embeds
+        await until(lambda: bool(queried_at), what="a keyword search read while the query is embedded")
+
+    async def after_the_retriever_chose() -> None:
+        # The retriever refreshes, then either waits for the vector or starts reading: once its refresh
+        # returned it runs on to one or the other before this task wakes (one step of the loop), so a
+        # read made beside the local model is on record by then, however slow the machine.
+        await asyncio.wait_for(refreshed.wait(), 30)
+        await asyncio.sleep(0)
+
     monkeypatch.setattr(engine.store.db, "read", recording_read)
+    monkeypatch.setattr(engine.store.changes, "refresh", noted_refresh)
+    local.query_gate = after_the_retriever_chose if local_cores else after_the_search_began
     hits = await engine.retrieve("alice", "golden retriever", touch=False)
     assert ids(hits)[0] == by_content[PET_EN]
     assert queried_at and local.query_done_at

@@ -228,7 +228,7 @@ async def test_an_earlier_message_committing_late_is_claimed_before_a_later_one(
         claim = asyncio.create_task(holder.chat_holds.next_message("feishu", "oc1", "r1"))
         await _waits_for_the_chat_lock(holder, claim)
         assert not claim.done(), f"claimed {claim.result()} while an earlier message was being stored"
-    claimed = await claim
+    claimed = await asyncio.wait_for(claim, 30)  # a ceiling: a claim still blocked fails, not hangs
     assert isinstance(claimed, ClaimedRow) and claimed.id == earlier != later
 
 
@@ -240,7 +240,8 @@ async def test_a_release_racing_a_message_being_stored_keeps_the_hold(two_replic
         release = asyncio.create_task(holder.chat_holds.release("telegram", "7", "r1"))
         await _waits_for_the_chat_lock(holder, release)
         assert not release.done(), "the hold was let go over a message being stored"
-    assert not await release  # the release saw the message: the holder keeps the chat and answers it
+    # the release saw the message: the holder keeps the chat and answers it (a ceiling, not a hang)
+    assert not await asyncio.wait_for(release, 30)
     assert await holder.chat_holds.holder("telegram", "7") == "r1"
     claimed = await holder.chat_holds.next_message("telegram", "7", "r1")
     assert isinstance(claimed, ClaimedRow) and claimed.id == stored
@@ -309,7 +310,8 @@ async def test_a_release_racing_a_message_stored_and_held_keeps_a_hold(two_repli
         release = asyncio.create_task(holder.chat_holds.release("telegram", "7", "r1"))
         await _waits_for_the_chat_lock(holder, release)
         assert not release.done(), "the hold was let go over a message being stored"
-    assert held is None and not await release  # r1 keeps the chat and answers the message
+    # r1 keeps the chat and answers the message (a ceiling: a release still blocked fails, not hangs)
+    assert held is None and not await asyncio.wait_for(release, 30)
     claimed = await holder.chat_holds.next_message("telegram", "7", "r1")
     assert isinstance(claimed, ClaimedRow) and claimed.id == stored
 

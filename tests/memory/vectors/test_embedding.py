@@ -25,6 +25,7 @@ from memory.vectors.embedding import (
 )
 from memory.vectors.openai_embedder import OpenAIEmbedder
 from tests.support import REPO
+from tests.support.waiting import until
 
 SECRET = "sk-SECRET-7f3a9c"
 ROOT = REPO
@@ -166,8 +167,7 @@ async def test_local_query_waits_for_one_passage_chunk_not_the_whole_batch() -> 
     embedder.calls.clear()
     passages = [f"stored fact number {i} about a project deadline and who owns it" for i in range(64)]
     batch = asyncio.create_task(embedder.embed_passages(passages))
-    while not embedder.calls:  # the first chunk has started
-        await asyncio.sleep(0.001)
+    await until(lambda: bool(embedder.calls), what="the first chunk started", every=0.001)
     await embedder.embed_queries(["when is the deadline?"])
     assert not batch.done()
     assert (await batch).shape == (64, LocalEmbedder.DIM)

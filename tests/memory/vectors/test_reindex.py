@@ -300,16 +300,18 @@ async def test_backfill_hides_unexpected_error_text_above_debug(
 async def test_backfill_ends_quietly_when_the_engine_closes_under_it(tmp_path: Path) -> None:
     engine = await MemoryEngine.open(tmp_path / "closing.db")
     await add(engine, "alice", 0, 6)
-    started = asyncio.Event()
+    started, closed = asyncio.Event(), asyncio.Event()
 
     async def slow(call: int, texts: list[str]) -> None:
         started.set()
-        await asyncio.sleep(0.1)
+        async with asyncio.timeout(30):  # the batch is in flight until the engine is closed
+            await closed.wait()
 
     backfill = EmbeddingBackfill(engine, HashEmbedder(before=slow), batch_size=2, pause=0, retry_initial=0.01)
     backfill.start()
-    await started.wait()
+    await asyncio.wait_for(started.wait(), 30)
     await engine.close()  # shutdown closed the engine before stopping the filler
+    closed.set()
     async with asyncio.timeout(30):  # it notices at its next statement and ends
         while backfill.running:
             await asyncio.sleep(0.01)
