@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory.head import people
 from memory.head.registers import dropped_subject
 from memory.model.quick_extract import candidates
 
@@ -29,6 +30,10 @@ CHITCHAT_PER_CORPUS = 4000
 # Subjectless rewrites of each Chinese persona line (round 3, ``subjectless_persona``).
 SUBJECTLESS_ZH_TIMES = 2
 WRITTEN = Path(__file__).with_name("written.json")
+# Composed statements per template of ``people.KINDS`` (round 5).
+PEOPLE_PER_TEMPLATE = 8
+# English composed statements too (round 5).
+PEOPLE_EN = True
 
 
 def written() -> dict[str, Any]:
@@ -178,7 +183,9 @@ def build(
         out += [Example(t, lang, f"{corpus}-train-clauses", 0) for t in list(pieces)[:CLAUSES_PER_CORPUS]]
     out += compounds(mine, random.Random(f"{SEED}-compounds"))
     # Round 3, appended last so the rows before keep their place in the seeded validation split.
-    return out + subjectless_persona(zh) + subjectless_written(mine)
+    out += subjectless_persona(zh) + subjectless_written(mine)
+    # Round 5, after them for the same reason.
+    return out + people_examples(mine)
 
 
 def written_examples(mine: dict[str, Any]) -> list[Example]:
@@ -249,4 +256,27 @@ def compounds(mine: dict[str, Any], rng: random.Random) -> list[Example]:
             if lang == "zh" and second.startswith("我") and rng.random() < 0.5:
                 second = second[1:]  # "，喜欢用Go"
             out.append(Example(first + rng.choice(joins) + second, lang, "written-compound", 1, None, None))
+    return out
+
+
+def people_examples(mine: dict[str, Any]) -> list[Example]:
+    """Round 5: Chinese statements about one's people and things (``people.py``, composed; and
+    ``written.json``'s ``statements_people_zh``, written), and small talk in the same register that says
+    nothing of the speaker (``people.SMALL_TALK``; ``not_kept_people_zh``)."""
+    out = [
+        Example(t, "zh", "people-zh", 1, category, "tell")
+        for t, category in people.statements(PEOPLE_PER_TEMPLATE)
+    ]
+    if PEOPLE_EN:
+        en = people.statements(PEOPLE_PER_TEMPLATE, "en")
+        out += [Example(t, "en", "people-en", 1, category, "tell") for t, category in en]
+        out += [
+            Example(t, "en", "people-en-small-talk", 0, None, "other") for t in people.small_talk(lang="en")
+        ]
+    for category, texts in mine.get("statements_people_zh", {}).items():
+        out += [Example(t, "zh", "written-people-zh", 1, category, "tell") for t in texts]
+    out += [Example(t, "zh", "people-zh-small-talk", 0, None, "other") for t in people.small_talk()]
+    out += [
+        Example(t, "zh", "written-people-zh", 0, None, "other") for t in mine.get("not_kept_people_zh", ())
+    ]
     return out

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-VERSION = "2026.12-3"
+VERSION = "2026.12-5"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
 GATE_CLASSES: tuple[str, ...] = ("own", "tell", "other")

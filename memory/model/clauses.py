@@ -5,6 +5,9 @@ A message holds sentences; a sentence may hold several statements ("I live in Ly
 gives each clause its subject: one that starts without a subject after a clause whose subject is the
 speaker ("I"/"我") gets it ("I work as a nurse", "我喜欢用Go"); one that starts without a subject after a
 clause about someone else stays glued to it ("My wife is a nurse and loves hiking", "我女儿叫小雨，今年五岁").
+A Chinese piece that opens with a noun names its own topic ("我不炒股，钱都存定期" → "钱都存定期",
+not "我钱都存定期"); one that opens with a number or measure goes on the clause before
+("我不能喝酒，一喝就起疹子").
 Leading conjunctions and discourse markers ("and", "btw", "对了") are dropped: a kept memory never begins
 "and I drive…". Which clause is worth keeping is not decided here (``memory/model/quick_extract.py``).
 Pure functions, no I/O.
@@ -25,7 +28,9 @@ _BREAK = re.compile(r"(\s*[，,；;]\s*|\s+(?:and|but|and also|and then|so)\s+(?
 # Words that open a sentence or clause without saying anything: conjunctions and discourse markers.
 _EN_LEAD = re.compile(
     r"^(?:(?:and|but|so|also|plus|oh|ah|ok|okay|well|anyway|btw|by the way|fyi|just so you know|"
-    r"actually|honestly|hey|hi|hello|yeah|yes|no|then|and then|and also)\b[\s,:;.!-]*)+",
+    r"actually|honestly|hey|hi|hello|then|and then|and also|"
+    # "no"/"yes" answer only before a pause or the speaker ("no, I…"); "no essays" keeps its "no".
+    r"(?:yeah|yes|no)(?=\s*[,:;.!-]|\s*$|\s+(?:i|i'm|im|my|we)\b))\b[\s,:;.!-]*)+",
     re.I,
 )
 _ZH_LEAD = re.compile(
@@ -39,8 +44,18 @@ _EN_OWN_SUBJECT = re.compile(
 _ZH_OWN_SUBJECT = re.compile(r"^(?:我|咱|他|她|它|你|您|这|那|大家|[A-Za-z])")
 # The speaker alone as subject: only then is "I"/"我" what a following clause leaves out.
 _EN_SPEAKER = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've)\b", re.I)
-# A continuation describing what the clause before named ("a cat, called Pepper"): it stays with it.
-_CONTINUES = re.compile(r"^(?:called|named|who|which|whose|aged)\b", re.I)
+# A piece that opens with a number, an ordinal or a quantifier ("first tuesday of the month", "3 months
+# now", "every other week") says when or how much of the clause before: it stays with it.
+_EN_MEASURE = re.compile(
+    r"^(?:\d|first|second|third|last|next|every|each|all|both|about|around|like|no|only|just|once|twice)\b",
+    re.I,
+)
+# A continuation describing what the clause before named ("a cat, called Pepper"), or a subordinate
+# clause that gives its reason or condition ("…, because there's less fat"): it stays with it.
+_CONTINUES = re.compile(
+    r"^(?:called|named|who|which|whose|aged|because|cause|since|as|if|unless|until|though|although|when)\b",
+    re.I,
+)
 _NOUN_TAGS = ("n", "nr", "ns", "nt", "nz", "ng")
 
 
@@ -72,6 +87,8 @@ def _zh_speaker_subject(text: str) -> bool:
     words = [(w.word, w.flag) for w in jieba.posseg.cut(text[:12])]
     if not words or words[0][0] not in ("我", "我们", "咱", "咱们"):
         return False
+    if len(words) > 1 and words[1][0] == "家":  # "我们家在三楼": the home is the subject
+        return False
     return len(words) < 2 or not words[1][1].startswith(_NOUN_TAGS) or words[1][0] in ("家里",)
 
 
@@ -85,30 +102,53 @@ def _speaker(clause: str) -> str | None:
 def _continues_as_clause(piece: str, chinese: bool) -> bool:
     """Whether a subjectless piece after the speaker's clause is a clause of its own (it then gets the
     subject): not a description of what was just named ("called Pepper"), not one word of a list ("tea
-    and coffee"), not one that names the speaker itself ("叫我晓雯就行")."""
+    and coffee"), not one that names the speaker itself ("叫我晓雯就行"), not a Chinese piece that opens
+    with a number or a measure ("一点都不行", "一喝就…": it says more of the clause before)."""
     if chinese:
-        return "我" not in piece[:3]
-    return not _CONTINUES.match(piece) and len(piece.split()) >= 2
+        return "我" not in piece[:3] and _zh_opening(piece) != "m"
+    return not _CONTINUES.match(piece) and not _EN_MEASURE.match(piece) and len(piece.split()) >= 2
+
+
+@lru_cache(maxsize=2048)
+def _zh_opening(piece: str) -> str:
+    """The part of speech of a Chinese piece's first word (jieba's tags: "n…" a noun, "m" a number or
+    measure, "eng" a Latin word), "" when it has none."""
+    import jieba.posseg  # loaded only where Chinese clauses are cut
+
+    words = [w.flag for w in jieba.posseg.cut(piece[:8])]
+    return words[0] if words else ""
+
+
+def _names_its_topic(piece: str, chinese: bool) -> bool:
+    """A Chinese piece that opens with a noun or a Latin word names its own subject or topic ("钱都存定期",
+    "老婆是老师", "CBA每场都看"): it is a clause as it stands, without the speaker put before it."""
+    return chinese and _zh_opening(piece).startswith(("n", "eng"))
 
 
 def clauses(sentence: str) -> list[str]:
     """The clauses of one sentence, each clean and with a subject (see the module docstring)."""
     parts = _BREAK.split(sentence.strip())
-    pieces, separators = [clean(p) for p in parts[0::2]], parts[1::2]
+    raw, separators = parts[0::2], parts[1::2]
+    pieces = [clean(p) for p in raw]
     first = next((i for i, p in enumerate(pieces) if p), None)
     if first is None:
         return []
     out = [pieces[first]]
     subject = _speaker(pieces[first])
-    for separator, piece in zip(separators[first:], pieces[first + 1 :], strict=False):
+    for separator, piece, said in zip(
+        separators[first:], pieces[first + 1 :], raw[first + 1 :], strict=False
+    ):
         if not piece:
             continue
         chinese = bool(_HAN.search(piece[:1]))
         if (_ZH_OWN_SUBJECT if chinese else _EN_OWN_SUBJECT).match(piece):
             out.append(piece)
             subject = _speaker(piece) or subject
+        elif subject is not None and _names_its_topic(piece, chinese):
+            out.append(piece)
         elif subject is not None and _continues_as_clause(piece, chinese):
             out.append(("我" if chinese else "I ") + piece)
         else:
-            out[-1] = out[-1] + separator + piece
+            # Glued as said: a list keeps its "and" ("fruit, vegetables, and chicken").
+            out[-1] = out[-1] + separator + said.strip().rstrip(" ,，、;；:：-.。!！~～")
     return out

@@ -59,7 +59,9 @@ async def test_a_kept_statement_is_named_in_the_reply(text: str, reply: str, kee
         "I drive a blue Golf",
         "I play the cello on Sundays",
         "I'm allergic to penicillin",
-        "我女儿叫小雨",
+        # "我女儿叫小雨" was here: the 2026.12-5 head loses it (strict xfail in tests/memory/head/);
+        # this test is about the reply and extraction agreeing, so it uses a relation the head keeps.
+        "我儿子叫小山",
         "我每周日下午练书法",
         "我对青霉素过敏",
     ],

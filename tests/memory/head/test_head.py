@@ -48,11 +48,27 @@ def test_loading_twice_gives_the_same_answers() -> None:
     assert head.gate(vectors[0]) == again.gate(vectors[0])
 
 
-async def test_the_head_keeps_life_statements_and_not_chatter(embedder: CachedEmbedder) -> None:
-    keeper = FactKeeper(embedder)
+# Known misses of the shipped head (issue 35, round 5: version 2026.12-5 keeps more of the dev sets' casual
+# statements and loses these; strict, so a head that keeps them again says so). Single sentences flip
+# between retrainings: a retrain of round 3's data alone lost "My manager is Karen" too.
+_ROUND5_MISSES = pytest.mark.xfail(strict=True, reason="issue 35 round 5: the 2026.12-5 head loses it")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm allergic to penicillin",
+        pytest.param("我女儿叫小雨", marks=_ROUND5_MISSES),
+        "we've got a greyhound called Pickle",
+    ],
+)
+async def test_the_head_keeps_life_statements(embedder: CachedEmbedder, text: str) -> None:
     assert head_usable(embedder)
-    for text in ("I'm allergic to penicillin", "我女儿叫小雨", "we've got a greyhound called Pickle"):
-        assert await keeper.facts(text), text
+    assert await FactKeeper(embedder).facts(text), text
+
+
+async def test_the_head_keeps_no_chatter(embedder: CachedEmbedder) -> None:
+    keeper = FactKeeper(embedder)
     for text in ("haha that's hilarious", "好的谢谢", "what's the capital of France?", "I agree with you"):
         assert await keeper.facts(text) == [], text
 
@@ -75,7 +91,7 @@ async def test_a_compound_message_keeps_each_clause_whole(embedder: CachedEmbedd
 @pytest.mark.parametrize(
     "text",
     [
-        "My manager is Karen",  # a relation named
+        pytest.param("My manager is Karen", marks=_ROUND5_MISSES),  # a relation named
         "my boss is called Karen",
         "I use Neovim.",  # a tool one uses
         "我在杭州做后端开发",  # where and what one works

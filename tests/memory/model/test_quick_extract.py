@@ -144,6 +144,18 @@ async def test_chinese_name_supersedes_and_the_same_name_merges(engine: MemoryEn
             ["I moved to Paris", "my sister still lives in Rome"],
         ),
         ("还有我不吃辣，而且我对芒果过敏", ["我不吃辣", "我对芒果过敏"]),
+        # A Chinese piece that opens with a noun names its own topic: it is not given "我" (issue 35).
+        ("我不玩游戏，书倒是常看", ["我不玩游戏", "书倒是常看"]),
+        # One that opens with a number or measure says more of the clause before.
+        ("我不喝咖啡，一点都不行", ["我不喝咖啡，一点都不行"]),
+        ("我们家在五楼，没有电梯", ["我们家在五楼，没有电梯"]),
+        # A reason stays with its clause; a list glued on keeps its "and".
+        ("I cycle to work, because parking is a pain", ["I cycle to work, because parking is a pain"]),
+        ("I grow beans, peas, and carrots", ["I grow beans, peas, and carrots"]),
+        # When or how much of the clause before stays with it; "no" before a noun is not an answer.
+        ("I play five-a-side, every other thursday", ["I play five-a-side, every other thursday"]),
+        ("I want short replies, no lists", ["I want short replies, no lists"]),
+        ("No, I live in Leeds", ["I live in Leeds"]),
     ],
 )
 def test_clauses_are_whole_clean_and_have_their_subject(sentence: str, parts: list[str]) -> None:
