@@ -19,6 +19,11 @@ from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub
 from tests.support.gateway_process import start_gateway, wait_until
 
+# The outage was felt while messages came: an update not stored (the poller met a dead connection), or a
+# worker's statement that failed (a claim, a reply's step — while the intake waited for the pool to
+# reconnect instead): whichever statement met the server going away says so in the gateway's log.
+OUTAGE_SIGNS = ("not stored", "AdminShutdown", "PoolTimeout", "OperationalError")
+
 
 @pytest.fixture
 def own_cluster() -> Iterator[throwaway_pg.Cluster]:
@@ -67,10 +72,22 @@ async def outage_trial(
     per_chat: int,
     down_seconds: float,
     model_delay: float = 0.05,
+    down_until_felt: bool = False,
 ) -> tuple[int, int, int]:
     """Send ``chats × per_chat`` messages spread over the outage, the server stopped for ``down_seconds``
     after the first third, the model taking ``model_delay`` per reply; returns (lost, answered twice,
-    answered with the short failure reply: they were being answered when the server went away)."""
+    answered with the short failure reply: they were being answered when the server went away).
+
+    With ``down_until_felt`` the server stays down, and a message a second keeps arriving, until the
+    gateway's log shows it met the outage (``OUTAGE_SIGNS``): on a slow machine the gateway may not touch
+    the database within ``down_seconds``, and the test must not depend on it being quick."""
+    log_path = tmp_path / "gateway.log"
+
+    def felt() -> bool:
+        if not down_until_felt or not log_path.exists():
+            return True
+        log = log_path.read_text(encoding="utf-8", errors="replace")
+        return any(sign in log for sign in OUTAGE_SIGNS)
 
     def model(body: dict) -> StubReply | None:
         if body.get("response_format", {}).get("type") == "json_object":
@@ -79,7 +96,7 @@ async def outage_trial(
 
     url = cluster.url_for("tierclaw_outage")
     with TelegramStub() as tg, OpenAIStub(responder=model) as llm:
-        proc = start_gateway(_config(tmp_path, url, tg, llm), tmp_path, tmp_path / "gateway.log")
+        proc = start_gateway(_config(tmp_path, url, tg, llm), tmp_path, log_path)
 
         def replied() -> list[tuple[str, str, str]]:
             return [
@@ -101,7 +118,7 @@ async def outage_trial(
                 if n == down_at:
                     await asyncio.to_thread(cluster.pause)
                     up_at = time.monotonic() + down_seconds
-                if up_at is not None and time.monotonic() >= up_at:
+                if up_at is not None and time.monotonic() >= up_at and felt():
                     await asyncio.to_thread(cluster.resume)
                     up_at = None
                 chat = 500 + n % chats
@@ -109,6 +126,13 @@ async def outage_trial(
                 await asyncio.sleep(pace)
             if up_at is not None:
                 await asyncio.sleep(max(0.0, up_at - time.monotonic()))
+                ceiling = time.monotonic() + 120
+                while not felt():
+                    if time.monotonic() > ceiling or proc.poll() is not None:
+                        raise AssertionError("the gateway never met the stopped server")
+                    chat, n = 500 + len(sent) % chats, len(sent)
+                    sent.append((str(chat), str(tg.push(tg.message(f"message {n}", sender=tg.user(chat))))))
+                    await asyncio.sleep(1.0)
                 await asyncio.to_thread(cluster.resume)
             keys = set(sent)
             await wait_until(
@@ -125,12 +149,10 @@ async def outage_trial(
 async def test_postgresql_stopped_mid_run_loses_no_message_and_answers_each_once(
     tmp_path: Path, own_cluster: throwaway_pg.Cluster
 ) -> None:
-    lost, twice, _ = await outage_trial(tmp_path, own_cluster, chats=3, per_chat=10, down_seconds=3)
+    lost, twice, _ = await outage_trial(
+        tmp_path, own_cluster, chats=3, per_chat=10, down_seconds=3, down_until_felt=True
+    )
     assert (lost, twice) == (0, 0)
     log = (tmp_path / "gateway.log").read_text(encoding="utf-8")
-    # the outage was felt while messages came: an update not stored (the poller met a dead connection),
-    # or a worker's statement that failed (a claim, a reply's step — while the intake waited for the pool
-    # to reconnect instead): whichever statement met the server going away says so
-    signs = ("not stored", "AdminShutdown", "PoolTimeout", "OperationalError")
-    assert any(sign in log for sign in signs), log
+    assert any(sign in log for sign in OUTAGE_SIGNS), log
     assert "Traceback" not in log and "psycopg.pool" not in log  # one line of ours, not one per reconnect
