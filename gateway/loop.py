@@ -16,8 +16,7 @@ the one replica that holds it, in the platform's order whoever took the messages
 and the chats of dead replicas taken by gateway/hold_keeper.py (docs/scale-out.md, "The message path").
 The answer's final send is one step, ``_send_final``: right before the channel sends, ``may_send`` checks
 that this replica still holds the chat at the claim's generation (recording the send intent); the
-answered-mark follows at once, conditional on the same generation (docs/scale-out.md, "Fencing").
-"""
+answered-mark follows at once, conditional on the same generation (docs/scale-out.md, "Fencing")."""
 
 from __future__ import annotations
 
@@ -475,15 +474,12 @@ class ProcessLoop:
                 await self.streams.abandon(reply)  # its stream stops; the chat's new holder resumes it
             else:
                 await self.streams.send(channel, reply)  # the final send (a streamed reply's last step)
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # the channel retried what can be retried; recorded for tierclaw status
             log.error("[gateway] sending to %s:%s failed: %s", reply.channel, reply.chat_id, exc)
             if id(reply) in self._sent:
                 self._send_errors[id(reply)] = f"{type(exc).__name__}: {exc}"[:200]
         finally:
-            sent = self._sent.pop(id(reply), None)
-            if sent is not None:
+            if (sent := self._sent.pop(id(reply), None)) is not None:
                 sent.set()
             self._done()
 

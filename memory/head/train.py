@@ -440,7 +440,6 @@ def main(argv: list[str] | None = None) -> int:
         "meta": np.array(json.dumps(meta, sort_keys=True)),
     }
     np.savez(args.out, **arrays)  # type: ignore[arg-type]  # numpy's stub types only the first keyword
-
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

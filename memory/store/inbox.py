@@ -8,6 +8,8 @@ window counts from, so it must be the clock the claim reads, not the storing hos
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from memory.store.chat_holds import ClaimedRow, history_sql, read_extras, take_params, take_sql
 from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
 
@@ -113,53 +115,76 @@ class InboxRows:
             channel, chat_id, delivery_key, message, platform_seq, media, locked=True
         )
         hold = (channel, chat_id, holder, lease_s, *take_params(False))
-        chat_key = f"{channel}:{chat_id}"
         waits = settle_s > 0 and platform_seq != 0
-        history = 0 if waits else history
-        if self._db.kind == "postgresql":
-            claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
-            read, read_params = history_sql("postgresql", history, chat_key, claimable)
-            taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
-            rows = await self._db.returning(
-                f"WITH stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
-                f"alone AS (SELECT {_ALONE.format('')} AS yes) "
-                "SELECT (SELECT id FROM stored), (SELECT received_at FROM stored), "
-                f"(SELECT generation FROM held), (SELECT yes FROM alone), {read}",
-                (*params, *hold, channel, chat_id, *read_params),
-                chat_lock=chat_key,
-            )
-            stored, received, generation, alone = rows[0][:4]
-            if stored is None:
-                return None, None, None
-            if generation is None or not alone:
-                return int(stored), None if generation is None else int(generation), None
-            if waits:
-                return int(stored), int(generation), settle_s
-            extras = read_extras(rows[0][4:])
-        else:
-            async with self._db.transaction():
-                found = await self._db.returning(insert + " RETURNING id, received_at", params)
-                if not found:
-                    return None, None, None
-                stored, received = found[0]
-                held = await self._db.returning(
-                    take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"), hold
-                )
-                generation = int(held[0][0]) if held else None
-                if generation is None:
-                    return int(stored), None, None
-                read, read_params = history_sql("sqlite", history, chat_key)
-                rows = await self._db.read(
-                    f"SELECT {_ALONE.format(' AND id <> ?')}, {read}",
-                    (channel, chat_id, stored, *read_params),
-                )
-            if not rows[0][0]:
-                return int(stored), generation, None
-            if waits:
-                return int(stored), generation, settle_s
-            extras = read_extras(rows[0][1:])
-        claim = ClaimedRow(int(stored), message, str(received), int(generation), None, media, *extras)
+        statement = self._hold_and_claim_pg if self._db.kind == "postgresql" else self._hold_and_claim_sqlite
+        stored, received, generation, alone, extras = await statement(
+            insert, params, hold, channel, chat_id, 0 if waits else history
+        )
+        if stored is None:
+            return None, None, None
+        if generation is None or not alone:
+            return stored, generation, None
+        if waits:
+            return stored, generation, settle_s
+        claim = ClaimedRow(stored, message, received, generation, None, media, *read_extras(extras))
         return claim.id, claim.generation, claim
+
+    async def _hold_and_claim_pg(
+        self,
+        insert: str,
+        params: tuple[object, ...],
+        hold: tuple[object, ...],
+        channel: str,
+        chat_id: str,
+        history: int,
+    ) -> tuple[int | None, str, int | None, bool, Sequence[object]]:
+        """``add_hold_and_claim`` on PostgreSQL: one statement after the exclusive side of the chat's lock.
+        (stored id or None, received at, the hold's generation or None, alone in the chat, history row.)"""
+        chat_key = f"{channel}:{chat_id}"
+        claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
+        read, read_params = history_sql("postgresql", history, chat_key, claimable)
+        taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
+        rows = await self._db.returning(
+            f"WITH stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
+            f"alone AS (SELECT {_ALONE.format('')} AS yes) "
+            "SELECT (SELECT id FROM stored), (SELECT received_at FROM stored), "
+            f"(SELECT generation FROM held), (SELECT yes FROM alone), {read}",
+            (*params, *hold, channel, chat_id, *read_params),
+            chat_lock=chat_key,
+        )
+        stored, received, generation, alone = rows[0][:4]
+        return (
+            None if stored is None else int(stored),
+            str(received),
+            None if generation is None else int(generation),
+            bool(alone),
+            rows[0][4:],
+        )
+
+    async def _hold_and_claim_sqlite(
+        self,
+        insert: str,
+        params: tuple[object, ...],
+        hold: tuple[object, ...],
+        channel: str,
+        chat_id: str,
+        history: int,
+    ) -> tuple[int | None, str, int | None, bool, Sequence[object]]:
+        """``add_hold_and_claim`` on SQLite: the same steps in one transaction (same result shape)."""
+        async with self._db.transaction():
+            found = await self._db.returning(insert + " RETURNING id, received_at", params)
+            if not found:
+                return None, "", None, False, ()
+            stored, received = int(found[0][0]), str(found[0][1])
+            held = await self._db.returning(take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"), hold)
+            if not held:
+                return stored, received, None, False, ()
+            read, read_params = history_sql("sqlite", history, f"{channel}:{chat_id}")
+            rows = await self._db.read(
+                f"SELECT {_ALONE.format(' AND id <> ?')}, {read}",
+                (channel, chat_id, stored, *read_params),
+            )
+        return stored, received, int(held[0][0]), bool(rows[0][0]), rows[0][1:]
 
     def _insert(
         self,
