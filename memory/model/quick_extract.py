@@ -9,7 +9,7 @@ sentence (``clauses.py`` cuts it and gives each clause its subject):
 2. with the shipped embedder, the learned head (``memory/head/``) decides: each clause and the sentence
    are embedded as passages; a clause is kept when the head keeps it; when two or more clauses are kept,
    each is a fact, otherwise the whole sentence is one when the head keeps it ("I like tea and coffee"),
-   or else the one kept clause ("ugh long day, but I booked the dentist for Friday"). The head also files
+   or else the one kept clause (a complaint before it, say, is left out). The head also files
    each fact in its category (``memory/text/category.py`` has the guide);
 3. without it (``--embedding none``, an OpenAI embedder, an embedder that failed), short general rules:
    a first-person statement that is not about the listener or a laugh, filed by ``category.fallback``,
