@@ -187,18 +187,27 @@ class OpenAIChatModel:
 
         from memory.model.openai_model import describe_openai_error, error_kind
 
-        create = self._client.chat.completions.create
         try:
             if on_text is None:
-                response = await create(
-                    model=self.model,
-                    # Plain dicts of the API's message shapes; the SDK types each shape as a TypedDict.
-                    messages=messages,  # type: ignore[arg-type]
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    **extra,
+                # Whole, the reply is asked for with ``client.post`` too (below: why), its JSON taken as
+                # it came (``cast_to=object``): ``chat.completions.create`` rebuilt the messages through the
+                # SDK's typed parameters, walking each history message's TypedDicts (the largest share of
+                # the gateway's own CPU in bench.gateway_throughput: bench/README.md, "Gateway CPU"), then
+                # built a ``ChatCompletion`` to read two fields of. The same body is sent, with the bearer
+                # key alone, as ``create`` sends it.
+                whole = await self._client.post(
+                    "/chat/completions",
+                    cast_to=object,
+                    body={
+                        "model": self.model,
+                        "messages": messages,
+                        "temperature": self.temperature,
+                        "max_tokens": self.max_tokens,
+                        **extra,
+                    },
+                    options={"security": {"bearer_auth": True}},
                 )
-                return turn_of(response)
+                return turn_of(whole)
             # Streamed, the body is asked for with ``client.post`` (the SDK's documented way to make a request
             # it does not type): it still makes the request, retries, and raises its errors for a refused
             # one, but neither rebuilds the request body through the typed parameters (``create`` does:
