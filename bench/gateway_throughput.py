@@ -64,6 +64,7 @@ from bench.database_option import add_database_option, scratch_memory, store_nam
 from bench.embedding_option import add_embedding_args
 from bench.report import emit_json
 from bench.stub_process import REPO, child_env, stub_server
+from bench.thread_cpu import ThreadClock
 from bench.throughput_data import (
     _FIRING,
     CHANNEL,
@@ -76,11 +77,7 @@ from bench.throughput_data import (
     write_config,
     write_workspace,
 )
-from bench.throughput_embedding import (
-    Embedding,
-    time_embedder,
-    wait_until_embedder_ready,
-)
+from bench.throughput_embedding import Embedding, time_embedder, wait_until_embedder_ready
 from bench.throughput_report import ModeResult, print_report, summarize
 from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
@@ -201,6 +198,7 @@ async def run_mode(
             timer.failed = timer.passage_calls = 0
             lru_hits = timer.inner.query_hits
         passes = runtime.backfill.passes if runtime.backfill is not None else 0
+        threads = ThreadClock.now()
         cpu_started = time.process_time()
         started = time.perf_counter()
         for m in inbound:
@@ -215,6 +213,7 @@ async def run_mode(
             raise RuntimeError(f"{len(failed)} of {len(inbound)} replies were failures: {failed[0]!r}")
         wall = max(channel.sent_at.values()) - started
         cpu = time.process_time() - cpu_started
+        model_cpu = threads.model_seconds()
         passes = (runtime.backfill.passes if runtime.backfill is not None else 0) - passes
         latencies = [(channel.sent_at[k] - t) * 1000.0 for k, t in delivered_at.items()]
         buffered = (await runtime.engine.stats()).get("buffered_turns", 0) if memory else 0
@@ -232,6 +231,7 @@ async def run_mode(
             messages=len(inbound),
             wall_s=wall,
             cpu_s=cpu,
+            model_cpu_s=model_cpu,
             intake_s=intake,
             latencies_ms=latencies,
             memory_ms=timed_memory,

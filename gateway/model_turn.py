@@ -68,26 +68,35 @@ class Turn:
         }
 
 
-def turn_of(response: Any) -> Turn:
-    """The turn of a whole chat completion (a malformed one gives an empty turn)."""
-    from memory.model.openai_model import completion_text
+def turn_of(body: object) -> Turn:
+    """The turn of a whole chat completion, from its decoded JSON body (``client.post`` with
+    ``cast_to=object``: a dict, or the text of a body that was not ``application/json``); a malformed one
+    gives an empty turn."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return Turn()
+    finish = choices[0].get("finish_reason")
+    message = choices[0].get("message")
+    message = message if isinstance(message, dict) else {}
+    content = message.get("content")
+    return Turn(
+        content if isinstance(content, str) else None,
+        finish if isinstance(finish, str) else None,
+        tool_calls_of(message.get("tool_calls")),
+    )
 
-    content, finish = completion_text(response)
-    return Turn(content, finish, tool_calls_of(response))
 
-
-def tool_calls_of(response: Any) -> list[tuple[str, str, str]]:
-    """``(id, name, arguments)`` of each function call the first choice asks for (none when malformed)."""
-    choices = getattr(response, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        return []
-    calls = getattr(getattr(choices[0], "message", None), "tool_calls", None) or []
+def tool_calls_of(calls: object) -> list[tuple[str, str, str]]:
+    """``(id, name, arguments)`` of each function call of a message's ``tool_calls`` (none when
+    malformed; a call of another type, which has no ``function``, is left out)."""
     out = []
-    for call in calls:
-        function = getattr(call, "function", None)
-        name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
-        if isinstance(name, str):
-            out.append((str(getattr(call, "id", "")), name, arguments if isinstance(arguments, str) else ""))
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            continue
+        arguments = function.get("arguments")
+        arguments = arguments if isinstance(arguments, str) else ""
+        out.append((str(call.get("id", "")), function["name"], arguments))
     return out
 
 

@@ -131,11 +131,17 @@ class OwnerVectors:
             return []
         scores = _dot_rows(matrix, query)
         if len(tiers) < 2:
-            scores = np.where(np.isin(self._tiers, tiers), scores, -np.inf)
+            scores = np.where(self._of_tiers(tiers), scores, -np.inf)
         n = min(n, len(self))
         best = np.argpartition(-scores, n - 1)[:n]
         best = best[np.argsort(-scores[best], kind="stable")]
-        return [(int(self._ids[i]), float(scores[i])) for i in best if np.isfinite(scores[i])]
+        best = best[np.isfinite(scores[best])]
+        return list(zip(self._ids[best].tolist(), scores[best].tolist(), strict=True))
+
+    def _of_tiers(self, tiers: tuple[int, ...]) -> np.ndarray:
+        """Which rows are of ``tiers`` (one tier, the usual case: a comparison, ~20x cheaper than
+        ``np.isin``'s sort on the reply path)."""
+        return self._tiers == tiers[0] if len(tiers) == 1 else np.isin(self._tiers, tiers)
 
     def median_similarity(self, query: np.ndarray, tiers: tuple[int, ...] = (2,)) -> float | None:
         """The median cosine of ``query`` with the vectors of ``tiers`` (None when there are none): what
@@ -143,7 +149,7 @@ class OwnerVectors:
         matrix = self.matrix
         if not len(self) or query.shape[0] != matrix.shape[1]:
             return None
-        scores = _dot_rows(matrix, query)[np.isin(self._tiers, tiers)]
+        scores = _dot_rows(matrix, query)[self._of_tiers(tiers)]
         return float(np.median(scores)) if len(scores) else None
 
     def similarities(self, query: np.ndarray, ids: Sequence[int]) -> dict[int, float]:

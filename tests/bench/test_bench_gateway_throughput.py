@@ -35,6 +35,10 @@ def test_tiny_run_prints_the_contract_keys(capsys: pytest.CaptureFixture[str]) -
     assert "ratio on/off" in out and "startup s" in out
     assert result["embedding"] == "none" and result["p95_query_embed_ms"] is None
     assert result["preload_embed_s"] == 0.0 and result["query_embeds"] == 0
+    # Linux: the CPU split by thread (the gateway's part of the process's)
+    assert 0 < result["gateway_cpu_ms_per_msg_off"] <= result["cpu_ms_per_msg_off"]
+    assert 0 < result["gateway_cpu_ms_per_msg_on"] <= result["cpu_ms_per_msg_on"]
+    assert "gateway CPU ms/msg" in out
 
 
 def test_tiny_local_run_embeds_the_preload_before_the_clock(
@@ -54,6 +58,11 @@ def test_tiny_local_run_embeds_the_preload_before_the_clock(
     assert result["query_embed_failed"] == 0
     assert result["p95_query_embed_ms"] >= result["p50_query_embed_ms"] > 0
     assert "query embeddings in the timed window" in out
+    # the model's threads worked in the window, and are not counted as the gateway's
+    assert result["embedder_cpu_ms_per_msg_on"] > 0
+    assert result["gateway_cpu_ms_per_msg_on"] == pytest.approx(
+        result["cpu_ms_per_msg_on"] - result["embedder_cpu_ms_per_msg_on"]
+    )
     # the vectors in the file are the preload's, for this model
     assert len(load_vector_cache(cache, result["embedding_model"])) == result["preload_texts"]
 

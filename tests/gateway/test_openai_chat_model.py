@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
+from gateway.model_turn import Turn, turn_of
 from localservers.openai_server import OpenAIStub, StubReply
 from tests.support.stub_clients import client_for
 
@@ -101,6 +102,47 @@ async def test_failures_raise_model_error(reply: StubReply, cause: str) -> None:
         assert cause in message and "openai:chat-model" in message
         assert "Lisbon" not in message and "Where do I live" not in message
         assert len(stub.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{}",
+        '{"choices": null}',
+        '{"choices": []}',
+        '{"choices": ["x"]}',
+        '{"choices": [{"message": null}]}',
+        '{"choices": [{"message": {"content": 5}}]}',
+        "[1, 2]",
+    ],
+)
+async def test_a_completion_of_another_shape_has_no_message_content(body: str) -> None:
+    """The reply's JSON is read as it came (not through the SDK's ``ChatCompletion``): any other shape is
+    a reply without content, never a crash."""
+    with OpenAIStub() as stub:
+        stub.script(StubReply(raw_body=body))
+        with pytest.raises(ModelError, match="no message content"):
+            await make_model(stub).reply(request())
+
+
+async def test_a_whole_reply_reads_content_finish_and_only_function_calls() -> None:
+    """A tool call of another type than ``function`` (no ``function`` object) is not a call to make."""
+    body = {
+        "choices": [
+            {
+                "message": {
+                    "content": "done",
+                    "tool_calls": [
+                        {"id": "c1", "type": "custom", "custom": {"name": "x", "input": ""}},
+                        {"id": "c2", "type": "function", "function": {"name": "memory_search"}},
+                    ],
+                },
+                "finish_reason": "stop",
+            }
+        ]
+    }
+    assert turn_of(body) == Turn("done", "stop", [("c2", "memory_search", "")])
+    assert turn_of("<html>not json</html>") == Turn()
 
 
 async def test_timeout_raises_model_error_naming_url_model_and_settings() -> None:
