@@ -215,6 +215,10 @@ async def read_stream(pieces: AsyncIterable[bytes], turn: StreamedTurn, sink: Te
         if turn.feed(piece) and turn.text is not None:
             sink(turn.text)
             if caught_up and not turn.done:
+                # First the feed's task takes the text if a frame is due (its pace then counts from that
+                # frame), so the pause ends when the next one is due: that read's text goes in it, and a
+                # read that finds [DONE] comes before the frame it would make (``TextSink.ended``).
+                await asyncio.sleep(0)
                 await asyncio.sleep(min(max(sink.wanted_in(), READ_MIN), READ_MAX))
                 after_pause = True
         if turn.final:

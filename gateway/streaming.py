@@ -53,6 +53,9 @@ UPDATE_IN_FLIGHT_WAIT_S = 60.0  # at the final send, an update still on its way 
 # goes anyway (a final send held up, say by the database, still shows the newest words): one frame of the
 # channels' default pace.
 ENDED_HOLD_S = 1.5
+# A frame due goes with the first text pushed from then on — the model's stream is read when it is due
+# (gateway/model_turn.py), so that read's words are in it — or this long after it became due if none comes.
+PUSH_LAG_S = 0.25
 
 _SINK: ContextVar[Feed | None] = ContextVar("tierclaw_reply_sink", default=None)
 
@@ -120,6 +123,8 @@ class Feed:
         self._closed = False
         self._failed = False
         self._ended_at: float | None = None  # when the model's answer became whole (``ended``)
+        self._nudge = asyncio.Event()  # text pushed while the task waits for its frame to be due
+        self._pacing = False  # the task waits for its next frame (``_pace``)
 
     def push(self, text: str) -> None:
         """The reply so far (called by the model after each delta)."""
@@ -128,6 +133,8 @@ class Feed:
         self._latest = text
         self._ended_at = None
         self._fresh.set()
+        if self._pacing and self.stream.next_update_in() <= 0:
+            self._nudge.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"stream:{self.chat_key}")
 
@@ -158,12 +165,27 @@ class Feed:
             due = max(due, self._ended_at + ENDED_HOLD_S - time.monotonic())
         return due
 
+    async def _pace(self) -> None:
+        """Until the next frame may go: when it is due and newer text was pushed (``PUSH_LAG_S``), or
+        ``ENDED_HOLD_S`` after the answer became whole. Not merely when it is due: the read of the model's
+        stream that wakes then would race this task, and a frame that won showed the words of the read
+        before, a frame's time old, and went just before the final text when that read found [DONE]."""
+        while (delay := self._due_in()) > 0:
+            self._nudge.clear()
+            self._pacing = True
+            try:
+                async with asyncio.timeout(delay + (PUSH_LAG_S if self._ended_at is None else 0.0)):
+                    await self._nudge.wait()
+            except TimeoutError:
+                return
+            finally:
+                self._pacing = False
+
     async def _run(self) -> None:
         """Hand the newest text over whenever the channel's pace allows, until ``settle``."""
         while not self._closed:
             await self._fresh.wait()
-            while (delay := self._due_in()) > 0:
-                await asyncio.sleep(delay)
+            await self._pace()
             self._fresh.clear()
             if not await self._still_ours():
                 return

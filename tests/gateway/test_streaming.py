@@ -248,6 +248,31 @@ async def test_settling_lets_an_update_on_its_way_end_first() -> None:
     assert stream.updates == ["partial"]  # it landed before the final text can
 
 
+class Held(Shown):
+    """A stream whose next frame is due when the test says (``due_in``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.due_in = 0.0
+
+    def next_update_in(self) -> float:
+        return self.due_in
+
+
+async def test_a_due_frame_goes_with_the_text_pushed_once_it_is_due() -> None:
+    stream = Held()
+    feed = Feed(stream, "test:1")
+    await _frames(feed, stream, ["One"])
+    stream.due_in = 100.0  # the next frame is not due: what comes waits
+    feed.push("One two")
+    for _ in range(5):  # the feed's task waits for its frame
+        await asyncio.sleep(0)
+    stream.due_in = 0.0  # due now: the model's stream is read, and its words go at once
+    await _frames(feed, stream, ["One two three"])
+    await feed.settle()
+    assert stream.updates == ["One", "One two three"]  # not the words read a frame's time before
+
+
 async def test_once_the_answer_is_whole_a_due_frame_waits_for_the_final_text() -> None:
     stream = Shown()
     feed = Feed(stream, "test:1")
