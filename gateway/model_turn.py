@@ -46,6 +46,11 @@ class TextSink(Protocol):
         """Seconds until newer text could be shown (0: now)."""
         ...
 
+    def ended(self) -> None:
+        """The model's answer is whole and asks for no function calls: the reply's final text is sent
+        next, so a frame now would only show what the final message shows a moment later."""
+        ...
+
 
 @dataclass(slots=True)
 class Turn:
@@ -194,6 +199,11 @@ class StreamedTurn:
         if isinstance(arguments, str):
             parts[2] += arguments
 
+    @property
+    def final(self) -> bool:
+        """[DONE] came and the answer asks for no function calls (no other model call follows it)."""
+        return self.done and not self._calls and self._finish != "tool_calls"
+
     def turn(self) -> Turn:
         """The turn so far (after the last event: the whole turn)."""
         calls = [(i, n, a) for _, (i, n, a) in sorted(self._calls.items()) if n]
@@ -209,11 +219,21 @@ async def read_stream(pieces: AsyncIterable[bytes], turn: StreamedTurn, sink: Te
     async for piece in pieces:
         caught_up = time.monotonic() - asked > _WAITED and not after_pause
         after_pause = False
+        if turn.done:
+            continue  # the body's end (read to it: the connection goes back to the pool)
         if turn.feed(piece) and turn.text is not None:
             sink(turn.text)
-            if caught_up:
+            if caught_up and not turn.done:
+                # First the feed's task takes the text if a frame is due (its pace then counts from that
+                # frame), so the pause ends when the next one is due: that read's text goes in it, and a
+                # read that finds [DONE] comes before the frame it would make (``TextSink.ended``).
+                await asyncio.sleep(0)
                 await asyncio.sleep(min(max(sink.wanted_in(), READ_MIN), READ_MAX))
                 after_pause = True
+        if turn.final:
+            # Said before the body's end is awaited (the feed's task may run then): the frame this read's
+            # text made due is not sent, the final text follows (``Feed.ended``; bench/README.md, "Stop 44").
+            sink.ended()
         asked = time.monotonic()
     # The end of the body ends its last event too (a server may leave out the closing blank line).
     if turn.feed(b"\n\n") and turn.text is not None:

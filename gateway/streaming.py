@@ -8,6 +8,7 @@ asked with ``stream=True``, calls it with the text so far after each delta). The
 model: it keeps the newest text and a task of its own hands it to the channel no faster than the
 channel's pace (``next_update_in``), one update at a time, dropping the frames in between. The model's
 stream is read no more often than that pace either (``Feed.wanted_in``; gateway/model_turn.py says why).
+Once the model's answer is whole, no frame goes before the final text unless that is late (``Feed.ended``).
 
 The final send stays one step of the loop (``ProcessLoop._send_after``): ``send`` finishes the stream with
 the whole reply — rendered and split as a plain send would be — or sends it plainly when it was not
@@ -48,6 +49,13 @@ from gateway.send_fence import may_send
 log = logging.getLogger("tierclaw.gateway")
 
 UPDATE_IN_FLIGHT_WAIT_S = 60.0  # at the final send, an update still on its way is waited for this long
+# Once the model's answer is whole (``Feed.ended``) a frame waits this long for the final text before it
+# goes anyway (a final send held up, say by the database, still shows the newest words): one frame of the
+# channels' default pace.
+ENDED_HOLD_S = 1.5
+# A frame due goes with the first text pushed from then on — the model's stream is read when it is due
+# (gateway/model_turn.py), so that read's words are in it — or this long after it became due if none comes.
+PUSH_LAG_S = 0.25
 
 _SINK: ContextVar[Feed | None] = ContextVar("tierclaw_reply_sink", default=None)
 
@@ -80,6 +88,9 @@ class _After:
     def wanted_in(self) -> float:
         return self._feed.wanted_in()
 
+    def ended(self) -> None:
+        self._feed.ended()
+
 
 class Feed:
     """The newest text of one reply, handed to its stream by a task of its own (see the module doc).
@@ -111,13 +122,19 @@ class Feed:
         self._updating = False
         self._closed = False
         self._failed = False
+        self._ended_at: float | None = None  # when the model's answer became whole (``ended``)
+        self._nudge = asyncio.Event()  # text pushed while the task waits for its frame to be due
+        self._pacing = False  # the task waits for its next frame (``_pace``)
 
     def push(self, text: str) -> None:
         """The reply so far (called by the model after each delta)."""
         if self._closed or text == self._latest or not text or text.isspace():
             return
         self._latest = text
+        self._ended_at = None
         self._fresh.set()
+        if self._pacing and self.stream.next_update_in() <= 0:
+            self._nudge.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"stream:{self.chat_key}")
 
@@ -134,12 +151,41 @@ class Feed:
         """Seconds until the channel could show newer text (the model's stream is read again then)."""
         return 0.0 if self._closed else self.stream.next_update_in()
 
+    def ended(self) -> None:
+        """The model's answer is whole (gateway/model_turn.py): its final text is sent next (``settle``
+        then ``finish``). A frame due now would show the same words a moment before the final message
+        does — an HTTP call for nothing, about one a reply, since the stream is read when a frame is due —
+        so frames wait up to ``ENDED_HOLD_S`` for it. New text (another answer) lifts the wait."""
+        self._ended_at = time.monotonic()
+
+    def _due_in(self) -> float:
+        """Seconds until the next frame may go: the channel's pace, and the wait after ``ended``."""
+        due = self.stream.next_update_in()
+        if self._ended_at is not None:
+            due = max(due, self._ended_at + ENDED_HOLD_S - time.monotonic())
+        return due
+
+    async def _pace(self) -> None:
+        """Until the next frame may go: when it is due and newer text was pushed (``PUSH_LAG_S``), or
+        ``ENDED_HOLD_S`` after the answer became whole. Not merely when it is due: the read of the model's
+        stream that wakes then would race this task, and a frame that won showed the words of the read
+        before, a frame's time old, and went just before the final text when that read found [DONE]."""
+        while (delay := self._due_in()) > 0:
+            self._nudge.clear()
+            self._pacing = True
+            try:
+                async with asyncio.timeout(delay + (PUSH_LAG_S if self._ended_at is None else 0.0)):
+                    await self._nudge.wait()
+            except TimeoutError:
+                return
+            finally:
+                self._pacing = False
+
     async def _run(self) -> None:
         """Hand the newest text over whenever the channel's pace allows, until ``settle``."""
         while not self._closed:
             await self._fresh.wait()
-            while (delay := self.stream.next_update_in()) > 0:
-                await asyncio.sleep(delay)
+            await self._pace()
             self._fresh.clear()
             if not await self._still_ours():
                 return

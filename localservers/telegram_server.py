@@ -171,6 +171,7 @@ class TelegramStub:
         self.chat_refusals = ChatRefusals()  # chats refused on every call (telegram_failures.py)
         self._cond = threading.Condition()
         self._updates: list[dict] = []
+        self.handed: dict[int, float] = {}  # message id -> when a getUpdates answer first carried it
         self._next_update = 1
         self._next_message = 1
         self._chats: dict[int, dict] = {}
@@ -414,6 +415,11 @@ class TelegramStub:
                 if offset:
                     self._updates = [u for u in self._updates if u["update_id"] >= offset]
                 if self._updates or self._stopping.is_set() or self.webhook:  # setWebhook ends a long poll
+                    now = time.monotonic()
+                    for update in self._updates[:100]:
+                        message_id = (update.get("message") or {}).get("message_id")
+                        if isinstance(message_id, int):
+                            self.handed.setdefault(message_id, now)
                     return list(self._updates[:100])
                 left = deadline - time.monotonic()
                 if left <= 0:

@@ -11,12 +11,17 @@ costs, and what a crash mid-stream does (issue 34; bench/README.md, "Streaming")
 3. ``terminal``: ``tierclaw chat`` on a pseudo-terminal, ``--terminal-replies`` (6) questions in a row.
 4. The crash (``kill.py``): ``--kill-chats`` (10) chats of each surface, SIGKILL mid-stream, a restart.
 
-Per surface: ``first_visible_s`` and ``full_s`` (p50, p95; from the message reaching the platform to the
-first words shown / the whole reply shown), ``updates_per_reply`` (times what the person sees changed),
-``rate_limited`` (429s the servers answered; the gateway waits them out), ``unhandled_errors`` (ERROR
-lines and tracebacks in the gateway's log during the surface's run, plus replies that never became whole),
-``replies``. Then ``lost`` and ``answered_twice`` over the crash, ``cpu_ms_per_reply`` (streamed, whole,
-ratio) and the machine's load (the machine is shared: read the figures beside it).
+Per surface: ``first_visible_s`` and ``full_s`` (p50, p95; from the message reaching the platform to the first
+words shown / the whole reply shown) — on Telegram split at ``received_s`` (the message reaching the platform
+→ a ``getUpdates`` answer carrying it: the local server's thread and the gateway's poll) and
+``first_after_received_s`` (→ the first words: the gateway, the model, the server taking the call) —,
+``cpu_ms_per_reply`` of the gateway, ``bench_cpu_ms_per_reply`` (this process: the local Telegram and Feishu
+servers, the watchers) and ``model_cpu_ms_per_reply`` (the stand-in model's process), ``updates_per_reply``
+(times what the person sees changed), ``rate_limited`` (429s the servers answered; the gateway waits them
+out), ``unhandled_errors`` (ERROR lines and tracebacks in the gateway's log during the surface's run, plus
+replies that never became whole), ``replies``. Then ``lost`` and ``answered_twice`` over the crash,
+``cpu_ms_per_reply`` (streamed, whole, ratio) and the machine's load (the machine is shared: read the figures
+beside it).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.replicas.cpu import matching, process_cpu
 from bench.report import emit_json, percentile, table
 from bench.streaming.kill import kill_trial
 from bench.streaming.load import SURFACES, Gateway, Model, Platforms, converse
@@ -37,14 +43,27 @@ from bench.streaming.watch import Reply
 from bench.stub_process import stub_server
 
 
-def summary(replies: list[Reply], rate_limited: int, errors: int) -> dict[str, Any]:
-    """The surface's figures (see the module doc)."""
+def _p(values: list[float]) -> dict[str, float]:
+    return {"p50": round(percentile(values, 50), 3), "p95": round(percentile(values, 95), 3)}
+
+
+def summary(
+    replies: list[Reply], rate_limited: int, errors: int, handed: dict[int, float] | None = None
+) -> dict[str, Any]:
+    """The surface's figures (see the module doc); ``handed``: when the local Telegram server handed each
+    message id to the gateway."""
     whole = [r for r in replies if r.full_at is not None and r.first_at is not None]
     first = [r.first_at - r.sent_at for r in whole if r.first_at is not None]
     full = [r.full_at - r.sent_at for r in whole if r.full_at is not None]
+    split: dict[str, Any] = {}
+    if handed is not None:
+        got = [(r, handed[int(r.incoming)]) for r in whole if int(r.incoming) in handed]
+        split["received_s"] = _p([at - r.sent_at for r, at in got])
+        split["first_after_received_s"] = _p([r.first_at - at for r, at in got if r.first_at is not None])
     return {
-        "first_visible_s": {"p50": round(percentile(first, 50), 3), "p95": round(percentile(first, 95), 3)},
-        "full_s": {"p50": round(percentile(full, 50), 3), "p95": round(percentile(full, 95), 3)},
+        "first_visible_s": _p(first),
+        **split,
+        "full_s": _p(full),
         "updates_per_reply": round(sum(r.updates for r in whole) / len(whole), 2) if whole else 0.0,
         "rate_limited": rate_limited,
         "unhandled_errors": errors + len(replies) - len(whole),
@@ -68,18 +87,24 @@ async def gateway_surfaces(
         )  # fmt: skip
         spent, answered = 0.0, 0
         for index, surface in enumerate(SURFACES):
-            log_at, limited, cpu = (
+            log_at, limited, cpu, others = (
                 len(gateway.log_text()),
                 sum(platforms.rate_limited().values()),
                 gateway.cpu(),
+                _others_cpu(),
             )
             chats = range(1000 * (index + 1), 1000 * (index + 1) + args.chats)
             replies = await converse(platforms, gateway, surface, chats, args.rounds, model.reply_tokens)
             cpu = gateway.cpu() - cpu
+            bench_cpu, model_cpu = (end - start for start, end in zip(others, _others_cpu(), strict=True))
             limited = sum(platforms.rate_limited().values()) - limited
-            results[surface] = summary(replies, limited, gateway.errors(log_at))
+            handed = platforms.tg.handed if surface.startswith("telegram") else None
+            results[surface] = summary(replies, limited, gateway.errors(log_at), handed)
+            whole = max(sum(r.full_at is not None for r in replies), 1)
+            results[surface]["cpu_ms_per_reply"] = round(cpu * 1000 / whole, 2)
+            results[surface]["bench_cpu_ms_per_reply"] = round(bench_cpu * 1000 / whole, 2)
+            results[surface]["model_cpu_ms_per_reply"] = round(model_cpu * 1000 / whole, 2)
             whole = sum(r.full_at is not None for r in replies)
-            results[surface]["cpu_ms_per_reply"] = round(cpu * 1000 / max(whole, 1), 2)
             spent, answered = spent + cpu, answered + whole
             print(
                 f"[bench] {'streamed' if stream else 'whole'} {surface}: {results[surface]}", file=sys.stderr
@@ -88,6 +113,13 @@ async def gateway_surfaces(
         gateway.stop()
         await platforms.close()
     return results, spent * 1000 / max(answered, 1)
+
+
+def _others_cpu() -> tuple[float, float]:
+    """CPU seconds so far of this process (the local servers, the watchers) and of the stand-in model's
+    (0 where /proc is not there)."""
+    model = sum(process_cpu(pid) or 0.0 for pid in matching("bench.stub_process", parent=os.getpid()))
+    return process_cpu(os.getpid()) or 0.0, model
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

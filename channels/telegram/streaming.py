@@ -136,12 +136,18 @@ class EditStream:
         self._shown: list[str | None] = [None] * len(ids)  # what each shows (unknown after a restart)
         # Each message's text grows edit by edit: its renderer re-parses only the open end (html.py).
         self._html: list[DraftRenderer] = [DraftRenderer() for _ in ids]
+        self._started = float("-inf")  # when the last update began (the chat's pace counts from its end)
 
     def next_update_in(self) -> float:
+        """The chat's pace, and ``every`` from when the last update began: asked while an edit is on its
+        way, the next one is not due at once (gateway/model_turn.py reads the model's stream then)."""
         pace, chat = self._outbox.pace, self._outbox.chat_id
-        return pace.paused_for(chat) if not self.ids else pace.next_in(chat, self._every)
+        if not self.ids:
+            return pace.paused_for(chat)
+        return max(pace.next_in(chat, self._every), self._every - (time.monotonic() - self._started))
 
     async def update(self, text: str) -> None:
+        self._started = time.monotonic()
         try:
             await self._show(pieces_of(text))
         except RetryAfter as exc:  # this frame is dropped; the chat waits (pace.py)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from channels.base import InboundMessage, OutboundMessage, RememberHandle, StreamsReplies
+from gateway import streaming
 from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
@@ -103,13 +104,21 @@ def _request(on_text: Any = None, tools: Any = None) -> ChatRequest:
 
 
 class Seen(list[str]):
-    """A text sink (gateway/model_turn.TextSink) that keeps each text it is handed and always wants more."""
+    """A text sink (gateway/model_turn.TextSink) that keeps each text it is handed and always wants more;
+    ``ends`` holds the text so far each time it was told the answer is whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ends: list[str] = []
 
     def __call__(self, text: str) -> None:
         self.append(text)
 
     def wanted_in(self) -> float:
         return 0.0
+
+    def ended(self) -> None:
+        self.ends.append(self[-1] if self else "")
 
 
 async def test_the_model_hands_on_the_text_so_far_while_it_writes() -> None:
@@ -131,6 +140,7 @@ async def test_the_model_hands_on_the_text_so_far_while_it_writes() -> None:
     assert reply == "Hello there, 你好."
     # Deltas come a batch at a time: each text handed on is longer than the last; the last is the whole.
     assert "Hello there," in seen and seen[-1] == "Hello there, 你好."
+    assert seen.ends == ["Hello there, 你好."]  # told once that the answer is whole, after its last words
     assert all(later.startswith(earlier) and later != earlier for earlier, later in itertools.pairwise(seen))
     assert body["stream"] is True
 
@@ -190,6 +200,7 @@ async def test_a_streamed_round_of_tool_calls_is_answered_then_the_reply_streams
         reply = await OpenAIChatModel(client_for(stub), "m").reply(_request(seen, tools))
         second = stub.chat_requests()[1]
     assert reply == "You live in Lisbon." and seen[-1] == "You live in Lisbon."
+    assert seen.ends == ["You live in Lisbon."]  # not after the round that asked for a tool
     assert tools.calls == [("memory_search", '{"query": "home"}')]
     asked, answered = second["messages"][-2:]
     assert asked["tool_calls"][0]["function"] == {"name": "memory_search", "arguments": '{"query": "home"}'}
@@ -235,6 +246,57 @@ async def test_settling_lets_an_update_on_its_way_end_first() -> None:
     gate.set()
     await settling
     assert stream.updates == ["partial"]  # it landed before the final text can
+
+
+class Held(Shown):
+    """A stream whose next frame is due when the test says (``due_in``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.due_in = 0.0
+
+    def next_update_in(self) -> float:
+        return self.due_in
+
+
+async def test_a_due_frame_goes_with_the_text_pushed_once_it_is_due() -> None:
+    stream = Held()
+    feed = Feed(stream, "test:1")
+    await _frames(feed, stream, ["One"])
+    stream.due_in = 100.0  # the next frame is not due: what comes waits
+    feed.push("One two")
+    for _ in range(5):  # the feed's task waits for its frame
+        await asyncio.sleep(0)
+    stream.due_in = 0.0  # due now: the model's stream is read, and its words go at once
+    await _frames(feed, stream, ["One two three"])
+    await feed.settle()
+    assert stream.updates == ["One", "One two three"]  # not the words read a frame's time before
+
+
+async def test_once_the_answer_is_whole_a_due_frame_waits_for_the_final_text() -> None:
+    stream = Shown()
+    feed = Feed(stream, "test:1")
+    await _frames(feed, stream, ["Hello"])
+    feed.push("Hello there, the whole answer.")
+    feed.ended()  # before the feed's task runs: the model's last read had the rest and [DONE]
+    for _ in range(5):  # the feed's task runs and waits (without the wait a frame would go at once)
+        await asyncio.sleep(0)
+    await feed.settle()
+    await feed.stream.finish("Hello there, the whole answer.")
+    assert stream.updates == ["Hello"] and stream.finished == ["Hello there, the whole answer."]
+
+
+async def test_a_final_text_held_up_still_lets_the_newest_words_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streaming, "ENDED_HOLD_S", 0.05)
+    stream = Shown()
+    feed = Feed(stream, "test:1")
+    feed.push("Hello there.")
+    feed.ended()
+    async with asyncio.timeout(30):  # the final send is late (no settle): the frame goes after the wait
+        while not stream.updates:
+            await asyncio.sleep(0.01)
+    await feed.settle()
+    assert stream.updates == ["Hello there."]
 
 
 def _feeding(feed: Feed) -> contextlib.AbstractContextManager[None]:
