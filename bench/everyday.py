@@ -161,14 +161,17 @@ async def run_ask(
     outcomes: list[Outcome] = []
     own_lines = {lang: sum(1 for c in data.get("chitchat", []) if c["lang"] == lang) for lang in ("en", "zh")}
     seen = {"en": 0, "zh": 0}
+    owner_lang = ""  # the driver sends each person's questions, then chit-chat of that person's language
     for s in sent:
         if s.kind == "chitchat":
-            lang = "zh" if s.chinese else "en"
+            # the line's language is its person's ("emo了", mostly Latin letters, is a Chinese line)
+            lang = owner_lang or ("zh" if s.chinese else "en")
             seen[lang] += 1
             kind = "chitchat" if seen[lang] <= own_lines[lang] else "corpus"
             outcomes.append(Outcome(lang, kind, injected=bool(s.request.memories)))
             continue
         lang, kind = s.kind.split("/", 1)
+        owner_lang = lang
         first = s.request.memories[0].content if s.request.memories else None
         outcomes.append(Outcome(lang, kind, s.recalled(), first in s.relevant_contents))
     extra: dict[str, Any] = {}

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-VERSION = "2026.12-5"
+VERSION = "2026.12-6"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
 GATE_CLASSES: tuple[str, ...] = ("own", "tell", "other")
@@ -37,7 +37,9 @@ PARTS = ("mean", "scale", "w1", "b1", "w2", "b2")
 
 @dataclass(frozen=True, slots=True)
 class Classifier:
-    """One classifier: standardise the vector, one hidden ReLU layer, softmax."""
+    """One classifier, or an ensemble of members trained alike (round 6: one per cross-fitting fold): each
+    member standardises the vector, one hidden ReLU layer, softmax; the ensemble averages the members'
+    probabilities. Arrays carry the members on a leading axis (a single member: length 1)."""
 
     mean: np.ndarray
     scale: np.ndarray
@@ -46,13 +48,26 @@ class Classifier:
     w2: np.ndarray
     b2: np.ndarray
 
+    @property
+    def members(self) -> int:
+        return int(self.w1.shape[0]) if self.w1.ndim == 3 else 1
+
+    def logits(self, vectors: np.ndarray) -> np.ndarray:
+        """(members, n, classes) logits of (n, 384) vectors, each member's."""
+        x = np.atleast_2d(vectors)
+        parts = [np.atleast_2d(a) if a.ndim < 3 else a for a in (self.mean, self.scale, self.b1, self.b2)]
+        mean, scale, b1, b2 = (a.reshape(self.members, 1, -1) for a in parts)
+        w1 = self.w1.reshape(self.members, *self.w1.shape[-2:])
+        w2 = self.w2.reshape(self.members, *self.w2.shape[-2:])
+        z = (x[None, :, :] - mean) / scale
+        return np.asarray(np.maximum(0, z @ w1 + b1) @ w2 + b2)
+
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        """(n, classes) probabilities of (n, 384) vectors."""
-        z = (np.atleast_2d(vectors) - self.mean) / self.scale
-        logits = np.maximum(0, z @ self.w1 + self.b1) @ self.w2 + self.b2
+        """(n, classes) probabilities of (n, 384) vectors (the mean of the members')."""
+        logits = self.logits(vectors)
         logits = logits - logits.max(axis=-1, keepdims=True)
         p = np.exp(logits)
-        return np.asarray(p / p.sum(axis=-1, keepdims=True))
+        return np.asarray((p / p.sum(axis=-1, keepdims=True)).mean(axis=0))
 
     def arrays(self, name: str) -> dict[str, np.ndarray]:
         """The arrays as stored in the ``.npz`` (``<name>_<part>``)."""
@@ -61,6 +76,11 @@ class Classifier:
     @classmethod
     def read(cls, data: Any, name: str) -> Classifier:
         return cls(*(np.asarray(data[f"{name}_{part}"], dtype=np.float32) for part in PARTS))
+
+    @classmethod
+    def stack(cls, members: Sequence[Classifier]) -> Classifier:
+        """One ensemble of single classifiers (members on the leading axis)."""
+        return cls(*(np.stack([getattr(m, part) for m in members]) for part in PARTS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +91,36 @@ class Thresholds:
     gate: float  # P(asks or tells about own life) at which retrieval is worth its cost
     own: float  # P(asks about own life) at which a memory that stands out may be shown
     tell: float  # P(asks or tells about own life) of the whole message, for a kept clause to be kept
+
+
+@dataclass(frozen=True, slots=True)
+class Combined:
+    """One language's single score for keeping a clause (round 6): the clause's keep log-odds and the whole
+    message's "asks or tells about own life" log-odds, weighed by a logistic regression fitted on
+    out-of-fold scores of the training texts, kept when ``a·keep + b·tell + c`` reaches ``threshold``. A
+    clause that plainly carries a fact can outweigh a chatty message around it, and one strict check
+    cannot veto the other."""
+
+    a: float
+    b: float
+    c: float
+    threshold: float
+
+    def passes(self, keep: float, tell: float) -> bool:
+        return bool(self.a * keep + self.b * tell + self.c >= self.threshold)
+
+
+def keep_odds(logits: np.ndarray) -> np.ndarray:
+    """log P(keep) / P(not) of keep logits (``..., 2``): unbounded, so it never saturates at 1.0 the way a
+    probability does (round 5's heads scored most statements exactly 1.0 in float32, and a threshold
+    chosen among ties says nothing)."""
+    return np.asarray(logits[..., 1] - logits[..., 0])
+
+
+def gate_odds(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log-odds of "own", log-odds of "own" or "tell") of gate logits (``..., 3``, ``GATE_CLASSES``)."""
+    own, tell, other = logits[..., 0], logits[..., 1], logits[..., 2]
+    return np.asarray(own - np.logaddexp(tell, other)), np.asarray(np.logaddexp(own, tell) - other)
 
 
 def language(text: str) -> str:
@@ -88,13 +138,22 @@ class Head:
     gate_w: Classifier
     thresholds: dict[str, Thresholds]
     meta: dict[str, Any]
+    combined: dict[str, Combined] | None = None
 
     @property
     def version(self) -> str:
         return str(self.meta.get("version", ""))
 
+    @property
+    def log_odds(self) -> bool:
+        """Round 6 on, scores and thresholds are log-odds averaged over the ensemble's members; before,
+        probabilities."""
+        return self.meta.get("scores") == "log-odds"
+
     def keep_scores(self, passages: np.ndarray) -> np.ndarray:
-        """P(worth keeping) per row of passage vectors."""
+        """How worth keeping each row of passage vectors is (log-odds, or P for an older head)."""
+        if self.log_odds:
+            return np.asarray(keep_odds(self.keep_w.logits(passages)).mean(axis=0))
         return self.keep_w.probabilities(passages)[:, 1]
 
     def keeps(self, passages: np.ndarray, texts: Sequence[str]) -> list[bool]:
@@ -102,16 +161,36 @@ class Head:
         scores = self.keep_scores(passages)
         return [bool(s >= self.thresholds[language(t)].keep) for s, t in zip(scores, texts, strict=True)]
 
+    def fact_verdicts(self, passages: np.ndarray, texts: Sequence[str], message: np.ndarray) -> list[bool]:
+        """Whether each text (a clause or sentence of one message; its passage vector a row of
+        ``passages``) is kept, given the whole message's query vector: the single combined score when the
+        head has one (``Combined``), else the clause's keep threshold and the message's tell threshold."""
+        scores = self.keep_scores(passages)
+        told = self.gate(message)[1]
+        verdicts = []
+        for score, text in zip(scores, texts, strict=True):
+            lang = language(text)
+            if self.combined is not None:
+                verdicts.append(self.combined[lang].passes(float(score), told))
+            else:
+                th = self.thresholds[lang]
+                verdicts.append(bool(score >= th.keep and told >= th.tell))
+        return verdicts
+
     def categories(self, passages: np.ndarray) -> list[str]:
         """The category of each statement (one of ``CATEGORIES``)."""
         probs = self.category_w.probabilities(passages)
         return [CATEGORIES[int(i)] for i in probs.argmax(axis=1)]
 
     def gate(self, query: np.ndarray) -> tuple[float, float]:
-        """(P(asks about own life), P(asks or tells about own life)) of one query vector."""
+        """(asks about own life, asks or tells about own life) of one query vector: log-odds averaged over
+        the members, or probabilities for an older head."""
+        if self.log_odds:
+            own, personal = gate_odds(self.gate_w.logits(query)[:, 0, :])
+            return float(own.mean()), float(personal.mean())
         p = self.gate_w.probabilities(query)[0]
-        own = float(p[GATE_CLASSES.index("own")])
-        return own, own + float(p[GATE_CLASSES.index("tell")])
+        own_p = float(p[GATE_CLASSES.index("own")])
+        return own_p, own_p + float(p[GATE_CLASSES.index("tell")])
 
     def wants_memory(self, query: np.ndarray, text: str) -> bool:
         """The message asks or tells about the person's own life: retrieval is worth its cost."""
@@ -129,14 +208,20 @@ class Head:
 
 def read_head(data: Any) -> Head:
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
-    ``LANGUAGES``, (keep, gate, own, tell)."""
+    ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
+    threshold) of ``Combined``."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
+    combined = None
+    if "combined" in data:
+        weights = np.asarray(data["combined"], dtype=np.float64).reshape(len(LANGUAGES), 4)
+        combined = {lang: Combined(*map(float, row)) for lang, row in zip(LANGUAGES, weights, strict=True)}
     return Head(
         keep_w=Classifier.read(data, "keep"),
         category_w=Classifier.read(data, "category"),
         gate_w=Classifier.read(data, "gate"),
         thresholds={lang: Thresholds(*map(float, row)) for lang, row in zip(LANGUAGES, rows, strict=True)},
         meta=json.loads(str(data["meta"])),
+        combined=combined,
     )
 
 

@@ -18,13 +18,25 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from memory.head.calibrate import (
+    FOLDS,
+    Rates,
+    best_clause_oof,
+    choose_thresholds,
+    cross_fit,
+    fold_ids,
+    languages,
+    trusted,
+)
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import dialogue_clauses, weak_labels
-from memory.head.model import CATEGORIES, GATE_CLASSES, HEAD_FILE, LANGUAGES, VERSION, Classifier
+from memory.head.model import CATEGORIES, GATE_CLASSES, HEAD_FILE, LANGUAGES, VERSION, Classifier, keep_odds
 from memory.model.quick_extract import candidates
 
 BATCH = 32
@@ -45,9 +57,6 @@ KEEP_RECALL = 0.95
 # (everyday_dev, everyday_blind, everyday_blind2 tells): with the round-3 data 1.5 % kept 0.79 of their
 # English tells, 2.5 % 0.84 (round 2's figure).
 TELL_FALSE_RATE = {"en": 0.025, "zh": 0.03}
-# The keep thresholds tried with the tell threshold: the keep score these shares of the validation
-# statements reach or exceed (``train_gate``).
-KEEP_GRID = np.linspace(0.02, 0.2, 10)
 # The own-question threshold: the lowest score at which at most this share of other texts reads as one.
 # 2 % until round 3; with the round-3 gate it let 0.10 of the dev sets' Chinese chit-chat read as an own
 # question (round 2: 0.04), 1 % lets 0.06 (own questions read as own: 0.88, round 2 0.87).
@@ -106,12 +115,14 @@ def evaluation_texts(root: Path, repo: Path) -> set[str]:
     return {t.strip() for t in texts if t}
 
 
-def train_mlp(x: np.ndarray, y: np.ndarray, classes: int, weights: np.ndarray) -> Classifier:
+def train_mlp(
+    x: np.ndarray, y: np.ndarray, classes: int, weights: np.ndarray, seed: int = SEED
+) -> Classifier:
     """A one-hidden-layer classifier (``HIDDEN`` ReLU units) on standardised vectors: class-weighted
     cross-entropy, L2, Adam, full batch, fixed seed and iteration count (deterministic)."""
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-    z = ((x - mean) / scale).astype(np.float64)
-    rng = np.random.default_rng(SEED)
+    z = ((x - mean) / scale).astype(np.float32)  # the two large products in float32: half the time
+    rng = np.random.default_rng(seed)
     dim = z.shape[1]
     params = [
         rng.normal(0, np.sqrt(2 / dim), (dim, HIDDEN)),
@@ -125,14 +136,19 @@ def train_mlp(x: np.ndarray, y: np.ndarray, classes: int, weights: np.ndarray) -
     share = weights / weights.sum()
     for step in range(1, ITERATIONS + 1):
         w1, b1, w2, b2 = params
-        hidden = np.maximum(0, z @ w1 + b1)
+        hidden = np.maximum(0, z @ w1.astype(np.float32) + b1)
         logits = hidden @ w2 + b2
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
         p /= p.sum(axis=1, keepdims=True)
         d_logits = (p - onehot) * share[:, None]
         d_hidden = d_logits @ w2.T * (hidden > 0)
-        grads = [z.T @ d_hidden + L2 * w1, d_hidden.sum(0), hidden.T @ d_logits + L2 * w2, d_logits.sum(0)]
+        grads = [
+            z.T @ d_hidden.astype(np.float32) + L2 * w1,
+            d_hidden.sum(0),
+            hidden.T @ d_logits + L2 * w2,
+            d_logits.sum(0),
+        ]
         for i, grad in enumerate(grads):
             first[i] = 0.9 * first[i] + 0.1 * grad
             second[i] = 0.999 * second[i] + 0.001 * grad * grad
@@ -149,9 +165,10 @@ def balanced(y: np.ndarray, classes: int) -> np.ndarray:
     return (1.0 / np.maximum(counts, 1))[y]
 
 
-def split(n: int) -> np.ndarray:
-    """True for the validation rows (a fixed share, seeded)."""
-    return np.random.default_rng(SEED).random(n) < VALIDATION_SHARE
+def split(n: int, seed: int = SEED) -> np.ndarray:
+    """True for the validation rows (a fixed share, seeded): what the category's accuracy and the cut of
+    ``self_statements`` are measured on (the thresholds are chosen on out-of-fold scores, ``calibrate``)."""
+    return np.random.default_rng(seed).random(n) < VALIDATION_SHARE
 
 
 def line_split(examples: list[Example], validation: np.ndarray) -> np.ndarray:
@@ -166,13 +183,6 @@ def line_split(examples: list[Example], validation: np.ndarray) -> np.ndarray:
     }
     clause_rows = np.array([e.source.endswith("-train-clauses") and e.text in held for e in examples])
     return validation | clause_rows
-
-
-def threshold_for(scores: np.ndarray, negatives: np.ndarray, rate: float) -> float:
-    """The lowest threshold at which at most ``rate`` of the negative rows score at or above it."""
-    neg = np.sort(scores[negatives])[::-1]
-    allowed = int(np.floor(rate * len(neg)))
-    return float(neg[allowed]) + 1e-6 if allowed < len(neg) else 0.0
 
 
 # Rows of each source the gate head is trained on (the rest: all of them).
@@ -206,49 +216,18 @@ def gate_rows(examples: list[Example]) -> np.ndarray:
     return np.array(rows)
 
 
-def trusted(examples: list[Example]) -> np.ndarray:
-    """Rows whose label a person gave (written sentences, persona lines, the chit-chat corpora), not the
-    dialogue clauses labelled by cosine: thresholds are chosen on these."""
-    return np.array([not e.source.startswith("dialogue") for e in examples])
-
-
-def languages(examples: list[Example]) -> dict[str, np.ndarray]:
-    """The rows of each language of ``LANGUAGES``."""
-    langs = np.array([e.lang for e in examples])
-    return {lang: langs == lang for lang in LANGUAGES}
-
-
 def train_keep(
-    examples: list[Example],
-    passages: np.ndarray,
-    validation: np.ndarray,
-    chit: np.ndarray,
-    noisy: np.ndarray | None = None,
-) -> tuple[Classifier, dict[str, float], dict[str, object]]:
-    """(a) worth keeping or not, on passage vectors (the training rows less ``noisy``); per language, the
-    threshold that keeps ``KEEP_RECALL`` of that language's validation statements."""
+    examples: list[Example], passages: np.ndarray, folds: np.ndarray, noisy: np.ndarray, seed: int
+) -> tuple[Classifier, np.ndarray]:
+    """(a) worth keeping or not, on passage vectors, cross-fitted on every row but ``noisy``
+    (``calibrate.cross_fit``): (the ensemble, each row's out-of-fold log-odds of worth keeping)."""
     y = np.array([e.keep for e in examples], dtype=np.int64)
-    train = ~validation if noisy is None else ~validation & ~noisy
-    weights = train_mlp(passages[train], y[train], 2, balanced(y[train], 2))
-    scores = probabilities(passages, weights)[:, 1]
-    thresholds: dict[str, float] = {}
-    report: dict[str, object] = {}
-    for lang, rows in languages(examples).items():
-        statements = np.sort(scores[validation & trusted(examples) & rows & (y == 1)])
-        threshold = float(statements[int(np.floor((1 - KEEP_RECALL) * len(statements)))])
-        kept = scores >= threshold
-        thresholds[lang] = threshold
-        report[lang] = {
-            "threshold": threshold,
-            "validation_statements_kept": float(kept[validation & rows & (y == 1)].mean()),
-            "validation_chitchat_kept": float(kept[validation & rows & chit].mean()),
-            "validation_not_kept_written_kept": float(kept[validation & rows & (y == 0) & ~chit].mean()),
-        }
-    return weights, thresholds, report
+    model, oof = cross_fit(passages, y, folds, ~noisy, 2, partial(train_mlp, seed=seed), balanced)
+    return model, keep_odds(oof)
 
 
 def train_category(
-    examples: list[Example], passages: np.ndarray, validation: np.ndarray
+    examples: list[Example], passages: np.ndarray, validation: np.ndarray, seed: int = SEED
 ) -> tuple[Classifier, dict[str, object]]:
     """(b) the category: written labels first, then persona statements labelled by that first model when
     it is sure (at least 0.8), then the final model on both."""
@@ -257,11 +236,11 @@ def train_category(
     statements = np.array([e.keep == 1 for e in examples])
     y = np.array([CATEGORIES.index(e.category) if e.category else -1 for e in examples])
     first = labelled & ~validation
-    p = probabilities(passages, train_mlp(passages[first], y[first], k, balanced(y[first], k)))
+    p = probabilities(passages, train_mlp(passages[first], y[first], k, balanced(y[first], k), seed))
     pseudo = statements & ~labelled & (p.max(axis=1) >= 0.8)
     y = np.where(pseudo, p.argmax(axis=1), y)
     use = (labelled | pseudo) & ~validation
-    weights = train_mlp(passages[use], y[use], k, balanced(y[use], k))
+    weights = train_mlp(passages[use], y[use], k, balanced(y[use], k), seed)
     check = labelled & validation
     return weights, {
         "pseudo_labelled": int(pseudo.sum()),
@@ -273,79 +252,35 @@ def train_category(
 
 
 def train_gate(
-    examples: list[Example],
-    queries: np.ndarray,
-    validation: np.ndarray,
-    chit: np.ndarray,
-    keep: np.ndarray,
-    false_rate: dict[str, float] = TELL_FALSE_RATE,
-    noisy: np.ndarray | None = None,
-) -> tuple[Classifier, dict[str, tuple[float, float, float, float]], dict[str, object]]:
-    """(c) asks about one's own life / tells about it / other, on query vectors; per language, thresholds
-    from the validation part: the chit-chat fire rate, how often something else reads as an own question,
-    and the pair (keep, tell) a statement must pass ("keep": ``keep`` is the keep score of each text — of
-    a chit-chat line, its best clause's; "tell": the whole message reads as telling about one's own life):
-    of the pairs that let at most ``false_rate`` of the validation chit-chat lines through, the one
-    that keeps most validation statements. Returns (keep, gate, own, tell) per language."""
+    examples: list[Example], queries: np.ndarray, folds: np.ndarray, noisy: np.ndarray, seed: int
+) -> tuple[Classifier, np.ndarray]:
+    """(c) asks about one's own life / tells about it / other, on query vectors, cross-fitted on every row
+    but ``noisy``: (the ensemble, each row's out-of-fold logits)."""
     k = len(GATE_CLASSES)
     y = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
-    train = ~validation if noisy is None else ~validation & ~noisy
-    weights = train_mlp(queries[train], y[train], k, balanced(y[train], k))
-    p = probabilities(queries, weights)
-    own = p[:, GATE_CLASSES.index("own")]
-    personal = own + p[:, GATE_CLASSES.index("tell")]
-    is_own = y == GATE_CLASSES.index("own")
-    statements = np.array([e.keep == 1 for e in examples]) & trusted(examples)
-    thresholds: dict[str, tuple[float, float, float, float]] = {}
-    report: dict[str, object] = {}
-    for lang, rows in languages(examples).items():
-        gate_threshold = threshold_for(personal, validation & rows & chit, GATE_FIRE_RATE)
-        own_threshold = threshold_for(own, validation & rows & ~is_own & trusted(examples), OWN_FALSE_RATE)
-        lines, told = validation & rows & chit, validation & rows & statements
-        best = (-1.0, 0.0, 0.0)
-        for keep_threshold in np.quantile(keep[told], KEEP_GRID):
-            passing = lines & (keep >= keep_threshold)
-            share = false_rate[lang] * lines.sum() / max(passing.sum(), 1)
-            tell_threshold = threshold_for(personal, passing, min(float(share), 1.0))
-            recall = float(((keep >= keep_threshold) & (personal >= tell_threshold))[told].mean())
-            best = max(best, (recall, float(keep_threshold), tell_threshold))
-        recall, keep_threshold, tell_threshold = best
-        thresholds[lang] = (keep_threshold, gate_threshold, own_threshold, tell_threshold)
-        mine = validation & rows
-        passed = lines & (keep >= keep_threshold) & (personal >= tell_threshold)
-        report[lang] = {
-            "threshold": gate_threshold,
-            "own_threshold": own_threshold,
-            "keep_threshold": keep_threshold,
-            "tell_threshold": tell_threshold,
-            "validation_statements_kept_and_told": recall,
-            "validation_chitchat_kept_and_told": float(passed.sum() / max(lines.sum(), 1)),
-            "validation_own_fired": float((personal >= gate_threshold)[mine & is_own].mean()),
-            "validation_own_as_own": float((own >= own_threshold)[mine & is_own].mean()),
-            "validation_chitchat_fired": float((personal >= gate_threshold)[mine & chit].mean()),
-        }
-    return weights, thresholds, report
+    return cross_fit(queries, y, folds, ~noisy, k, partial(train_mlp, seed=seed), balanced)
 
 
 def self_statements(
-    examples: list[Example], passages: np.ndarray, validation: np.ndarray, chit: np.ndarray
+    examples: list[Example], passages: np.ndarray, validation: np.ndarray, chit: np.ndarray, seed: int = SEED
 ) -> tuple[np.ndarray, dict[str, object]]:
     """The training chit-chat rows that read as a statement about the speaker's life (round 5): LCCC and
     DailyDialog hold real self-statements ("没啊我离职了啊", "I was born in 1980") labelled "not kept",
     which teach the head that such statements are chit-chat. A first keep model that never saw the
     chit-chat corpora scores their rows (a line by its best clause); a row scoring at least what
-    ``NOISE_QUANTILE`` of the validation statements of its language score is left out of training.
-    Validation rows stay as they are: the thresholds are still chosen against the raw chit-chat."""
+    ``NOISE_QUANTILE`` of the validation statements of its language score is left out of training. They
+    still count among the chit-chat the thresholds are chosen on (out of fold): the raw chit-chat is what
+    false keeps are counted on."""
     y = np.array([e.keep for e in examples], dtype=np.int64)
     first = train_mlp(
-        passages[~validation & ~chit], y[~validation & ~chit], 2, balanced(y[~validation & ~chit], 2)
+        passages[~validation & ~chit], y[~validation & ~chit], 2, balanced(y[~validation & ~chit], 2), seed
     )
-    scores = first.probabilities(passages)[:, 1]
+    scores = keep_odds(first.logits(passages)[0])
     lines = np.array([e.source.endswith("-train") for e in examples])
     clause_score = {e.text: float(sc) for e, sc, c in zip(examples, scores, chit, strict=True) if c}
-    for i in np.flatnonzero(lines & ~validation):
+    for i in np.flatnonzero(lines):
         pieces = [t for c in candidates(examples[i].text) for t in c.texts()]
-        scores[i] = max([clause_score.get(t, 0.0) for t in pieces] + [float(scores[i])])
+        scores[i] = max([clause_score.get(t, -50.0) for t in pieces] + [float(scores[i])])
     noisy = np.zeros(len(examples), dtype=bool)
     report: dict[str, object] = {}
     for lang, rows in languages(examples).items():
@@ -353,22 +288,10 @@ def self_statements(
         if not told.any():
             continue
         cut = float(np.quantile(scores[told], NOISE_QUANTILE))
-        mine = chit & rows & ~validation & (scores >= cut)
+        mine = chit & rows & (scores >= cut)
         noisy |= mine
-        report[lang] = {"cut": cut, "left_out": int(mine.sum()), "of": int((chit & rows & ~validation).sum())}
+        report[lang] = {"cut": cut, "left_out": int(mine.sum()), "of": int((chit & rows).sum())}
     return noisy, report
-
-
-def best_clause_scores(lines: list[Example], w_keep: Classifier, cache: Path | None) -> np.ndarray:
-    """The best keep score of the texts the keeper judges of each line (its clauses and sentences,
-    ``quick_extract.candidates``; 0 without any): a chit-chat line is a false keep when one of its
-    clauses passes, so the thresholds are chosen on that, not on the whole line's vector."""
-    texts = [[t for c in candidates(line.text) for t in c.texts()] for line in lines]
-    flat = sorted({t for ts in texts for t in ts})
-    if not flat:
-        return np.zeros(len(lines))
-    scores = dict(zip(flat, w_keep.probabilities(embed(flat, "passage", cache))[:, 1], strict=True))
-    return np.array([max((scores[t] for t in ts), default=0.0) for ts in texts])
 
 
 def training_examples(root: Path, cache: Path | None) -> tuple[list[Example], int, dict[str, object]]:
@@ -383,8 +306,7 @@ def training_examples(root: Path, cache: Path | None) -> tuple[list[Example], in
     return examples, len(every) - len(examples), dict(weak_report)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point."""
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m memory.head.train", description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data", help="the shared data folder")
     parser.add_argument("--cache", default=None, help="an .npz of vectors kept between runs")
@@ -392,54 +314,86 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tell-false-rate",
         type=float,
-        help=f"validation chit-chat lines let through, both languages (default {TELL_FALSE_RATE})",
+        help=f"chit-chat lines let through, both languages (default {TELL_FALSE_RATE})",
     )
-    args = parser.parse_args(argv)
-    rates = {lang: args.tell_false_rate for lang in LANGUAGES} if args.tell_false_rate else TELL_FALSE_RATE
+    parser.add_argument(
+        "--seed", type=int, default=SEED, help="folds, splits, initial weights (not the data)"
+    )
+    parser.add_argument("--scores", default=None, help="write the out-of-fold scores to this .npz")
+    return parser.parse_args(argv)
+
+
+def _save_scores(
+    path: str, examples: list[Example], keep: np.ndarray, gate: np.ndarray, lines: np.ndarray
+) -> None:
+    """The out-of-fold scores of the gate's rows, with the rows, for choosing thresholds again."""
+    rows = [json.dumps([e.text, e.lang, e.source, e.keep, e.asks]) for e in examples]
+    np.savez(path, keep=keep, gate=gate, lines=lines, examples=np.array(rows))
+
+
+def _write_head(
+    out: str, models: dict[str, Classifier], rows: dict[str, np.ndarray], meta: Mapping[str, object]
+) -> None:
+    arrays: dict[str, np.ndarray] = {k: v for name, m in models.items() for k, v in m.arrays(name).items()}
+    arrays.update({name: np.array(values, dtype=np.float32) for name, values in rows.items()})
+    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub types only the first keyword
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    args = _arguments(argv)
+    false_rate = (
+        {lang: args.tell_false_rate for lang in LANGUAGES} if args.tell_false_rate else TELL_FALSE_RATE
+    )
+    rates = Rates(false_rate, KEEP_RECALL, GATE_FIRE_RATE, OWN_FALSE_RATE)
     cache = Path(args.cache) if args.cache else None
+    seed = int(args.seed)
     examples, refused, weak_report = training_examples(Path(args.data), cache)
     print(f"{len(examples)} training texts ({refused} refused: items of an evaluation set)")
     passages = embed([e.text for e in examples], "passage", cache)
     in_gate = gate_rows(examples)
     gate_examples = [e for e, used in zip(examples, in_gate, strict=True) if used]
     queries = embed([e.text for e in gate_examples], "query", cache)
-    validation = line_split(examples, split(len(examples)))
+    validation = line_split(examples, split(len(examples), seed))
     chit = np.array([e.source.endswith(("-train", "-train-clauses")) for e in examples])
-    noisy, noise_report = self_statements(examples, passages, validation, chit)
-    w_keep, _reference, keep_report = train_keep(examples, passages, validation, chit, noisy)
-    w_cat, cat_report = train_category(examples, passages, validation)
-    keep_scores = w_keep.probabilities(passages)[:, 1]
-    lines = np.flatnonzero(validation & in_gate & np.array([e.source.endswith("-train") for e in examples]))
-    keep_scores[lines] = best_clause_scores([examples[i] for i in lines], w_keep, cache)
-    w_gate, gate_thresholds, gate_report = train_gate(
-        gate_examples,
-        queries,
-        validation[in_gate],
-        chit[in_gate],
-        keep_scores[in_gate],
-        rates,
-        noisy[in_gate],
+    lines = np.array([e.source.endswith("-train") for e in examples])
+    folds = fold_ids(examples, seed)
+    noisy, noise_report = self_statements(examples, passages, validation, chit, seed)
+    w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed)
+    w_cat, cat_report = train_category(examples, passages, validation, seed)
+    line_rows = np.flatnonzero(in_gate & lines)
+    keep_scores[line_rows] = best_clause_oof(
+        [examples[i] for i in line_rows],
+        folds[line_rows],
+        w_keep,
+        lambda texts: embed(texts, "passage", cache),
     )
+    w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed)
+    thresholds, combined, gate_report = choose_thresholds(
+        gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate], rates
+    )
+    if args.scores:
+        _save_scores(args.scores, gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate])
     report = {
+        "seed": seed,
+        "folds": FOLDS,
         "refused_eval_items": refused,
         "chitchat_self_statements": noise_report,
         "dialogues": weak_report,
-        "keep": keep_report,
         "category": cat_report,
         "gate": gate_report,
     }
-    meta = {"version": VERSION, "sources": Counter(e.source for e in examples), "report": report}
-    # The keep threshold as chosen with the tell threshold (``train_gate``); the first one (95 % of
-    # the validation statements, `_reference`) is in the report.
-    thresholds = [list(gate_thresholds[lang]) for lang in LANGUAGES]
-    arrays: dict[str, np.ndarray] = {
-        **w_keep.arrays("keep"),
-        **w_cat.arrays("category"),
-        **w_gate.arrays("gate"),
-        "thresholds": np.array(thresholds, dtype=np.float32),
-        "meta": np.array(json.dumps(meta, sort_keys=True)),
-    }
-    np.savez(args.out, **arrays)  # type: ignore[arg-type]  # numpy's stub types only the first keyword
+    meta = {"version": VERSION, "scores": "log-odds", "sources": Counter(e.source for e in examples)}
+    _write_head(
+        args.out,
+        {"keep": w_keep, "category": w_cat, "gate": w_gate},
+        {
+            "thresholds": np.array([thresholds[lang] for lang in LANGUAGES]),
+            "combined": np.array([combined[lang] for lang in LANGUAGES]),
+        },
+        {**meta, "report": report},
+    )
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

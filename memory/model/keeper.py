@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from memory.head.model import load_head
 from memory.model.quick_extract import candidates, decide, fallback_facts, head_verdicts
 from memory.records import Fact
 from memory.vectors.embedding import LOCAL_MODEL_KEY
@@ -54,16 +53,7 @@ class FactKeeper:
         except Exception as exc:  # an embedder failure: the fallback answers
             log.warning("[memory] the head could not embed (%s); keyword rules instead", type(exc).__name__)
             return fallback_facts(text, found, known_projects)
-        verdicts = head_verdicts(found, vectors)
-        if not load_head().tells(message, text):
-            # The message as a whole does not tell about the person's life (a self-statement in passing
-            # in chit-chat): only what they asked to be remembered is kept.
-            position, kept_found, kept_verdicts = 0, [], []
-            for candidate in found:
-                width = len(candidate.texts())
-                if candidate.remembered:
-                    kept_found.append(candidate)
-                    kept_verdicts += verdicts[position : position + width]
-                position += width
-            found, verdicts = kept_found, kept_verdicts
-        return decide(found, verdicts, known_projects)
+        # Each clause is weighed with the whole message (``Head.fact_verdicts``): a self-statement in passing
+        # in chit-chat is not kept, a clause that plainly carries a fact is, whatever chatter is around it;
+        # what the person asked to be remembered is always kept (``decide``).
+        return decide(found, head_verdicts(found, vectors, message), known_projects)

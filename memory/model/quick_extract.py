@@ -274,10 +274,13 @@ def quick_facts(text: str, known_projects: frozenset[str] = frozenset()) -> list
     return fallback_facts(text, candidates(text), known_projects)
 
 
-def head_verdicts(found: Sequence[Candidate], passages: np.ndarray) -> list[tuple[bool, str]]:
-    """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order)."""
+def head_verdicts(
+    found: Sequence[Candidate], passages: np.ndarray, message: np.ndarray
+) -> list[tuple[bool, str]]:
+    """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order) and the
+    whole message's query vector (``Head.fact_verdicts``: the clause and the message are weighed together)."""
     from memory.head.model import load_head
 
     head = load_head()
     texts = [t for candidate in found for t in candidate.texts()]
-    return list(zip(head.keeps(passages, texts), head.categories(passages), strict=True))
+    return list(zip(head.fact_verdicts(passages, texts, message), head.categories(passages), strict=True))

@@ -33,7 +33,7 @@ def test_the_weights_file_is_small_versioned_and_says_what_it_saw() -> None:
     assert head.version == VERSION
     sources = head.meta["sources"]
     assert {"written", "persona-en", "persona-zh", "lccc-train", "dailydialog-train"} <= set(sources)
-    assert head.keep_w.w2.shape[1] == 2 and head.category_w.w2.shape[1] == len(CATEGORIES)
+    assert head.keep_w.w2.shape[-1] == 2 and head.category_w.w2.shape[-1] == len(CATEGORIES)
 
 
 def test_loading_twice_gives_the_same_answers() -> None:
@@ -48,10 +48,13 @@ def test_loading_twice_gives_the_same_answers() -> None:
     assert head.gate(vectors[0]) == again.gate(vectors[0])
 
 
-# Known misses of the shipped head (issue 35, round 5: version 2026.12-5 keeps more of the dev sets' casual
-# statements and loses these; strict, so a head that keeps them again says so). Single sentences flip
-# between retrainings: a retrain of round 3's data alone lost "My manager is Karen" too.
+# Known misses of the shipped head (strict, so a head that keeps them again says so). Round 5 (2026.12-5)
+# lost "我女儿叫小雨" and "My manager is Karen"; round 6 (2026.12-6: cross-fitted ensembles, one combined
+# clause-and-message score) keeps "My manager is Karen" and loses "I use Neovim." (its message reads as
+# telling too weakly: combined 0.13 against 0.76). Single sentences still flip between seeds (54 of ~1,600
+# dev verdicts between seeds 35 and 36, against 116 with round 5's selection).
 _ROUND5_MISSES = pytest.mark.xfail(strict=True, reason="issue 35 round 5: the 2026.12-5 head loses it")
+_ROUND6_MISSES = pytest.mark.xfail(strict=True, reason="issue 35 round 6: the 2026.12-6 head loses it")
 
 
 @pytest.mark.parametrize(
@@ -91,9 +94,9 @@ async def test_a_compound_message_keeps_each_clause_whole(embedder: CachedEmbedd
 @pytest.mark.parametrize(
     "text",
     [
-        pytest.param("My manager is Karen", marks=_ROUND5_MISSES),  # a relation named
+        "My manager is Karen",  # a relation named
         "my boss is called Karen",
-        "I use Neovim.",  # a tool one uses
+        pytest.param("I use Neovim.", marks=_ROUND6_MISSES),  # a tool one uses
         "我在杭州做后端开发",  # where and what one works
         "my dentist is Dr Hale",
         "我一般用Figma做设计",

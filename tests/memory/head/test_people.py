@@ -52,5 +52,7 @@ def test_a_chitchat_row_that_reads_like_a_statement_is_left_out_of_training() ->
     validation[120:] = False
     chit = np.array([e.source.endswith("-train") for e in examples])
     noisy, report = self_statements(examples, vectors, validation, chit)
-    assert noisy[120:140].all() and not noisy[140:].any() and not noisy[:120].any()
-    assert report["en"]["left_out"] == 20  # type: ignore[index]
+    # Scored in log-odds (round 6), a statement-like row reaches the median statement's score about half
+    # the time (in probabilities every one scored 1.0, a tie); no chatter row and no statement row does.
+    assert noisy[120:140].sum() >= 5 and not noisy[140:].any() and not noisy[:120].any()
+    assert report["en"]["left_out"] == noisy[120:140].sum()  # type: ignore[index]
