@@ -153,10 +153,10 @@ class ChangeFeed:
         self._read_at = now
         self.reads += 1
         parts = sorted(self._seen)
-        after = " ".join("WHEN ? THEN ?" for _ in parts)
+        after = f"CASE k.part {' '.join('WHEN ? THEN ?' for _ in parts)} ELSE 0 END" if parts else "0"
         rows = await self._db.read(
             "SELECT k.part, k.version, k.pruned_through, c.kind, c.key, c.rows_delta FROM change_clocks k "
-            f"LEFT JOIN changes c ON c.part = k.part AND c.version > CASE k.part {after} ELSE 0 END "
+            f"LEFT JOIN changes c ON c.part = k.part AND c.version > {after} "
             "AND c.writer <> ?",
             [*(v for p in parts for v in (p, self._seen[p])), self.writer],
         )

@@ -11,8 +11,9 @@ What PostgreSQL alone has, each for a reason:
   (``array_to_tsvector``: no parser, no stemming, the ``simple`` behaviour without its token rules),
   ``search_len`` their count (bm25's document length); a trigger keeps both, a GIN index serves ``@@``
   (SQLite: an FTS5 table and its triggers);
-- ``memory_terms``: how many memories hold each term, kept by a trigger (FTS5's vocabulary table): a
-  document frequency is one index lookup instead of counting matches;
+- ``memory_terms``: how many memories hold each term (FTS5's vocabulary table): a document frequency is
+  an index lookup instead of counting matches; since version 20 the trigger appends to
+  ``memory_term_deltas``, folded in now and then (``_TERMS``), so writers share no row;
 - ``idx_memories_superseded``: what a memory superseded, found without a scan;
 - ``tierclaw_changes`` (versions 1 to 12): a per-writer counter bumped by a trigger on memories; replaced
   in ``_CHANGES`` by the change versions both stores keep (``memory/store/changes.py``);

@@ -24,10 +24,13 @@ _CANDIDATE_COLUMNS = (
 _COLUMNS_M = ", ".join(f"m.{c.strip()}" for c in _CANDIDATE_COLUMNS.split(","))
 _SEARCH_TEXT = 10  # position of search_text in a candidate row
 # A document frequency: the folded count plus the deltas written since (schema version 20, ``_TERMS``).
+# With each term, how many rows were summed: a term whose deltas piled up (a burst of writes and no write
+# after it to fold them, a writer that died) has the reader fold them (``FOLD_ROWS``).
 _FREQUENCIES = (
-    "SELECT term, SUM(docs) FROM (SELECT term, docs FROM memory_terms WHERE term = ANY(?) "
+    "SELECT term, SUM(docs), COUNT(*) FROM (SELECT term, docs FROM memory_terms WHERE term = ANY(?) "
     "UNION ALL SELECT term, docs FROM memory_term_deltas WHERE term = ANY(?)) AS t GROUP BY term"
 )
+FOLD_ROWS = 32
 # Folding the deltas into ``memory_terms``: one statement, by one process at a time (the others skip it
 # rather than wait: the next fold takes what they would have); the upsert in term order.
 _FOLD = (
@@ -98,14 +101,19 @@ class PostgresTermIndex:
         missing = [t for t in dict.fromkeys(terms) if t not in self._df_cache]
         if missing:
             rows = await self._db.read(_FREQUENCIES, [missing, missing])
-            self._df_cache.update(dict.fromkeys(missing, 0) | {str(t): int(d) for t, d in rows})
+            self._df_cache.update(dict.fromkeys(missing, 0) | {str(t): int(d) for t, d, _ in rows})
+            if any(int(n) > FOLD_ROWS for _, _, n in rows):
+                await self.fold_terms()
         return {t: self._df_cache[t] for t in terms}
 
     async def fold_terms(self) -> None:
         """Fold the term deltas memory writes appended into ``memory_terms`` (at most every
-        ``FOLD_EVERY_S`` in this process; call it after a write's commit, never inside a transaction).
+        ``FOLD_EVERY_S`` in this process; after a write's commit, or when a read summed many deltas of a
+        term — never inside a transaction).
         A failure is logged and left to the next fold: the frequencies read stay right meanwhile."""
         now = self._clock()
+        if self._db.in_transaction():  # its locks would be held to that transaction's end: later
+            return
         if self._folded_at is not None and now - self._folded_at < FOLD_EVERY_S:
             return
         self._folded_at = now

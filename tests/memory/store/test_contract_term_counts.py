@@ -76,3 +76,20 @@ async def test_counts_before_and_after_folds(
         "black": 2,
         "coffee": 1,
     }
+
+
+async def test_a_reader_folds_deltas_that_piled_up(
+    store: MemoryStore, other: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes whose deltas nobody folded (no write came after them) are folded by a reader that sums
+    many of them; the counts it reads are the same before and after."""
+    monkeypatch.setattr(pg_search, "FOLD_EVERY_S", 3600.0)  # the writer's own fold: the first write only
+    monkeypatch.setattr(pg_search, "FOLD_ROWS", 2)
+    for n in range(5):
+        await _add(store, f"owner{n}", "plum jam")
+    assert await _counts(other, "plum", "jam") == {"plum": 5, "jam": 5}
+    if store.db.kind == "postgresql":  # type: ignore[attr-defined]
+        left = await other.db.scalar("SELECT COUNT(*) FROM memory_term_deltas")  # type: ignore[attr-defined]
+        assert left == 0
+    await store.changes.refresh(force=True)
+    assert await _counts(store, "plum", "jam") == {"plum": 5, "jam": 5}
