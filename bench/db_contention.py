@@ -16,10 +16,10 @@ Per replica count: ``facts_per_s`` (all replicas together, the first batch to th
 ``batches_per_s``, ``lock_wait_share`` (mean backends waiting on a lock per sample, divided by the
 replicas: the share of the replicas' time spent waiting on each other), ``lock_waits`` (samples by the
 waiting statement's first words), ``deadlocks`` (``pg_stat_database``) and ``batches_failed`` (a batch a
-deadlock aborted: the extraction job would try it again later; here it is counted and left). Every run
-uses a fresh scratch database; ``--one-clock`` puts every change in one part of the change clock (what
-one clock row for everything cost, on today's schema). The fact texts are the throughput bench's
-(``bench/throughput_data.py``), so owners share words.
+deadlock aborted: the extraction job counts it as a failed attempt and tries again after its backoff;
+here it is counted and left). Every run uses a fresh scratch database; ``--one-clock`` puts every change
+in one part of the change clock (what one clock row for everything cost, on today's schema). The fact
+texts are the throughput bench's (``bench/throughput_data.py``), so owners share words.
 """
 
 from __future__ import annotations
