@@ -150,6 +150,7 @@ class MemoryWriter:
         except BaseException:
             self.changed(owner)
             raise
+        await self._store.search.fold_terms()  # PostgreSQL's term counts, now and then (off the locks)
         # Inserted rows were appended to a loaded vector matrix and merges change no vector, so the
         # matrix stays right; reloading it (~30 ms at 10k) would land on the next reply. A supersede
         # archives rows, so then it is dropped.

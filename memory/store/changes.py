@@ -6,10 +6,13 @@ the owner; their text, liveness or projects — known projects, vector matrices,
 ``vectors`` (key: the owner; only their vectors — the backfill), ``session`` (key: the chat; ``/new``) and
 ``scratchpad`` (key: the owner; their note, which the system prompt shows).
 The bumps of one transaction are written just before it commits (``before_commit``, called by the
-database's ``transaction()``), in it: one ``UPDATE`` of the single ``change_clock`` row gives the
-transaction its version and one ``INSERT`` adds a row per key to ``changes``. The clock row stays locked
-until the commit, so versions are given in commit order across processes: a reader that has seen the
-clock at version v has seen every change up to v, and "changes after v" can never miss a late commit.
+database's ``transaction()``), in it: each key belongs to one of ``CHANGE_PARTS`` parts (``part_of``: a
+hash of the owner or chat), and for each part it touches, one ``UPDATE`` of that part's ``change_clocks``
+row gives the transaction its version in the part, and one ``INSERT`` adds a row per key to ``changes``.
+A part's clock row stays locked until the commit, so a part's versions are given in commit order across
+processes: a reader that has seen a part's clock at version v has seen every change of the part up to v,
+and "changes of the part after v" can never miss a late commit. Only writes whose keys share a part wait
+for each other's commits (one clock row for everything made every replica's memory writes queue there).
 Taking the lock at the end of the transaction keeps it held for one statement and the commit only.
 
 A cache asks ``refresh()`` before it trusts itself. At most once per ``interval_s`` that is one indexed
@@ -28,8 +31,10 @@ import inspect
 import os
 import secrets
 import time
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 
+from memory.store.schema_tables import CHANGE_PARTS
 from memory.store.sql import SqlDatabase
 
 # Longest time between two reads of the versions, in seconds: a cache is at most this stale after
@@ -40,6 +45,9 @@ KEEP_CHANGES = 10_000
 PRUNE_EVERY = 1_000
 
 KINDS = ("memories", "vectors", "session", "scratchpad")
+# The parts keys are hashed into: every part's clock row exists (schema version 20); a test may put
+# every key in one part.
+PARTS = CHANGE_PARTS
 
 # Told (key, rows added minus removed) of a change; key None: anything of the kind may have changed.
 Listener = Callable[[str | None, int], Awaitable[None] | None]
@@ -59,7 +67,7 @@ class ChangeFeed:
         self.writer = f"tierclaw-{os.getpid()}-{secrets.token_hex(4)}"  # this open store's changes
         self.interval_s = interval_s
         self.clock = clock  # monotonic seconds (a test hands a clock it moves itself)
-        self._seen = 0  # the clock's version at the last read
+        self._seen: dict[int, int] = {}  # each part's clock version at the last read
         self._read_at: float | None = None
         self._listeners: dict[str, list[Listener]] = {kind: [] for kind in KINDS}
         self._pending: dict[tuple[str, str], int] = {}
@@ -68,12 +76,14 @@ class ChangeFeed:
 
     @property
     def seen(self) -> int:
-        """The version of the last read: every other writer's change up to it has been told."""
-        return self._seen
+        """The versions of the last read, summed over the parts (a transaction of one part adds one):
+        every other writer's change up to them has been told."""
+        return sum(self._seen.values())
 
     async def load(self) -> None:
         """Start from the database's version now (at open: the caches are empty, nothing to drop)."""
-        self._seen = await self._db.scalar("SELECT version FROM change_clock")
+        rows = await self._db.read("SELECT part, version FROM change_clocks")
+        self._seen = {int(part): int(version) for part, version in rows}
         self._read_at = self.clock()
 
     def listen(self, kind: str, listener: Listener) -> None:
@@ -103,17 +113,30 @@ class ChangeFeed:
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
-        # RETURNING the new value: ``insert`` hands back the first column of the one row.
-        version = await self._db.insert("UPDATE change_clock SET version = version + 1 RETURNING version")
-        if version is None:
-            raise RuntimeError("the change clock row is missing")
+        by_part: dict[int, list[tuple[str, str, int]]] = {}
+        for (kind, key), delta in pending.items():
+            by_part.setdefault(part_of(key), []).append((kind, key, delta))
+        rows: list[tuple[int, int, str, str, str, int]] = []
+        for part in sorted(by_part):  # one order for every writer: two never wait for each other in a cycle
+            # RETURNING the new value: ``insert`` hands back the first column of the one row.
+            version = await self._db.insert(
+                "UPDATE change_clocks SET version = version + 1 WHERE part = ? RETURNING version", (part,)
+            )
+            if version is None:
+                raise RuntimeError(f"the change clock of part {part} is missing")
+            rows += [(part, version, kind, key, self.writer, delta) for kind, key, delta in by_part[part]]
+            if version % PRUNE_EVERY == 0 and version > KEEP_CHANGES:
+                await self._db.write(
+                    "DELETE FROM changes WHERE part = ? AND version <= ?", (part, version - KEEP_CHANGES)
+                )
+                await self._db.write(
+                    "UPDATE change_clocks SET pruned_through = ? WHERE part = ?",
+                    (version - KEEP_CHANGES, part),
+                )
         await self._db.write_many(
-            "INSERT INTO changes (version, kind, key, writer, rows_delta) VALUES (?, ?, ?, ?, ?)",
-            [(version, kind, key, self.writer, delta) for (kind, key), delta in pending.items()],
+            "INSERT INTO changes (part, version, kind, key, writer, rows_delta) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
         )
-        if version % PRUNE_EVERY == 0 and version > KEEP_CHANGES:
-            await self._db.write("DELETE FROM changes WHERE version <= ?", (version - KEEP_CHANGES,))
-            await self._db.write("UPDATE change_clock SET pruned_through = ?", (version - KEEP_CHANGES,))
 
     def rolled_back(self) -> None:
         """The transaction did not commit: its bumps are void."""
@@ -129,28 +152,37 @@ class ChangeFeed:
             return
         self._read_at = now
         self.reads += 1
+        parts = sorted(self._seen)
+        after = f"CASE k.part {' '.join('WHEN ? THEN ?' for _ in parts)} ELSE 0 END" if parts else "0"
         rows = await self._db.read(
-            "SELECT k.version, k.pruned_through, c.kind, c.key, c.rows_delta FROM change_clock k "
-            "LEFT JOIN changes c ON c.version > ? AND c.writer <> ?",
-            (self._seen, self.writer),
+            "SELECT k.part, k.version, k.pruned_through, c.kind, c.key, c.rows_delta FROM change_clocks k "
+            f"LEFT JOIN changes c ON c.part = k.part AND c.version > {after} "
+            "AND c.writer <> ?",
+            [*(v for p in parts for v in (p, self._seen[p])), self.writer],
         )
         if not rows:
             return
-        version, pruned_through = int(rows[0][0]), int(rows[0][1])
-        if self._seen < pruned_through:  # what changed in between is gone: assume everything did
+        clocks = {int(r[0]): (int(r[1]), int(r[2])) for r in rows}
+        if any(self._seen.get(p, 0) < pruned for p, (_, pruned) in clocks.items()):
+            # what changed in between is gone: assume everything did
             for kind in KINDS:
                 await self._tell(kind, None, 0)
         else:
-            for _, _, kind, key, delta in rows:
+            for _, _, _, kind, key, delta in rows:
                 if kind is not None:
                     await self._tell(str(kind), str(key), int(delta))
-        self._seen = max(self._seen, version)
+        self._seen = {p: max(self._seen.get(p, 0), v) for p, (v, _) in clocks.items()}
 
     async def _tell(self, kind: str, key: str | None, rows_delta: int) -> None:
         for listener in self._listeners.get(kind, ()):
             result = listener(key, rows_delta)
             if inspect.isawaitable(result):
                 await result
+
+
+def part_of(key: str) -> int:
+    """The part of the change clock a key's changes go to: the same for every process."""
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % PARTS
 
 
 def _checked(kind: str) -> str:

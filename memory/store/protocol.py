@@ -98,6 +98,7 @@ class SearchAPI(Protocol):
     indexed_rows: int
 
     async def document_frequencies(self, terms: tuple[str, ...]) -> dict[str, int]: ...
+    async def fold_terms(self) -> None: ...
     async def matches(
         self,
         owner: str,

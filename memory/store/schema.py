@@ -104,6 +104,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "changes_own": "",
         "touches_own": "",
         "attachments_own": _ATTACHMENTS_FTS,
+        "terms_own": "",
     },
 )
 

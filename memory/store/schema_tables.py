@@ -42,8 +42,8 @@ vectors keyed by SHA-256 of the exact text + model key, with the dimension store
 each was last used (for eviction). 5 adds the durable ``inbox``; 6 ``conversation_turns``, every turn
 kept and searchable (9: with a vector); 7 makes daily events episodes; 8 adds ``scratchpads``; then
 ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``, ``_CHANGES``, ``_CHAT_HOLDS``,
-``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``), ``_REPLY_HANDLES`` and ``_FENCING``,
-each said below.
+``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``), ``_REPLY_HANDLES``, ``_FENCING`` and
+``_HOT_ROWS``, each said below.
 """
 
 from __future__ import annotations
@@ -416,6 +416,40 @@ DROP INDEX idx_inbox_unanswered;
 CREATE INDEX idx_inbox_unanswered ON inbox(channel, chat_id, platform_seq, id) WHERE answered_at IS NULL;
 """
 
+# The rows every replica's writes updated go (issue 38, item 5; docs/scale-out.md, "Scale on paper"). The one
+# change-clock row, locked by every cache-changing transaction from its end to its commit, becomes
+# ``CHANGE_PARTS`` rows: a key's changes go to the clock of its part (``changes.part_of``: a hash of the
+# owner or chat), so only writes of keys in the same part wait for each other's commits. The change rows
+# kept so far are dropped with the old clock (a process opening this version starts from the new clocks).
+# PostgreSQL's ``memory_terms`` (the term counts bm25 reads) stops being updated by every memory written:
+# the trigger appends to ``memory_term_deltas`` instead, folded into ``memory_terms`` now and then
+# (``postgres/search.py``), so writers of different owners no longer lock shared term rows.
+CHANGE_PARTS = 16
+_HOT_ROWS = (
+    """
+DROP TABLE changes;
+DROP TABLE change_clock;
+CREATE TABLE change_clocks (
+    part           INTEGER PRIMARY KEY,
+    version        {BIGINT} NOT NULL,
+    pruned_through {BIGINT} NOT NULL
+);
+INSERT INTO change_clocks VALUES """
+    + ", ".join(f"({p}, 0, 0)" for p in range(CHANGE_PARTS))
+    + """;
+CREATE TABLE changes (
+    part       INTEGER NOT NULL,
+    version    {BIGINT} NOT NULL,
+    kind       {TEXT} NOT NULL,
+    key        {TEXT} NOT NULL,
+    writer     {TEXT} NOT NULL,
+    rows_delta INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (part, version, kind, key)
+){WITHOUT_ROWID};
+{terms_own}
+"""
+)
+
 TEMPLATES: tuple[str, ...] = (
     _V1,
     _V2,
@@ -436,6 +470,7 @@ TEMPLATES: tuple[str, ...] = (
     REMINDERS,
     _REPLY_HANDLES,
     _FENCING,
+    _HOT_ROWS,
 )
 SCHEMA_VERSION = len(TEMPLATES)
 

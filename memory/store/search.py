@@ -74,6 +74,9 @@ class TermIndex:
         else:
             self.indexed_rows += rows_delta
 
+    async def fold_terms(self) -> None:
+        """Nothing to fold: FTS5 keeps its own vocabulary (PostgreSQL folds its term deltas here)."""
+
     async def document_frequencies(self, terms: tuple[str, ...]) -> dict[str, int]:
         """How many memories (all owners) contain each term; 0 for a term none has."""
         if abs(self.indexed_rows - self._df_cache_rows) > max(50, self._df_cache_rows // 20):

@@ -54,9 +54,11 @@ class SqlDatabase(Protocol):
 
 # Transaction-scoped advisory locks (PostgreSQL), two-int keys ``(space, hashtext(name))`` so they never meet
 # the single-key locks (migrations, the poller's singleton): a chat's intake against its claims and
-# release (``inbox.py``, ``chat_holds.py``), and one owner's memory writes (``memories.py``).
+# release (``inbox.py``, ``chat_holds.py``), one owner's memory writes (``memories.py``), and the fold of
+# the term counts (``postgres/search.py``: one process folds at a time, the others skip it).
 CHAT_LOCKS = 0x7463_0001
 OWNER_LOCKS = 0x7463_0002
+TERM_FOLD_LOCK = 0x7463_0003
 
 
 def store_clock(kind: str) -> str:

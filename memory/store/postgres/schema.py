@@ -11,8 +11,9 @@ What PostgreSQL alone has, each for a reason:
   (``array_to_tsvector``: no parser, no stemming, the ``simple`` behaviour without its token rules),
   ``search_len`` their count (bm25's document length); a trigger keeps both, a GIN index serves ``@@``
   (SQLite: an FTS5 table and its triggers);
-- ``memory_terms``: how many memories hold each term, kept by a trigger (FTS5's vocabulary table): a
-  document frequency is one index lookup instead of counting matches;
+- ``memory_terms``: how many memories hold each term (FTS5's vocabulary table): a document frequency is
+  an index lookup instead of counting matches; since version 20 the trigger appends to
+  ``memory_term_deltas``, folded in now and then (``_TERMS``), so writers share no row;
 - ``idx_memories_superseded``: what a memory superseded, found without a scan;
 - ``tierclaw_changes`` (versions 1 to 12): a per-writer counter bumped by a trigger on memories; replaced
   in ``_CHANGES`` by the change versions both stores keep (``memory/store/changes.py``);
@@ -135,6 +136,29 @@ CREATE TRIGGER attachments_index BEFORE INSERT OR UPDATE OF search_text ON attac
     FOR EACH ROW EXECUTE FUNCTION tierclaw_index_text();
 """
 
+# Version 20: the term counts without shared hot rows. Every memory written used to upsert one
+# ``memory_terms`` row per term, held until its transaction committed; extractions of different owners on
+# different replicas then waited for each other on common terms and deadlocked (two transactions taking
+# two terms in opposite orders across their rows: ``bench/db_contention.py``, a third of the batches of
+# three replicas). The trigger now only appends (term, ±1) rows, which lock nothing another writer needs;
+# a document frequency is ``memory_terms`` plus the deltas not folded in yet (``postgres/search.py``).
+_TERMS = """
+CREATE TABLE memory_term_deltas (term TEXT COLLATE "C" NOT NULL, docs INTEGER NOT NULL);
+CREATE INDEX idx_memory_term_deltas ON memory_term_deltas(term);
+CREATE OR REPLACE FUNCTION tierclaw_count_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        INSERT INTO memory_term_deltas (term, docs)
+            SELECT t, -1 FROM unnest(tsvector_to_array(OLD.search_tsv)) AS t;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO memory_term_deltas (term, docs)
+            SELECT t, 1 FROM unnest(tsvector_to_array(NEW.search_tsv)) AS t;
+    END IF;
+    RETURN NULL;
+END $$;
+"""
+
 MIGRATIONS: tuple[str, ...] = render(
     POSTGRES,
     {
@@ -147,6 +171,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "changes_own": _CHANGES,
         "touches_own": _TOUCHES,
         "attachments_own": _ATTACHMENTS,
+        "terms_own": _TERMS,
     },
 )
 

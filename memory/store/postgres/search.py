@@ -3,29 +3,54 @@
 Candidates come from the GIN index on ``search_tsv``; their ``text_score`` is bm25 as FTS5 computes it
 (``fulltext.py``), so retrieval ranks them exactly as it ranks SQLite's. Document frequencies are cached
 the same way as on SQLite (reused until the index grew or shrank by a few percent; a written text's terms
-are dropped at once).
+are dropped at once). They are ``memory_terms`` plus the deltas the memories' trigger appended since the
+last fold (``fold_terms``, after memory writes): writers never lock a shared term row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import time
+from collections.abc import Callable, Sequence
 
+from memory.store.errors import is_database_error
 from memory.store.postgres.fulltext import Statistics, TableSize, all_of, any_of, bm25, bm25_join, ranked
 from memory.store.search import Candidate
-from memory.store.sql import SqlDatabase, marks
+from memory.store.sql import TERM_FOLD_LOCK, SqlDatabase, marks
 
 _CANDIDATE_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, created_at, last_accessed, search_text"
 )
 _COLUMNS_M = ", ".join(f"m.{c.strip()}" for c in _CANDIDATE_COLUMNS.split(","))
 _SEARCH_TEXT = 10  # position of search_text in a candidate row
+# A document frequency: the folded count plus the deltas written since (schema version 20, ``_TERMS``).
+# With each term, how many rows were summed: a term whose deltas piled up (a burst of writes and no write
+# after it to fold them, a writer that died) has the reader fold them (``FOLD_ROWS``).
+_FREQUENCIES = (
+    "SELECT term, SUM(docs), COUNT(*) FROM (SELECT term, docs FROM memory_terms WHERE term = ANY(?) "
+    "UNION ALL SELECT term, docs FROM memory_term_deltas WHERE term = ANY(?)) AS t GROUP BY term"
+)
+FOLD_ROWS = 32
+# Folding the deltas into ``memory_terms``: one statement, by one process at a time (the others skip it
+# rather than wait: the next fold takes what they would have); the upsert in term order.
+_FOLD = (
+    "WITH go AS (SELECT pg_try_advisory_xact_lock(?, 0) AS got), "
+    "gone AS (DELETE FROM memory_term_deltas WHERE (SELECT got FROM go) RETURNING term, docs), "
+    "summed AS (SELECT term, SUM(docs) AS docs FROM gone GROUP BY term) "
+    "INSERT INTO memory_terms (term, docs) SELECT term, docs FROM summed ORDER BY term "
+    "ON CONFLICT (term) DO UPDATE SET docs = memory_terms.docs + EXCLUDED.docs"
+)
+FOLD_EVERY_S = 2.0  # a process folds at most this often, after its own memory writes
+log = logging.getLogger(__name__)
 
 
 class PostgresTermIndex:
     """Term statistics of the memory index, and the candidate queries."""
 
-    def __init__(self, db: SqlDatabase) -> None:
+    def __init__(self, db: SqlDatabase, clock: Callable[[], float] = time.monotonic) -> None:
         self._db = db
+        self._clock = clock
+        self._folded_at: float | None = None
         self._size = TableSize(db, "memories")
         self._indexed_rows = 0
         self._df_cache: dict[str, int] = {}
@@ -75,9 +100,29 @@ class PostgresTermIndex:
             self._df_cache_rows = self.indexed_rows
         missing = [t for t in dict.fromkeys(terms) if t not in self._df_cache]
         if missing:
-            rows = await self._db.read("SELECT term, docs FROM memory_terms WHERE term = ANY(?)", [missing])
-            self._df_cache.update(dict.fromkeys(missing, 0) | {str(t): int(d) for t, d in rows})
+            rows = await self._db.read(_FREQUENCIES, [missing, missing])
+            self._df_cache.update(dict.fromkeys(missing, 0) | {str(t): int(d) for t, d, _ in rows})
+            if any(int(n) > FOLD_ROWS for _, _, n in rows):
+                await self.fold_terms()
         return {t: self._df_cache[t] for t in terms}
+
+    async def fold_terms(self) -> None:
+        """Fold the term deltas memory writes appended into ``memory_terms`` (at most every
+        ``FOLD_EVERY_S`` in this process; after a write's commit, or when a read summed many deltas of a
+        term — never inside a transaction).
+        A failure is logged and left to the next fold: the frequencies read stay right meanwhile."""
+        now = self._clock()
+        if self._db.in_transaction():  # its locks would be held to that transaction's end: later
+            return
+        if self._folded_at is not None and now - self._folded_at < FOLD_EVERY_S:
+            return
+        self._folded_at = now
+        try:
+            await self._db.write(_FOLD, (TERM_FOLD_LOCK,))
+        except Exception as exc:
+            if not is_database_error(exc):
+                raise
+            log.info("[memory] term counts not folded this time: %s", type(exc).__name__)
 
     async def _statistics(self, terms: Sequence[str]) -> Statistics:
         if self._written_tokens is not None:  # an edit changed a row's length: read the size again
