@@ -28,7 +28,7 @@ from memory.model.quick_extract import MIN_MEANINGFUL_CHARS, split_sentences
 from memory.records import GLOBAL_PROJECT, PROFILE_TOPIC, Episode, Event, Fact, Memory
 from memory.text.dedup import norm_key
 
-OFFLINE_LABEL = "offline (rule-based, no API key)"
+OFFLINE_LABEL = "offline (no API key: a small local model keeps plain facts)"
 SUMMARY_MAX_CHARS = 200
 PROFILE_MAX_ENTRIES = 100
 # Tier 2 categories that belong in the core profile (never-decaying facts: docs/architecture.md, "Tiers").
@@ -37,7 +37,8 @@ COMPRESSION_SOURCE = "compression"
 
 
 class OfflineMemoryModel:
-    """The rule-based ``MemoryModel`` (``memory/model.py``): deterministic, offline, never fails."""
+    """The no-key ``MemoryModel`` (``memory/model/protocol.py``): the shared ``FactKeeper`` (learned head or
+    keyword fallback); deterministic, offline, never fails."""
 
     def __init__(
         self, known_projects: frozenset[str] = frozenset(), keeper: FactKeeper | None = None

@@ -1,4 +1,4 @@
-"""The offline stand-ins: the rule-based memory model and the labelled offline chat model."""
+"""The offline stand-ins: the no-key memory model and the labelled offline chat model."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def _retrieved(content: str) -> Retrieved:
 def test_both_satisfy_their_protocols() -> None:
     memory_model: MemoryModel = OfflineMemoryModel()
     chat_model: ChatModel = OfflineChatModel()
-    assert memory_model.label == "offline (rule-based, no API key)"
+    assert memory_model.label == "offline (no API key: a small local model keeps plain facts)"
     assert chat_model.label == "offline (no API key)"
 
 
