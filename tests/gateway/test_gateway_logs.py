@@ -123,7 +123,9 @@ async def test_feishu_websocket_outage_is_one_line_going_and_one_back_without_la
     with caplog.at_level(logging.INFO):
         await channel.start(deliver)
         try:
-            feishu.refuse_connections(3.0)
+            feishu.refuse_connections()  # until told: lark must meet the refusal, however slow it is
+            await until(lambda: "lost the Feishu websocket" in caplog.text, "the outage line")
+            feishu.accept_connections()
             await until(lambda: "reconnected to the Feishu websocket" in caplog.text, "the recovery line")
             await until(lambda: bool(feishu.open_connections()), "a new connection")
         finally:
