@@ -27,12 +27,13 @@ from localservers.feishu_server import FeishuStub
 from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 KEY = "sk-gateway-log-secret-0000"
 
 
 async def until(predicate: Callable[[], bool], what: str, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PROCESS_CEILING
     while not predicate():
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"the gateway exited ({proc.returncode}) while waiting for {what}")
