@@ -189,7 +189,7 @@ async def test_a_runtime_answers_at_start_only_what_its_own_channels_can_answer(
     runtime = await Runtime.open(load_config(tmp_path / "config.json", env={}), [console])
     try:
         await runtime.start(schedule=False)
-        await asyncio.wait_for(runtime.loop.drain(), 20)
+        await asyncio.wait_for(runtime.loop.drain(), 60)
         waiting = await DurableInbox(runtime.engine.store).unanswered()
     finally:
         await runtime.close()
