@@ -147,6 +147,7 @@ class FeishuStub:
         self.cardkit = CardKit(self._lock)
         self._changed = threading.Condition(self._lock)
         self._http: _Server | None = None
+        self._refused_port: int | None = None  # the HTTP API's port while refuse_connections() holds it
         self._ws: Server | None = None
         self._threads: list[threading.Thread] = []
         self._connections: list[ServerConnection] = []
@@ -182,21 +183,34 @@ class FeishuStub:
             thread.join(timeout=5)
         self._threads.clear()
 
-    def refuse_connections(self, seconds: float) -> None:
+    def refuse_connections(self, seconds: float | None = None) -> None:
         """As if Feishu went away: stop the HTTP API (connections are refused) and drop the websocket
-        connections now; listen on the same port again after ``seconds``."""
+        connections now; listen on the same port again after ``seconds`` — or, with ``None``, only when
+        ``accept_connections()`` is called, so a test can first wait to see the client meet the outage
+        (a fixed window a slow client may never try inside)."""
         assert self._http is not None, "FeishuStub is not started"
-        port = self._http.server_address[1]
+        self._refused_port = self._http.server_address[1]
         self._http.shutdown()
         self._http.server_close()
         self.drop_connections()
+        if seconds is None:
+            return
 
         def reopen() -> None:
             if not self._stopping.wait(seconds):
-                self._http = _Server(self, port)
-                self._http.serve_forever(poll_interval=0.05)
+                self.accept_connections()
 
         thread = threading.Thread(target=reopen, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def accept_connections(self) -> None:
+        """End a ``refuse_connections`` outage now: the HTTP API listens on its port again."""
+        port, self._refused_port = self._refused_port, None
+        if port is None or self._stopping.is_set():
+            return
+        server = self._http = _Server(self, port)
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         thread.start()
         self._threads.append(thread)
 

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from localservers import postgres_cluster as throwaway_pg
 from localservers.feishu_server import FeishuStub
@@ -17,6 +18,12 @@ from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
 from tests.support.stub_clients import close_clients
+
+# Hypothesis fails an example that runs over 200 ms (its ``deadline``) and a test whose data takes long to
+# generate (``too_slow``): wall-clock limits that a loaded machine breaks and no test here means to assert
+# (tests/README.md). Loaded before any test module, so every ``@settings`` builds on it.
+settings.register_profile("tierclaw", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("tierclaw")
 
 
 @pytest.fixture(autouse=True)

@@ -199,6 +199,9 @@ class ReminderDelivery:
                 row.id,
             )
             return
+        me = asyncio.current_task()
+        if me is not None and me.cancelling():  # stopping: a cancel the fence's pool wait swallowed (3.11)
+            raise asyncio.CancelledError
         keeper = asyncio.create_task(self._keep_claim(row))
         try:
             channel = self.channels[row.channel]

@@ -28,6 +28,7 @@ from bench.datasets import (
 )
 from bench.gate_set import build_gate, dailydialog_negatives, lccc_negatives, normalise_dailydialog
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 PROJECT_ROOT = REPO
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
@@ -479,7 +480,7 @@ def test_missing_input_exits_1_with_one_line(tmp_path: Path, args: list[str], mi
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PROCESS_CEILING,
         check=False,
     )
     assert result.returncode == 1

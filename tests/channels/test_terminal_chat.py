@@ -31,7 +31,7 @@ from channels.console import CANCELLED, ConsoleChannel
 from channels.terminal_ui import keep_line_breaks
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
-from tests.support.waiting import until
+from tests.support.waiting import PROCESS_CEILING, until
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 UP = "\x1b[A"
@@ -200,7 +200,7 @@ class Pty:
         """The output without terminal control sequences (colours, cursor moves)."""
         return ANSI.sub("", self.output)
 
-    def read_until(self, text: str, timeout: float = 60.0) -> None:
+    def read_until(self, text: str, timeout: float = PROCESS_CEILING) -> None:
         """Read until ``text`` is written after what earlier calls matched (a control sequence as is,
         other text as seen on screen, without colours and cursor moves)."""
         end = time.monotonic() + timeout
@@ -261,7 +261,7 @@ def test_tierclaw_chat_on_a_terminal(tmp_path: Path) -> None:
             chat.read_until(PROMPT_READY)
             chat.type("What is the slowest animal?\r")
             chat.read_until("thinking")
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + PROCESS_CEILING
             while not stub.chat_requests() and time.monotonic() < deadline:  # the model is being asked
                 time.sleep(0.05)
             assert stub.chat_requests(), "the question never reached the model"
@@ -274,7 +274,7 @@ def test_tierclaw_chat_on_a_terminal(tmp_path: Path) -> None:
             # a Ctrl-D would end that buffer instead (Ctrl-D is covered in-process above).
             chat.type("/quit\r")
             chat.read_until("saving memories")
-            assert chat.process.wait(timeout=30) == 0
+            assert chat.process.wait(timeout=PROCESS_CEILING) == 0
         finally:
             chat.close()
     assert "too slow" not in chat.visible
@@ -326,7 +326,7 @@ def test_a_streamed_reply_shows_its_words_as_they_come_then_rendered(tmp_path: P
             chat.read_until("First half of the answer, then the rest.")  # then rendered, whole
             chat.type("/quit\r")
             chat.read_until("saving memories")
-            assert chat.process.wait(timeout=30) == 0
+            assert chat.process.wait(timeout=PROCESS_CEILING) == 0
         finally:
             go_on.set()
             chat.close()

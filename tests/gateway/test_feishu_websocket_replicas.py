@@ -15,6 +15,7 @@ from pathlib import Path
 from localservers.feishu_server import FeishuStub, message_event
 from localservers.openai_server import OpenAIStub
 from tests.support.gateway_process import start_gateway
+from tests.support.waiting import PROCESS_CEILING
 
 SECRET = "app-secret-ws-Rk4"
 TOKEN = "verify-token-ws-Pz7"
@@ -50,7 +51,7 @@ def _config(tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, database_url:
 
 
 async def _two_connections(feishu: FeishuStub, procs: list[subprocess.Popen], logs: list[Path]) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + PROCESS_CEILING
     while len(feishu.open_connections()) < 2:
         for proc, log in zip(procs, logs, strict=True):
             if proc.poll() is not None:

@@ -27,12 +27,13 @@ from localservers.feishu_server import FeishuStub
 from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 KEY = "sk-gateway-log-secret-0000"
 
 
 async def until(predicate: Callable[[], bool], what: str, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PROCESS_CEILING
     while not predicate():
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"the gateway exited ({proc.returncode}) while waiting for {what}")
@@ -123,7 +124,9 @@ async def test_feishu_websocket_outage_is_one_line_going_and_one_back_without_la
     with caplog.at_level(logging.INFO):
         await channel.start(deliver)
         try:
-            feishu.refuse_connections(3.0)
+            feishu.refuse_connections()  # until told: lark must meet the refusal, however slow it is
+            await until(lambda: "lost the Feishu websocket" in caplog.text, "the outage line")
+            feishu.accept_connections()
             await until(lambda: "reconnected to the Feishu websocket" in caplog.text, "the recovery line")
             await until(lambda: bool(feishu.open_connections()), "a new connection")
         finally:

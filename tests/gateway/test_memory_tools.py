@@ -193,7 +193,11 @@ async def test_one_log_line_per_call_without_content(
     assert "peanuts" not in lines[0]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     name=st.sampled_from(
         ["memory_search", "memory_get", "memory_save", "memory_forget", "conversation_search"]

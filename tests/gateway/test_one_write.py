@@ -91,7 +91,7 @@ async def test_killed_while_the_model_answers_nothing_is_half_written_and_the_re
         slow["on"] = False
         proc = start_gateway(path, tmp_path, log)
         try:
-            await wait_until(lambda: len(tg.sent()) >= 1, proc, "the reply", timeout=120)
+            await wait_until(lambda: len(tg.sent()) >= 1, proc, "the reply")
         finally:
             proc.terminate()
             proc.wait(30)

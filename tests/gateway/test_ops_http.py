@@ -92,7 +92,7 @@ async def test_ready_only_between_start_and_stop_and_metrics_count_the_messages(
             assert channel.deliver is not None
             await channel.deliver(InboundMessage("test", "c1", "u1", "hello there", message_id="m1"))
             await channel.deliver(InboundMessage("test", "c1", "u1", "and again", message_id="m2"))
-            await asyncio.wait_for(runtime.loop.drain(), 20)
+            await asyncio.wait_for(runtime.loop.drain(), 60)
 
             status, content_type, text = await _get(ops.url + "/metrics")
             assert status == 200 and content_type.startswith("text/plain")

@@ -24,6 +24,7 @@ from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -57,7 +58,7 @@ def _write_config(tmp_path: Path, tg: TelegramStub, model: OpenAIStub) -> Path:
 
 
 async def _until_polling(tg: TelegramStub, proc: subprocess.Popen, log: Path, after: int = 0) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PROCESS_CEILING
     while len(tg.requests("getUpdates")) <= after:
         if proc.poll() is not None:
             raise AssertionError(f"the gateway exited ({proc.returncode}): {log.read_text()}")
@@ -82,7 +83,7 @@ async def test_a_second_gateway_on_the_same_file_is_refused_and_a_killed_one_lea
             env=_env(tmp_path),
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=PROCESS_CEILING,
         )
         assert second.returncode == 2
         assert second.stderr.splitlines() == [
@@ -98,7 +99,7 @@ async def test_a_second_gateway_on_the_same_file_is_refused_and_a_killed_one_lea
             env=_env(tmp_path),
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=PROCESS_CEILING,
         )
         assert stats.returncode == 0, stats.stderr
         assert json.loads(stats.stdout)["database"] == str(database)
@@ -111,7 +112,7 @@ async def test_a_second_gateway_on_the_same_file_is_refused_and_a_killed_one_lea
             input="hello from the terminal\n",
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=PROCESS_CEILING,
         )
         assert chat.returncode == 0, chat.stderr
         assert "stub reply: hello from the terminal" in chat.stdout
@@ -188,7 +189,7 @@ async def test_a_runtime_answers_at_start_only_what_its_own_channels_can_answer(
     runtime = await Runtime.open(load_config(tmp_path / "config.json", env={}), [console])
     try:
         await runtime.start(schedule=False)
-        await asyncio.wait_for(runtime.loop.drain(), 20)
+        await asyncio.wait_for(runtime.loop.drain(), 60)
         waiting = await DurableInbox(runtime.engine.store).unanswered()
     finally:
         await runtime.close()

@@ -14,6 +14,7 @@ from gateway.process_lock import gateway_running
 from localservers.openai_server import OpenAIStub
 from localservers.telegram_server import TelegramStub
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -51,7 +52,7 @@ def _start(config: Path, home: Path, log: Path) -> subprocess.Popen:
 
 
 def _until_ready(proc: subprocess.Popen, log: Path) -> str:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + PROCESS_CEILING
     while True:
         for line in log.read_text(encoding="utf-8").splitlines():
             if "[gateway] ready: " in line:

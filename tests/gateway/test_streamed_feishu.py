@@ -111,7 +111,7 @@ def card_calls(feishu: FeishuStub, what: str) -> list:
 
 async def assistant_turns(runtime: Runtime, chat_key: str) -> list[str]:
     """The chat's assistant turns in history, once every reply of the loop is sent."""
-    async with asyncio.timeout(20):
+    async with asyncio.timeout(60):
         while runtime.loop.pending:
             await asyncio.sleep(0.02)
     return [c for role, c in await runtime.assistant.sessions.history(chat_key, 50) if role == "assistant"]

@@ -109,7 +109,7 @@ def model() -> OpenAIStub:
 
 async def assistant_turns(runtime: Runtime, chat_key: str) -> list[str]:
     """The chat's assistant turns in history, once every reply of the loop is sent."""
-    async with asyncio.timeout(20):
+    async with asyncio.timeout(60):
         while runtime.loop.pending:
             await asyncio.sleep(0.02)
     history = await runtime.assistant.sessions.history(chat_key, 50)
@@ -270,7 +270,7 @@ async def test_a_rate_limited_edit_pauses_the_chat_and_the_final_text_waits_it_o
         go_on.set()
         message_id = first.result["message_id"]
         await tg.wait_until(
-            lambda: "noon." in tg.writes.reply_of(GROUP, message_id), what="final", timeout=20
+            lambda: "noon." in tg.writes.reply_of(GROUP, message_id), what="final", timeout=60
         )
         turns = await assistant_turns(runtime, f"telegram:{GROUP}")
     (refused, *later) = tg.requests("editMessageText")

@@ -37,7 +37,9 @@ POISON = st.lists(
     st.one_of(st.characters(exclude_categories=()), st.sampled_from(AWKWARD)), min_size=1, max_size=10
 ).map("".join)
 EXAMPLES = settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.waiting import PROCESS_CEILING
+
 
 def _run_server(kind: str) -> tuple[subprocess.Popen[str], str, str]:
     """Start the server; returns (process, base URL, the rest of what it printed before Ctrl-C hint)."""
@@ -37,7 +39,7 @@ def _run_server(kind: str) -> tuple[subprocess.Popen[str], str, str]:
 
 def _stop(proc: subprocess.Popen[str]) -> int:
     proc.terminate()
-    return proc.wait(timeout=60)  # a ceiling: under load a server takes seconds to stop
+    return proc.wait(timeout=PROCESS_CEILING)  # a ceiling: under load a server takes seconds to stop
 
 
 @pytest.mark.parametrize(
@@ -71,7 +73,7 @@ def test_each_server_starts_by_hand_prints_its_config_and_answers(kind: str, pat
         else:
             assert config["provider"]["baseUrl"] == url
             request = urllib.request.Request(url + path)
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=PROCESS_CEILING) as response:
             assert response.status == 200
             assert check(json.loads(response.read()))
     finally:
@@ -91,7 +93,7 @@ class Lines:
             self._queue.put(line)
         self._queue.put(None)
 
-    def until(self, marker: str, timeout: float = 90.0) -> str:
+    def until(self, marker: str, timeout: float = PROCESS_CEILING) -> str:
         """The first line (from here on) that holds ``marker``."""
         deadline = time.monotonic() + timeout
         while (left := deadline - time.monotonic()) > 0:
@@ -146,13 +148,13 @@ def test_the_readme_s_two_commands_run_a_gateway_with_memory_apart_from_yours(tm
         request = urllib.request.Request(
             url + "/local/say", data=b'{"text": "what is my dog called?"}', method="POST"
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=PROCESS_CEILING) as response:
             assert json.loads(response.read())["code"] == 0
         assert heard.until("bot>") and "My dog is called Biscuit" in heard.until("Biscuit")
     finally:
         for proc in reversed(procs):
             proc.terminate()
-            proc.wait(timeout=60)
+            proc.wait(timeout=PROCESS_CEILING)
     assert gateway.returncode == 0
     assert (tmp_path / "tierclaw-local-data" / "memory.db").exists()
     assert not (tmp_path / ".tierclaw" / "data" / "memory.db").exists()  # the person's own memory untouched
@@ -204,7 +206,7 @@ def test_help_is_plain_text() -> None:
         [sys.executable, "-m", "localservers", "--help"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PROCESS_CEILING,
         check=True,
     )
     assert "``" not in done.stdout and ":mod:" not in done.stdout  # no reStructuredText markup (issue 37)

@@ -12,12 +12,13 @@ from localservers.feishu_server import FeishuStub
 from localservers.openai_audio import describe_image, heard_in_wav
 from localservers.sample_media import described_png, speech_wav
 from localservers.telegram_server import TelegramStub
+from tests.support.waiting import PROCESS_CEILING
 
 
 def post(url: str, body: dict) -> tuple[int, dict]:
     request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=PROCESS_CEILING) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())

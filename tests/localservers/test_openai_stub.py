@@ -244,7 +244,7 @@ async def test_reset_forgets_requests_and_script() -> None:
 
 async def test_after_stop_the_client_cannot_connect() -> None:
     stub = OpenAIStub().start()
-    client = client_for(stub, timeout=2.0)
+    client = client_for(stub)
     assert await ask(client) == "stub reply: hello"
     stub.stop()
     stub.stop()  # idempotent

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from localservers.round_robin import RoundRobin
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 
 class Backend:
@@ -109,7 +110,7 @@ def test_the_command_line_forwards_and_refuses_a_bad_backend() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PROCESS_CEILING,
     )
     assert bad.returncode == 2
     assert "a backend must be an http(s) URL" in bad.stdout

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 
 def start_gateway(config_path: Path, home: Path, log: Path) -> subprocess.Popen:
@@ -25,7 +26,7 @@ def start_gateway(config_path: Path, home: Path, log: Path) -> subprocess.Popen:
 
 
 async def wait_until(
-    predicate: Callable[[], bool], proc: subprocess.Popen, what: str, timeout: float = 60
+    predicate: Callable[[], bool], proc: subprocess.Popen, what: str, timeout: float = PROCESS_CEILING
 ) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():

@@ -15,8 +15,9 @@ _open: list[openai.AsyncOpenAI] = []
 
 
 def client_for(stub: OpenAIStub, *, api_key: str = "sk-test", **options: object) -> openai.AsyncOpenAI:
-    """A client of ``stub`` (no retries, 5 s timeout unless ``options`` say otherwise)."""
-    settings = {"max_retries": 0, "timeout": 5.0} | options
+    """A client of ``stub`` (no retries; a 30 s timeout, a ceiling for a loaded machine, unless ``options``
+    say otherwise: a test of the timeout itself passes its own)."""
+    settings = {"max_retries": 0, "timeout": 30.0} | options
     client = openai.AsyncOpenAI(base_url=stub.base_url, api_key=api_key, **settings)
     _open.append(client)
     return client

@@ -20,6 +20,7 @@ from memory.engine import MemoryEngine
 from memory.records import Fact
 from memory.vectors.embedding import LOCAL_MODEL_KEY
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 SECRET = "sk-test-abcdefghijkl-9876"
 
@@ -33,7 +34,7 @@ def _run_chat(home: Path, text: str, extra_env: dict[str, str] | None = None) ->
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=PROCESS_CEILING,
         cwd=REPO,
     )
 

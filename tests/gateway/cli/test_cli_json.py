@@ -19,6 +19,7 @@ from gateway.cli.main import build_parser
 from gateway.cli.options import subcommand_parsers
 from memory.engine import MemoryEngine
 from memory.records import Fact
+from tests.support.waiting import PROCESS_CEILING
 
 # Commands that print no data: they hold a conversation or run a service, or only list other commands.
 NOT_DATA = {"chat", "gateway", "memory"}
@@ -149,7 +150,7 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path, argv
     proc.stdout.readline()  # what `head -1` does: read a line, then go away
     proc.stdout.close()
     err = proc.stderr.read().decode()
-    code = proc.wait(timeout=60)
+    code = proc.wait(timeout=PROCESS_CEILING)
     assert err == ""  # no "error: [Errno 32] Broken pipe", no traceback
     # 128 + SIGPIPE, as other tools end when their reader went away; a single write the kernel cut short
     # when the reader left ends as done (export: one write of the whole document)

@@ -23,6 +23,7 @@ from memory.vectors import embedding
 if TYPE_CHECKING:
     from memory.vectors.embedding import EmbeddingSettings
 from tests.support.hash_embedder import HashEmbedder, content
+from tests.support.waiting import PROCESS_CEILING
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 
@@ -234,7 +235,7 @@ def test_cli_reindex_subprocess_with_the_local_model(
         [str(TIERCLAW), "memory", "reindex", "--db", str(db), "--config", str(config)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PROCESS_CEILING,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("embedded 7 memories with local:multilingual-e5-small-q4 in ")

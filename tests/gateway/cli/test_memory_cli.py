@@ -16,6 +16,7 @@ from gateway.cli import main
 from gateway.cli.memory.table import display_width, render_table, truncate
 from memory.engine import MemoryEngine
 from memory.records import Fact
+from tests.support.waiting import PROCESS_CEILING
 
 TIERCLAW = Path(sys.executable).with_name("tierclaw")
 MISSING_DB_HINT = "memory database not found"
@@ -379,7 +380,10 @@ def test_table_widths_are_cjk_aware() -> None:
 def test_subprocess_missing_db(tmp_path: Path) -> None:
     db = tmp_path / "missing.db"
     proc = subprocess.run(
-        [str(TIERCLAW), "memory", "stats", "--db", str(db)], capture_output=True, text=True, timeout=60
+        [str(TIERCLAW), "memory", "stats", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_CEILING,
     )
     assert proc.returncode == 2
     assert MISSING_DB_HINT in proc.stderr and "Traceback" not in proc.stderr

@@ -29,6 +29,7 @@ from gateway.dashboard.server import RunningDashboard
 from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import Episode, Fact
+from tests.support.waiting import PROCESS_CEILING
 
 ALICE, BOB = "telegram:42", "user:bob"
 CHROMIUM_FLAGS = [
@@ -120,14 +121,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         with selectors.DefaultSelector() as sel:
             sel.register(proc.stdout, selectors.EVENT_READ)
-            ready = sel.select(timeout=60)
+            ready = sel.select(timeout=PROCESS_CEILING)
         line = proc.stdout.readline() if ready else ""
         found = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
         assert found, f"no ready URL; stdout {line!r}, stderr {proc.stderr.read() if proc.poll() else ''}"
         yield found.group(1)
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=PROCESS_CEILING)
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.records import Fact
 from tests.support.typed_channel import ChatChannel
+from tests.support.waiting import PROCESS_CEILING
 
 ALICE, BOB = "telegram:42", "user:bob"
 TOKEN = "test-token-0123456789"
@@ -245,7 +246,7 @@ def test_the_command_refuses_a_remote_address_without_the_flag(tmp_path: Path) -
         [sys.executable, "-m", "gateway.cli", "dashboard", "--db", str(db), "--host", "0.0.0.0"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PROCESS_CEILING,
         env={**os.environ, "HOME": str(tmp_path)},
     )
     assert done.returncode == 2
@@ -258,7 +259,7 @@ def test_the_command_refuses_a_missing_database(tmp_path: Path) -> None:
         [sys.executable, "-m", "gateway.cli", "dashboard", "--db", str(tmp_path / "none.db")],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PROCESS_CEILING,
         env={**os.environ, "HOME": str(tmp_path)},
     )
     assert done.returncode == 2 and "no memory database" in done.stderr

@@ -21,6 +21,7 @@ from gateway.config import load_config
 from gateway.dashboard.finding import RECORD_FILE
 from gateway.dashboard.server import RunningDashboard
 from tests.support.typed_channel import ChatChannel
+from tests.support.waiting import PROCESS_CEILING
 
 
 def free_port() -> int:
@@ -68,7 +69,7 @@ async def tierclaw(home: Path, *argv: str) -> tuple[int, str, str]:
         stderr=asyncio.subprocess.PIPE,
         env=env,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=PROCESS_CEILING)
     return proc.returncode or 0, out.decode(), err.decode()
 
 

@@ -31,7 +31,7 @@ async def test_a_chinese_request_is_posted_into_its_chat_once(
     try:
         await runtime.start(schedule=False)
         await feishu.push_event(message_event("提醒我2秒后伸个懒腰", sender="ou_alice", chat_id="oc_chat_1"))
-        await feishu.wait_for(lambda s: any("提醒你" in x.text for x in s.sent), 20)
+        await feishu.wait_for(lambda s: any("提醒你" in x.text for x in s.sent), 60)
         assert any("好的" in x.text and "伸个懒腰" in x.text for x in feishu.sent)
         assert await feishu.wait_for(lambda s: bool(reminders_sent(s)), 30)
         (row,) = await runtime.engine.store.reminders.of_owner(OWNER)

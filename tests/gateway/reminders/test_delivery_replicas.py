@@ -21,6 +21,7 @@ from gateway.reminders.book import ReminderBook
 from gateway.reminders.delivery import DeliverySettings, ReminderDelivery
 from memory.clock import from_db, to_db_fine, utcnow
 from memory.engine import MemoryEngine
+from memory.store.reminders import ReminderRow
 from tests.gateway.reminders.support import add, due_row, until_status
 
 
@@ -31,12 +32,14 @@ class Recording:
 
     def __init__(self, hang: bool = False) -> None:
         self.sent: list[str] = []
+        self.tries = 0  # sends begun, finished or not
         self.hang = hang
 
     async def start(self, deliver: Deliver) -> None:
         pass
 
     async def send(self, message: OutboundMessage) -> None:
+        self.tries += 1
         if self.hang:
             await asyncio.Event().wait()
         self.sent.append(message.text)
@@ -98,7 +101,8 @@ async def test_a_dead_gateways_reminders_are_sent_by_the_other(postgres_url: str
         ]
         first.start()
         await until(lambda: len(first._sending) == 5)  # r0 claimed them all and is stuck sending
-        await first.stop(hand_over=False)  # killed: its claims stay until their lease runs out
+        # killed: its claims stay until their lease runs out (a ceiling: this hung once, see below)
+        await asyncio.wait_for(first.stop(hand_over=False), 60)
         second.start()
         await until(lambda: len(living.sent) == 5)
         assert sorted(living.sent) == [f"⏰ Reminder: note {n}" for n in range(5)] and dying.sent == []
@@ -163,5 +167,39 @@ async def test_stop_ends_the_loop_even_when_a_cancel_was_swallowed_under_it(tmp_
         await until(lambda: delivery.rounds == 1)
         await asyncio.wait_for(delivery.stop(hand_over=False), 30)  # a ceiling: hung before
         assert delivery.rounds == 1  # no round after the cancel
+    finally:
+        await engine.close()
+
+
+class SwallowingFence(ReminderDelivery):
+    """A delivery loop whose fence (the claim extended right before the send) swallows the cancel it gets,
+    as the round above did: the same wait_for, in the same pool."""
+
+    fenced = 0
+
+    async def _extend(self, row: ReminderRow) -> bool:
+        self.fenced += 1
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.Event().wait()
+        return await super()._extend(row)
+
+
+async def test_stop_ends_a_send_whose_fence_swallowed_the_cancel(tmp_path: Path) -> None:
+    # Seen in round 2 of two suites at once: test_a_dead_gateways_reminders_are_sent_by_the_other hung in
+    # ``first.stop`` in both copies, a send task 'cancelling' and inside the channel's never-ending send.
+    engine = await MemoryEngine.open(tmp_path / "memory.db")
+    book = ReminderBook(engine.store, default_zone=ZoneInfo("UTC"))
+    channel = Recording(hang=True)
+    delivery = SwallowingFence(
+        engine, book, {"telegram": channel}, "r0", DeliverySettings(lease=60.0, poll_every=0.2)
+    )
+    try:
+        await add(engine, due_row("telegram:42", "telegram", "42", "stretch", utcnow()))
+        delivery.start()
+        await until(lambda: delivery.fenced == 1)
+        # stop() ends even then (its ceiling's cancel reaches the send), but a stopping gateway must not
+        # begin a send: a real platform would take it, and nothing would mark it.
+        await asyncio.wait_for(delivery.stop(hand_over=False), 60)
+        assert channel.tries == 0
     finally:
         await engine.close()

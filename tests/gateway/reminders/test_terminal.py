@@ -14,6 +14,7 @@ from pathlib import Path
 from memory.engine import MemoryEngine
 from tests.gateway.reminders.support import add, ago, due_row
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 
 def chat(home: Path) -> subprocess.Popen[str]:
@@ -30,7 +31,7 @@ def chat(home: Path) -> subprocess.Popen[str]:
     )
 
 
-def read_until(proc: subprocess.Popen[str], needle: str, timeout: float = 60.0) -> str:
+def read_until(proc: subprocess.Popen[str], needle: str, timeout: float = PROCESS_CEILING) -> str:
     """stdout until a line holding ``needle`` (the chat keeps running)."""
     assert proc.stdout is not None
     seen, deadline = "", time.monotonic() + timeout

