@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.head import people
-from memory.head.registers import dropped_subject
+from memory.head.registers import dropped_subject, in_chatter
 from memory.model.quick_extract import candidates
 
 SEED = 35
@@ -34,6 +34,8 @@ WRITTEN = Path(__file__).with_name("written.json")
 PEOPLE_PER_TEMPLATE = 8
 # English composed statements too (round 5).
 PEOPLE_EN = True
+# Round 7: each casual chat statement also told inside this many chatter lines (``chat_examples``).
+CHAT_IN_CHATTER = 0
 
 
 def written() -> dict[str, Any]:
@@ -184,8 +186,8 @@ def build(
     out += compounds(mine, random.Random(f"{SEED}-compounds"))
     # Round 3, appended last so the rows before keep their place in the seeded validation split.
     out += subjectless_persona(zh) + subjectless_written(mine)
-    # Round 5, after them for the same reason.
-    return out + people_examples(mine)
+    # Round 5, after them for the same reason; round 7 after that.
+    return out + people_examples(mine) + chat_examples(mine)
 
 
 def written_examples(mine: dict[str, Any]) -> list[Example]:
@@ -279,4 +281,32 @@ def people_examples(mine: dict[str, Any]) -> list[Example]:
     out += [
         Example(t, "zh", "written-people-zh", 0, None, "other") for t in mine.get("not_kept_people_zh", ())
     ]
+    return out
+
+
+def chat_examples(mine: dict[str, Any]) -> list[Example]:
+    """Round 7: statements and chatter typed the way people type in a chat app (``written.json``'s
+    ``*_chat_*``); each statement also inside chatter of the same register (``registers.in_chatter``),
+    and two chatter lines sent as one message, which still says nothing of the speaker."""
+    rng = random.Random(f"{SEED}-chat")
+    out: list[Example] = []
+    for lang in ("zh", "en"):
+        chatter = list(mine.get(f"not_kept_chat_{lang}", ()))
+        for category, texts in mine.get(f"statements_chat_{lang}", {}).items():
+            for text in texts:
+                out.append(Example(text, lang, f"written-chat-{lang}", 1, category, "tell"))
+                out += [
+                    Example(
+                        in_chatter(text, rng.choice(chatter), lang, rng),
+                        lang,
+                        f"written-chat-{lang}",
+                        1,
+                        category,
+                        "tell",
+                    )
+                    for _ in range(CHAT_IN_CHATTER)
+                ]
+        out += [Example(t, lang, f"written-chat-{lang}", 0, None, "other") for t in chatter]
+        joined: list[str] = []
+        out += [Example(t, lang, f"written-chat-{lang}", 0, None, "other") for t in joined]
     return out

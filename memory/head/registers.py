@@ -57,3 +57,18 @@ def dropped_subject(text: str, lang: str, rng: random.Random) -> str | None:
     """The statement without its subject ("我"/"我的", "I"/"my"), typed casually; None when it has none
     to drop (it does not begin with the speaker) or too little is left."""
     return _zh_dropped(text, rng) if lang == "zh" else _en_dropped(text, rng)
+
+
+# Round 7: how a fact sits inside chatter in a chat app — a reaction before it, a lead, or chatter after it.
+_ZH_CHAT_JOINS = ["，", " ", "。", "！", "～", "，对了", " 话说"]
+_EN_CHAT_JOINS = [" ", ", ", ". ", " anyway ", " but ya ", " oh and "]
+
+
+def in_chatter(fact: str, chatter: str, lang: str, rng: random.Random) -> str:
+    """The fact said inside chatter ("笑死 对了 下个月打算裸辞了", "lmaooo anyway got a puppy"): the
+    casual registers rarely send a fact alone, so the head must keep it with a reaction around it."""
+    joins = _ZH_CHAT_JOINS if lang == "zh" else _EN_CHAT_JOINS
+    chatter = chatter.rstrip("。.!！?？")
+    if rng.random() < 0.6:
+        return chatter + rng.choice(joins) + fact
+    return fact + rng.choice(joins[:3]) + chatter

@@ -52,8 +52,8 @@ def test_loading_twice_gives_the_same_answers() -> None:
 # lost "我女儿叫小雨" and "My manager is Karen"; round 6 (2026.12-6: cross-fitted ensembles, one combined
 # clause-and-message score) keeps "My manager is Karen" and loses "I use Neovim." (its message reads as
 # telling too weakly: combined 0.13 against 0.76). Single sentences still flip between seeds (54 of ~1,600
-# dev verdicts between seeds 35 and 36, against 116 with round 5's selection).
-_ROUND5_MISSES = pytest.mark.xfail(strict=True, reason="issue 35 round 5: the 2026.12-5 head loses it")
+# dev verdicts between seeds 35 and 36, against 116 with round 5's selection). Round 7 (2026.12-7: casual
+# chat-register training data) keeps "我女儿叫小雨" again.
 _ROUND6_MISSES = pytest.mark.xfail(strict=True, reason="issue 35 round 6: the 2026.12-6 head loses it")
 
 
@@ -61,7 +61,7 @@ _ROUND6_MISSES = pytest.mark.xfail(strict=True, reason="issue 35 round 6: the 20
     "text",
     [
         "I'm allergic to penicillin",
-        pytest.param("我女儿叫小雨", marks=_ROUND5_MISSES),
+        "我女儿叫小雨",
         "we've got a greyhound called Pickle",
     ],
 )
