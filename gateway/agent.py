@@ -200,14 +200,7 @@ class OpenAIChatModel:
             stream = await self._client.post(
                 "/chat/completions",
                 cast_to=object,
-                body={
-                    "model": self.model,
-                    "messages": messages,
-                    "temperature": self.temperature,
-                    "max_tokens": self.max_tokens,
-                    "stream": True,
-                    **extra,
-                },
+                body=self._body(messages, extra, stream=True),
                 stream=True,
                 stream_cls=openai.AsyncStream[object],
             )
@@ -235,15 +228,23 @@ class OpenAIChatModel:
         return await self._client.post(
             "/chat/completions",
             cast_to=object,
-            body={
-                "model": self.model,
-                "messages": messages,
-                "temperature": self.temperature,
-                "max_tokens": self.max_tokens,
-                **extra,
-            },
+            body=self._body(messages, extra),
             options={"security": {"bearer_auth": True}},
         )
+
+    def _body(
+        self, messages: list[dict[str, Any]], extra: dict[str, Any], stream: bool = False
+    ) -> dict[str, Any]:
+        """The request body of one completion, whole or streamed (``stream`` only when streamed)."""
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if stream:
+            body["stream"] = True
+        return {**body, **extra}
 
     def _failure(self, started: float, reason: str, kind: str = "") -> ModelError:
         """The ``ModelError`` for a failed reply: what failed, after how long, and what to check."""
