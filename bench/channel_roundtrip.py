@@ -191,7 +191,7 @@ async def telegram_polling(model_url: str, chats: int, messages: int, serial: in
                 return str(tg.push(tg.message(TEXTS[n % len(TEXTS)], sender=user)))
 
             def replied_at() -> dict[str, float]:
-                out = {}
+                out: dict[str, float] = {}
                 for call in tg.sent():
                     target = call.json("reply_parameters") or {}
                     out.setdefault(str(target.get("message_id", "")), call.at)

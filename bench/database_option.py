@@ -44,9 +44,9 @@ def scratch_memory(database: str | None, file_name: str = "bench.db") -> Iterato
 
     name = f"tierclaw_bench_{os.getpid()}_{secrets.token_hex(3)}"
     with psycopg.connect(database, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]  # a name made here
+        conn.execute(f"CREATE DATABASE {name}")  # a name made here, not input
     try:
         yield urlunsplit(urlsplit(database)._replace(path=f"/{name}"))
     finally:
         with psycopg.connect(database, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # type: ignore[arg-type]
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -224,6 +224,7 @@ def precision_table(
         p_guarded, p_blocked = _ratio(sum(guarded), len(guarded)), _ratio(sum(blocked), len(blocked))
         # The label sample over-draws guard-passing pairs, so the precision without the guard is
         # stratified: guard-passing and guard-blocked pairs each weighted by their share of the band.
+        precision: float | None
         if p_guarded is not None and p_blocked is not None:
             precision = round((n_guarded * p_guarded + (len(band) - n_guarded) * p_blocked) / len(band), 3)
         else:

@@ -198,17 +198,25 @@ def scores(cases: list[Case], rows: list[dict[str, Any]], tools: Any, platforms:
 
     def share(kind: str, ok: Any) -> float:
         group = [c for c in cases if c.kind == kind]
-        return round(sum(1 for c in group if row_of[c.id] and ok(c, row_of[c.id])) / len(group), 3)
+        return round(
+            sum(1 for c in group if (row := row_of[c.id]) is not None and ok(c, row)) / len(group), 3
+        )
 
     recall = {}
     asked = [c for c in cases if c.ask]
     for lang in ("en", "zh"):
         group = [c for c in asked if c.lang == lang]
-        hits = sum(1 for c in group if row_of[c.id] and row_of[c.id]["id"] in tools.found.get(c.ask, [])[:3])
+        hits = sum(
+            1
+            for c in group
+            if (row := row_of[c.id]) is not None and row["id"] in tools.found.get(c.ask, [])[:3]
+        )
         recall[lang] = round(hits / len(group), 3)
-    missed = [c.id for c in asked if not (row_of[c.id] and tools.sends.get(c.ask) == row_of[c.id]["id"])]
+    missed = [
+        c.id for c in asked if not ((row := row_of[c.id]) is not None and tools.sends.get(c.ask) == row["id"])
+    ]
     intact, sends = _sent_files(platforms, cases)
-    right = sum(1 for c in asked if row_of[c.id] and tools.sends.get(c.ask) == row_of[c.id]["id"])
+    right = len(asked) - len(missed)
     return {
         "transcribed": share("voice", lambda c, r: r["transcription"] == c.content),
         "described": share("photo", lambda c, r: r["description"] == c.content),

@@ -129,7 +129,9 @@ async def evaluate(
         await engine.close()
     # Questions whose evidence no memory covers are misses for every method: counting them keeps the
     # numbers comparable with the reference table (LoCoMo ceiling 0.851).
-    unanswerable = [("no-evidence-memory", None)] * int(data.get("dropped_no_evidence", 0) or 0)
+    unanswerable: list[tuple[str, int | None]] = [("no-evidence-memory", None)] * int(
+        data.get("dropped_no_evidence", 0) or 0
+    )
     answerable = summarise(engine_ranks)
     engine_summary = summarise(engine_ranks + unanswerable)
     engine_summary["answerable"] = {key: answerable[key] for key in answerable if key != "by_kind"}
