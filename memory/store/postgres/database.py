@@ -93,11 +93,6 @@ async def connect(url: str) -> psycopg.AsyncConnection[Any]:
         raise MemoryDatabaseError(describe(exc, url)) from None
 
 
-def _cancel_came(task: asyncio.Task[Any] | None, before: int) -> bool:
-    """Whether ``task`` was asked to cancel since it had ``before`` requests pending."""
-    return task is not None and task.cancelling() > before
-
-
 @contextlib.asynccontextmanager
 async def _pooled(pool: AsyncConnectionPool[Any]) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
     """A connection from ``pool`` that does not lose a cancel sent while it was waited for.
@@ -109,17 +104,10 @@ async def _pooled(pool: AsyncConnectionPool[Any]) -> AsyncIterator[psycopg.Async
     already had (a ``finally`` writing after a cancel) is not, so cleanup still reaches the database."""
     task = asyncio.current_task()
     before = task.cancelling() if task is not None else 0
-    acquired = False
-    try:
-        async with pool.connection() as conn:
-            acquired = True
-            if _cancel_came(task, before):
-                raise asyncio.CancelledError
-            yield conn
-    except Exception:
-        if not acquired and _cancel_came(task, before):
-            raise asyncio.CancelledError from None  # the cancel, not the error the lost wait became
-        raise
+    async with pool.connection() as conn:
+        if task is not None and task.cancelling() > before:
+            raise asyncio.CancelledError  # leaving the pool's block puts the connection back
+        yield conn
 
 
 class PostgresDatabase:
