@@ -58,9 +58,10 @@ async def keep_holds(
     me = asyncio.current_task()
     while True:
         if me is not None and me.cancelling():
-            # A cancel that a library swallowed (Python 3.11's asyncio.wait_for, in psycopg_pool's wait
-            # for a free connection, returns a result that came with it): stop all the same, or the
-            # loop's stop, which awaits this task, waits forever.
+            # A cancel that a library swallowed (Python 3.11's asyncio.wait_for returns a result that
+            # came with it): stop all the same, or the loop's stop, which awaits this task, waits
+            # forever. The PostgreSQL pool's wait raises it now (memory/store/postgres/database.py,
+            # ``_pooled``); this stays for any other library's (the HTTP stack's, channels/telegram).
             raise asyncio.CancelledError
         await asyncio.sleep(every())
         try:

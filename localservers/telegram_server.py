@@ -20,7 +20,8 @@ Behaviour worth knowing:
 - ``fail(method, *faults)`` scripts the answers to that method's next calls; ``None`` in the list means
   "answer normally", so ``fail("sendMessage", None, cant_parse())`` breaks only the second call.
   ``slow(s)`` carries a call out (a sendMessage is sent) but answers only after ``s`` seconds.
-- ``refuse_connections(s)`` closes the port for ``s`` seconds (connection refused), then listens again.
+- ``refuse_connections(s)`` closes the port for ``s`` seconds (connection refused), then listens again;
+  ``refuse_connections()`` until ``accept_connections()``.
 - Streamed replies — ``sendMessageDraft``, ``editMessageText``, ``deleteMessage`` and the per-chat limits
   that answer 429 ``retry_after`` — are ``writes`` (``localservers/telegram_streaming.py``).
 """
@@ -182,6 +183,7 @@ class TelegramStub:
         self._connections = OpenConnections(self._cond)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._refused_port: int | None = None  # the port while refuse_connections() holds it
         self.files = TelegramFiles()  # voice, photos, documents: getFile, downloads, sends
 
     # --- lifecycle -----------------------------------------------------------------------------------
@@ -204,28 +206,35 @@ class TelegramStub:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def refuse_connections(self, seconds: float) -> None:
-        """Stop listening and cut open connections now; listen on the same port again after ``seconds``.
+    def refuse_connections(self, seconds: float | None = None) -> None:
+        """Stop listening and cut open connections now; listen on the same port again after ``seconds`` —
+        or, with ``None``, when ``accept_connections()`` is called, so a test can first wait to see the
+        client meet the outage (a fixed window a slow client may never try inside, or outlast).
 
         Meanwhile every connection attempt is refused (a request that certainly never arrived).
         """
         server = self._server
         if server is None:
             raise RuntimeError("TelegramStub is not started")
-        port = server.server_address[1]
+        self._refused_port = server.server_address[1]
         server.close(self._connections)
+        if seconds is not None:
+            threading.Thread(target=self._accept_after, args=(seconds,), daemon=True).start()
 
-        def reopen() -> None:
-            if self._stopping.wait(seconds):
-                return
-            server = self._server = _Server(self, port)
-            if self._stopping.is_set():  # stop() ran meanwhile
-                server.server_close()
-                return
-            server.serve_forever(poll_interval=0.05)
+    def _accept_after(self, seconds: float) -> None:
+        if not self._stopping.wait(seconds):
+            self.accept_connections()
 
-        self._thread = threading.Thread(target=reopen, daemon=True)
-        self._thread.start()
+    def accept_connections(self) -> None:
+        """End a ``refuse_connections`` outage now: listen on the same port again."""
+        port, self._refused_port = self._refused_port, None
+        if port is None or self._stopping.is_set():
+            return
+        server = self._server = _Server(self, port)
+        if self._stopping.is_set():  # stop() ran meanwhile
+            server.server_close()
+            return
+        self._thread = server.serve_in_thread()
 
     def __enter__(self) -> TelegramStub:
         return self.start()

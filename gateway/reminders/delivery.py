@@ -124,8 +124,9 @@ class ReminderDelivery:
         me = asyncio.current_task()
         while True:
             if me is not None and me.cancelling():
-                # A cancel that a library swallowed (Python 3.11's asyncio.wait_for, in psycopg_pool's
-                # wait for a free connection): stop all the same, or ``stop``, awaiting this, waits forever.
+                # A cancel that a library swallowed (Python 3.11's asyncio.wait_for; the PostgreSQL
+                # pool's wait raises it now, ``_pooled``, but not every library's): stop all the same,
+                # or ``stop``, awaiting this, waits forever.
                 raise asyncio.CancelledError
             try:
                 await self._round()
@@ -200,7 +201,7 @@ class ReminderDelivery:
             )
             return
         me = asyncio.current_task()
-        if me is not None and me.cancelling():  # stopping: a cancel the fence's pool wait swallowed (3.11)
+        if me is not None and me.cancelling():  # stopping: a cancel swallowed under the fence (3.11)
             raise asyncio.CancelledError
         keeper = asyncio.create_task(self._keep_claim(row))
         try:

@@ -43,7 +43,7 @@ async def _assistant(
         engine=engine,
         sessions=SessionStore(engine.store.sessions),
         chat_model=model,  # type: ignore[arg-type]
-        settings=AssistantSettings(workspace=tmp_path, flush_wait=5.0),  # /memory extracts first
+        settings=AssistantSettings(workspace=tmp_path, flush_wait=30.0),  # /memory extracts first (a ceiling)
         extraction=extraction,
     )
     return bot, extraction

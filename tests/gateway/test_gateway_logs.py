@@ -80,7 +80,9 @@ async def test_a_real_gateway_says_ready_once_per_outage_and_never_a_secret(
         tg.push(tg.message("before \ud800 the outage", entities=[]))  # a poisoned update…
         tg.push(tg.message("and a normal one", entities=[]))  # …then one that must be answered too
         await until(lambda: len(tg.sent()) >= 2, "both answers", proc)
-        tg.refuse_connections(3.0)
+        tg.refuse_connections()  # until told: the gateway must meet the outage, however slow it is
+        await until(lambda: "lost the Bot API" in log.read_text(encoding="utf-8"), "the outage line", proc)
+        tg.accept_connections()
         await until(lambda: "reconnected to" in log.read_text(encoding="utf-8"), "the recovery line", proc)
         tg.push(tg.message("after the outage", entities=[]))
         await until(lambda: len(tg.sent()) >= 3, "the answer after the outage", proc)

@@ -12,6 +12,7 @@ import pytest
 from channels.base import InboundMessage, OutboundMessage
 from gateway.loop import ProcessLoop
 from gateway.notices import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, NOTICES_ZH
+from tests.support.stepped_clock import SteppedLoop, run_stepped
 
 
 class RecordingChannel:
@@ -252,47 +253,59 @@ async def test_a_hung_handler_gets_an_apology_at_the_deadline_and_frees_its_slot
     assert by_chat == {"hung": DEADLINE_REPLY, "bystander": "answer to b1"}
 
 
-async def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_answered() -> None:
-    # One slot, an 8 s deadline (for the slot and for each handler). a holds the slot for half of it, so
-    # b waits 4 s: not told. b then holds it until c — waiting behind both since the start — has been
-    # told, 8 s in: 4 s before b's own handler deadline (and asyncio fires timers in deadline order, so
-    # even a stalled loop tells c first). Margins of 4 s each way (half the deadline: the most this
-    # order of events allows); b's release follows what was seen.
-    go = {"a": asyncio.Event(), "b": asyncio.Event()}
-
-    async def handler(msg: InboundMessage) -> str:
-        if msg.chat_id in go:
-            async with asyncio.timeout(30):
-                await go[msg.chat_id].wait()
-        return f"answer to {msg.text}"
-
-    def told(chat: str) -> bool:
+def test_a_chat_waiting_past_the_deadline_for_a_slot_is_told_and_still_answered() -> None:
+    # One slot, an 8 s deadline (for the slot and for each handler), on a clock that moves only when the
+    # test moves it (tests/support/stepped_clock.py): a holds the slot for 4 s, so b waits 4 s: not told;
+    # c, waiting behind both since the start, is told at 8 s, while b's own handler is 4 s in. On the real
+    # clock these were margins of 4 s that a stalled machine could eat; here no step depends on speed.
+    def told(channel: RecordingChannel, chat: str) -> bool:
         return (chat, BUSY_REPLY) in [(m.chat_id, m.text) for m in channel.sent]
 
-    channel = RecordingChannel()
-    loop = ProcessLoop(handler, max_concurrent=1, deadline=8)
-    loop.add_channel(channel)
-    loop.start()
-    try:
-        for chat in ("a", "b", "c"):
-            await loop.deliver(_msg(chat, f"{chat}1"))
-        await asyncio.sleep(4.0)
-        go["a"].set()
-        async with asyncio.timeout(30):
-            while not told("c"):
-                await asyncio.sleep(0.01)
-        go["b"].set()
-        await asyncio.wait_for(loop.drain(), timeout=30)
-    finally:
-        await asyncio.wait_for(loop.stop(), 60)
-    texts = [(m.chat_id, m.text) for m in channel.sent]
-    assert not told("a") and not told("b")  # waited less than the deadline
-    assert texts.index(("c", BUSY_REPLY)) < texts.index(("c", "answer to c1"))  # told, then answered
-    assert {t for t in texts if t[1] != BUSY_REPLY} == {
+    async def main(clock: SteppedLoop) -> list[tuple[str, str]]:
+        go = {"a": asyncio.Event(), "b": asyncio.Event()}
+        started: list[str] = []
+
+        async def handler(msg: InboundMessage) -> str:
+            started.append(msg.chat_id)
+            if msg.chat_id in go:
+                await go[msg.chat_id].wait()
+            return f"answer to {msg.text}"
+
+        channel = RecordingChannel()
+        loop = ProcessLoop(handler, max_concurrent=1, deadline=8)
+        loop.add_channel(channel)
+        loop.start()
+        try:
+            for chat in ("a", "b", "c"):
+                await loop.deliver(_msg(chat, f"{chat}1"))
+            await clock.settle()
+            assert started == ["a"]  # a holds the slot; b and c wait for it
+            clock.advance(4.0)
+            await clock.settle()
+            go["a"].set()
+            await clock.settle()
+            assert started == ["a", "b"] and channel.sent[0].text == "answer to a1"
+            assert not told(channel, "b") and not told(channel, "c")  # 4 s of 8
+            clock.advance(4.0)
+            await clock.settle()
+            assert told(channel, "c") and not told(channel, "b")  # c: 8 s of 8; b's handler: 4 s of 8
+            go["b"].set()
+            draining = asyncio.ensure_future(loop.drain())
+            await clock.settle()
+            assert draining.done()
+        finally:
+            stopping = asyncio.ensure_future(loop.stop())
+            await clock.settle()
+            assert stopping.done()
+        return [(m.chat_id, m.text) for m in channel.sent]
+
+    texts = run_stepped(main)
+    assert texts == [
         ("a", "answer to a1"),
+        ("c", BUSY_REPLY),
         ("b", "answer to b1"),
         ("c", "answer to c1"),
-    }
+    ]
 
 
 def test_a_deadline_must_be_positive() -> None:

@@ -299,7 +299,7 @@ async def test_shutdown_stops_intake_then_still_sends_the_reply_being_written(
         await runtime.start(schedule=False)
         asked = tg.push(tg.message("a slow question"))
         await tg.wait_until(lambda: len(model.chat_requests()) == 1, what="the model asked")
-        shutting = asyncio.create_task(runtime.shutdown(drain_timeout=10))
+        shutting = asyncio.create_task(runtime.shutdown(drain_timeout=30))  # a ceiling
         channel = runtime.channels[0]
         await tg.wait_until(lambda: channel._intake_stopped.is_set(), what="intake stopped first")  # type: ignore[attr-defined]
         tg.push(tg.message("one more thing"))  # arrives during the drain: left at Telegram for next time

@@ -93,6 +93,23 @@ async def connect(url: str) -> psycopg.AsyncConnection[Any]:
         raise MemoryDatabaseError(describe(exc, url)) from None
 
 
+@contextlib.asynccontextmanager
+async def _pooled(pool: AsyncConnectionPool[Any]) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """A connection from ``pool`` that does not lose a cancel sent while it was waited for.
+
+    psycopg_pool waits for a free connection through ``asyncio.wait_for``, which on Python 3.11 returns
+    the connection when a cancel lands in the same loop turn, dropping the cancel: the statement ran and
+    the loop around it carried on after its task was told to stop (three gateway loops hung on it). A
+    cancel that came during the wait is raised here, the connection going back to the pool; one the task
+    already had (a ``finally`` writing after a cancel) is not, so cleanup still reaches the database."""
+    task = asyncio.current_task()
+    before = task.cancelling() if task is not None else 0
+    async with pool.connection() as conn:
+        if task is not None and task.cancelling() > before:
+            raise asyncio.CancelledError  # leaving the pool's block puts the connection back
+        yield conn
+
+
 class PostgresDatabase:
     """The shared pool: ``read``, ``scalar``, ``write``, ``write_many``, ``insert``, ``transaction``."""
 
@@ -148,7 +165,7 @@ class PostgresDatabase:
             yield held
             return
         try:
-            async with self._pool.connection() as conn:
+            async with _pooled(self._pool) as conn:
                 yield conn
         except psycopg.OperationalError:
             await self._pool.check()  # the server dropped connections: replace every dead idle one now
@@ -236,7 +253,7 @@ class PostgresDatabase:
             raise RuntimeError("a memory transaction is already open in this task")
         async with self._tx_lock:
             try:
-                async with self._pool.connection() as conn, conn.transaction():
+                async with _pooled(self._pool) as conn, conn.transaction():
                     token = _TX.set((self, conn))
                     try:
                         yield

@@ -8,6 +8,7 @@ stopping and the webhook are in test_telegram_receiving.py.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import httpx
@@ -25,6 +26,7 @@ from localservers.telegram_server import (
     slow,
 )
 from tests.support.telegram_channel import ME, running, settings, settled
+from tests.support.waiting import CEILING, until
 
 # PTB warns when it builds a RetryAfter (its int ``retry_after`` becomes a timedelta in v23); the channel
 # reads either form.
@@ -278,11 +280,26 @@ async def test_a_read_timeout_on_send_is_retried_once_so_at_most_one_duplicate(t
     assert delivered == ["only once, please"] * 2  # the original and one retry: at most one duplicate
 
 
-async def test_a_request_that_never_left_is_retried_fully(tg: TelegramStub) -> None:
+async def test_a_request_that_never_left_is_retried_fully(
+    tg: TelegramStub, caplog: pytest.LogCaptureFixture
+) -> None:
+    def refused() -> int:
+        return sum("send failed" in r.getMessage() for r in caplog.records)
+
     async with running(tg) as (channel, _):
         channel.retry_base_seconds, channel.retry_max_seconds = 0.2, 1.0  # tries at 0, 0.2, 0.6, 1.4 s
-        tg.refuse_connections(0.4)  # connection refused: Telegram never saw those tries
-        await channel.send(OutboundMessage("telegram", "42", "after the outage", "1"))
+        # Refused until told (connection refused: Telegram never saw those tries), not for a fixed window
+        # a starved client may try entirely inside or outside of: two tries meet it, then it ends. The
+        # next try is a 0.4 s timer on this same event loop, so the port is open again before it.
+        tg.refuse_connections()
+        with caplog.at_level(logging.DEBUG, logger="tierclaw.channels"):
+            sending = asyncio.create_task(
+                channel.send(OutboundMessage("telegram", "42", "after the outage", "1"))
+            )
+            await until(lambda: refused() >= 2 or sending.done(), what="two refused tries")
+            tg.accept_connections()
+            await asyncio.wait_for(sending, CEILING)
+        assert refused() == 2
     (sent,) = tg.requests("sendMessage")
     assert sent.status == 200 and sent.params["text"] == "after the outage"
 

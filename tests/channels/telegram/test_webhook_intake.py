@@ -55,7 +55,7 @@ async def test_the_answer_waits_until_the_update_is_stored(tg: TelegramStub) -> 
         await asyncio.sleep(0)
         assert not post.done()  # not answered while the gateway has not stored it
         release.set()
-        assert await asyncio.wait_for(post, 10) == 200
+        assert await asyncio.wait_for(post, 30) == 200
         assert stored.is_set() and [m.text for m in got] == ["hello"]
     finally:
         await channel.stop()

@@ -143,7 +143,7 @@ async def test_an_owner_held_by_another_replica_is_not_flushed_twice(engines: li
         first = asyncio.create_task(one.flush(OWNER))
         await _wait(lambda: _claimed_by(engines[1], "r1"))
         assert (await other.flush(OWNER, force=True)).turns == 0  # r1 holds the owner: nothing here
-        assert await other.flush_now(OWNER, wait=5.0)  # waited for r1, then found nothing left
+        assert await other.flush_now(OWNER, wait=30.0)  # waited for r1, then found nothing left (a ceiling)
         assert (await first).turns == 1
     finally:
         await one.close()

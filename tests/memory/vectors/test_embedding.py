@@ -212,7 +212,7 @@ async def test_local_close_ends_waiting_queries_with_an_embedding_error() -> Non
     waiting = [asyncio.ensure_future(embedder.embed_queries([f"question {i}"])) for i in range(3)]
     await asyncio.sleep(0)  # queued; the batcher may not have started yet
     await embedder.close()
-    done, pending = await asyncio.wait(waiting, timeout=10)
+    done, pending = await asyncio.wait(waiting, timeout=30)
     assert not pending  # nobody hangs
     for task in done:
         assert not task.cancelled()  # a cancel would look like the caller's own task being cancelled
