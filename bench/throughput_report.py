@@ -45,6 +45,8 @@ class ModeResult:
     intake_s: float = 0.0
     # Of cpu_s, what the embedding model's own threads used (bench/thread_cpu.py; None without /proc).
     model_cpu_s: float | None = None
+    # The window's CPU by thread role (ThreadClock.roles: loop, sqlite, model, other; None without /proc).
+    thread_cpu_s: dict[str, float] | None = None
 
     @property
     def msgs_per_s(self) -> float:
@@ -71,6 +73,16 @@ def _gateway_cpu(runs: list[ModeResult]) -> float | None:
     return _median_or_none(
         [None if (m := r.model_cpu_ms_per_msg) is None else r.cpu_ms_per_msg - m for r in runs]
     )
+
+
+def _by_thread(runs: list[ModeResult]) -> dict[str, float] | None:
+    """CPU ms per message by thread role (median over rounds): where the gateway's CPU goes."""
+    splits = [(r.thread_cpu_s, r.messages) for r in runs]
+    known = [(s, n) for s, n in splits if s is not None]
+    if len(known) != len(splits):
+        return None
+    roles = sorted({role for s, _ in known for role in s})
+    return {role: statistics.median(s.get(role, 0.0) * 1000.0 / n for s, n in known) for role in roles}
 
 
 def _pooled(runs: list[ModeResult], attr: str) -> list[float]:
@@ -116,6 +128,8 @@ def summarize(
         "gateway_cpu_ms_per_msg_on": _gateway_cpu(on_runs),
         "gateway_cpu_ms_per_msg_off": _gateway_cpu(off_runs),
         "gateway_cpu_target_ms": GATEWAY_CPU_TARGET_MS,
+        "cpu_ms_per_msg_by_thread_on": _by_thread(on_runs),
+        "cpu_ms_per_msg_by_thread_off": _by_thread(off_runs),
         "startup_runs_s": [s["startup_s"] for s in startups],
         "startup_import_s": mid["import_s"],
         "startup_open_s": mid["open_s"],
@@ -229,6 +243,9 @@ def print_report(result: dict[str, Any]) -> None:
             f"threads {result['embedder_cpu_ms_per_msg_on']:.2f} "
             f"(off: gateway {result['gateway_cpu_ms_per_msg_off']:.2f})"
         )
+    for mode in ("on", "off"):
+        if (split := result.get(f"cpu_ms_per_msg_by_thread_{mode}")) is not None:
+            print(f"CPU ms/msg {mode} by thread: " + ", ".join(f"{k} {v:.2f}" for k, v in split.items()))
     print(
         "mem ms: the reply-path steps before the model call (memory off: history + file memory only); "
         "alone: messages sent one at a time after the timed window"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gateway.model_turn import StreamedTurn, StreamFailed, TextSink, Turn, read_stream, turn_of
+from gateway.request_json import body_bytes
 from memory.records import Retrieved
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ class OpenAIChatModel:
             stream = await self._client.post(
                 "/chat/completions",
                 cast_to=object,
-                body=self._body(messages, extra, stream=True),
+                content=body_bytes(self._body(messages, extra, stream=True)),
                 stream=True,
                 stream_cls=openai.AsyncStream[object],
             )
@@ -223,12 +224,13 @@ class OpenAIChatModel:
         (``cast_to=object``): ``chat.completions.create`` rebuilt the messages through the SDK's typed
         parameters, walking each history message's TypedDicts — the largest share of the gateway's own
         CPU in bench.gateway_throughput (bench/README.md, "Gateway CPU") — then built a ``ChatCompletion``
-        to read two fields of. The same body is sent, with the bearer key alone, as ``create`` sends it.
+        to read two fields of. The same body is sent, with the bearer key alone, as ``create`` sends it —
+        as the bytes the SDK would encode it to, the tool definitions encoded once (gateway/request_json.py).
         """
         return await self._client.post(
             "/chat/completions",
             cast_to=object,
-            body=self._body(messages, extra),
+            content=body_bytes(self._body(messages, extra)),
             options={"security": {"bearer_auth": True}},
         )
 

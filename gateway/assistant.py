@@ -373,8 +373,8 @@ class Assistant:
         if not should_retrieve(text, projects, learned=learned):
             return None
         verdict = await gate_verdict(self.engine.embedding, text) if learned else None
-        if verdict is None:  # the keyword rules alone
-            if not should_retrieve(text, projects):
+        if verdict is None:  # the keyword rules alone (already asked above when there is no head)
+            if learned and not should_retrieve(text, projects):
                 return None
             return personal_question(text) or topic_question(text)
         keyword = should_retrieve(text, projects, topics=False)

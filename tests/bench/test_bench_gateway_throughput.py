@@ -39,6 +39,11 @@ def test_tiny_run_prints_the_contract_keys(capsys: pytest.CaptureFixture[str]) -
     assert 0 < result["gateway_cpu_ms_per_msg_off"] <= result["cpu_ms_per_msg_off"]
     assert 0 < result["gateway_cpu_ms_per_msg_on"] <= result["cpu_ms_per_msg_on"]
     assert "gateway CPU ms/msg" in out
+    # ... and by thread role (/proc's ticks: a tiny window can read 0 for a thread, so no lower bound)
+    for mode in ("on", "off"):
+        split = result[f"cpu_ms_per_msg_by_thread_{mode}"]
+        assert set(split) == {"loop", "sqlite", "model", "other"} and min(split.values()) >= 0
+    assert result["cpu_ms_per_msg_by_thread_on"]["model"] == result["embedder_cpu_ms_per_msg_on"] == 0
 
 
 def test_tiny_local_run_embeds_the_preload_before_the_clock(
