@@ -46,6 +46,7 @@ INBOX_LEASE = timedelta(seconds=30)
 Chat = tuple[str, str]  # (channel, chat_id): what a hold is on
 REPAIRED_CHATS_KEPT = 10_000  # chats remembered as already told about a repaired message
 log = logging.getLogger("tierclaw.gateway")
+_FIELDS = dataclasses.fields(InboundMessage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +155,11 @@ class DurableInbox:
         if repaired is not message:
             self._said_repaired(message.chat_key)
         message = repaired
-        fields = dataclasses.asdict(message)
-        media = fields.pop("media")  # in a column of its own: what waits to be downloaded is visible
+        # The fields one level deep (``dataclasses.asdict`` deep-copies every value, at every intake); the
+        # media references in a column of their own: what waits to be downloaded is visible.
+        fields = {f.name: getattr(message, f.name) for f in _FIELDS if f.name != "media"}
         body = json.dumps(fields, ensure_ascii=False)
+        media = [dataclasses.asdict(ref) for ref in message.media]
         media_json = json.dumps(media, ensure_ascii=False) if media else ""
         row = (message.channel, message.chat_id, message.delivery_id, body, message.sequence, media_json)
         return message, row
