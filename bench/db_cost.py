@@ -18,7 +18,9 @@ the timed window the server's own counters are read:
   10 ms ticks (``server_cpu_ms_per_msg``), and exactly, the nanoseconds the scheduler ran each one from
   ``/proc/<pid>/schedstat`` (``server_cpu_exact_ms_per_msg``, ``backend_cpu_exact_ms_per_msg``: the client
   backends alone, ``server_cpu_exact_ms_by_process``; ``bench/server_cpu.py``) — only when the server runs
-  on this machine; its exited children's time is in the postmaster's ``cutime``, in ticks either way.
+  on this machine; its exited children's time is in the postmaster's ``cutime``, in ticks either way;
+  beside it what the statements' execution took (``statement_exec_ms_per_msg``) and, with
+  ``pg_stat_statements.track_planning`` on, their planning (``statement_plan_ms_per_msg``).
 
 WAL and CPU are the whole server's: run it on a server nothing else uses meanwhile.
 
@@ -90,6 +92,10 @@ class Snapshot:
     cpu_by_pid: dict[int, tuple[str, float]] = field(default_factory=dict)
     # pid -> (what the process is, nanoseconds run: /proc/<pid>/schedstat, exact), pid 0 as above
     run_ns_by_pid: dict[int, tuple[str, int]] = field(default_factory=dict)
+    # the summed planning and execution ms of the database's top-level statements (pg_stat_statements;
+    # planning only with pg_stat_statements.track_planning on, else 0)
+    plan_ms: float | None = None
+    exec_ms: float | None = None
 
 
 @dataclass(slots=True)
@@ -149,7 +155,7 @@ class Probe:
         database = {n: int(v or 0) for n, v in zip(names, row or (0,) * len(names), strict=True)}
         wal = self.conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')").fetchone()
         records = self.conn.execute("SELECT wal_records FROM pg_stat_wal").fetchone()
-        statements = None
+        statements, plan_ms, exec_ms = None, None, None
         if self.statements:
             # Summed by text: one text can have several entries (the chat lock sent alone, with server-side
             # parameters, and with its statement in one simple query); a dict of them kept only one.
@@ -162,6 +168,14 @@ class Probe:
                     (self.database,),
                 ).fetchall()
             }
+            plan, run = self.conn.execute(
+                "SELECT COALESCE(SUM(s.total_plan_time), 0), COALESCE(SUM(s.total_exec_time), 0) "
+                "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+                "WHERE d.datname = %s AND s.toplevel",
+                (self.database,),
+            ).fetchone()
+            tracked = str(self.conn.execute("SHOW pg_stat_statements.track_planning").fetchone()[0]) == "on"
+            plan_ms, exec_ms = (float(plan) if tracked else None), float(run)
         return Snapshot(
             database,
             statements,
@@ -170,6 +184,8 @@ class Probe:
             tree_cpu_s(self.postmaster) if self.postmaster else None,
             cpu_by_pid(self.postmaster) if self.postmaster else {},
             run_ns_by_pid(self.postmaster) if self.postmaster else {},
+            plan_ms,
+            exec_ms,
         )
 
 
@@ -237,6 +253,11 @@ def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> d
     out["server_cpu_exact_ms_by_process"] = exact
     out["server_cpu_exact_ms_per_msg"] = sum(exact.values()) if exact else None
     out["backend_cpu_exact_ms_per_msg"] = exact.get("backend", 0.0) if exact else None
+    for key, was, now in (
+        ("statement_exec_ms_per_msg", before.exec_ms, after.exec_ms),
+        ("statement_plan_ms_per_msg", before.plan_ms, after.plan_ms),  # track_planning on only
+    ):
+        out[key] = (now - was) / messages if now is not None and was is not None else None
     exact_ms = out["server_cpu_exact_ms_per_msg"]
     out["msgs_per_s_per_core_exact"] = 1000.0 / exact_ms if exact_ms else None
     if after.statements is not None and before.statements is not None:
@@ -324,6 +345,8 @@ async def run(
                 cpu_s=at_end.cpu_s,
                 cpu_by_pid=at_end.cpu_by_pid,
                 run_ns_by_pid=at_end.run_ns_by_pid,
+                plan_ms=at_end.plan_ms,
+                exec_ms=at_end.exec_ms,
             )
             if len(channel.sent_at) != len(inbound):
                 raise RuntimeError(f"{len(channel.sent_at)} replies for {len(inbound)} messages")
@@ -386,6 +409,8 @@ def print_report(result: dict[str, Any]) -> None:
         "server_cpu_ms_per_msg",
         "server_cpu_exact_ms_per_msg",
         "backend_cpu_exact_ms_per_msg",
+        "statement_exec_ms_per_msg",
+        "statement_plan_ms_per_msg",
         "msgs_per_s_per_core",
         "client_cpu_ms_per_msg",
     )
