@@ -242,15 +242,8 @@ class ChatHoldRows:
         ``WITH`` cannot write, the steps in turn in one transaction. The exchange is written whether or
         not the mark is (its reply went out either way)."""
         if self._db.kind != "postgresql":
-            async with self._db.transaction():
-                due_now = await run_in_transaction(self._db, exchange) if exchange else False
-                if not await self.answered(inbox_id, channel, chat_id, holder, generation, send_error):
-                    return AfterAnswer(False, due_now=due_now)
-                following = await self.next_message(channel, chat_id, holder, settle_s, history)
-                if following is not None:
-                    return AfterAnswer(True, following, due_now=due_now)
-                released = await self.release(channel, chat_id, holder)
-            return AfterAnswer(True, None, released, due_now)
+            step = (inbox_id, channel, chat_id, holder, generation, send_error)
+            return await self._answered_then_next_in_turn(step, settle_s, history, exchange)
         chat = (channel, chat_id)
         mark = (0.0, send_error, inbox_id, *chat, holder, generation)
         claim = (*chat, inbox_id, holder, -settle_s, 0.0)
@@ -286,6 +279,26 @@ class ChatHoldRows:
             wait = settle_s - (from_db(str(now_at)) - from_db(str(waiting))).total_seconds()
             return AfterAnswer(True, max(wait, 0.001), due_now=due_now)
         return AfterAnswer(True, None, bool(released), due_now)
+
+    async def _answered_then_next_in_turn(
+        self,
+        mark: tuple[int, str, str, str, int, str | None],
+        settle_s: float,
+        history: int,
+        exchange: ExchangeWrite | None,
+    ) -> AfterAnswer:
+        """``answered_then_next`` on SQLite: the steps in turn, in one transaction; ``mark``: ``answered``'s
+        arguments."""
+        _, channel, chat_id, holder, _, _ = mark
+        async with self._db.transaction():
+            due_now = await run_in_transaction(self._db, exchange) if exchange else False
+            if not await self.answered(*mark):
+                return AfterAnswer(False, due_now=due_now)
+            following = await self.next_message(channel, chat_id, holder, settle_s, history)
+            if following is not None:
+                return AfterAnswer(True, following, due_now=due_now)
+            released = await self.release(channel, chat_id, holder)
+        return AfterAnswer(True, None, released, due_now)
 
     async def release(self, channel: str, chat_id: str, holder: str) -> bool:
         """Let ``holder``'s hold on the chat go if, and only if, no message of it is unanswered — one
