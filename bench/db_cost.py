@@ -14,14 +14,20 @@ the timed window the server's own counters are read:
   top-level statements executed — each one a round trip, ``BEGIN`` and ``COMMIT`` included — and the
   rows they returned, with the statements that ran most per message;
 * ``pg_stat_wal`` / ``pg_current_wal_lsn()``: WAL bytes and records written (the whole server);
-* the server's CPU: user + system time of the postmaster and its children from ``/proc`` (only when the
-  server runs on this machine; its exited children's time is in the postmaster's ``cutime``).
+* the server's CPU: user + system time of the postmaster and its children from ``/proc/<pid>/stat`` in
+  10 ms ticks (``server_cpu_ms_per_msg``), and exactly, the nanoseconds the scheduler ran each one from
+  ``/proc/<pid>/schedstat`` (``server_cpu_exact_ms_per_msg``, ``backend_cpu_exact_ms_per_msg``: the client
+  backends alone, ``server_cpu_exact_ms_by_process``; ``bench/server_cpu.py``) — only when the server runs
+  on this machine; its exited children's time is in the postmaster's ``cutime``, in ticks either way;
+  beside it what the statements' execution took (``statement_exec_ms_per_msg``) and, with
+  ``pg_stat_statements.track_planning`` on, their planning (``statement_plan_ms_per_msg``).
 
 WAL and CPU are the whole server's: run it on a server nothing else uses meanwhile.
 
 Per message: ``statements``, ``transactions``, ``rows_written``, ``rows_read``, ``wal_bytes``,
 ``server_cpu_ms``, and from the last, how many messages one PostgreSQL core sustains
-(``msgs_per_s_per_core`` = 1000 / ``server_cpu_ms_per_msg``). The numbers feed docs/scale-out.md ("Scale on
+(``msgs_per_s_per_core`` = 1000 / ``server_cpu_ms_per_msg``; ``msgs_per_s_per_core_exact`` from the
+exact figure). The numbers feed docs/scale-out.md ("Scale on
 paper"); rerun after a change to the message path and compare. Without ``--database`` the bench refuses
 (SQLite has no server to measure). Start a scratch server for it with localservers/postgres_cluster.py,
 with ``-c shared_preload_libraries=pg_stat_statements`` for the statement counts.
@@ -31,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import sys
 import tempfile
@@ -45,6 +50,7 @@ from bench.database_option import add_database_option, scratch_memory
 from bench.embedding_option import add_embedding_args
 from bench.gateway_throughput import WARMUP_MESSAGES, BenchChannel
 from bench.report import emit_json, table
+from bench.server_cpu import cpu_by_pid, parent, run_ns_by_pid, tree_cpu_s
 from bench.stub_process import stub_server
 from bench.throughput_data import (
     _FIRING,
@@ -69,7 +75,6 @@ DEFAULT_MEMORIES = 200
 # warm-up is in the first reading and every one of the window in the second. (pg_stat_statements, the
 # WAL position and /proc are current at once.)
 STATS_SETTLE_S = 11.0
-_TICKS = os.sysconf("SC_CLK_TCK")
 CHAT_LOCK_QUERY = "SELECT pg_advisory_xact_lock("  # a chat's lock, as pg_stat_statements shows it
 
 
@@ -85,6 +90,12 @@ class Snapshot:
     # pid -> (what the process is, user + system seconds): the living children of the postmaster, and
     # the postmaster itself (pid 0: its own time and its reaped children's, "exited")
     cpu_by_pid: dict[int, tuple[str, float]] = field(default_factory=dict)
+    # pid -> (what the process is, nanoseconds run: /proc/<pid>/schedstat, exact), pid 0 as above
+    run_ns_by_pid: dict[int, tuple[str, int]] = field(default_factory=dict)
+    # the summed planning and execution ms of the database's top-level statements (pg_stat_statements;
+    # planning only with pg_stat_statements.track_planning on, else 0)
+    plan_ms: float | None = None
+    exec_ms: float | None = None
 
 
 @dataclass(slots=True)
@@ -104,7 +115,7 @@ class Probe:
 
         self.conn = psycopg.connect(self.url, autocommit=True)
         backend = int(self.conn.execute("SELECT pg_backend_pid()").fetchone()[0])
-        self.postmaster = _parent(backend)
+        self.postmaster = parent(backend)
         if self.postmaster is None:
             self.notes.append("the server is not on this machine: no server CPU")
         preload = str(self.conn.execute("SHOW shared_preload_libraries").fetchone()[0])
@@ -144,7 +155,7 @@ class Probe:
         database = {n: int(v or 0) for n, v in zip(names, row or (0,) * len(names), strict=True)}
         wal = self.conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')").fetchone()
         records = self.conn.execute("SELECT wal_records FROM pg_stat_wal").fetchone()
-        statements = None
+        statements, plan_ms, exec_ms = None, None, None
         if self.statements:
             # Summed by text: one text can have several entries (the chat lock sent alone, with server-side
             # parameters, and with its statement in one simple query); a dict of them kept only one.
@@ -157,71 +168,25 @@ class Probe:
                     (self.database,),
                 ).fetchall()
             }
+            plan, run = self.conn.execute(
+                "SELECT COALESCE(SUM(s.total_plan_time), 0), COALESCE(SUM(s.total_exec_time), 0) "
+                "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+                "WHERE d.datname = %s AND s.toplevel",
+                (self.database,),
+            ).fetchone()
+            tracked = str(self.conn.execute("SHOW pg_stat_statements.track_planning").fetchone()[0]) == "on"
+            plan_ms, exec_ms = (float(plan) if tracked else None), float(run)
         return Snapshot(
             database,
             statements,
             int(wal[0]),
             int(records[0]) if records else None,
-            _tree_cpu_s(self.postmaster) if self.postmaster else None,
-            _cpu_by_pid(self.postmaster) if self.postmaster else {},
+            tree_cpu_s(self.postmaster) if self.postmaster else None,
+            cpu_by_pid(self.postmaster) if self.postmaster else {},
+            run_ns_by_pid(self.postmaster) if self.postmaster else {},
+            plan_ms,
+            exec_ms,
         )
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2 :].split()  # fields from the state on (the name may hold spaces)
-
-
-def _parent(pid: int) -> int | None:
-    fields = _stat(pid)
-    return int(fields[1]) if fields else None
-
-
-def _tree_cpu_s(postmaster: int) -> float | None:
-    """User + system seconds of the postmaster, its reaped children and its living children."""
-    own = _stat(postmaster)
-    if own is None:
-        return None
-    ticks = sum(int(v) for v in own[11:15])  # utime, stime, cutime, cstime
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = _stat(int(entry))
-            if fields and int(fields[1]) == postmaster:
-                ticks += int(fields[11]) + int(fields[12])
-    return ticks / _TICKS
-
-
-def _process_kind(pid: int) -> str:
-    """What a server process is, from its title: "backend" for a client's, else the title
-    ("walwriter", "autovacuum worker", "checkpointer", …)."""
-    try:
-        title = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return "?"
-    title = title.removeprefix("postgres: ").strip()
-    words = title.split()
-    if len(words) >= 3 and ("(" in words[2] or words[2] == "[local]"):  # "user database host(port) state"
-        return "backend"
-    return title or "?"
-
-
-def _cpu_by_pid(postmaster: int) -> dict[int, tuple[str, float]]:
-    out: dict[int, tuple[str, float]] = {}
-    own = _stat(postmaster)
-    if own is not None:
-        out[0] = (
-            "exited (reaped by the postmaster) and the postmaster",
-            sum(int(v) for v in own[11:15]) / _TICKS,
-        )
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = _stat(int(entry))
-            if fields and int(fields[1]) == postmaster:
-                out[int(entry)] = (_process_kind(int(entry)), (int(fields[11]) + int(fields[12])) / _TICKS)
-    return out
 
 
 def cpu_by_kind(before: Snapshot, after: Snapshot, messages: int) -> dict[str, float] | None:
@@ -233,6 +198,19 @@ def cpu_by_kind(before: Snapshot, after: Snapshot, messages: int) -> dict[str, f
         was = before.cpu_by_pid.get(pid)
         delta = seconds - (was[1] if was is not None else 0.0)
         kinds[kind] = kinds.get(kind, 0.0) + delta * 1000.0 / messages
+    return dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
+
+
+def exact_cpu_by_kind(before: Snapshot, after: Snapshot, messages: int) -> dict[str, float] | None:
+    """``cpu_by_kind`` from the scheduler's nanoseconds (``bench/server_cpu.py``): exact for processes
+    alive at the end (one born meanwhile counts from 0), in ticks for those that ended."""
+    if not after.run_ns_by_pid:
+        return None
+    kinds: dict[str, float] = {}
+    for pid, (kind, ns) in after.run_ns_by_pid.items():
+        was = before.run_ns_by_pid.get(pid)
+        delta = ns - (was[1] if was is not None else 0)
+        kinds[kind] = kinds.get(kind, 0.0) + delta / 1e6 / messages
     return dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
 
 
@@ -271,6 +249,17 @@ def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> d
         out["server_cpu_ms_per_msg"] = cpu_ms
         out["msgs_per_s_per_core"] = 1000.0 / cpu_ms if cpu_ms > 0 else None
     out["server_cpu_ms_by_process"] = cpu_by_kind(before, after, messages)
+    exact = exact_cpu_by_kind(before, after, messages)
+    out["server_cpu_exact_ms_by_process"] = exact
+    out["server_cpu_exact_ms_per_msg"] = sum(exact.values()) if exact else None
+    out["backend_cpu_exact_ms_per_msg"] = exact.get("backend", 0.0) if exact else None
+    for key, was, now in (
+        ("statement_exec_ms_per_msg", before.exec_ms, after.exec_ms),
+        ("statement_plan_ms_per_msg", before.plan_ms, after.plan_ms),  # track_planning on only
+    ):
+        out[key] = (now - was) / messages if now is not None and was is not None else None
+    exact_ms = out["server_cpu_exact_ms_per_msg"]
+    out["msgs_per_s_per_core_exact"] = 1000.0 / exact_ms if exact_ms else None
     if after.statements is not None and before.statements is not None:
         ran: dict[str, tuple[int, int, float]] = {}
         for query, (calls, rows, ms) in after.statements.items():
@@ -351,7 +340,13 @@ async def run(
             await asyncio.sleep(STATS_SETTLE_S)
             after = replace(probe.snapshot(), statements=at_end.statements, wal_bytes=at_end.wal_bytes)
             after = replace(
-                after, wal_records=at_end.wal_records, cpu_s=at_end.cpu_s, cpu_by_pid=at_end.cpu_by_pid
+                after,
+                wal_records=at_end.wal_records,
+                cpu_s=at_end.cpu_s,
+                cpu_by_pid=at_end.cpu_by_pid,
+                run_ns_by_pid=at_end.run_ns_by_pid,
+                plan_ms=at_end.plan_ms,
+                exec_ms=at_end.exec_ms,
             )
             if len(channel.sent_at) != len(inbound):
                 raise RuntimeError(f"{len(channel.sent_at)} replies for {len(inbound)} messages")
@@ -412,16 +407,20 @@ def print_report(result: dict[str, Any]) -> None:
         "wal_bytes_per_msg",
         "wal_records_per_msg",
         "server_cpu_ms_per_msg",
+        "server_cpu_exact_ms_per_msg",
+        "backend_cpu_exact_ms_per_msg",
+        "statement_exec_ms_per_msg",
+        "statement_plan_ms_per_msg",
         "msgs_per_s_per_core",
         "client_cpu_ms_per_msg",
     )
     rows = [[k, "n/a" if result[k] is None else round(float(result[k]), 2)] for k in keys]
     print(table(["per message", "value"], rows))
-    if result.get("server_cpu_ms_by_process"):
+    if result.get("server_cpu_exact_ms_by_process"):
         print(
             table(
-                ["server process", "CPU ms per message"],
-                [[k, round(v, 3)] for k, v in result["server_cpu_ms_by_process"].items()],
+                ["server process", "CPU ms per message (schedstat)"],
+                [[k, round(v, 3)] for k, v in result["server_cpu_exact_ms_by_process"].items()],
             )
         )
     if result["statement_kinds"]:

@@ -308,6 +308,7 @@ class Assistant:
         if self.extraction is None or not getattr(self.chat_model, "remembers_at_once", False):
             return
         if promised(reply):
+            await self._exchange.write_kept_back()  # the words must be in the buffer it extracts
             await self.extraction.flush_now(owner, self.settings.flush_wait)
 
     def _too_long(self, msg: InboundMessage, text: str) -> str | None:

@@ -5,9 +5,11 @@ With a durable inbox (``HeldChats``) the inbox is the queue, shared by every rep
 (docs/scale-out.md, "The message path"): a replica works a chat only while it holds it, takes the chat's
 unanswered messages in the platform's order whoever stored them (a message younger than the reorder
 window waits for an earlier one still on its way), sends a reply only while its claim's generation is
-current (``fence``, right before the send) and lets go only when none is left — in the one statement that
-checks, so a message another replica stores meanwhile is never stranded. Without an inbox
-(``LocalChats``, some tests) the queue is this process's memory, with the same steps.
+current (``fence``, right before the send), writes the message's exchange with its answered-mark after
+the send (``answering`` keeps it back: ``memory/exchange.py``) and lets go only when none is left — in
+the one statement that checks, so a message another replica stores meanwhile is never stranded. Without
+an inbox (``LocalChats``, some tests) the queue is this process's memory, with the same steps, and the
+exchange is written when the handler keeps it.
 """
 
 from __future__ import annotations
@@ -21,9 +23,8 @@ from typing import Protocol
 
 from channels.base import InboundMessage
 from gateway.inbox import Chat, Claimed, DurableInbox
-from memory.send_intent import intending
+from memory.exchange import Later, after_the_reply
 from memory.sessions import primed
-from memory.store.chat_holds import SendIntent
 
 
 class Release(enum.Enum):
@@ -61,16 +62,20 @@ class ChatQueues(Protocol):
         ...
 
     def answering(self, claim: Claimed) -> contextlib.AbstractContextManager[None]:
-        """Around the claim's handler: the reply's send intent, for its exchange write to record
-        (``memory/send_intent.py``), and the history read with the claim (``memory/sessions.py``)."""
+        """Around the claim's handler: its exchange kept back for the answered-mark
+        (``memory/exchange.py``), and the history read with the claim (``memory/sessions.py``)."""
         ...
 
     async def fence(self, claim: Claimed) -> bool:
-        """Right before the claim's reply is sent: may it still be (and its send intent is recorded)?"""
+        """Right before the claim's reply is sent: may it still be?"""
         ...
 
     async def answered(self, claim: Claimed, send_error: str | None) -> bool:
-        """Its answer went out: mark it; False when the chat changed hands meanwhile."""
+        """Its answer went out: mark it, with its exchange; False when the chat changed hands meanwhile."""
+        ...
+
+    def not_sent(self, claim: Claimed) -> None:
+        """Its answer was not sent (the chat changed hands): its exchange is never written here."""
         ...
 
     async def release(self, chat: Chat) -> Release:
@@ -116,6 +121,9 @@ class LocalChats:
     async def answered(self, claim: Claimed, send_error: str | None) -> bool:
         return True
 
+    def not_sent(self, claim: Claimed) -> None:
+        return None
+
     async def release(self, chat: Chat) -> Release:
         if self._queues.get(chat):
             return Release.WAITING
@@ -134,7 +142,7 @@ class HeldChats:
         self._after: dict[Chat, Claimed | float | None] = {}
         self._released: set[Chat] = set()
         self._offered: set[Chat] = set()  # chats a message was offered for since their last answered-mark
-        self._intents: dict[Chat, SendIntent] = {}  # the send intent of each chat's reply being made
+        self._later: dict[Chat, Later] = {}  # each chat's exchange kept back for its answered-mark
 
     @property
     def queued(self) -> int:
@@ -175,7 +183,7 @@ class HeldChats:
         """Drop what a previous worker's last answered-mark found (a new worker asks the database)."""
         self._after.pop(chat, None)
         self._released.discard(chat)
-        self._intents.pop(chat, None)
+        self._drop_later(chat)
         self._offered.discard(chat)
 
     async def next(self, chat: Chat) -> Claimed | None:
@@ -195,24 +203,38 @@ class HeldChats:
 
     @contextlib.contextmanager
     def answering(self, claim: Claimed) -> Iterator[None]:
-        intent = self.inbox.intent(claim)
-        if intent is not None:
-            self._intents[claim.chat] = intent  # one message of a chat is answered at a time
-        with intending(intent), primed(claim.history):
+        self._drop_later(claim.chat)
+        later = self._later[claim.chat] = Later(claim.chat)  # one message of a chat is answered at a time
+        with after_the_reply(later), primed(claim.history):
             yield
 
     async def fence(self, claim: Claimed) -> bool:
-        return await self.inbox.fence(claim, self._intents.get(claim.chat))
+        return await self.inbox.fence(claim)
 
     async def answered(self, claim: Claimed, send_error: str | None) -> bool:
         self._offered.discard(claim.chat)
-        self._intents.pop(claim.chat, None)
-        marked, following, released = await self.inbox.answered_then_next(claim, send_error)
+        later = self._later.get(claim.chat)
+        write, written = later.take() if later is not None else (None, None)  # the same when retried
+        marked, following, released, due_now = await self.inbox.answered_then_next(claim, send_error, write)
+        if self._later.get(claim.chat) is later:
+            self._later.pop(claim.chat, None)
+        if written is not None:
+            await written(due_now)
         if marked:
             self._after[claim.chat] = following
             if released:
                 self._released.add(claim.chat)
         return marked
+
+    def not_sent(self, claim: Claimed) -> None:
+        self._drop_later(claim.chat)
+
+    def _drop_later(self, chat: Chat) -> None:
+        """Forget the chat's exchange kept back (its reply was not sent): closed, so a handler still
+        stopping writes what it keeps at once."""
+        later = self._later.pop(chat, None)
+        if later is not None:
+            later.take()
 
     async def release(self, chat: Chat) -> Release:
         if chat in self._released:  # the answered-mark let it go already

@@ -10,9 +10,12 @@ whichever replica stored a message, the replica holding its chat (``hold``, leas
 renewed while it works the chat) claims the chat's messages in the platform's order (``next_message``)
 and drops the hold only when none is left (``release``); chats with waiting messages and no live hold
 (their replica died) are taken over by any replica (``take_waiting``). A claim carries the hold's
-generation: the reply is sent only after ``fence`` found it current (and recorded the send intent), and
-``answered`` marks it only while it still is — a replica that stalled past its lease and woke after a
-takeover sends nothing (docs/scale-out.md, "Fencing").
+generation: the reply is sent only after ``fence`` found it current (a read, or no statement at all
+while the claim is fresh), and ``answered`` marks it only while it still is — a replica that stalled
+past its lease and woke after a takeover sends nothing (docs/scale-out.md, "Fencing"). The claim is the
+reply's send intent: a message claimed by a replica that died unmarked may have been answered, and is
+counted in flight (``in_flight``); the exchange is written with the answered-mark (``answered_then_next``:
+two commits a message, docs/scale-out.md "Two commits").
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from channels.encodable import encodable_fields
 from channels.media import MediaRef
 from memory.clock import from_db
 from memory.sessions import PrimedHistory
-from memory.store.chat_holds import ClaimedRow, SendIntent, parse_history
+from memory.store.claim_rows import ClaimedRow, parse_history
+from memory.store.exchange import ExchangeWrite
 from memory.store.protocol import MemoryStore
 
 # Answered messages are kept this long, so that a platform's redelivery of them is still recognised
@@ -42,6 +46,7 @@ INBOX_LEASE = timedelta(seconds=30)
 Chat = tuple[str, str]  # (channel, chat_id): what a hold is on
 REPAIRED_CHATS_KEPT = 10_000  # chats remembered as already told about a repaired message
 log = logging.getLogger("tierclaw.gateway")
+_FIELDS = dataclasses.fields(InboundMessage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +57,11 @@ class Claimed:
     message: InboundMessage
     received: datetime | None = None  # when it was stored (the store's clock), if known
     generation: int = 0  # of the chat's hold when claimed (0: no hold, a loop without an inbox)
-    in_flight_by: str | None = None  # a replica recorded a send intent for it and never marked it
+    in_flight_by: str | None = None  # a replica claimed it before and never marked it: its reply may be out
     history: PrimedHistory | None = None  # the chat's last messages, read with the claim
+    # until when (``DurableInbox.monotonic``) the send's fence needs no statement: the claim saw enough of
+    # the hold's lease left (None: the fence asks the store)
+    fresh_until: float | None = None
 
     @property
     def chat(self) -> Chat:
@@ -75,6 +83,7 @@ class DurableInbox:
     ) -> None:
         self._rows = store.inbox
         self._holds = store.chat_holds
+        self._exchange = store.exchange
         self.replica = replica  # gateway.replicaId (gateway/replica.py)
         self.lease = lease
         self.reorder_window = reorder_window
@@ -124,6 +133,7 @@ class DurableInbox:
             return await self.accept(message), None, None
         message, row = self._row(message)
         settle = self._window(message.channel)
+        asked = self.monotonic()
         inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
             *row, self.replica, self._lease_s, self.history, settle
         )
@@ -132,7 +142,7 @@ class DurableInbox:
         stored = dataclasses.replace(message, inbox_id=inbox_id)
         if claimed is None or isinstance(claimed, float):
             return stored, generation is not None, claimed
-        return stored, True, self._claimed(claimed, stored)
+        return stored, True, self._claimed(claimed, asked, stored)
 
     def _window(self, channel: str) -> float:
         """How long a message of ``channel`` waits for an earlier one still on its way (the reorder window;
@@ -145,9 +155,11 @@ class DurableInbox:
         if repaired is not message:
             self._said_repaired(message.chat_key)
         message = repaired
-        fields = dataclasses.asdict(message)
-        media = fields.pop("media")  # in a column of its own: what waits to be downloaded is visible
+        # The fields one level deep (``dataclasses.asdict`` deep-copies every value, at every intake); the
+        # media references in a column of their own: what waits to be downloaded is visible.
+        fields = {f.name: getattr(message, f.name) for f in _FIELDS if f.name != "media"}
         body = json.dumps(fields, ensure_ascii=False)
+        media = [dataclasses.asdict(ref) for ref in message.media]
         media_json = json.dumps(media, ensure_ascii=False) if media else ""
         row = (message.channel, message.chat_id, message.delivery_id, body, message.sequence, media_json)
         return message, row
@@ -177,53 +189,42 @@ class DurableInbox:
         """Claim the held chat's next unanswered message in the platform's order; None when there is none
         left or this replica no longer holds the chat; or the seconds to wait before asking again (the
         next message is younger than the reorder window)."""
+        asked = self.monotonic()
         claimed = await self._holds.next_message(*chat, self.replica, self._window(chat[0]), self.history)
         if claimed is None or isinstance(claimed, float):
             return claimed
-        return self._claimed(claimed)
+        return self._claimed(claimed, asked)
 
-    def _claimed(self, row: ClaimedRow, message: InboundMessage | None = None) -> Claimed:
-        """The claim of ``row``; ``message``: the row's message as the intake had it (not parsed again)."""
+    def _claimed(self, row: ClaimedRow, asked: float, message: InboundMessage | None = None) -> Claimed:
+        """The claim of ``row``, whose statement was sent at ``asked`` (``monotonic``); ``message``: the
+        row's message as the intake had it (not parsed again). Fresh (the fence needs no statement) while
+        less time has passed since ``asked`` than the lease it saw left, less a third of a lease: the
+        lease ends no sooner than that after ``asked``, and no other replica can take the chat (nor raise
+        its generation) before it ends."""
         message = message or _message(row.id, row.message, row.media)
         history = None
         if row.session is not None:
-            newest_first = parse_history(row.history)
+            newest_first = parse_history(row.history, row.written)
             history = PrimedHistory(message.chat_key, row.session, self.history, newest_first)
-        return Claimed(message, from_db(row.received_at), row.generation, row.sent_by, history)
+        fresh = None if row.lease_left_s is None else asked + row.lease_left_s - self._lease_s / 3
+        received = from_db(row.received_at)
+        return Claimed(message, received, row.generation, row.sent_by, history, fresh)
 
-    def intent(self, claim: Claimed) -> SendIntent | None:
-        """The send intent of ``claim``'s reply, for the exchange written just before its send to record
-        (``memory/send_intent.py``): then ``fence`` needs no statement of its own."""
-        if not claim.message.inbox_id:
-            return None
-        chat = claim.chat
-        return SendIntent(claim.message.inbox_id, *chat, self.replica, claim.generation, self._lease_s / 3)
-
-    def _recorded_fresh(self, claim: Claimed, recorded: SendIntent | None, margin: float) -> bool:
-        """``recorded`` (the claim's intent, recorded with its exchange) answers the fence: it was
-        recorded under the claim's generation with ``margin`` of lease left, asked less than ``margin``
-        ago — so the lease still runs, as for the fence's own statement."""
-        if recorded is None or recorded.asked_at is None:
-            return False
-        if (recorded.inbox_id, recorded.generation) != (claim.message.inbox_id, claim.generation):
-            return False
-        return self.monotonic() - recorded.asked_at < min(margin, recorded.margin_s)
-
-    async def fence(self, claim: Claimed, recorded: SendIntent | None = None) -> bool:
-        """Right before the reply to ``claim`` is sent: True (the send intent is recorded) while this
-        replica still holds the chat at the claim's generation, with a third of a lease left at least —
-        a hold whose renewal is due is extended first, so no takeover can come while the send goes out
-        unless the process stalls again. False: the chat changed hands; send nothing. ``recorded``:
-        the intent as its exchange's write recorded it; while fresh, no statement is needed.
+    async def fence(self, claim: Claimed) -> bool:
+        """Right before the reply to ``claim`` is sent: True while this replica still holds the chat at
+        the claim's generation, with a third of a lease left at least — a hold whose renewal is due is
+        extended first, so no takeover can come while the send goes out unless the process stalls again.
+        False: the chat changed hands; send nothing. A read, and none while the claim is fresh
+        (``Claimed.fresh_until``): the claim itself is the send intent, nothing is recorded here.
 
         A process stopped while the fence's statement was on its way (SIGSTOP, a long pause) may read
         "yes" long after the database said it: the answer counts only if it came back within that third
         of a lease (``monotonic``), else nothing is sent and the chat's next holder answers the message
-        (its intent is recorded, so it is counted in flight, not lost)."""
+        (it was claimed here, so it is counted in flight, not lost)."""
         if not claim.message.inbox_id:
             return True
         margin = self._lease_s / 3
-        if self._recorded_fresh(claim, recorded, margin):
+        if claim.fresh_until is not None and self.monotonic() < claim.fresh_until:
             return True
         args = (claim.message.inbox_id, *claim.chat, self.replica, claim.generation)
         asked = self.monotonic()
@@ -256,20 +257,23 @@ class DurableInbox:
         )
 
     async def answered_then_next(
-        self, claim: Claimed, send_error: str | None = None
-    ) -> tuple[bool, Claimed | float | None, bool]:
-        """``answered``, then ``next_message``, then — nothing left — ``release``, in one step (one
-        statement on PostgreSQL): (marked, the next claim or the seconds to wait or None, released).
-        Not marked: the chat changed hands, nothing else was done."""
+        self, claim: Claimed, send_error: str | None = None, exchange: ExchangeWrite | None = None
+    ) -> tuple[bool, Claimed | float | None, bool, bool]:
+        """``exchange`` written (the message's, kept back until its reply went out), then ``answered``,
+        then ``next_message``, then — nothing left — ``release``, in one step (one statement on
+        PostgreSQL): (marked, the next claim or the seconds to wait or None, released, extraction due
+        now). Not marked: the chat changed hands, nothing else was done but the exchange."""
         if not claim.message.inbox_id:
-            return True, None, False
+            due_now = await self._exchange.run(exchange) if exchange is not None else False
+            return True, None, False, due_now
         window = self._window(claim.chat[0])
         mark = (claim.message.inbox_id, *claim.chat, self.replica, claim.generation, send_error)
-        after = await self._holds.answered_then_next(*mark, window, self.history)
+        asked = self.monotonic()
+        after = await self._holds.answered_then_next(*mark, window, self.history, exchange)
         following = after.next
         if following is None or isinstance(following, float):
-            return after.marked, following, after.released
-        return after.marked, self._claimed(following), after.released
+            return after.marked, following, after.released, after.due_now
+        return after.marked, self._claimed(following, asked), after.released, after.due_now
 
     async def release(self, chat: Chat) -> bool:
         """Drop this replica's hold on the chat, only if nothing of it is left unanswered."""
@@ -316,8 +320,8 @@ class DurableInbox:
         return await self._rows.unsent(KEEP_ANSWERED.total_seconds())
 
     async def in_flight(self, replica: str | None = None) -> int:
-        """Messages whose reply ``replica`` (default: this one) recorded as being sent and never marked
-        answered."""
+        """Messages ``replica`` (default: this one) claimed and never marked answered (its replies may
+        have gone out: the claim is the send intent)."""
         return await self._rows.in_flight(replica or self.replica)
 
     async def prune(self) -> int:

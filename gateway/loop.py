@@ -6,17 +6,18 @@ reply that a channel fails to send is logged and dropped without stopping the lo
 a message not answered in time gets a short apology (and frees its slot), and a chat that waits longer
 than that for a slot is told so while it keeps its place. A channel that can show work in progress
 (``working``, e.g. Telegram's "typing") shows it from the moment a message is taken up until its reply has
-been sent. ``cancel(chat_key)`` stops the reply being made for a chat (the
-terminal's Ctrl-C): that message gets no reply, and the chat's next message is answered as usual. A
-channel that streams replies shows the reply while it is made; its final send stays one step
-(``_send_after``), which finishes the stream (gateway/streaming.py).
+been sent. ``cancel(chat_key)`` stops the reply being made for a chat (the terminal's Ctrl-C): that
+message gets no reply, and the chat's next message is answered as usual. A channel that streams replies
+shows the reply while it is made; its final send stays one step (``_send_after``), which finishes the
+stream (gateway/streaming.py).
 
 With a durable inbox the inbox is the queue, shared by every gateway on the database: a chat is worked by
 the one replica that holds it, in the platform's order whoever took the messages in; its holds are kept
 and the chats of dead replicas taken by gateway/hold_keeper.py (docs/scale-out.md, "The message path").
 The answer's final send is one step, ``_send_final``: right before the channel sends, ``may_send`` checks
-that this replica still holds the chat at the claim's generation (recording the send intent); the
-answered-mark follows at once, conditional on the same generation (docs/scale-out.md, "Fencing")."""
+that this replica still holds the chat at the claim's generation (a read, or nothing while the claim is
+fresh: the claim is the send intent); the answered-mark follows at once, conditional on the same
+generation, with the message's exchange, kept back until then (docs/scale-out.md, "Two commits")."""
 
 from __future__ import annotations
 
@@ -266,8 +267,8 @@ class ProcessLoop:
         message = claim.message
         if claim.in_flight_by:
             log.warning(
-                "[gateway] %s: the reply to message %s may have gone out from replica %s, which stopped "
-                "before marking it (in flight); answering it again",
+                "[gateway] %s: message %s was claimed by replica %s, which stopped before marking it "
+                "answered: its reply may have gone out (in flight); answering it again",
                 message.chat_key,
                 message.inbox_id,
                 claim.in_flight_by,
@@ -287,6 +288,8 @@ class ProcessLoop:
                 if not reply and feed is not None:
                     await self.streams.cancel(feed)
                 sent, send_error = await self._send_final(claim, reply, feed)
+                if not sent:  # nor is its exchange written here
+                    self._chats.not_sent(claim)
                 lost = "its reply is not sent" if not sent else ""
                 if not lost and not await self._mark_answered(claim, send_error):
                     lost = "it was answered, not marked"
@@ -317,10 +320,8 @@ class ProcessLoop:
         return True, self._send_errors.pop(id(outbound), None)
 
     async def may_send(self, claim: Claimed) -> bool:
-        """The fence, for the final send of a reply (call it right before the channel sends): True while
-        this replica still holds the claim's chat at its generation — the send intent is then recorded,
-        so a replica answering the message after this one died knows it was in flight. Tried until the
-        database answers; False: the chat changed hands, send nothing (docs/scale-out.md, "Fencing")."""
+        """The fence, right before the channel sends a reply: True while this replica holds the claim's chat
+        at its generation. Tried until the database answers; False: the chat changed hands, send nothing."""
         return await self._retrying(lambda _chat: self._chats.fence(claim), claim.chat)
 
     async def _retrying(self, step: Callable[[Chat], Awaitable[T]], chat: Chat) -> T:
@@ -374,10 +375,10 @@ class ProcessLoop:
 
     async def _mark_answered(self, claim: Claimed, send_error: str | None = None) -> bool:
         """The message's answer (a reply, a command's answer, an apology) has gone out: it is not answered
-        again. Marked right after the send, not when the reply is made: a crash in between answers it
-        twice rather than never — on Telegram only a message whose send intent was recorded (on Feishu the
-        repeated send is dropped by its key), docs/architecture.md, "The path of one message". Conditional
-        on the claim's generation; False when the chat changed hands since the claim."""
+        again. Marked right after the send, with the message's exchange: a crash in between answers it
+        twice rather than never — on Telegram a message claimed and not marked (on Feishu the repeated
+        send is dropped by its key), docs/architecture.md. Conditional on the claim's generation; False
+        when the chat changed hands since the claim."""
         # Tried until the database answers: the chat's next claim would otherwise take this message again.
         return await self._retrying(lambda _chat: self._chats.answered(claim, send_error), claim.chat)
 

@@ -1,28 +1,36 @@
-"""One exchange of a conversation kept at once: the person's words and the reply, written after the model
-answered to the chat's session (Tier 0), the conversation tier and the extraction buffer, with the owner's
-extraction due time — one statement on PostgreSQL, one transaction on SQLite (``memory/store/exchange.py``;
-issue 38, item 5).
+"""One exchange of a conversation kept at once: the person's words and the reply, written to the chat's
+session (Tier 0), the conversation tier and the extraction buffer, with the owner's extraction due time —
+one statement on PostgreSQL, one transaction on SQLite (``memory/store/exchange.py``; issue 38, item 5).
 
 Until this write the message's unanswered inbox row is its only record (gateway/inbox.py): a process
 killed while the model answers leaves nothing half-written, and the message is answered once after the
 restart. A message that gets no reply from the model (it failed, the reply was cancelled, the offline
 stand-in answered) keeps the person's words alone, in the same one write.
+
+When the message came through the durable inbox, the write waits for the reply to go out (``Later``, set
+around the handler by the process loop: ``after_the_reply``) and goes in the statement that marks the
+message answered and claims the chat's next one (``memory/store/chat_holds.py`` ``answered_then_next``):
+two commits a message, the intake's and that one (docs/scale-out.md, "Two commits"). A reply a stalled
+replica may no longer send is then never written either, and only the text sent enters the history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import contextlib
+import contextvars
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from memory.clock import to_db, utcnow
 from memory.conversation import ConversationLog
 from memory.pipeline.extraction import ExtractionService
-from memory.send_intent import intent_for
 from memory.sessions import SessionStore
-from memory.store.exchange import Exchange, ExchangeTurn
+from memory.store.exchange import Exchange, ExchangeTurn, ExchangeWrite
 from memory.store.protocol import MemoryStore
 from memory.text.token_count import estimate_tokens
 from memory.writes import check_owner
+
+Written = Callable[[bool], Awaitable[None]]  # told once the exchange is written: extraction due now?
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +39,42 @@ class Said:
 
     role: str
     content: str
+
+
+@dataclass(slots=True)
+class Later:
+    """The exchange of one claimed message, kept back until its answered-mark (the process loop's): the
+    chat it is for, the prepared write and what to tell once it ran. ``take`` closes it: an exchange kept
+    after that (a handler cancelled past its deadline, still stopping) is written at once."""
+
+    chat: tuple[str, str]
+    write: ExchangeWrite | None = None
+    after: Written | None = None
+    closed: bool = False
+    _taken: tuple[ExchangeWrite | None, Written | None] = field(default=(None, None))
+
+    def holds(self, channel: str, chat_id: str) -> bool:
+        """Whether an exchange of ``channel:chat_id`` may wait here (open, for that chat, empty)."""
+        return not self.closed and self.write is None and self.chat == (channel, chat_id)
+
+    def take(self) -> tuple[ExchangeWrite | None, Written | None]:
+        """Close; the write and its follow-up (the same again when asked again: a retried mark)."""
+        if not self.closed:
+            self.closed, self._taken = True, (self.write, self.after)
+        return self._taken
+
+
+_LATER: contextvars.ContextVar[Later | None] = contextvars.ContextVar("tierclaw_exchange_later", default=None)
+
+
+@contextlib.contextmanager
+def after_the_reply(later: Later | None) -> Iterator[None]:
+    """The exchange kept by the code run inside (and the tasks it starts) waits in ``later``."""
+    token = _LATER.set(later)
+    try:
+        yield
+    finally:
+        _LATER.reset(token)
 
 
 class ExchangeKeeper:
@@ -51,7 +95,8 @@ class ExchangeKeeper:
     async def keep(
         self, owner: str, *, channel: str, chat_id: str, sender_id: str, said: Sequence[Said]
     ) -> None:
-        """Keep the turns of one exchange of the chat ``channel:chat_id``, in order."""
+        """Keep the turns of one exchange of the chat ``channel:chat_id``, in order: now, or with the
+        message's answered-mark when the process loop keeps it back (``after_the_reply``)."""
         turns = [s for s in said if s.content]
         if not turns:
             return
@@ -85,14 +130,38 @@ class ExchangeKeeper:
                 for s, text in zip(turns, texts, strict=True)
             ],
             keep=keep,
-            intent=intent_for(channel, chat_id),  # the reply's send intent, in the same write
         )
         settings = extraction.settings if extraction is not None else None
-        due_now = await self._store.exchange.write(
+        prepared = self._store.exchange.prepare(
             exchange,
             token_budget=settings.token_budget if settings else 0,
             quiet_gap_s=settings.quiet_gap if settings else 0.0,
         )
-        await self._sessions.appended(chat_key, session, len(turns))
-        if extraction is not None:
-            extraction.buffered(due_now)
+
+        async def written(due_now: bool) -> None:
+            await self._sessions.appended(chat_key, session, len(turns))
+            if extraction is not None:
+                extraction.buffered(due_now)
+
+        async def written_with_the_mark(due_now: bool) -> None:
+            self._store.exchange.written(prepared)
+            await written(due_now)
+
+        later = _LATER.get()
+        if later is not None and later.holds(channel, chat_id):
+            later.write, later.after = prepared, written_with_the_mark
+            return
+        await written(await self._store.exchange.run(prepared))
+
+    async def write_kept_back(self) -> None:
+        """Write now the exchange kept back for the answered-mark (before the reply goes out): for a step
+        that must see it in the store first (the offline stand-in's promise to remember at once). Later
+        exchanges of the message wait again."""
+        later = _LATER.get()
+        if later is None or later.closed or later.write is None:
+            return
+        prepared, after = later.write, later.after
+        later.write, later.after = None, None
+        due_now = await self._store.exchange.run(prepared)  # tells the store it was written
+        if after is not None:
+            await after(due_now)

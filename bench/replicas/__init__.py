@@ -36,8 +36,8 @@ first answer to a later one), ``duplicate_memories`` (live memories of one owner
 after the run), ``job_runs_duplicated`` (runs beyond the first of a (job, period), from the replicas'
 "job X of PERIOD ran here" log lines; ``job_periods`` says out of how many), ``takeover_s`` (webhook and
 Feishu: from the kill until the last message accepted and unanswered at the kill was answered; polling:
-until the next poll; stall: from the stop), ``in_flight_at_kill`` (the messages whose reply the killed or
-stopped replica had recorded as being sent and not marked answered, read from the database at once: on
+until the next poll; stall: from the stop), ``in_flight_at_kill`` (the messages the killed or stopped replica
+had claimed and not marked answered — the claim is the send intent —, read from the database at once: on
 Telegram the only ones that may be answered twice; None without a kill), ``stored_out_of_order`` (messages
 stored after a later message of their chat, by the platform's order, read from the inbox after the run:
 how often the trial made the claim put deliveries back in order — ``race``'s window). ``throughput_one`` /

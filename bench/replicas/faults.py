@@ -5,7 +5,7 @@ fault instead of a kill, each run reporting the same keys.
   seconds — past its chat holds' 30 s lease, so the others take its chats over — then SIGCONTinued. It
   wakes holding replies it had made before the stall: the fence (gateway/loop.py ``may_send``) must
   keep every one of them from going out. ``takeover_s``: from the stop until the last message pending
-  at it was answered; ``in_flight_at_kill``: its sends recorded and not confirmed at the stop.
+  at it was answered; ``in_flight_at_kill``: its claims not marked answered at the stop.
 - ``skew``: replica 1's clock runs ``skew`` seconds ahead (``gateway.clockOffset``); nobody is killed.
   Leases, due times and sweeps run on the database's clock, so it must change nothing.
 - ``race``: each chat's messages are delivered two at a time, concurrently, over two connections (so to

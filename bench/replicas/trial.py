@@ -106,8 +106,8 @@ def _keep_record(sent: Sent, answers: list[tuple[float, Hashable]], path: Path) 
 
 
 async def in_flight_at(s: TrialSettings, victim: Replica) -> int:
-    """Right after ``victim`` was killed (or stopped): the messages whose reply it had recorded as being
-    sent and not marked answered — on Telegram, the only ones another replica may answer a second time."""
+    """Right after ``victim`` was killed (or stopped): the messages it had claimed (the claim is the send
+    intent) and not marked answered — on Telegram, the only ones another replica may answer again."""
     return await in_flight(s.database, victim.name)
 
 

@@ -5,9 +5,11 @@ whoever stored them, and lets the hold go only in the statement that sees none l
 A hold lives until ``lease_until``; its replica renews it while it works the chat, so a hold whose lease
 ran out belongs to a replica that died or stalled, and another takes it over. Each hold carries a
 ``generation`` that rises whenever the hold changes hands (a takeover, a take after a release): a reply
-goes out only after ``fence`` found the sender's generation current (recording the send intent), and
-the answered-mark is conditional on it too, so a replica that stalled past its lease and wakes after a
-takeover sends nothing. A released hold keeps its row (``holder`` ''), so its generation keeps rising.
+goes out only after ``fence`` (a read) found the sender's generation current, and the answered-mark is
+conditional on it too, so a replica that stalled past its lease and wakes after a takeover sends
+nothing. A released hold keeps its row (``holder`` ''), so its generation keeps rising. The claim is the
+reply's send intent (``claim_rows.py``): no statement records one before the send, and the exchange is
+written with the answered-mark after it (``answered_then_next``; docs/scale-out.md, "Two commits").
 
 Claims and releases on PostgreSQL run after the exclusive side of the chat's advisory lock, whose
 shared side every insert of the chat holds until it commits (``inbox.py``): a claim sees every message
@@ -19,11 +21,20 @@ On SQLite (one process) every hold is this process's; the statements are the sam
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 from memory.clock import from_db
+from memory.store.claim_rows import (
+    AfterAnswer,
+    ClaimedRow,
+    history_sql,
+    lease_left,
+    read_extras,
+    take_params,
+    take_sql,
+)
+from memory.store.exchange import ExchangeWrite, run_in_transaction, with_parts
 from memory.store.sql import SqlDatabase, marks, store_clock
 
 # "the held chat has an unanswered message" (``h``: the chat_holds row); served by idx_inbox_unanswered.
@@ -38,59 +49,6 @@ _OLDEST = (
 )
 
 
-def take_sql(now: str, source: str) -> str:
-    """The upsert of a hold's take (``ChatHoldRows.take``; with the message's intake: ``inbox.py``):
-    ``source`` yields (channel, chat_id, holder, lease_until, 1), its parameters first, then
-    ``take_params``. Taken when nobody held the chat, its lease ran out, it was released or ``holder``
-    held it already (its lease extended, its generation kept); the hold's generation, or no row."""
-    return (
-        f"INSERT INTO chat_holds (channel, chat_id, holder, lease_until, generation) {source} "
-        "ON CONFLICT(channel, chat_id) DO UPDATE SET "
-        "holder = excluded.holder, lease_until = excluded.lease_until, generation = "
-        "chat_holds.generation + "
-        "CASE WHEN chat_holds.holder = excluded.holder AND ? = 0 THEN 0 ELSE 1 END "
-        f"WHERE chat_holds.lease_until < {now} OR chat_holds.holder IN ('', excluded.holder) OR ? = 1 "
-        "RETURNING generation"
-    )
-
-
-def take_params(force: bool) -> tuple[object, ...]:
-    """The parameters of ``take_sql`` after its source's."""
-    return (int(force), 0.0, int(force))
-
-
-def fence_sql(now: str) -> str:
-    """The fence of a reply's send (``ChatHoldRows.fence``; with its exchange: ``exchange.py``): the send
-    intent recorded only while the holder holds the chat at the claim's generation with the margin of
-    lease left and the message is unanswered; a row when it was. Its parameters: ``SendIntent.params``."""
-    return (
-        f"UPDATE inbox SET sending_at = {now}, sending_by = ? WHERE id = ? AND answered_at IS NULL "
-        "AND EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? "
-        f"AND h.generation = ? AND h.lease_until > {now}) RETURNING 1"
-    )
-
-
-@dataclass(slots=True)
-class SendIntent:
-    """The send intent of a claimed message's reply, to record with the exchange written just before the
-    send (``exchange.py``; issue 38, item 5): one round trip fewer. ``asked_at`` is set by the write that
-    recorded it — the monotonic time its statement was sent —; None: not recorded (the send's own fence
-    asks then)."""
-
-    inbox_id: int
-    channel: str
-    chat_id: str
-    holder: str
-    generation: int
-    margin_s: float  # of the hold's lease left at least
-    asked_at: float | None = None
-
-    def params(self) -> tuple[object, ...]:
-        """The parameters of ``fence_sql``."""
-        chat = (self.channel, self.chat_id, self.holder, self.generation)
-        return (0.0, self.holder, self.inbox_id, *chat, self.margin_s)
-
-
 def _mark_answered_sql(now: str) -> str:
     """The answered-mark, fenced (``ChatHoldRows.answered`` and the first part of ``answered_then_next``):
     only while the holder holds the chat at the claim's generation; a mark made again keeps the first
@@ -103,82 +61,31 @@ def _mark_answered_sql(now: str) -> str:
     )
 
 
-def _answered_then_next_sql(now: str, read: str) -> str:
-    """``ChatHoldRows.answered_then_next`` on PostgreSQL: the mark, the next message's claim and the
+# A claim records its replica and moves the previous claimant to ``sending_by`` (``claim_rows.py``).
+_CLAIM_SET = "claimed_by = ?, sending_by = claimed_by"
+# The hold's lease end, read with a claim: the send's fence needs no statement while enough of it is left.
+_LEASE_UNTIL = "(SELECT lease_until FROM chat_holds WHERE channel = ? AND chat_id = ?)"
+
+
+def _answered_then_next_sql(now: str, read: str, exchange: str, due: bool) -> str:
+    """``ChatHoldRows.answered_then_next`` on PostgreSQL: the exchange's inserts (``exchange``: its
+    ``WITH`` parts, ``due``: with the due-time push), the mark, the next message's claim and the
     release, data-modifying ``WITH`` parts of one statement; ``read``: ``history_sql``'s columns."""
     return (
-        f"WITH done AS ({_mark_answered_sql(now)} RETURNING id), "
+        f"WITH {exchange + ', ' if exchange else ''}done AS ({_mark_answered_sql(now)} RETURNING id), "
         "nxt AS (SELECT id, received_at, platform_seq FROM inbox WHERE channel = ? AND chat_id = ? "
         "AND answered_at IS NULL AND id <> ? ORDER BY platform_seq, id LIMIT 1), "
-        "claimed AS (UPDATE inbox SET claimed_by = ? WHERE id = (SELECT id FROM nxt) "
+        f"claimed AS (UPDATE inbox SET {_CLAIM_SET} WHERE id = (SELECT id FROM nxt) "
         f"AND EXISTS (SELECT 1 FROM done) AND (received_at <= {now} OR platform_seq = 0) "
         "RETURNING id, message, received_at, sending_by, media), "
         f"rel AS (UPDATE chat_holds SET holder = '', lease_until = {now} WHERE channel = ? "
         "AND chat_id = ? AND holder = ? AND EXISTS (SELECT 1 FROM done) "
         "AND NOT EXISTS (SELECT 1 FROM nxt) RETURNING 1) "
         "SELECT (SELECT COUNT(*) FROM done), (SELECT COUNT(*) FROM rel), c.id, c.message, c.received_at, "
-        f"c.sending_by, c.media, (SELECT received_at FROM nxt), {now}, {read} "
+        f"c.sending_by, c.media, (SELECT received_at FROM nxt), {now}, "
+        f"{'(SELECT * FROM due)' if due else '0'}, {_LEASE_UNTIL}, {read} "
         "FROM (SELECT 1 AS one) AS one LEFT JOIN claimed c ON TRUE"
     )
-
-
-def history_sql(kind: str, limit: int, chat_key: str, when: str = "") -> tuple[str, tuple[object, ...]]:
-    """Two columns read with a claim (issue 38, item 5: no read of its own on the reply path): the chat's
-    current Tier 0 session number and its last ``limit`` messages, a JSON array of [id, role, content]
-    (``parse_history`` sorts them; ``memory/sessions.py``); NULLs for ``limit`` 0, or unless ``when``
-    (SQL) holds. With their parameters."""
-    if limit <= 0:
-        return "NULL, NULL", ()
-    session = "COALESCE((SELECT session_no FROM chat_sessions WHERE chat_key = ?), 1)"
-    each = f"{'json_build_array' if kind == 'postgresql' else 'json_array'}(s.id, s.role, s.content)"
-    rows = (
-        "(SELECT id, role, content FROM session_messages WHERE chat_key = ? "
-        f"AND session_no = {session} ORDER BY id DESC LIMIT ?) AS s"
-    )
-    if kind == "postgresql":
-        history = f"(SELECT json_agg({each} ORDER BY s.id DESC)::text FROM {rows})"
-    else:
-        history = f"(SELECT json_group_array({each}) FROM {rows})"  # in no promised order: ids kept
-    if when:
-        session, history = (f"CASE WHEN {when} THEN {column} END" for column in (session, history))
-    return f"{session}, {history}", (chat_key, chat_key, chat_key, limit)
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimedRow:
-    """A message claimed by its chat's holder."""
-
-    id: int
-    message: str  # the stored body
-    received_at: str  # when it was stored, by the store's clock
-    generation: int  # of the hold it was claimed under: the fence of its reply
-    sent_by: str | None  # a replica recorded a send intent for it and never marked it answered
-    media: str = ""  # its media references (JSON, "" for none: ``inbox.py``)
-    session: int | None = None  # the chat's current session, read with the claim (None: not read)
-    history: str | None = None  # its last messages (JSON [[id, role, content], …]): ``history_sql``
-
-
-def parse_history(history: str | None) -> list[tuple[str, str]]:
-    """``history_sql``'s messages as (role, content), newest first."""
-    rows = sorted(json.loads(history or "[]"), key=lambda row: -int(row[0]))
-    return [(str(role), str(content)) for _, role, content in rows]
-
-
-def read_extras(columns: Sequence[object]) -> tuple[int | None, str | None]:
-    """``ClaimedRow``'s session and history from ``history_sql``'s two columns."""
-    session, history = columns
-    return (None if session is None else int(str(session))), (None if history is None else str(history))
-
-
-@dataclass(frozen=True, slots=True)
-class AfterAnswer:
-    """What ``answered_then_next`` did: the message marked (False: the chat changed hands, nothing else
-    was done), then the chat's next message claimed (or the seconds it still has to settle, or None),
-    or the hold let go because nothing was left."""
-
-    marked: bool
-    next: ClaimedRow | float | None = None
-    released: bool = False
 
 
 class ChatHoldRows:
@@ -227,25 +134,40 @@ class ChatHoldRows:
         the chat. ``history``: the chat's last messages read with the claim (``history_sql``)."""
         read, read_params = history_sql(self._db.kind, history, f"{channel}:{chat_id}")
         claimed = await self._db.returning(
-            f"UPDATE inbox SET claimed_by = ? WHERE id = ({_OLDEST}) "
+            f"UPDATE inbox SET {_CLAIM_SET} WHERE id = ({_OLDEST}) "
             f"AND (received_at <= {self._now} OR platform_seq = 0) "
             "AND EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND holder = ?) "
             "RETURNING id, message, received_at, sending_by, (SELECT generation FROM chat_holds "
-            f"WHERE channel = ? AND chat_id = ?), media, {read}",
-            (holder, channel, chat_id, -settle_s, channel, chat_id, holder, channel, chat_id, *read_params),
+            f"WHERE channel = ? AND chat_id = ?), media, {_LEASE_UNTIL}, {self._now}, {read}",
+            (
+                holder,
+                channel,
+                chat_id,
+                -settle_s,
+                channel,
+                chat_id,
+                holder,
+                channel,
+                chat_id,
+                channel,
+                chat_id,
+                0.0,
+                *read_params,
+            ),
             chat_lock=f"{channel}:{chat_id}",
         )
         if claimed:
             row = claimed[0]
-            return ClaimedRow(
+            found = ClaimedRow(
                 int(row[0]),
                 str(row[1]),
                 str(row[2]),
                 int(row[4]),
                 row[3],
                 str(row[5] or ""),
-                *read_extras(row[6:]),
+                *read_extras(row[8:]),
             )
+            return replace(found, lease_left_s=lease_left(row[6], row[7]))
         if settle_s <= 0:
             return None
         waiting = await self._db.read(
@@ -261,12 +183,16 @@ class ChatHoldRows:
     async def fence(
         self, inbox_id: int, channel: str, chat_id: str, holder: str, generation: int, margin_s: float
     ) -> bool:
-        """Right before a reply's send: record the send intent (``sending_at``, ``sending_by``) if, and
-        only if, ``holder`` still holds the chat at ``generation`` with at least ``margin_s`` seconds of
-        lease left and the message is not answered. False: do not send (extend the hold and ask again,
-        or the chat was taken over)."""
-        intent = SendIntent(inbox_id, channel, chat_id, holder, generation, margin_s)
-        rows = await self._db.returning(fence_sql(self._now), intent.params())
+        """Right before a reply's send, a read: whether ``holder`` still holds the chat at ``generation``
+        with at least ``margin_s`` seconds of lease left and the message is not answered. False: do not
+        send (extend the hold and ask again, or the chat was taken over). Nothing is recorded: the
+        message's claim is its send intent (``claim_rows.py``)."""
+        rows = await self._db.read(
+            "SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? "
+            f"AND h.generation = ? AND h.lease_until > {self._now} "
+            "AND EXISTS (SELECT 1 FROM inbox WHERE id = ? AND answered_at IS NULL)",
+            (channel, chat_id, holder, generation, margin_s, inbox_id),
+        )
         return bool(rows)
 
     async def extend(self, channel: str, chat_id: str, holder: str, generation: int, lease_s: float) -> bool:
@@ -308,30 +234,34 @@ class ChatHoldRows:
         send_error: str | None = None,
         settle_s: float = 0.0,
         history: int = 0,
+        exchange: ExchangeWrite | None = None,
     ) -> AfterAnswer:
-        """``answered``, then ``next_message``, then — when nothing is left — ``release``, as one step
-        (issue 38, item 5): on PostgreSQL one statement after the chat's lock (one round trip, one commit
-        instead of three or four); on SQLite, whose ``WITH`` cannot write, the three steps in turn."""
+        """``exchange`` written (the message's exchange, after its reply went out), then ``answered``,
+        then ``next_message``, then — when nothing is left — ``release``, as one step (issue 38, item 5):
+        on PostgreSQL one statement after the chat's lock (one round trip, one commit); on SQLite, whose
+        ``WITH`` cannot write, the steps in turn in one transaction. The exchange is written whether or
+        not the mark is (its reply went out either way)."""
         if self._db.kind != "postgresql":
-            if not await self.answered(inbox_id, channel, chat_id, holder, generation, send_error):
-                return AfterAnswer(False)
-            following = await self.next_message(channel, chat_id, holder, settle_s, history)
-            if following is not None:
-                return AfterAnswer(True, following)
-            return AfterAnswer(True, None, await self.release(channel, chat_id, holder))
+            step = (inbox_id, channel, chat_id, holder, generation, send_error)
+            return await self._answered_then_next_in_turn(step, settle_s, history, exchange)
         chat = (channel, chat_id)
         mark = (0.0, send_error, inbox_id, *chat, holder, generation)
         claim = (*chat, inbox_id, holder, -settle_s, 0.0)
         read, read_params = history_sql("postgresql", history, f"{channel}:{chat_id}", "c.id IS NOT NULL")
+        written, written_params = with_parts(exchange) if exchange else ("", [])
+        due = exchange is not None and exchange.due is not None
         rows = await self._db.returning(
-            _answered_then_next_sql(self._now, read),
-            (*mark, *claim, *chat, holder, 0.0, *read_params),
+            _answered_then_next_sql(self._now, read, written, due),
+            (*written_params, *mark, *claim, *chat, holder, 0.0, *chat, *read_params),
             chat_lock=f"{channel}:{chat_id}",
         )
         marked, released, claimed_id, body, received, sent_by, media, waiting, now_at = rows[0][:9]
+        due_now, lease_until = bool(rows[0][9]), rows[0][10]
         if not marked:
-            return AfterAnswer(False)
+            return AfterAnswer(False, due_now=due_now)
         if claimed_id is not None:
+            session, history_json = read_extras(rows[0][11:])
+            same = exchange is not None and session == exchange.session
             row = ClaimedRow(
                 int(claimed_id),
                 str(body),
@@ -339,13 +269,36 @@ class ChatHoldRows:
                 generation,
                 sent_by,
                 str(media or ""),
-                *read_extras(rows[0][9:]),
+                session,
+                history_json,
+                lease_left(lease_until, now_at),
+                tuple(exchange.said) if same and exchange is not None else (),
             )
-            return AfterAnswer(True, row)
+            return AfterAnswer(True, row, due_now=due_now)
         if waiting is not None:  # the next message is younger than the reorder window
             wait = settle_s - (from_db(str(now_at)) - from_db(str(waiting))).total_seconds()
-            return AfterAnswer(True, max(wait, 0.001))
-        return AfterAnswer(True, None, bool(released))
+            return AfterAnswer(True, max(wait, 0.001), due_now=due_now)
+        return AfterAnswer(True, None, bool(released), due_now)
+
+    async def _answered_then_next_in_turn(
+        self,
+        mark: tuple[int, str, str, str, int, str | None],
+        settle_s: float,
+        history: int,
+        exchange: ExchangeWrite | None,
+    ) -> AfterAnswer:
+        """``answered_then_next`` on SQLite: the steps in turn, in one transaction; ``mark``: ``answered``'s
+        arguments."""
+        _, channel, chat_id, holder, _, _ = mark
+        async with self._db.transaction():
+            due_now = await run_in_transaction(self._db, exchange) if exchange else False
+            if not await self.answered(*mark):
+                return AfterAnswer(False, due_now=due_now)
+            following = await self.next_message(channel, chat_id, holder, settle_s, history)
+            if following is not None:
+                return AfterAnswer(True, following, due_now=due_now)
+            released = await self.release(channel, chat_id, holder)
+        return AfterAnswer(True, None, released, due_now)
 
     async def release(self, channel: str, chat_id: str, holder: str) -> bool:
         """Let ``holder``'s hold on the chat go if, and only if, no message of it is unanswered — one

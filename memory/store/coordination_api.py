@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from memory.store.chat_holds import AfterAnswer, ClaimedRow
+    from memory.store.claim_rows import AfterAnswer, ClaimedRow
+    from memory.store.exchange import ExchangeWrite
 
 
 class ExtractionDueRowsAPI(Protocol):
@@ -138,6 +139,7 @@ class ChatHoldRowsAPI(Protocol):
         send_error: str | None = None,
         settle_s: float = 0.0,
         history: int = 0,
+        exchange: ExchangeWrite | None = None,
     ) -> AfterAnswer: ...
     async def release(self, channel: str, chat_id: str, holder: str) -> bool: ...
     async def renew(

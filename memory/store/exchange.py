@@ -1,23 +1,25 @@
 """The SQL of one exchange of a conversation written at once: the person's words and the reply go to the
 chat's Tier 0 session (``session_messages``), the searchable conversation tier (``conversation_turns``)
 and the extraction buffer (``extraction_buffer``), and the owner's extraction due time is pushed
-(``extraction_due``) — in one unit of work, after the model answered (issue 38, item 5).
+(``extraction_due``) — in one unit of work, after the reply went out (issue 38, item 5).
 
 Until then the message's unanswered inbox row is its durable record (``inbox.py``): a process killed
 before this write leaves nothing of the exchange written, and the message is answered (and written) once
-after the restart. On PostgreSQL the four writes are one statement (data-modifying ``WITH`` parts: one
-round trip, one commit); on SQLite, whose ``WITH`` cannot write, the same parts run in one transaction
-(docs/scale-out.md, "Scale on paper").
+after the restart. The parts (``ExchangeWrite``, ``ExchangeRows.prepare``) run alone (``write``: a message
+with no inbox row, or one whose exchange had to be written before its reply went out) or with the
+message's answered-mark and the chat's next claim (``chat_holds.ChatHoldRows.answered_then_next``): on
+PostgreSQL data-modifying ``WITH`` parts of one statement (one round trip, one commit); on SQLite, whose
+``WITH`` cannot write, the same parts in one transaction (docs/scale-out.md, "Two commits").
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from memory.store.chat_holds import SendIntent, fence_sql
 from memory.store.sql import SqlDatabase, store_clock
+
+Part = tuple[str, list[object]]  # one statement (or ``WITH`` part) and its parameters
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +47,25 @@ class Exchange:
     created_at: str
     turns: Sequence[ExchangeTurn]
     keep: bool = True  # False (memory off): the session alone — no conversation tier, no extraction
-    intent: SendIntent | None = None  # the reply's send intent, recorded with the exchange when it may be
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeWrite:
+    """An exchange's statements, ready to run (``ExchangeRows.prepare``): the inserts, the due-time push
+    (None: memory off), and what the chat's next claim must add to the history it reads when they run in
+    its statement (which cannot see its own inserts): the session and the turns as (role, content)."""
+
+    parts: list[Part]
+    due: Part | None
+    chat_key: str
+    session: int
+    said: list[tuple[str, str]] = field(default_factory=list)
+    kept: bool = True  # conversation turns are among the inserts
+
+    @property
+    def statements(self) -> list[Part]:
+        """Every part in order, the due-time push last (it reads the buffer the inserts add to)."""
+        return [*self.parts, *([self.due] if self.due else [])]
 
 
 class ExchangeRows:
@@ -57,60 +77,50 @@ class ExchangeRows:
         self._now = store_clock(db.kind)
         self._turns_written = turns_written
 
+    def prepare(self, exchange: Exchange, *, token_budget: int, quiet_gap_s: float) -> ExchangeWrite:
+        """The statements of ``exchange`` (its turns must not be empty)."""
+        due = self._due(exchange, token_budget, quiet_gap_s) if exchange.keep else None
+        said = [(t.role, t.content) for t in exchange.turns]
+        return ExchangeWrite(
+            self._parts(exchange), due, exchange.chat_key, exchange.session, said, exchange.keep
+        )
+
+    def written(self, write: ExchangeWrite) -> None:
+        """``write`` ran (here or with an answered-mark): the ranking's table size is read again."""
+        if write.kept:
+            self._turns_written()
+
     async def write(self, exchange: Exchange, *, token_budget: int, quiet_gap_s: float) -> bool:
-        """Keep ``exchange``; True when the owner's buffered tokens reached ``token_budget`` (extraction is
-        due now), False when it is due ``quiet_gap_s`` from now (or nothing was buffered)."""
+        """Keep ``exchange`` now; True when the owner's buffered tokens reached ``token_budget`` (extraction
+        is due now), False when it is due ``quiet_gap_s`` from now (or nothing was buffered)."""
         if not exchange.turns:
             return False
-        parts = self._parts(exchange)
-        due = self._due(exchange, token_budget, quiet_gap_s) if exchange.keep else None
-        intent = exchange.intent
-        asked = time.monotonic()
+        return await self.run(self.prepare(exchange, token_budget=token_budget, quiet_gap_s=quiet_gap_s))
+
+    async def run(self, prepared: ExchangeWrite) -> bool:
+        """Write ``prepared`` now, alone; whether extraction is due now."""
         if self._db.kind == "postgresql":
-            hit, fenced = await self._one_statement(parts, due, intent)
+            hit = await self._one_statement(prepared)
         else:
             async with self._db.transaction():
-                for sql, params in parts:
-                    await self._db.write(sql, params)
-                rows = await self._db.returning(*due) if due else []
-                hit = bool(rows and rows[0][0])
-                fenced = bool(intent and await self._db.returning(fence_sql(self._now), intent.params()))
-        if intent is not None and fenced:
-            intent.asked_at = asked
-        if exchange.keep:
-            self._turns_written()
+                hit = await run_in_transaction(self._db, prepared)
+        self.written(prepared)
         return hit
 
-    async def _one_statement(
-        self,
-        parts: list[tuple[str, list[object]]],
-        due: tuple[str, list[object]] | None,
-        intent: SendIntent | None,
-    ) -> tuple[bool, bool]:
-        """PostgreSQL: every insert, the due-time push and the send intent ``WITH`` parts of one statement
-        (memory off and no intent: the one insert). (extraction is due now, the intent was recorded)."""
-        if due is None and intent is None:
-            await self._db.write(*parts[0])
-            return False, False
-        params: list[object] = []
-        for _, part_params in parts:
-            params += part_params
-        with_parts = [f"w{n} AS ({sql})" for n, (sql, _) in enumerate(parts)]
-        if due is not None:
-            with_parts.append(f"due AS ({due[0]})")
-            params += due[1]
-        if intent is not None:
-            with_parts.append(f"intent AS ({fence_sql(self._now)})")
-            params += intent.params()
-        hit = "(SELECT * FROM due)" if due is not None else "0"
-        fenced = "(SELECT COUNT(*) FROM intent)" if intent is not None else "0"
-        rows = await self._db.returning(f"WITH {', '.join(with_parts)} SELECT {hit}, {fenced}", params)
-        return bool(rows and rows[0][0]), bool(rows and rows[0][1])
+    async def _one_statement(self, prepared: ExchangeWrite) -> bool:
+        """PostgreSQL: every insert and the due-time push ``WITH`` parts of one statement (memory off: the
+        one insert). Whether extraction is due now."""
+        if prepared.due is None:
+            await self._db.write(*prepared.parts[0])
+            return False
+        parts, params = with_parts(prepared)
+        rows = await self._db.returning(f"WITH {parts} SELECT (SELECT * FROM due)", params)
+        return bool(rows and rows[0][0])
 
-    def _parts(self, e: Exchange) -> list[tuple[str, list[object]]]:
+    def _parts(self, e: Exchange) -> list[Part]:
         """The inserts, each one statement over every turn of the exchange."""
         n = len(e.turns)
-        parts: list[tuple[str, list[object]]] = [
+        parts: list[Part] = [
             (
                 "INSERT INTO session_messages (chat_key, session_no, role, content, created_at) VALUES "
                 + _rows(5, n),
@@ -142,7 +152,7 @@ class ExchangeRows:
             )
         return parts
 
-    def _due(self, e: Exchange, token_budget: int, quiet_gap_s: float) -> tuple[str, list[object]]:
+    def _due(self, e: Exchange, token_budget: int, quiet_gap_s: float) -> Part:
         """The owner's due time after the exchange: now when the live buffered tokens — this exchange's
         included — reached ``token_budget``, else ``quiet_gap_s`` from now; a claim on the row stays (as
         ``work_claims.ExtractionDueRows.push``). On PostgreSQL the sum cannot see the rows the same
@@ -157,6 +167,23 @@ class ExchangeRows:
             f"RETURNING CASE WHEN due_at <= {now} THEN 1 ELSE 0 END",
             [e.owner, added, token_budget, 0.0, quiet_gap_s, e.owner, 0.0],
         )
+
+
+def with_parts(prepared: ExchangeWrite) -> tuple[str, list[object]]:
+    """PostgreSQL: ``prepared`` as ``WITH`` parts (``w0``, ``w1``, …, the due-time push ``due``: one
+    column, 1 when extraction is due now) and their parameters, for one statement."""
+    names = [f"w{n}" for n in range(len(prepared.parts))] + (["due"] if prepared.due else [])
+    sql = ", ".join(f"{name} AS ({part})" for name, (part, _) in zip(names, prepared.statements, strict=True))
+    return sql, [value for _, params in prepared.statements for value in params]
+
+
+async def run_in_transaction(db: SqlDatabase, prepared: ExchangeWrite) -> bool:
+    """SQLite (inside the caller's transaction): the parts one after another; whether extraction is due
+    now."""
+    for sql, params in prepared.parts:
+        await db.write(sql, params)
+    rows = await db.returning(*prepared.due) if prepared.due else []
+    return bool(rows and rows[0][0])
 
 
 def _buffered(t: ExchangeTurn, e: Exchange) -> tuple[object, ...]:

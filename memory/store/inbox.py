@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.store.chat_holds import ClaimedRow, history_sql, read_extras, take_params, take_sql
+from memory.store.claim_rows import ClaimedRow, history_sql, read_extras, take_params, take_sql
 from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
 
 # "no other message of the chat is unanswered" (the one just stored is not seen by its own statement).
 _ALONE = "NOT EXISTS (SELECT 1 FROM inbox WHERE channel = ? AND chat_id = ? AND answered_at IS NULL{})"
+# "the holder may take the chat's hold" (``claim_rows.take_sql``'s condition, not forced), in the insert
+# of ``add_hold_and_claim`` on PostgreSQL: the claim it makes is recorded in the row it inserts.
+_TAKEABLE = (
+    "NOT EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND lease_until >= {now} "
+    "AND holder NOT IN ('', ?))"
+)
 
 
 class InboxRows:
@@ -109,16 +115,20 @@ class InboxRows:
 
         On PostgreSQL the statement runs after the exclusive side of the chat's lock, not the shared side
         of ``add``: every insert of the chat that began before it has committed and is seen, so an
-        earlier message is never overtaken; nothing is written for the claim (the claim is the hold's
-        generation, read back). On SQLite one transaction."""
+        earlier message is never overtaken; the claim is the hold's generation, read back, and
+        ``claimed_by`` in the row inserted (the reply's send intent: ``claim_rows.py``), set when the
+        chat is takeable and the message alone in it — the take's own condition, read by the insert
+        (a take of another replica committed between the two can leave it set on a message not claimed
+        here: its next claim reports this replica as an earlier claimant). On SQLite one transaction."""
+        waits = settle_s > 0 and platform_seq != 0
+        claimant = None if waits else holder  # the claim is the reply's send intent: recorded in the row
         insert, params = self._insert(
-            channel, chat_id, delivery_key, message, platform_seq, media, locked=True
+            channel, chat_id, delivery_key, message, platform_seq, media, claimant=claimant
         )
         hold = (channel, chat_id, holder, lease_s, *take_params(False))
-        waits = settle_s > 0 and platform_seq != 0
         statement = self._hold_and_claim_pg if self._db.kind == "postgresql" else self._hold_and_claim_sqlite
         stored, received, generation, alone, extras = await statement(
-            insert, params, hold, channel, chat_id, 0 if waits else history
+            insert, params, hold, channel, chat_id, 0 if waits else history, claimant
         )
         if stored is None:
             return None, None, None
@@ -126,8 +136,8 @@ class InboxRows:
             return stored, generation, None
         if waits:
             return stored, generation, settle_s
-        claim = ClaimedRow(stored, message, received, generation, None, media, *read_extras(extras))
-        return claim.id, claim.generation, claim
+        claim = ClaimedRow(stored, message, received, generation, None, media, *read_extras(extras), lease_s)
+        return claim.id, claim.generation, claim  # the hold was taken (or extended) by this statement
 
     async def _hold_and_claim_pg(
         self,
@@ -137,6 +147,7 @@ class InboxRows:
         channel: str,
         chat_id: str,
         history: int,
+        claimant: str | None,
     ) -> tuple[int | None, str, int | None, bool, Sequence[object]]:
         """``add_hold_and_claim`` on PostgreSQL: one statement after the exclusive side of the chat's lock.
         (stored id or None, received at, the hold's generation or None, alone in the chat, history row.)"""
@@ -169,8 +180,10 @@ class InboxRows:
         channel: str,
         chat_id: str,
         history: int,
+        claimant: str | None,
     ) -> tuple[int | None, str, int | None, bool, Sequence[object]]:
-        """``add_hold_and_claim`` on SQLite: the same steps in one transaction (same result shape)."""
+        """``add_hold_and_claim`` on SQLite: the same steps in one transaction (same result shape); the
+        claim recorded in the row once it is known to be one."""
         async with self._db.transaction():
             found = await self._db.returning(insert + " RETURNING id, received_at", params)
             if not found:
@@ -184,6 +197,8 @@ class InboxRows:
                 f"SELECT {_ALONE.format(' AND id <> ?')}, {read}",
                 (channel, chat_id, stored, *read_params),
             )
+            if rows[0][0] and claimant is not None:
+                await self._db.write("UPDATE inbox SET claimed_by = ? WHERE id = ?", (claimant, stored))
         return stored, received, int(held[0][0]), bool(rows[0][0]), rows[0][1:]
 
     def _insert(
@@ -195,12 +210,30 @@ class InboxRows:
         platform_seq: int,
         media: str,
         *,
-        locked: bool = False,
+        claimant: str | bool | None = False,
     ) -> tuple[str, tuple[object, ...]]:
-        """The insert of one message (``add``), without its RETURNING; ``locked``: its statement runs after
-        the chat's exclusive lock (``add_hold_and_claim``), so it takes no shared side."""
+        """The insert of one message (``add``), without its RETURNING; ``claimant`` (not False): its
+        statement runs after the chat's exclusive lock (``add_hold_and_claim``), so it takes no shared
+        side, and on PostgreSQL records ``claimant`` (None: nobody) as the claimant when the statement's
+        take and claim will succeed (``_TAKEABLE``, ``_ALONE``)."""
         columns = "channel, chat_id, delivery_key, message, received_at, platform_seq, media"
-        values = (channel, chat_id, delivery_key, message, 0.0, platform_seq, media)
+        values: tuple[object, ...] = (channel, chat_id, delivery_key, message, 0.0, platform_seq, media)
+        locked = claimant is not False
+        if self._db.kind == "postgresql" and claimant:
+            columns += ", claimed_by"
+            takeable = _TAKEABLE.format(now=self._now)
+            claim = f"CASE WHEN {_ALONE.format('')} AND {takeable} THEN ? END"
+            source = f"VALUES (?, ?, ?, ?, {self._now}, ?, ?, {claim})"
+            return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", (
+                *values,
+                channel,
+                chat_id,
+                channel,
+                chat_id,
+                0.0,
+                claimant,
+                claimant,
+            )
         if self._db.kind == "postgresql" and not locked:
             source = (
                 f"SELECT ?, ?, ?, ?, {self._now}, ?, ? "
@@ -255,10 +288,11 @@ class InboxRows:
         )
 
     async def in_flight(self, replica: str) -> int:
-        """Messages whose reply ``replica`` was about to send (its send intent is recorded) and not marked
-        answered: what may go out twice if that replica died (``bench.replicas``: ``in_flight_at_kill``)."""
+        """Messages ``replica`` claimed and did not mark answered — the claim is the reply's send intent
+        (``claim_rows.py``): what may go out twice if that replica died (``bench.replicas``:
+        ``in_flight_at_kill``)."""
         return await self._db.scalar(
-            "SELECT COUNT(*) FROM inbox WHERE answered_at IS NULL AND sending_by = ?", (replica,)
+            "SELECT COUNT(*) FROM inbox WHERE answered_at IS NULL AND claimed_by = ?", (replica,)
         )
 
     async def stored_out_of_order(self) -> int:

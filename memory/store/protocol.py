@@ -27,7 +27,7 @@ from memory.store.coordination_api import (
 if TYPE_CHECKING:
     from memory.store.attachments import AttachmentRow, NewAttachment, UnderstoodRow
     from memory.store.browse_queries import BufferedTurnRow, MemoryKey
-    from memory.store.exchange import Exchange
+    from memory.store.exchange import Exchange, ExchangeWrite
     from memory.store.memories import NewRow
     from memory.store.reminders import ReminderRowsAPI
     from memory.store.search import Candidate
@@ -265,9 +265,13 @@ class PageAccessRowsAPI(Protocol):
 
 
 class ExchangeRowsAPI(Protocol):
-    """One exchange written in its four places at once (``memory/store/exchange.py``)."""
+    """One exchange written in its four places at once (``memory/store/exchange.py``): now (``write``), or
+    prepared to go with its message's answered-mark (``prepare``, then ``written`` once it ran)."""
 
     async def write(self, exchange: Exchange, *, token_budget: int, quiet_gap_s: float) -> bool: ...
+    def prepare(self, exchange: Exchange, *, token_budget: int, quiet_gap_s: float) -> ExchangeWrite: ...
+    async def run(self, prepared: ExchangeWrite) -> bool: ...
+    def written(self, write: ExchangeWrite) -> None: ...
 
 
 class TurnRowsAPI(Protocol):

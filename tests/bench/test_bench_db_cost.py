@@ -59,8 +59,11 @@ def test_db_cost_measures_real_messages_and_drops_its_database(
     # Every message stores its inbox row, two buffered turns, two conversation turns, two history rows.
     assert result["rows_inserted_per_msg"] >= 7
     assert result["transactions_per_msg"] >= 1
-    # Read from /proc in 10 ms clock ticks per backend: six messages' few ms each may add no tick at all.
+    # Read from /proc in 10 ms clock ticks per backend: six messages' few ms each may add no tick at all;
+    # the scheduler's nanoseconds (/proc/<pid>/schedstat) are exact: the backends ran, so more than 0.
     assert result["server_cpu_ms_per_msg"] is not None and result["server_cpu_ms_per_msg"] >= 0
+    assert result["server_cpu_exact_ms_per_msg"] > 0 and result["backend_cpu_exact_ms_per_msg"] > 0
+    assert result["server_cpu_exact_ms_by_process"]["backend"] == result["backend_cpu_exact_ms_per_msg"]
     # The test server does not preload pg_stat_statements: the statement keys say so instead of guessing.
     assert result["pg_stat_statements"] is False and result["statements_per_msg"] is None
     assert any("shared_preload_libraries" in note for note in result["notes"])

@@ -261,12 +261,12 @@ class RacingInbox(DurableInbox):
         await self._late_arrives(released)
         return released
 
-    async def answered_then_next(self, claim, send_error=None):  # type: ignore[no-untyped-def]
+    async def answered_then_next(self, claim, send_error=None, exchange=None):  # type: ignore[no-untyped-def]
         # The answered-mark lets the chat go in the same statement when nothing is left (issue 38, item 5).
-        marked, following, released = await super().answered_then_next(claim, send_error)
+        marked, following, released, due = await super().answered_then_next(claim, send_error, exchange)
         if released:
             await self._late_arrives(released)
-        return marked, following, released
+        return marked, following, released, due
 
     async def _late_arrives(self, released: bool) -> None:
         late, self.late = self.late, None

@@ -1,8 +1,9 @@
 """Fencing, the send intent and one clock, with two process loops on one database as two replicas
 (gateway/loop.py, gateway/hold_keeper.py, docs/scale-out.md "Fencing" and "One clock"): a replica that
 stalls past its lease and wakes after another took its chat over sends nothing and says so in one line;
-a reply whose send was recorded but never marked is answered again under the same key (Feishu posts it
-once) and counted as in flight; a replica whose clock runs far off takes no live chat; and a chat's
+a message claimed (the claim is the send intent) but never marked is answered again under the same key
+(Feishu posts it once) and counted as in flight; the send's fence asks the store only when the claim is
+no longer fresh; a replica whose clock runs far off takes no live chat; and a chat's
 messages are claimed in the platform's order, not the order they were stored in. Each replica has its own
 store on the same database: PostgreSQL, and SQLite for the same code path in one process (``memory_db``)."""
 
@@ -23,14 +24,10 @@ from gateway.loop import ProcessLoop
 from gateway.send_fence import may_send
 from gateway.streaming import reply_sink
 from memory import clock
-from memory.send_intent import intent_for
-from memory.store.chat_holds import SendIntent
-from memory.store.exchange import Exchange, ExchangeTurn
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 
 Handler = Callable[[InboundMessage], Awaitable[str | None]]
-T0 = "2026-01-02 03:04:05"
 LOST_LINE = "taken over by another replica while this one stalled past its lease"
 
 
@@ -115,8 +112,12 @@ def _counted_sweeps(loop: ProcessLoop) -> list[int]:
 
 
 async def _lease_runs_out(replica: Replica, chat: Chat) -> None:
-    """The replica stops renewing: its hold's lease ends now (the database's clock), nobody took it yet."""
+    """The replica stops renewing: its hold's lease ends now (the database's clock), nobody took it yet —
+    as after a stall as long as the lease, which the replica's monotonic clock sees too (its claims are
+    no longer fresh: ``Claimed.fresh_until``)."""
     assert await replica.store.chat_holds.take(*chat, replica.inbox.replica, -1.0) is not None
+    stalled = replica.inbox.lease.total_seconds()
+    replica.inbox.monotonic = lambda: time.monotonic() + stalled
 
 
 async def test_a_replica_that_stalls_past_its_lease_sends_nothing_when_it_wakes(
@@ -171,13 +172,15 @@ async def test_a_fence_that_answers_after_the_process_stalled_sends_nothing_and_
         return f"a:{message.text}"
 
     a = await open_replica("a", answers)
-    ticks = iter([0.0, 100.0])  # asked at 0, the answer read at 100 s; then the clock stands still
-    a.inbox.monotonic = lambda: next(ticks, 100.0)
+    # claimed at 0 (fresh until 20 s), the fence asked at 50 s, its answer read at 150 s; then the clock
+    # stands still
+    ticks = iter([0.0, 50.0, 50.0])
+    a.inbox.monotonic = lambda: next(ticks, 150.0)
     with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
         await a.loop.deliver(_msg("c1", "one", 1))
         await _until(lambda: "answered after 100.0 s" in caplog.text)
         await _until(lambda: ("test", "c1") not in a.loop._workers)
-    assert sent == [] and await a.inbox.in_flight("a") == 1  # not sent; its intent is on record
+    assert sent == [] and await a.inbox.in_flight("a") == 1  # not sent; its claim is on record
     await _lease_runs_out(a, ("test", "c1"))  # nobody renewed the hold: its sweep takes the chat again
     await _until(lambda: len(sent) == 1)
     await asyncio.wait_for(a.loop.drain(), 30)
@@ -218,7 +221,7 @@ async def test_a_send_made_mid_answer_is_fenced_like_the_reply(replicas) -> None
     assert await may_send()  # outside an answer there is no fence
 
 
-async def test_a_reply_whose_send_was_recorded_is_answered_again_under_the_same_key(
+async def test_a_reply_claimed_and_not_marked_is_answered_again_under_the_same_key(
     replicas, caplog: pytest.LogCaptureFixture
 ) -> None:
     open_replica, sent = replicas
@@ -230,7 +233,7 @@ async def test_a_reply_whose_send_was_recorded_is_answered_again_under_the_same_
     a.channel.hang = True  # a is killed while its send is on the wire
     await a.loop.deliver(_msg("c1", "one", 1))
     await asyncio.wait_for(a.channel.started.wait(), 30)
-    assert await a.inbox.in_flight() == 1  # the intent was recorded before the send
+    assert await a.inbox.in_flight() == 1  # claimed: the claim is the send intent
     # SIGKILL: nothing marked, its hold left to run out
     await asyncio.wait_for(a.loop.stop(hand_over=False), 60)
     await _lease_runs_out(a, ("test", "c1"))
@@ -241,7 +244,7 @@ async def test_a_reply_whose_send_was_recorded_is_answered_again_under_the_same_
         await asyncio.wait_for(b.loop.drain(), 30)
     [(replica, answer)] = sent
     assert replica == "b" and answer.key == "answer:1" and answer.reply_to == "one"
-    assert any("may have gone out from replica a" in r.getMessage() for r in caplog.records)
+    assert any("claimed by replica a, which stopped" in r.getMessage() for r in caplog.records)
     assert await b.inbox.in_flight("a") == 0 and await b.inbox.unanswered() == []
 
 
@@ -359,16 +362,6 @@ async def test_a_streamed_reply_stops_when_its_holder_was_fenced_out(replicas) -
     assert [(r, m.text) for r, m in sent] == [("b", "b:one")]
 
 
-async def _keeps_exchange(store: MemoryStore, message: InboundMessage) -> SendIntent | None:
-    """What the assistant does right before it returns a reply: the exchange written, with the reply's
-    send intent when the loop set one (memory/send_intent.py); that intent."""
-    intent = intent_for(message.channel, message.chat_id)
-    turns = [ExchangeTurn("user", message.text, "", "", 1)]
-    exchange = Exchange("o", message.channel, message.chat_id, message.chat_key, 1, T0, turns, False, intent)
-    await store.exchange.write(exchange, token_budget=0, quiet_gap_s=0.0)
-    return intent
-
-
 def _counted_fences(store: MemoryStore) -> list[tuple[object, ...]]:
     """The fence statements of ``store`` from now on."""
     asked: list[tuple[object, ...]] = []
@@ -382,63 +375,25 @@ def _counted_fences(store: MemoryStore) -> list[tuple[object, ...]]:
     return asked
 
 
-async def test_a_send_intent_recorded_with_the_exchange_needs_no_fence_of_its_own(replicas) -> None:
+async def test_a_fresh_claim_needs_no_fence_statement_and_a_stale_one_asks(replicas) -> None:
+    # The claim saw the hold's lease: until a third of a lease before it ends (on the monotonic clock)
+    # no other replica can take the chat, so the send's fence asks nothing (issue 38, item 5).
     open_replica, sent = replicas
-    intents: list[SendIntent | None] = []
+    stalled = [0.0]
 
     async def answers(message: InboundMessage) -> str:
-        intents.append(await _keeps_exchange(a.store, message))
+        if message.text == "two":
+            stalled[0] = a.inbox.lease.total_seconds() * 2 / 3  # a pause: the claim is not fresh now
         return f"a:{message.text}"
 
     a = await open_replica("a", answers)
+    a.inbox.monotonic = lambda: time.monotonic() + stalled[0]
     fences = _counted_fences(a.store)
     await a.loop.deliver(_msg("c1", "one", 1))
     await _until(lambda: len(sent) == 1)
-    await asyncio.wait_for(a.loop.drain(), 30)
-    [intent] = intents
-    assert intent is not None and intent.asked_at is not None and intent.generation == 1
-    assert fences == [] and [(r, m.text) for r, m in sent] == [("a", "a:one")]
-    assert await a.inbox.unanswered() == [] and await a.inbox.in_flight() == 0
-
-
-async def test_a_replica_that_stalls_after_recording_its_intent_sends_nothing_when_it_wakes(
-    replicas, caplog: pytest.LogCaptureFixture
-) -> None:
-    open_replica, sent = replicas
-    wake = asyncio.Event()
-    intents: list[SendIntent | None] = []
-
-    async def stalls(message: InboundMessage) -> str:
-        intents.append(await _keeps_exchange(a.store, message))  # recorded: the hold was live
-        a.inbox.lease = timedelta(seconds=0.3)  # a record older than a third of it is stale
-        await wake.wait()  # the process stops here, after its exchange and before its send
-        return f"a:{message.text}"
-
-    async def answers(message: InboundMessage) -> str:
-        return f"b:{message.text}"
-
-    a = await open_replica("a", stalls)
-    renew = a.inbox.renew
-
-    async def stalled_renew(chats):  # the whole process is stopped: its keeper too
-        await wake.wait()
-        return await renew(chats)
-
-    a.inbox.renew = stalled_renew  # type: ignore[method-assign]
-    fences = _counted_fences(a.store)
-    await a.loop.deliver(_msg("c1", "one", 1))
-    await _until(lambda: len(intents) == 1)
-    [intent] = intents
-    assert intent is not None and intent.asked_at is not None
-    await _lease_runs_out(a, ("test", "c1"))
-    b = await open_replica("b", answers)
-    await b.loop.deliver(_msg("c1", "two", 2))
+    assert fences == []
+    await a.loop.deliver(_msg("c1", "two", 2))
     await _until(lambda: len(sent) == 2)
-    await _until(lambda: time.monotonic() - (intent.asked_at or 0.0) > 0.2)  # the record went stale
-    with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
-        wake.set()
-        await asyncio.wait_for(a.loop.drain(), 30)
-    assert [(r, m.text) for r, m in sent] == [("b", "b:one"), ("b", "b:two")]  # nothing from a
-    assert fences, "the stale record was trusted: no fence was asked"
-    assert sum(LOST_LINE in r.getMessage() for r in caplog.records) == 1
-    assert await b.inbox.unanswered() == []
+    await asyncio.wait_for(a.loop.drain(), 30)
+    assert len(fences) == 1 and [(r, m.text) for r, m in sent] == [("a", "a:one"), ("a", "a:two")]
+    assert await a.inbox.unanswered() == [] and await a.inbox.in_flight() == 0

@@ -122,10 +122,15 @@ async def _buffered(runtime: Runtime) -> int:
     return (await runtime.engine.stats())["buffered_turns"]
 
 
-async def _gap_passes(runtime: Runtime, owner: str = OWNER) -> None:
+async def _gap_passes(runtime: Runtime, owner: str = OWNER, buffered: int = 2) -> None:
     """The owner's quiet gap (an hour in these tests) ends now, on the database's clock: its due time is
     pushed with a token budget of 0, which every buffer has reached. How long a reply took on a busy
-    machine then never decides which turns one extraction gets."""
+    machine then never decides which turns one extraction gets. First the last exchange is written
+    (``buffered`` turns waiting): it goes with the message's answered-mark, after the reply is seen, and
+    pushes the due time itself."""
+    async with asyncio.timeout(30):
+        while await _buffered(runtime) < buffered:
+            await asyncio.sleep(0.01)
     assert await runtime.engine.store.extraction_due.push(owner, 0, 3600)
 
 
@@ -255,6 +260,7 @@ async def test_model_failure_apologises_and_still_records_the_turn(tmp_path: Pat
             await runtime.start(schedule=False)
             term.type("My favourite tea is genmaicha")
             assert await term.reply(1) == APOLOGY
+            await runtime.loop.drain()  # the exchange goes with the answered-mark, after the send
             rows = await runtime.engine.store.db.read("SELECT role, content FROM extraction_buffer")
             assert rows == [("user", "My favourite tea is genmaicha")]
             term.type("are you back?")

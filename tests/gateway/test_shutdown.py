@@ -8,6 +8,7 @@ from pathlib import Path
 from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
 from gateway.config import load_config
+from gateway.inbox import DurableInbox
 from localservers.openai_server import OpenAIStub, StubReply
 from memory.engine import MemoryEngine
 
@@ -74,9 +75,11 @@ async def test_a_drain_that_runs_out_of_time_reports_what_was_left(tmp_path: Pat
         assert await stub.await_for(lambda s: len(s.requests) == 1, timeout=30)  # the model was asked
         assert await runtime.shutdown(drain_timeout=0.2) == 1
         assert channel.events == ["stop_receiving", "stop"]
-    # the person's words were buffered before the model call, so memory still has them after the stop
+    # the message is the inbox's until it is answered (its exchange is written with the answered-mark):
+    # nothing half-written, and the next start answers it and keeps the person's words once
     engine = await MemoryEngine.open(tmp_path / "memory.db")
     try:
-        assert (await engine.stats())["buffered_turns"] == 1
+        assert (await engine.stats())["buffered_turns"] == 0
+        assert len(await DurableInbox(engine.store).unanswered()) == 1
     finally:
         await engine.close()

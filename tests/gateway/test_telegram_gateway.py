@@ -107,6 +107,7 @@ async def test_polling_reply_threads_under_the_message_after_typing(
     async with gateway(make_config(tmp_path, model, tg)) as runtime:
         message_id = tg.push(tg.message("hello there"))
         (reply,) = await tg.wait_sent(1)
+        await runtime.loop.drain()  # the exchange goes with the answered-mark, after the send
         rows = stored(runtime)
     assert reply.params["chat_id"] == "42" and reply.params["parse_mode"] == "HTML"
     assert visible(reply.params["text"]) == "stub reply: hello there"
@@ -143,6 +144,7 @@ async def test_a_stranger_gets_nothing_and_leaves_no_trace(
         tg.push(tg.message("/remember the stranger was here", sender=tg.user(7, username="mallory")))
         tg.push(tg.message("it's me"))
         await tg.wait_sent(1)
+        await runtime.loop.drain()  # the exchange goes with the answered-mark, after the send
         rows = stored(runtime)
     assert [c.params["chat_id"] for c in tg.requests("sendMessage")] == ["42"]
     assert {c.params["chat_id"] for c in tg.requests("sendChatAction")} == {"42"}
@@ -157,6 +159,7 @@ async def test_empty_allow_list_answers_nobody(tmp_path: Path, model: OpenAIStub
     async with gateway(make_config(tmp_path, model, tg, allowFrom=[])) as runtime:
         tg.push(tg.message("hello"))
         await tg.wait_until(lambda: not tg.pending_updates(), what="the update handled")
+        await runtime.loop.drain()  # the exchange goes with the answered-mark, after the send
         rows = stored(runtime)
     assert not tg.requests("sendMessage") and not tg.requests("sendChatAction")
     assert model.requests == [] and rows == {"buffer": [], "sessions": [], "messages": []}
@@ -186,6 +189,7 @@ async def test_groups_answer_mentions_and_replies_to_the_bot_only(
         await tg.wait_sent(1)
         tg.push(tg.message("and of Spain?", chat=group, reply_to=tg.sent()[0].result))
         await tg.wait_sent(2)
+        await runtime.loop.drain()  # the exchange goes with the answered-mark, after the send
         rows = stored(runtime)
     first, second = tg.sent()
     assert first.params["chat_id"] == "-1001" and first.json("reply_parameters")["message_id"] == asked
@@ -319,6 +323,7 @@ async def test_a_photo_telegram_no_longer_has_is_said_and_its_caption_still_answ
     async with gateway(make_config(tmp_path, model, tg)) as runtime:
         tg.push(tg.message(media="photo", caption="our new sofa"))  # a file id the server does not know
         (reply,) = await tg.wait_sent(1)
+        await runtime.loop.drain()  # the exchange goes with the answered-mark, after the send
         rows = stored(runtime)
     notice = say("gone", False, kind="photo", platform="Telegram")
     assert visible(reply.params["text"]) == f"{notice}\n\nstub reply: our new sofa"
@@ -339,6 +344,7 @@ async def test_webhook_mode_answers_only_requests_with_the_secret(
         asked = tg.message("by webhook")
         assert await post_webhook(url, tg.update(asked), secret=secret) == 200
         (reply,) = await tg.wait_sent(1)
+        await runtime.loop.drain()  # the exchange goes with the answered-mark, after the send
         rows = stored(runtime)
         assert runtime.inbox.in_order == set()  # concurrent requests: the reorder window applies
     assert visible(reply.params["text"]) == "stub reply: by webhook"

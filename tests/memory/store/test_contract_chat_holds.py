@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from memory.store.chat_holds import ClaimedRow, parse_history
+from memory.store.claim_rows import ClaimedRow, parse_history
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 
@@ -102,21 +102,26 @@ async def test_a_reply_is_fenced_by_the_generation_of_the_claim(store: MemorySto
     two = await inbox.add("telegram", "c1", "u2", "two", 2)
     assert one is not None and two is not None
     assert await holds.take("telegram", "c1", "r1", LEASE) == 1
-    assert await holds.fence(one, "telegram", "c1", "r1", 1, LEASE / 3)  # current: the intent is recorded
-    assert await inbox.in_flight("r1") == 1
+    assert await inbox.in_flight("r1") == 0
+    claimed = await holds.next_message("telegram", "c1", "r1")
+    assert isinstance(claimed, ClaimedRow) and claimed.id == one
+    assert claimed.lease_left_s is not None and 0 < claimed.lease_left_s <= LEASE  # the fence may trust it
+    assert await inbox.in_flight("r1") == 1  # the claim is the send intent: "one" may go out from r1
+    assert await holds.fence(one, "telegram", "c1", "r1", 1, LEASE / 3)  # current (a read: records nothing)
     assert not await holds.fence(one, "telegram", "c1", "r1", 1, LEASE * 2)  # less lease left than asked
     assert await holds.extend("telegram", "c1", "r1", 1, LEASE * 3)
     assert await holds.fence(one, "telegram", "c1", "r1", 1, LEASE * 2)  # renewed: enough left now
     assert await holds.answered(one, "telegram", "c1", "r1", 1)
     assert await holds.answered(one, "telegram", "c1", "r1", 1, "late")  # again (a retried mark): the same
     assert await inbox.in_flight("r1") == 0 and await inbox.unsent(3600) == 0
-    # r1 stalls past its lease; r2 takes the chat over and claims "two", whose intent r1 recorded
-    assert await holds.fence(two, "telegram", "c1", "r1", 1, 0)
+    # r1 claims "two", then stalls past its lease; r2 takes the chat over and claims "two" again
+    assert isinstance(await holds.next_message("telegram", "c1", "r1"), ClaimedRow)
     assert await holds.take("telegram", "c1", "r1", RAN_OUT) == 1
     [(_, _, previous)] = await holds.take_waiting(["telegram"], "r2", LEASE)
     assert previous == "r1" and await holds.get("telegram", "c1") == ("r2", 2)
     claimed = await holds.next_message("telegram", "c1", "r2")
     assert isinstance(claimed, ClaimedRow) and (claimed.id, claimed.sent_by) == (two, "r1")  # in flight
+    assert (await inbox.in_flight("r1"), await inbox.in_flight("r2")) == (0, 1)  # r2's claim now
     # r1 wakes: neither its send nor its mark of generation 1 goes through, nor can it renew
     assert not await holds.fence(two, "telegram", "c1", "r1", 1, 0)
     assert not await holds.answered(two, "telegram", "c1", "r1", 1)

@@ -1,12 +1,11 @@
 """The store contract for one exchange written at once (``memory/store/exchange.py``): the session, the kept
-turns, the extraction buffer and the owner's due time, on both stores (``store`` fixture)."""
+turns, the extraction buffer and the owner's due time, on both stores (``store`` fixture) — alone, or with
+its message's answered-mark and the chat's next claim (``chat_holds.answered_then_next``)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from memory.clock import from_db, utcnow
-from memory.store.chat_holds import SendIntent
+from memory.store.claim_rows import ClaimedRow, parse_history
 from memory.store.exchange import Exchange, ExchangeTurn
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
@@ -85,21 +84,64 @@ async def test_memory_off_keeps_the_session_alone(store: MemoryStore) -> None:
     assert await store.extraction_due.get("dan") is None
 
 
-async def test_the_replys_send_intent_is_recorded_with_its_exchange_only_under_a_live_hold(
+async def test_the_exchange_goes_with_its_answered_mark_and_the_next_claim_sees_it(
     store: MemoryStore,
 ) -> None:
-    # The fence of the reply's send, folded into the exchange written just before it (issue 38, item 5).
-    inbox_id, generation = await store.inbox.add_and_hold("telegram", "42", "u1", "hi", 1, "", "r1", 60.0)
-    assert inbox_id is not None and generation == 1
+    # Two commits a message (issue 38, item 5): the intake, then exchange + mark + next claim in one step.
+    one, generation, claim = await store.inbox.add_hold_and_claim(
+        "telegram", "42", "u1", "hi", 1, "", "r1", 60.0
+    )
+    assert isinstance(claim, ClaimedRow) and generation == 1 and claim.lease_left_s == 60.0
+    assert await store.inbox.in_flight("r1") == 1  # the intake's claim is the send intent
+    two = await store.inbox.add("telegram", "42", "u2", "and you?", 2)
+    assert one is not None and two is not None
     said = (("user", "hi"), ("assistant", "hello"))
-    for keep in (True, False):  # memory on and off
-        stale = SendIntent(inbox_id, "telegram", "42", "r1", generation + 1, 1.0)  # a generation gone
-        await store.exchange.write(replace(_exchange("erin", *said, keep=keep), intent=stale), **BUDGET)
-        assert stale.asked_at is None and await store.inbox.in_flight("r1") == 0
-        short = SendIntent(inbox_id, "telegram", "42", "r1", generation, 120.0)  # less lease left than that
-        await store.exchange.write(replace(_exchange("erin", *said, keep=keep), intent=short), **BUDGET)
-        assert short.asked_at is None and await store.inbox.in_flight("r1") == 0
-    live = SendIntent(inbox_id, "telegram", "42", "r1", generation, 1.0)
-    await store.exchange.write(replace(_exchange("erin", *said), intent=live), **BUDGET)
-    assert live.asked_at is not None and await store.inbox.in_flight("r1") == 1
-    assert await store.turns.count("erin") == 6  # every exchange was written: the intent gates no write
+    prepared = store.exchange.prepare(_exchange("erin", *said), **BUDGET)
+    after = await store.chat_holds.answered_then_next(
+        one, "telegram", "42", "r1", 1, history=5, exchange=prepared
+    )
+    assert after.marked and not after.released and after.due_now is False  # 10 tokens of 1,000
+    nxt = after.next
+    assert isinstance(nxt, ClaimedRow) and nxt.id == two and nxt.session == 1
+    # The history read with the claim holds the exchange written in the same step.
+    assert parse_history(nxt.history, nxt.written) == [("assistant", "hello"), ("user", "hi")]
+    assert nxt.lease_left_s is not None and 0 < nxt.lease_left_s <= 60.0
+    assert (
+        await store.turns.count("erin") == 2 and len(await store.buffer.oldest("erin", due_only=False)) == 2
+    )
+    assert await store.sessions.recent("telegram:42", 1, 10) == [("assistant", "hello"), ("user", "hi")]
+    assert await store.inbox.in_flight("r1") == 1  # "two" now
+    # A stale mark (the chat changed hands) still writes the exchange: its reply went out.
+    late = store.exchange.prepare(_exchange("erin", ("user", "and you?")), **BUDGET)
+    stale = await store.chat_holds.answered_then_next(two, "telegram", "42", "r1", 7, exchange=late)
+    assert not stale.marked and await store.turns.count("erin") == 3
+    last = await store.chat_holds.answered_then_next(two, "telegram", "42", "r1", 1)
+    assert last.marked and last.released and await store.inbox.in_flight("r1") == 0
+
+
+async def test_an_exchange_reaching_the_budget_with_its_mark_is_due_now(store: MemoryStore) -> None:
+    one, _, claim = await store.inbox.add_hold_and_claim("telegram", "42", "u1", "hi", 1, "", "r1", 60.0)
+    assert one is not None and isinstance(claim, ClaimedRow)
+    prepared = store.exchange.prepare(
+        _exchange("finn", ("user", "hi"), tokens=600), token_budget=500, quiet_gap_s=60
+    )
+    after = await store.chat_holds.answered_then_next(one, "telegram", "42", "r1", 1, exchange=prepared)
+    assert after.marked and after.released and after.due_now is True
+
+
+async def test_an_intake_that_does_not_claim_records_no_claimant(store: MemoryStore) -> None:
+    # r1 holds the chat: r2 stores a message of it, takes no hold and claims nothing.
+    assert await store.chat_holds.take("telegram", "42", "r1", 60.0) == 1
+    stored, held, claim = await store.inbox.add_hold_and_claim(
+        "telegram", "42", "u1", "hi", 1, "", "r2", 60.0
+    )
+    assert stored is not None and held is None and claim is None
+    assert await store.inbox.in_flight("r2") == 0 and await store.inbox.in_flight("r1") == 0
+    claimed = await store.chat_holds.next_message("telegram", "42", "r1")
+    assert isinstance(claimed, ClaimedRow) and claimed.sent_by is None  # nobody claimed it before
+    # A message behind an unanswered one is not claimed by its intake either.
+    await store.inbox.add_hold_and_claim("telegram", "42", "u2", "again", 2, "", "r1", 60.0)
+    assert await store.inbox.in_flight("r1") == 1  # "hi" alone
+    # A message with a reorder window to wait out is not claimed by its intake.
+    waiting = await store.inbox.add_hold_and_claim("telegram", "43", "u3", "x", 3, "", "r1", 60.0, 0, 5.0)
+    assert isinstance(waiting[2], float) and await store.inbox.in_flight("r1") == 1

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory.store.chat_holds import ClaimedRow, parse_history
+from memory.store.claim_rows import ClaimedRow, parse_history
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 
