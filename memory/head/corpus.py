@@ -158,10 +158,15 @@ def _templated_questions(template: dict[str, list[str]], rng: random.Random, n: 
 
 
 def build(
-    root: Path, *, persona_en: int = 1200, chitchat_per_corpus: int = CHITCHAT_PER_CORPUS
+    root: Path,
+    *,
+    persona_en: int = 1200,
+    chitchat_per_corpus: int = CHITCHAT_PER_CORPUS,
+    chat8: bool = False,
 ) -> list[Example]:
     """Every training example (deterministic sample sizes; see DATA_CARD.md). Each source draws from its
-    own seeded generator, so adding written sentences leaves the public samples as they were."""
+    own seeded generator, so adding written sentences leaves the public samples as they were. ``chat8``:
+    also round 8's sentences (tried, not in the shipped head: DATA_CARD "Round 8")."""
     mine = written()
     out = written_examples(mine)
     en, zh = persona_statements(root)
@@ -186,8 +191,9 @@ def build(
     out += compounds(mine, random.Random(f"{SEED}-compounds"))
     # Round 3, appended last so the rows before keep their place in the seeded validation split.
     out += subjectless_persona(zh) + subjectless_written(mine)
-    # Round 5, after them for the same reason; round 7 after that.
-    return out + people_examples(mine) + chat_examples(mine)
+    # Round 5, after them for the same reason; round 7 after that, round 8 (when asked for) last.
+    out += people_examples(mine) + chat_examples(mine)
+    return out + chat_examples(mine, "chat8") if chat8 else out
 
 
 def written_examples(mine: dict[str, Any]) -> list[Example]:
@@ -284,29 +290,30 @@ def people_examples(mine: dict[str, Any]) -> list[Example]:
     return out
 
 
-def chat_examples(mine: dict[str, Any]) -> list[Example]:
+def chat_examples(mine: dict[str, Any], part: str = "chat") -> list[Example]:
     """Round 7: statements and chatter typed the way people type in a chat app (``written.json``'s
     ``*_chat_*``); each statement also inside chatter of the same register (``registers.in_chatter``),
-    and two chatter lines sent as one message, which still says nothing of the speaker."""
-    rng = random.Random(f"{SEED}-chat")
+    and two chatter lines sent as one message, which still says nothing of the speaker. Round 8
+    (``part="chat8"``): who one is, typed casually, and chatter with 哈哈/啦/嘛, lol/omg, reactions and
+    questions to the listener (source ``written-chat8-<lang>``)."""
+    rng = random.Random(f"{SEED}-{part}")
     out: list[Example] = []
+    source = f"written-{part}"
     for lang in ("zh", "en"):
-        chatter = list(mine.get(f"not_kept_chat_{lang}", ()))
-        for category, texts in mine.get(f"statements_chat_{lang}", {}).items():
+        chatter = list(mine.get(f"not_kept_{part}_{lang}", ()))
+        for category, texts in mine.get(f"statements_{part}_{lang}", {}).items():
             for text in texts:
-                out.append(Example(text, lang, f"written-chat-{lang}", 1, category, "tell"))
+                out.append(Example(text, lang, f"{source}-{lang}", 1, category, "tell"))
                 out += [
                     Example(
                         in_chatter(text, rng.choice(chatter), lang, rng),
                         lang,
-                        f"written-chat-{lang}",
+                        f"{source}-{lang}",
                         1,
                         category,
                         "tell",
                     )
                     for _ in range(CHAT_IN_CHATTER)
                 ]
-        out += [Example(t, lang, f"written-chat-{lang}", 0, None, "other") for t in chatter]
-        joined: list[str] = []
-        out += [Example(t, lang, f"written-chat-{lang}", 0, None, "other") for t in joined]
+        out += [Example(t, lang, f"{source}-{lang}", 0, None, "other") for t in chatter]
     return out

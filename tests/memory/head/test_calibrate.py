@@ -17,7 +17,7 @@ from memory.head.calibrate import (
 )
 from memory.head.corpus import Example
 from memory.head.model import Classifier, Combined, keep_odds
-from memory.head.train import balanced, train_mlp
+from memory.head.train import Shape, balanced, train_mlp
 
 
 def _separable(n: int = 200) -> tuple[np.ndarray, np.ndarray]:
@@ -62,6 +62,16 @@ def test_a_single_classifier_reads_as_an_ensemble_of_one() -> None:
     one = train_mlp(x, y, 2, balanced(y, 2))
     assert one.members == 1
     assert np.allclose(Classifier.stack([one]).probabilities(x), one.probabilities(x), atol=1e-6)
+
+
+def test_the_shape_sets_the_hidden_layer_and_weight_decay_shrinks_the_weights() -> None:
+    x, y = _separable()
+    small = train_mlp(x, y, 2, balanced(y, 2), shape=Shape(hidden=8))
+    assert small.w1.shape == (8, 8) and small.w2.shape == (8, 2)
+    again = train_mlp(x, y, 2, balanced(y, 2), shape=Shape(hidden=8))
+    assert np.array_equal(small.w1, again.w1)  # deterministic
+    decayed = train_mlp(x, y, 2, balanced(y, 2), shape=Shape(l2=1.0, hidden=8))
+    assert np.abs(decayed.w1).sum() < np.abs(small.w1).sum()
 
 
 def test_the_combined_score_weighs_the_clause_and_the_message() -> None:

@@ -1,4 +1,4 @@
-"""The subjectless rewrites the head is trained on (memory/head/registers.py)."""
+"""The subjectless rewrites the head is trained on (memory/head/registers.py), and the chat-register rows."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from memory.head.corpus import chat_examples, written
 from memory.head.registers import dropped_subject
 
 
@@ -51,3 +52,13 @@ def test_the_same_generator_gives_the_same_rewrite() -> None:
 def test_my_home_becomes_at_home() -> None:
     shown = dropped_subject("我家孩子的班主任姓王", "zh", random.Random(3)) or ""
     assert "家里孩子的班主任姓王" in shown
+
+
+def test_round_8s_sentences_are_their_own_source_and_say_who_one_is_or_nothing() -> None:
+    rows = chat_examples(written(), "chat8")
+    assert {e.source for e in rows} == {"written-chat8-en", "written-chat8-zh"}
+    kept = [e for e in rows if e.keep == 1]
+    assert kept and all(e.category == "identity" and e.asks == "tell" for e in kept)
+    assert all(e.asks == "other" and e.category is None for e in rows if e.keep == 0)
+    # round 7's rows are as they were (same seeded generator, same source names)
+    assert {e.source for e in chat_examples(written())} == {"written-chat-en", "written-chat-zh"}
