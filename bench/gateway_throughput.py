@@ -330,7 +330,7 @@ class _QueryFallbacks(logging.Handler):
             self.count += 1
 
 
-async def _probe(base_url: str, spawned: float, embedding: Embedding) -> dict[str, float]:
+async def _probe(base_url: str, spawned: float, embedding: Embedding) -> dict[str, Any]:
     """In the probe subprocess: open a fresh ON runtime, deliver one message, time the first reply."""
     imported = time.time()
     fallbacks = _QueryFallbacks()

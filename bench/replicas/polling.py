@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,11 @@ from bench.stub_process import stub_server
 from localservers.telegram_server import TelegramStub
 
 
+def _confirmed(tg: TelegramStub, update_id: int) -> Callable[[], bool]:
+    """Whether a replica has taken ``update_id`` and confirmed it (the stub no longer offers it)."""
+    return lambda: update_id not in tg.pending_updates()
+
+
 async def send_chats(tg: TelegramStub, s: TrialSettings, sent: Sent) -> None:
     """Each chat's updates queued in order, the next once the last was confirmed; chats concurrently."""
 
@@ -32,7 +38,7 @@ async def send_chats(tg: TelegramStub, s: TrialSettings, sent: Sent) -> None:
             message = tg.message(chat_text(chat, n), sender=user)
             sent.add(message["message_id"], chat, n)
             update_id = tg.push_update(tg.update(message))
-            await until(lambda u=update_id: u not in tg.pending_updates(), s.timeout)
+            await until(_confirmed(tg, update_id), s.timeout)
             sent.accepted_at[message["message_id"]] = time.monotonic()
 
     sent.started = time.monotonic()

@@ -70,7 +70,8 @@ async def settle(answers: Answers, ours: set[Hashable], idle: float) -> float:
 async def kill_accepted(s: TrialSettings, sent: Sent) -> None:
     """Wait until ``kill_at`` of the messages were accepted."""
     assert s.kill_at is not None
-    await until(lambda: len(sent.accepted_at) >= int(s.total * s.kill_at), s.timeout)
+    wanted = int(s.total * s.kill_at)
+    await until(lambda: len(sent.accepted_at) >= wanted, s.timeout)
 
 
 async def answered_after(

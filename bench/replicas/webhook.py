@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,7 +40,7 @@ Fault = Callable[
     [TrialSettings, list[Replica], TelegramStub, Sent, aiohttp.ClientSession],
     Awaitable[tuple[float | None, int | None]],
 ]
-Sending = Callable[[TelegramStub, WebhookSender, TrialSettings, Sent], Awaitable[None]]
+Sending = Callable[[TelegramStub, WebhookSender, TrialSettings, Sent], Coroutine[Any, Any, None]]
 
 
 def telegram_replies(tg: TelegramStub) -> list[tuple[float, Any]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.streaming.load import REPLY_TIMEOUT_S, Gateway, Model, Platforms, feishu_message, telegram_message
 from bench.streaming.watch import Reply
@@ -20,7 +21,7 @@ VISIBLE_WAIT_S = 60.0
 MID_STREAM_S = 1.0
 
 
-async def kill_trial(platforms: Platforms, model: Model, workdir: Path, chats: int) -> dict[str, int]:
+async def kill_trial(platforms: Platforms, model: Model, workdir: Path, chats: int) -> dict[str, Any]:
     """Run the crash (see the module doc); its counts."""
     gateway = Gateway(platforms, model, workdir)
     await gateway.start(platforms)
