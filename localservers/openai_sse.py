@@ -159,7 +159,7 @@ class _Pacer:
     about as much CPU per streamed reply as the gateway spends on a whole one, on the same cores as the
     gateway (bench/README.md, "Streaming"), where a remote model spends none. The bytes on the wire are
     the same: one HTTP chunk per event, each written when it is due. A write blocks the others only while
-    a client leaves its socket's buffer full (a reply is far smaller than one).
+    a client leaves its socket's buffer full (a reply is far smaller than one)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
