@@ -5,6 +5,8 @@ Routes (``FeishuStub`` hands them here):
     ``refuse_code`` != 0 refuses every create with it (99991672: the app lacks ``cardkit:card:write``);
   * ``PUT /open-apis/cardkit/v1/cards/{id}/elements/{element}/content`` (``content``, ``sequence``);
   * ``PATCH /open-apis/cardkit/v1/cards/{id}/settings`` (``settings``: a JSON string, ``sequence``);
+  * ``PUT /open-apis/cardkit/v1/cards/{id}`` (``card``: ``{"type": "card_json", "data": …}``, ``sequence``):
+    the whole card replaced, its config too (Feishu's "全量更新卡片实体");
   * ``DELETE /open-apis/im/v1/messages/{id}`` (a message taken back: ``deleted``).
 
 Feishu's rules, with its codes: a card's ``sequence`` must rise with every operation (300317); content
@@ -73,6 +75,7 @@ class CardKit:
         self.cards: dict[str, StubCard] = {}
         self.deleted: list[str] = []  # message ids taken back (DELETE)
         self.refuse_code = 0  # != 0: card create refused with this code (SCOPE_MISSING: no scope)
+        self.refuse_update = 0  # != 0: a full update (PUT of the card) refused with this code
         self.per_card_per_second = 10
         self.app_limit = (50, 1000)  # content updates per second, per minute (one app)
         self.rate_limited = 0  # 429s answered
@@ -101,6 +104,8 @@ class CardKit:
             return self._content(card_id, rest[2], body)
         if method == "PATCH" and rest[1:] == ["settings"]:
             return self._settings(card_id, body)
+        if method == "PUT" and len(rest) == 1:
+            return self._update(card_id, body)
         return 404, {"code": 404, "msg": f"no route {method} {path}"}, None
 
     def card_message(self, body: dict[str, Any]) -> tuple[StubCard | None, Answer | None]:
@@ -120,7 +125,7 @@ class CardKit:
             card = self.cards.get(card_id)
             return card.text if card else ""
 
-    # --- the three operations ------------------------------------------------------------------------
+    # --- the operations ------------------------------------------------------------------------------
 
     def _create(self, body: dict[str, Any]) -> Answer:
         if self.refuse_code:
@@ -128,23 +133,9 @@ class CardKit:
                 self.refuse_code,
                 "Access denied. One of the following scopes is required: [cardkit:card:write]",
             )
-        data = body.get("data") or ""
-        try:
-            card = json.loads(data) if body.get("type") == "card_json" else None
-        except ValueError:
-            card = None
-        if not isinstance(card, dict) or card.get("schema") != "2.0":
-            return _error(200220, "Failed to generate card content")
-        if len(data.encode("utf-8")) > MAX_CARD_BYTES:
-            return _error(200860, "Card content exceeds limit.")
-        config = card.get("config") or {}
-        if config.get("streaming_mode") and config.get("update_multi") is False:
-            return _error(300302, "update_multi property is false")
-        elements = {
-            str(e["element_id"]): str(e.get("content", ""))
-            for e in (card.get("body") or {}).get("elements", [])
-            if isinstance(e, dict) and e.get("element_id")
-        }
+        refused, config, elements = _card_json(body)
+        if refused is not None:
+            return refused
         with self._lock:
             card_id = str(next(self._ids))
             stub = StubCard(card_id, dict(config), elements)
@@ -202,6 +193,32 @@ class CardKit:
                 card.closed_at = time.monotonic()
         return _ok()
 
+    def _update(self, card_id: str, body: dict[str, Any]) -> Answer:
+        """The whole card replaced: its elements and its config (streaming mode too)."""
+        if self.refuse_update:
+            return _error(self.refuse_update, "Your request contains an invalid request parameter.")
+        card_body, sequence = body.get("card"), body.get("sequence")
+        if not isinstance(card_body, dict) or not isinstance(sequence, int):
+            return _error(10002, "Your request contains an invalid request parameter.")
+        refused, config, elements = _card_json(card_body)
+        if refused is not None:
+            return refused
+        with self._lock:
+            card = self.cards.get(card_id)
+            if card is None:
+                return _error(200740, "The card entity does not exist")
+            if self._limited(card_id, content=False):
+                return 429, {"code": 99991400, "msg": "request trigger frequency limit"}, None
+            if sequence <= card.sequence:
+                return _error(300317, "The sequence number for operating on the card did not increment")
+            card.sequence = sequence
+            was_streaming = card.streaming
+            card.config, card.elements = dict(config), elements
+            card.history.append((time.monotonic(), card.text))
+            if was_streaming and not card.streaming:
+                card.closed_at = time.monotonic()
+        return _ok()
+
     def _limited(self, card_id: str, *, content: bool) -> bool:
         """Over 10 operations a second on this card, or (content) over the app's budget: counted as a 429."""
         now = time.monotonic()
@@ -222,3 +239,27 @@ class CardKit:
         if content:
             calls.append(now)
         return False
+
+
+def _card_json(body: dict[str, Any]) -> tuple[Answer | None, dict[str, Any], dict[str, str]]:
+    """The refusal of a ``{"type": "card_json", "data": …}`` body — not a card JSON 2.0 (200220), over
+    30 KB (200860), streaming without ``update_multi`` (300302) — or None, its config and its elements'
+    texts."""
+    data = body.get("data") or ""
+    try:
+        card = json.loads(data) if body.get("type") == "card_json" and isinstance(data, str) else None
+    except ValueError:
+        card = None
+    if not isinstance(card, dict) or card.get("schema") != "2.0":
+        return _error(200220, "Failed to generate card content"), {}, {}
+    if len(data.encode("utf-8")) > MAX_CARD_BYTES:
+        return _error(200860, "Card content exceeds limit."), {}, {}
+    config = card.get("config") or {}
+    if config.get("streaming_mode") and config.get("update_multi") is False:
+        return _error(300302, "update_multi property is false"), {}, {}
+    elements = {
+        str(e["element_id"]): str(e.get("content", ""))
+        for e in (card.get("body") or {}).get("elements", [])
+        if isinstance(e, dict) and e.get("element_id")
+    }
+    return None, dict(config), elements

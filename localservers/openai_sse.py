@@ -14,10 +14,13 @@ tokens until the test lets it go on.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import re
 import threading
 import time
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -83,30 +86,58 @@ def send_events(
     """Answer ``handler``'s request with ``reply`` as server-sent events, paced by ``pace`` (a stop of
     the server ends it; a client that hung up only closes the connection)."""
     events = [chunk({"role": "assistant", "content": ""}, model), *reply_chunks(reply, model, pace)]
-    gap = 1.0 / pace.tokens_per_second if pace.tokens_per_second else 0.0
     try:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
         _write(handler, events[0])
-        if pace.first_token_s and stopping.wait(pace.first_token_s):
-            handler.close_connection = True
-            return
-        next_at = time.monotonic()
-        for sent, event in enumerate(events[1:]):
+    except OSError:
+        handler.close_connection = True
+        return
+    steps = _steps(handler, reply, events[1:], pace, stopping)
+    if pace.first_token_s or pace.tokens_per_second:
+        _PACER.run(steps, stopping)  # written by the pacer's thread when due; this thread waits
+        return
+    for due in steps:  # no pace: all at once, from this thread (waiting only while held)
+        time.sleep(max(0.0, due - time.monotonic()))
+
+
+# What a stream's steps yield: when its next step is due (time.monotonic()); they end with the stream.
+Step = Generator[float, None, None]
+
+
+def _steps(
+    handler: JSONHandler,
+    reply: StreamedReply,
+    events: list[dict[str, Any]],
+    pace: StreamPace,
+    stopping: threading.Event,
+) -> Step:
+    """The stream after its first event, one write a step, yielding when the next is due."""
+    gap = 1.0 / pace.tokens_per_second if pace.tokens_per_second else 0.0
+    try:
+        next_at = time.monotonic() + pace.first_token_s
+        if pace.first_token_s:
+            yield next_at
+        for sent, event in enumerate(events):
+            if stopping.is_set():
+                handler.close_connection = True
+                return
             if reply.cut_after is not None and sent >= reply.cut_after:
                 handler.close_connection = True  # no last chunk: the client sees the body end early
                 return
             if reply.hold is not None and sent == reply.hold[0]:
-                while not reply.hold[1].wait(0.05):
+                while not reply.hold[1].is_set():
                     if stopping.is_set():
                         handler.close_connection = True
                         return
+                    yield time.monotonic() + HOLD_POLL_S
                 next_at = time.monotonic()
             if gap and sent:
                 next_at += gap
-                if stopping.wait(max(0.0, next_at - time.monotonic())):
+                yield next_at
+                if stopping.is_set():
                     handler.close_connection = True
                     return
             _write(handler, event)
@@ -114,6 +145,75 @@ def send_events(
         _frame(handler, b"")  # the last chunk of the chunked body
     except OSError:
         handler.close_connection = True
+
+
+HOLD_POLL_S = 0.05  # a held stream looks whether it may go on this often
+STOP_POLL_S = 0.1  # the pacer's longest sleep: a stop of a server is seen within it
+
+
+class _Pacer:
+    """One thread that writes every paced stream's next event when it is due.
+
+    Why not each stream's own thread, sleeping between tokens: fifty streams at forty tokens a second are
+    2000 wake-ups a second of fifty threads contending for the GIL — the stand-in model's process spent
+    about as much CPU per streamed reply as the gateway spends on a whole one, on the same cores as the
+    gateway (bench/README.md, "Streaming"), where a remote model spends none. The bytes on the wire are
+    the same: one HTTP chunk per event, each written when it is due. A write blocks the others only while
+    a client leaves its socket's buffer full (a reply is far smaller than one)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        # (when due, order, the stream's steps, set when they ended, its server's stop)
+        self._due: list[tuple[float, int, Step, threading.Event, threading.Event]] = []
+        self._ids = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def run(self, steps: Step, stopping: threading.Event) -> None:
+        """Drive ``steps`` to their end (from the pacer's thread; at once when ``stopping`` is set);
+        returns when they ended."""
+        done = threading.Event()
+        with self._cond:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="sse-pacer", daemon=True)
+                self._thread.start()
+            heapq.heappush(self._due, (time.monotonic(), next(self._ids), steps, done, stopping))
+            self._cond.notify()
+        done.wait()
+
+    def _loop(self) -> None:
+        while True:
+            _, _, steps, done, stopping = self._next()
+            try:
+                due = next(steps)
+            except StopIteration:
+                done.set()
+                continue
+            except Exception:  # a stream that failed ends; the others go on
+                done.set()
+                continue
+            with self._cond:
+                heapq.heappush(self._due, (due, next(self._ids), steps, done, stopping))
+
+    def _next(self) -> tuple[float, int, Step, threading.Event, threading.Event]:
+        """The next stream due — or one whose server stops, looked for every ``STOP_POLL_S``."""
+        looked = time.monotonic()
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                if self._due and self._due[0][0] <= now:
+                    return heapq.heappop(self._due)
+                if now - looked >= STOP_POLL_S:
+                    looked = now
+                    for index, entry in enumerate(self._due):
+                        if entry[4].is_set():
+                            self._due.pop(index)
+                            heapq.heapify(self._due)
+                            return entry
+                wait = self._due[0][0] - now if self._due else STOP_POLL_S
+                self._cond.wait(min(wait, STOP_POLL_S))
+
+
+_PACER = _Pacer()
 
 
 def _write(handler: JSONHandler, event: dict[str, Any]) -> None:

@@ -17,7 +17,9 @@ words shown / the whole reply shown) — on Telegram split at ``received_s`` (th
 ``first_after_received_s`` (→ the first words: the gateway, the model, the server taking the call) —,
 ``cpu_ms_per_reply`` of the gateway, ``bench_cpu_ms_per_reply`` (this process: the local Telegram and Feishu
 servers, the watchers) and ``model_cpu_ms_per_reply`` (the stand-in model's process), ``updates_per_reply``
-(times what the person sees changed), ``rate_limited`` (429s the servers answered; the gateway waits them
+(times what the person sees changed), ``platform_calls_per_reply`` (HTTP calls the gateway made to the
+platform: sends, frames, typing signs, card operations; long polls and token fetches left out),
+``rate_limited`` (429s the servers answered; the gateway waits them
 out), ``unhandled_errors`` (ERROR lines and tracebacks in the gateway's log during the surface's run, plus
 replies that never became whole), ``replies``. Then ``lost`` and ``answered_twice`` over the crash,
 ``cpu_ms_per_reply`` (streamed, whole, ratio) and the machine's load (the machine is shared: read the figures
@@ -87,11 +89,12 @@ async def gateway_surfaces(
         )  # fmt: skip
         spent, answered = 0.0, 0
         for index, surface in enumerate(SURFACES):
-            log_at, limited, cpu, others = (
+            log_at, limited, cpu, others, calls = (
                 len(gateway.log_text()),
                 sum(platforms.rate_limited().values()),
                 gateway.cpu(),
                 _others_cpu(),
+                platforms.calls(),
             )
             chats = range(1000 * (index + 1), 1000 * (index + 1) + args.chats)
             replies = await converse(platforms, gateway, surface, chats, args.rounds, model.reply_tokens)
@@ -104,6 +107,7 @@ async def gateway_surfaces(
             results[surface]["cpu_ms_per_reply"] = round(cpu * 1000 / whole, 2)
             results[surface]["bench_cpu_ms_per_reply"] = round(bench_cpu * 1000 / whole, 2)
             results[surface]["model_cpu_ms_per_reply"] = round(model_cpu * 1000 / whole, 2)
+            results[surface]["platform_calls_per_reply"] = round((platforms.calls() - calls) / whole, 2)
             whole = sum(r.full_at is not None for r in replies)
             spent, answered = spent + cpu, answered + whole
             print(

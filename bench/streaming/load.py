@@ -21,7 +21,7 @@ from bench.replicas.cpu import process_cpu
 from bench.streaming.reply_text import reply_for
 from bench.streaming.watch import FeishuWatch, Reply, TelegramWatch, incoming_of, telegram_visible
 from bench.stub_process import REPO, child_env
-from localservers.feishu_server import FeishuStub, message_event, post_callback
+from localservers.feishu_server import TOKEN_PATH, FeishuStub, message_event, post_callback
 from localservers.http import free_port
 from localservers.telegram_server import TelegramStub
 
@@ -51,6 +51,13 @@ class Platforms:
         self.telegram = TelegramWatch(self.tg)
         self.lark = FeishuWatch(self.feishu)
         self._watching = [asyncio.create_task(w.run()) for w in (self.telegram, self.lark)]
+
+    def calls(self) -> int:
+        """Calls made to the platforms so far, long polls and token fetches left out: what each reply's
+        sends, frames, typing signs and card operations cost in HTTP requests."""
+        telegram = sum(call.method != "getUpdates" for call in self.tg.requests())
+        feishu = sum(r.path != TOKEN_PATH for r in list(self.feishu.requests))
+        return telegram + feishu
 
     def rate_limited(self) -> dict[str, int]:
         """429s answered so far: Telegram's (sends, edits, drafts) and Feishu's (CardKit)."""

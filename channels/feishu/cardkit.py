@@ -10,9 +10,12 @@ replies"; Feishu's "流式更新卡片" guide, summed up in the shared notes "me
    most every ``every`` seconds per card (Feishu allows 10 a second) and within the app's budget for
    that API (Feishu's 50 a second, 1000 a minute, with a margin: ``Budget``); a frame that finds no room
    is dropped, not queued;
-4. **close**: the final text, then ``card.settings`` with ``{"config": {"streaming_mode": false, "summary":
-   …}}`` (under ``config``: elsewhere it is refused, 300309) — or the chat list shows "generating…" for
-   the card for good.
+4. **close**: the final text with streaming mode off and the chat list's summary set, in one call —
+   ``card.update`` (a full update: the card JSON again, ``streaming_mode: false``) — or the chat list
+   shows "generating…" for the card for good. One call, not two (the final text, then ``card.settings``
+   with ``{"config": {"streaming_mode": false, …}}``): lark-oapi opens a new connection for each call
+   (bench/README.md, "Streaming"). Where the full update is refused, or the card already shows the final
+   text, the two-step way (``settings`` under ``config``: elsewhere it is refused, 300309).
 
 A ``sequence`` is the milliseconds since the card was created (at least one more than the last sent):
 it keeps rising across a restart with nothing to keep. The cards made (id, creation time, message id)
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import lark_oapi as lark
+from lark_oapi.api.cardkit.v1 import Card as CardEntity
 from lark_oapi.api.cardkit.v1 import (
     ContentCardElementRequest,
     ContentCardElementRequestBody,
@@ -44,6 +48,8 @@ from lark_oapi.api.cardkit.v1 import (
     CreateCardRequestBody,
     SettingsCardRequest,
     SettingsCardRequestBody,
+    UpdateCardRequest,
+    UpdateCardRequestBody,
 )
 from lark_oapi.api.im.v1 import DeleteMessageRequest
 
@@ -235,7 +241,9 @@ class CardStream:
             if index >= len(self.cards):
                 await self._new_card(piece, streaming=not final)
             elif self.cards[index].shown != piece:
-                await self._put(self.cards[index], piece, final=final)
+                card = self.cards[index]
+                if not (final and card.streaming and card.message_id and await self._replace(card, piece)):
+                    await self._put(card, piece, final=final)
             if not self.cards[index].message_id:
                 await self._send(self.cards[index], index)
 
@@ -296,6 +304,29 @@ class CardStream:
             .build()
         )
         return self._kit.sender.client.cardkit.v1.card_element.content(request)
+
+    async def _replace(self, card: Card, text: str) -> bool:
+        """The final text and streaming mode off in one call (a full update, see the module doc); False
+        when Feishu refused it for good (the caller writes the text and closes the card the two-step way)."""
+        while not self._kit.budget.take():  # counted as the final text's update would be
+            await asyncio.sleep(self._kit.budget.wait())
+        resp = await self._kit.call(lambda: self._update(card, text))
+        if not resp.success() and resp.code == SEQUENCE_NOT_RISING:
+            card.sequence += SEQUENCE_LEAP  # another gateway's clock ran ahead of this one's
+            resp = await self._kit.call(lambda: self._update(card, text))
+        if not resp.success() and retryable(resp):  # still limited or out after the retries
+            raise FeishuApiError("write a card's final text", resp.code, resp.msg, http_status(resp))
+        if not resp.success():
+            log.info("[feishu] a card's full update was refused (code %s): two steps", resp.code)
+            return False
+        card.shown, card.streaming = text, False
+        return True
+
+    def _update(self, card: Card, text: str) -> lark.BaseResponse:
+        entity = CardEntity.builder().type("card_json").data(card_json(text, streaming=False)).build()
+        body = UpdateCardRequestBody.builder().card(entity).sequence(card.next_sequence()).build()
+        request = UpdateCardRequest.builder().card_id(card.card_id).request_body(body).build()
+        return self._kit.sender.client.cardkit.v1.card.update(request)
 
     async def _close(self, card: Card, text: str) -> None:
         """Streaming mode off, the chat list's summary set to the reply's first line."""

@@ -136,9 +136,33 @@ async def test_a_reply_is_a_streaming_card_written_then_closed(
     assert message.content == {"type": "card", "data": {"card_id": card.card_id}}
     assert card.text == ANSWER and not card.streaming  # the whole reply, streaming mode off
     assert card.config["summary"] == {"content": "**Plan**: pack the bags, check the tickets,"}
-    sequences = [r.body["sequence"] for r in card_calls(feishu, "content") + card_calls(feishu, "settings")]
-    assert sequences == sorted(set(sequences)) and len(sequences) >= 2  # strictly rising
+    full = [r for r in feishu.requests if r.method == "PUT" and r.path == f"{CARDKIT_PATH}/{card.card_id}"]
+    sequences = [r.body["sequence"] for r in card_calls(feishu, "content") + full]
+    assert sequences == sorted(set(sequences)) and len(full) == 1  # strictly rising
+    assert card_calls(feishu, "settings") == []  # the final text and streaming off: one call
     assert card.closed_at >= card.history[-1][0]  # closed after the final text
+    assert len(feishu.sent) == 1 and turns == [ANSWER]
+
+
+@pytest.mark.both_stores
+async def test_where_a_full_update_is_refused_the_card_is_closed_in_two_steps(
+    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, memory_url: str
+) -> None:
+    feishu.cardkit.refuse_update = 10002
+    reply, go_on = held(ANSWER, after=4)
+    model.script(reply)
+    async with gateway(feishu_config(tmp_path, model, feishu, memory_url)) as runtime:
+        event = await say(runtime, "plan?")
+        (message,) = await feishu.wait_for_sent(1)
+        card = message.card
+        assert card is not None and card.streaming
+        go_on.set()
+        assert await feishu.wait_for(lambda _: card.closed_at is not None)
+        turns = await assistant_turns(runtime, f"feishu:{event['event']['message']['chat_id']}")
+    assert card.text == ANSWER and not card.streaming
+    assert card.config["summary"] == {"content": "**Plan**: pack the bags, check the tickets,"}
+    assert len(card_calls(feishu, "settings")) == 1 and card.closed_at >= card.history[-1][0]
+    assert (("PUT", f"{CARDKIT_PATH}/{card.card_id}", 10002)) in feishu.cardkit.answers
     assert len(feishu.sent) == 1 and turns == [ANSWER]
 
 

@@ -10,6 +10,7 @@ import json
 import lark_oapi as lark
 import openai
 import pytest
+from lark_oapi.api.cardkit.v1 import Card as CardEntity
 from lark_oapi.api.cardkit.v1 import (
     ContentCardElementRequest,
     ContentCardElementRequestBody,
@@ -17,6 +18,8 @@ from lark_oapi.api.cardkit.v1 import (
     CreateCardRequestBody,
     SettingsCardRequest,
     SettingsCardRequestBody,
+    UpdateCardRequest,
+    UpdateCardRequestBody,
 )
 from lark_oapi.api.im.v1 import CreateMessageRequest, CreateMessageRequestBody
 from telegram import Bot
@@ -112,6 +115,13 @@ def _settings(client: lark.Client, card_id: str, settings: dict, sequence: int) 
     )
 
 
+def _update(client: lark.Client, card_id: str, card: dict, sequence: int) -> lark.BaseResponse:
+    entity = CardEntity.builder().type("card_json").data(json.dumps(card)).build()
+    body = UpdateCardRequestBody.builder().card(entity).sequence(sequence).build()
+    request = UpdateCardRequest.builder().card_id(card_id).request_body(body).build()
+    return client.cardkit.v1.card.update(request)
+
+
 def _send(client: lark.Client, content: dict | str) -> lark.BaseResponse:
     text = content if isinstance(content, str) else json.dumps(content)
     body = CreateMessageRequestBody.builder().receive_id("oc_1").msg_type("interactive").content(text).build()
@@ -154,6 +164,22 @@ def test_cardkit_refuses_what_feishu_refuses_with_its_codes(feishu: FeishuStub) 
     assert _content(client, "7000000000000000001", "no such card", 10).code == 200740
     not_multi = {**STREAMING_CARD, "config": {"streaming_mode": True, "update_multi": False}}
     assert _create(client, not_multi).code == 300302
+
+
+def test_a_full_update_replaces_the_card_and_its_streaming_mode(feishu: FeishuStub) -> None:
+    client = _client(feishu, "cli_cards_full")
+    card_id = _create(client, STREAMING_CARD).data.card_id
+    assert _content(client, card_id, "Hello", 5).success()
+    final = {**STREAMING_CARD, "config": {"streaming_mode": False, "update_multi": True}}
+    final["body"] = {"elements": [{"tag": "markdown", "element_id": "reply", "content": "Hello world"}]}
+    assert _update(client, card_id, final, 5).code == 300317  # the sequence must rise here too
+    assert _update(client, card_id, {"schema": "1.0"}, 6).code == 200220  # card JSON 2.0 only
+    assert _update(client, "7000000000000000001", final, 7).code == 200740
+    assert _update(client, card_id, final, 8).success()
+    card = feishu.cardkit.cards[card_id]
+    assert card.text == "Hello world" and not card.streaming and card.closed_at is not None
+    assert [text for _, text in card.history] == ["Hel", "Hello", "Hello world"]
+    assert _content(client, card_id, "too late", 9).code == 300309  # streaming closed by the update
 
 
 def test_an_app_without_the_card_scope_is_refused(feishu: FeishuStub) -> None:
