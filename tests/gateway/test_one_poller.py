@@ -5,7 +5,6 @@ over. Two real channels against the local Bot API server, two stores on one Post
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -16,6 +15,7 @@ from localservers.telegram_server import TelegramStub
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 from tests.support.telegram_channel import Inbox, quick, settings
+from tests.support.waiting import until
 
 STANDING_BY = "another replica polls for this bot; standing by"  # channels/telegram/poll_turn.py
 
@@ -43,11 +43,8 @@ async def replicas(postgres_url: str, tg: TelegramStub) -> AsyncIterator[tuple[R
 
 
 async def _until(condition, what: str) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(1000):
-        if await condition():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"never: {what}")
+    # a time ceiling (tests/support/waiting.py), not 1000 polls: each poll is a statement, slow when starved
+    await until(condition, what=what, every=0.02)
 
 
 async def test_one_replica_polls_and_another_takes_over_when_its_connection_dies(
@@ -70,10 +67,13 @@ async def test_one_replica_polls_and_another_takes_over_when_its_connection_dies
     assert not await second.lock.held() and second.inbox == []
     assert second.channel.may_poll is not None and not await second.channel.may_poll()
 
-    # The holder's database session ends, as when its replica is killed: PostgreSQL frees the lock.
+    # The holder's database session ends, as when its replica is killed: PostgreSQL frees the lock. Ended
+    # by the server, not closed here: closing it under the channel's own check of it (``held``, a
+    # statement on that connection) could leave that check waiting for ever (1 run in 5 at load 8).
     connection = first.lock._conn  # the dedicated connection of AdvisorySingleton
     assert connection is not None
-    await connection.close()
+    ended = await second.store.db.read("SELECT pg_terminate_backend(?)", (connection.info.backend_pid,))
+    assert ended == [(True,)]
     await _until(second.lock.held, "the second replica takes the poller lock")
     assert first.channel.may_poll is not None and not await first.channel.may_poll()
     # the first replica's long poll in flight ends, and it asks again: it stands by
