@@ -6,6 +6,7 @@ takes texts this long as they are."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -71,6 +72,7 @@ async def test_telegram(tmp_path: Path, model: OpenAIStub, tg: TelegramStub) -> 
         await nothing_kept(runtime, model, "telegram:42")
         tg.push(tg.message("I live in Lyon", sender=tg.user(42)))  # the next message is taken as usual
         await tg.wait_sent(2)
+        await asyncio.wait_for(runtime.loop.drain(), 30)  # the exchange is written after the send
         assert await runtime.engine.conversation.count("telegram:42") == 2  # (the owner checked is theirs)
     finally:
         await runtime.close()
@@ -96,6 +98,7 @@ async def test_feishu(tmp_path: Path, model: OpenAIStub, feishu: FeishuStub) -> 
         await nothing_kept(runtime, model, "feishu:ou_alice")
         await feishu.wait_for_ack(await feishu.push_event(message_event("I live in Lyon", token=TOKEN)))
         await feishu.wait_for_sent(2)
+        await asyncio.wait_for(runtime.loop.drain(), 30)  # the exchange is written after the send
         assert await runtime.engine.conversation.count("feishu:ou_alice") == 2
     finally:
         await runtime.close()
