@@ -1,7 +1,8 @@
 """Sentences and clauses of a user message, each whole and clean: what the offline model can keep.
 
 A message holds sentences; a sentence may hold several statements ("I live in Lyon and work as a nurse",
-"我在杭州做后端开发，喜欢用Go"). ``clauses`` cuts a sentence at commas, semicolons and "and"/"but", and
+"我在杭州做后端开发，喜欢用Go"). ``clauses`` cuts a sentence at commas, semicolons, "and"/"but" and a space
+between two Han characters (written Chinese has none between words: it is a pause), and
 gives each clause its subject: one that starts without a subject after a clause whose subject is the
 speaker ("I"/"我") gets it ("I work as a nurse", "我喜欢用Go"); one that starts without a subject after a
 clause about someone else stays glued to it ("My wife is a nurse and loves hiking", "我女儿叫小雨，今年五岁").
@@ -22,9 +23,15 @@ from functools import lru_cache
 # "Node.js", "3.5" and "e.g" stay whole.
 _SPLIT = re.compile(r"(?<=[。！!？?；;])|\n|(?<=\.)(?=\s|$)")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-# Where a sentence may hold several statements (captured, so a glued clause keeps its separator).
-_BREAK = re.compile(r"(\s*[，,；;]\s*|\s+(?:and|but|and also|and then|so)\s+(?=\S))", re.I)
+# Where a sentence may hold several statements (captured, so a glued clause keeps its separator). Written
+# Chinese puts no space between words, so a space between two Han characters is a pause the writer made —
+# the only one in text dictated by voice-to-text without punctuation ("喂你好啊 我叫梁惠芳 今年六十六岁了").
+_HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff"
+_BREAK = re.compile(
+    r"(\s*[，,；;]\s*|\s+(?:and|but|and also|and then|so)\s+(?=\S)"
+    rf"|(?<=[{_HAN_CLASS}])\s+(?=[{_HAN_CLASS}]))",
+    re.I,
+)
 # Words that open a sentence or clause without saying anything: conjunctions and discourse markers.
 _EN_LEAD = re.compile(
     r"^(?:(?:and|but|so|also|plus|oh|ah|ok|okay|well|anyway|btw|by the way|fyi|just so you know|"
@@ -56,6 +63,7 @@ _CONTINUES = re.compile(
     r"^(?:called|named|who|which|whose|aged|because|cause|since|as|if|unless|until|though|although|when)\b",
     re.I,
 )
+_HAN = re.compile(f"[{_HAN_CLASS}]")
 _NOUN_TAGS = ("n", "nr", "ns", "nt", "nz", "ng")
 
 

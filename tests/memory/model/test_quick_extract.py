@@ -156,6 +156,12 @@ async def test_chinese_name_supersedes_and_the_same_name_merges(engine: MemoryEn
         ("I play five-a-side, every other thursday", ["I play five-a-side, every other thursday"]),
         ("I want short replies, no lists", ["I want short replies, no lists"]),
         ("No, I live in Leeds", ["I live in Leeds"]),
+        # Chinese has no space between words: a space between two Han characters is a pause, as a comma.
+        ("我在杭州做后端开发 喜欢用Go", ["我在杭州做后端开发", "我喜欢用Go"]),
+        ("我不玩游戏  书倒是常看", ["我不玩游戏", "书倒是常看"]),
+        ("我女儿叫小雨 今年五岁", ["我女儿叫小雨 今年五岁"]),
+        # A space beside a Latin word is not a pause ("我喜欢 Go 语言").
+        ("我喜欢 Go 语言", ["我喜欢 Go 语言"]),
     ],
 )
 def test_clauses_are_whole_clean_and_have_their_subject(sentence: str, parts: list[str]) -> None:
@@ -175,3 +181,15 @@ def test_candidates_hold_each_clause_then_the_whole_sentence() -> None:
     (only,) = candidates("I live in Lyon and work as a nurse.")
     assert only.texts() == ["I live in Lyon", "I work as a nurse", "I live in Lyon and work as a nurse"]
     assert candidates("What do I do?") == []
+
+
+def test_dictated_chinese_without_punctuation_is_cut_at_its_spaces() -> None:
+    """Voice-to-text gives no punctuation, a space being the speaker's only pause: each clause is cut
+    there, whole (no half-word) and clean (no leading or trailing space)."""
+    text = "喂你好啊 我叫梁惠芳 今年六十六岁了属鼠的 你叫我芳姐就可以了"
+    (sentence,) = split_sentences(text)
+    parts = clauses(sentence)
+    assert parts == ["喂你好啊", "我叫梁惠芳", "我今年六十六岁了属鼠的", "你叫我芳姐就可以了"]
+    # Each clause is one of the pauses as said (the third given its subject "我"), never part of one.
+    said = text.split()
+    assert all(p in said or p.removeprefix("我") in said for p in parts)
