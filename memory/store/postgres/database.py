@@ -37,6 +37,12 @@ _TX: contextvars.ContextVar[tuple[object, psycopg.AsyncConnection[Any]] | None] 
     "tierclaw_pg_tx", default=None
 )
 POOL_SIZE = 10
+# psycopg prepares a statement on a connection after this many runs of it there (its default is 5). With
+# 10 pooled connections most statements of a short window ran unprepared, planned on every run, and a
+# prepared one is planned 5 more times (custom plans) before PostgreSQL may keep a generic plan: planning
+# cost the server about as much CPU as executing (docs/scale-out.md, "Planning"). 0 prepares from the
+# first run; psycopg keeps at most ``prepared_max`` (100) a connection and closes the least used.
+PREPARE_THRESHOLD = 0
 CONNECT_TIMEOUT_S = 10
 
 
@@ -138,6 +144,7 @@ class PostgresDatabase:
                 "autocommit": True,
                 "connect_timeout": CONNECT_TIMEOUT_S,
                 "application_name": writer,
+                "prepare_threshold": PREPARE_THRESHOLD,
             },
             open=False,
             name="tierclaw-memory",
