@@ -159,6 +159,9 @@ async def run(
                             message_id=str(index),
                         )
                     )
+                    # The recalled memories' access marks are written in the background; the next message
+                    # waits for them, so whether they landed first is not a race and two runs agree.
+                    await engine.touches.flush()
                     if len(model.requests) == before:
                         continue  # a line the path does not answer (e.g. a command): not a measurement
                     request = model.requests[-1]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.head.corpus import Example
-from memory.head.model import GATE_CLASSES, LANGUAGES, PARTS, Classifier, gate_odds, keep_odds
+from memory.head.model import GATE_CLASSES, LANGUAGES, PARTS, Classifier, gate_odds, keep_odds, spread
 from memory.model.quick_extract import candidates
 
 FOLDS = 5
@@ -77,54 +77,96 @@ def cross_fit(
     return Classifier.stack(members), oof
 
 
-def fit_combined(keep: np.ndarray, tell: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+def out_of_fold(model: Classifier, x: np.ndarray, folds: np.ndarray) -> np.ndarray:
+    """Each row's logits from the member of its fold (the one that never saw it): ``cross_fit``'s
+    out-of-fold logits again, from an ensemble already trained on these folds."""
+    oof = np.zeros((len(x), int(np.asarray(model.b2).shape[-1])))
+    for k in sorted({int(f) for f in folds}):
+        oof[folds == k] = member(model, k).logits(x[folds == k])[0]
+    return oof
+
+
+def fit_combined(
+    keep: np.ndarray, tell: np.ndarray, y: np.ndarray, spreads: np.ndarray | None = None
+) -> tuple[float, ...]:
     """(a, b, c) of ``a·keep + b·tell + c`` (log-odds) by a class-balanced, lightly regularised logistic
-    regression (Newton's method: deterministic, converges in a few steps)."""
-    f = np.column_stack([keep, tell, np.ones(len(y))])
+    regression (Newton's method: deterministic, converges in a few steps); with ``spread`` (round 9: how
+    small a part of its message the clause is, ``longer.spread``) also (d, e, f) of ``d·s + e·keep·s +
+    f·tell·s``, so how much the message counts is learned per message length."""
+    columns = [keep, tell, np.ones(len(y))]
+    if spreads is not None:
+        columns += [spreads, keep * spreads, tell * spreads]
+    f = np.column_stack(columns)
     counts = np.bincount(y, minlength=2).astype(np.float64)
     w = (1.0 / np.maximum(counts, 1))[y]
     w /= w.sum()
-    beta = np.zeros(3)
+    penalty = np.ones(f.shape[1])
+    penalty[2] = 0.0  # the intercept is not shrunk
+    beta = np.zeros(f.shape[1])
     for _ in range(50):
         p = 1 / (1 + np.exp(-(f @ beta)))
-        grad = f.T @ (w * (p - y)) + COMBINE_L2 * np.r_[beta[:2], 0]
-        hess = (f * (w * p * (1 - p))[:, None]).T @ f + COMBINE_L2 * np.diag([1.0, 1.0, 0.0])
+        grad = f.T @ (w * (p - y)) + COMBINE_L2 * penalty * beta
+        hess = (f * (w * p * (1 - p))[:, None]).T @ f + COMBINE_L2 * np.diag(penalty)
         step = np.linalg.solve(hess, grad)
         beta -= step
         if np.abs(step).max() < 1e-9:
             break
-    return float(beta[0]), float(beta[1]), float(beta[2])
+    return tuple(float(v) for v in beta)
 
 
-def combined_scores(weights: tuple[float, float, float], keep: np.ndarray, tell: np.ndarray) -> np.ndarray:
-    a, b, c = weights
-    return np.asarray(a * keep + b * tell + c)
+def combined_scores(
+    weights: Sequence[float], keep: np.ndarray, tell: np.ndarray, spreads: np.ndarray | None = None
+) -> np.ndarray:
+    a, b, c, *rest = weights
+    score = a * keep + b * tell + c
+    if rest and spreads is not None:
+        d, e, f = rest
+        score = score + d * spreads + e * keep * spreads + f * tell * spreads
+    return np.asarray(score)
 
 
 def best_clause_oof(
-    lines: Sequence[Example],
+    lines: Sequence[str],
     line_folds: np.ndarray,
     keep: Classifier,
     embed_passages: Callable[[list[str]], np.ndarray],
-) -> np.ndarray:
-    """The out-of-fold keep log-odds of each chit-chat line as the keeper judges it: its best clause or
-    sentence (``quick_extract.candidates``; -50 without any), scored by the member that did not see the line
-    (its clause rows are in the line's fold)."""
-    texts = [[t for c in candidates(line.text) for t in c.texts()] for line in lines]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The out-of-fold keep log-odds of each message as the keeper judges it: its best clause or sentence
+    (``quick_extract.candidates``; -50 without any), scored by the member that did not see the message
+    (a chit-chat line's clause rows are in the line's fold); and that clause's ``longer.spread``."""
+    texts = [[t for c in candidates(line) for t in c.texts()] for line in lines]
     flat = sorted({t for ts in texts for t in ts})
     if not flat:
-        return np.full(len(lines), -50.0)
+        return np.full(len(lines), -50.0), np.zeros(len(lines))
     vectors = embed_passages(flat)
     index = {t: i for i, t in enumerate(flat)}
     per_fold = {
         k: keep_odds(member(keep, k).logits(vectors)[0]) for k in sorted({int(f) for f in line_folds})
     }
-    return np.array(
-        [
-            max((per_fold[int(k)][index[t]] for t in ts), default=-50.0)
-            for ts, k in zip(texts, line_folds, strict=True)
-        ]
-    )
+    scores, spreads = np.full(len(lines), -50.0), np.zeros(len(lines))
+    for i, (line, ts, k) in enumerate(zip(lines, texts, line_folds, strict=True)):
+        if ts:
+            best = max(ts, key=lambda t: per_fold[int(k)][index[t]])
+            scores[i], spreads[i] = per_fold[int(k)][index[best]], spread(best, line)
+    return scores, spreads
+
+
+def gate_oof(
+    texts: Sequence[str],
+    folds: np.ndarray,
+    gate: Classifier,
+    embed_queries: Callable[[list[str]], np.ndarray],
+) -> np.ndarray:
+    """Out-of-fold gate logits of texts no member trained on, each by the member of its fold (the fold
+    its parts came from, ``longer.compose``)."""
+    out = np.zeros((len(texts), len(GATE_CLASSES)))
+    if not texts:
+        return out
+    vectors = embed_queries(list(texts))
+    for k in sorted({int(f) for f in folds}):
+        rows = folds == k
+        out[rows] = member(gate, k).logits(vectors[rows])[0]
+    return out
 
 
 def threshold_for(scores: np.ndarray, negatives: np.ndarray, rate: float) -> float:
@@ -156,18 +198,36 @@ class Rates:
     own_false: float  # other texts read as a question about one's own life
 
 
+@dataclass(frozen=True, slots=True)
+class Longer:
+    """Out-of-fold features of the composed long messages (``longer.compose``), one entry per message:
+    language, best clause's keep log-odds and ``spread``, the message's "own or tell" log-odds, label."""
+
+    langs: np.ndarray
+    keep: np.ndarray
+    tell: np.ndarray
+    spread: np.ndarray
+    y: np.ndarray
+
+
 def choose_thresholds(
-    examples: Sequence[Example], keep: np.ndarray, gate: np.ndarray, lines: np.ndarray, rates: Rates
+    examples: Sequence[Example],
+    keep: np.ndarray,
+    gate: np.ndarray,
+    lines: np.ndarray,
+    rates: Rates,
+    spreads: np.ndarray | None = None,
+    composed: Longer | None = None,
 ) -> tuple[
     dict[str, tuple[float, float, float, float]],
-    dict[str, tuple[float, float, float, float]],
+    dict[str, tuple[float, ...]],
     dict[str, object],
 ]:
     """Per language, from out-of-fold scores of the gate's rows (``keep``: a row's keep log-odds, a
     chit-chat line's best clause's; ``gate``: the gate's logits; ``lines``: the chit-chat lines):
-    (keep, gate, own, tell) thresholds and the combined score (a, b, c, threshold), with a report.
-    ``keep`` alone keeps ``rates.keep_recall`` of the statements; ``tell`` is the message threshold that,
-    with it, lets ``rates.tell_false`` of the lines through (the rule of heads without a combined score)."""
+    (keep, gate, own, tell) thresholds (``_two_checks``), the combined score (a, b, c, threshold) and a
+    report. With ``spreads`` (each row's best clause's ``longer.spread``) and ``composed`` (round 9) the
+    combined score weighs the clause's share of its message too: (a, b, c, threshold, d, e, f)."""
     y_gate = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
     own, personal = gate_odds(gate)
     is_own = y_gate == GATE_CLASSES.index("own")
@@ -175,23 +235,22 @@ def choose_thresholds(
     statements = np.array([e.keep == 1 for e in examples]) & good
     labelled = (statements | lines) & good
     thresholds: dict[str, tuple[float, float, float, float]] = {}
-    combined: dict[str, tuple[float, float, float, float]] = {}
+    combined: dict[str, tuple[float, ...]] = {}
     report: dict[str, object] = {}
     for lang, rows in languages(examples).items():
         told, chat = rows & statements, rows & lines
         gate_threshold = threshold_for(personal, chat, rates.gate_fire)
         own_threshold = threshold_for(own, rows & ~is_own & good, rates.own_false)
-        keep_threshold = float(np.quantile(keep[told], 1 - rates.keep_recall))
-        passing = chat & (keep >= keep_threshold)
-        share = rates.tell_false[lang] * chat.sum() / max(passing.sum(), 1)
-        tell_threshold = threshold_for(personal, passing, min(float(share), 1.0))
+        keep_threshold, tell_threshold = _two_checks(keep, personal, told, chat, rates, lang)
         both = (keep >= keep_threshold) & (personal >= tell_threshold)
         mine = rows & labelled
-        weights = fit_combined(keep[mine], personal[mine], statements[mine].astype(np.int64))
-        score = combined_scores(weights, keep, personal)
+        parts = [keep[mine], personal[mine], statements[mine].astype(np.int64)]
+        extra = composed.langs == lang if composed is not None else None
+        weights = _fit_with(parts, spreads[mine] if spreads is not None else None, composed, extra)
+        score = combined_scores(weights, keep, personal, spreads)
         cut = threshold_for(score, chat, rates.tell_false[lang])
         thresholds[lang] = (keep_threshold, gate_threshold, own_threshold, tell_threshold)
-        combined[lang] = (*weights, cut)
+        combined[lang] = (*weights[:3], cut, *weights[3:])
         report[lang] = {
             "statements": int(told.sum()),
             "chitchat_lines": int(chat.sum()),
@@ -199,7 +258,8 @@ def choose_thresholds(
             "own_threshold": own_threshold,
             "keep_threshold": keep_threshold,
             "tell_threshold": tell_threshold,
-            "combined": [round(v, 4) for v in (*weights, cut)],
+            "combined": [round(v, 4) for v in combined[lang]],
+            **_composed_report(composed, extra, weights, cut),
             "oof_statements_kept_combined": float((score >= cut)[told].mean()),
             "oof_chitchat_kept_combined": float((score >= cut)[chat].mean()),
             "oof_statements_kept_and_told": float(both[told].mean()),
@@ -209,3 +269,46 @@ def choose_thresholds(
             "oof_chitchat_fired": float((personal >= gate_threshold)[chat].mean()),
         }
     return thresholds, combined, report
+
+
+def _two_checks(
+    keep: np.ndarray, personal: np.ndarray, told: np.ndarray, chat: np.ndarray, rates: Rates, lang: str
+) -> tuple[float, float]:
+    """(keep, tell) thresholds of heads without a combined score: ``keep`` alone keeps
+    ``rates.keep_recall`` of the statements, ``tell`` with it lets ``rates.tell_false`` of the lines by."""
+    keep_threshold = float(np.quantile(keep[told], 1 - rates.keep_recall))
+    passing = chat & (keep >= keep_threshold)
+    share = rates.tell_false[lang] * chat.sum() / max(passing.sum(), 1)
+    return keep_threshold, threshold_for(personal, passing, min(float(share), 1.0))
+
+
+def _fit_with(
+    parts: list[np.ndarray], spreads: np.ndarray | None, composed: Longer | None, extra: np.ndarray | None
+) -> tuple[float, ...]:
+    """``fit_combined`` on (keep, tell, label) rows, with their spreads and the composed messages of the
+    language (``extra``) beside them when there are spreads."""
+    if spreads is None:
+        return fit_combined(*parts)
+    rows = [*parts, spreads]
+    if composed is not None and extra is not None:
+        rows = [np.r_[p, q[extra]] for p, q in zip(rows, _features(composed), strict=True)]
+    return fit_combined(*rows)
+
+
+def _features(composed: Longer) -> list[np.ndarray]:
+    return [composed.keep, composed.tell, composed.y, composed.spread]
+
+
+def _composed_report(
+    composed: Longer | None, extra: np.ndarray | None, weights: Sequence[float], cut: float
+) -> dict[str, object]:
+    """The composed messages of one language kept at the chosen threshold (out of fold)."""
+    if composed is None or extra is None or not extra.any():
+        return {}
+    keep, tell, y, share = (f[extra] for f in _features(composed))
+    passed = combined_scores(weights, keep, tell, share) >= cut
+    return {
+        "composed": int(extra.sum()),
+        "oof_composed_told_kept": float(passed[y == 1].mean()),
+        "oof_composed_chatter_kept": float(passed[y == 0].mean()),
+    }

@@ -15,6 +15,7 @@ no randomness: the same vector always gives the same answer. Loaded once per pro
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -105,9 +106,25 @@ class Combined:
     b: float
     c: float
     threshold: float
+    # Round 9: ``+ d·s + e·keep·s + f·tell·s``, s the clause's ``spread`` in its message (log of the
+    # message's length over the clause's): how much the message counts, learned per message length on
+    # composed long messages (``longer.py``, ``train --longer``). Zero for older heads and for 2026.12-7
+    # (round 9 tried them and did not ship them: DATA_CARD).
+    d: float = 0.0
+    e: float = 0.0
+    f: float = 0.0
 
-    def passes(self, keep: float, tell: float) -> bool:
-        return bool(self.a * keep + self.b * tell + self.c >= self.threshold)
+    def passes(self, keep: float, tell: float, spread: float = 0.0) -> bool:
+        extra = (self.d + self.e * keep + self.f * tell) * spread
+        return bool(self.a * keep + self.b * tell + self.c + extra >= self.threshold)
+
+
+def spread(clause: str, message: str) -> float:
+    """How small a part of its message a clause is (round 9, ``longer.py``): log(characters of the
+    message / of the clause), letters, digits and Han only (0 for a clause that is the whole message)."""
+    inside = sum(ch.isalnum() for ch in clause)
+    whole = sum(ch.isalnum() for ch in message)
+    return math.log(max(whole, 1) / max(inside, 1)) if whole > inside else 0.0
 
 
 def keep_odds(logits: np.ndarray) -> np.ndarray:
@@ -161,17 +178,21 @@ class Head:
         scores = self.keep_scores(passages)
         return [bool(s >= self.thresholds[language(t)].keep) for s, t in zip(scores, texts, strict=True)]
 
-    def fact_verdicts(self, passages: np.ndarray, texts: Sequence[str], message: np.ndarray) -> list[bool]:
+    def fact_verdicts(
+        self, passages: np.ndarray, texts: Sequence[str], message: np.ndarray, message_text: str = ""
+    ) -> list[bool]:
         """Whether each text (a clause or sentence of one message; its passage vector a row of
-        ``passages``) is kept, given the whole message's query vector: the single combined score when the
-        head has one (``Combined``), else the clause's keep threshold and the message's tell threshold."""
+        ``passages``) is kept, given the whole message's query vector (and its text, for how small a part
+        of it each clause is): the single combined score when the head has one (``Combined``), else the
+        clause's keep threshold and the message's tell threshold."""
         scores = self.keep_scores(passages)
         told = self.gate(message)[1]
         verdicts = []
         for score, text in zip(scores, texts, strict=True):
             lang = language(text)
             if self.combined is not None:
-                verdicts.append(self.combined[lang].passes(float(score), told))
+                share = spread(text, message_text) if message_text else 0.0
+                verdicts.append(self.combined[lang].passes(float(score), told, share))
             else:
                 th = self.thresholds[lang]
                 verdicts.append(bool(score >= th.keep and told >= th.tell))
@@ -209,12 +230,18 @@ class Head:
 def read_head(data: Any) -> Head:
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
-    threshold) of ``Combined``."""
+    threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f)."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
     combined = None
     if "combined" in data:
         weights = np.asarray(data["combined"], dtype=np.float64).reshape(len(LANGUAGES), 4)
-        combined = {lang: Combined(*map(float, row)) for lang, row in zip(LANGUAGES, weights, strict=True)}
+        more = np.zeros((len(LANGUAGES), 3))
+        if "combined_spread" in data:
+            more = np.asarray(data["combined_spread"], dtype=np.float64).reshape(len(LANGUAGES), 3)
+        combined = {
+            lang: Combined(*map(float, row), *map(float, extra))
+            for lang, row, extra in zip(LANGUAGES, weights, more, strict=True)
+        }
     return Head(
         keep_w=Classifier.read(data, "keep"),
         category_w=Classifier.read(data, "category"),

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -33,14 +33,29 @@ from memory.head.calibrate import (
     cross_fit,
     fold_ids,
     languages,
+    out_of_fold,
     trusted,
 )
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import dialogue_clauses, weak_labels
-from memory.head.model import CATEGORIES, GATE_CLASSES, HEAD_FILE, LANGUAGES, VERSION, Classifier, keep_odds
+from memory.head.longer import PER_LANGUAGE, compose, long_messages
+from memory.head.model import (
+    CATEGORIES,
+    GATE_CLASSES,
+    HEAD_FILE,
+    LANGUAGES,
+    VERSION,
+    Classifier,
+    keep_odds,
+    read_head,
+)
+from memory.head.outputs import head_rows, save_scores, write_head
 from memory.model.quick_extract import candidates
 
 BATCH = 32
+# OpenBLAS threads while training (``_fixed_blas_threads``): the default on the 2-core machine every head
+# so far was trained on, so a retrain elsewhere gives the same weights.
+BLAS_THREADS = 2
 ITERATIONS = 400
 RATE = 0.01
 L2 = 1e-4
@@ -366,34 +381,45 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--iterations", type=int, default=ITERATIONS, help=f"Adam steps (default {ITERATIONS})"
     )
+    parser.add_argument(
+        "--networks",
+        default=None,
+        help="take the keep, category and gate networks of this head file instead of training them; "
+        "only the thresholds and the combined score are chosen again (on their members' out-of-fold scores)",
+    )
+    parser.add_argument(
+        "--longer",
+        type=int,
+        default=0,
+        help=f"composed long messages per kind and language for the combined score (round 9 tried "
+        f"{PER_LANGUAGE}, not shipped: DATA_CARD; default 0, the round-6 score without message length)",
+    )
     return parser.parse_args(argv)
 
 
-def _save_scores(
-    path: str, examples: list[Example], keep: np.ndarray, gate: np.ndarray, lines: np.ndarray
-) -> None:
-    """The out-of-fold scores of the gate's rows, with the rows, for choosing thresholds again."""
-    rows = [json.dumps([e.text, e.lang, e.source, e.keep, e.asks]) for e in examples]
-    np.savez(path, keep=keep, gate=gate, lines=lines, examples=np.array(rows))
+def given_networks(
+    path: str, passages: np.ndarray, queries: np.ndarray, folds: np.ndarray, in_gate: np.ndarray
+) -> tuple[Classifier, Classifier, Classifier, np.ndarray, np.ndarray, dict[str, object]]:
+    """``--networks``: the keep, category and gate networks of a head file trained on these folds, and
+    their members' out-of-fold keep log-odds and gate logits (as training them would have given)."""
+    with np.load(path) as data:
+        given = read_head(data)
+    keep = keep_odds(out_of_fold(given.keep_w, passages, folds))
+    gate = out_of_fold(given.gate_w, queries, folds[in_gate])
+    return given.keep_w, given.category_w, given.gate_w, keep, gate, {"networks": path}
 
 
-def _write_head(
-    out: str, models: dict[str, Classifier], rows: dict[str, np.ndarray], meta: Mapping[str, object]
-) -> None:
-    arrays: dict[str, np.ndarray] = {k: v for name, m in models.items() for k, v in m.arrays(name).items()}
-    arrays.update({name: np.array(values, dtype=np.float32) for name, values in rows.items()})
-    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
-    np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub types only the first keyword
+def _rates(tell_false_rate: float | None) -> Rates:
+    false_rate = {lang: tell_false_rate for lang in LANGUAGES} if tell_false_rate else TELL_FALSE_RATE
+    return Rates(false_rate, KEEP_RECALL, GATE_FIRE_RATE, OWN_FALSE_RATE)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     args = _arguments(argv)
-    false_rate = (
-        {lang: args.tell_false_rate for lang in LANGUAGES} if args.tell_false_rate else TELL_FALSE_RATE
-    )
-    rates = Rates(false_rate, KEEP_RECALL, GATE_FIRE_RATE, OWN_FALSE_RATE)
+    rates = _rates(args.tell_false_rate)
     cache = Path(args.cache) if args.cache else None
+    embed_as = {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
     seed = int(args.seed)
     shape = Shape(float(args.l2), int(args.hidden), int(args.iterations))
     examples, refused, weak_report = training_examples(Path(args.data), cache, bool(args.chat8))
@@ -407,24 +433,33 @@ def main(argv: list[str] | None = None) -> int:
     lines = np.array([e.source.endswith("-train") for e in examples])
     folds = fold_ids(examples, seed)
     noisy, noise_report = self_statements(examples, passages, validation, chit, seed)
-    w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
-    w_cat, cat_report = train_category(examples, passages, validation, seed, shape)
+    if args.networks:  # the networks of a head file (same data and seed: its members' folds are these)
+        given = given_networks(args.networks, passages, queries, folds, in_gate)
+        w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report = given
+    else:
+        w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
+        w_cat, cat_report = train_category(examples, passages, validation, seed, shape)
+        w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed, shape)
     line_rows = np.flatnonzero(in_gate & lines)
-    keep_scores[line_rows] = best_clause_oof(
-        [examples[i] for i in line_rows],
-        folds[line_rows],
-        w_keep,
-        lambda texts: embed(texts, "passage", cache),
-    )
-    w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed, shape)
+    line_texts = [examples[i].text for i in line_rows]
+    found = best_clause_oof(line_texts, folds[line_rows], w_keep, embed_as["passage"])
+    keep_scores[line_rows], line_spreads = found
+    spreads, composed = None, None
+    if args.longer > 0:
+        spreads = np.zeros(len(gate_examples))
+        spreads[lines[in_gate]] = line_spreads
+        made = compose(examples, folds, ~noisy, seed, args.longer)
+        composed = long_messages(made, (w_keep, w_gate), embed_as["passage"], embed_as["query"])
     thresholds, combined, gate_report = choose_thresholds(
-        gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate], rates
+        gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate], rates, spreads, composed
     )
     if args.scores:
-        _save_scores(args.scores, gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate])
+        scores = (keep_scores[in_gate], gate_scores, lines[in_gate], spreads)
+        save_scores(args.scores, gate_examples, scores, composed)
     report = {
         "seed": seed,
         "shape": {"l2": shape.l2, "hidden": shape.hidden, "iterations": shape.iterations},
+        "longer_per_language": int(args.longer),
         "folds": FOLDS,
         "refused_eval_items": refused,
         "chitchat_self_statements": noise_report,
@@ -433,19 +468,22 @@ def main(argv: list[str] | None = None) -> int:
         "gate": gate_report,
     }
     meta = {"version": VERSION, "scores": "log-odds", "sources": Counter(e.source for e in examples)}
-    _write_head(
-        args.out,
-        {"keep": w_keep, "category": w_cat, "gate": w_gate},
-        {
-            "thresholds": np.array([thresholds[lang] for lang in LANGUAGES]),
-            "combined": np.array([combined[lang] for lang in LANGUAGES]),
-        },
-        {**meta, "report": report},
-    )
+    models = {"keep": w_keep, "category": w_cat, "gate": w_gate}
+    write_head(args.out, models, head_rows(thresholds, combined), {**meta, "report": report})
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0
 
 
+def _fixed_blas_threads() -> None:
+    """Run again with ``BLAS_THREADS`` BLAS threads: the same data give the same weights only with the same
+    thread count (round 8: sums reordered by OpenBLAS's threading flip pseudo labels), and numpy reads the
+    count once, at import."""
+    if os.environ.get("OPENBLAS_NUM_THREADS") != str(BLAS_THREADS):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": str(BLAS_THREADS), "OMP_NUM_THREADS": str(BLAS_THREADS)}
+        os.execve(sys.executable, [sys.executable, "-m", "memory.head.train", *sys.argv[1:]], env)
+
+
 if __name__ == "__main__":
+    _fixed_blas_threads()
     raise SystemExit(main())

@@ -56,4 +56,4 @@ class FactKeeper:
         # Each clause is weighed with the whole message (``Head.fact_verdicts``): a self-statement in passing
         # in chit-chat is not kept, a clause that plainly carries a fact is, whatever chatter is around it;
         # what the person asked to be remembered is always kept (``decide``).
-        return decide(found, head_verdicts(found, vectors, message), known_projects)
+        return decide(found, head_verdicts(found, vectors, message, text), known_projects)

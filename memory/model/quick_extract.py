@@ -275,12 +275,14 @@ def quick_facts(text: str, known_projects: frozenset[str] = frozenset()) -> list
 
 
 def head_verdicts(
-    found: Sequence[Candidate], passages: np.ndarray, message: np.ndarray
+    found: Sequence[Candidate], passages: np.ndarray, message: np.ndarray, text: str = ""
 ) -> list[tuple[bool, str]]:
     """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order) and the
-    whole message's query vector (``Head.fact_verdicts``: the clause and the message are weighed together)."""
+    whole message's query vector and text (``Head.fact_verdicts``: the clause and the message are weighed
+    together, by how small a part of the message the clause is)."""
     from memory.head.model import load_head
 
     head = load_head()
     texts = [t for candidate in found for t in candidate.texts()]
-    return list(zip(head.fact_verdicts(passages, texts, message), head.categories(passages), strict=True))
+    verdicts = head.fact_verdicts(passages, texts, message, text)
+    return list(zip(verdicts, head.categories(passages), strict=True))

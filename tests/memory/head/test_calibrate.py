@@ -13,6 +13,7 @@ from memory.head.calibrate import (
     fit_combined,
     fold_ids,
     member,
+    out_of_fold,
     threshold_for,
 )
 from memory.head.corpus import Example
@@ -55,6 +56,8 @@ def test_the_ensemble_averages_its_members_and_each_row_is_scored_out_of_fold() 
     for k in range(3):  # a row's logits are the ones of the member that never saw it
         assert np.allclose(oof[folds == k], member(model, k).logits(x)[0][folds == k], atol=1e-4)
     assert ((keep_odds(oof) >= 0) == y).mean() > 0.8
+    # a trained ensemble gives the same out-of-fold logits again (``train --networks``)
+    assert np.allclose(out_of_fold(model, x, folds), oof, atol=1e-4)
 
 
 def test_a_single_classifier_reads_as_an_ensemble_of_one() -> None:

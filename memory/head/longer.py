@@ -1,0 +1,103 @@
+"""Long messages for the combined score (issue 35, round 9): a fact said inside a message of chatter.
+
+The combined score (``model.Combined``) was fitted on the training texts as they are — one statement, or
+one chit-chat line — so it never saw the message that fails in use: a fact clause inside a long chatty
+message ("ah grand so, busy day here, the wife's sister is over from Ennis since Monday, she's a nurse,
+anyway how's things"). On such texts the message's tell score is low (−5 to −12) while the fact clause
+scores high, and the fit, which leaned on the message, refused the clause (blind6: 76 of 77 lost tells).
+
+``compose`` builds such messages from training texts only: a trusted statement (persona line, written or
+composed statement) with one to three chit-chat lines of the corpora's **training halves** around it
+("kept"), and two to four chit-chat lines joined ("not kept"), in the separators people use (". ", ", ",
+a space; "，", "。", a space, none — voice-to-text Chinese has no punctuation). Every part of a message is
+of one cross-fitting fold, so the member of that fold never saw any of it and its scores are out of fold.
+The combination learns from these how much the message should count when the clause is a small part of
+it (``spread``); no weight is set by hand. Tried in round 9 and not shipped (``train --longer``, off by
+default): the fact clauses of the lost tells score no higher on keep than the best clause of held-out
+chatter of the same length, so no weighing of clause and message keeps them at the same false-keep rate
+(DATA_CARD, "Round 9").
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory.head.calibrate import Longer, best_clause_oof, gate_oof
+from memory.head.corpus import Example
+from memory.head.model import Classifier, gate_odds, spread
+
+__all__ = ["Composed", "compose", "long_messages", "spread"]
+
+# Composed messages of each kind ("kept", "not kept") per language.
+PER_LANGUAGE = 400
+_JOINS = {"en": [". ", ", ", " ", "! ", " lol "], "zh": ["，", "。", " ", "", "！"]}
+# Statement sources a composed message may carry (a person's label; not the dialogue clauses).
+_STATEMENTS = ("persona-", "written", "people-")
+
+
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """One composed message: its text, language, whether it carries a statement, and its fold."""
+
+    text: str
+    lang: str
+    keep: int
+    fold: int
+
+
+def compose(
+    examples: Sequence[Example], folds: np.ndarray, usable: np.ndarray, seed: int, n: int = PER_LANGUAGE
+) -> list[Composed]:
+    """``n`` messages with a statement inside chatter and ``n`` of chatter alone per language, each made of
+    rows of one fold (``usable``: the rows that may be used — not the chit-chat rows left out as real
+    self-statements). Deterministic given the rows and the seed."""
+    rng = random.Random(seed)
+    out: list[Composed] = []
+    for lang in sorted({e.lang for e in examples}):
+        told: dict[int, list[str]] = {}
+        chat: dict[int, list[str]] = {}
+        for e, fold, ok in zip(examples, folds, usable, strict=True):
+            if not ok or e.lang != lang:
+                continue
+            if e.source.endswith("-train"):
+                chat.setdefault(int(fold), []).append(e.text)
+            elif e.keep == 1 and e.source.startswith(_STATEMENTS):
+                told.setdefault(int(fold), []).append(e.text)
+        shared = sorted(set(told) & set(chat))
+        if not shared:
+            continue
+        for keep in (1, 0):
+            for _ in range(n):
+                fold = rng.choice(shared)
+                parts = rng.sample(chat[fold], min(rng.randint(1, 3) + (1 - keep), len(chat[fold])))
+                if keep:
+                    parts.insert(rng.randint(0, len(parts)), rng.choice(told[fold]))
+                out.append(Composed(_join(parts, lang, rng), lang, keep, fold))
+    return out
+
+
+def _join(parts: Sequence[str], lang: str, rng: random.Random) -> str:
+    text = parts[0].strip()
+    for part in parts[1:]:
+        joint = rng.choice(_JOINS[lang])
+        text = text.rstrip(" .。!！") + joint + part.strip() if joint.strip() else text + joint + part.strip()
+    return text
+
+
+def long_messages(
+    made: Sequence[Composed],
+    models: tuple[Classifier, Classifier],
+    embed_passages: Callable[[list[str]], np.ndarray],
+    embed_queries: Callable[[list[str]], np.ndarray],
+) -> Longer:
+    """Out-of-fold features of composed messages (``compose``), each scored by the keep and gate members
+    (``models``) of the fold it was made from, which never saw any of its parts."""
+    texts, made_folds = [m.text for m in made], np.array([m.fold for m in made], dtype=np.int64)
+    keep, spreads = best_clause_oof(texts, made_folds, models[0], embed_passages)
+    tell = gate_odds(gate_oof(texts, made_folds, models[1], embed_queries))[1]
+    langs, y = np.array([m.lang for m in made]), np.array([m.keep for m in made], dtype=np.int64)
+    return Longer(langs, keep, tell, spreads, y)
