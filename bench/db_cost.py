@@ -96,6 +96,8 @@ class Snapshot:
     # planning only with pg_stat_statements.track_planning on, else 0)
     plan_ms: float | None = None
     exec_ms: float | None = None
+    # query -> (plans, total planning ms): how often each was planned (``track_planning`` on; else 0s)
+    plans: dict[str, tuple[int, float]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -156,18 +158,18 @@ class Probe:
         wal = self.conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')").fetchone()
         records = self.conn.execute("SELECT wal_records FROM pg_stat_wal").fetchone()
         statements, plan_ms, exec_ms = None, None, None
+        plans: dict[str, tuple[int, float]] = {}
         if self.statements:
             # Summed by text: one text can have several entries (the chat lock sent alone, with server-side
             # parameters, and with its statement in one simple query); a dict of them kept only one.
-            statements = {
-                str(q): (int(c), int(r), float(t))
-                for q, c, r, t in self.conn.execute(
-                    "SELECT s.query, SUM(s.calls), SUM(s.rows), SUM(s.total_exec_time) "
-                    "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
-                    "WHERE d.datname = %s AND s.toplevel GROUP BY s.query",
-                    (self.database,),
-                ).fetchall()
-            }
+            found = self.conn.execute(
+                "SELECT s.query, SUM(s.calls), SUM(s.rows), SUM(s.total_exec_time), SUM(s.plans), "
+                "SUM(s.total_plan_time) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+                "WHERE d.datname = %s AND s.toplevel GROUP BY s.query",
+                (self.database,),
+            ).fetchall()
+            statements = {str(q): (int(c), int(r), float(t)) for q, c, r, t, _, _ in found}
+            plans = {str(q): (int(n or 0), float(pt or 0.0)) for q, _, _, _, n, pt in found}
             plan, run = self.conn.execute(
                 "SELECT COALESCE(SUM(s.total_plan_time), 0), COALESCE(SUM(s.total_exec_time), 0) "
                 "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
@@ -186,6 +188,7 @@ class Probe:
             run_ns_by_pid(self.postmaster) if self.postmaster else {},
             plan_ms,
             exec_ms,
+            plans,
         )
 
 
@@ -212,6 +215,14 @@ def exact_cpu_by_kind(before: Snapshot, after: Snapshot, messages: int) -> dict[
         delta = ns - (was[1] if was is not None else 0)
         kinds[kind] = kinds.get(kind, 0.0) + delta / 1e6 / messages
     return dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
+
+
+def _planned(before: Snapshot, after: Snapshot, query: str, calls: int) -> dict[str, float]:
+    """How often a statement was planned per run in the window, and its mean planning ms (a prepared
+    statement on a generic plan is not planned again: ``plans_per_call`` near 0)."""
+    n1, t1 = after.plans.get(query, (0, 0.0))
+    n0, t0 = before.plans.get(query, (0, 0.0))
+    return {"plans_per_call": (n1 - n0) / calls, "plan_ms_per_call": (t1 - t0) / calls}
 
 
 def _kind(query: str) -> str:
@@ -280,7 +291,12 @@ def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> d
         out["statement_kinds"] = dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
         busiest = sorted(ran.items(), key=lambda kv: -kv[1][0])[:top]
         out["top_statements"] = [
-            {"query": " ".join(q.split())[:160], "per_msg": c / messages, "mean_ms": ms / c}
+            {
+                "query": " ".join(q.split())[:160],
+                "per_msg": c / messages,
+                "mean_ms": ms / c,
+                **_planned(before, after, q, c),
+            }
             for q, (c, _, ms) in busiest
         ]
     return out
@@ -347,6 +363,7 @@ async def run(
                 run_ns_by_pid=at_end.run_ns_by_pid,
                 plan_ms=at_end.plan_ms,
                 exec_ms=at_end.exec_ms,
+                plans=at_end.plans,
             )
             if len(channel.sent_at) != len(inbound):
                 raise RuntimeError(f"{len(channel.sent_at)} replies for {len(inbound)} messages")
@@ -433,9 +450,15 @@ def print_report(result: dict[str, Any]) -> None:
     if result["top_statements"]:
         print(
             table(
-                ["per message", "mean ms", "statement"],
+                ["per message", "mean ms", "plans/run", "plan ms/run", "statement"],
                 [
-                    [round(s["per_msg"], 2), round(s["mean_ms"], 3), s["query"][:100]]
+                    [
+                        round(s["per_msg"], 2),
+                        round(s["mean_ms"], 3),
+                        round(s["plans_per_call"], 2),
+                        round(s["plan_ms_per_call"], 3),
+                        s["query"][:100],
+                    ]
                     for s in result["top_statements"]
                 ],
             )
