@@ -1,7 +1,7 @@
 """What one message costs the PostgreSQL server: round trips, transactions, rows, WAL and server CPU.
 
     python -m bench.db_cost --database postgresql://… [--chats N] [--messages M] [--memories P]
-        [--embedding none|local|openai] [--top 15] [--json]
+        [--embedding none|local|openai] [--warmup W] [--top 15] [--json]
 
 N chats × M messages go through the real gateway path (``Runtime``, the process loop, the assistant, the
 PostgreSQL store, the model stub over HTTP at zero latency), as in ``bench.gateway_throughput`` (whose
@@ -20,7 +20,10 @@ the timed window the server's own counters are read:
   backends alone, ``server_cpu_exact_ms_by_process``; ``bench/server_cpu.py``) — only when the server runs
   on this machine; its exited children's time is in the postmaster's ``cutime``, in ticks either way;
   beside it what the statements' execution took (``statement_exec_ms_per_msg``) and, with
-  ``pg_stat_statements.track_planning`` on, their planning (``statement_plan_ms_per_msg``).
+  ``pg_stat_statements.track_planning`` on, their planning (``statement_plan_ms_per_msg``; per busy
+  statement ``plans_per_call``: a prepared statement is planned 5 times with its parameters on each
+  pooled connection before a generic plan may be kept, so a short window after a cold start plans much
+  more than a warm gateway — ``--warmup`` answers W messages first, default 4).
 
 WAL and CPU are the whole server's: run it on a server nothing else uses meanwhile.
 
@@ -38,7 +41,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
@@ -47,9 +49,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.database_option import add_database_option, scratch_memory
+from bench.db_cost_report import print_report
 from bench.embedding_option import add_embedding_args
 from bench.gateway_throughput import WARMUP_MESSAGES, BenchChannel
-from bench.report import emit_json, table
+from bench.report import emit_json
 from bench.server_cpu import cpu_by_pid, parent, run_ns_by_pid, tree_cpu_s
 from bench.stub_process import stub_server
 from bench.throughput_data import (
@@ -96,6 +99,8 @@ class Snapshot:
     # planning only with pg_stat_statements.track_planning on, else 0)
     plan_ms: float | None = None
     exec_ms: float | None = None
+    # query -> (plans, total planning ms): how often each was planned (``track_planning`` on; else 0s)
+    plans: dict[str, tuple[int, float]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -156,18 +161,18 @@ class Probe:
         wal = self.conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')").fetchone()
         records = self.conn.execute("SELECT wal_records FROM pg_stat_wal").fetchone()
         statements, plan_ms, exec_ms = None, None, None
+        plans: dict[str, tuple[int, float]] = {}
         if self.statements:
             # Summed by text: one text can have several entries (the chat lock sent alone, with server-side
             # parameters, and with its statement in one simple query); a dict of them kept only one.
-            statements = {
-                str(q): (int(c), int(r), float(t))
-                for q, c, r, t in self.conn.execute(
-                    "SELECT s.query, SUM(s.calls), SUM(s.rows), SUM(s.total_exec_time) "
-                    "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
-                    "WHERE d.datname = %s AND s.toplevel GROUP BY s.query",
-                    (self.database,),
-                ).fetchall()
-            }
+            found = self.conn.execute(
+                "SELECT s.query, SUM(s.calls), SUM(s.rows), SUM(s.total_exec_time), SUM(s.plans), "
+                "SUM(s.total_plan_time) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+                "WHERE d.datname = %s AND s.toplevel GROUP BY s.query",
+                (self.database,),
+            ).fetchall()
+            statements = {str(q): (int(c), int(r), float(t)) for q, c, r, t, _, _ in found}
+            plans = {str(q): (int(n or 0), float(pt or 0.0)) for q, _, _, _, n, pt in found}
             plan, run = self.conn.execute(
                 "SELECT COALESCE(SUM(s.total_plan_time), 0), COALESCE(SUM(s.total_exec_time), 0) "
                 "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
@@ -186,6 +191,7 @@ class Probe:
             run_ns_by_pid(self.postmaster) if self.postmaster else {},
             plan_ms,
             exec_ms,
+            plans,
         )
 
 
@@ -212,6 +218,14 @@ def exact_cpu_by_kind(before: Snapshot, after: Snapshot, messages: int) -> dict[
         delta = ns - (was[1] if was is not None else 0)
         kinds[kind] = kinds.get(kind, 0.0) + delta / 1e6 / messages
     return dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
+
+
+def _planned(before: Snapshot, after: Snapshot, query: str, calls: int) -> dict[str, float]:
+    """How often a statement was planned per run in the window, and its mean planning ms (a prepared
+    statement on a generic plan is not planned again: ``plans_per_call`` near 0)."""
+    n1, t1 = after.plans.get(query, (0, 0.0))
+    n0, t0 = before.plans.get(query, (0, 0.0))
+    return {"plans_per_call": (n1 - n0) / calls, "plan_ms_per_call": (t1 - t0) / calls}
 
 
 def _kind(query: str) -> str:
@@ -280,7 +294,12 @@ def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> d
         out["statement_kinds"] = dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
         busiest = sorted(ran.items(), key=lambda kv: -kv[1][0])[:top]
         out["top_statements"] = [
-            {"query": " ".join(q.split())[:160], "per_msg": c / messages, "mean_ms": ms / c}
+            {
+                "query": " ".join(q.split())[:160],
+                "per_msg": c / messages,
+                "mean_ms": ms / c,
+                **_planned(before, after, q, c),
+            }
             for q, (c, _, ms) in busiest
         ]
     return out
@@ -295,6 +314,7 @@ async def run(
     per_owner: int,
     embedding: Embedding,
     top: int,
+    warmup: int = WARMUP_MESSAGES,
 ) -> dict[str, Any]:
     """Seed, open, warm up; read the counters; deliver chats × messages at once, answer them all; read
     the counters again."""
@@ -317,10 +337,11 @@ async def run(
             await runtime.start(schedule=False)
             if runtime.engine.embedder is not None:
                 await wait_until_embedder_ready(runtime)
-            for i in range(WARMUP_MESSAGES):
+            for i in range(warmup):  # in chats warm0… (as many as the window's, at least the default's)
                 o = owners[i % chats]
                 text = o.fill(_FIRING[i % len(_FIRING)])
-                await runtime.loop.deliver(InboundMessage(CHANNEL, f"warm{i}", o.sender_id, text, f"warm{i}"))
+                chat = f"warm{i % max(chats, WARMUP_MESSAGES)}"
+                await runtime.loop.deliver(InboundMessage(CHANNEL, chat, o.sender_id, text, f"warm{i}"))
             await runtime.loop.drain()
             channel.reset()
             inbound = [
@@ -347,6 +368,7 @@ async def run(
                 run_ns_by_pid=at_end.run_ns_by_pid,
                 plan_ms=at_end.plan_ms,
                 exec_ms=at_end.exec_ms,
+                plans=at_end.plans,
             )
             if len(channel.sent_at) != len(inbound):
                 raise RuntimeError(f"{len(channel.sent_at)} replies for {len(inbound)} messages")
@@ -363,6 +385,7 @@ async def run(
             "messages_per_chat": messages,
             "memories": preload.memories,
             "embedding": embedding.provider,
+            "warmup_messages": warmup,
             "wall_s": round(wall, 3),
             "msgs_per_s": n / wall if wall else None,
             "client_cpu_ms_per_msg": client_cpu * 1000.0 / n,
@@ -388,62 +411,6 @@ async def _fold_seeded_terms(target: str) -> None:
         await engine.close()
 
 
-def print_report(result: dict[str, Any]) -> None:
-    """The per-message table, then the busiest statements."""
-    print(
-        f"{result['messages']} messages ({result['chats']} chats × {result['messages_per_chat']}), "
-        f"{result['memories']} memories, embedding {result['embedding']}, {result['msgs_per_s']:.1f} msgs/s"
-    )
-    keys = (
-        "statements_per_msg",
-        "round_trips_per_msg",
-        "transactions_per_msg",
-        "rows_written_per_msg",
-        "rows_inserted_per_msg",
-        "rows_updated_per_msg",
-        "rows_deleted_per_msg",
-        "rows_read_per_msg",
-        "rows_returned_per_msg",
-        "wal_bytes_per_msg",
-        "wal_records_per_msg",
-        "server_cpu_ms_per_msg",
-        "server_cpu_exact_ms_per_msg",
-        "backend_cpu_exact_ms_per_msg",
-        "statement_exec_ms_per_msg",
-        "statement_plan_ms_per_msg",
-        "msgs_per_s_per_core",
-        "client_cpu_ms_per_msg",
-    )
-    rows = [[k, "n/a" if result[k] is None else round(float(result[k]), 2)] for k in keys]
-    print(table(["per message", "value"], rows))
-    if result.get("server_cpu_exact_ms_by_process"):
-        print(
-            table(
-                ["server process", "CPU ms per message (schedstat)"],
-                [[k, round(v, 3)] for k, v in result["server_cpu_exact_ms_by_process"].items()],
-            )
-        )
-    if result["statement_kinds"]:
-        print(
-            table(
-                ["statement kind", "per message"],
-                [[k, round(v, 2)] for k, v in result["statement_kinds"].items()],
-            )
-        )
-    if result["top_statements"]:
-        print(
-            table(
-                ["per message", "mean ms", "statement"],
-                [
-                    [round(s["per_msg"], 2), round(s["mean_ms"], 3), s["query"][:100]]
-                    for s in result["top_statements"]
-                ],
-            )
-        )
-    for note in result["notes"]:
-        print(f"note: {note}", file=sys.stderr)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(prog="python -m bench.db_cost", description=__doc__.split("\n")[0])
@@ -462,6 +429,13 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_MEMORIES,
         help=f"Tier 2 memories seeded per owner (default {DEFAULT_MEMORIES})",
     )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=WARMUP_MESSAGES,
+        help=f"messages answered before the window (default {WARMUP_MESSAGES}); a few hundred warm every "
+        "pooled connection's prepared statements and plans first, so the window shows the steady state",
+    )
     parser.add_argument("--top", type=int, default=15, help="statements listed, busiest first (default 15)")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     add_embedding_args(parser)
@@ -470,8 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.database:
         parser.error("--database postgresql://… is required: the bench reads a PostgreSQL server's counters")
-    if args.chats < 1 or args.messages < 1 or args.memories < 0 or args.top < 0:
-        parser.error("--chats and --messages must be at least 1, --memories and --top at least 0")
+    if args.chats < 1 or args.messages < 1 or args.memories < 0 or args.top < 0 or args.warmup < 0:
+        parser.error("--chats and --messages must be at least 1, --memories, --top and --warmup at least 0")
     embedding = Embedding(
         provider=args.embedding,
         model=args.embedding_model,
@@ -481,7 +455,15 @@ def main(argv: list[str] | None = None) -> int:
     with stub_server("process") as base_url, scratch_memory(args.database) as target:
         result = asyncio.run(
             run(
-                target, args.database, base_url, args.chats, args.messages, args.memories, embedding, args.top
+                target,
+                args.database,
+                base_url,
+                args.chats,
+                args.messages,
+                args.memories,
+                embedding,
+                args.top,
+                args.warmup,
             )
         )
     print_report(result)

@@ -53,9 +53,10 @@ def test_db_cost_measures_real_messages_and_drops_its_database(
     with psycopg.connect(postgres_cluster.url) as conn:
         before = {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()}
     argv = ["--database", postgres_cluster.url, "--chats", "2", "--messages", "3", "--memories", "10"]
-    assert main([*argv, "--json"]) == 0
+    assert main([*argv, "--warmup", "5", "--json"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["store"] == "postgresql" and result["messages"] == 6
+    assert result["warmup_messages"] == 5  # in warm0…warm3, before the window
     # Every message stores its inbox row, two buffered turns, two conversation turns, two history rows.
     assert result["rows_inserted_per_msg"] >= 7
     assert result["transactions_per_msg"] >= 1
@@ -75,3 +76,13 @@ def test_db_cost_refuses_to_run_without_a_server() -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--chats", "1"])
     assert exit_info.value.code == 2
+
+
+def test_each_busy_statement_says_how_often_it_was_planned_in_the_window() -> None:
+    query = "SELECT 1"
+    before = _snapshot({query: 4}, inserted=0, cpu=1.0)
+    after = _snapshot({query: 14}, inserted=0, cpu=1.0)
+    before.plans, after.plans = {query: (3, 0.6)}, {query: (5, 1.0)}  # 2 plans in 10 runs, 0.4 ms
+    [busiest] = per_message(before, after, messages=2, top=1)["top_statements"]
+    assert busiest["plans_per_call"] == pytest.approx(0.2)
+    assert busiest["plan_ms_per_call"] == pytest.approx(0.04)
