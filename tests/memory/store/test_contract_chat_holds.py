@@ -82,6 +82,13 @@ async def test_the_holder_claims_the_chats_messages_in_the_platforms_order(store
         order.append(await holds.next_message("telegram", "c1", "r1"))
     assert [c.message if isinstance(c, ClaimedRow) else c for c in order] == ["two", "three", None]
     assert [c.media if isinstance(c, ClaimedRow) else c for c in order] == ["", VOICE, None]  # its media
+    timeline = await inbox.timeline()  # what bench.replicas reads to tell an order violation's cause
+    assert [(chat, seq, answered is not None) for _, chat, seq, _, answered in timeline] == [
+        ("c1", 10, True),
+        ("c1", 20, True),
+        ("c1", 30, True),
+        ("c2", 5, False),
+    ]
 
 
 async def test_a_message_younger_than_the_reorder_window_waits(store: MemoryStore) -> None:
