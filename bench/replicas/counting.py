@@ -117,8 +117,8 @@ def order_causes(
     late = after_answer = out_of_order = 0
     for rows in chats.values():
         rows.sort()
-        for n, (_, stored, answered) in enumerate(rows):
-            overtaken = [r for r in rows[n + 1 :] if answered and r[2] is not None and r[2] < answered]
+        for n, (_, stored, marked) in enumerate(rows):
+            overtaken = [r for r in rows[n + 1 :] if marked and r[2] is not None and r[2] < marked]
             if not overtaken:
                 continue
             out_of_order += 1
