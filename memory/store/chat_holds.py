@@ -399,7 +399,10 @@ class ChatHoldRows:
         covers: never held, released, or held by a replica whose lease ran out (it died or stalled; or a
         worker of ``holder``'s own stopped and its hold was not renewed); ``own``: also ``holder``'s live
         holds (a restart under a fixed replica id); ``every``: whatever the lease (a store one process
-        owns, at start). Each take raises the hold's generation. Returns (channel, chat_id, previous
+        owns, at start). Each take raises the hold's generation — but the periodic sweep's take of
+        ``holder``'s own hold whose lease ran out (its renewals lapsed: a stall, the database away) keeps
+        it: nobody held the chat in between, and a worker of ``holder``'s still answering it must not
+        find its claim fenced off by its own replica. Returns (channel, chat_id, previous
         holder or None). On PostgreSQL the expired holds are locked ``FOR UPDATE SKIP LOCKED``: two
         replicas sweeping at once take disjoint chats; a chat never held is inserted with
         ``ON CONFLICT DO NOTHING``, so of two racing replicas one gets it."""
@@ -424,9 +427,9 @@ class ChatHoldRows:
                 rows = await self._db.read(expired + skip, (*channels, *params, limit))
                 for row in rows:
                     await self._db.write(
-                        f"UPDATE chat_holds SET holder = ?, lease_until = {now}, generation = generation + 1 "
-                        "WHERE channel = ? AND chat_id = ?",
-                        (holder, lease_s, row[0], row[1]),
+                        f"UPDATE chat_holds SET holder = ?, lease_until = {now}, generation = generation + "
+                        "CASE WHEN holder = ? AND ? = 0 THEN 0 ELSE 1 END WHERE channel = ? AND chat_id = ?",
+                        (holder, lease_s, holder, int(own or every), row[0], row[1]),
                     )
                     taken.append((str(row[0]), str(row[1]), str(row[2]) or None))
         return taken + await self._take_never_held(channels, holder, lease_s, limit)
