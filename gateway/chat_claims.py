@@ -218,7 +218,7 @@ class HeldChats:
         marked, following, released, due_now = await self.inbox.answered_then_next(claim, send_error, write)
         if self._later.get(claim.chat) is later:
             self._later.pop(claim.chat, None)
-        if written is not None:
+        if written is not None and marked:  # in the store (this step's, or a retried step's first commit)
             await written(due_now)
         if marked:
             self._after[claim.chat] = following

@@ -259,10 +259,12 @@ class DurableInbox:
     async def answered_then_next(
         self, claim: Claimed, send_error: str | None = None, exchange: ExchangeWrite | None = None
     ) -> tuple[bool, Claimed | float | None, bool, bool]:
-        """``exchange`` written (the message's, kept back until its reply went out), then ``answered``,
+        """``answered`` with ``exchange`` written (the message's, kept back until its reply went out),
         then ``next_message``, then — nothing left — ``release``, in one step (one statement on
         PostgreSQL): (marked, the next claim or the seconds to wait or None, released, extraction due
-        now). Not marked: the chat changed hands, nothing else was done but the exchange."""
+        now). Not marked: the chat changed hands, nothing was done. Tried again after a lost connection
+        whose commit went through, it writes nothing twice and reports what the first did
+        (``ChatHoldRows.answered_then_next``)."""
         if not claim.message.inbox_id:
             due_now = await self._exchange.run(exchange) if exchange is not None else False
             return True, None, False, due_now

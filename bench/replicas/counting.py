@@ -9,6 +9,8 @@ from collections import Counter
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
+from memory.clock import from_db
+
 # One line per scheduled run and period, logged by the replica that ran it (gateway/scheduler.py).
 JOB_RAN_RE = re.compile(r"\[gateway\] job (\S+) of (\S+) ran here")
 STANDING_BY = "another replica polls for this bot; standing by"  # channels/telegram/poll_turn.py
@@ -97,6 +99,47 @@ async def stored_out_of_order(database: str) -> int:
     store = await open_store(database, create=False, warm_text=False)
     try:
         return await store.inbox.stored_out_of_order()
+    finally:
+        await store.close()
+
+
+def order_causes(
+    timeline: Iterable[tuple[str, str, int, str, str | None]], window_s: float
+) -> dict[str, int]:
+    """What the database says of the answers' order (``InboxRows.timeline``'s rows): messages marked
+    answered after a later message of their chat (platform order), and of those, the ones stored more
+    than ``window_s`` (the reorder window) after that later message was — which the window cannot put
+    back in order by design — and the ones stored after it was already answered."""
+    chats: dict[tuple[str, str], list[tuple[int, float, float | None]]] = {}
+    for channel, chat_id, seq, received, answered in timeline:
+        at = None if answered is None else from_db(answered).timestamp()
+        chats.setdefault((channel, chat_id), []).append((seq, from_db(received).timestamp(), at))
+    late = after_answer = out_of_order = 0
+    for rows in chats.values():
+        rows.sort()
+        for n, (_, stored, marked) in enumerate(rows):
+            overtaken = [r for r in rows[n + 1 :] if marked and r[2] is not None and r[2] < marked]
+            if not overtaken:
+                continue
+            out_of_order += 1
+            first = min(overtaken, key=lambda r: r[2] or 0.0)  # the later message answered first
+            late += stored - first[1] > window_s
+            after_answer += first[2] is not None and stored > first[2]
+    return {
+        "answered_out_of_order_db": out_of_order,
+        "of_them_stored_past_window": late,
+        "of_them_stored_after_the_later_answer": after_answer,
+    }
+
+
+async def inbox_timeline(database: str) -> list[tuple[str, str, int, str, str | None]]:
+    """Every kept inbox row's chat, platform order, storing and answered times (after every replica
+    stopped): for ``order_causes``."""
+    from memory.store.open import open_store
+
+    store = await open_store(database, create=False, warm_text=False)
+    try:
+        return await store.inbox.timeline()
     finally:
         await store.close()
 

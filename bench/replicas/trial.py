@@ -17,12 +17,15 @@ from bench.replicas.counting import (
     count,
     duplicate_memories,
     in_flight,
+    inbox_timeline,
     job_runs,
     job_runs_duplicated,
+    order_causes,
     stored_out_of_order,
 )
 from bench.replicas.gateways import Replica
 
+REORDER_WINDOW_S = 0.3  # gateway.reorderWindow's default, which the trials keep
 Answers = Callable[[], list[tuple[float, Hashable]]]  # (time, replied-to message) of every answer so far
 
 
@@ -122,6 +125,7 @@ async def report(
     _keep_record(sent, answers(), replicas[0].log.parent / "answers.json")
     result["duplicate_memories"] = await duplicate_memories(s.database)
     result["stored_out_of_order"] = await stored_out_of_order(s.database)
+    result.update(order_causes(await inbox_timeline(s.database), REORDER_WINDOW_S))
     runs = job_runs(r.log_text() for r in replicas)
     result["job_runs_duplicated"] = job_runs_duplicated(runs)
     result["job_periods"] = len(runs)  # how many (job, period) ran at all: what the 0 above is out of

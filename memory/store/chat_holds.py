@@ -63,29 +63,90 @@ def _mark_answered_sql(now: str) -> str:
 
 # A claim records its replica and moves the previous claimant to ``sending_by`` (``claim_rows.py``).
 _CLAIM_SET = "claimed_by = ?, sending_by = claimed_by"
+# The same claim made again by a retried answered step (its first commit claimed it): the claimant kept.
+_CLAIM_AGAIN_SET = "claimed_by = ?, sending_by = CASE WHEN claimed_by = ? THEN sending_by ELSE claimed_by END"
 # The hold's lease end, read with a claim: the send's fence needs no statement while enough of it is left.
 _LEASE_UNTIL = "(SELECT lease_until FROM chat_holds WHERE channel = ? AND chat_id = ?)"
 
 
-def _answered_then_next_sql(now: str, read: str, exchange: str, due: bool) -> str:
-    """``ChatHoldRows.answered_then_next`` on PostgreSQL: the exchange's inserts (``exchange``: its
-    ``WITH`` parts, ``due``: with the due-time push), the mark, the next message's claim and the
-    release, data-modifying ``WITH`` parts of one statement; ``read``: ``history_sql``'s columns."""
+# The answered-mark made once (``answered_then_next``): it changes the row only while the message is
+# unanswered and the holder holds the chat at the claim's generation, so the exchange written with it is
+# written once. Parameters: (0.0, send_error, inbox_id, channel, chat_id, holder, generation).
+def _mark_once_sql(now: str) -> str:
     return (
-        f"WITH {exchange + ', ' if exchange else ''}done AS ({_mark_answered_sql(now)} RETURNING id), "
+        f"UPDATE inbox SET answered_at = {now}, send_error = ?, lease_until = NULL "
+        "WHERE id = ? AND answered_at IS NULL AND EXISTS (SELECT 1 FROM chat_holds h "
+        "WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? AND h.generation = ?)"
+    )
+
+
+# "this holder's mark of the message went through before": a mark tried again after a lost connection
+# whose commit had gone through (the holder's claim is the last one: a later claimant would show).
+# Parameters: (inbox_id, holder).
+_MARKED_BEFORE = "SELECT id FROM inbox WHERE id = ? AND answered_at IS NOT NULL AND claimed_by = ?"
+_HELD_AT = (
+    "EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? "
+    "AND h.generation = ?)"
+)
+
+
+def _answered_then_next_sql(now: str, read: str, exchange: str, due: bool) -> str:
+    """``ChatHoldRows.answered_then_next`` on PostgreSQL, data-modifying ``WITH`` parts of one statement:
+    the mark made once (``done``), or found made before by this holder (``again``: a retry whose first
+    commit went through); the exchange's inserts (``exchange``: its ``WITH`` parts, each conditional on
+    ``done``; ``due``: with the due-time push); the next message's claim (a retry claims again what its
+    first commit claimed, its earlier claimant kept) and the release. ``read``: ``history_sql``'s
+    columns. Columns: marked, released, the claim's five, the next's storing time, now, due, the lease's
+    end, ``read``'s two, and whether the exchange was written here."""
+    return (
+        f"WITH done AS ({_mark_once_sql(now)} RETURNING id), again AS ({_MARKED_BEFORE}), "
+        f"{exchange + ', ' if exchange else ''}"
+        "marked AS (SELECT id FROM done UNION ALL SELECT id FROM again), "
         "nxt AS (SELECT id, received_at, platform_seq FROM inbox WHERE channel = ? AND chat_id = ? "
         "AND answered_at IS NULL AND id <> ? ORDER BY platform_seq, id LIMIT 1), "
-        f"claimed AS (UPDATE inbox SET {_CLAIM_SET} WHERE id = (SELECT id FROM nxt) "
-        f"AND EXISTS (SELECT 1 FROM done) AND (received_at <= {now} OR platform_seq = 0) "
+        "claimed AS (UPDATE inbox SET claimed_by = ?, sending_by = CASE WHEN claimed_by = ? "
+        "AND EXISTS (SELECT 1 FROM again) THEN sending_by ELSE claimed_by END "
+        f"WHERE id = (SELECT id FROM nxt) AND EXISTS (SELECT 1 FROM marked) AND {_HELD_AT} "
+        f"AND (received_at <= {now} OR platform_seq = 0) "
         "RETURNING id, message, received_at, sending_by, media), "
         f"rel AS (UPDATE chat_holds SET holder = '', lease_until = {now} WHERE channel = ? "
-        "AND chat_id = ? AND holder = ? AND EXISTS (SELECT 1 FROM done) "
+        "AND chat_id = ? AND holder = ? AND generation = ? AND EXISTS (SELECT 1 FROM marked) "
         "AND NOT EXISTS (SELECT 1 FROM nxt) RETURNING 1) "
-        "SELECT (SELECT COUNT(*) FROM done), (SELECT COUNT(*) FROM rel), c.id, c.message, c.received_at, "
+        "SELECT (SELECT COUNT(*) FROM marked), (SELECT COUNT(*) FROM rel), c.id, c.message, c.received_at, "
         f"c.sending_by, c.media, (SELECT received_at FROM nxt), {now}, "
-        f"{'(SELECT * FROM due)' if due else '0'}, {_LEASE_UNTIL}, {read} "
+        f"{'(SELECT * FROM due)' if due else '0'}, {_LEASE_UNTIL}, {read}, (SELECT COUNT(*) FROM done) "
         "FROM (SELECT 1 AS one) AS one LEFT JOIN claimed c ON TRUE"
     )
+
+
+def _after_answer(
+    row: Sequence[object], generation: int, settle_s: float, exchange: ExchangeWrite | None
+) -> AfterAnswer:
+    """``answered_then_next``'s answer from the one row of ``_answered_then_next_sql``."""
+    marked, released, claimed_id, body, received, sent_by, media, waiting, now_at = row[:9]
+    due_now, lease_until, wrote = bool(row[9]), row[10], bool(row[13])
+    if not marked:
+        return AfterAnswer(False)
+    if claimed_id is not None:
+        session, history_json = read_extras(row[11:13])
+        same = wrote and exchange is not None and session == exchange.session
+        claimed = ClaimedRow(
+            int(str(claimed_id)),
+            str(body),
+            str(received),
+            generation,
+            None if sent_by is None else str(sent_by),
+            str(media or ""),
+            session,
+            history_json,
+            lease_left(lease_until, now_at),
+            tuple(exchange.said) if same and exchange is not None else (),
+        )
+        return AfterAnswer(True, claimed, due_now=due_now, wrote=wrote)
+    if waiting is not None:  # the next message is younger than the reorder window
+        wait = settle_s - (from_db(str(now_at)) - from_db(str(waiting))).total_seconds()
+        return AfterAnswer(True, max(wait, 0.001), due_now=due_now, wrote=wrote)
+    return AfterAnswer(True, None, bool(released), due_now, wrote)
 
 
 class ChatHoldRows:
@@ -123,7 +184,14 @@ class ChatHoldRows:
         return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
     async def next_message(
-        self, channel: str, chat_id: str, holder: str, settle_s: float = 0.0, history: int = 0
+        self,
+        channel: str,
+        chat_id: str,
+        holder: str,
+        settle_s: float = 0.0,
+        history: int = 0,
+        *,
+        again: bool = False,
     ) -> ClaimedRow | float | None:
         """Claim for ``holder`` the chat's next unanswered message in the platform's order — only while
         it holds the chat — with the hold's generation and its media references; None (none left, or the
@@ -131,29 +199,18 @@ class ChatHoldRows:
         ``settle_s`` (the reorder window: an earlier message still on its way over another connection is
         claimed first if it arrives by then; a message without a platform order has nothing to wait
         for). Claimed again when a previous answer was cut short: the holder is the only one answering
-        the chat. ``history``: the chat's last messages read with the claim (``history_sql``)."""
+        the chat. ``history``: the chat's last messages read with the claim (``history_sql``); ``again``:
+        a retried answered step claims what its first commit claimed (the earlier claimant kept)."""
+        chat = (channel, chat_id)
         read, read_params = history_sql(self._db.kind, history, f"{channel}:{chat_id}")
+        claim_set, claim_params = (_CLAIM_AGAIN_SET, (holder, holder)) if again else (_CLAIM_SET, (holder,))
         claimed = await self._db.returning(
-            f"UPDATE inbox SET {_CLAIM_SET} WHERE id = ({_OLDEST}) "
+            f"UPDATE inbox SET {claim_set} WHERE id = ({_OLDEST}) "
             f"AND (received_at <= {self._now} OR platform_seq = 0) "
             "AND EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND holder = ?) "
             "RETURNING id, message, received_at, sending_by, (SELECT generation FROM chat_holds "
             f"WHERE channel = ? AND chat_id = ?), media, {_LEASE_UNTIL}, {self._now}, {read}",
-            (
-                holder,
-                channel,
-                chat_id,
-                -settle_s,
-                channel,
-                chat_id,
-                holder,
-                channel,
-                chat_id,
-                channel,
-                chat_id,
-                0.0,
-                *read_params,
-            ),
+            (*claim_params, *chat, -settle_s, *chat, holder, *chat, *chat, 0.0, *read_params),
             chat_lock=f"{channel}:{chat_id}",
         )
         if claimed:
@@ -236,49 +293,45 @@ class ChatHoldRows:
         history: int = 0,
         exchange: ExchangeWrite | None = None,
     ) -> AfterAnswer:
-        """``exchange`` written (the message's exchange, after its reply went out), then ``answered``,
-        then ``next_message``, then — when nothing is left — ``release``, as one step (issue 38, item 5):
-        on PostgreSQL one statement after the chat's lock (one round trip, one commit); on SQLite, whose
-        ``WITH`` cannot write, the steps in turn in one transaction. The exchange is written whether or
-        not the mark is (its reply went out either way)."""
+        """``answered``, with ``exchange`` written (the message's, after its reply went out), then
+        ``next_message``, then — when nothing is left — ``release``, as one step (issue 38, item 5): on
+        PostgreSQL one statement after the chat's lock (one round trip, one commit); on SQLite, whose
+        ``WITH`` cannot write, the steps in turn in one transaction.
+
+        Once, whatever the retries: the exchange is written only by the step whose mark changes the row
+        (the message unanswered, its chat held by ``holder`` at ``generation``). A step tried again after
+        its connection was lost — its commit having gone through — finds the message marked by
+        ``holder`` already: it writes nothing, reports it marked, and claims again what the first
+        claimed (or finds the chat let go). A mark refused (the chat changed hands) writes nothing either:
+        the chat's new holder answers the message and writes its exchange."""
         if self._db.kind != "postgresql":
             step = (inbox_id, channel, chat_id, holder, generation, send_error)
             return await self._answered_then_next_in_turn(step, settle_s, history, exchange)
         chat = (channel, chat_id)
         mark = (0.0, send_error, inbox_id, *chat, holder, generation)
-        claim = (*chat, inbox_id, holder, -settle_s, 0.0)
+        claim = (*chat, inbox_id, holder, holder, *chat, holder, generation, -settle_s)
         read, read_params = history_sql("postgresql", history, f"{channel}:{chat_id}", "c.id IS NOT NULL")
-        written, written_params = with_parts(exchange) if exchange else ("", [])
+        written, written_params = with_parts(exchange, only_if="done") if exchange else ("", [])
         due = exchange is not None and exchange.due is not None
         rows = await self._db.returning(
             _answered_then_next_sql(self._now, read, written, due),
-            (*written_params, *mark, *claim, *chat, holder, 0.0, *chat, *read_params),
+            (
+                *mark,
+                inbox_id,
+                holder,
+                *written_params,
+                *claim,
+                0.0,
+                *chat,
+                holder,
+                generation,
+                0.0,
+                *chat,
+                *read_params,
+            ),
             chat_lock=f"{channel}:{chat_id}",
         )
-        marked, released, claimed_id, body, received, sent_by, media, waiting, now_at = rows[0][:9]
-        due_now, lease_until = bool(rows[0][9]), rows[0][10]
-        if not marked:
-            return AfterAnswer(False, due_now=due_now)
-        if claimed_id is not None:
-            session, history_json = read_extras(rows[0][11:])
-            same = exchange is not None and session == exchange.session
-            row = ClaimedRow(
-                int(claimed_id),
-                str(body),
-                str(received),
-                generation,
-                sent_by,
-                str(media or ""),
-                session,
-                history_json,
-                lease_left(lease_until, now_at),
-                tuple(exchange.said) if same and exchange is not None else (),
-            )
-            return AfterAnswer(True, row, due_now=due_now)
-        if waiting is not None:  # the next message is younger than the reorder window
-            wait = settle_s - (from_db(str(now_at)) - from_db(str(waiting))).total_seconds()
-            return AfterAnswer(True, max(wait, 0.001), due_now=due_now)
-        return AfterAnswer(True, None, bool(released), due_now)
+        return _after_answer(rows[0], generation, settle_s, exchange)
 
     async def _answered_then_next_in_turn(
         self,
@@ -289,16 +342,18 @@ class ChatHoldRows:
     ) -> AfterAnswer:
         """``answered_then_next`` on SQLite: the steps in turn, in one transaction; ``mark``: ``answered``'s
         arguments."""
-        _, channel, chat_id, holder, _, _ = mark
+        inbox_id, channel, chat_id, holder, generation, send_error = mark
         async with self._db.transaction():
-            due_now = await run_in_transaction(self._db, exchange) if exchange else False
-            if not await self.answered(*mark):
-                return AfterAnswer(False, due_now=due_now)
-            following = await self.next_message(channel, chat_id, holder, settle_s, history)
+            once = (0.0, send_error, inbox_id, channel, chat_id, holder, generation)
+            wrote = bool(await self._db.returning(f"{_mark_once_sql(self._now)} RETURNING 1", once))
+            if not wrote and not await self._db.read(_MARKED_BEFORE, (inbox_id, holder)):
+                return AfterAnswer(False)
+            due_now = await run_in_transaction(self._db, exchange) if exchange and wrote else False
+            following = await self.next_message(channel, chat_id, holder, settle_s, history, again=not wrote)
             if following is not None:
-                return AfterAnswer(True, following, due_now=due_now)
+                return AfterAnswer(True, following, due_now=due_now, wrote=wrote)
             released = await self.release(channel, chat_id, holder)
-        return AfterAnswer(True, None, released, due_now)
+        return AfterAnswer(True, None, released, due_now, wrote)
 
     async def release(self, channel: str, chat_id: str, holder: str) -> bool:
         """Let ``holder``'s hold on the chat go if, and only if, no message of it is unanswered — one
@@ -344,7 +399,10 @@ class ChatHoldRows:
         covers: never held, released, or held by a replica whose lease ran out (it died or stalled; or a
         worker of ``holder``'s own stopped and its hold was not renewed); ``own``: also ``holder``'s live
         holds (a restart under a fixed replica id); ``every``: whatever the lease (a store one process
-        owns, at start). Each take raises the hold's generation. Returns (channel, chat_id, previous
+        owns, at start). Each take raises the hold's generation — but the periodic sweep's take of
+        ``holder``'s own hold whose lease ran out (its renewals lapsed: a stall, the database away) keeps
+        it: nobody held the chat in between, and a worker of ``holder``'s still answering it must not
+        find its claim fenced off by its own replica. Returns (channel, chat_id, previous
         holder or None). On PostgreSQL the expired holds are locked ``FOR UPDATE SKIP LOCKED``: two
         replicas sweeping at once take disjoint chats; a chat never held is inserted with
         ``ON CONFLICT DO NOTHING``, so of two racing replicas one gets it."""
@@ -369,9 +427,9 @@ class ChatHoldRows:
                 rows = await self._db.read(expired + skip, (*channels, *params, limit))
                 for row in rows:
                     await self._db.write(
-                        f"UPDATE chat_holds SET holder = ?, lease_until = {now}, generation = generation + 1 "
-                        "WHERE channel = ? AND chat_id = ?",
-                        (holder, lease_s, row[0], row[1]),
+                        f"UPDATE chat_holds SET holder = ?, lease_until = {now}, generation = generation + "
+                        "CASE WHEN holder = ? AND ? = 0 THEN 0 ELSE 1 END WHERE channel = ? AND chat_id = ?",
+                        (holder, lease_s, holder, int(own or every), row[0], row[1]),
                     )
                     taken.append((str(row[0]), str(row[1]), str(row[2]) or None))
         return taken + await self._take_never_held(channels, holder, lease_s, limit)

@@ -101,9 +101,11 @@ def read_extras(columns: Sequence[object]) -> tuple[int | None, str | None]:
 class AfterAnswer:
     """What ``answered_then_next`` did: the message marked (False: the chat changed hands, nothing else
     was done), then the chat's next message claimed (or the seconds it still has to settle, or None),
-    or the hold let go because nothing was left."""
+    or the hold let go because nothing was left; ``wrote``: the mark was made by this step, with the
+    exchange (False on a step tried again whose first commit had gone through: nothing written twice)."""
 
     marked: bool
     next: ClaimedRow | float | None = None
     released: bool = False
     due_now: bool = False  # the exchange written with the mark made its owner's extraction due now
+    wrote: bool = False

@@ -169,12 +169,29 @@ class ExchangeRows:
         )
 
 
-def with_parts(prepared: ExchangeWrite) -> tuple[str, list[object]]:
+def with_parts(prepared: ExchangeWrite, only_if: str = "") -> tuple[str, list[object]]:
     """PostgreSQL: ``prepared`` as ``WITH`` parts (``w0``, ``w1``, …, the due-time push ``due``: one
-    column, 1 when extraction is due now) and their parameters, for one statement."""
+    column, 1 when extraction is due now) and their parameters, for one statement. ``only_if``: the
+    name of an earlier ``WITH`` part; every insert and the push write only when it returned a row (the
+    answered-mark made by this statement: ``chat_holds.answered_then_next``), else nothing (``due``
+    then yields no row)."""
     names = [f"w{n}" for n in range(len(prepared.parts))] + (["due"] if prepared.due else [])
-    sql = ", ".join(f"{name} AS ({part})" for name, (part, _) in zip(names, prepared.statements, strict=True))
+    statements = [(_only_if(sql, only_if) if only_if else sql) for sql, _ in prepared.statements]
+    sql = ", ".join(f"{name} AS ({part})" for name, part in zip(names, statements, strict=True))
     return sql, [value for _, params in prepared.statements for value in params]
+
+
+def _only_if(sql: str, name: str) -> str:
+    """One of ``ExchangeRows``'s statements made conditional on the ``WITH`` part ``name`` having rows:
+    an ``INSERT … VALUES`` becomes ``INSERT … SELECT * FROM (VALUES …) WHERE``, the due-time push (an
+    aggregate) gets a ``HAVING``. Every column the values go to is text or an integer, so the values'
+    types need no casts."""
+    when = f"EXISTS (SELECT 1 FROM {name})"
+    if sql.startswith("INSERT INTO extraction_due "):
+        head, conflict = sql.split(" ON CONFLICT", 1)
+        return f"{head} HAVING {when} ON CONFLICT{conflict}"
+    head, values = sql.split(" VALUES ", 1)
+    return f"{head} SELECT * FROM (VALUES {values}) AS v WHERE {when}"
 
 
 async def run_in_transaction(db: SqlDatabase, prepared: ExchangeWrite) -> bool:

@@ -305,6 +305,17 @@ class InboxRows:
             "AND b.id < a.id)"
         )
 
+    async def timeline(self) -> list[tuple[str, str, int, str, str | None]]:
+        """(channel, chat_id, platform_seq, received_at, answered_at) of every kept row with a platform
+        order, for trials (``bench.replicas`` tells an order violation's cause by them) and tests."""
+        rows = await self._db.read(
+            "SELECT channel, chat_id, platform_seq, received_at, answered_at FROM inbox "
+            "WHERE platform_seq > 0 ORDER BY channel, chat_id, platform_seq"
+        )
+        return [
+            (str(r[0]), str(r[1]), int(r[2]), str(r[3]), None if r[4] is None else str(r[4])) for r in rows
+        ]
+
     async def set_reply_handle(self, inbox_id: int, handle: str) -> None:
         """Keep where a streamed reply to this message is being written on the platform (a message id, a
         card id: the channel's own text), so a restart completes that message instead of sending another."""

@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from bench.replicas.cli import database_problem, parse_args, run_failed, trial_list
-from bench.replicas.counting import Sent, count, job_runs, job_runs_duplicated, poller
+from bench.replicas.counting import Sent, count, job_runs, job_runs_duplicated, order_causes, poller
 
 
 def _sent(chats: dict[int, list[int]]) -> Sent:
@@ -41,6 +41,27 @@ LOG_R1 = (
     f"[replica r1] {GW} daily_compress of {T2} ran here\n"
     "[replica r1] INFO tierclaw.channels: [telegram] another replica polls for this bot; standing by\n"
 )
+
+
+def test_the_database_tells_why_a_message_was_answered_out_of_order() -> None:
+    t = "2026-01-01 00:00:{:06.3f}"
+    timeline = [
+        # chat a: 1 stored 1 s after 2, after 2 was answered — the window could not help
+        ("telegram", "a", 1, t.format(5.0), t.format(8.0)),
+        ("telegram", "a", 2, t.format(4.0), t.format(4.5)),
+        # chat b: 3 stored 0.1 s after 4, inside the window, answered after it — an ordering bug
+        ("telegram", "b", 3, t.format(4.1), t.format(6.0)),
+        ("telegram", "b", 4, t.format(4.0), t.format(5.0)),
+        ("telegram", "b", 5, t.format(4.0), None),
+        # chat c: in order
+        ("telegram", "c", 6, t.format(1.0), t.format(2.0)),
+        ("telegram", "c", 7, t.format(1.0), t.format(3.0)),
+    ]
+    assert order_causes(timeline, 0.3) == {
+        "answered_out_of_order_db": 2,
+        "of_them_stored_past_window": 1,
+        "of_them_stored_after_the_later_answer": 1,
+    }
 
 
 def test_job_runs_count_each_period_over_every_replicas_log() -> None:

@@ -82,6 +82,13 @@ async def test_the_holder_claims_the_chats_messages_in_the_platforms_order(store
         order.append(await holds.next_message("telegram", "c1", "r1"))
     assert [c.message if isinstance(c, ClaimedRow) else c for c in order] == ["two", "three", None]
     assert [c.media if isinstance(c, ClaimedRow) else c for c in order] == ["", VOICE, None]  # its media
+    timeline = await inbox.timeline()  # what bench.replicas reads to tell an order violation's cause
+    assert [(chat, seq, answered is not None) for _, chat, seq, _, answered in timeline] == [
+        ("c1", 10, True),
+        ("c1", 20, True),
+        ("c1", 30, True),
+        ("c2", 5, False),
+    ]
 
 
 async def test_a_message_younger_than_the_reorder_window_waits(store: MemoryStore) -> None:
@@ -150,29 +157,37 @@ async def test_waiting_chats_without_a_live_hold_are_taken_over(store: MemorySto
     holds, inbox = store.chat_holds, store.inbox
     assert await holds.take("telegram", "released", "r1", LEASE) == 1
     assert await holds.release("telegram", "released", "r1")  # let go; then a message came
-    for chat in ("dead", "live", "never", "mine", "released"):
+    for chat in ("dead", "live", "never", "mine", "released", "lapsed"):
         await inbox.add("telegram", chat, f"u-{chat}", "hi")
     await inbox.add("console", "local", "k1", "not served")
     assert await holds.take("telegram", "dead", "r9", RAN_OUT) == 1  # r9 died: its lease ran out
     assert await holds.take("telegram", "live", "r1", LEASE) == 1
     assert await holds.take("telegram", "mine", "r2", LEASE) == 1
     assert await holds.take("telegram", "idle", "r9", RAN_OUT) == 1  # nothing of it waits
+    assert await holds.take("telegram", "lapsed", "r2", RAN_OUT) == 1  # r2's own renewals lapsed
 
     taken = await holds.take_waiting(["telegram"], "r2", LEASE)
     assert sorted(taken, key=str) == sorted(
-        [("telegram", "dead", "r9"), ("telegram", "never", None), ("telegram", "released", None)], key=str
+        [
+            ("telegram", "dead", "r9"),
+            ("telegram", "never", None),
+            ("telegram", "released", None),
+            ("telegram", "lapsed", "r2"),
+        ],
+        key=str,
     )
     assert await holds.get("telegram", "dead") == ("r2", 2)
+    assert await holds.get("telegram", "lapsed") == ("r2", 1)  # its own: the generation kept
     assert (await holds.get("telegram", "never"), await holds.get("telegram", "released")) == (
         ("r2", 1),
         ("r2", 2),
     )
     assert await holds.take_waiting(["telegram"], "r3", LEASE) == []  # all held live now
     own = await holds.take_waiting(["telegram"], "r2", LEASE, own=True)  # a restart under "r2"
-    assert sorted(row[1] for row in own) == ["dead", "mine", "never", "released"]
+    assert sorted(row[1] for row in own) == ["dead", "lapsed", "mine", "never", "released"]
     assert await holds.get("telegram", "mine") == ("r2", 2)  # a new life of r2: a new generation
     every = await holds.take_waiting(["telegram"], "r5", LEASE, every=True)
-    assert len(every) == 5 and {row[2] for row in every} == {"r1", "r2"}
+    assert len(every) == 6 and {row[2] for row in every} == {"r1", "r2"}
     assert await holds.prune(3600) == 0  # a hold let go is kept a while: its generation must not repeat
     assert await holds.prune(-3600) == 1  # "idle", once long enough ago
     assert ("telegram", "idle") not in [(row[0], row[1]) for row in await holds.all()]

@@ -111,12 +111,50 @@ async def test_the_exchange_goes_with_its_answered_mark_and_the_next_claim_sees_
     )
     assert await store.sessions.recent("telegram:42", 1, 10) == [("assistant", "hello"), ("user", "hi")]
     assert await store.inbox.in_flight("r1") == 1  # "two" now
-    # A stale mark (the chat changed hands) still writes the exchange: its reply went out.
+    # A stale mark (the chat changed hands) writes nothing: the chat's new holder answers the message
+    # and writes its exchange, so one message leaves one exchange.
     late = store.exchange.prepare(_exchange("erin", ("user", "and you?")), **BUDGET)
     stale = await store.chat_holds.answered_then_next(two, "telegram", "42", "r1", 7, exchange=late)
-    assert not stale.marked and await store.turns.count("erin") == 3
+    assert not stale.marked and not stale.wrote and await store.turns.count("erin") == 2
     last = await store.chat_holds.answered_then_next(two, "telegram", "42", "r1", 1)
     assert last.marked and last.released and await store.inbox.in_flight("r1") == 0
+
+
+async def test_a_mark_tried_again_after_its_commit_went_through_writes_nothing_twice(
+    store: MemoryStore,
+) -> None:
+    # The first step commits and its answer is lost with the connection; the worker tries it again.
+    one, _, claim = await store.inbox.add_hold_and_claim("telegram", "42", "u1", "hi", 1, "", "r1", 60.0)
+    two = await store.inbox.add("telegram", "42", "u2", "and you?", 2)
+    assert one is not None and two is not None and isinstance(claim, ClaimedRow)
+    prepared = store.exchange.prepare(_exchange("gus", ("user", "hi"), ("assistant", "hello")), **BUDGET)
+    first = await store.chat_holds.answered_then_next(
+        one, "telegram", "42", "r1", 1, history=5, exchange=prepared
+    )
+    again = await store.chat_holds.answered_then_next(
+        one, "telegram", "42", "r1", 1, history=5, exchange=prepared
+    )
+    assert first.marked and first.wrote and again.marked and not again.wrote  # success, nothing written
+    assert await store.turns.count("gus") == 2 and len(await store.buffer.oldest("gus", due_only=False)) == 2
+    assert await store.sessions.recent("telegram:42", 1, 10) == [("assistant", "hello"), ("user", "hi")]
+    # The retry claims again what the first claimed, and says nobody else claimed it before.
+    assert isinstance(first.next, ClaimedRow) and isinstance(again.next, ClaimedRow)
+    assert again.next.id == first.next.id == two and again.next.sent_by is None
+    # Its history reads the exchange from the table now: nothing handed back to put in front of it.
+    assert again.next.written == () and parse_history(again.next.history, again.next.written) == [
+        ("assistant", "hello"),
+        ("user", "hi"),
+    ]
+    assert await store.inbox.in_flight("r1") == 1
+    # The last message: the first step lets the chat go; its retry still reports the mark.
+    last = store.exchange.prepare(_exchange("gus", ("user", "and you?"), ("assistant", "fine")), **BUDGET)
+    done = await store.chat_holds.answered_then_next(two, "telegram", "42", "r1", 1, exchange=last)
+    retried = await store.chat_holds.answered_then_next(two, "telegram", "42", "r1", 1, exchange=last)
+    assert done.marked and done.released and retried.marked and not retried.wrote and retried.next is None
+    assert await store.turns.count("gus") == 4 and await store.chat_holds.holder("telegram", "42") is None
+    # Another replica's mark of a message this one never claimed is no retry of its own.
+    other = await store.chat_holds.answered_then_next(two, "telegram", "42", "r2", 1, exchange=last)
+    assert not other.marked and await store.turns.count("gus") == 4
 
 
 async def test_an_exchange_reaching_the_budget_with_its_mark_is_due_now(store: MemoryStore) -> None:
