@@ -33,8 +33,9 @@ Each chat's messages go in order (the next once the last was accepted), chats co
 (bench/replicas/counting.py) come from what the platform stub received: ``lost`` (sent, never answered),
 ``answered_twice``, ``order_violations`` (a chat's first answer to an earlier message arriving after the
 first answer to a later one), ``duplicate_memories`` (live memories of one owner with the same text, read
-after the run), ``job_runs_duplicated`` (runs beyond the first of a (job, period), from the replicas'
-"job X of PERIOD ran here" log lines; ``job_periods`` says out of how many), ``takeover_s`` (webhook and
+after the run; ``memories`` says out of how many live memories), ``job_runs_duplicated`` (runs beyond
+the first of a (job, period), from the replicas' "job X of PERIOD ran here" log lines; ``job_periods``
+says out of how many), ``takeover_s`` (webhook and
 Feishu: from the kill until the last message accepted and unanswered at the kill was answered; polling:
 until the next poll; stall: from the stop), ``in_flight_at_kill`` (the messages the killed or stopped replica
 had claimed and not marked answered — the claim is the send intent —, read from the database at once: on
@@ -47,7 +48,7 @@ how often the trial made the claim put deliveries back in order — ``race``'s w
 exists (null otherwise).
 
 ``--json`` prints one object: ``store``, ``runs`` [{mode, replicas, messages, answered, lost,
-answered_twice, order_violations, duplicate_memories, job_runs_duplicated, takeover_s,
+answered_twice, order_violations, duplicate_memories, memories, job_runs_duplicated, takeover_s,
 in_flight_at_kill, stored_out_of_order, …}],
 ``throughput``, ``throughput_one``, ``cache_staleness``. Exit 1 when any run lost a message, answered one
 out of order, duplicated a memory or a job run, or answered one twice beyond what was in flight at a

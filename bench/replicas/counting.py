@@ -144,16 +144,18 @@ async def inbox_timeline(database: str) -> list[tuple[str, str, int, str, str | 
         await store.close()
 
 
-async def duplicate_memories(database: str) -> int:
-    """Live memories beyond the first with the same text, per owner (after every replica stopped)."""
+async def duplicate_memories(database: str) -> tuple[int, int]:
+    """Live memories beyond the first with the same text, per owner (after every replica stopped), and
+    how many live memories there are: what the first number is out of (0 of 0 would prove nothing)."""
     from memory.engine import MemoryEngine
 
     engine = await MemoryEngine.open(database, create=False)
     try:
-        extra = 0
+        extra = total = 0
         for owner in await engine.owners():
             texts = Counter(m.content for m in await engine.list(owner, limit=100_000))
             extra += sum(n - 1 for n in texts.values())
-        return extra
+            total += sum(texts.values())
+        return extra, total
     finally:
         await engine.close()

@@ -123,7 +123,7 @@ async def report(
     result: dict[str, Any] = {"mode": mode, "replicas": s.replicas, "messages": s.total}
     result.update(count(sent, answers()))
     _keep_record(sent, answers(), replicas[0].log.parent / "answers.json")
-    result["duplicate_memories"] = await duplicate_memories(s.database)
+    result["duplicate_memories"], result["memories"] = await duplicate_memories(s.database)
     result["stored_out_of_order"] = await stored_out_of_order(s.database)
     result.update(order_causes(await inbox_timeline(s.database), REORDER_WINDOW_S))
     runs = job_runs(r.log_text() for r in replicas)

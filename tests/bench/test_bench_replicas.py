@@ -18,6 +18,7 @@ RUN_KEYS = {
     "answered_twice",
     "order_violations",
     "duplicate_memories",
+    "memories",
     "job_runs_duplicated",
     "takeover_s",
     "in_flight_at_kill",
@@ -43,7 +44,7 @@ def test_one_replica_on_sqlite_answers_every_message_once_in_order_in_every_mode
         assert set(run) >= RUN_KEYS
         assert run["replicas"] == 1 and run["messages"] == 6
         assert (run["answered"], run["lost"], run["answered_twice"], run["order_violations"]) == (6, 0, 0, 0)
-        assert run["duplicate_memories"] == 0
+        assert run["duplicate_memories"] == 0 and run["memories"] > 0  # the notes were extracted
         assert run["job_runs_duplicated"] == 0 and run["job_periods"] > 0  # jobs fired every second
         assert run["takeover_s"] is None and run["in_flight_at_kill"] is None  # nobody was killed
     assert report["throughput"] is None  # two replicas need PostgreSQL

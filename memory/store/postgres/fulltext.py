@@ -47,9 +47,14 @@ class Statistics:
     frequencies: dict[str, int]
 
     def idf(self, term: str) -> float:
-        """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), at least 1e-6."""
+        """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), at least 1e-6.
+
+        N is ``TableSize``'s count, up to ``MAX_AGE_S`` old, while n is read fresh: after another replica
+        inserted rows, n can exceed the N this process last read (the log of a negative number raised
+        ``ValueError`` and failed retrieval and extraction on every replica). N is at least n."""
         n = self.frequencies.get(term, 0)
-        value = math.log((self.rows - n + 0.5) / (n + 0.5)) if self.rows else 0.0
+        rows = max(self.rows, n)
+        value = math.log((rows - n + 0.5) / (n + 0.5)) if rows else 0.0
         return value if value > 0.0 else 1e-6
 
 

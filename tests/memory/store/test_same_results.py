@@ -11,6 +11,7 @@ import pytest
 from memory.records import Fact
 from memory.store import NewRow
 from memory.store.open import open_store
+from memory.store.postgres.fulltext import TableSize
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
 
@@ -97,3 +98,31 @@ async def test_postgres_server_cut_keeps_what_python_bm25_ranks_first(
     for limit in (1, 3, 7):
         cut = await postgres.search.matches("alice", terms, tiers=(2,), limit=limit)
         assert [c.id for c in cut] == by_python[:limit]
+
+
+async def test_rows_another_replica_added_since_the_size_was_read_score_without_error(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table's size is read at most every ``TableSize.MAX_AGE_S`` while a term's document count is read
+    fresh, so after another replica's inserts a term can be in more rows than the size this one holds:
+    the rows are scored (idf at its floor), not a ``ValueError`` from the log of a negative number (it
+    failed extraction on every replica of ``bench.replicas``)."""
+    monkeypatch.setattr(TableSize, "MAX_AGE_S", 3600.0)  # the size read below stays this replica's
+    reader, writer = await open_store(postgres_url), await open_store(postgres_url)
+
+    async def add(store: MemoryStore, content: str) -> None:
+        text = tokenizer.index_text(content)
+        await store.turns.add(
+            "bob", channel="t", chat_id="c", role="user", content=content, search_text=text, at="2026-01-01"
+        )
+
+    try:
+        await add(reader, "green tea")
+        assert len(await reader.turns.matches("bob", ["tea"], since=None, until=None, limit=10)) == 1
+        for i in range(5):
+            await add(writer, f"tea number {i}")
+        found = await reader.turns.matches("bob", ["tea"], since=None, until=None, limit=10)
+        assert len(found) == 6 and all(score > 0 for _, score, *_ in found)
+    finally:
+        await reader.close()
+        await writer.close()
