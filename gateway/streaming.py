@@ -116,11 +116,14 @@ class FirstFrames:
             self.pending = 0
             self._none.set()
 
-    async def let_first(self) -> None:
-        """Until no first frame is waiting, or ``FIRST_FIRST_S`` (a later frame's wait)."""
+    async def let_first(self) -> bool:
+        """Until no first frame is waiting, or ``FIRST_FIRST_S`` (a later frame's wait); whether it waited."""
+        if not self.pending:
+            return False
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(FIRST_FIRST_S):
                 await self._none.wait()
+        return True
 
 
 class Feed:
@@ -143,7 +146,6 @@ class Feed:
         self.stream = stream
         self._firsts = firsts  # the loop's first frames not shown yet (this one's, until it goes)
         self._first_due = False  # this reply's first frame is counted in ``_firsts``
-        self._held_until = 0.0  # a due frame waits for other replies' first words until then (``_run``)
         self.chat_key = chat_key
         self.live = live  # False: a resumed stream with agent.stream off (only the final text goes)
         self.fence_fresh_s = fence_fresh_s  # how long the fence's "yes" holds for the next frames
@@ -187,9 +189,7 @@ class Feed:
 
     def wanted_in(self) -> float:
         """Seconds until the channel could show newer text (the model's stream is read again then)."""
-        if self._closed:
-            return 0.0
-        return max(self.stream.next_update_in(), self._held_until - time.monotonic())
+        return 0.0 if self._closed else self.stream.next_update_in()
 
     def ended(self) -> None:
         """The model's answer is whole (gateway/model_turn.py): its final text is sent next (``settle``
@@ -226,13 +226,8 @@ class Feed:
         while not self._closed:
             await self._fresh.wait()
             await self._pace()
-            if self.updates and self._firsts is not None and self._firsts.pending:
-                self._held_until = time.monotonic() + FIRST_FIRST_S  # the model's stream is left alone
-                try:
-                    await self._firsts.let_first()  # other replies' first words go first
-                finally:
-                    self._held_until = 0.0
-                await self._pace()  # the answer may be whole by now
+            if self.updates and self._firsts is not None and await self._firsts.let_first():
+                await self._pace()  # other replies' first words went first; the answer may be whole now
             self._fresh.clear()
             if not await self._still_ours():
                 self._first_shown()
