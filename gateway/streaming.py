@@ -9,8 +9,6 @@ model: it keeps the newest text and a task of its own hands it to the channel no
 channel's pace (``next_update_in``), one update at a time, dropping the frames in between. The model's
 stream is read no more often than that pace either (``Feed.wanted_in``; gateway/model_turn.py says why).
 Once the model's answer is whole, no frame goes before the final text unless that is late (``Feed.ended``).
-A reply's first words go before later frames of other replies: while any first frame of the loop is still
-to be shown, a later frame waits for it (``FirstFrames``, at most ``FIRST_FIRST_S``).
 
 The final send stays one step of the loop (``ProcessLoop._send_after``): ``send`` finishes the stream with
 the whole reply — rendered and split as a plain send would be — or sends it plainly when it was not
@@ -58,10 +56,6 @@ ENDED_HOLD_S = 1.5
 # A frame due goes with the first text pushed from then on — the model's stream is read when it is due
 # (gateway/model_turn.py), so that read's words are in it — or this long after it became due if none comes.
 PUSH_LAG_S = 0.25
-# While a reply's first words wait to be shown, a later frame of another reply waits this long at most
-# (``FirstFrames``): when fifty chats write at once, the event loop is behind, and each frame's HTTP call
-# ahead of a first one delays it (bench/README.md, "Streaming", Stop 46). A frame is a frame's time apart.
-FIRST_FIRST_S = 0.5
 
 _SINK: ContextVar[Feed | None] = ContextVar("tierclaw_reply_sink", default=None)
 
@@ -98,34 +92,6 @@ class _After:
         self._feed.ended()
 
 
-class FirstFrames:
-    """The loop's replies whose first words are pushed and not yet shown (see ``FIRST_FIRST_S``)."""
-
-    def __init__(self) -> None:
-        self.pending = 0
-        self._none = asyncio.Event()
-        self._none.set()
-
-    def add(self) -> None:
-        self.pending += 1
-        self._none.clear()
-
-    def done(self) -> None:
-        self.pending -= 1
-        if self.pending <= 0:
-            self.pending = 0
-            self._none.set()
-
-    async def let_first(self) -> bool:
-        """Until no first frame is waiting, or ``FIRST_FIRST_S`` (a later frame's wait); whether it waited."""
-        if not self.pending:
-            return False
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(FIRST_FIRST_S):
-                await self._none.wait()
-        return True
-
-
 class Feed:
     """The newest text of one reply, handed to its stream by a task of its own (see the module doc).
 
@@ -141,11 +107,8 @@ class Feed:
         live: bool = True,
         fence_fresh_s: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
-        firsts: FirstFrames | None = None,
     ) -> None:
         self.stream = stream
-        self._firsts = firsts  # the loop's first frames not shown yet (this one's, until it goes)
-        self._first_due = False  # this reply's first frame is counted in ``_firsts``
         self.chat_key = chat_key
         self.live = live  # False: a resumed stream with agent.stream off (only the final text goes)
         self.fence_fresh_s = fence_fresh_s  # how long the fence's "yes" holds for the next frames
@@ -174,9 +137,6 @@ class Feed:
             self._nudge.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"stream:{self.chat_key}")
-            if self._firsts is not None and self.stream.next_update_in() <= 0:  # due now (no 429 pause)
-                self._firsts.add()
-                self._first_due = True
 
     __call__ = push
 
@@ -226,11 +186,8 @@ class Feed:
         while not self._closed:
             await self._fresh.wait()
             await self._pace()
-            if self.updates and self._firsts is not None and await self._firsts.let_first():
-                await self._pace()  # other replies' first words went first; the answer may be whole now
             self._fresh.clear()
             if not await self._still_ours():
-                self._first_shown()
                 return
             self._updating = True
             try:
@@ -242,14 +199,6 @@ class Feed:
                 self._failed = True
             finally:
                 self._updating = False
-                self._first_shown()
-
-    def _first_shown(self) -> None:
-        """This reply's first frame went (or never will): later frames of others wait no more for it."""
-        if self._first_due:
-            self._first_due = False
-            if self._firsts is not None:
-                self._firsts.done()
 
     async def _still_ours(self) -> bool:
         """The fence of the message being answered (gateway/send_fence.py; the feed's task was started
@@ -288,7 +237,6 @@ class Feed:
         final text."""
         self._closed = True
         self._forget_ahead()
-        self._first_shown()
         task, self._task = self._task, None
         if task is None or task.done():
             return
@@ -304,7 +252,6 @@ class Feed:
         """Stop at once without waiting (the loop stops: the reply is answered again after the restart)."""
         self._closed = True
         self._forget_ahead()
-        self._first_shown()
         if self._task is not None:
             self._task.cancel()
 
@@ -327,7 +274,6 @@ class ReplyStreams:
         self.enabled = True  # agent.stream (set by gateway/app.py)
         self._finals: dict[int, Feed] = {}  # id(reply) -> the feed its final send finishes
         self._open: set[Feed] = set()
-        self._firsts = FirstFrames()
 
     def add(self, channel: Channel, cancel: Callable[[str], object]) -> None:
         """A channel of the loop: the person's "stop" on its platform cancels the reply being made."""
@@ -350,7 +296,7 @@ class ReplyStreams:
             return None
         if stream is None:
             return None
-        feed = Feed(stream, message.chat_key, live=self.enabled, firsts=self._firsts, **self._fence_trust())
+        feed = Feed(stream, message.chat_key, live=self.enabled, **self._fence_trust())
         self._open.add(feed)
         return feed
 

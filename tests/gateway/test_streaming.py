@@ -20,7 +20,7 @@ from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
 from gateway.model_turn import StreamedTurn, StreamFailed
 from gateway.send_fence import fenced
-from gateway.streaming import Feed, FirstFrames, ReplyStreams, reply_sink
+from gateway.streaming import Feed, ReplyStreams, reply_sink
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
 from memory.engine import MemoryEngine
@@ -301,47 +301,6 @@ async def test_a_final_text_held_up_still_lets_the_newest_words_show(monkeypatch
             await asyncio.sleep(0.01)
     await feed.settle()
     assert stream.updates == ["Hello there."]
-
-
-async def test_a_later_frame_waits_while_another_replys_first_words_are_on_their_way(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # A wait no slow machine outlasts: the order below cannot come from a timing margin.
-    monkeypatch.setattr(streaming, "FIRST_FIRST_S", 3600.0)
-    firsts = FirstFrames()
-    shown, gate = Shown(), asyncio.Event()
-    started = Shown(gate=gate)  # its first frame is on its way until the gate opens
-    feed, other = Feed(shown, "test:1", firsts=firsts), Feed(started, "test:2", firsts=firsts)
-    await _frames(feed, shown, ["One"])  # a first frame goes at once
-    other.push("Hello")
-    async with asyncio.timeout(30):
-        while started._last < 0:  # the other reply's first frame is on its way
-            await asyncio.sleep(0.01)
-    feed.push("One two")
-    for _ in range(20):  # the later frame is due: it waits for the first one
-        await asyncio.sleep(0)
-    assert shown.updates == ["One"] and firsts.pending == 1
-    gate.set()
-    await _frames(feed, shown, ["One two"])
-    assert started.updates == ["Hello"] and firsts.pending == 0
-    other.push("Hello there")  # the other's later frames wait for no one now
-    await _frames(other, started, ["Hello there"])
-    await feed.settle()
-    await other.settle()
-
-
-async def test_a_first_frame_that_never_goes_holds_up_no_later_frame(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(streaming, "FIRST_FIRST_S", 3600.0)
-    firsts = FirstFrames()
-    shown, gate = Shown(), asyncio.Event()
-    feed, stopped = Feed(shown, "test:1", firsts=firsts), Feed(Shown(gate=gate), "test:2", firsts=firsts)
-    await _frames(feed, shown, ["One"])
-    stopped.push("Hello")  # its frame hangs, then the reply is stopped (settled without it)
-    assert firsts.pending == 1
-    stopped.drop()
-    assert firsts.pending == 0
-    await _frames(feed, shown, ["One two"])
-    await feed.settle()
 
 
 def _feeding(feed: Feed) -> contextlib.AbstractContextManager[None]:
