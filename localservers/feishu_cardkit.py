@@ -28,6 +28,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,26 +148,21 @@ class CardKit:
         content, sequence = body.get("content"), body.get("sequence")
         if not isinstance(content, str) or not 1 <= len(content) <= 100_000 or not isinstance(sequence, int):
             return _error(10002, "Your request contains an invalid request parameter.")
-        with self._lock:
-            card = self.cards.get(card_id)
-            if card is None:
-                return _error(200740, "The card entity does not exist")
-            if self._limited(card_id, content=True):
-                return (
-                    429,
-                    {"code": 99991400, "msg": "request trigger frequency limit"},
-                    {"x-ogw-ratelimit-reset": "1"},
-                )
+
+        def refused(card: StubCard) -> Answer | None:
             if not card.streaming:
                 return _error(300309, "Card streaming closed")
             if element_id not in card.elements:
                 return _error(300313, f"not find elementID: {element_id}")
-            if sequence <= card.sequence:
-                return _error(300317, "The sequence number for operating on the card did not increment")
-            card.sequence = sequence
+            return None
+
+        with self._lock:
+            card, answer = self._operation(card_id, sequence, refused, content=True)
+            if card is None:
+                return answer
             card.elements[element_id] = content
             card.history.append((time.monotonic(), card.text))
-        return _ok()
+        return answer
 
     def _settings(self, card_id: str, body: dict[str, Any]) -> Answer:
         try:
@@ -176,22 +172,17 @@ class CardKit:
         sequence = body.get("sequence")
         if not isinstance(settings, dict) or not isinstance(sequence, int):
             return _error(10002, "Your request contains an invalid request parameter.")
-        with self._lock:
-            card = self.cards.get(card_id)
-            if card is None:
-                return _error(200740, "The card entity does not exist")
-            if self._limited(card_id, content=False):
-                return 429, {"code": 99991400, "msg": "request trigger frequency limit"}, None
+
+        def refused(_card: StubCard) -> Answer | None:
             if not isinstance(settings.get("config"), dict):  # {"streaming_mode": false} at the top level
                 return _error(300309, "streaming_mode must be set under config")
-            if sequence <= card.sequence:
-                return _error(300317, "The sequence number for operating on the card did not increment")
-            card.sequence = sequence
-            was_streaming = card.streaming
-            card.config.update(settings["config"])
-            if was_streaming and not card.streaming:
-                card.closed_at = time.monotonic()
-        return _ok()
+            return None
+
+        with self._lock:
+            card, answer = self._operation(card_id, sequence, refused)
+            if card is not None:
+                _configured(card, {**card.config, **settings["config"]})
+        return answer
 
     def _update(self, card_id: str, body: dict[str, Any]) -> Answer:
         """The whole card replaced: its elements and its config (streaming mode too)."""
@@ -204,20 +195,37 @@ class CardKit:
         if refused is not None:
             return refused
         with self._lock:
-            card = self.cards.get(card_id)
-            if card is None:
-                return _error(200740, "The card entity does not exist")
-            if self._limited(card_id, content=False):
-                return 429, {"code": 99991400, "msg": "request trigger frequency limit"}, None
-            if sequence <= card.sequence:
-                return _error(300317, "The sequence number for operating on the card did not increment")
-            card.sequence = sequence
-            was_streaming = card.streaming
-            card.config, card.elements = dict(config), elements
-            card.history.append((time.monotonic(), card.text))
-            if was_streaming and not card.streaming:
-                card.closed_at = time.monotonic()
-        return _ok()
+            card, answer = self._operation(card_id, sequence)
+            if card is not None:
+                card.elements = elements
+                card.history.append((time.monotonic(), card.text))
+                _configured(card, config)
+        return answer
+
+    def _operation(
+        self,
+        card_id: str,
+        sequence: int,
+        refused: Callable[[StubCard], Answer | None] = lambda _card: None,
+        *,
+        content: bool = False,
+    ) -> tuple[StubCard | None, Answer]:
+        """The checks every operation on a card meets, in Feishu's order: the card exists (200740), the
+        rate limits (429), the operation's own (``refused``), a rising ``sequence`` (300317). The card,
+        its sequence taken, and the success answer; or None and the refusal. The caller holds the lock."""
+        card = self.cards.get(card_id)
+        if card is None:
+            return None, _error(200740, "The card entity does not exist")
+        if self._limited(card_id, content=content):
+            reset = {"x-ogw-ratelimit-reset": "1"} if content else None
+            return None, (429, {"code": 99991400, "msg": "request trigger frequency limit"}, reset)
+        answer = refused(card)
+        if answer is not None:
+            return None, answer
+        if sequence <= card.sequence:
+            return None, _error(300317, "The sequence number for operating on the card did not increment")
+        card.sequence = sequence
+        return card, _ok()
 
     def _limited(self, card_id: str, *, content: bool) -> bool:
         """Over 10 operations a second on this card, or (content) over the app's budget: counted as a 429."""
@@ -239,6 +247,14 @@ class CardKit:
         if content:
             calls.append(now)
         return False
+
+
+def _configured(card: StubCard, config: dict[str, Any]) -> None:
+    """The card's config is ``config`` now; switching streaming mode off is noted (``closed_at``)."""
+    was_streaming = card.streaming
+    card.config = dict(config)
+    if was_streaming and not card.streaming:
+        card.closed_at = time.monotonic()
 
 
 def _card_json(body: dict[str, Any]) -> tuple[Answer | None, dict[str, Any], dict[str, str]]:

@@ -107,6 +107,7 @@ class TelegramChannel(TelegramMedia):
 
     name = "telegram"
     typing_every_seconds = 4.0  # Telegram shows "typing" for 5 s per sendChatAction
+    typing_grace_seconds = 1.0  # where replies are streamed, the first sign waits this for their words
     retry_base_seconds = 1.0  # first backoff after a failure; doubles per failure up to retry_max_seconds
     retry_max_seconds = 30.0
     send_attempts = 4  # tries per chunk on 429s and on requests that never reached Telegram
@@ -474,11 +475,9 @@ class TelegramChannel(TelegramMedia):
         return Outbox(self._bot, chat_id, retries, self.pace)
 
     def working(self, message: InboundMessage) -> AbstractAsyncContextManager[None]:
-        """Show "typing…" in the message's chat now and every few seconds until the context exits.
-
-        Never raises and never delays the reply: the indicator runs in its own task, errors are logged at
-        debug level.
-        """
+        """Show "typing…" in the message's chat now (where replies are streamed: unless their first words
+        show within a moment, ``typing_sign.py``) and every few seconds until the context exits. Never
+        raises and never delays the reply: it runs in its own task, errors are logged at debug level."""
         app = self._app
         if app is None:
             return contextlib.nullcontext()
@@ -489,6 +488,7 @@ class TelegramChannel(TelegramMedia):
             stopped=self._stopped,
             tasks=self._typing,
             shown=lambda: self.streams.shown(message.chat_id),
+            grace=self.typing_grace_seconds if self.streams.streamed else 0.0,
         )
 
     def _bot(self) -> Bot:

@@ -215,6 +215,9 @@ class TelegramStreams:
         self._no_drafts: set[str] = set()  # chats that refused a draft
         self._drafts: dict[tuple[str, int], str] = {}  # (chat id, draft id) -> chat key, while open
         self._showing: dict[str, ReplyStream] = {}  # chat id -> the stream whose words show there now
+        # A reply was streamed here: the gateway streams them (agent.stream is one setting for the process),
+        # so a "typing…" sign waits for the first words a moment first (typing_sign.py).
+        self.streamed = False
 
     def open(
         self, outbox: Outbox, message: InboundMessage, resume: str, remember: RememberHandle
@@ -222,6 +225,7 @@ class TelegramStreams:
         """A draft in a private chat, else an edited message (resumed from ``resume``'s message ids)."""
         ids = _message_ids(resume)
         self._showing.pop(outbox.chat_id, None)  # a new reply: nothing of it shows yet
+        self.streamed = True
         if message.is_group or ids or outbox.chat_id in self._no_drafts:
             return self.edit_stream(outbox, message, remember, ids)
         draft = DraftStream(outbox, message, remember, self)

@@ -1,7 +1,13 @@
 """Telegram's "typing…" sign while a reply is being made: sent now and every few seconds, in its own task,
 so it never delays the reply and never fails it (errors are logged at debug level). While the reply itself
 shows in the chat (a draft, or a message being edited: ``streaming.py``) the sign is not sent: the words
-coming in say it, and the calls are spared."""
+coming in say it, and the calls are spared.
+
+Where replies are streamed, the first sign waits a moment (``grace``: the channel's ``typing_grace_seconds``,
+1 s): the reply's first words usually come sooner (the model's first token), and then no sign is needed at
+all. That spares a call a reply, and when fifty chats write at once it keeps fifty signs off the event loop
+while their first words are due (bench/README.md, "Streaming", Stop 46). A reply whose words come later
+gets the sign then."""
 
 from __future__ import annotations
 
@@ -27,13 +33,14 @@ async def typing_while(
     stopped: asyncio.Event,
     tasks: set[asyncio.Task],
     shown: Callable[[], bool] = lambda: False,
+    grace: float = 0.0,
 ) -> AsyncIterator[None]:
     """Keep the sign up in ``chat_id`` until the context exits or ``stopped`` is set, skipped while
-    ``shown()`` (the reply shows as it is written); the task is kept in ``tasks`` meanwhile (the channel
-    cancels what is left at stop)."""
+    ``shown()`` (the reply shows as it is written), the first one after ``grace`` seconds (see the module
+    doc); the task is kept in ``tasks`` meanwhile (the channel cancels what is left at stop)."""
     done = asyncio.Event()
     task = asyncio.create_task(
-        _keep_typing(bot, chat_id, done, stopped, every, shown), name=f"telegram-typing:{chat_id}"
+        _keep_typing(bot, chat_id, done, stopped, every, shown, grace), name=f"telegram-typing:{chat_id}"
     )
     tasks.add(task)
     try:
@@ -51,7 +58,10 @@ async def _keep_typing(
     stopped: asyncio.Event,
     every: float,
     shown: Callable[[], bool],
+    grace: float,
 ) -> None:
+    if grace > 0:
+        await pause(done, grace)
     while not done.is_set() and not stopped.is_set():
         if not shown():
             try:

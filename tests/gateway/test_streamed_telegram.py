@@ -161,6 +161,31 @@ async def test_while_the_draft_shows_the_chat_gets_no_typing_sign(
     assert typing == []  # the draft's words say it
 
 
+async def test_once_replies_are_streamed_the_typing_sign_waits_for_the_first_words(
+    tmp_path: Path, model: OpenAIStub, tg: TelegramStub
+) -> None:
+    late, go_on = held("Late answer.", after=0)  # no words until the test says
+    model.script("First answer.", "Second answer.", late)
+    async with gateway(telegram_config(tmp_path, model, tg)) as runtime:
+        (channel,) = runtime.channels
+        channel.typing_grace_seconds = 3600.0  # the words always come first
+        tg.push(tg.message("one"))
+        await tg.wait_sent(1)
+        await runtime.loop.drain()
+        typed = len(tg.requests("sendChatAction"))  # before any stream: the sign at once
+        tg.push(tg.message("two"))
+        await tg.wait_sent(2)
+        await runtime.loop.drain()
+        assert len(tg.requests("sendChatAction")) == typed  # its words came first: no sign at all
+        channel.typing_grace_seconds = 0.05
+        tg.push(tg.message("three"))
+        await tg.wait_until(lambda: len(tg.requests("sendChatAction")) > typed, what="the sign, late")
+        go_on.set()
+        await tg.wait_sent(3)
+    assert typed >= 1
+    assert tg.writes.draft_texts(42)  # the replies were streamed
+
+
 async def test_with_agent_stream_off_the_reply_comes_whole(
     tmp_path: Path, model: OpenAIStub, tg: TelegramStub
 ) -> None:
