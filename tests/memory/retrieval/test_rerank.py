@@ -19,8 +19,10 @@ from memory.engine import MemoryEngine
 from memory.records import Fact, Retrieved
 from memory.retrieval import rerank, train_rerank
 from memory.retrieval.rerank_pairs import asked_question, first_person
+from memory.retrieval.retriever import _reranking
 from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import LocalEmbedder
+from memory.vectors.index import OwnerVectors
 from tests.support.hybrid import GENEROUS_TIMEOUT
 
 DIM = 8
@@ -186,3 +188,10 @@ async def test_hybrid_retrieval_through_a_store_re_ranks_the_same_hits(
         assert sorted(h.score for h in on) == pytest.approx(sorted(h.score for h in off), rel=1e-6)
     hits = await local.retrieve("alice", "what's my dog's name?", touch=False)
     assert hits[0].id == by_content[facts[2]], [h.content for h in hits]
+
+
+def test_without_a_query_vector_nothing_is_re_ranked(reranking_on: None) -> None:
+    vectors = OwnerVectors.build([])
+    assert _reranking(None, vectors) is None  # keyword-only retrieval: the ranking as it was
+    assert _reranking(np.ones(DIM, dtype=np.float32), None) is None
+    assert _reranking(np.ones(DIM, dtype=np.float32), vectors) is not None
