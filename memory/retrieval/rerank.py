@@ -65,9 +65,14 @@ class Reranker:
     meta: dict[str, Any]
 
     def scores(self, query: np.ndarray, memories: np.ndarray, features: np.ndarray) -> np.ndarray:
-        """(n,) scores of n memories (unit rows) for one query vector; higher comes first."""
-        projected = memories @ self.v.T  # (n, rank)
-        return features @ self.w + memories @ (self.d * query) + projected @ (self.u @ query)
+        """(n,) scores of n memories (unit rows) for one query vector; higher comes first.
+
+        Element-wise sums, not matrix products, for the few rows of one query: a BLAS call may wake its
+        thread pool, which costs milliseconds on a loaded machine (measured: p95 5 ms vs 0.5 ms)."""
+        scores = (features * self.w).sum(axis=1) + (memories * (self.d * query)).sum(axis=1)
+        if self.u.size:
+            scores = scores + (memories @ self.v.T) @ (self.u @ query)
+        return scores
 
     def save(self, path: Any) -> None:
         np.savez(path, w=self.w, d=self.d, u=self.u, v=self.v, meta=np.array(json.dumps(self.meta)))
@@ -115,7 +120,7 @@ def rerank(
         return list(hits)
     memories = matrix[[position[h.id] for h in head]]
     q = np.asarray(query, dtype=np.float32)
-    cosines = memories @ q
+    cosines = (memories * q).sum(axis=1)
     features = candidate_features(
         cosines,
         np.array([h.match for h in head], dtype=np.float32),
