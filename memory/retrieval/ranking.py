@@ -207,6 +207,7 @@ def rank(
     chinese: bool = False,
     groups: tuple[tuple[str, ...], ...] | None = None,
     exact: frozenset[str] | None = None,
+    reorder: Callable[[list[Retrieved]], list[Retrieved]] | None = None,
 ) -> list[Retrieved]:
     """Score every candidate (text relevance, time window, fusion with the vector ranking, decay); top k.
 
@@ -215,7 +216,8 @@ def rank(
     fully; a related term ``RELATED_WEIGHT``). ``min_match`` drops keyword-only hits
     whose idf-weighted share of the query's groups is below it;
     ``floor`` drops every hit not relevant enough before the top k (``hybrid``: the query had a vector;
-    ``chinese``: it is written in Chinese).
+    ``chinese``: it is written in Chinese). ``reorder``: applied to the top ``k``, best first (the learned
+    re-ranker, ``rerank.py``: it changes their order, never which hits are returned).
     """
     cosines = dense_cosine or {}
     scored = _scored(
@@ -232,6 +234,8 @@ def rank(
     median = statistics.median(cosines.values()) if cosines else 0.0
     hits = [hit for hit in hits if floor.admits(hit, hybrid=hybrid, chinese=chinese, pool_median=median)]
     hits.sort(key=lambda h: (-h.score, -h.id))
+    if reorder is not None:
+        return reorder(hits[:k])
     return hits[:k]
 
 

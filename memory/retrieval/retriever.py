@@ -7,16 +7,18 @@ their vectors); ``ranking.rank`` orders them. docs/architecture.md, "Retrieval",
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import datetime
 
 import numpy as np
 
 from memory.records import Retrieved
-from memory.retrieval import ranking, relations
+from memory.retrieval import ranking, relations, rerank
 from memory.retrieval.question import question_focus
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
 from memory.text.timeref import find_window
+from memory.vectors.index import OwnerVectors
 from memory.vectors.owner_cache import OwnerVectorCache
 from memory.vectors.usage import EmbeddingUse
 
@@ -35,6 +37,16 @@ def _relations_wanted(vector_task: asyncio.Future[np.ndarray | None] | None) -> 
 def _term_groups(text: str, terms: tuple[str, ...], related: bool) -> tuple[tuple[str, ...], ...]:
     """The query's term groups: its everyday relations (``relations.expand``) or each term alone."""
     return relations.expand(text, terms) if related else tuple((t,) for t in terms)
+
+
+def _reranking(
+    query_vector: np.ndarray | None, vectors: OwnerVectors | None
+) -> Callable[[list[Retrieved]], list[Retrieved]] | None:
+    """The learned re-ranker of the first hybrid hits (``rerank.py``), when on and shipped."""
+    if not rerank.ENABLED or query_vector is None or vectors is None or rerank.load() is None:
+        return None
+    ids, matrix = vectors.ids, vectors.matrix
+    return lambda hits: rerank.rerank(hits, query_vector, ids, matrix)
 
 
 class Retriever:
@@ -107,12 +119,12 @@ class Retriever:
 
     async def _nearest(
         self, owner: str, query_vector: np.ndarray | None, tiers: tuple[int, ...], pool: ranking.Pool
-    ) -> dict[int, float]:
+    ) -> tuple[dict[int, float], OwnerVectors | None]:
         """The owner's nearest memories to the query vector (id -> cosine, nearest first), added to the
-        pool; empty without a vector."""
+        pool, and the owner's vectors; empty and None without a vector."""
         embedder = self._embedding.embedder
         if query_vector is None or embedder is None:
-            return {}
+            return {}, None
         vectors = await self._vectors.get(owner, embedder.model_key)
         dense_cosine = {
             memory_id: cosine
@@ -122,7 +134,7 @@ class Retriever:
         unseen = [i for i in dense_cosine if i not in pool.rows]
         if unseen:
             pool.add(await self._store.search.by_ids(owner, unseen), 0.0)
-        return dense_cosine
+        return dense_cosine, vectors
 
     async def _rank_with(
         self,
@@ -166,14 +178,13 @@ class Retriever:
             rows = await search.written_between(owner, start, end, tiers, ranking.PARTITION_CANDIDATES)
             pool.add(rows, ranking.WINDOW_ONLY_TEXT)
         query_vector = await vector_task if vector_task is not None else None
-        dense_cosine = await self._nearest(owner, query_vector, tiers, pool)
-        dense_rank = {memory_id: position for position, memory_id in enumerate(dense_cosine, start=1)}
+        dense_cosine, vectors = await self._nearest(owner, query_vector, tiers, pool)
         return ranking.rank(
             pool,
             weights=weights,
             query_tokens=tokenizer.query_tokens(without_date),
             window=window,
-            dense_rank=dense_rank,
+            dense_rank={memory_id: place for place, memory_id in enumerate(dense_cosine, start=1)},
             dense_cosine=dense_cosine,
             floor=floor,
             hybrid=query_vector is not None,
@@ -183,4 +194,5 @@ class Retriever:
             k=k,
             groups=groups,
             exact=frozenset(terms),
+            reorder=_reranking(query_vector, vectors),
         )

@@ -1,0 +1,236 @@
+"""Train the re-ranker (``rerank.py``) on question → persona-line pairs (``rerank_pairs.py``).
+
+    python -m memory.retrieval.train_rerank [--data ../shared/data] [--cache /tmp/x.npz] [--out PATH]
+
+Each mined pair is one softmax over candidates: the line that answers the question, the speaker's other
+persona lines (hard negatives, one person's facts), and lines of other speakers of the same language up to
+``CANDIDATES`` (the rest of a person's memories). Features are computed as retrieval computes them: the
+keyword match share with idf over the candidates, a reciprocal-rank fusion of that keyword ranking with the
+cosine ranking (``ranking.RRF_K``, ``ranking.DENSE_WEIGHT``); the model sees the fused top ``rerank.TOP``.
+Adam on seeded minibatches, fixed iterations, seeded start: the same data gives the same weights. Speakers
+in ``VALIDATION_SHARE`` are held out (split by persona) and the top-1 of cosine, fusion and the model on
+them are written into the weights' metadata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from memory.head.train import embed, evaluation_texts
+from memory.retrieval import ranking, rerank
+from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
+from memory.text import tokenizer
+
+VERSION = "2026.11-1"
+CANDIDATES = 20
+RANK = 0
+L2 = 1e-3
+ITERATIONS = 300
+LEARNING_RATE = 0.01
+BATCH = 1024
+VALIDATION_SHARE = 0.1
+
+
+def _fused_share(cosines: np.ndarray, matches: np.ndarray) -> np.ndarray:
+    """Reciprocal-rank fusion of the keyword (match) and cosine rankings, as ``ranking.fuse_ranks``."""
+    fused = np.zeros(len(cosines), dtype=np.float32)
+    by_text = [i for i in np.argsort(-matches, kind="stable") if matches[i] > 0]
+    for position, i in enumerate(by_text, start=1):
+        fused[i] += 1.0 / (ranking.RRF_K + position)
+    for position, i in enumerate(np.argsort(-cosines, kind="stable"), start=1):
+        fused[i] += ranking.DENSE_WEIGHT / (ranking.RRF_K + position)
+    return fused
+
+
+def _match_shares(question: str, lines: list[str], words: dict[str, set[str]]) -> np.ndarray:
+    terms = tokenizer.query_terms(question)
+    df = {t: sum(1 for line in lines if t in words[line]) for t in terms}
+    match = ranking.match_scorer(ranking.term_weights(df, len(lines)), None, None)
+    return np.array([match(words[line]) for line in lines], dtype=np.float32)
+
+
+def candidate_sets(pairs: list[Pair]) -> list[list[str]]:
+    """Each pair's candidates, the answering line first (seeded filler from other speakers' lines)."""
+    by_lang: dict[str, list[str]] = {}
+    for pair in pairs:
+        by_lang.setdefault(pair.lang, []).extend((pair.line, *pair.negatives))
+    pools = {lang: sorted(set(lines)) for lang, lines in by_lang.items()}
+    rng = random.Random(f"{SEED}-filler")
+    out: list[list[str]] = []
+    for pair in pairs:
+        own = [pair.line, *pair.negatives]
+        filler: list[str] = []
+        while len(own) + len(filler) < CANDIDATES:
+            line = pools[pair.lang][rng.randrange(len(pools[pair.lang]))]
+            if line not in own and line not in filler:
+                filler.append(line)
+        out.append(own + filler)
+    return out
+
+
+def tensors(
+    pairs: list[Pair], sets: list[list[str]], query_vectors: np.ndarray, line_vector: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(memories (n, TOP, dim), features (n, TOP, F), fusion baseline (n, TOP), kept (n,)): each pair's
+    ``rerank.TOP`` best candidates by fusion — what retrieval hands the re-ranker —, the answer moved to
+    candidate 0; ``kept`` is False where the answer is not among them (the pair is then left out)."""
+    words = {line: set(tokenizer.index_text(line).split()) for s in sets for line in s}
+    memories, features, fused_all, kept = [], [], [], []
+    for pair, lines, q in zip(pairs, sets, query_vectors, strict=True):
+        m = np.stack([line_vector[line] for line in lines]).astype(np.float32)
+        cosines = m @ q
+        matches = _match_shares(pair.question, lines, words)
+        fused = _fused_share(cosines, matches)
+        top = np.argsort(-fused, kind="stable")[: rerank.TOP]
+        kept.append(0 in top)
+        order = [0, *[int(i) for i in top if i != 0]][: rerank.TOP]
+        f = rerank.candidate_features(cosines[top], matches[top], fused[top])
+        position = {int(i): j for j, i in enumerate(top)}
+        rows = [position.get(i, 0) for i in order]
+        memories.append(m[order])
+        features.append(f[rows])
+        fused_all.append(fused[order])
+    return np.stack(memories), np.stack(features), np.stack(fused_all), np.array(kept)
+
+
+def _scores(params: dict[str, np.ndarray], q: np.ndarray, m: np.ndarray, f: np.ndarray) -> np.ndarray:
+    bilinear = np.einsum("nr,ncr->nc", q @ params["u"].T, m @ params["v"].T)
+    return f @ params["w"] + np.einsum("nd,ncd->nc", q * params["d"], m) + bilinear
+
+
+def _gradients(
+    params: dict[str, np.ndarray], q: np.ndarray, m: np.ndarray, f: np.ndarray, l2: float
+) -> tuple[float, dict[str, np.ndarray]]:
+    """Mean softmax cross-entropy (answer = candidate 0) plus L2, and its gradients."""
+    s = _scores(params, q, m, f)
+    s = s - s.max(axis=1, keepdims=True)
+    p = np.exp(s)
+    p /= p.sum(axis=1, keepdims=True)
+    loss = float(-np.log(p[:, 0] + 1e-12).mean())
+    g = p
+    g[:, 0] -= 1.0
+    g /= len(q)
+    weighted_m = np.einsum("nc,ncd->nd", g, m)  # Σ_c g m
+    a = q @ params["u"].T
+    b = m @ params["v"].T
+    grads = {
+        "w": np.einsum("nc,ncf->f", g, f),
+        "d": (q * weighted_m).sum(axis=0),
+        "u": np.einsum("nc,ncr->nr", g, b).T @ q,
+        "v": a.T @ weighted_m,
+    }
+    for key in ("d", "u", "v"):
+        loss += l2 * float((params[key] ** 2).sum())
+        grads[key] = grads[key] + 2 * l2 * params[key]
+    return loss, grads
+
+
+def train(
+    q: np.ndarray, m: np.ndarray, f: np.ndarray, rank: int = RANK, l2: float = L2, diagonal: bool = True
+) -> dict[str, np.ndarray]:
+    """Adam over minibatches in a seeded order; fixed iteration count (``rank`` 0: no bilinear term;
+    ``diagonal`` False: no diagonal term, the features alone)."""
+    rng = np.random.default_rng(SEED)
+    dim = q.shape[1]
+    params: dict[str, np.ndarray] = {
+        "w": np.zeros(f.shape[2], dtype=np.float32),
+        "d": np.zeros(dim, dtype=np.float32),
+        "u": (rng.standard_normal((rank, dim)) * 0.01).astype(np.float32),
+        "v": (rng.standard_normal((rank, dim)) * 0.01).astype(np.float32),
+    }
+    first: dict[str, np.ndarray] = {k: np.zeros_like(v) for k, v in params.items()}
+    second: dict[str, np.ndarray] = {k: np.zeros_like(v) for k, v in params.items()}
+    for step in range(1, ITERATIONS + 1):
+        batch = rng.choice(len(q), size=min(BATCH, len(q)), replace=False)
+        loss, grads = _gradients(params, q[batch], m[batch], f[batch], l2)
+        for key, grad in grads.items():
+            if key == "d" and not diagonal:
+                continue
+            first[key] = 0.9 * first[key] + 0.1 * grad
+            second[key] = 0.999 * second[key] + 0.001 * grad**2
+            corrected = first[key] / (1 - 0.9**step)
+            params[key] = params[key] - LEARNING_RATE * corrected / (
+                np.sqrt(second[key] / (1 - 0.999**step)) + 1e-8
+            )
+        if step % 50 == 0:
+            print(f"step {step}: loss {loss:.4f}", file=sys.stderr)
+    return {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
+
+
+def top1(scores: np.ndarray) -> float:
+    """Share of rows whose candidate 0 (the answer) scores highest (ties count against it)."""
+    if not len(scores):
+        return 0.0
+    return float(((scores[:, 0:1] > scores[:, 1:]).all(axis=1)).mean())
+
+
+def held_out(pair: Pair) -> bool:
+    """The validation split, by speaker (the same persona never on both sides)."""
+    digest = hashlib.sha1(f"{SEED}\0{pair.persona_key}".encode()).digest()
+    return digest[0] < 256 * VALIDATION_SHARE
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="../shared/data", help="the shared data root")
+    parser.add_argument("--cache", default=None, help="an .npz cache of e5 vectors (outside the repo)")
+    parser.add_argument("--out", default=str(Path(__file__).with_name(rerank.WEIGHTS_FILE)))
+    parser.add_argument("--rank", type=int, default=RANK, help="rank of the bilinear term (0: none)")
+    parser.add_argument("--l2", type=float, default=L2)
+    parser.add_argument("--no-diagonal", action="store_true", help="no diagonal term: the features alone")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    root, repo = Path(args.data), Path(__file__).resolve().parents[2]
+    cache = Path(args.cache) if args.cache else None
+    found = exchanges(root, evaluation_texts(root, repo))
+    pairs, report = matched_pairs(found, lambda texts: embed(texts, "passage", cache))
+    sets = candidate_sets(pairs)
+    lines = sorted({line for s in sets for line in s})
+    line_vector = dict(zip(lines, embed(lines, "passage", cache), strict=True))
+    query_vectors = embed([p.question for p in pairs], "query", cache)
+    memories, features, fused, kept = tensors(pairs, sets, query_vectors, line_vector)
+    validation = np.array([held_out(p) for p in pairs]) & kept
+    fit = ~np.array([held_out(p) for p in pairs]) & kept
+    params = train(query_vectors[fit], memories[fit], features[fit], args.rank, args.l2, not args.no_diagonal)
+    model = rerank.Reranker(params["w"], params["d"], params["u"], params["v"], {})
+    val_q, val_m, val_f = query_vectors[validation], memories[validation], features[validation]
+    learned = np.stack([model.scores(q, m, f) for q, m, f in zip(val_q, val_m, val_f, strict=True)])
+    figures = {
+        "validation_pairs": int(validation.sum()),
+        "top1_cosine": top1(val_f[:, :, 1]),
+        "top1_fused": top1(fused[validation]),
+        "top1_model": top1(learned),
+    }
+    by_source: dict[str, int] = {}
+    for pair in pairs:
+        by_source[pair.source] = by_source.get(pair.source, 0) + 1
+    meta = {
+        "version": VERSION,
+        "features": list(rerank.FEATURES),
+        "rank": args.rank,
+        "l2": args.l2,
+        "diagonal": not args.no_diagonal,
+        "candidates": CANDIDATES,
+        "training_pairs": int(fit.sum()),
+        "answer_not_in_fused_top": int((~kept).sum()),
+        "pairs_by_source": by_source,
+        "matching": report,
+        "validation": figures,
+        "data": "XPersona en/zh valid+test, Synthetic-Persona-Chat valid+test (DATA_CARD_RERANK.md)",
+    }
+    rerank.Reranker(params["w"], params["d"], params["u"], params["v"], meta).save(args.out)
+    print(meta)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,197 @@
+"""The learned re-ranker of the first hybrid hits (``memory/retrieval/rerank.py``), its training pairs
+(``rerank_pairs.py``) and its trainer (``train_rerank.py``).
+
+Real parts: the shipped weights file, the real local model through the engine (both stores) for the
+end-to-end case. The small hand-built ``Reranker`` below is the real class with weights a test can reason
+about (a model that prefers one direction of the vector space), not a stand-in for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterator
+
+import numpy as np
+import pytest
+
+from memory.engine import MemoryEngine
+from memory.records import Fact, Retrieved
+from memory.retrieval import rerank, train_rerank
+from memory.retrieval.rerank_pairs import asked_question, first_person
+from memory.retrieval.retriever import _reranking
+from memory.vectors.cache import CachedEmbedder
+from memory.vectors.embedding import LocalEmbedder
+from memory.vectors.index import OwnerVectors
+from tests.support.hybrid import GENEROUS_TIMEOUT
+
+DIM = 8
+
+
+def _hit(memory_id: int, score: float, match: float = 0.0) -> Retrieved:
+    return Retrieved(
+        id=memory_id,
+        content=f"memory {memory_id}",
+        tier=2,
+        project="",
+        topic="",
+        category="identity",
+        importance=0.5,
+        created_at="2026-11-01 00:00:00",
+        score=score,
+        match=match,
+    )
+
+
+def _unit(index: int) -> np.ndarray:
+    vector = np.zeros(DIM, dtype=np.float32)
+    vector[index] = 1.0
+    return vector
+
+
+def _prefers(direction: int) -> rerank.Reranker:
+    """A model that scores a memory by its component along ``direction`` (the diagonal term only)."""
+    d = np.zeros(DIM, dtype=np.float32)
+    d[direction] = 10.0
+    zeros = np.zeros((2, DIM), dtype=np.float32)
+    return rerank.Reranker(np.zeros(len(rerank.FEATURES), dtype=np.float32), d, zeros, zeros, {})
+
+
+def test_the_model_s_choice_comes_first_and_scores_still_fall_down_the_list() -> None:
+    hits = [_hit(1, 0.9), _hit(2, 0.8), _hit(3, 0.7)]
+    ids = np.array([3, 1, 2], dtype=np.int64)  # the owner's matrix in another order than the hits
+    matrix = np.stack([_unit(5), _unit(0), _unit(1)])
+    query = np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)
+
+    ranked = rerank.rerank(hits, query, ids, matrix, _prefers(5))
+
+    assert [h.id for h in ranked] == [3, 1, 2]
+    assert [h.score for h in ranked] == [0.9, 0.8, 0.7]
+    assert [h.id for h in hits] == [1, 2, 3]  # the input list is left as it was
+
+
+def test_only_the_first_top_hits_move_and_a_hit_without_a_vector_moves_nothing() -> None:
+    count = rerank.TOP + 3
+    hits = [_hit(i, 1.0 - i / 100) for i in range(count)]
+    ids = np.arange(count, dtype=np.int64)
+    matrix = np.stack([_unit(0)] * (count - 1) + [_unit(3)])
+    query = np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)
+
+    ranked = rerank.rerank(hits, query, ids, matrix, _prefers(3))
+    assert [h.id for h in ranked] == list(range(count))  # the preferred memory is beyond TOP
+
+    missing = rerank.rerank(hits, query, ids[1:], matrix[1:], _prefers(0))
+    assert [h.id for h in missing] == list(range(count))
+
+
+def test_the_shipped_weights_are_small_versioned_and_say_what_they_saw() -> None:
+    model = rerank.load()
+    assert model is not None and rerank.load() is model  # read once
+    path = os.path.join(os.path.dirname(rerank.__file__), rerank.WEIGHTS_FILE)
+    assert os.path.getsize(path) <= 2 * 2**20
+    assert model.meta["version"] and model.meta["features"] == list(rerank.FEATURES)
+    assert model.meta["training_pairs"] > 0 and set(model.meta["pairs_by_source"]) <= {
+        "xpersona-zh",
+        "xpersona-en",
+        "synthetic-en",
+    }
+    assert model.w.shape == (len(rerank.FEATURES),) and model.u.shape == model.v.shape
+    json.dumps(model.meta)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "mine"),
+    [
+        ("do you have pets?", "en", "do I have pets?"),
+        ("What's your job?", "en", "What's my job?"),
+        ("are you married?", "en", "am I married?"),
+        ("what do you do for a living?", "en", "what do I do for a living?"),
+        ("who do you live with?", "en", "who do I live with?"),
+        ("你做什么工作的？", "zh", "我做什么工作的？"),
+        ("您住在哪里？", "zh", "我住在哪里？"),
+    ],
+)
+def test_a_question_to_the_other_speaker_is_turned_to_the_first_person(
+    question: str, lang: str, mine: str
+) -> None:
+    assert first_person(question, lang) == mine
+
+
+def test_only_a_question_about_the_other_speaker_with_a_topic_is_mined() -> None:
+    assert asked_question("Hi there! Do you have any pets?", "en") == "Do you have any pets?"
+    assert asked_question("I love dogs. What about you?", "en") is None  # no topic of its own
+    assert asked_question("Is it raining there?", "en") is None  # not about the other speaker
+    assert asked_question("我是老师。你呢？", "zh") is None
+    assert asked_question("我是老师。你做什么工作的？", "zh") == "你做什么工作的？"
+
+
+def test_training_learns_which_part_of_the_vectors_marks_the_answer_and_is_deterministic() -> None:
+    rng = np.random.default_rng(7)
+    n, candidates, dim = 300, 6, 16
+    queries = rng.standard_normal((n, dim)).astype(np.float32)
+    memories = rng.standard_normal((n, candidates, dim)).astype(np.float32)
+    memories[:, 0, 3] = 3.0 * np.sign(queries[:, 3])  # the answer agrees with the query along one axis
+    features = np.zeros((n, candidates, len(rerank.FEATURES)), dtype=np.float32)
+
+    params = train_rerank.train(queries, memories, features)
+    learned = rerank.Reranker(params["w"], params["d"], params["u"], params["v"], {})
+    scores = np.stack([learned.scores(q, m, f) for q, m, f in zip(queries, memories, features, strict=True)])
+    assert train_rerank.top1(scores) > 0.9
+    again = train_rerank.train(queries, memories, features)
+    assert all(np.array_equal(params[k], again[k]) for k in params)  # deterministic
+
+
+@pytest.fixture
+def reranking_on() -> Iterator[None]:
+    before = rerank.ENABLED
+    rerank.ENABLED = True
+    try:
+        yield
+    finally:
+        rerank.ENABLED = before
+
+
+@pytest.fixture
+async def local(engine: MemoryEngine) -> AsyncIterator[MemoryEngine]:
+    embedder = CachedEmbedder(LocalEmbedder(), engine.store.vectors)
+    engine.embedder = embedder
+    engine.embedding.query_timeout = GENEROUS_TIMEOUT
+    try:
+        yield engine
+    finally:
+        engine.embedder = None
+        await embedder.close()
+
+
+@pytest.mark.both_stores
+async def test_hybrid_retrieval_through_a_store_re_ranks_the_same_hits(
+    local: MemoryEngine, reranking_on: None
+) -> None:
+    facts = [
+        "I work as a nurse at the city hospital",
+        "I live in Leeds with my partner",
+        "My dog is called Biscuit",
+        "I'm allergic to peanuts",
+        "我在上海的一家银行上班",
+    ]
+    results = await local.write_many("alice", [Fact(content=c) for c in facts])
+    by_content = {c: r.id for c, r in zip(facts, results, strict=True)}
+
+    for query in ("what do I do for a living?", "what's my dog's name?", "我做什么工作？"):
+        on = await local.retrieve("alice", query, touch=False)
+        rerank.ENABLED = False
+        off = await local.retrieve("alice", query, touch=False)
+        rerank.ENABLED = True
+        assert {h.id for h in on} == {h.id for h in off}  # the same hits, perhaps in another order
+        assert [h.score for h in on] == sorted((h.score for h in on), reverse=True)
+        # the scores are handed out again (decay moves them a little between the two calls)
+        assert sorted(h.score for h in on) == pytest.approx(sorted(h.score for h in off), rel=1e-6)
+    hits = await local.retrieve("alice", "what's my dog's name?", touch=False)
+    assert hits[0].id == by_content[facts[2]], [h.content for h in hits]
+
+
+def test_without_a_query_vector_nothing_is_re_ranked(reranking_on: None) -> None:
+    vectors = OwnerVectors.build([])
+    assert _reranking(None, vectors) is None  # keyword-only retrieval: the ranking as it was
+    assert _reranking(np.ones(DIM, dtype=np.float32), None) is None
+    assert _reranking(np.ones(DIM, dtype=np.float32), vectors) is not None
