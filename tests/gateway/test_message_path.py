@@ -227,6 +227,8 @@ async def test_buffer_survives_a_restart_mid_gap(tmp_path: Path, memory_url: str
             await runtime.start(schedule=False)
             term.type("My dog is called Rex.")
             await term.reply(1)
+            # the exchange goes with the answered-mark, after the send; close does not wait for it
+            await asyncio.wait_for(runtime.loop.drain(), 30)
         finally:
             await runtime.close()  # down before the gap ended
         assert extractions(stub) == []
