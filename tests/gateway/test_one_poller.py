@@ -5,6 +5,7 @@ over. Two real channels against the local Bot API server, two stores on one Post
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -26,8 +27,17 @@ class Replica:
         self.lock = store.singleton("poller:telegram")
         self.channel = quick(TelegramChannel(settings(tg)))
         self.channel.standby_seconds = 0.2
-        self.channel.may_poll = self.lock.acquire  # as Runtime._one_poller wires it
+        self.channel.may_poll = self.may_poll  # the lock's acquire, as Runtime._one_poller wires it
         self.inbox = Inbox()
+        self.running = asyncio.Event()  # cleared: the replica is stopped (SIGSTOP) before its next poll
+        self.running.set()
+        self.parked = asyncio.Event()  # set once it is stopped there
+
+    async def may_poll(self) -> bool:
+        if not self.running.is_set():
+            self.parked.set()
+            await self.running.wait()
+        return await self.lock.acquire()
 
 
 @pytest.fixture
@@ -67,14 +77,19 @@ async def test_one_replica_polls_and_another_takes_over_when_its_connection_dies
     assert not await second.lock.held() and second.inbox == []
     assert second.channel.may_poll is not None and not await second.channel.may_poll()
 
-    # The holder's database session ends, as when its replica is killed: PostgreSQL frees the lock. Ended
-    # by the server, not closed here: closing it under the channel's own check of it (``held``, a
-    # statement on that connection) could leave that check waiting for ever (1 run in 5 at load 8).
+    # The holder stops before its next poll (SIGSTOP) and its database session ends, as when its replica
+    # is killed: PostgreSQL frees the lock. Ended by the server, not closed here: closing it under the
+    # channel's own check of it (``held``, a statement on that connection) could leave that check
+    # waiting for ever (1 run in 5 at load 8). Stopped first, or the first replica, still running, could
+    # take the free lock again on a new connection before the second asked (it did, beside a second suite).
+    first.running.clear()
+    await asyncio.wait_for(first.parked.wait(), 60)  # its long poll in flight ended: it asks no more
     connection = first.lock._conn  # the dedicated connection of AdvisorySingleton
     assert connection is not None
     ended = await second.store.db.read("SELECT pg_terminate_backend(?)", (connection.info.backend_pid,))
     assert ended == [(True,)]
     await _until(second.lock.held, "the second replica takes the poller lock")
+    first.running.set()  # it goes on, as a replica that lost its connection but lives: the lock is taken
     assert first.channel.may_poll is not None and not await first.channel.may_poll()
     # the first replica's long poll in flight ends, and it asks again: it stands by
     await _until(both_stood_by, "the first replica stands by")
