@@ -9,6 +9,7 @@ re-queued by ``tierclaw memory retry``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -121,16 +122,19 @@ class ExtractionBuffer:
         *,
         max_attempts: int,
         backoff_seconds: float,
-        now: datetime | None = None,
+        clock: Callable[[], datetime] = utcnow,
     ) -> tuple[bool, datetime]:
         """Count one failed attempt for a batch; returns (became dead letters, next attempt time by
-        ``now``'s clock). The stored retry time is the delay from the store's clock
-        (``memory/store/extraction_buffer.py``)."""
+        ``clock``). The stored retry time is the delay from the store's clock
+        (``memory/store/extraction_buffer.py``); ``clock`` is read after that write, so the time returned
+        is never before the stored one — an owner due at it finds its turns due, where a reading taken
+        before the write (seconds earlier on a busy machine) made the owner due while its turns still
+        waited, and the replica that claimed it then put it off by a whole quiet gap."""
         attempts = await self._rows.attempts(ids) + 1
         delay = min(MAX_BACKOFF_SECONDS, backoff_seconds * (2 ** (attempts - 1)))
         dead = attempts >= max_attempts
         await self._rows.mark_failed(ids, attempts, delay, dead, error[:500])
-        return dead, (now or utcnow()) + timedelta(seconds=delay)
+        return dead, clock() + timedelta(seconds=delay)
 
     async def dead_letters(self, owner: str | None = None) -> int:
         """How many turns gave up after too many failed extractions."""

@@ -409,7 +409,7 @@ class ExtractionService:
             f"{type(exc).__name__}: {exc}",
             max_attempts=self.settings.max_attempts,
             backoff_seconds=self.settings.retry_backoff,
-            now=self.clock(),
+            clock=self.clock,
         )
         result.failed += 1
         if dead:

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import socket
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -163,14 +164,26 @@ async def test_bad_signature_is_rejected(tmp_path: Path, model: OpenAIStub, feis
 async def test_callback_answers_before_a_slow_model(
     tmp_path: Path, model: OpenAIStub, feishu: FeishuStub
 ) -> None:
-    model.script(StubReply(content="worth the wait", delay=1.0))
-    async with gateway(write_config(tmp_path, model, feishu, mode="callback")) as (_, channel):
-        status, body = await post_callback(
-            callback_url(channel), event("think hard"), encrypt_key=ENCRYPT_KEY
-        )
-        assert (status, body) == (200, {"msg": "success"})
-        assert feishu.sent == []  # acknowledged while the reply was still being made
-        [sent] = await feishu.wait_for_sent(1)
+    answer = threading.Event()  # the model answers only once the callback was acknowledged
+
+    def slow(body: dict) -> StubReply | None:
+        if body.get("response_format"):  # not the chat's answer (extraction): the usual reply
+            return None
+        answer.wait(60)  # a ceiling: set below
+        return StubReply(content="worth the wait")
+
+    model.responder = slow
+    try:
+        async with gateway(write_config(tmp_path, model, feishu, mode="callback")) as (_, channel):
+            status, body = await post_callback(
+                callback_url(channel), event("think hard"), encrypt_key=ENCRYPT_KEY
+            )
+            assert (status, body) == (200, {"msg": "success"})
+            assert feishu.sent == []  # acknowledged while the reply was still being made
+            answer.set()
+            [sent] = await feishu.wait_for_sent(1)
+    finally:
+        answer.set()
     assert sent.text == "worth the wait"
 
 

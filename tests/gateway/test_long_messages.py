@@ -4,6 +4,7 @@ memory, a buffered turn or a conversation turn — never a fragment of it (issue
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -58,6 +59,7 @@ async def test_a_message_too_long_is_refused_whole_and_nothing_of_it_is_kept(
         else:
             assert "too long" in reply and "kept none of it" in reply and "6,000" in reply
         assert "I'll remember" not in reply and "thing0" not in reply
+        await asyncio.wait_for(runtime.loop.drain(), 30)  # an exchange would be written after the send
         engine = runtime.engine
         assert await engine.conversation.count(OWNER) == 0
         assert await runtime.assistant.extraction.buffer.pending_turns(OWNER) == 0
@@ -75,6 +77,7 @@ async def test_a_long_message_within_the_budget_is_kept_whole(tmp_path: Path) ->
     try:
         await runtime.start(schedule=False)
         await channel.say(text)
+        await asyncio.wait_for(runtime.loop.drain(), 30)  # the exchange is written after the send
         [hit] = await runtime.engine.conversation.search(OWNER, "roadmap meeting", limit=1, context=0)
         assert hit.turn.content == text.strip()
     finally:
@@ -90,6 +93,8 @@ async def test_a_long_list_within_the_budget_is_kept_whole_or_not_at_all(tmp_pat
         reply = await channel.say(text)
         assert "too long" not in reply
         await channel.say("/memory")
+        # /memory waits 5 s (exitFlush); an empty list after that passed "all" by being slow
+        assert await runtime.assistant.extraction.flush_now(OWNER, 30.0)  # a ceiling: the list is final
         memories = await runtime.engine.list(OWNER)
         assert all(m.content.rstrip(".") == text for m in memories), [m.content[:40] for m in memories]
         assert "I'll remember: I like thing0" not in reply or text in reply  # no promise of a fragment

@@ -47,9 +47,10 @@ def write_config(tmp_path: Path, model: OpenAIStub, channels: dict) -> Path:
 
 async def nothing_kept(runtime: Runtime, model: OpenAIStub, owner: str) -> None:
     assert model.chat_requests() == []  # refused before the model is asked
+    await asyncio.wait_for(runtime.loop.drain(), 30)  # an exchange would be written after the send
     assert await runtime.engine.conversation.count(owner) == 0
     assert await runtime.assistant.extraction.buffer.pending_turns(owner) == 0
-    await runtime.assistant.extraction.flush_now(owner, 5.0)
+    assert await runtime.assistant.extraction.flush_now(owner, 30.0)  # finished: the list below is final
     assert await runtime.engine.list(owner) == []
 
 

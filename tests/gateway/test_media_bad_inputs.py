@@ -34,7 +34,7 @@ def _refused_audio(tg: TelegramStub, model: OpenAIStub) -> dict:
 
 
 def _slow_transcriber(tg: TelegramStub, model: OpenAIStub) -> dict:
-    model.audio.script(StubReply(delay=3), StubReply(delay=3))  # both tries outlast the 0.5 s timeout
+    model.audio.script(StubReply(delay=3600), StubReply(delay=3600))  # both tries outlast the 0.5 s timeout
     return tg.files.message(tg, "voice", speech_wav("too slow"), mime="audio/ogg")
 
 

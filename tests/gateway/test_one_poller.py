@@ -5,6 +5,7 @@ over. Two real channels against the local Bot API server, two stores on one Post
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -18,6 +19,7 @@ from tests.support.telegram_channel import Inbox, quick, settings
 from tests.support.waiting import until
 
 STANDING_BY = "another replica polls for this bot; standing by"  # channels/telegram/poll_turn.py
+POLLS_NOW = "this replica polls now"  # a replica that stood by took the lock
 
 
 class Replica:
@@ -26,8 +28,17 @@ class Replica:
         self.lock = store.singleton("poller:telegram")
         self.channel = quick(TelegramChannel(settings(tg)))
         self.channel.standby_seconds = 0.2
-        self.channel.may_poll = self.lock.acquire  # as Runtime._one_poller wires it
+        self.channel.may_poll = self.may_poll  # the lock's acquire, as Runtime._one_poller wires it
         self.inbox = Inbox()
+        self.running = asyncio.Event()  # cleared: the replica is stopped (SIGSTOP) before its next poll
+        self.running.set()
+        self.parked = asyncio.Event()  # set once it is stopped there
+
+    async def may_poll(self) -> bool:
+        if not self.running.is_set():
+            self.parked.set()
+            await self.running.wait()
+        return await self.lock.acquire()
 
 
 @pytest.fixture
@@ -64,18 +75,24 @@ async def test_one_replica_polls_and_another_takes_over_when_its_connection_dies
         tg.push(tg.message(f"hello {n}"))
     await first.inbox.wait(3)
     await _until(lambda: _true(not tg.pending_updates()), "the updates confirmed")
-    assert not await second.lock.held() and second.inbox == []
-    assert second.channel.may_poll is not None and not await second.channel.may_poll()
+    # Checked on a session of its own: a replica's lock is its channel's, and a call on it beside the
+    # channel's own (every 0.2 s) could close the connection the other is using (it did, beside a suite).
+    assert await _taken(second.store) and second.inbox == []
 
-    # The holder's database session ends, as when its replica is killed: PostgreSQL frees the lock. Ended
-    # by the server, not closed here: closing it under the channel's own check of it (``held``, a
-    # statement on that connection) could leave that check waiting for ever (1 run in 5 at load 8).
+    # The holder stops before its next poll (SIGSTOP) and its database session ends, as when its replica
+    # is killed: PostgreSQL frees the lock. Ended by the server, not closed here: closing it under the
+    # channel's own check of it (``held``, a statement on that connection) could leave that check
+    # waiting for ever (1 run in 5 at load 8). Stopped first, or the first replica, still running, could
+    # take the free lock again on a new connection before the second asked.
+    first.running.clear()
+    await asyncio.wait_for(first.parked.wait(), 60)  # its long poll in flight ended: it asks no more
     connection = first.lock._conn  # the dedicated connection of AdvisorySingleton
     assert connection is not None
     ended = await second.store.db.read("SELECT pg_terminate_backend(?)", (connection.info.backend_pid,))
     assert ended == [(True,)]
-    await _until(second.lock.held, "the second replica takes the poller lock")
-    assert first.channel.may_poll is not None and not await first.channel.may_poll()
+    await _until(lambda: _true(POLLS_NOW in caplog.text), "the second replica takes the poller lock")
+    first.running.set()  # it goes on, as a replica that lost its connection but lives: the lock is taken
+    assert await _taken(second.store)
     # the first replica's long poll in flight ends, and it asks again: it stands by
     await _until(both_stood_by, "the first replica stands by")
 
@@ -90,3 +107,12 @@ async def test_one_replica_polls_and_another_takes_over_when_its_connection_dies
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def _taken(store: MemoryStore) -> bool:
+    """Whether some session holds the poller lock, asked on a session of this check's own."""
+    probe = store.singleton("poller:telegram")
+    try:
+        return not await probe.acquire()
+    finally:
+        await probe.release()

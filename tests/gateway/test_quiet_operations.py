@@ -139,6 +139,7 @@ async def test_a_message_with_a_nul_is_repaired_and_answered_with_one_line_per_c
             assert channel.deliver is not None  # another chat of the same person: its own one line
             await channel.deliver(InboundMessage("test", "c2", "u1", "hi\x00 there", message_id="c2-1"))
             await until(lambda: len(channel.replies) == 4, what="the other chat's answer")
+            await asyncio.wait_for(runtime.loop.drain(), 30)  # each exchange is written after its send
         assert all(reply.startswith("[offline model]") for reply in replies)  # answered, not an apology
         turns = await runtime.engine.conversation.all_turns("test:u1")
         assert [t.content for t in turns] == [

@@ -137,9 +137,15 @@ async def test_a_reply_is_a_streaming_card_written_then_closed(
     assert card.text == ANSWER and not card.streaming  # the whole reply, streaming mode off
     assert card.config["summary"] == {"content": "**Plan**: pack the bags, check the tickets,"}
     full = [r for r in feishu.requests if r.method == "PUT" and r.path == f"{CARDKIT_PATH}/{card.card_id}"]
-    sequences = [r.body["sequence"] for r in card_calls(feishu, "content") + full]
-    assert sequences == sorted(set(sequences)) and len(full) == 1  # strictly rising
-    assert card_calls(feishu, "settings") == []  # the final text and streaming off: one call
+    content, settings = card_calls(feishu, "content"), card_calls(feishu, "settings")
+    sequences = [r.body["sequence"] for r in content + full + settings]
+    assert sequences == sorted(set(sequences))  # strictly rising
+    if content and content[-1].body["content"] == ANSWER:
+        # A frame showed the whole reply before the final text went (the stream was read late, beside
+        # a second suite): the card only needs closing, its settings in one call (cardkit.py, "close").
+        assert full == [] and len(settings) == 1
+    else:
+        assert len(full) == 1 and settings == []  # the final text and streaming off: one call
     assert card.closed_at >= card.history[-1][0]  # closed after the final text
     assert len(feishu.sent) == 1 and turns == [ANSWER]
 

@@ -130,7 +130,7 @@ async def test_database_readable_by_others_or_not_a_database(
     [
         (StubReply(status=401), "API key was refused", "provider.apiKey"),
         (StubReply(status=404), "model 'main-model' not found", "agent.model"),
-        (StubReply(delay=3), "no answer from", "provider.timeoutSeconds"),
+        (StubReply(delay=3600), "no answer from", "provider.timeoutSeconds"),
     ],
 )
 async def test_the_model_refusing_the_key_missing_the_model_or_silent(

@@ -60,6 +60,14 @@ class CountingModel:
         return []
 
 
+class AlwaysFails(CountingModel):
+    """A memory model whose every extraction fails (the model answered something unparseable)."""
+
+    async def extract(self, turns: list[Turn]) -> Extraction:
+        self.calls.append(turns)
+        raise ValueError("invalid JSON from the model")
+
+
 @pytest.fixture
 async def engines(tmp_path: Path, memory_url: str) -> AsyncIterator[list[MemoryEngine]]:
     """Two engines on one database: two replicas' connections."""
@@ -238,11 +246,6 @@ async def test_the_token_budget_counts_turns_buffered_on_the_other_replica(
 async def test_a_retry_is_due_in_the_database_for_any_replica(engines: list[MemoryEngine]) -> None:
     # r1's extraction fails and r1 stops; the retry time is the owner's due time in the database, so r2
     # retries it.
-    class AlwaysFails(CountingModel):
-        async def extract(self, turns: list[Turn]) -> Extraction:
-            self.calls.append(turns)
-            raise ValueError("invalid JSON from the model")
-
     failing, working = AlwaysFails(), CountingModel()
     one = _service(engines[0], failing, "r1", quiet_gap=0.0, retry_backoff=1.0)
     other = _service(engines[1], working, "r2")
@@ -275,3 +278,34 @@ async def test_a_retry_is_due_in_the_database_for_any_replica(engines: list[Memo
         await other.close()
     assert len(failing.calls) == 1 and len(working.calls) == 1
     assert [m.content for m in await engines[1].list(OWNER)] == ["I moved to Lisbon in May (call 1)"]
+
+
+async def test_a_retry_is_not_claimed_before_its_turns_are_due(engines: list[MemoryEngine]) -> None:
+    # The failure is written a while after the batch failed (a busy machine or database: here 0.5 s,
+    # before the failure's attempt count is read). The owner's due time must not come before its
+    # turns' retry time, or the replica that claims it at the due time finds nothing due and puts the
+    # owner off by its quiet gap (an hour here). Failed on both stores when the retry time was counted
+    # from a clock reading taken before the write; r2 was left with the turn, due in an hour.
+    failing, working = AlwaysFails(), CountingModel()
+    one = _service(engines[0], failing, "r1", quiet_gap=0.0, retry_backoff=1.0)
+    other = _service(engines[1], working, "r2")
+    rows = one.buffer._rows
+    attempts = rows.attempts
+
+    async def slow_attempts(ids: list[int]) -> int:
+        await asyncio.sleep(0.5)  # the failure is written late (a busy database)
+        return await attempts(ids)
+
+    rows.attempts = slow_attempts  # type: ignore[method-assign]
+    try:
+        await _record(one, "user", "I moved to Lisbon in May")
+        await _wait(lambda: _called(failing))
+        await one.idle()
+        await one.close()
+        await other.start()
+        await _wait(lambda: _buffer_empty(engines[1]))
+        await other.idle()
+    finally:
+        await one.close()
+        await other.close()
+    assert len(failing.calls) == 1 and len(working.calls) == 1
