@@ -75,7 +75,8 @@ def _xpersona(root: Path, lang: str) -> list[DialogueClause]:
     return out
 
 
-def _persona_lines(cell: str | None) -> tuple[str, ...]:
+def persona_lines(cell: str | None) -> tuple[str, ...]:
+    """A Synthetic-Persona-Chat persona cell's lines, stripped, blank ones dropped."""
     return tuple(line.strip() for line in (cell or "").splitlines() if line.strip())
 
 
@@ -86,7 +87,7 @@ def _synthetic(root: Path) -> list[DialogueClause]:
         path = root / "persona" / f"Synthetic-Persona-Chat_{split}.csv"
         with open(path, encoding="utf-8", newline="") as handle:
             for row in csv.DictReader(handle):
-                personas = {k: _persona_lines(row.get(f"user {k} personas")) for k in ("1", "2")}
+                personas = {k: persona_lines(row.get(f"user {k} personas")) for k in ("1", "2")}
                 for line in (row.get("Best Generated Conversation") or "").splitlines():
                     match = _SPEAKER.match(line.strip())
                     if match and personas[match.group(1)]:

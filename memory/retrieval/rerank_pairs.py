@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memory.head.dialogues import persona_lines
 from memory.model.quick_extract import candidates
 
 SEED = 20261129
@@ -144,10 +145,6 @@ def _xpersona(root: Path, lang: str) -> list[Exchange]:
     return out
 
 
-def _lines(cell: str | None) -> tuple[str, ...]:
-    return tuple(line.strip() for line in (cell or "").splitlines() if line.strip())
-
-
 def _synthetic(root: Path) -> list[Exchange]:
     """Synthetic-Persona-Chat: both speakers have persona lines; a question, then the other's turn."""
     out: list[Exchange] = []
@@ -155,7 +152,7 @@ def _synthetic(root: Path) -> list[Exchange]:
         path = root / "persona" / f"Synthetic-Persona-Chat_{split}.csv"
         with open(path, encoding="utf-8", newline="") as handle:
             for row in csv.DictReader(handle):
-                personas = {k: _lines(row.get(f"user {k} personas")) for k in ("1", "2")}
+                personas = {k: persona_lines(row.get(f"user {k} personas")) for k in ("1", "2")}
                 spoken = (row.get("Best Generated Conversation") or "").splitlines()
                 turns = [m.groups() for m in (_SPEAKER.match(line.strip()) for line in spoken) if m]
                 for (asker, said), (answerer, reply) in itertools.pairwise(turns):
