@@ -22,7 +22,7 @@ import csv
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,9 +55,9 @@ def _clauses(turn: str) -> list[str]:
     return [part for candidate in candidates(turn) for part in candidate.parts]
 
 
-def _xpersona(root: Path, lang: str) -> list[DialogueClause]:
-    """The persona speaker's replies (the second of each pair) of XPersona's valid and test dialogues."""
-    out: list[DialogueClause] = []
+def xpersona_pairs(root: Path, lang: str) -> Iterator[tuple[tuple[str, ...], str, str]]:
+    """(persona lines, other speaker's turn, persona speaker's reply) of every dialogue pair of XPersona's
+    valid and test files in ``lang`` (the training data of the head and of the re-ranker)."""
     for split in ("valid", "test"):
         name = (
             f"xpersona_Zh_persona_split_{split}_human_annotated.json"
@@ -67,11 +67,17 @@ def _xpersona(root: Path, lang: str) -> list[DialogueClause]:
         for item in json.loads((root / "persona" / name).read_text(encoding="utf-8")):
             persona = tuple(p.strip() for p in item["persona"] if p.strip())
             for pair in item["dialogue"]:
-                if len(pair) < 2:
-                    continue
-                reply = "".join(pair[1].split()) if lang == "zh" else normalise_dailydialog(pair[1])
-                source = "dialogue-zh" if lang == "zh" else "dialogue-en-xpersona"
-                out += [DialogueClause(c, lang, source, persona) for c in _clauses(reply)]
+                if len(pair) >= 2:
+                    yield persona, pair[0], pair[1]
+
+
+def _xpersona(root: Path, lang: str) -> list[DialogueClause]:
+    """The persona speaker's replies (the second of each pair) of XPersona's valid and test dialogues."""
+    out: list[DialogueClause] = []
+    source = "dialogue-zh" if lang == "zh" else "dialogue-en-xpersona"
+    for persona, _, said in xpersona_pairs(root, lang):
+        reply = "".join(said.split()) if lang == "zh" else normalise_dailydialog(said)
+        out += [DialogueClause(c, lang, source, persona) for c in _clauses(reply)]
     return out
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import itertools
-import json
 import random
 import re
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.head.dialogues import persona_lines
+from memory.head.dialogues import persona_lines, xpersona_pairs
 from memory.model.quick_extract import candidates
 
 SEED = 20261129
@@ -127,21 +126,11 @@ def _xpersona(root: Path, lang: str) -> list[Exchange]:
     """XPersona: each dialogue pair is (other speaker, persona speaker); the persona's lines are given."""
     out: list[Exchange] = []
     source = f"xpersona-{lang}"
-    for split in ("valid", "test"):
-        name = (
-            f"xpersona_Zh_persona_split_{split}_human_annotated.json"
-            if lang == "zh"
-            else f"xpersona_En_persona_{split}.json"
-        )
-        for item in json.loads((root / "persona" / name).read_text(encoding="utf-8")):
-            persona = tuple(p.strip() for p in item["persona"] if p.strip())
-            for pair in item["dialogue"]:
-                if len(pair) < 2 or not persona:
-                    continue
-                question = asked_question(pair[0], lang)
-                if question is not None:
-                    answer = "".join(pair[1].split()) if lang == "zh" else " ".join(pair[1].split())
-                    out.append(Exchange(question, answer, lang, source, persona))
+    for persona, asked, said in xpersona_pairs(root, lang):
+        question = asked_question(asked, lang) if persona else None
+        if question is not None:
+            answer = "".join(said.split()) if lang == "zh" else " ".join(said.split())
+            out.append(Exchange(question, answer, lang, source, persona))
     return out
 
 
