@@ -461,10 +461,14 @@ class MemoryRows:
 
     async def touch(self, ids: Sequence[int], now: str, times: int = 1) -> None:
         """Mark memories as used ``times`` times by ``now`` (access time and count): the decay clock
-        restarts."""
+        restarts. The id list is padded to a power of two with its last id (a repeat changes nothing), so
+        batches of any size share a few statement texts: each text is a prepared statement on every
+        pooled PostgreSQL connection (``postgres/database.py``), and a text per batch size would push the
+        reply path's out of psycopg's cache (``memory/touches.py`` batches many replies' marks)."""
         for chunk in chunks(list(ids)):
+            padded = [*chunk, *[chunk[-1]] * ((1 << (len(chunk) - 1).bit_length()) - len(chunk))]
             await self._db.write(
                 "UPDATE memories SET last_accessed = ?, access_count = access_count + ? "
-                f"WHERE id IN ({marks(chunk)})",
-                (now, times, *chunk),
+                f"WHERE id IN ({marks(padded)})",
+                (now, times, *padded),
             )
