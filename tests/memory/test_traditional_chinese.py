@@ -18,8 +18,10 @@ import pytest
 from memory.clock import to_db, utcnow
 from memory.engine import MemoryEngine
 from memory.records import Fact
+from memory.search_refold import refold_search_text
 from memory.store.attachments import NewAttachment
 from memory.store.memories import NewRow
+from memory.store.open import open_store
 from memory.store.refold import SEARCH_REFOLD
 from memory.text import tokenizer
 from memory.text.dedup import norm_key
@@ -126,7 +128,16 @@ async def test_a_home_indexed_before_folding_is_found_once_reopened(memory_url: 
         new.search_text = _old_index_text("貓的照片") + " 貓 照 片"
         attachment_id, _ = await store.attachments.add(OWNER, new, now)
         assert not await store.search.matches(OWNER, ["猫"], tiers=(2,), limit=5)
+        for text in OTHERS:  # rows without Traditional: nothing to rewrite
+            await engine.write(OWNER, Fact(text, importance=0.6), embed=False)
     await _mark_refold_pending(target)
+    store = await open_store(target)
+    try:
+        # In batches of two rows, the marker moved with each: only the four Traditional rows rewritten.
+        assert await refold_search_text(store, batch=2) == 4
+        assert await store.refold.pending() == {}
+    finally:
+        await store.close()
     async with await MemoryEngine.open(target) as engine:
         store = engine.store
         assert [c.id for c in await store.search.matches(OWNER, ["猫"], tiers=(2,), limit=5)] == [memory_id]
