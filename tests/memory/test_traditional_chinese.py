@@ -154,3 +154,11 @@ async def test_a_home_indexed_before_folding_is_found_once_reopened(memory_url: 
         ]
         # Found by the engine's retrieval too, asked in Simplified.
         assert TOLD_TRADITIONAL in await _found(engine, ASKED_SIMPLIFIED)
+
+
+async def test_the_same_fact_told_again_in_the_other_script_is_merged(home: MemoryEngine) -> None:
+    again = await home.write(OWNER, Fact("我养了一只猫，叫咪咪，今年三岁", importance=0.6), embed=False)
+    assert again.action == "merged"
+    other = await home.write(OWNER, Fact("我養了一隻狗，叫咪咪，今年三歲", importance=0.6), embed=False)
+    assert other.action == "inserted"  # another animal: the guard still tells them apart
+    assert TOLD_TRADITIONAL in [m.content for m in await home.list(OWNER)]
