@@ -17,8 +17,13 @@ stored tokens instead is not enough: jieba cuts Traditional text elsewhere ("臺
 
 Why at open and not in the background: it is done once per home and the reply path must not find half a
 home; rows without Traditional cost a read and a string scan, the Traditional ones jieba again (what a big
-home costs is measured in bench/README, issue 35). Memory vectors are left as they are (bench/README says
-what folding the embedder's input changes).
+home costs is measured in bench/README, issue 35).
+
+Vectors: the local model reads Simplified too (``vectors/embedding._clean_for_engine``), which matters
+(blind7, ask hybrid, zh recall 0.750 with the embedder reading Traditional, 0.827 folded), so a rewritten
+memory loses its local vector and the vector cache its rows for that text: the embedding backfill makes
+them again, in the background (``vectors/reindex.py``). A turn's vector is left as it was (it embeds its
+text after the turn before it; the cache keys that text, not rebuilt here).
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from memory.attachments import search_text as attachment_search_text
 from memory.store.protocol import MemoryStore
 from memory.text.script import to_simplified
 from memory.text.tokenizer import index_text
+from memory.vectors.cache import PASSAGE_SUFFIX, text_hash
+from memory.vectors.embedding import LOCAL_MODEL_KEY
 
 __all__ = ["BATCH_ROWS", "refold_search_text"]
 
@@ -89,6 +96,12 @@ async def _batch(store: MemoryStore, table: str, after: int, batch: int) -> tupl
         changed = [(i, old, new) for i, old, new in changed if new != old]
         if changed:
             await store.refold.rewrite(table, changed)
+        if changed and table == "memories":
+            # The local model reads Simplified now: its vectors of these texts are made again by the
+            # backfill (an API model's are kept: its input is not folded).
+            hashes = [text_hash(str(sources[i][0])) for i, _, _ in changed]
+            local = (LOCAL_MODEL_KEY, LOCAL_MODEL_KEY + PASSAGE_SUFFIX)
+            await store.refold.forget_vectors([i for i, _, _ in changed], hashes, local)
         if len(texts) < batch:
             await store.refold.finished(table)
             return True, after, len(changed)

@@ -92,6 +92,19 @@ class RefoldRows:
             [(new, i, old) for i, old, new in rows],
         )
 
+    async def forget_vectors(self, ids: Sequence[int], hashes: Sequence[str], models: Sequence[str]) -> None:
+        """The memories ``ids`` lose their vectors of ``models[0]`` (the backfill makes them again), and
+        the vector cache its rows of ``models`` for the texts of ``hashes``."""
+        if ids:
+            await self._db.write(
+                "UPDATE memories SET embedding = NULL, embedding_model = NULL "
+                f"WHERE embedding_model = ? AND id IN ({marks(ids)})",
+                (models[0], *ids),
+            )
+        if hashes:
+            where = f"model IN ({marks(models)}) AND text_hash IN ({marks(hashes)})"
+            await self._db.write(f"DELETE FROM embedding_cache WHERE {where}", (*models, *hashes))
+
     async def passed(self, table: str, last: int) -> None:
         """The walk of ``table`` is past id ``last``."""
         sql = "UPDATE search_refold SET after_id = ? WHERE part = ? AND after_id < ?"

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 
@@ -25,8 +26,8 @@ from memory.store.open import open_store
 from memory.store.refold import SEARCH_REFOLD
 from memory.text import tokenizer
 from memory.text.dedup import norm_key
-from memory.vectors.cache import CachedEmbedder
-from memory.vectors.embedding import LocalEmbedder
+from memory.vectors.cache import PASSAGE_SUFFIX, CachedEmbedder, text_hash
+from memory.vectors.embedding import LOCAL_MODEL_KEY, LocalEmbedder
 
 pytestmark = pytest.mark.both_stores
 
@@ -109,7 +110,13 @@ async def test_a_home_indexed_before_folding_is_found_once_reopened(memory_url: 
         old = _old_index_text(TOLD_TRADITIONAL)
         assert "猫" not in old.split()  # what the old index held: the Traditional tokens only
         fact = Fact(TOLD_TRADITIONAL, importance=0.6)
-        memory_id = await store.memories.insert(OWNER, fact, NewRow(norm_key(fact.content), old, now))
+        # With the local model's vector of the text as it read it then, and that vector cached.
+        blob = np.ones(4, dtype=np.float32).tobytes()
+        row = NewRow(norm_key(fact.content), old, now, vector=blob, vector_model=LOCAL_MODEL_KEY)
+        memory_id = await store.memories.insert(OWNER, fact, row)
+        passages = LOCAL_MODEL_KEY + PASSAGE_SUFFIX
+        await store.vectors.cache(passages, [(text_hash(fact.content), 4, blob)], [], now)
+        assert memory_id not in [i for i, _, _ in await store.vectors.missing(LOCAL_MODEL_KEY)]
         old_turn = _old_index_text(turn)
         turn_id = await store.turns.add(
             OWNER, channel="cli", chat_id="c", role="user", content=turn, search_text=old_turn, at=now
@@ -136,6 +143,9 @@ async def test_a_home_indexed_before_folding_is_found_once_reopened(memory_url: 
         # In batches of two rows, the marker moved with each: only the four Traditional rows rewritten.
         assert await refold_search_text(store, batch=2) == 4
         assert await store.refold.pending() == {}
+        # The memory's local vector goes, for the backfill to make again from the folded text.
+        assert memory_id in [i for i, _, _ in await store.vectors.missing(LOCAL_MODEL_KEY)]
+        assert not await store.vectors.cached(passages, [text_hash(TOLD_TRADITIONAL)])
     finally:
         await store.close()
     async with await MemoryEngine.open(target) as engine:
