@@ -28,6 +28,7 @@ from memory.retrieval.relations import expand
 from memory.store.attachments import AttachmentRow, NewAttachment, UnderstoodRow
 from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
+from memory.text.script import to_simplified
 from memory.text.timeref import find_window
 from memory.writes import check_owner
 
@@ -112,7 +113,7 @@ def search_text(name: str, caption: str, *parts: str) -> str:
     the text uses ("猫" for "橘猫", "票" for "罚单"), and jieba keeps a two-character word whole."""
     short = " ".join([re.sub(r"[_\-.]+", " ", name), caption, *parts[:2]])
     words = " ".join(p for p in (short, *parts[2:]) if p)
-    singles = dict.fromkeys(_HAN.findall(short))
+    singles = dict.fromkeys(_HAN.findall(to_simplified(short)))
     return " ".join(t for t in (tokenizer.index_text(words), " ".join(singles)) if t)
 
 

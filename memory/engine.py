@@ -27,6 +27,7 @@ from memory.retrieval.decay import relevance_score
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.retrieval.retriever import Retriever
 from memory.scratchpad import ScratchpadStore
+from memory.search_refold import refold_search_text
 from memory.store import MemoryDatabaseError
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
@@ -79,6 +80,11 @@ class MemoryEngine:
         event loop beside it (``warm_text=False``: on first use instead — a CLI command that only reads
         rows does not pay ~0.7 s for it)."""
         engine = cls(await open_store(str(path), create=create, warm_text=warm_text))
+        try:
+            await refold_search_text(engine.store)  # a home indexed before Traditional read as Simplified
+        except BaseException:
+            await engine.store.close()
+            raise
         log.info("[memory] opened %s", engine.path)
         return engine
 

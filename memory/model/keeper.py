@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from memory.model.quick_extract import candidates, decide, fallback_facts, head_verdicts
 from memory.records import Fact
+from memory.text.script import restore_contents, to_simplified
 from memory.vectors.embedding import LOCAL_MODEL_KEY
 
 if TYPE_CHECKING:
@@ -37,7 +38,10 @@ class FactKeeper:
         self.embedder = embedder
 
     async def facts(self, text: str, known_projects: frozenset[str] = frozenset()) -> list[Fact]:
-        """The lasting facts of ``text`` (see ``quick_extract.py``)."""
+        """The lasting facts of ``text`` (``quick_extract.py``), found as Simplified, kept as typed."""
+        return restore_contents(await self._facts(to_simplified(text), known_projects), text)
+
+    async def _facts(self, text: str, known_projects: frozenset[str]) -> list[Fact]:
         found = candidates(text)
         if not found:
             return []

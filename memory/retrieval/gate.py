@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from memory.text.script import to_simplified
 from memory.text.tokenizer import STOP_WORDS
 
 # Messages shorter than this (characters, stripped) never need memory (the seed: len < 5); Chinese says
@@ -97,6 +98,7 @@ _ZH_OVERVIEW = re.compile(
 
 def asks_about_themselves(text: str) -> bool:
     """True for "what do you know about me?" / "你记得我什么？": a request for an overview of the person."""
+    text = to_simplified(text)  # the patterns are Simplified; Traditional is read as its twin
     return bool(_EN_OVERVIEW.search(text) or _ZH_OVERVIEW.search(text))
 
 
@@ -128,13 +130,13 @@ def should_retrieve(
     through, so only what a rule can know is refused here; otherwise the keyword-only rules decide.
     ``topics``: whether a short question about a thing or someone (``topic_question``) counts — without
     the head it must; beside the head, which judges questions, the assistant leaves it out."""
-    prose = _prose(text)
+    prose = _prose(to_simplified(text))
     if prose is None:
         return False
     if learned:
         return True
     lowered = prose.lower()
-    if any(p.lower() in lowered for p in known_projects if p):
+    if any(to_simplified(p).lower() in lowered for p in known_projects if p):
         return True
     if personal_question(prose) or (topics and topic_question(prose)):
         return True
@@ -151,12 +153,14 @@ def should_retrieve(
 
 def asks(text: str) -> bool:
     """The message asks something (a question mark, a question word, 吗/呢)."""
+    text = to_simplified(text)
     return bool((_ZH_ASKS if _HAN.search(text) else _EN_ASKS).search(text))
 
 
 def to_listener(text: str) -> bool:
     """The message addresses the listener or suggests something ("what are your plans?", "shall we
     go?"), unless it asks them to recall ("do you remember where I parked?")."""
+    text = to_simplified(text)
     recalls = _EN_RECALL.search(text) or _ZH_RECALL.search(text)
     return bool((_LISTENER.search(text) or _SUGGESTION.search(text)) and not recalls)
 
@@ -170,7 +174,7 @@ def _short_question(prose: str) -> bool:
 def personal_question(text: str) -> bool:
     """Keyword-only: a short question about the person's own life ("can I eat prawns?", "my boss?",
     "我老板？"), not one to the listener. With the embedder the head answers this (``Head.asks_own``)."""
-    prose = text.strip()
+    prose = to_simplified(text).strip()
     if _HAN.search(prose):
         short = len(_HAN.findall(prose)) <= PERSONAL_QUESTION_HAN and not to_listener(prose)
         return short and bool(_ZH_ASKS.search(prose) and _ZH_FIRST_PERSON.search(prose))
@@ -183,7 +187,7 @@ def topic_question(text: str) -> bool:
     about what was just said ("what is it?"), naming something (a content word; in Chinese two characters
     beside question words and particles). Without the head nothing tells it from a question about the
     world ("what's the capital of France?"); the search finds nothing of the person's for those."""
-    prose = text.strip()
+    prose = to_simplified(text).strip()
     if not _short_question(prose) or _DEICTIC.search(prose):
         return False
     if _HAN.search(prose):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from memory.records import Retrieved
+from memory.text.script import to_simplified
 
 # Questions that gather: counts, lists, every/all of something the person has or did.
 _EN_SEVERAL = re.compile(
@@ -46,7 +47,8 @@ FOCUS_MIN_CHARS = 200
 
 def memories_wanted(text: str, top_k: int) -> int:
     """How many memories to retrieve for this message: ``top_k``, more for a gathering question."""
-    return top_k * SEVERAL_FACTOR if (_EN_SEVERAL.search(text) or _ZH_SEVERAL.search(text)) else top_k
+    several = _EN_SEVERAL.search(text) or _ZH_SEVERAL.search(to_simplified(text))
+    return top_k * SEVERAL_FACTOR if several else top_k
 
 
 def budget_memories(memories: list[Retrieved], budget: int = MEMORY_BLOCK_CHARS) -> list[Retrieved]:

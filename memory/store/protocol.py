@@ -23,6 +23,7 @@ from memory.store.coordination_api import (
     InboxRowsAPI,
     JobClaimRowsAPI,
 )
+from memory.store.refold import RefoldRows
 
 if TYPE_CHECKING:
     from memory.store.attachments import AttachmentRow, NewAttachment, UnderstoodRow
@@ -422,6 +423,9 @@ class MemoryStore(Protocol):
 
     @property
     def reminders(self) -> ReminderRowsAPI: ...
+
+    @property
+    def refold(self) -> RefoldRows: ...
 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Writes of any part made inside it by the same task commit together or not at all."""

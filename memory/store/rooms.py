@@ -27,6 +27,7 @@ from memory.store.job_runs import JobClaimRows, JobRows
 from memory.store.memories import MemoryRows, WrittenTexts
 from memory.store.page_access import PageAccessRows
 from memory.store.protocol import SearchAPI
+from memory.store.refold import RefoldRows
 from memory.store.reminders import ReminderRows
 from memory.store.scratchpads import ScratchpadRows
 from memory.store.sql import SqlDatabase
@@ -89,6 +90,7 @@ class StoreRooms(Generic[DatabaseT]):
         self.page = PageAccessRows(db)
         self.attachments = full_text.attachments
         self.reminders = ReminderRows(db)
+        self.refold = RefoldRows(db)  # re-indexing rows indexed before Traditional Chinese was folded
 
     async def loaded(self) -> Self:
         """This store once what its rooms cache is read (the index's row count, the change version): the

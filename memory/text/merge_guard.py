@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory.text.dedup import NEGATIONS
+from memory.text.script import to_simplified
 from memory.text.tokenizer import STOP_WORDS, warm_up
 
 _WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)*")  # Latin words; Han text is handled apart
@@ -270,6 +271,7 @@ def guard_allows_merge(a: str, b: str) -> bool:
     competition", 0.985 in Chinese) nor Chinese-script names and places (北京 vs 上海): the cosine threshold
     has to keep those apart.
     """
+    a, b = to_simplified(a), to_simplified(b)  # 女兒 and 女儿 are one relation (``script.py``)
     fa, fb = anchors(a), anchors(b)
     if (fa.numbers, fa.times, fa.people, fa.titles, fa.negations, identifiers(a)) != (
         fb.numbers,

@@ -22,6 +22,9 @@ from typing import Any
 
 import snowballstemmer
 
+from memory.text import script
+from memory.text.script import to_simplified
+
 # A query longer than this is cut before segmentation: a 1 MB paste must not cost seconds of jieba on
 # the reply path, and its first few thousand characters say what it is about.
 MAX_QUERY_CHARS = 2000
@@ -45,6 +48,7 @@ def warm_up() -> Any:
 
             jieba.setLogLevel(logging.WARNING)
             jieba.initialize()
+            script.warm_up()
             _jieba = jieba
     return _jieba
 
@@ -70,8 +74,9 @@ _stemmer = snowballstemmer.stemmer("english")
 
 
 def _clean(text: str) -> str:
-    # NFKC folds full-width Latin/digits to ASCII; control characters (NUL included) are never content.
-    text = unicodedata.normalize("NFKC", text)
+    # NFKC folds full-width Latin/digits to ASCII; control characters (NUL included) are never content;
+    # Traditional Chinese is indexed and searched as Simplified (``script.py``): each finds the other.
+    text = to_simplified(unicodedata.normalize("NFKC", text))
     return "".join(ch if ch.isprintable() else " " for ch in text)
 
 

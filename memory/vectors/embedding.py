@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from memory.text.script import to_simplified
 from memory.vectors.protocol import (
     API_MAX_CHARS,
     NO_KEY_PLACEHOLDER,
@@ -335,8 +336,9 @@ class LocalEmbedder:
 
 
 def _clean_for_engine(text: str) -> str:
-    """What the C engine can take: no NUL (C strings end there), valid UTF-8 (lone surrogates → "?")."""
-    text = text.replace("\x00", " ")
+    """What the C engine can take: no NUL (C strings end there), valid UTF-8 (lone surrogates → "?");
+    Traditional Chinese as Simplified (``memory/text/script.py``: the head was trained on Simplified)."""
+    text = to_simplified(text.replace("\x00", " "))
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
