@@ -15,10 +15,12 @@ search").
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -54,6 +56,15 @@ DENSE_ONLY_LIFT = 0.04
 ANSWER_LEAD = 0.001  # how far above its question an answer is placed (scores are rounded to 0.001)
 TURN_VECTOR_OWNERS_KEPT = 16  # owners whose turn vectors stay loaded (oldest use dropped first)
 TURN_TIER = 0  # turn vectors share memories' matrix type, in a tier of their own
+# A turn at least this long is segmented (jieba, pure Python: p50 13-19 ms for bench.streaming's 1.7 kB
+# English and 320-character Chinese replies on a busy 2-core machine) in a thread of its own, not in the
+# event loop's: fifty replies ending at once otherwise hold up every other chat's frames and intake
+# (bench/README.md, "Streaming"). A shorter one (a person's message, mostly segmented already by recall's
+# query) is cheaper than the thread hop.
+SEGMENT_OFF_LOOP_CHARS = 200
+# One thread: segmentations queue there in order instead of taking threads other work needs (the default
+# executor), and jieba's pure-Python work would only take turns on the GIL in more of them.
+_SEGMENTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tierclaw-segment")
 
 
 def asks(text: str) -> bool:
@@ -181,6 +192,9 @@ class ConversationLog:
         caller writing them itself: ``memory/exchange.py``). A turn is also found by the words of the turn
         it answers ("When did you go?" → "Yesterday."): its index holds the previous turn's words too,
         after its own; the chat's last turn is read once, then remembered here."""
+        long = [c for c in contents if len(c) >= SEGMENT_OFF_LOOP_CHARS]
+        if long:
+            await asyncio.get_running_loop().run_in_executor(_SEGMENTER, _segment_all, long)
         chat = (owner, channel, chat_id)
         previous = self._last_words.get(chat)
         if previous is None:
@@ -188,7 +202,7 @@ class ConversationLog:
             previous = tokenizer.index_text(last.content) if last is not None else ""
         texts = []
         for content in contents:
-            own = tokenizer.index_text(content)
+            own = tokenizer.index_text(content)  # a long one's segments are cached by now
             texts.append(f"{own} {previous}" if previous else own)
             previous = own
         if len(self._last_words) >= LAST_WORDS_KEPT:
@@ -319,6 +333,14 @@ class ConversationLog:
         if removed:
             log.info("[memory] pruned %d conversation turns older than %d days", removed, keep_days)
         return removed
+
+
+def _segment_all(texts: Sequence[str]) -> None:
+    """Segment ``texts`` in the segmenter's thread (``_SEGMENTER``): ``tokenizer.index_text`` then finds
+    their segments in ``tokenizer.segment``'s cache, and only stems them in the loop thread (the English
+    stemmer keeps state while it works on a word: one thread uses it)."""
+    for text in texts:
+        tokenizer.segment(text)
 
 
 def _joined(
