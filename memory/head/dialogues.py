@@ -229,3 +229,10 @@ def turn_examples(
         source = f"dialogue-{lang}-turns" + ("" if label == "tell" else "-chat")
         out += [Example(t, lang, source, None, None, label) for t in chosen[:per_label]]
     return out
+
+
+def keep_labels(examples: list[Example]) -> tuple[np.ndarray, np.ndarray]:
+    """(keep label, 0 where none; which rows have one): round 10's whole turns are for the gate only
+    (``turn_examples``), so the keep classifier and its first model leave them out (``train.py``)."""
+    known = np.array([e.keep is not None for e in examples])
+    return np.array([e.keep or 0 for e in examples], dtype=np.int64), known

@@ -37,7 +37,7 @@ from memory.head.calibrate import (
     trusted,
 )
 from memory.head.corpus import SEED, Example, build
-from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, weak_labels
+from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
 from memory.head.longer import PER_LANGUAGE, compose, long_messages
 from memory.head.model import (
     CATEGORIES,
@@ -261,13 +261,6 @@ def train_keep(
         passages, y, folds, ~noisy & known, 2, partial(train_mlp, seed=seed, shape=shape), balanced
     )
     return model, keep_odds(oof)
-
-
-def keep_labels(examples: list[Example]) -> tuple[np.ndarray, np.ndarray]:
-    """(keep label, 0 where none; which rows have one): round 10's whole dialogue turns are for the gate
-    only (``dialogues.turn_examples``)."""
-    known = np.array([e.keep is not None for e in examples])
-    return np.array([e.keep or 0 for e in examples], dtype=np.int64), known
 
 
 def train_category(
