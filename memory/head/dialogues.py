@@ -15,14 +15,14 @@ same clause's cosine to a **stranger's** persona (the persona of another dialogu
 The thresholds come from the data (percentiles), not from a hand-picked cosine. Sources and licences:
 ``DATA_CARD.md``. Deterministic: the same files give the same clauses, samples and labels.
 
-Round 10 (``Mining``, ``python -m memory.head.train --round10``): facts as people type them. More English
-clauses (7,000 per source), the English positive percentile 97 (read on a sample: clauses between the 97th
-and 99th percentile are still mostly the speaker's own facts, "I'm half Italian", "my older brother does
-too"; between the 95th and 97th weaker), every second labelled clause of **both** labels typed casually
-(``corpus.casual``: lower case, no full stop, "btw"/"lol", 对了/啦/呢 — on both sides, so the register is no
-cue for either), and whole turns for the gate (``turn_examples``): a turn holding a positive clause tells
-about the speaker's life, the fact among chatter as people send it ("hi! doing great, just got back from
-walking my labs"); a turn whose clauses are all chatter and none first person does not.
+Round 10 (``Mining``; tried, not shipped, DATA_CARD "Round 10"): facts as people type them. More English
+clauses (7,000 per source: ``ROUND10``, ``python -m memory.head.train --round10``); and, measured worse, the
+English positive percentile 97 (read on a sample: clauses between the 97th and 99th percentile are still
+mostly the speaker's own facts, "I'm half Italian", "my older brother does too"), every second labelled
+clause of **both** labels typed casually (``corpus.casual``: lower case, no full stop, "btw"/"lol",
+对了/啦/呢 — on both sides, so the register is no cue for either), and whole turns for the gate
+(``turn_examples``): a turn holding a positive clause tells about the speaker's life ("cool! my older
+sister lives with me right now."); a turn whose clauses are all chatter and none first person does not.
 """
 
 from __future__ import annotations
@@ -73,7 +73,9 @@ class Mining:
 
 
 ROUND2 = Mining()
-ROUND10 = Mining(clauses_en=7000, positive_percentile_en=97.0, casual=True, turns=TURNS_PER_LABEL)
+# Round 10 as measured best (DATA_CARD "Round 10"): the larger English sample only. The percentile 97, the
+# casual typing and the whole turns (``Mining(7000, 97.0, True, TURNS_PER_LABEL)``) were tried and cost tells.
+ROUND10 = Mining(clauses_en=7000)
 
 
 def _clauses(turn: str) -> list[str]:
