@@ -37,7 +37,7 @@ from memory.head.calibrate import (
     trusted,
 )
 from memory.head.corpus import SEED, Example, build
-from memory.head.dialogues import dialogue_clauses, weak_labels
+from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
 from memory.head.longer import PER_LANGUAGE, compose, long_messages
 from memory.head.model import (
     CATEGORIES,
@@ -256,9 +256,9 @@ def train_keep(
 ) -> tuple[Classifier, np.ndarray]:
     """(a) worth keeping or not, on passage vectors, cross-fitted on every row but ``noisy``
     (``calibrate.cross_fit``): (the ensemble, each row's out-of-fold log-odds of worth keeping)."""
-    y = np.array([e.keep for e in examples], dtype=np.int64)
+    y, known = keep_labels(examples)
     model, oof = cross_fit(
-        passages, y, folds, ~noisy, 2, partial(train_mlp, seed=seed, shape=shape), balanced
+        passages, y, folds, ~noisy & known, 2, partial(train_mlp, seed=seed, shape=shape), balanced
     )
     return model, keep_odds(oof)
 
@@ -320,10 +320,9 @@ def self_statements(
     ``NOISE_QUANTILE`` of the validation statements of its language score is left out of training. They
     still count among the chit-chat the thresholds are chosen on (out of fold): the raw chit-chat is what
     false keeps are counted on."""
-    y = np.array([e.keep for e in examples], dtype=np.int64)
-    first = train_mlp(
-        passages[~validation & ~chit], y[~validation & ~chit], 2, balanced(y[~validation & ~chit], 2), seed
-    )
+    y, known = keep_labels(examples)
+    rows = ~validation & ~chit & known
+    first = train_mlp(passages[rows], y[rows], 2, balanced(y[rows], 2), seed)
     scores = keep_odds(first.logits(passages)[0])
     lines = np.array([e.source.endswith("-train") for e in examples])
     clause_score = {e.text: float(sc) for e, sc, c in zip(examples, scores, chit, strict=True) if c}
@@ -344,14 +343,16 @@ def self_statements(
 
 
 def training_examples(
-    root: Path, cache: Path | None, chat8: bool = False
+    root: Path, cache: Path | None, chat8: bool = False, mining: Mining = ROUND2
 ) -> tuple[list[Example], int, dict[str, object]]:
-    """Every training example: ``corpus.build`` and the persona dialogues' weak labels, less any text
-    that is an item of an evaluation set; (examples, how many were refused, the weak labels' report)."""
+    """Every training example: ``corpus.build`` and the persona dialogues' weak labels (mined as
+    ``mining`` says), less any text that is an item of an evaluation set; (examples, how many were
+    refused, the weak labels' report)."""
     repo = Path(__file__).resolve().parents[2]
     banned = evaluation_texts(root, repo)
     every = build(root, chat8=chat8)
-    weak, weak_report = weak_labels(dialogue_clauses(root), lambda texts: embed(texts, "passage", cache))
+    clauses = dialogue_clauses(root, mining)
+    weak, weak_report = weak_labels(clauses, lambda texts: embed(texts, "passage", cache), mining)
     every += weak
     examples = [e for e in every if e.text.strip() not in banned]
     return examples, len(every) - len(examples), dict(weak_report)
@@ -375,6 +376,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--chat8",
         action="store_true",
         help="also the round-8 sentences (written.json *_chat8_*; not in the shipped head, DATA_CARD)",
+    )
+    parser.add_argument(
+        "--round10",
+        action="store_true",
+        help="mine the persona dialogues as round 10's best variant (dialogues.ROUND10: 7,000 English "
+        "clauses per source; not shipped, DATA_CARD 'Round 10')",
     )
     parser.add_argument("--l2", type=float, default=L2, help=f"weight decay (default {L2})")
     parser.add_argument("--hidden", type=int, default=HIDDEN, help=f"hidden units (default {HIDDEN})")
@@ -422,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     embed_as = {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
     seed = int(args.seed)
     shape = Shape(float(args.l2), int(args.hidden), int(args.iterations))
-    examples, refused, weak_report = training_examples(Path(args.data), cache, bool(args.chat8))
+    mining = ROUND10 if args.round10 else ROUND2
+    examples, refused, weak_report = training_examples(Path(args.data), cache, bool(args.chat8), mining)
     print(f"{len(examples)} training texts ({refused} refused: items of an evaluation set)")
     passages = embed([e.text for e in examples], "passage", cache)
     in_gate = gate_rows(examples)
