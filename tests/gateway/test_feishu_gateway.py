@@ -59,7 +59,7 @@ def write_config(
             "apiKey": "sk-test-000000",
             "baseUrl": model.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 60,
         },
         "agent": {"model": "main-model", "workspace": str(tmp_path / "ws")},
         "memory": {
@@ -77,7 +77,7 @@ def write_config(
                 "allowFrom": [ALICE] if allow_from is None else allow_from,
                 "mode": mode,
                 "domain": feishu.domain,
-                "timeoutSeconds": 5,
+                "timeoutSeconds": 30,
                 "callback": {"listen": "127.0.0.1", "port": free_port(), "path": "/feishu/events"},
                 **feishu_settings,
             }

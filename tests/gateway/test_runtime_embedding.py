@@ -44,7 +44,7 @@ def make_config(
             "apiKey": "sk-test-000000",
             "baseUrl": stub.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 60,
         },
         "agent": {"workspace": str(tmp_path / "ws")},
         "memory": {"dbPath": str(tmp_path / "memory.db"), "extraction": {"quietGap": "1h"}},

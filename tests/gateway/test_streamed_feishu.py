@@ -42,7 +42,7 @@ def feishu_config(tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, memory_
             "apiKey": "sk-test-0000",
             "baseUrl": model.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 10,
+            "timeoutSeconds": 60,
         },
         "agent": {"model": "main-model", "workspace": str(tmp_path / "ws")},
         "memory": {
@@ -61,7 +61,7 @@ def feishu_config(tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, memory_
                 "allowFrom": [ALICE],
                 "mode": "callback",
                 "domain": feishu.domain,
-                "timeoutSeconds": 5,
+                "timeoutSeconds": 30,
                 "callback": {"listen": "127.0.0.1", "port": free_port(), "path": "/feishu/events"},
                 "streamEvery": "0.1s",
             }
