@@ -198,7 +198,7 @@ async def test_a_redelivered_event_is_answered_once_also_after_a_restart(
             assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel one"))  # same chat: answered after the repeats
         await feishu.wait_for_sent(2)
-        await asyncio.wait_for(runtime.loop.drain(), 10)  # a streamed reply shows before it is whole
+        await asyncio.wait_for(runtime.loop.drain(), 30)  # a streamed reply shows before it is whole
     async with gateway(config) as (runtime, channel):  # a new process on the same state
         assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel two"))
