@@ -18,6 +18,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
 from tests.support.gateway_process import start_gateway, wait_until
+from tests.support.waiting import PROCESS_CEILING
 
 
 class Recorder:
@@ -206,7 +207,7 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
             await wait_until(lambda: set(sent) <= set(replied()), proc, "every message answered", timeout=300)
         finally:
             proc.terminate()
-            proc.wait(30)
+            proc.wait(PROCESS_CEILING)  # a ceiling: a stop drains, then exits
     answers = replied()
     return len(set(sent) - set(answers)), len(answers) - len(set(answers)), before
 
