@@ -486,7 +486,7 @@ async def post_webhook(
             headers["X-Telegram-Bot-Api-Secret-Token"] = secret
         request = urllib.request.Request(url, json.dumps(update).encode(), headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=60) as response:  # a ceiling (a loaded machine)
                 return int(response.status)
         except urllib.error.HTTPError as exc:
             return int(exc.code)

@@ -254,7 +254,7 @@ def _pty_env(tmp_path: Path, stub: OpenAIStub) -> dict[str, str]:
 def test_tierclaw_chat_on_a_terminal(tmp_path: Path) -> None:
     with OpenAIStub() as stub:
         stub.responder = lambda body: StubReply(content="**Noted**, and `kept`.")
-        stub.script(StubReply(content="too slow", delay=20))  # the first question: cancelled with Ctrl-C
+        stub.script(StubReply(content="too slow", delay=3600))  # the first question: cancelled with Ctrl-C
         chat = Pty(_pty_env(tmp_path, stub))
         try:
             chat.read_until("/quit or Ctrl-D to leave")

@@ -4,6 +4,7 @@ crash — kill -9 with a backlog — loses none (gateway/inbox.py)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import signal
 from pathlib import Path
@@ -17,6 +18,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
 from tests.support.gateway_process import start_gateway, wait_until
+from tests.support.waiting import PROCESS_CEILING
 
 
 class Recorder:
@@ -128,16 +130,26 @@ async def test_unanswered_messages_come_back_in_order_after_a_restart(tmp_path: 
 # ------------------------------------------------------------------------------ kill -9, for real
 
 
+ANSWERED_BEFORE_KILL = 4
+
+
 async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, int, int]:
     """Push ``chats × per_chat`` messages to a real gateway process with a slow model, SIGKILL it once
     all are confirmed to Telegram, restart it; returns (lost, answered twice, answered before the kill).
-    (The issue's 600-message trial: ``kill_9_trial(path, 20, 30)``.)"""
+    (The issue's 600-message trial: ``kill_9_trial(path, 20, 30)``.)
+
+    Before the kill the model answers its first ``ANSWERED_BEFORE_KILL`` questions at once and holds the
+    rest until the stub stops: a backlog when the process dies however slowly the machine stores the
+    messages (a 1 s answer each left one only while storing took less than the backlog's 15 s)."""
     slow = {"on": True}
+    asked = itertools.count()
 
     def model(body: dict) -> StubReply | None:
         if body.get("response_format", {}).get("type") == "json_object":
             return StubReply(content='{"facts": [], "summary": ""}')
-        return StubReply(content="ok", delay=1.0 if slow["on"] else 0.0)
+        if slow["on"] and next(asked) >= ANSWERED_BEFORE_KILL:
+            return StubReply(content="ok", delay=3600)  # never before the kill
+        return StubReply(content="ok")
 
     with TelegramStub() as tg, OpenAIStub(responder=model) as llm:
         config = {
@@ -195,7 +207,7 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
             await wait_until(lambda: set(sent) <= set(replied()), proc, "every message answered", timeout=300)
         finally:
             proc.terminate()
-            proc.wait(30)
+            proc.wait(PROCESS_CEILING)  # a ceiling: a stop drains, then exits
     answers = replied()
     return len(set(sent) - set(answers)), len(answers) - len(set(answers)), before
 

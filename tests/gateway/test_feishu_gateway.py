@@ -59,7 +59,7 @@ def write_config(
             "apiKey": "sk-test-000000",
             "baseUrl": model.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 60,
         },
         "agent": {"model": "main-model", "workspace": str(tmp_path / "ws")},
         "memory": {
@@ -77,7 +77,7 @@ def write_config(
                 "allowFrom": [ALICE] if allow_from is None else allow_from,
                 "mode": mode,
                 "domain": feishu.domain,
-                "timeoutSeconds": 5,
+                "timeoutSeconds": 30,
                 "callback": {"listen": "127.0.0.1", "port": free_port(), "path": "/feishu/events"},
                 **feishu_settings,
             }
@@ -198,7 +198,7 @@ async def test_a_redelivered_event_is_answered_once_also_after_a_restart(
             assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel one"))  # same chat: answered after the repeats
         await feishu.wait_for_sent(2)
-        await asyncio.wait_for(runtime.loop.drain(), 10)  # a streamed reply shows before it is whole
+        await asyncio.wait_for(runtime.loop.drain(), 30)  # a streamed reply shows before it is whole
     async with gateway(config) as (runtime, channel):  # a new process on the same state
         assert await push(feishu, channel, repeated) == 200
         await push(feishu, channel, event("sentinel two"))

@@ -40,7 +40,7 @@ def _config(tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, database_url:
                 "allowFrom": ["ou_alice"],
                 "mode": "websocket",
                 "domain": feishu.domain,
-                "timeoutSeconds": 5,
+                "timeoutSeconds": 30,
             }
         },
         "timezone": "UTC",

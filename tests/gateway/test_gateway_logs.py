@@ -170,7 +170,7 @@ def _memory_add(tmp_path: Path, *options: str) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "gateway.cli", "memory", "add", "I live in Lyon",
          "--db", str(tmp_path / "m.db"), *options],
-        capture_output=True, text=True, env={**env, "HOME": str(tmp_path)}, cwd=REPO, timeout=120,
+        capture_output=True, text=True, env={**env, "HOME": str(tmp_path)}, cwd=REPO, timeout=PROCESS_CEILING,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stderr

@@ -64,7 +64,7 @@ def make_config(tmp_path: Path, stub: OpenAIStub, database_url: str = "", **extr
             "apiKey": "sk-test-000000",
             "baseUrl": stub.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 60,
         },
         "agent": {"model": "main-model", "workspace": str(tmp_path / "ws")},
         "memory": {
@@ -203,7 +203,9 @@ async def test_new_hands_the_session_to_extraction_and_starts_fresh(tmp_path: Pa
 async def test_memory_command_shows_what_was_just_said(tmp_path: Path) -> None:
     with OpenAIStub(responder=extraction_reply) as stub:
         term = Terminal()
-        runtime = await Runtime.open(make_config(tmp_path, stub, quietGap="1h"), [term])
+        # /memory waits exitFlush for the extraction: a ceiling (it returns when done), not the default 15 s
+        config = make_config(tmp_path, stub, quietGap="1h", exitFlush="120s")
+        runtime = await Runtime.open(config, [term])
         try:
             await runtime.start(schedule=False)
             term.type("My dog is called Pepper.")

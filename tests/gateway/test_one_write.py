@@ -17,6 +17,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub
 from memory.engine import MemoryEngine
 from tests.support.gateway_process import start_gateway, wait_until
+from tests.support.waiting import PROCESS_CEILING
 
 CHAT = 500
 
@@ -94,7 +95,7 @@ async def test_killed_while_the_model_answers_nothing_is_half_written_and_the_re
             await wait_until(lambda: len(tg.sent()) >= 1, proc, "the reply")
         finally:
             proc.terminate()
-            proc.wait(30)
+            proc.wait(PROCESS_CEILING)  # a ceiling: a stop drains, then exits
         assert [call.params.get("text") for call in tg.sent()] == ["Lisbon sounds lovely."]
     unanswered, session, turns, buffered = await _kept(target)
     assert (unanswered, turns, buffered) == (0, 2, 2)

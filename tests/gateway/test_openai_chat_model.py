@@ -17,7 +17,7 @@ SECRET_KEY = "sk-secret-CHAT-9876543210fedcba"
 pytestmark = pytest.mark.usefixtures("close_stub_clients")
 
 
-def make_model(stub: OpenAIStub, *, max_retries: int = 0, timeout: float = 5.0, **kwargs) -> OpenAIChatModel:
+def make_model(stub: OpenAIStub, *, max_retries: int = 0, timeout: float = 60.0, **kwargs) -> OpenAIChatModel:
     client = client_for(stub, api_key=SECRET_KEY, max_retries=max_retries, timeout=timeout)
     return OpenAIChatModel(client, "chat-model", **kwargs)
 

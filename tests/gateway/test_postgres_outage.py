@@ -18,6 +18,7 @@ from localservers import postgres_cluster as throwaway_pg
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.telegram_server import TelegramStub
 from tests.support.gateway_process import start_gateway, wait_until
+from tests.support.waiting import PROCESS_CEILING
 
 # The outage was felt while messages came: an update not stored (the poller met a dead connection), or a
 # worker's statement that failed (a claim, a reply's step — while the intake waited for the pool to
@@ -140,7 +141,7 @@ async def outage_trial(
             )
         finally:
             proc.terminate()
-            proc.wait(30)
+            proc.wait(PROCESS_CEILING)  # a ceiling: a stop drains, then exits
     answers = [(c, m) for c, m, _ in replied()]
     failures = sum(1 for _, _, text in replied() if text != "ok")
     return len(set(sent) - set(answers)), len(answers) - len(set(answers)), failures

@@ -44,7 +44,7 @@ def make_config(
             "apiKey": "sk-test-000000",
             "baseUrl": stub.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 60,
         },
         "agent": {"workspace": str(tmp_path / "ws")},
         "memory": {"dbPath": str(tmp_path / "memory.db"), "extraction": {"quietGap": "1h"}},
@@ -186,7 +186,7 @@ async def test_openai_provider_at_the_stub_embeds_and_backfills(tmp_path: Path) 
             async def embedded() -> bool:
                 return await engine.vectors.count_missing_embeddings("openai:emb-model@8") == 0
 
-            await eventually(embedded, 10, "the backfill did not embed the /remember memory")
+            await eventually(embedded, 60, "the backfill did not embed the /remember memory")
             assert "I prefer oolong tea" in stub.embedding_inputs()
             for body, headers in zip(stub.embedding_requests, stub.embedding_request_headers, strict=True):
                 assert body["model"] == "emb-model" and body["dimensions"] == 8

@@ -17,13 +17,18 @@ from gateway.app import Runtime
 from gateway.config import load_config
 from tests.support import REPO
 from tests.support.typed_channel import ChatChannel
+from tests.support.waiting import PROCESS_CEILING
 
 
 def offline_config(tmp_path: Path, embedding: str) -> Path:
     raw = {
         "provider": {"type": "offline"},
         "agent": {"workspace": str(tmp_path / "ws")},
-        "memory": {"dbPath": str(tmp_path / "memory.db"), "embedding": {"provider": embedding}},
+        "memory": {
+            "dbPath": str(tmp_path / "memory.db"),
+            # a query's vector waits up to 60 s, not 1 s: these tests are about recall, not the bound
+            "embedding": {"provider": embedding, "queryTimeoutMs": 60_000},
+        },
     }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
@@ -90,7 +95,7 @@ def _run_chat(home: Path, text: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=PROCESS_CEILING,
         cwd=REPO,
     )
 

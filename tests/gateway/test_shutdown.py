@@ -41,7 +41,7 @@ def _config(tmp_path: Path, stub: OpenAIStub):
             "apiKey": "sk-test-000000",
             "baseUrl": stub.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 60,
         },
         "agent": {"workspace": str(tmp_path / "ws")},
         "memory": {"dbPath": str(tmp_path / "memory.db"), "extraction": {"quietGap": "1h"}},

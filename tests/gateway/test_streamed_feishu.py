@@ -36,13 +36,15 @@ ENCRYPT_KEY = "encrypt-key-streaming"
 ANSWER = "**Plan**: pack the bags, check the tickets,\nand leave before noon."
 
 
-def feishu_config(tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, memory_url: str = "") -> Config:
+def feishu_config(
+    tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, memory_url: str = "", stream_every: str = "0.1s"
+) -> Config:
     raw = {
         "provider": {
             "apiKey": "sk-test-0000",
             "baseUrl": model.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 10,
+            "timeoutSeconds": 60,
         },
         "agent": {"model": "main-model", "workspace": str(tmp_path / "ws")},
         "memory": {
@@ -61,9 +63,9 @@ def feishu_config(tmp_path: Path, model: OpenAIStub, feishu: FeishuStub, memory_
                 "allowFrom": [ALICE],
                 "mode": "callback",
                 "domain": feishu.domain,
-                "timeoutSeconds": 5,
+                "timeoutSeconds": 30,
                 "callback": {"listen": "127.0.0.1", "port": free_port(), "path": "/feishu/events"},
-                "streamEvery": "0.1s",
+                "streamEvery": stream_every,
             }
         },
         "timezone": "UTC",
@@ -157,7 +159,11 @@ async def test_where_a_full_update_is_refused_the_card_is_closed_in_two_steps(
     feishu.cardkit.refuse_update = 10002
     reply, go_on = held(ANSWER, after=4)
     model.script(reply)
-    async with gateway(feishu_config(tmp_path, model, feishu, memory_url)) as runtime:
+    # One frame (the card, at once), then none for 60 s: the final text is never shown by a frame first,
+    # which would close the card the other two-step way (cardkit.py) without trying the full update —
+    # as a stream read late beside a second suite did with frames every 0.1 s.
+    config = feishu_config(tmp_path, model, feishu, memory_url, stream_every="60s")
+    async with gateway(config) as runtime:
         event = await say(runtime, "plan?")
         (message,) = await feishu.wait_for_sent(1)
         card = message.card

@@ -50,7 +50,7 @@ def telegram_config(
             "apiKey": "sk-test-0000",
             "baseUrl": model.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 10,
+            "timeoutSeconds": 60,
         },
         "agent": {"model": "main-model", "workspace": str(tmp_path / "ws"), "stream": stream},
         "memory": {
@@ -65,7 +65,7 @@ def telegram_config(
                 "token": tg.token,
                 "allowFrom": ["42"],
                 "baseUrl": tg.base_url,
-                "timeoutSeconds": 5,
+                "timeoutSeconds": 30,
                 "groupPolicy": "open",
                 "streamEvery": "0.5s",
                 **telegram,

@@ -46,7 +46,7 @@ def make_config(tmp_path: Path, model: OpenAIStub, tg: TelegramStub, **telegram:
             "apiKey": "sk-test-0000",
             "baseUrl": model.base_url,
             "maxRetries": 0,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 60,
         },
         "agent": {"model": "main-model", "workspace": str(tmp_path / "ws")},
         "memory": {
@@ -60,7 +60,7 @@ def make_config(tmp_path: Path, model: OpenAIStub, tg: TelegramStub, **telegram:
                 "token": tg.token,
                 "allowFrom": ["42"],
                 "baseUrl": tg.base_url,
-                "timeoutSeconds": 5,
+                "timeoutSeconds": 30,
                 **telegram,
             }
         },

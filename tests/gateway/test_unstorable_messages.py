@@ -133,7 +133,7 @@ async def _feishu_round(feishu: FeishuStub, db: Path, texts: list[str]) -> list[
     channel = FeishuChannel(
         FeishuSettings(
             app_id="cli_unstorable", app_secret="s", allow_from=("ou_alice",),
-            domain=feishu.domain, mode="websocket", timeout_seconds=5.0,
+            domain=feishu.domain, mode="websocket", timeout_seconds=30.0,
         )
     )  # fmt: skip
     loop.add_channel(channel)
@@ -202,7 +202,7 @@ async def test_feishu_skips_an_event_that_can_never_be_stored_with_one_line(
     channel = FeishuChannel(
         FeishuSettings(
             app_id="cli_skip", app_secret="s", allow_from=("ou_alice",),
-            domain=feishu.domain, mode="websocket", timeout_seconds=5.0,
+            domain=feishu.domain, mode="websocket", timeout_seconds=30.0,
         )
     )  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="tierclaw.channels"):

@@ -230,7 +230,7 @@ def test_wait_for_from_sync_code_with_the_sync_client() -> None:
         client = openai.OpenAI(base_url=stub.base_url, api_key="sk-test", max_retries=0, timeout=30.0)
         resp = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "sync"}])
         assert resp.choices[0].message.content == "stub reply: sync"
-        assert stub.wait_for(lambda s: len(s.requests) == 1, timeout=10.0)
+        assert stub.wait_for(lambda s: len(s.requests) == 1, timeout=30.0)
         assert len(stub.requests) == 1  # the call returned: no second request of it can come
 
 

@@ -21,7 +21,7 @@ from memory.store.attachments import AttachmentRow
 
 
 def _base(tmp_path: Path, model: OpenAIStub, memory_url: str, offline: bool, tools: bool) -> dict[str, Any]:
-    provider: dict[str, Any] = {"baseUrl": model.base_url, "maxRetries": 0, "timeoutSeconds": 5}
+    provider: dict[str, Any] = {"baseUrl": model.base_url, "maxRetries": 0, "timeoutSeconds": 60}
     provider["apiKey"] = "" if offline else "sk-test-0000"
     return {
         "provider": provider,
@@ -33,7 +33,7 @@ def _base(tmp_path: Path, model: OpenAIStub, memory_url: str, offline: bool, too
             "extraction": {"quietGap": "1h"},
             "embedding": {"provider": "none"},
         },
-        "media": {"attempts": 2, "transcription": {"timeoutSeconds": 2}},
+        "media": {"attempts": 2, "transcription": {"timeoutSeconds": 30}},
         "timezone": "UTC",
     }
 
@@ -62,7 +62,7 @@ def telegram_config(
             "token": tg.token,
             "allowFrom": ["42"],
             "baseUrl": tg.base_url,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 30,
         }
     }
     return write_config(tmp_path, raw)
@@ -107,7 +107,7 @@ def feishu_config(
             "appSecret": "app-secret-media",
             "allowFrom": ["ou_alice"],
             "domain": feishu.domain,
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 30,
         }
     }
     return write_config(tmp_path, raw)

@@ -34,7 +34,7 @@ def write_config(tmp_path: Path, raw: dict[str, Any]) -> Path:
 
 def base_config(tmp_path: Path, model: OpenAIStub, **extra: Any) -> dict[str, Any]:
     raw: dict[str, Any] = {
-        "provider": {"apiKey": KEY, "baseUrl": model.base_url, "timeoutSeconds": 5},
+        "provider": {"apiKey": KEY, "baseUrl": model.base_url, "timeoutSeconds": 60},
         "agent": {"model": "main-model"},
         "memory": {
             "dbPath": str(tmp_path / "data" / "memory.db"),

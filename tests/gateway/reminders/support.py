@@ -43,7 +43,7 @@ def telegram(tg: Any) -> dict[str, Any]:
         "token": tg.token,
         "allowFrom": ["*"],
         "baseUrl": tg.base_url,
-        "timeoutSeconds": 5,
+        "timeoutSeconds": 30,
     }
     return {"telegram": section}
 
@@ -57,7 +57,7 @@ def feishu(stub: Any) -> dict[str, Any]:
         "allowFrom": ["*"],
         "mode": "websocket",
     }
-    return {"feishu": {**section, "domain": stub.domain, "timeoutSeconds": 5}}
+    return {"feishu": {**section, "domain": stub.domain, "timeoutSeconds": 30}}
 
 
 def due_row(

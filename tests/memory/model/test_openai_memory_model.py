@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("close_stub_clients")
 
 
 def make_model(
-    stub: OpenAIStub, *, max_retries: int = 0, timeout: float = 5.0, **kwargs
+    stub: OpenAIStub, *, max_retries: int = 0, timeout: float = 60.0, **kwargs
 ) -> OpenAIMemoryModel:
     client = client_for(stub, api_key=SECRET_KEY, max_retries=max_retries, timeout=timeout)
     return OpenAIMemoryModel(client, "mem-model", **kwargs)
