@@ -75,3 +75,26 @@ async def test_the_offline_keeper_keeps_the_fact_as_typed() -> None:
     assert [to_simplified(f.content) for f in facts] == [f.content for f in simplified]
     assert facts and all(f.content == restore(to_simplified(f.content), typed) for f in facts)
     assert any("女兒" in f.content for f in facts)
+
+
+# Northern Mandarin's first person (``script._REGIONAL``): read as 我 by every matcher, kept as typed.
+REGIONAL = [
+    ("俺家闺女今年上初一了", "我家闺女今年上初一了"),
+    ("俺老婆叫啥来着？", "我老婆叫啥来着？"),
+    ("俺们下个月搬到郑州去", "我们下个月搬到郑州去"),
+]
+
+
+@pytest.mark.parametrize(("regional", "standard"), REGIONAL)
+def test_the_northern_first_person_is_read_as_wo(regional: str, standard: str) -> None:
+    assert to_simplified(regional) == standard
+    assert tokenizer.index_text(regional) == tokenizer.index_text(standard)
+    for judge in (gate.should_retrieve, gate.personal_question, gate.asks):
+        assert judge(regional) == judge(standard), judge.__name__
+
+
+async def test_the_keeper_keeps_a_fact_told_with_an_as_typed() -> None:
+    typed = "俺在郑州送外卖，干了三年了"
+    facts = await FactKeeper().facts(typed)
+    assert facts and all("我" not in f.content for f in facts)
+    assert any(f.content.startswith("俺在郑州") for f in facts)
