@@ -74,7 +74,8 @@ def _folded(text: str) -> str:
     out = str(_converter.convert(text))
     if len(out) != len(text):
         # A phrase mapped to another length (none known in OpenCC 1.4's t2s): fold character by character.
-        out = "".join(c if len(c) == 1 else ch for ch, c in ((ch, str(_converter.convert(ch))) for ch in text))
+        pairs = ((ch, str(_converter.convert(ch))) for ch in text)
+        out = "".join(c if len(c) == 1 else ch for ch, c in pairs)
     return out.translate(_REGIONAL)
 
 
