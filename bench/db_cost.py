@@ -315,9 +315,11 @@ async def run(
     embedding: Embedding,
     top: int,
     warmup: int = WARMUP_MESSAGES,
+    analyze: bool = True,
 ) -> dict[str, Any]:
     """Seed, open, warm up; read the counters; deliver chats × messages at once, answer them all; read
-    the counters again."""
+    the counters again. ``analyze``: the seeded tables get their planner statistics before the gateway
+    opens (see ``_analyze``)."""
     probe = Probe(admin_url, urlsplit(database_url).path.lstrip("/"))
     probe.open()
     with tempfile.TemporaryDirectory(prefix="tierclaw-dbcost-") as tmp:
@@ -331,6 +333,8 @@ async def run(
         embed = settings if settings.provider != "none" else None
         preload = await seed_store(config.memory_target(), owners, per_owner, embed, embedding.vector_cache)
         await _fold_seeded_terms(config.memory_target())
+        if analyze:
+            await _analyze(database_url)
         channel = BenchChannel()
         runtime = await Runtime.open(config, [channel])
         try:
@@ -386,6 +390,7 @@ async def run(
             "memories": preload.memories,
             "embedding": embedding.provider,
             "warmup_messages": warmup,
+            "analyzed": analyze,
             "wall_s": round(wall, 3),
             "msgs_per_s": n / wall if wall else None,
             "client_cpu_ms_per_msg": client_cpu * 1000.0 / n,
@@ -409,6 +414,16 @@ async def _fold_seeded_terms(target: str) -> None:
             await fold()
     finally:
         await engine.close()
+
+
+async def _analyze(database_url: str) -> None:
+    """``ANALYZE``: the planner statistics a home's tables have once autovacuum saw them. Without, the
+    window measured when autovacuum reached the seeded ``memories`` (docs/scale-out.md, "The buffer's
+    running count": the candidates' generic plans walked the owner's whole partition until then)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
+        await conn.execute("ANALYZE")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -435,6 +450,12 @@ def main(argv: list[str] | None = None) -> int:
         default=WARMUP_MESSAGES,
         help=f"messages answered before the window (default {WARMUP_MESSAGES}); a few hundred warm every "
         "pooled connection's prepared statements and plans first, so the window shows the steady state",
+    )
+    parser.add_argument(
+        "--no-analyze",
+        dest="analyze",
+        action="store_false",
+        help="leave the seeded tables to autovacuum (the bench before 2026-11-29; JSON ``analyzed``)",
     )
     parser.add_argument("--top", type=int, default=15, help="statements listed, busiest first (default 15)")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -464,6 +485,7 @@ def main(argv: list[str] | None = None) -> int:
                 embedding,
                 args.top,
                 args.warmup,
+                args.analyze,
             )
         )
     print_report(result)

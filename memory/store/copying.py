@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from memory.store.sql import SqlDatabase, marks
+from memory.store import buffer_count
+from memory.store.sql import SqlDatabase, marks, store_clock
 
 
 class HasDatabase(Protocol):
@@ -126,6 +127,9 @@ async def copy_all(
     for table in TABLES:
         await _copy_table(source.db, target.db, table, totals[table.name], batch, progress)
     await _copy_superseded(source.db, target.db, batch)
+    # Due times are not copied (the copy's first start gives them), but the buffer's running counts are
+    # what they are counted from: every owner with live turns gets its row, due now, and its count.
+    await target.db.write(*buffer_count.recount(store_clock(target.db.kind)))
     if target.db.kind == "postgresql":
         for table in TABLES:
             if table.has_id:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from memory.store import buffer_count
 from memory.store.sql import SqlDatabase, store_clock
 
 Part = tuple[str, list[object]]  # one statement (or ``WITH`` part) and its parameters
@@ -64,7 +65,7 @@ class ExchangeWrite:
 
     @property
     def statements(self) -> list[Part]:
-        """Every part in order, the due-time push last (it reads the buffer the inserts add to)."""
+        """Every part in order, the due-time push last."""
         return [*self.parts, *([self.due] if self.due else [])]
 
 
@@ -153,20 +154,13 @@ class ExchangeRows:
         return parts
 
     def _due(self, e: Exchange, token_budget: int, quiet_gap_s: float) -> Part:
-        """The owner's due time after the exchange: now when the live buffered tokens — this exchange's
-        included — reached ``token_budget``, else ``quiet_gap_s`` from now; a claim on the row stays (as
-        ``work_claims.ExtractionDueRows.push``). On PostgreSQL the sum cannot see the rows the same
-        statement inserts, so their tokens are added to it; on SQLite they are inserted already."""
-        now = self._now
-        added = sum(t.token_count for t in e.turns) if self._db.kind == "postgresql" else 0
-        return (
-            "INSERT INTO extraction_due (owner, due_at) "
-            f"SELECT ?, CASE WHEN COALESCE(SUM(token_count), 0) + ? >= ? THEN {now} ELSE {now} END "
-            "FROM extraction_buffer WHERE owner = ? AND dead = 0 "
-            "ON CONFLICT(owner) DO UPDATE SET due_at = excluded.due_at "
-            f"RETURNING CASE WHEN due_at <= {now} THEN 1 ELSE 0 END",
-            [e.owner, added, token_budget, 0.0, quiet_gap_s, e.owner, 0.0],
-        )
+        """The owner's due time after the exchange: now when the owner's running count of live buffered
+        tokens (``buffer_count.py``) — this exchange's added to it in the same statement — reached
+        ``token_budget``, else ``quiet_gap_s`` from now; a claim on the row stays (as
+        ``work_claims.ExtractionDueRows.push``). One row read, whatever the size of the buffer."""
+        added = sum(t.token_count for t in e.turns)
+        sql, params = buffer_count.push(self._now, e.owner, added, token_budget, quiet_gap_s)
+        return sql, params
 
 
 def with_parts(prepared: ExchangeWrite, only_if: str = "") -> tuple[str, list[object]]:
@@ -183,13 +177,12 @@ def with_parts(prepared: ExchangeWrite, only_if: str = "") -> tuple[str, list[ob
 
 def _only_if(sql: str, name: str) -> str:
     """One of ``ExchangeRows``'s statements made conditional on the ``WITH`` part ``name`` having rows:
-    an ``INSERT … VALUES`` becomes ``INSERT … SELECT * FROM (VALUES …) WHERE``, the due-time push (an
-    aggregate) gets a ``HAVING``. Every column the values go to is text or an integer, so the values'
+    an ``INSERT … VALUES`` becomes ``INSERT … SELECT * FROM (VALUES …) WHERE``, the due-time push (a
+    ``SELECT``) gets its ``WHERE``. Every column the values go to is text or an integer, so the values'
     types need no casts."""
     when = f"EXISTS (SELECT 1 FROM {name})"
     if sql.startswith("INSERT INTO extraction_due "):
-        head, conflict = sql.split(" ON CONFLICT", 1)
-        return f"{head} HAVING {when} ON CONFLICT{conflict}"
+        return sql.replace(buffer_count.ALWAYS, f"WHERE {when}", 1)
     head, values = sql.split(" VALUES ", 1)
     return f"{head} SELECT * FROM (VALUES {values}) AS v WHERE {when}"
 

@@ -8,8 +8,10 @@ host clock is off retries it neither early nor late.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 
+from memory.store import buffer_count
 from memory.store.sql import Row, SqlDatabase, chunks, marks, store_clock
 
 TURN_COLUMNS = "id, owner, channel, chat_id, sender_id, role, content, token_count, created_at, attempts"
@@ -35,13 +37,32 @@ class BufferRows:
         token_count: int,
         created_at: str,
     ) -> int:
-        """Store one turn; returns its id."""
-        new_id = await self._db.insert(
+        """Store one turn; returns its id. The owner's running count (``buffer_count.py``) gains its
+        tokens in the same unit of work."""
+        values = (owner, channel, chat_id, sender_id, role, content, token_count, created_at)
+        insert = (
             "INSERT INTO extraction_buffer (owner, channel, chat_id, sender_id, role, content, token_count, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (owner, channel, chat_id, sender_id, role, content, token_count, created_at),
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
         )
-        return int(new_id or 0)
+        count, params = buffer_count.append(owner, token_count)
+        if self._db.kind == "postgresql":
+            new_id = await self._db.insert(
+                f"WITH counted AS ({count}), added AS ({insert}) SELECT id FROM added", (*params, *values)
+            )
+            return int(new_id or 0)
+        async with self._unit():
+            await self._db.write(count, params)
+            return int(await self._db.insert(insert, values) or 0)
+
+    @contextlib.asynccontextmanager
+    async def _unit(self) -> AsyncIterator[None]:
+        """The caller's transaction when one is open, else a new one: a change of the buffer and of its
+        running count commit together."""
+        if self._db.in_transaction():
+            yield
+            return
+        async with self._db.transaction():
+            yield
 
     async def oldest(self, owner: str, *, due_only: bool) -> list[Row]:
         """The owner's oldest live turns (``TURN_COLUMNS``); ``due_only``: not those still waiting out a
@@ -74,11 +95,16 @@ class BufferRows:
         )
 
     async def remove(self, ids: Sequence[int]) -> int:
-        """Drop turns whose extraction has been written; returns how many were still there."""
+        """Drop turns whose extraction has been written; returns how many were still there. Their owners'
+        running counts lose the live ones' tokens in the same unit of work."""
         removed = 0
-        for chunk in chunks(list(ids)):
-            cur = await self._db.write(f"DELETE FROM extraction_buffer WHERE id IN ({marks(chunk)})", chunk)
-            removed += int(cur.rowcount)
+        async with self._unit():
+            for chunk in chunks(list(ids), 250):  # ``less`` binds each id twice
+                await self._db.write(*buffer_count.less(chunk))
+                cur = await self._db.write(
+                    f"DELETE FROM extraction_buffer WHERE id IN ({marks(chunk)})", chunk
+                )
+                removed += int(cur.rowcount)
         return removed
 
     async def attempts(self, ids: Sequence[int]) -> int:
@@ -91,12 +117,15 @@ class BufferRows:
         self, ids: Sequence[int], attempts: int, retry_in_s: float, dead: bool, error: str
     ) -> None:
         """Record a failed attempt: its count, the next try (``retry_in_s`` seconds from the store's now),
-        whether the turns are now dead letters."""
-        await self._db.write(
-            f"UPDATE extraction_buffer SET attempts = ?, next_attempt_at = {self._now}, dead = ?, "
-            f"last_error = ? WHERE id IN ({marks(ids)})",
-            (attempts, retry_in_s, int(dead), error, *ids),
-        )
+        whether the turns are now dead letters (their owners' running counts lose them)."""
+        async with self._unit():
+            if dead:
+                await self._db.write(*buffer_count.less(list(ids)))
+            await self._db.write(
+                f"UPDATE extraction_buffer SET attempts = ?, next_attempt_at = {self._now}, dead = ?, "
+                f"last_error = ? WHERE id IN ({marks(ids)})",
+                (attempts, retry_in_s, int(dead), error, *ids),
+            )
 
     async def count(self, owner: str | None = None, *, dead: bool | None = None) -> int:
         """Buffered turns (of one owner or all; only dead letters, or only live ones, when ``dead`` says)."""
@@ -112,11 +141,14 @@ class BufferRows:
         return await self._db.scalar(f"SELECT COUNT(*) FROM extraction_buffer {cond}", params)
 
     async def requeue_dead(self, owner: str | None) -> int:
-        """Give dead letters a fresh start (attempts 0, due now); returns how many."""
+        """Give dead letters a fresh start (attempts 0, due now); returns how many. Their owners' running
+        counts gain them (an owner with no due time gets one, now)."""
         cond, params = ("AND owner = ?", (owner,)) if owner is not None else ("", ())
-        cur = await self._db.write(
-            "UPDATE extraction_buffer SET dead = 0, attempts = 0, next_attempt_at = NULL "
-            f"WHERE dead = 1 {cond}",
-            params,
-        )
+        async with self._unit():
+            await self._db.write(*buffer_count.requeue(self._now, owner))
+            cur = await self._db.write(
+                "UPDATE extraction_buffer SET dead = 0, attempts = 0, next_attempt_at = NULL "
+                f"WHERE dead = 1 {cond}",
+                params,
+            )
         return int(cur.rowcount)

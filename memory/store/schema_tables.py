@@ -43,7 +43,7 @@ each was last used (for eviction). 5 adds the durable ``inbox``; 6 ``conversatio
 kept and searchable (9: with a vector); 7 makes daily events episodes; 8 adds ``scratchpads``; then
 ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``, ``_CHANGES``, ``_CHAT_HOLDS``,
 ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``), ``_REPLY_HANDLES``, ``_FENCING`` and
-``_HOT_ROWS``, each said below, and ``SEARCH_REFOLD`` (``refold.py``).
+``_HOT_ROWS``, each said below, ``SEARCH_REFOLD`` (``refold.py``) and ``BUFFER_COUNT`` (``buffer_count.py``).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ import string
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from memory.store.buffer_count import BUFFER_COUNT
 from memory.store.refold import SEARCH_REFOLD
 from memory.store.schema_media import ATTACHMENTS, REMINDERS
 
@@ -473,6 +474,7 @@ TEMPLATES: tuple[str, ...] = (
     _FENCING,
     _HOT_ROWS,
     SEARCH_REFOLD,
+    BUFFER_COUNT,
 )
 SCHEMA_VERSION = len(TEMPLATES)
 

@@ -25,27 +25,32 @@ class ExtractionDueRows:
         self._now = store_clock(db.kind)  # SQL for "the store's clock, ? seconds from now"
 
     async def push(self, owner: str, token_budget: int, quiet_gap_s: float) -> bool:
-        """Set the owner's due time after a buffered turn: now when the owner's live buffered tokens
-        reached ``token_budget``, else ``quiet_gap_s`` from now. A claim on the row stays. True when the
-        budget was reached (one statement on the reply path)."""
+        """Set the owner's due time after a buffered turn (``BufferRows.append``, which counted it): now
+        when the owner's running count of live buffered tokens (``buffer_count.py``) reached
+        ``token_budget``, else ``quiet_gap_s`` from now. A claim on the row stays. True when the budget
+        was reached (one statement). A row made here counts the buffer: the append before it found none to
+        add to. (An exchange pushes in its own statement: ``exchange.py``.)"""
         now = self._now
         hit = await self._db.insert(
-            "INSERT INTO extraction_due (owner, due_at) "
-            f"SELECT ?, CASE WHEN COALESCE(SUM(token_count), 0) >= ? THEN {now} ELSE {now} END "
-            "FROM extraction_buffer WHERE owner = ? AND dead = 0 "
-            "ON CONFLICT(owner) DO UPDATE SET due_at = excluded.due_at "
+            "INSERT INTO extraction_due (owner, due_at, live_tokens) "
+            f"SELECT ?, CASE WHEN COALESCE(SUM(token_count), 0) >= ? THEN {now} ELSE {now} END, "
+            "COALESCE(SUM(token_count), 0) FROM extraction_buffer WHERE owner = ? AND dead = 0 "
+            "ON CONFLICT(owner) DO UPDATE SET due_at = CASE WHEN extraction_due.live_tokens >= ? "
+            f"THEN {now} ELSE {now} END "
             f"RETURNING CASE WHEN due_at <= {now} THEN 1 ELSE 0 END",
-            (owner, token_budget, 0.0, quiet_gap_s, owner, 0.0),
+            (owner, token_budget, 0.0, quiet_gap_s, owner, token_budget, 0.0, quiet_gap_s, 0.0),
         )
         return bool(hit)
 
     async def ensure(self, owner: str, delay_s: float) -> bool:
         """Give an owner with buffered turns a due time ``delay_s`` from now unless it has one (a start
-        resuming the buffer leaves other replicas' due times alone); True when the row was added."""
+        resuming the buffer leaves other replicas' due times alone); True when the row was added. A row
+        made here counts the owner's live buffered tokens (``buffer_count.py``)."""
         added = await self._db.insert(
-            f"INSERT INTO extraction_due (owner, due_at) VALUES (?, {self._now}) "
+            f"INSERT INTO extraction_due (owner, due_at, live_tokens) SELECT ?, {self._now}, "
+            "COALESCE(SUM(token_count), 0) FROM extraction_buffer WHERE owner = ? AND dead = 0 "
             "ON CONFLICT(owner) DO NOTHING RETURNING 1",
-            (owner, delay_s),
+            (owner, delay_s, owner),
         )
         return added is not None
 
@@ -135,6 +140,13 @@ class ExtractionDueRows:
             "SELECT due_at, claimed_by, lease_until FROM extraction_due WHERE owner = ?", (owner,)
         )
         return (str(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
+
+    async def counted_tokens(self, owner: str) -> int:
+        """The owner's running count of live buffered tokens (``buffer_count.py``; 0 without a row): what
+        the due-time push compares with the budget."""
+        return await self._db.scalar(
+            "SELECT COALESCE(MAX(live_tokens), 0) FROM extraction_due WHERE owner = ?", (owner,)
+        )
 
     async def count_due(self) -> int:
         """Owners due now (held or not): the extraction backlog."""
