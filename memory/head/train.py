@@ -19,6 +19,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -36,11 +37,11 @@ from memory.head.calibrate import (
     out_of_fold,
     trusted,
 )
+from memory.head.category_training import balanced, category_inputs, only_category, train_category
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
 from memory.head.longer import PER_LANGUAGE, compose, long_messages
 from memory.head.model import (
-    CATEGORIES,
     GATE_CLASSES,
     HEAD_FILE,
     LANGUAGES,
@@ -79,11 +80,6 @@ TELL_FALSE_RATE = {"en": 0.025, "zh": 0.03}
 OWN_FALSE_RATE = 0.01
 # The gate threshold: the lowest score whose fire rate on the validation chit-chat stays within this.
 GATE_FIRE_RATE = 0.15
-# The category's self-training: persona statements get the first model's label when it is at least this
-# sure (None: no pseudo labels). Round 8 tried None: on the validation part's written labels 0.951 right
-# (identity 0.938) against 0.941 (0.928) with 0.8, but on `bench/data/categories.json` 0.901 either way
-# (identity 0.81 either way): not taken (DATA_CARD, "Round 8").
-PSEUDO_SURE: float | None = 0.8
 # Training chit-chat rows that score, on a keep model that never saw chit-chat, at least what this share
 # of the validation statements score are left out of training as real self-statements (round 5,
 # ``self_statements``).
@@ -186,15 +182,6 @@ def train_mlp(
     return Classifier(*(a.astype(np.float32) for a in (mean, scale, *params)))
 
 
-def probabilities(x: np.ndarray, model: Classifier) -> np.ndarray:
-    return model.probabilities(x)
-
-
-def balanced(y: np.ndarray, classes: int) -> np.ndarray:
-    counts = np.bincount(y, minlength=classes).astype(np.float64)
-    return (1.0 / np.maximum(counts, 1))[y]
-
-
 def split(n: int, seed: int = SEED) -> np.ndarray:
     """True for the validation rows (a fixed share, seeded): what the category's accuracy and the cut of
     ``self_statements`` are measured on (the thresholds are chosen on out-of-fold scores, ``calibrate``)."""
@@ -261,38 +248,6 @@ def train_keep(
         passages, y, folds, ~noisy & known, 2, partial(train_mlp, seed=seed, shape=shape), balanced
     )
     return model, keep_odds(oof)
-
-
-def train_category(
-    examples: list[Example],
-    passages: np.ndarray,
-    validation: np.ndarray,
-    seed: int = SEED,
-    shape: Shape = Shape(),
-) -> tuple[Classifier, dict[str, object]]:
-    """(b) the category: written labels first, then persona statements labelled by that
-    first model when it is sure (``PSEUDO_SURE``), then the final model on both."""
-    k = len(CATEGORIES)
-    labelled = np.array([e.category is not None for e in examples])
-    statements = np.array([e.keep == 1 for e in examples])
-    y = np.array([CATEGORIES.index(e.category) if e.category else -1 for e in examples])
-    pseudo = np.zeros(len(examples), dtype=bool)
-    if PSEUDO_SURE is not None:
-        first = labelled & ~validation
-        model = train_mlp(passages[first], y[first], k, balanced(y[first], k), seed, shape)
-        p = probabilities(passages, model)
-        pseudo = statements & ~labelled & (p.max(axis=1) >= PSEUDO_SURE)
-        y = np.where(pseudo, p.argmax(axis=1), y)
-    use = (labelled | pseudo) & ~validation
-    weights = train_mlp(passages[use], y[use], k, balanced(y[use], k), seed, shape)
-    check = labelled & validation
-    return weights, {
-        "pseudo_labelled": int(pseudo.sum()),
-        "pseudo_labels": dict(Counter(CATEGORIES[i] for i in y[pseudo])),
-        "validation_accuracy_written": float(
-            (probabilities(passages, weights).argmax(axis=1)[check] == y[check]).mean()
-        ),
-    }
 
 
 def train_gate(
@@ -389,6 +344,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--iterations", type=int, default=ITERATIONS, help=f"Adam steps (default {ITERATIONS})"
     )
     parser.add_argument(
+        "--only",
+        choices=("category",),
+        help="retrain only this network; every other array of the head file --networks (default --out) "
+        "is kept as it is (round 11)",
+    )
+    parser.add_argument(
         "--networks",
         default=None,
         help="take the keep, category and gate networks of this head file instead of training them; "
@@ -424,6 +385,46 @@ def _rates(tell_false_rate: float | None) -> Rates:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     args = _arguments(argv)
+    return _only_category(args) if args.only == "category" else _train(args)
+
+
+def _category_inputs(
+    args: argparse.Namespace, examples: list[Example], passages: np.ndarray, validation: np.ndarray
+) -> tuple[list[Example], np.ndarray, np.ndarray]:
+    """The category classifier's rows (``category_training.category_inputs``): the shared examples, its
+    corrections and its own statements, less any evaluation item."""
+    banned = evaluation_texts(Path(args.data), Path(__file__).resolve().parents[2])
+    embed_passages = partial(embed, mode="passage", cache=Path(args.cache) if args.cache else None)
+    return category_inputs(examples, passages, validation, embed_passages, banned)
+
+
+def _category(
+    args: argparse.Namespace, examples: list[Example], passages: np.ndarray, validation: np.ndarray
+) -> tuple[Classifier, dict[str, object]]:
+    return train_category(*_category_inputs(args, examples, passages, validation), _fit(args), int(args.seed))
+
+
+def _fit(args: argparse.Namespace) -> Callable[[np.ndarray, np.ndarray, int, np.ndarray, int], Classifier]:
+    return partial(train_mlp, shape=Shape(float(args.l2), int(args.hidden), int(args.iterations)))
+
+
+def _only_category(args: argparse.Namespace) -> int:
+    """``--only category``: the category network retrained on the same data as a full run, every other
+    array of the head file ``--networks`` (default: ``--out``) kept bit for bit."""
+    cache = Path(args.cache) if args.cache else None
+    mining = ROUND10 if args.round10 else ROUND2
+    examples, refused, _ = training_examples(Path(args.data), cache, bool(args.chat8), mining)
+    passages = embed([e.text for e in examples], "passage", cache)
+    validation = line_split(examples, split(len(examples), int(args.seed)))
+    inputs = _category_inputs(args, examples, passages, validation)
+    report = only_category(args.networks or args.out, args.out, inputs, _fit(args), int(args.seed))
+    print(json.dumps({"refused_eval_items": refused, "category": report}, indent=1, sort_keys=True))
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Every network, thresholds and the combined score (the default run)."""
     rates = _rates(args.tell_false_rate)
     cache = Path(args.cache) if args.cache else None
     embed_as = {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
@@ -446,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report = given
     else:
         w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
-        w_cat, cat_report = train_category(examples, passages, validation, seed, shape)
+        w_cat, cat_report = _category(args, examples, passages, validation)
         w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed, shape)
     line_rows = np.flatnonzero(in_gate & lines)
     line_texts = [examples[i].text for i in line_rows]
