@@ -83,6 +83,9 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
         "gate from a seeded start (fewer changes beside what the new rows teach; default 0: off)",
     )
     parser.add_argument(
+        "--warm-rate", type=float, default=0.01, help="Adam's step with --warm (default 0.01, the trainer's)"
+    )
+    parser.add_argument(
         "--gate-only",
         default=None,
         help="take the keep and category networks of this head file as they are and train the gate only "

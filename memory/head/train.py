@@ -98,6 +98,7 @@ class Shape:
     l2: float = L2
     hidden: int = HIDDEN
     iterations: int = ITERATIONS
+    rate: float = RATE  # Adam's step (round 11: lower for ``--warm``)
 
 
 def _key(mode: str, text: str) -> str:
@@ -195,7 +196,8 @@ def train_mlp(
         for i, grad in enumerate(grads):
             first[i] = 0.9 * first[i] + 0.1 * grad
             second[i] = 0.999 * second[i] + 0.001 * grad * grad
-            params[i] -= RATE * (first[i] / (1 - 0.9**step)) / (np.sqrt(second[i] / (1 - 0.999**step)) + 1e-8)
+            moved = shape.rate * (first[i] / (1 - 0.9**step))  # the same sums, in the same order
+            params[i] -= moved / (np.sqrt(second[i] / (1 - 0.999**step)) + 1e-8)
     return Classifier(*(a.astype(np.float32) for a in (mean, scale, *params)))
 
 
@@ -433,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             args.gate_only, passages, queries[:0], folds, np.zeros(len(examples), dtype=bool)
         )
         start = w_old if args.warm else None
-        gate_shape = Shape(shape.l2, shape.hidden, args.warm) if args.warm else shape
+        gate_shape = Shape(shape.l2, shape.hidden, args.warm, args.warm_rate) if args.warm else shape
         w_gate, gate_scores = train_gate(
             gate_examples, queries, folds[in_gate], noisy[in_gate], seed, gate_shape, start
         )
