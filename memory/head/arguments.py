@@ -26,18 +26,6 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
     parser.add_argument(
         "--seed", type=int, default=defaults["seed"], help="folds, splits, initial weights (not the data)"
     )
-    parser.add_argument("--scores", default=None, help="write the out-of-fold scores to this .npz")
-    parser.add_argument(
-        "--chat8",
-        action="store_true",
-        help="also the round-8 sentences (written.json *_chat8_*; not in the shipped head, DATA_CARD)",
-    )
-    parser.add_argument(
-        "--round10",
-        action="store_true",
-        help="mine the persona dialogues as round 10's best variant (dialogues.ROUND10: 7,000 English "
-        "clauses per source; not shipped, DATA_CARD 'Round 10')",
-    )
     parser.add_argument(
         "--l2", type=float, default=defaults["l2"], help=f"weight decay (default {defaults['l2']})"
     )
@@ -49,6 +37,24 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
         type=int,
         default=defaults["iterations"],
         help=f"Adam steps (default {defaults['iterations']})",
+    )
+    parser.add_argument("--scores", default=None, help="write the out-of-fold scores to this .npz")
+    _round_flags(parser)
+    return parser.parse_args(argv)
+
+
+def _round_flags(parser: argparse.ArgumentParser) -> None:
+    """What a round tried (not in the shipped head unless its DATA_CARD section says so)."""
+    parser.add_argument(
+        "--chat8",
+        action="store_true",
+        help="also the round-8 sentences (written.json *_chat8_*; not in the shipped head, DATA_CARD)",
+    )
+    parser.add_argument(
+        "--round10",
+        action="store_true",
+        help="mine the persona dialogues as round 10's best variant (dialogues.ROUND10: 7,000 English "
+        "clauses per source; not shipped, DATA_CARD 'Round 10')",
     )
     parser.add_argument(
         "--networks",
@@ -91,4 +97,3 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
         help="take the keep and category networks of this head file as they are and train the gate only "
         "(round 11: a gate change measured without moving the keep classifier)",
     )
-    return parser.parse_args(argv)

@@ -12,6 +12,7 @@ Training only: the gateway reads the weights with ``memory/head/model.py``.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -21,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,9 +34,9 @@ from memory.head.calibrate import (
     choose_thresholds,
     cross_fit,
     fold_ids,
+    given_networks,
     languages,
     member,
-    out_of_fold,
     trusted,
 )
 from memory.head.corpus import SEED, Example, build
@@ -47,7 +49,6 @@ from memory.head.model import (
     VERSION,
     Classifier,
     keep_odds,
-    read_head,
 )
 from memory.head.outputs import head_rows, save_scores, write_head
 from memory.head.world import world_examples
@@ -387,21 +388,36 @@ def training_examples(
     return examples, len(every) - len(examples), dict(weak_report)
 
 
-def given_networks(
-    path: str, passages: np.ndarray, queries: np.ndarray, folds: np.ndarray, in_gate: np.ndarray
-) -> tuple[Classifier, Classifier, Classifier, np.ndarray, np.ndarray, dict[str, object]]:
-    """``--networks``: the keep, category and gate networks of a head file trained on these folds, and
-    their members' out-of-fold keep log-odds and gate logits (as training them would have given)."""
-    with np.load(path) as data:
-        given = read_head(data)
-    keep = keep_odds(out_of_fold(given.keep_w, passages, folds))
-    gate = out_of_fold(given.gate_w, queries, folds[in_gate])
-    return given.keep_w, given.category_w, given.gate_w, keep, gate, {"networks": path}
-
-
 def _rates(tell_false_rate: float | None) -> Rates:
     false_rate = {lang: tell_false_rate for lang in LANGUAGES} if tell_false_rate else TELL_FALSE_RATE
     return Rates(false_rate, KEEP_RECALL, GATE_FIRE_RATE, OWN_FALSE_RATE)
+
+
+def _networks(
+    args: argparse.Namespace, shape: Shape, rows: tuple[Any, ...]
+) -> tuple[Classifier, Classifier, Classifier, np.ndarray, np.ndarray, dict[str, object]]:
+    """The keep, category and gate networks with their out-of-fold scores (and the category's report):
+    trained, taken from a head file (``--networks``), or that file's keep and category with a gate trained
+    (``--gate-only``, from its members with ``--warm``). ``rows``: (examples, gate examples, passages,
+    queries, folds, which rows the gate sees, noisy, validation)."""
+    examples, gate_examples, passages, queries, folds, in_gate, noisy, validation = rows
+    seed = int(args.seed)
+    if args.networks:  # the networks of a head file (same data and seed: its members' folds are these)
+        return given_networks(args.networks, passages, queries, folds, in_gate)
+    if args.gate_only:  # its keep and category networks, a new gate (or its own gate trained on: --warm)
+        w_keep, w_cat, w_old, keep_scores, _, cat_report = given_networks(
+            args.gate_only, passages, queries[:0], folds, np.zeros(len(examples), dtype=bool)
+        )
+        start = w_old if args.warm else None
+        gate_shape = Shape(shape.l2, shape.hidden, args.warm, args.warm_rate) if args.warm else shape
+        w_gate, gate_scores = train_gate(
+            gate_examples, queries, folds[in_gate], noisy[in_gate], seed, gate_shape, start
+        )
+        return w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report
+    w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
+    w_cat, cat_report = train_category(examples, passages, validation, seed, shape)
+    w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed, shape)
+    return w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -427,22 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = np.array([e.source.endswith("-train") for e in examples])
     folds = fold_ids(examples, seed)
     noisy, noise_report = self_statements(examples, passages, validation, chit, seed)
-    if args.networks:  # the networks of a head file (same data and seed: its members' folds are these)
-        given = given_networks(args.networks, passages, queries, folds, in_gate)
-        w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report = given
-    elif args.gate_only:  # its keep and category networks, a new gate (or its own gate trained on: --warm)
-        w_keep, w_cat, w_old, keep_scores, _, cat_report = given_networks(
-            args.gate_only, passages, queries[:0], folds, np.zeros(len(examples), dtype=bool)
-        )
-        start = w_old if args.warm else None
-        gate_shape = Shape(shape.l2, shape.hidden, args.warm, args.warm_rate) if args.warm else shape
-        w_gate, gate_scores = train_gate(
-            gate_examples, queries, folds[in_gate], noisy[in_gate], seed, gate_shape, start
-        )
-    else:
-        w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
-        w_cat, cat_report = train_category(examples, passages, validation, seed, shape)
-        w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed, shape)
+    rows = (examples, gate_examples, passages, queries, folds, in_gate, noisy, validation)
+    w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report = _networks(args, shape, rows)
     line_rows = np.flatnonzero(in_gate & lines)
     line_texts = [examples[i].text for i in line_rows]
     found = best_clause_oof(line_texts, folds[line_rows], w_keep, embed_as["passage"])
