@@ -27,7 +27,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.head.corpus import Example
-from memory.head.model import GATE_CLASSES, LANGUAGES, PARTS, Classifier, gate_odds, keep_odds, spread
+from memory.head.model import (
+    GATE_CLASSES,
+    LANGUAGES,
+    PARTS,
+    Classifier,
+    gate_odds,
+    keep_odds,
+    read_head,
+    spread,
+)
 from memory.model.quick_extract import candidates
 
 FOLDS = 5
@@ -178,8 +187,9 @@ def threshold_for(scores: np.ndarray, negatives: np.ndarray, rate: float) -> flo
 
 def trusted(examples: Sequence[Example]) -> np.ndarray:
     """Rows whose label a person gave (written sentences, persona lines, the chit-chat corpora), not the
-    dialogue clauses labelled by cosine: thresholds are chosen on these."""
-    return np.array([not e.source.startswith("dialogue") for e in examples])
+    dialogue clauses labelled by cosine nor round 11's templated world questions (``world.py``):
+    thresholds are chosen on these."""
+    return np.array([not e.source.startswith(("dialogue", "world-")) for e in examples])
 
 
 def languages(examples: Sequence[Example]) -> dict[str, np.ndarray]:
@@ -312,3 +322,15 @@ def _composed_report(
         "oof_composed_told_kept": float(passed[y == 1].mean()),
         "oof_composed_chatter_kept": float(passed[y == 0].mean()),
     }
+
+
+def given_networks(
+    path: str, passages: np.ndarray, queries: np.ndarray, folds: np.ndarray, in_gate: np.ndarray
+) -> tuple[Classifier, Classifier, Classifier, np.ndarray, np.ndarray, dict[str, object]]:
+    """``--networks``: the keep, category and gate networks of a head file trained on these folds, and
+    their members' out-of-fold keep log-odds and gate logits (as training them would have given)."""
+    with np.load(path) as data:
+        given = read_head(data)
+    keep = keep_odds(out_of_fold(given.keep_w, passages, folds))
+    gate = out_of_fold(given.gate_w, queries, folds[in_gate])
+    return given.keep_w, given.category_w, given.gate_w, keep, gate, {"networks": path}

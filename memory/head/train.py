@@ -23,9 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from memory.head.arguments import arguments
 from memory.head.calibrate import (
     FOLDS,
     Rates,
@@ -33,24 +35,24 @@ from memory.head.calibrate import (
     choose_thresholds,
     cross_fit,
     fold_ids,
+    given_networks,
     languages,
-    out_of_fold,
+    member,
     trusted,
 )
 from memory.head.category_training import balanced, category_inputs, only_category, train_category
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
-from memory.head.longer import PER_LANGUAGE, compose, long_messages
+from memory.head.longer import compose, long_messages
 from memory.head.model import (
     GATE_CLASSES,
-    HEAD_FILE,
     LANGUAGES,
     VERSION,
     Classifier,
     keep_odds,
-    read_head,
 )
 from memory.head.outputs import head_rows, save_scores, write_head
+from memory.head.world import world_examples
 from memory.model.quick_extract import candidates
 
 BATCH = 32
@@ -93,6 +95,7 @@ class Shape:
     l2: float = L2
     hidden: int = HIDDEN
     iterations: int = ITERATIONS
+    rate: float = RATE  # Adam's step (round 11: lower for ``--warm``)
 
 
 def _key(mode: str, text: str) -> str:
@@ -142,11 +145,21 @@ def evaluation_texts(root: Path, repo: Path) -> set[str]:
 
 
 def train_mlp(
-    x: np.ndarray, y: np.ndarray, classes: int, weights: np.ndarray, seed: int = SEED, shape: Shape = Shape()
+    x: np.ndarray,
+    y: np.ndarray,
+    classes: int,
+    weights: np.ndarray,
+    seed: int = SEED,
+    shape: Shape = Shape(),
+    start: Classifier | None = None,
 ) -> Classifier:
     """A one-hidden-layer classifier (``shape.hidden`` ReLU units) on standardised vectors: class-weighted
-    cross-entropy, L2, Adam, full batch, fixed seed and iteration count (deterministic)."""
+    cross-entropy, L2, Adam, full batch, fixed seed and iteration count (deterministic). ``start``: go on
+    from this single classifier (its standardisation and weights; round 11's ``--warm``) instead of a
+    seeded start."""
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+    if start is not None:
+        mean, scale = start.mean.astype(np.float64), start.scale.astype(np.float64)
     z = ((x - mean) / scale).astype(np.float32)  # the two large products in float32: half the time
     rng = np.random.default_rng(seed)
     dim = z.shape[1]
@@ -156,6 +169,8 @@ def train_mlp(
         rng.normal(0, np.sqrt(1 / shape.hidden), (shape.hidden, classes)),
         np.zeros(classes),
     ]
+    if start is not None:
+        params = [np.asarray(getattr(start, part), dtype=np.float64) for part in ("w1", "b1", "w2", "b2")]
     first = [np.zeros_like(p) for p in params]
     second = [np.zeros_like(p) for p in params]
     onehot = np.eye(classes)[y]
@@ -178,7 +193,8 @@ def train_mlp(
         for i, grad in enumerate(grads):
             first[i] = 0.9 * first[i] + 0.1 * grad
             second[i] = 0.999 * second[i] + 0.001 * grad * grad
-            params[i] -= RATE * (first[i] / (1 - 0.9**step)) / (np.sqrt(second[i] / (1 - 0.999**step)) + 1e-8)
+            moved = shape.rate * (first[i] / (1 - 0.9**step))  # the same sums, in the same order
+            params[i] -= moved / (np.sqrt(second[i] / (1 - 0.999**step)) + 1e-8)
     return Classifier(*(a.astype(np.float32) for a in (mean, scale, *params)))
 
 
@@ -257,12 +273,20 @@ def train_gate(
     noisy: np.ndarray,
     seed: int,
     shape: Shape = Shape(),
+    start: Classifier | None = None,
 ) -> tuple[Classifier, np.ndarray]:
     """(c) asks about one's own life / tells about it / other, on query vectors, cross-fitted on every row
-    but ``noisy``: (the ensemble, each row's out-of-fold logits)."""
+    but ``noisy``: (the ensemble, each row's out-of-fold logits). ``start``: an ensemble trained on the
+    same folds; member k goes on from its member k (which never saw fold k either)."""
     k = len(GATE_CLASSES)
     y = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
-    return cross_fit(queries, y, folds, ~noisy, k, partial(train_mlp, seed=seed, shape=shape), balanced)
+    if start is None:
+        return cross_fit(queries, y, folds, ~noisy, k, partial(train_mlp, seed=seed, shape=shape), balanced)
+    fold = iter(range(start.members))
+    warm = partial(train_mlp, seed=seed, shape=shape)
+    return cross_fit(
+        queries, y, folds, ~noisy, k, lambda *a: warm(*a, start=member(start, next(fold))), balanced
+    )
 
 
 def self_statements(
@@ -298,83 +322,25 @@ def self_statements(
 
 
 def training_examples(
-    root: Path, cache: Path | None, chat8: bool = False, mining: Mining = ROUND2
+    root: Path,
+    cache: Path | None,
+    chat8: bool = False,
+    mining: Mining = ROUND2,
+    world: tuple[int, tuple[str, ...]] = (0, ()),
 ) -> tuple[list[Example], int, dict[str, object]]:
-    """Every training example: ``corpus.build`` and the persona dialogues' weak labels (mined as
-    ``mining`` says), less any text that is an item of an evaluation set; (examples, how many were
-    refused, the weak labels' report)."""
+    """Every training example: ``corpus.build``, the persona dialogues' weak labels (mined as ``mining``
+    says) and ``world`` templated world questions per language of its languages (appended last: no
+    other row moves),
+    less any text that is an item of an evaluation set; (examples, how many were refused, the weak
+    labels' report)."""
     repo = Path(__file__).resolve().parents[2]
     banned = evaluation_texts(root, repo)
     every = build(root, chat8=chat8)
     clauses = dialogue_clauses(root, mining)
     weak, weak_report = weak_labels(clauses, lambda texts: embed(texts, "passage", cache), mining)
-    every += weak
+    every += weak + (world_examples(world[0], langs=world[1]) if world[0] > 0 else [])
     examples = [e for e in every if e.text.strip() not in banned]
     return examples, len(every) - len(examples), dict(weak_report)
-
-
-def _arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m memory.head.train", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default="../shared/data", help="the shared data folder")
-    parser.add_argument("--cache", default=None, help="an .npz of vectors kept between runs")
-    parser.add_argument("--out", default=str(Path(__file__).with_name(HEAD_FILE)))
-    parser.add_argument(
-        "--tell-false-rate",
-        type=float,
-        help=f"chit-chat lines let through, both languages (default {TELL_FALSE_RATE})",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=SEED, help="folds, splits, initial weights (not the data)"
-    )
-    parser.add_argument("--scores", default=None, help="write the out-of-fold scores to this .npz")
-    parser.add_argument(
-        "--chat8",
-        action="store_true",
-        help="also the round-8 sentences (written.json *_chat8_*; not in the shipped head, DATA_CARD)",
-    )
-    parser.add_argument(
-        "--round10",
-        action="store_true",
-        help="mine the persona dialogues as round 10's best variant (dialogues.ROUND10: 7,000 English "
-        "clauses per source; not shipped, DATA_CARD 'Round 10')",
-    )
-    parser.add_argument("--l2", type=float, default=L2, help=f"weight decay (default {L2})")
-    parser.add_argument("--hidden", type=int, default=HIDDEN, help=f"hidden units (default {HIDDEN})")
-    parser.add_argument(
-        "--iterations", type=int, default=ITERATIONS, help=f"Adam steps (default {ITERATIONS})"
-    )
-    parser.add_argument(
-        "--only",
-        choices=("category",),
-        help="retrain only this network; every other array of the head file --networks (default --out) "
-        "is kept as it is (round 11)",
-    )
-    parser.add_argument(
-        "--networks",
-        default=None,
-        help="take the keep, category and gate networks of this head file instead of training them; "
-        "only the thresholds and the combined score are chosen again (on their members' out-of-fold scores)",
-    )
-    parser.add_argument(
-        "--longer",
-        type=int,
-        default=0,
-        help=f"composed long messages per kind and language for the combined score (round 9 tried "
-        f"{PER_LANGUAGE}, not shipped: DATA_CARD; default 0, the round-6 score without message length)",
-    )
-    return parser.parse_args(argv)
-
-
-def given_networks(
-    path: str, passages: np.ndarray, queries: np.ndarray, folds: np.ndarray, in_gate: np.ndarray
-) -> tuple[Classifier, Classifier, Classifier, np.ndarray, np.ndarray, dict[str, object]]:
-    """``--networks``: the keep, category and gate networks of a head file trained on these folds, and
-    their members' out-of-fold keep log-odds and gate logits (as training them would have given)."""
-    with np.load(path) as data:
-        given = read_head(data)
-    keep = keep_odds(out_of_fold(given.keep_w, passages, folds))
-    gate = out_of_fold(given.gate_w, queries, folds[in_gate])
-    return given.keep_w, given.category_w, given.gate_w, keep, gate, {"networks": path}
 
 
 def _rates(tell_false_rate: float | None) -> Rates:
@@ -382,9 +348,37 @@ def _rates(tell_false_rate: float | None) -> Rates:
     return Rates(false_rate, KEEP_RECALL, GATE_FIRE_RATE, OWN_FALSE_RATE)
 
 
+def _networks(
+    args: argparse.Namespace, shape: Shape, rows: tuple[Any, ...]
+) -> tuple[Classifier, Classifier, Classifier, np.ndarray, np.ndarray, dict[str, object]]:
+    """The keep, category and gate networks with their out-of-fold scores (and the category's report):
+    trained, taken from a head file (``--networks``), or that file's keep and category with a gate trained
+    (``--gate-only``, from its members with ``--warm``). ``rows``: (examples, gate examples, passages,
+    queries, folds, which rows the gate sees, noisy, validation)."""
+    examples, gate_examples, passages, queries, folds, in_gate, noisy, validation = rows
+    seed = int(args.seed)
+    if args.networks:  # the networks of a head file (same data and seed: its members' folds are these)
+        return given_networks(args.networks, passages, queries, folds, in_gate)
+    if args.gate_only:  # its keep and category networks, a new gate (or its own gate trained on: --warm)
+        w_keep, w_cat, w_old, keep_scores, _, cat_report = given_networks(
+            args.gate_only, passages, queries[:0], folds, np.zeros(len(examples), dtype=bool)
+        )
+        start = w_old if args.warm else None
+        gate_shape = Shape(shape.l2, shape.hidden, args.warm, args.warm_rate) if args.warm else shape
+        w_gate, gate_scores = train_gate(
+            gate_examples, queries, folds[in_gate], noisy[in_gate], seed, gate_shape, start
+        )
+        return w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report
+    w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
+    w_cat, cat_report = _category(args, examples, passages, validation)
+    w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed, shape)
+    return w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    args = _arguments(argv)
+    defaults = {"seed": SEED, "l2": L2, "hidden": HIDDEN, "iterations": ITERATIONS}
+    args = arguments(argv, __doc__.split("\n")[0], {**defaults, "tell_false_rate": TELL_FALSE_RATE})
     return _only_category(args) if args.only == "category" else _train(args)
 
 
@@ -431,7 +425,9 @@ def _train(args: argparse.Namespace) -> int:
     seed = int(args.seed)
     shape = Shape(float(args.l2), int(args.hidden), int(args.iterations))
     mining = ROUND10 if args.round10 else ROUND2
-    examples, refused, weak_report = training_examples(Path(args.data), cache, bool(args.chat8), mining)
+    data = Path(args.data)
+    world = (int(args.world), tuple(args.world_languages.split(",")))
+    examples, refused, weak_report = training_examples(data, cache, bool(args.chat8), mining, world)
     print(f"{len(examples)} training texts ({refused} refused: items of an evaluation set)")
     passages = embed([e.text for e in examples], "passage", cache)
     in_gate = gate_rows(examples)
@@ -442,13 +438,8 @@ def _train(args: argparse.Namespace) -> int:
     lines = np.array([e.source.endswith("-train") for e in examples])
     folds = fold_ids(examples, seed)
     noisy, noise_report = self_statements(examples, passages, validation, chit, seed)
-    if args.networks:  # the networks of a head file (same data and seed: its members' folds are these)
-        given = given_networks(args.networks, passages, queries, folds, in_gate)
-        w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report = given
-    else:
-        w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
-        w_cat, cat_report = _category(args, examples, passages, validation)
-        w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed, shape)
+    rows = (examples, gate_examples, passages, queries, folds, in_gate, noisy, validation)
+    w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report = _networks(args, shape, rows)
     line_rows = np.flatnonzero(in_gate & lines)
     line_texts = [examples[i].text for i in line_rows]
     found = best_clause_oof(line_texts, folds[line_rows], w_keep, embed_as["passage"])
@@ -469,6 +460,8 @@ def _train(args: argparse.Namespace) -> int:
         "seed": seed,
         "shape": {"l2": shape.l2, "hidden": shape.hidden, "iterations": shape.iterations},
         "longer_per_language": int(args.longer),
+        "world_per_language": int(args.world),
+        "world_languages": list(world[1]),
         "folds": FOLDS,
         "refused_eval_items": refused,
         "chitchat_self_statements": noise_report,

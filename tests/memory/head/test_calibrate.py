@@ -123,3 +123,17 @@ def test_thresholds_are_chosen_per_language_on_out_of_fold_scores() -> None:
         assert isinstance(figures, dict)
         assert figures["oof_chitchat_kept_combined"] <= 0.02
         assert figures["oof_statements_kept_combined"] >= figures["oof_statements_kept_and_told"] - 0.02
+
+
+def test_a_warm_start_goes_on_from_the_given_member() -> None:
+    """Round 11's ``--warm``: no steps give the start back; steps move it less than a seeded start."""
+    x, y = _separable()
+    first = train_mlp(x, y, 2, balanced(y, 2), shape=Shape(hidden=8, iterations=50))
+    same = train_mlp(x, y, 2, balanced(y, 2), shape=Shape(hidden=8, iterations=0), start=first)
+    assert np.allclose(same.w1, first.w1) and np.allclose(same.mean, first.mean)
+    on = train_mlp(
+        x[:150], y[:150], 2, balanced(y[:150], 2), shape=Shape(hidden=8, iterations=5), start=first
+    )
+    assert not np.array_equal(on.w1, first.w1)
+    assert np.array_equal(on.mean, first.mean)  # the start's standardisation is kept
+    assert (on.logits(x)[0].argmax(axis=1) == first.logits(x)[0].argmax(axis=1)).mean() > 0.9

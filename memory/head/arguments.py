@@ -1,0 +1,105 @@
+"""The trainer's command line (``python -m memory.head.train --help``), apart from ``train.py`` so that
+module stays one idea: what each flag does and the default that reproduces the shipped head."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from memory.head.longer import PER_LANGUAGE
+from memory.head.model import HEAD_FILE
+from memory.head.world import PER_LANGUAGE as WORLD_PER_LANGUAGE
+
+
+def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> argparse.Namespace:
+    """The parsed flags; ``doc`` the trainer's first docstring line, ``defaults`` its constants
+    (``seed``, ``l2``, ``hidden``, ``iterations``, ``tell_false_rate``) for the help texts."""
+    parser = argparse.ArgumentParser(prog="python -m memory.head.train", description=doc)
+    parser.add_argument("--data", default="../shared/data", help="the shared data folder")
+    parser.add_argument("--cache", default=None, help="an .npz of vectors kept between runs")
+    parser.add_argument("--out", default=str(Path(__file__).with_name(HEAD_FILE)))
+    parser.add_argument(
+        "--tell-false-rate",
+        type=float,
+        help=f"chit-chat lines let through, both languages (default {defaults['tell_false_rate']})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=defaults["seed"], help="folds, splits, initial weights (not the data)"
+    )
+    parser.add_argument(
+        "--l2", type=float, default=defaults["l2"], help=f"weight decay (default {defaults['l2']})"
+    )
+    parser.add_argument(
+        "--hidden", type=int, default=defaults["hidden"], help=f"hidden units (default {defaults['hidden']})"
+    )
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=defaults["iterations"],
+        help=f"Adam steps (default {defaults['iterations']})",
+    )
+    parser.add_argument("--scores", default=None, help="write the out-of-fold scores to this .npz")
+    _round_flags(parser)
+    return parser.parse_args(argv)
+
+
+def _round_flags(parser: argparse.ArgumentParser) -> None:
+    """What a round tried (not in the shipped head unless its DATA_CARD section says so)."""
+    parser.add_argument(
+        "--chat8",
+        action="store_true",
+        help="also the round-8 sentences (written.json *_chat8_*; not in the shipped head, DATA_CARD)",
+    )
+    parser.add_argument(
+        "--round10",
+        action="store_true",
+        help="mine the persona dialogues as round 10's best variant (dialogues.ROUND10: 7,000 English "
+        "clauses per source; not shipped, DATA_CARD 'Round 10')",
+    )
+    parser.add_argument(
+        "--only",
+        choices=("category",),
+        help="retrain only this network; every other array of the head file --networks (default --out) "
+        "is kept as it is (round 11)",
+    )
+    parser.add_argument(
+        "--networks",
+        default=None,
+        help="take the keep, category and gate networks of this head file instead of training them; "
+        "only the thresholds and the combined score are chosen again (on their members' out-of-fold scores)",
+    )
+    parser.add_argument(
+        "--longer",
+        type=int,
+        default=0,
+        help=f"composed long messages per kind and language for the combined score (round 9 tried "
+        f"{PER_LANGUAGE}, not shipped: DATA_CARD; default 0, the round-6 score without message length)",
+    )
+    parser.add_argument(
+        "--world",
+        type=int,
+        default=0,
+        help=f"templated questions about the world per language as gate rows, 'other' (round 11 tried "
+        f"{WORLD_PER_LANGUAGE}: DATA_CARD; default 0)",
+    )
+    parser.add_argument(
+        "--world-languages",
+        default="en,zh",
+        help="the languages of --world's questions, comma-separated (default en,zh)",
+    )
+    parser.add_argument(
+        "--warm",
+        type=int,
+        default=0,
+        help="with --gate-only: train that head's gate members on for this many steps instead of a new "
+        "gate from a seeded start (fewer changes beside what the new rows teach; default 0: off)",
+    )
+    parser.add_argument(
+        "--warm-rate", type=float, default=0.01, help="Adam's step with --warm (default 0.01, the trainer's)"
+    )
+    parser.add_argument(
+        "--gate-only",
+        default=None,
+        help="take the keep and category networks of this head file as they are and train the gate only "
+        "(round 11: a gate change measured without moving the keep classifier)",
+    )
