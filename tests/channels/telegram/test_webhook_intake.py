@@ -24,7 +24,7 @@ def webhook_channel(tg: TelegramStub, port: int) -> TelegramChannel:
             allow_from=("42",),
             base_url=tg.base_url,
             mode="webhook",
-            timeout_seconds=2.0,
+            timeout_seconds=30.0,
             webhook_url=f"http://127.0.0.1:{port}/telegram",
             webhook_port=port,
             webhook_secret=SECRET,
