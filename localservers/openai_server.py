@@ -90,7 +90,8 @@ class StubReply:
 
     A request with ``"stream": true`` gets the same reply as server-sent events, paced by the stub's
     ``pace`` (``localservers/openai_sse.py``); ``cut_after`` cuts such a stream after that many tokens,
-    ``hold=(n, event)`` holds it after ``n`` tokens until ``event`` is set.
+    ``hold=(n, event)`` holds it after ``n`` tokens until ``event`` is set; ``holds`` gives more such
+    points (``((3, a), (12, b))``), so a test can walk a stream step by step.
 
     ``tool_calls``: the assistant asks for function calls instead of (or beside) ``content``, each
     ``(name, arguments)`` with ``arguments`` sent verbatim (a JSON string, or anything else to test bad
@@ -110,6 +111,7 @@ class StubReply:
     tool_calls: list[tuple[str, str]] | None = None
     cut_after: int | None = None
     hold: tuple[int, threading.Event] | None = None  # a stream waits after that many tokens until set
+    holds: tuple[tuple[int, threading.Event], ...] = ()  # more such points
 
 
 Responder = Callable[[dict], "StubReply | str | None"]

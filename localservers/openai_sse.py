@@ -9,7 +9,8 @@ connection stays usable afterwards.
 ``StreamPace`` is how a real model feels: ``first_token_s`` before the first token, then
 ``tokens_per_second`` (None: the whole content in one chunk). ``StubReply.cut_after`` (tokens) cuts the
 connection midway, as a server that dies mid-answer does; ``StubReply.hold`` holds the stream after some
-tokens until the test lets it go on.
+tokens until the test lets it go on, ``StubReply.holds`` at several points (a test then knows each step of
+the stream was seen, however slow the machine: no hoping that wall time spreads the tokens).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class StreamedReply(Protocol):
     tool_calls: list[tuple[str, str]] | None
     cut_after: int | None
     hold: tuple[int, threading.Event] | None
+    holds: tuple[tuple[int, threading.Event], ...]
 
 
 _TOKEN_RE = re.compile(r"\s*[\u3000-\u9fff\uff00-\uffef]|\s*[^\s\u3000-\u9fff\uff00-\uffef]+|\s+")
@@ -116,6 +118,9 @@ def _steps(
 ) -> Step:
     """The stream after its first event, one write a step, yielding when the next is due."""
     gap = 1.0 / pace.tokens_per_second if pace.tokens_per_second else 0.0
+    gates = dict(reply.holds)  # after that many tokens, wait until the event is set
+    if reply.hold is not None:
+        gates[reply.hold[0]] = reply.hold[1]
     try:
         next_at = time.monotonic() + pace.first_token_s
         if pace.first_token_s:
@@ -127,8 +132,9 @@ def _steps(
             if reply.cut_after is not None and sent >= reply.cut_after:
                 handler.close_connection = True  # no last chunk: the client sees the body end early
                 return
-            if reply.hold is not None and sent == reply.hold[0]:
-                while not reply.hold[1].is_set():
+            gate = gates.get(sent)
+            if gate is not None:
+                while not gate.is_set():
                     if stopping.is_set():
                         handler.close_connection = True
                         return

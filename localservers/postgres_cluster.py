@@ -24,6 +24,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 INSTALL_HINT = "PostgreSQL server binaries not found (apt-get install postgresql)"
 
+# Ceilings, not margins: initdb and a start or stop take a second or two of CPU, but under ``nice 19`` beside
+# busy processes that second can take minutes of wall time (pg_ctl's own default wait is 60 s).
+PG_CTL_CEILING_S = 600
+PG_CTL_WAIT = ["-w", "-t", str(PG_CTL_CEILING_S)]
+
 
 @dataclass(slots=True)
 class Cluster:
@@ -43,14 +48,15 @@ class Cluster:
     def pause(self) -> None:
         """Stop the server (fast: open connections are cut), keeping its data: the server going away."""
         assert self.data_dir is not None and self.pg_ctl is not None, "only a cluster started here"
-        _run_as(self.user, [self.pg_ctl, "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
+        _run_as(self.user, [self.pg_ctl, "-D", str(self.data_dir), "-m", "fast", *PG_CTL_WAIT, "stop"])
 
     def resume(self) -> None:
         """Start a paused server again, on the same port."""
         assert self.data_dir is not None and self.pg_ctl is not None, "only a cluster started here"
         log = str(self.data_dir.parent / "server.log")
         _run_as(
-            self.user, [self.pg_ctl, "-D", str(self.data_dir), "-o", self.options, "-l", log, "-w", "start"]
+            self.user,
+            [self.pg_ctl, "-D", str(self.data_dir), "-o", self.options, "-l", log, *PG_CTL_WAIT, "start"],
         )
 
     def require_password(self, role: str, timeout: float = 30.0) -> bool:
@@ -85,7 +91,7 @@ class Cluster:
         """Stop a cluster this module started and remove its directory (a given server is left alone)."""
         if self.data_dir is None or self.pg_ctl is None:
             return
-        _run_as(self.user, [self.pg_ctl, "-D", str(self.data_dir), "-m", "immediate", "-w", "stop"])
+        _run_as(self.user, [self.pg_ctl, "-D", str(self.data_dir), "-m", "immediate", *PG_CTL_WAIT, "stop"])
         shutil.rmtree(self.data_dir.parent, ignore_errors=True)
 
 
@@ -113,7 +119,9 @@ def _free_port() -> int:
 
 def _run_as(user: str | None, argv: list[str]) -> None:
     command = ["runuser", "-u", user, "--", *argv] if user else argv
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+    subprocess.run(
+        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=PG_CTL_CEILING_S + 60
+    )
 
 
 TEST_SETTINGS = "-c fsync=off -c full_page_writes=off"
@@ -139,7 +147,9 @@ def start_cluster(bin_dir: str, settings: str = TEST_SETTINGS) -> Cluster:
         user, [initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"]
     )
     options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 {settings}"
-    _run_as(user, [pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"])
+    _run_as(
+        user, [pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), *PG_CTL_WAIT, "start"]
+    )
     return Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, pg_ctl, user, options)
 
 

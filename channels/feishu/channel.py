@@ -139,6 +139,7 @@ class FeishuChannel(FeishuMedia):
         self.bot_info_retry_seconds = 5.0  # first wait before asking the bot info again; doubles each time
         self.callback_port: int | None = None
         self.retry_base_seconds = 0.5  # backoff: base, 2×base, 4×base … when Feishu gives no reset time
+        self.ws_stop_grace_seconds = 5.0  # the stop waits for lark's thread timeoutSeconds + this
         self.seen: SeenMarks | None = None  # the gateway's (``use_seen_marks``), else this process's
         self._loop: asyncio.AbstractEventLoop | None = None
         self._deliver: Deliver | None = None
@@ -390,7 +391,8 @@ class FeishuChannel(FeishuMedia):
             with contextlib.suppress(RuntimeError):  # the loop is already closed: the thread has ended
                 run.loop.call_soon_threadsafe(cancel_ws_tasks, run)
             # at worst the thread is inside lark's endpoint request, which ends within the timeout
-            await asyncio.to_thread(run.thread.join, self.settings.timeout_seconds + 5)
+            longest = self.settings.timeout_seconds + self.ws_stop_grace_seconds
+            await asyncio.to_thread(run.thread.join, longest)
             if run.thread.is_alive():
                 log.warning("[feishu] websocket thread did not end; it is a daemon and ends with the process")
         with ws_owner_lock:

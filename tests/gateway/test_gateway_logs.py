@@ -116,7 +116,7 @@ async def test_feishu_websocket_outage_is_one_line_going_and_one_back_without_la
     feishu.reconnect_nonce = 0  # lark's random wait before reconnecting (ClientConfig)
     settings = FeishuSettings(
         app_id="cli_outage", app_secret="outage-secret-77", allow_from=("ou_alice",),
-        domain=feishu.domain, mode="websocket", timeout_seconds=2.0,
+        domain=feishu.domain, mode="websocket", timeout_seconds=30.0,
     )  # fmt: skip
     channel = FeishuChannel(settings)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from channels.telegram.streaming import TelegramStreams
 from gateway.app import Runtime
 from gateway.cli.run import enabled_channels
 from gateway.config import Config, load_config
@@ -147,18 +148,38 @@ async def test_a_private_reply_is_a_draft_while_written_then_one_message(
 async def test_while_the_draft_shows_the_chat_gets_no_typing_sign(
     tmp_path: Path, model: OpenAIStub, tg: TelegramStub
 ) -> None:
-    model.pace.tokens_per_second = 10  # about three seconds of drafts
-    model.script(" ".join(f"word{n}" for n in range(30)))
+    reply, go_on = held(" ".join(f"word{n}" for n in range(30)), after=5)  # the draft shows until set
+    model.script(reply)
     config = telegram_config(tmp_path, model, tg, draftEvery="0.2s")
     async with gateway(config) as runtime:
         (channel,) = runtime.channels
         channel.typing_every_seconds = 0.1  # type: ignore[attr-defined]
+        looks = _count_looks(channel.streams)  # type: ignore[attr-defined]
         tg.push(tg.message("count for me"))
+        await tg.wait_until(lambda: any("word4" in t for t in tg.writes.draft_texts(42)), what="a draft")
+        # The sign's task saw the draft once: a sign it sent before that has been answered (one call at a
+        # time), so every sign from now on would be one sent while the draft shows.
+        await tg.wait_until(lambda: looks.count(True) >= 1, what="the sign's task sees the draft")
+        typed = len(tg.requests("sendChatAction"))
+        await tg.wait_until(lambda: looks.count(True) >= 11, what="ten more turns of the sign's task")
+        assert len(tg.requests("sendChatAction")) == typed  # ten signs' time: the draft's words say it
+        go_on.set()
         await tg.wait_sent(1)
-    drafts = [c.at for c in tg.requests("sendMessageDraft") if c.status == 200]
-    assert drafts[-1] - drafts[0] > 1.0  # ten typing signs' time
-    typing = [c.at for c in tg.requests("sendChatAction") if drafts[0] + 0.5 < c.at < drafts[-1]]
-    assert typing == []  # the draft's words say it
+
+
+def _count_looks(streams: TelegramStreams) -> list[bool]:
+    """What each look of the "typing…" task at ``streams.shown`` answered (it looks before each sign, every
+    ``typing_every_seconds``): a test then knows the task ran while a draft showed, and did not merely not
+    come round to it. The real method answers; this only keeps its answers."""
+    answers: list[bool] = []
+    shown = streams.shown
+
+    def counted(chat_id: str) -> bool:
+        answers.append(shown(chat_id))
+        return answers[-1]
+
+    streams.shown = counted  # type: ignore[method-assign]
+    return answers
 
 
 async def test_once_replies_are_streamed_the_typing_sign_waits_for_the_first_words(
@@ -227,22 +248,27 @@ async def test_a_voice_notes_reply_streams_after_what_was_heard(
 async def test_a_group_reply_is_one_message_edited_no_faster_than_stream_every(
     tmp_path: Path, model: OpenAIStub, tg: TelegramStub, memory_url: str
 ) -> None:
-    words = " ".join(f"word{n}" for n in range(40))
-    model.pace.tokens_per_second = 20  # about two seconds of writing: several edits at 0.5 s
-    reply, go_on = held(words, after=3)
-    model.script(reply)
+    tokens = [f"word{n}" for n in range(40)]
+    words = " ".join(tokens)
+    model.pace.tokens_per_second = 20  # between the holds the words come faster than streamEvery's 0.5 s
+    stops = [3, 14, 26]  # the model holds after that many words until the test lets it go on
+    gates = [threading.Event() for _ in stops]
+    model.script(StubReply(content=words, holds=tuple(zip(stops, gates, strict=True))))
     async with gateway(telegram_config(tmp_path, model, tg, memory_url)) as runtime:
         incoming = tg.push(tg.message("count for me", chat=tg.group(GROUP)))
         (first,) = await tg.wait_sent(1)
         assert "word0 word1 word2".startswith(visible(first.params["text"]))  # the first words, at once
-        go_on.set()
-        await tg.wait_until(
-            lambda: tg.writes.reply_of(GROUP, first.result["message_id"]) == words, what="done"
-        )
+        message_id = first.result["message_id"]
+        for go_on, until in zip(gates, [*stops[1:], len(tokens)], strict=True):  # step by step
+            go_on.set()
+            so_far = " ".join(tokens[:until])  # the model holds here: the message comes to show it
+            await tg.wait_until(
+                lambda so_far=so_far: tg.writes.reply_of(GROUP, message_id) == so_far, what=so_far[-6:]
+            )
         turns = await assistant_turns(runtime, f"telegram:{GROUP}")
     assert len(tg.sent()) == 1 and first.json("reply_parameters")["message_id"] == incoming
     edits = [c for c in tg.requests("editMessageText") if c.status == 200]
-    assert len(edits) >= 2
+    assert len(edits) >= 3  # one for each step at least
     writes = [first.at] + [e.at for e in edits]
     gaps = [b - a for a, b in itertools.pairwise(writes[:-1])]  # the final edit is not paced
     assert all(gap >= 0.45 for gap in gaps), gaps

@@ -58,7 +58,7 @@ def make_settings(tmp_path: Path, feishu: FeishuStub, **overrides: object) -> Fe
         "encrypt_key": ENCRYPT_KEY,
         "domain": feishu.domain,
         "mode": "callback",
-        "timeout_seconds": 5.0,
+        "timeout_seconds": 30.0,  # a ceiling toward the stub; a test of a timeout sets its own
         "callback_port": 0,
     }
     values.update(overrides)

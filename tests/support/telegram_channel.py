@@ -23,7 +23,7 @@ def quick(channel: TelegramChannel) -> TelegramChannel:
 
 
 def settings(tg: TelegramStub, allow: tuple[str, ...] = (str(ME),), **extra: object) -> TelegramSettings:
-    values: dict = {"poll_timeout": 1, "timeout_seconds": 2.0, **extra}
+    values: dict = {"poll_timeout": 1, "timeout_seconds": 30.0, **extra}  # a ceiling toward the stub
     return TelegramSettings(token=tg.token, allow_from=allow, base_url=tg.base_url, **values)
 
 
