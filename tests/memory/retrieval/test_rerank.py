@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 from collections.abc import AsyncIterator, Iterator
 
 import numpy as np
@@ -96,7 +97,37 @@ def test_the_shipped_weights_are_small_versioned_and_say_what_they_saw() -> None
         "synthetic-en",
     }
     assert model.w.shape == (len(rerank.FEATURES),) and model.u.shape == model.v.shape
+    # trained on lists as long as retrieval hands it (memory.topK), cosines centred (one centre a language)
+    assert model.meta["top"] == 5 and model.meta["centre_weight"] == model.centre_weight > 0
+    assert model.centres.shape == (2, model.d.shape[0])
     json.dumps(model.meta)
+
+
+def test_centring_takes_off_what_a_memory_shares_with_the_average_question_nearest_the_query() -> None:
+    centres = np.stack([_unit(0), _unit(1)])  # two "languages"
+    query = np.array([0.9, 0.1, 0.4, 0, 0, 0, 0, 0], dtype=np.float32)  # nearest centre 0
+    memories = np.stack([_unit(0) * 0.8 + _unit(2) * 0.6, _unit(2), _unit(1)])
+    cosines = (memories * query).sum(axis=1)
+    assert np.argmax(cosines) == 0  # the memory along the common direction wins on the raw cosine
+    moved = rerank.centred(cosines, memories, query, centres, 1.0)
+    assert np.argmax(moved) == 1  # what the question shares with it beyond what every question does
+    assert moved[2] == pytest.approx(cosines[2])  # the other centre is not taken off
+    assert rerank.centred(cosines, memories, query, centres, 0.0) is cosines
+    assert rerank.centred(cosines, memories, query, np.zeros((0, DIM), dtype=np.float32), 1.0) is cosines
+
+
+def test_a_weights_file_without_centres_loads_uncentred(tmp_path: pathlib.Path) -> None:
+    zeros = np.zeros((0, DIM), dtype=np.float32)
+    w = np.arange(len(rerank.FEATURES), dtype=np.float32)
+    path = tmp_path / "old.npz"
+    np.savez(path, w=w, d=np.ones(DIM, dtype=np.float32), u=zeros, v=zeros, meta=np.array("{}"))
+    old = rerank.from_file(path)
+    assert old.centre_weight == 0.0 and old.centres.shape == (0, DIM)
+    assert np.array_equal(old.w, w)
+    centres = np.stack([_unit(0), _unit(1)])
+    rerank.Reranker(w, old.d, zeros, zeros, {}, centres, 0.5).save(tmp_path / "new.npz")
+    new = rerank.from_file(tmp_path / "new.npz")
+    assert new.centre_weight == 0.5 and np.array_equal(new.centres, centres)
 
 
 @pytest.mark.parametrize(
