@@ -12,10 +12,10 @@ query's, the memory's) and what ranking knew:
 ``features`` (``candidate_features``): the cosine as a z-score among the candidates, its distance below
 the best candidate's cosine, the keyword match share, 1 / the fused rank — the cosine first ``centred``:
 less half the memory's cosine with the average question of the query's language, so a statement near
-every question of its topic no longer wins over the one that answers (bench/README.md, "rank11"); the diagonal ``d`` and the
-rank-``r`` bilinear ``U``, ``V`` learn which parts of a question's vector ask for which parts of a
-statement's. Trained with a softmax over each question's candidates on pairs mined from persona
-dialogues, never an evaluation set (``python -m memory.retrieval.train_rerank``;
+every question of its topic no longer wins over the one that answers (bench/README.md, "rank11"); the
+diagonal ``d`` and the rank-``r`` bilinear ``U``, ``V`` learn which parts of a question's vector ask for
+which parts of a statement's. Trained with a softmax over each question's candidates on pairs mined from
+persona dialogues, never an evaluation set (``python -m memory.retrieval.train_rerank``;
 ``DATA_CARD_RERANK.md``). Weights: ``rerank.npz`` (version, counts and sources inside). numpy only, no
 randomness at run time. Keyword-only retrieval has no vectors and is never re-ranked.
 """
@@ -68,8 +68,8 @@ def centred(
     what this question shares with it beyond what every question does (hubness reduction, as CSLS does
     for word translation). ``centres``: (n, dim) unit-scale rows, none = no change.
     """
-    if weight == 0.0 or not len(centres):
-        return cosines
+    if weight == 0.0 or not len(centres) or centres.shape[1:] != query.shape:
+        return cosines  # none, or another model's vectors
     centre = centres[int(np.argmax((centres * query).sum(axis=1)))]
     return cosines - weight * (memories * centre).sum(axis=1)
 

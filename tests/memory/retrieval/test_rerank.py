@@ -18,7 +18,7 @@ import pytest
 
 from memory.engine import MemoryEngine
 from memory.records import Fact, Retrieved
-from memory.retrieval import rerank, train_rerank
+from memory.retrieval import rerank, retriever, train_rerank
 from memory.retrieval.rerank_pairs import asked_question, first_person
 from memory.retrieval.retriever import _reranking
 from memory.vectors.cache import CachedEmbedder
@@ -226,3 +226,33 @@ def test_without_a_query_vector_nothing_is_re_ranked(reranking_on: None) -> None
     assert _reranking(None, vectors) is None  # keyword-only retrieval: the ranking as it was
     assert _reranking(np.ones(DIM, dtype=np.float32), None) is None
     assert _reranking(np.ones(DIM, dtype=np.float32), vectors) is not None
+
+
+def test_candidates_are_ordered_by_the_centred_vector_and_keep_the_query_s_own_cosine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = rerank.load()
+    assert model is not None
+    query = model.centres[1] / np.linalg.norm(model.centres[1])  # a "question" along the Chinese centre
+    monkeypatch.setattr(retriever, "CENTRED_CANDIDATES", False)
+    assert retriever._ranking_vector(query) is None  # the query itself
+    monkeypatch.setattr(retriever, "CENTRED_CANDIDATES", True)
+    moved = retriever._ranking_vector(query)
+    expected = query - model.centre_weight * model.centres[1]  # the nearest centre is taken off
+    assert np.allclose(moved, expected, atol=1e-6)
+
+
+@pytest.mark.both_stores
+async def test_with_centred_candidates_a_hit_s_cosine_is_still_the_query_s(
+    local: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(retriever, "CENTRED_CANDIDATES", True)
+    facts = ["I work as a nurse at the city hospital", "My dog is called Biscuit", "我在上海的一家银行上班"]
+    await local.write_many("bob", [Fact(content=c) for c in facts])
+    hits = await local.retrieve("bob", "what's my dog's name?", touch=False)
+    assert hits and hits[0].content == facts[1]
+    query = await local.embedding.query("what's my dog's name?")
+    assert query is not None
+    vectors = await local.vectors.cache.get("bob", local.embedder.model_key)  # type: ignore[union-attr]
+    own = vectors.similarities(query, [h.id for h in hits])
+    assert all(h.cosine == pytest.approx(own[h.id], abs=1e-5) for h in hits if h.cosine)
