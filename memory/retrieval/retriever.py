@@ -27,8 +27,9 @@ from memory.vectors.usage import EmbeddingUse
 RELATIONS_WITH_VECTORS = False
 # Whether the owner's memories are ordered for the vector candidates by the query less the average
 # question of its language (``rerank.centred``; the cosines kept are the query's own). Measured on every
-# dev set, LoCoMo and MADial: bench/README.md, issue 35, "rank11".
-CENTRED_CANDIDATES = True
+# dev set, LoCoMo and MADial: bench/README.md, issue 35, "rank11" — off: recall up on the dev sets, LoCoMo's
+# and MADial's loops, but bench.retrieval_quality's LoCoMo recall@5 0.6715 -> 0.6695 (3 of 1,516).
+CENTRED_CANDIDATES = False
 
 
 def _relations_wanted(vector_task: asyncio.Future[np.ndarray | None] | None) -> bool:
