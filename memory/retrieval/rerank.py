@@ -10,10 +10,12 @@ query's, the memory's) and what ranking knew:
     score = w · features + Σ d ⊙ q ⊙ m + (U q) · (V m)
 
 ``features`` (``candidate_features``): the cosine as a z-score among the candidates, its distance below
-the best candidate's cosine, the keyword match share, 1 / the fused rank; the diagonal ``d`` and the
-rank-``r`` bilinear ``U``, ``V`` learn which parts of a question's vector ask for which parts of a
-statement's. Trained with a softmax over each question's candidates on pairs mined from persona
-dialogues, never an evaluation set (``python -m memory.retrieval.train_rerank``;
+the best candidate's cosine, the keyword match share, 1 / the fused rank — the cosine first ``centred``:
+less half the memory's cosine with the average question of the query's language, so a statement near
+every question of its topic no longer wins over the one that answers (bench/README.md, "rank11"); the
+diagonal ``d`` and the rank-``r`` bilinear ``U``, ``V`` learn which parts of a question's vector ask for
+which parts of a statement's. Trained with a softmax over each question's candidates on pairs mined from
+persona dialogues, never an evaluation set (``python -m memory.retrieval.train_rerank``;
 ``DATA_CARD_RERANK.md``). Weights: ``rerank.npz`` (version, counts and sources inside). numpy only, no
 randomness at run time. Keyword-only retrieval has no vectors and is never re-ranked.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -54,15 +56,36 @@ def candidate_features(cosines: np.ndarray, matches: np.ndarray, fused: np.ndarr
     return np.stack([z, cosines - best, matches, 1.0 / rank], axis=1).astype(np.float32)
 
 
+def centred(
+    cosines: np.ndarray, memories: np.ndarray, query: np.ndarray, centres: np.ndarray, weight: float
+) -> np.ndarray:
+    """``cosines`` less ``weight`` times each memory's cosine with the average question nearest ``query``.
+
+    e5's vectors share a strong common direction (the mean of a thousand persona questions has norm 0.93),
+    so a statement close to that direction — "Our parrot is called Captain" — is near every question of its
+    topic and wins over the statement that answers ("Captain can say hello"). Subtracting the statement's
+    similarity to the average question (one per language: the centre nearest the query's vector) leaves
+    what this question shares with it beyond what every question does (hubness reduction, as CSLS does
+    for word translation). ``centres``: (n, dim) unit-scale rows, none = no change.
+    """
+    if weight == 0.0 or not len(centres) or centres.shape[1:] != query.shape:
+        return cosines  # none, or another model's vectors
+    centre = centres[int(np.argmax((centres * query).sum(axis=1)))]
+    return cosines - weight * (memories * centre).sum(axis=1)
+
+
 @dataclass(frozen=True, slots=True)
 class Reranker:
-    """The learned weights (``rerank.npz``)."""
+    """The learned weights (``rerank.npz``); ``centres`` (n, dim), the average questions (``centred``),
+    and ``centre_weight``, how much of them is taken off (0: none; older files have neither)."""
 
     w: np.ndarray  # (len(FEATURES),)
     d: np.ndarray  # (dim,)
     u: np.ndarray  # (rank, dim)
     v: np.ndarray  # (rank, dim)
     meta: dict[str, Any]
+    centres: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    centre_weight: float = 0.0
 
     def scores(self, query: np.ndarray, memories: np.ndarray, features: np.ndarray) -> np.ndarray:
         """(n,) scores of n memories (unit rows) for one query vector; higher comes first.
@@ -75,7 +98,16 @@ class Reranker:
         return scores
 
     def save(self, path: Any) -> None:
-        np.savez(path, w=self.w, d=self.d, u=self.u, v=self.v, meta=np.array(json.dumps(self.meta)))
+        np.savez(
+            path,
+            w=self.w,
+            d=self.d,
+            u=self.u,
+            v=self.v,
+            centres=self.centres,
+            centre_weight=np.float32(self.centre_weight),
+            meta=np.array(json.dumps(self.meta)),
+        )
 
 
 def from_file(path: Any) -> Reranker:
@@ -83,7 +115,11 @@ def from_file(path: Any) -> Reranker:
     with np.load(path) as data:
         parts = {k: np.asarray(data[k], dtype=np.float32) for k in ("w", "d", "u", "v")}
         meta = json.loads(str(data["meta"]))
-    return Reranker(parts["w"], parts["d"], parts["u"], parts["v"], meta)
+        centres = np.asarray(data["centres"], dtype=np.float32) if "centres" in data else None
+        weight = float(data["centre_weight"]) if "centre_weight" in data else 0.0
+    if centres is None:
+        centres = np.zeros((0, parts["d"].shape[0]), dtype=np.float32)
+    return Reranker(parts["w"], parts["d"], parts["u"], parts["v"], meta, centres, weight)
 
 
 @cache
@@ -120,7 +156,7 @@ def rerank(
         return list(hits)
     memories = matrix[[position[h.id] for h in head]]
     q = np.asarray(query, dtype=np.float32)
-    cosines = (memories * q).sum(axis=1)
+    cosines = centred((memories * q).sum(axis=1), memories, q, model.centres, model.centre_weight)
     features = candidate_features(
         cosines,
         np.array([h.match for h in head], dtype=np.float32),

@@ -27,8 +27,13 @@ from memory.retrieval import ranking, rerank
 from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
 from memory.text import tokenizer
 
-VERSION = "2026.11-1"
+VERSION = "2026.11-2"
 CANDIDATES = 20
+# How many fused hits each training list holds: what retrieval hands the re-ranker at run time (its
+# ``k``, memory.topK = 5 by default; 10 for a gathering question).
+TOP = 5
+# How much of the average question's direction the features' cosines lose (``rerank.centred``; 0: none).
+CENTRE_WEIGHT = 0.5
 RANK = 0
 L2 = 1e-3
 ITERATIONS = 300
@@ -74,12 +79,27 @@ def candidate_sets(pairs: list[Pair]) -> list[list[str]]:
     return out
 
 
+def centres(pairs: list[Pair], query_vectors: np.ndarray, fit: np.ndarray) -> np.ndarray:
+    """(languages, dim): the mean query vector of the trained-on questions of each language, English first
+    (``rerank.centred``: the average question whose direction is taken off the cosines)."""
+    langs = np.array([p.lang for p in pairs])
+    return np.stack([query_vectors[fit & (langs == lang)].mean(axis=0) for lang in ("en", "zh")]).astype(
+        np.float32
+    )
+
+
 def tensors(
-    pairs: list[Pair], sets: list[list[str]], query_vectors: np.ndarray, line_vector: dict[str, np.ndarray]
+    pairs: list[Pair],
+    sets: list[list[str]],
+    query_vectors: np.ndarray,
+    line_vector: dict[str, np.ndarray],
+    top_n: int = TOP,
+    centring: tuple[np.ndarray, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(memories (n, TOP, dim), features (n, TOP, F), fusion baseline (n, TOP), kept (n,)): each pair's
-    ``rerank.TOP`` best candidates by fusion — what retrieval hands the re-ranker —, the answer moved to
-    candidate 0; ``kept`` is False where the answer is not among them (the pair is then left out)."""
+    """(memories (n, top_n, dim), features (n, top_n, F), fusion baseline (n, top_n), kept (n,)): each
+    pair's ``top_n`` best candidates by fusion — what retrieval hands the re-ranker —, the answer moved to
+    candidate 0; ``kept`` is False where the answer is not among them (the pair is then left out).
+    ``centring``: (centres, weight) for the features' cosines, as ``rerank.centred`` at run time."""
     words = {line: set(tokenizer.index_text(line).split()) for s in sets for line in s}
     memories, features, fused_all, kept = [], [], [], []
     for pair, lines, q in zip(pairs, sets, query_vectors, strict=True):
@@ -87,10 +107,11 @@ def tensors(
         cosines = m @ q
         matches = _match_shares(pair.question, lines, words)
         fused = _fused_share(cosines, matches)
-        top = np.argsort(-fused, kind="stable")[: rerank.TOP]
+        top = np.argsort(-fused, kind="stable")[:top_n]
         kept.append(0 in top)
-        order = [0, *[int(i) for i in top if i != 0]][: rerank.TOP]
-        f = rerank.candidate_features(cosines[top], matches[top], fused[top])
+        order = [0, *[int(i) for i in top if i != 0]][:top_n]
+        seen = cosines if centring is None else rerank.centred(cosines, m, q, *centring)
+        f = rerank.candidate_features(seen[top], matches[top], fused[top])
         position = {int(i): j for j, i in enumerate(top)}
         rows = [position.get(i, 0) for i in order]
         memories.append(m[order])
@@ -184,6 +205,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rank", type=int, default=RANK, help="rank of the bilinear term (0: none)")
     parser.add_argument("--l2", type=float, default=L2)
     parser.add_argument("--no-diagonal", action="store_true", help="no diagonal term: the features alone")
+    parser.add_argument("--top", type=int, default=TOP, help="fused hits per training list")
+    parser.add_argument("--centre", type=float, default=CENTRE_WEIGHT, help="centring weight (0: none)")
     return parser.parse_args(argv)
 
 
@@ -197,11 +220,14 @@ def main(argv: list[str] | None = None) -> int:
     lines = sorted({line for s in sets for line in s})
     line_vector = dict(zip(lines, embed(lines, "passage", cache), strict=True))
     query_vectors = embed([p.question for p in pairs], "query", cache)
-    memories, features, fused, kept = tensors(pairs, sets, query_vectors, line_vector)
-    validation = np.array([held_out(p) for p in pairs]) & kept
-    fit = ~np.array([held_out(p) for p in pairs]) & kept
+    outside = ~np.array([held_out(p) for p in pairs])
+    average = centres(pairs, query_vectors, outside)
+    centring = (average, args.centre) if args.centre else None
+    memories, features, fused, kept = tensors(pairs, sets, query_vectors, line_vector, args.top, centring)
+    validation = ~outside & kept
+    fit = outside & kept
     params = train(query_vectors[fit], memories[fit], features[fit], args.rank, args.l2, not args.no_diagonal)
-    model = rerank.Reranker(params["w"], params["d"], params["u"], params["v"], {})
+    model = rerank.Reranker(params["w"], params["d"], params["u"], params["v"], {}, average, args.centre)
     val_q, val_m, val_f = query_vectors[validation], memories[validation], features[validation]
     learned = np.stack([model.scores(q, m, f) for q, m, f in zip(val_q, val_m, val_f, strict=True)])
     figures = {
@@ -220,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         "l2": args.l2,
         "diagonal": not args.no_diagonal,
         "candidates": CANDIDATES,
+        "top": args.top,
+        "centre_weight": args.centre,
         "training_pairs": int(fit.sum()),
         "answer_not_in_fused_top": int((~kept).sum()),
         "pairs_by_source": by_source,
@@ -227,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         "validation": figures,
         "data": "XPersona en/zh valid+test, Synthetic-Persona-Chat valid+test (DATA_CARD_RERANK.md)",
     }
-    rerank.Reranker(params["w"], params["d"], params["u"], params["v"], meta).save(args.out)
+    rerank.Reranker(params["w"], params["d"], params["u"], params["v"], meta, average, args.centre).save(
+        args.out
+    )
     print(meta)
     return 0
 

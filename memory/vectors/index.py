@@ -124,19 +124,23 @@ class OwnerVectors:
         self._ids = np.concatenate([self._ids, np.asarray([i for i, _, _ in pending], dtype=np.int64)])
         self._tiers = np.concatenate([self._tiers, np.asarray([t for _, t, _ in pending], dtype=np.int8)])
 
-    def top(self, query: np.ndarray, n: int, tiers: tuple[int, ...] = (2,)) -> list[tuple[int, float]]:
-        """The ``n`` most similar memories of the given tiers as (id, cosine), best first."""
+    def top(
+        self, query: np.ndarray, n: int, tiers: tuple[int, ...] = (2,), order: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``n`` most similar memories of the given tiers as (id, cosine), best first; ``order``: the
+        vector they are chosen and ordered by instead of ``query`` (the cosines are still ``query``'s)."""
         matrix = self.matrix
         if not len(self) or n <= 0 or query.shape[0] != matrix.shape[1]:
             return []
-        scores = _dot_rows(matrix, query)
+        scores = _dot_rows(matrix, query if order is None else order)
         if len(tiers) < 2:
             scores = np.where(self._of_tiers(tiers), scores, -np.inf)
         n = min(n, len(self))
         best = np.argpartition(-scores, n - 1)[:n]
         best = best[np.argsort(-scores[best], kind="stable")]
         best = best[np.isfinite(scores[best])]
-        return list(zip(self._ids[best].tolist(), scores[best].tolist(), strict=True))
+        cosines = scores[best] if order is None else _dot_rows(matrix[best], query)
+        return list(zip(self._ids[best].tolist(), cosines.tolist(), strict=True))
 
     def _of_tiers(self, tiers: tuple[int, ...]) -> np.ndarray:
         """Which rows are of ``tiers`` (one tier, the usual case: a comparison, ~20x cheaper than

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 from collections.abc import AsyncIterator, Iterator
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 
 from memory.engine import MemoryEngine
 from memory.records import Fact, Retrieved
-from memory.retrieval import rerank, train_rerank
+from memory.retrieval import rerank, retriever, train_rerank
 from memory.retrieval.rerank_pairs import asked_question, first_person
 from memory.retrieval.retriever import _reranking
 from memory.vectors.cache import CachedEmbedder
@@ -96,7 +97,37 @@ def test_the_shipped_weights_are_small_versioned_and_say_what_they_saw() -> None
         "synthetic-en",
     }
     assert model.w.shape == (len(rerank.FEATURES),) and model.u.shape == model.v.shape
+    # trained on lists as long as retrieval hands it (memory.topK), cosines centred (one centre a language)
+    assert model.meta["top"] == 5 and model.meta["centre_weight"] == model.centre_weight > 0
+    assert model.centres.shape == (2, model.d.shape[0])
     json.dumps(model.meta)
+
+
+def test_centring_takes_off_what_a_memory_shares_with_the_average_question_nearest_the_query() -> None:
+    centres = np.stack([_unit(0), _unit(1)])  # two "languages"
+    query = np.array([0.9, 0.1, 0.4, 0, 0, 0, 0, 0], dtype=np.float32)  # nearest centre 0
+    memories = np.stack([_unit(0) * 0.8 + _unit(2) * 0.6, _unit(2), _unit(1)])
+    cosines = (memories * query).sum(axis=1)
+    assert np.argmax(cosines) == 0  # the memory along the common direction wins on the raw cosine
+    moved = rerank.centred(cosines, memories, query, centres, 1.0)
+    assert np.argmax(moved) == 1  # what the question shares with it beyond what every question does
+    assert moved[2] == pytest.approx(cosines[2])  # the other centre is not taken off
+    assert rerank.centred(cosines, memories, query, centres, 0.0) is cosines
+    assert rerank.centred(cosines, memories, query, np.zeros((0, DIM), dtype=np.float32), 1.0) is cosines
+
+
+def test_a_weights_file_without_centres_loads_uncentred(tmp_path: pathlib.Path) -> None:
+    zeros = np.zeros((0, DIM), dtype=np.float32)
+    w = np.arange(len(rerank.FEATURES), dtype=np.float32)
+    path = tmp_path / "old.npz"
+    np.savez(path, w=w, d=np.ones(DIM, dtype=np.float32), u=zeros, v=zeros, meta=np.array("{}"))
+    old = rerank.from_file(path)
+    assert old.centre_weight == 0.0 and old.centres.shape == (0, DIM)
+    assert np.array_equal(old.w, w)
+    centres = np.stack([_unit(0), _unit(1)])
+    rerank.Reranker(w, old.d, zeros, zeros, {}, centres, 0.5).save(tmp_path / "new.npz")
+    new = rerank.from_file(tmp_path / "new.npz")
+    assert new.centre_weight == 0.5 and np.array_equal(new.centres, centres)
 
 
 @pytest.mark.parametrize(
@@ -195,3 +226,33 @@ def test_without_a_query_vector_nothing_is_re_ranked(reranking_on: None) -> None
     assert _reranking(None, vectors) is None  # keyword-only retrieval: the ranking as it was
     assert _reranking(np.ones(DIM, dtype=np.float32), None) is None
     assert _reranking(np.ones(DIM, dtype=np.float32), vectors) is not None
+
+
+def test_candidates_are_ordered_by_the_centred_vector_and_keep_the_query_s_own_cosine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = rerank.load()
+    assert model is not None
+    query = model.centres[1] / np.linalg.norm(model.centres[1])  # a "question" along the Chinese centre
+    monkeypatch.setattr(retriever, "CENTRED_CANDIDATES", False)
+    assert retriever._ranking_vector(query) is None  # the query itself
+    monkeypatch.setattr(retriever, "CENTRED_CANDIDATES", True)
+    moved = retriever._ranking_vector(query)
+    expected = query - model.centre_weight * model.centres[1]  # the nearest centre is taken off
+    assert np.allclose(moved, expected, atol=1e-6)
+
+
+@pytest.mark.both_stores
+async def test_with_centred_candidates_a_hit_s_cosine_is_still_the_query_s(
+    local: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(retriever, "CENTRED_CANDIDATES", True)
+    facts = ["I work as a nurse at the city hospital", "My dog is called Biscuit", "我在上海的一家银行上班"]
+    await local.write_many("bob", [Fact(content=c) for c in facts])
+    hits = await local.retrieve("bob", "what's my dog's name?", touch=False)
+    assert hits and hits[0].content == facts[1]
+    query = await local.embedding.query("what's my dog's name?")
+    assert query is not None
+    vectors = await local.vectors.cache.get("bob", local.embedder.model_key)  # type: ignore[union-attr]
+    own = vectors.similarities(query, [h.id for h in hits])
+    assert all(h.cosine == pytest.approx(own[h.id], abs=1e-5) for h in hits if h.cosine)

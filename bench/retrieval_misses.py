@@ -1,0 +1,244 @@
+"""Why an everyday question missed its fact, or did not show it first (issue 35: diagnose before fixing).
+
+    python -m bench.retrieval_misses --data bench/data/everyday_dev.json [--embedding local|none] [--json]
+
+Every ``ask`` of the set goes through the real message path as ``bench.everyday --mode ask`` sends it; each
+one that misses its fact, or shows another memory first, is then looked at again, step by step, without
+the floor, the cut to ``k`` or the re-ranker:
+
+* ``gate``: the gate refused the message (no retrieval at all);
+* ``not_candidate``: the fact is not among the ranked candidates (no keyword match, no vector hit above
+  ``ranking.DENSE_MIN_COSINE`` among the ``DENSE_CANDIDATES`` nearest);
+* ``floor``: a candidate the relevance floor refused;
+* ``k``: admitted, but ranked below the ``k`` the question gets;
+* ``budget``: among the top ``k`` but left out of the memory block;
+* ``order`` (top-1 only): shown, but another memory first — ``reranked`` says whether the fusion had it
+  first and the re-ranker moved it.
+
+For each, the fact's keyword match share, cosine, vector rank among all of the person's memories, and
+the first memory shown. Prints a table of counts per kind and language, and the misses themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.conversation_recall import CHANNEL, RecordingModel
+from bench.database_option import add_database_option, scratch_memory
+from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
+from bench.everyday import as_dataset, load_everyday
+from bench.report import emit_json, table
+from bench.retrieval_quality import memory_fact
+from channels.base import InboundMessage
+from gateway.app import relevance_floor
+from gateway.assistant import Assistant, AssistantSettings
+from gateway.config import Config
+from memory.engine import MemoryEngine
+from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.records import Retrieved
+from memory.retrieval import rerank
+from memory.retrieval.gate import asks_about_themselves
+from memory.retrieval.question import memories_wanted
+from memory.sessions import SessionStore
+from memory.text.tokenizer import is_mostly_chinese
+from memory.vectors.embedding import EmbeddingSettings
+
+ALL = 200  # "every candidate": more than any person of the sets has memories
+
+
+def _place(hits: list[Retrieved], memory_id: int) -> int | None:
+    return next((i for i, h in enumerate(hits, start=1) if h.id == memory_id), None)
+
+
+async def _diagnose(
+    engine: MemoryEngine,
+    assistant: Assistant,
+    owner: str,
+    text: str,
+    answer_id: int,
+    shown: list[str],
+    first: bool,
+) -> dict[str, Any]:
+    """The step at which the fact was lost (or put second), and its signals."""
+    projects = await engine.known_projects(owner)
+    personal = None if asks_about_themselves(text) else await assistant._wants_memory(text, projects)
+    out: dict[str, Any] = {"personal": personal}
+    floor = assistant.settings.floor if personal else replace(assistant.settings.floor, hybrid_lift=0.0)
+    k = memories_wanted(text, assistant.settings.top_k)
+    enabled = rerank.ENABLED
+    rerank.ENABLED = False
+    try:
+        every = await engine.retrieve(owner, text, k=ALL, touch=False, related=bool(personal))
+        admitted = await engine.retrieve(owner, text, k=ALL, touch=False, floor=floor, related=bool(personal))
+    finally:
+        rerank.ENABLED = enabled
+    fused = _place(every, answer_id)
+    hit = next((h for h in every if h.id == answer_id), None)
+    out.update(fused_rank=fused, admitted_rank=_place(admitted, answer_id), k=k, n_candidates=len(every))
+    out["top_k"] = [[h.content, round(h.match, 4), round(h.cosine, 4), h.score] for h in admitted[:k]]
+    if hit is not None:
+        out.update(match=round(hit.match, 3), cosine=round(hit.cosine, 3))
+        cosines = [h.cosine for h in every if h.cosine > 0]
+        out["pool_median"] = round(float(np.median(cosines)), 3) if cosines else None
+    embedder = engine.embedding.embedder
+    if embedder is not None:
+        vectors = await engine.vectors.cache.get(owner, embedder.model_key)
+        query = await engine.embedding.query(text)
+        if query is not None and len(vectors.ids):
+            cos = vectors.matrix @ np.asarray(query, dtype=np.float32)
+            order = vectors.ids[np.argsort(-cos)]
+            where = np.nonzero(order == answer_id)[0]
+            out["dense_rank"] = int(where[0]) + 1 if len(where) else None
+            out["answer_cosine"] = round(float(cos[vectors.ids == answer_id][0]), 3) if len(where) else None
+            out["best_cosine"] = round(float(cos.max()), 3)
+    if first:
+        pass
+    elif personal is None:
+        out["why"] = "gate"
+    elif fused is None:
+        out["why"] = "not_candidate"
+    elif out["admitted_rank"] is None:
+        out["why"] = "floor"
+    elif out["admitted_rank"] > k:
+        out["why"] = "k"
+    elif not shown or hit is None or hit.content not in shown:
+        out["why"] = "budget"
+    else:
+        out["why"] = "order"
+        out["reranked"] = out["admitted_rank"] == 1
+    out["first_shown"] = shown[0] if shown else None
+    return out
+
+
+async def run(data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None) -> list[dict]:
+    """Every ask of the set through the message path; each miss or second place diagnosed."""
+    engine = await MemoryEngine.open(db_path)
+    embedder = attach_embedder(engine, embedding) if embedding is not None else None
+    if embedder is not None:
+        await embedder.embed_query("warm up")
+    model = RecordingModel()
+    extraction = ExtractionService(
+        engine,
+        ExtractionBuffer(engine.store.buffer),
+        OfflineMemoryModel(),
+        ExtractionSettings(quiet_gap=86_400.0),
+    )
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as workspace:
+        assistant = Assistant(
+            engine=engine,
+            sessions=SessionStore(engine.store.sessions),
+            chat_model=model,
+            settings=AssistantSettings(workspace=Path(workspace), floor=relevance_floor(Config())),
+            extraction=extraction,
+        )
+        try:
+            for number, block in enumerate(as_dataset(data)["owners"]):
+                sender = f"o{number}"
+                owner = f"{CHANNEL}:{sender}"
+                facts = [memory_fact(m) for m in block["memories"]]
+                results = await engine.write_many(owner, facts)
+                id_of = {str(f.source_ref): r.id for f, r in zip(facts, results, strict=True)}
+                content_of = {m["id"]: m["content"] for m in block["memories"]}
+                for index, query in enumerate(block["queries"]):
+                    before = len(model.requests)
+                    message = InboundMessage(
+                        channel=CHANNEL,
+                        chat_id=sender,
+                        sender_id=sender,
+                        text=query["text"],
+                        message_id=str(index),
+                    )
+                    await assistant.handle(message)
+                    await engine.touches.flush()
+                    if len(model.requests) == before:
+                        continue
+                    request = model.requests[-1]
+                    shown = [m.content for m in request.memories]
+                    answer = query["relevant"][0]
+                    carried = request.memory_block + "\n" + request.system
+                    recalled = content_of[answer] in carried
+                    top1 = bool(shown) and shown[0] == content_of[answer]
+                    row = {"kind": query["kind"], "ask": query["text"], "tell": content_of[answer]}
+                    row.update(recalled=recalled, top1=top1, zh=is_mostly_chinese(query["text"]))
+                    row.update(
+                        await _diagnose(engine, assistant, owner, query["text"], id_of[answer], shown, top1)
+                    )
+                    rows.append(row)
+        finally:
+            await extraction.close()
+            if embedder is not None:
+                await embedder.close()
+            await engine.close()
+    return rows
+
+
+def _counts(rows: list[dict]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for lang in ("en", "zh"):
+        mine = [r for r in rows if r["kind"].startswith(lang + "/")]
+        kinds = Counter(r.get("why", "top1") for r in mine)
+        kinds["n"] = len(mine)
+        kinds["reranked_away"] = sum(1 for r in mine if r.get("reranked"))
+        out[lang] = dict(kinds)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.retrieval_misses", description=__doc__)
+    parser.add_argument("--data", required=True, help="an everyday file (bench/data/everyday*.json)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    add_embedding_args(parser)
+    add_database_option(parser)
+    args = parser.parse_args(argv)
+    data = load_everyday(Path(args.data))
+    embedding = embedding_settings(args) if args.embedding != "none" else None
+    with scratch_memory(args.database) as db_path:
+        rows = asyncio.run(run(data, db_path, embedding))
+    counts = _counts(rows)
+    kinds = ("top1", "order", "budget", "k", "floor", "not_candidate", "gate")
+    print(
+        table(
+            ["lang", "n", *kinds, "reranked_away"],
+            [
+                [lang, c.get("n", 0), *(c.get(k, 0) for k in kinds), c.get("reranked_away", 0)]
+                for lang, c in counts.items()
+            ],
+        )
+    )
+    for r in rows:
+        if "why" in r:
+            signals = {
+                k: r.get(k)
+                for k in (
+                    "fused_rank",
+                    "admitted_rank",
+                    "k",
+                    "match",
+                    "cosine",
+                    "pool_median",
+                    "dense_rank",
+                    "answer_cosine",
+                    "best_cosine",
+                    "personal",
+                )
+            }
+            print(f"\n[{r['why']}{'*' if r.get('reranked') else ''}] {r['kind']} ask: {r['ask']}")
+            print(f"  tell: {r['tell']}\n  first shown: {r.get('first_shown')}\n  {signals}")
+    if args.json:
+        emit_json({"counts": counts, "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
