@@ -58,9 +58,9 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("category",),
-        help="retrain only this network; every other array of the head file --networks (default --out) "
-        "is kept as it is (round 11)",
+        choices=("category", "keep"),
+        help="retrain only this network (keep: with the keep/tell thresholds, combined score); every other "
+        "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12)",
     )
     parser.add_argument(
         "--networks",

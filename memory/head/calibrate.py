@@ -21,7 +21,7 @@ threshold from 0.08 to 0.52 and single sentences flipped. Now:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +37,7 @@ from memory.head.model import (
     read_head,
     spread,
 )
-from memory.model.quick_extract import candidates
+from memory.model.quick_extract import SENTENCE_TELL, candidates, said_in
 
 FOLDS = 5
 # L2 of the combined score's logistic regression (three weights on thousands of rows: barely matters).
@@ -160,6 +160,48 @@ def best_clause_oof(
     return scores, spreads
 
 
+def sentence_gate_oof(
+    lines: Sequence[str],
+    line_folds: np.ndarray,
+    keep: Classifier,
+    gate: Classifier,
+    embed: tuple[Callable[[list[str]], np.ndarray], Callable[[list[str]], np.ndarray]],
+) -> np.ndarray:
+    """Round 12: each line's out-of-fold gate logits read on the sentence its best clause was said in
+    (``quick_extract.said_in``; the keeper weighs a clause with its sentence, not the whole message) — the
+    line itself for a line of one sentence. ``embed``: (passages, queries)."""
+    said = []
+    for line in lines:
+        found = candidates(line)
+        texts = [(t, s) for c, s in zip(found, said_in(found, line), strict=True) for t in c.texts()]
+        said.append(texts or [(line, line)])
+    flat = sorted({t for pairs in said for t, _ in pairs})
+    vectors, index = embed[0](flat), {t: i for i, t in enumerate(flat)}
+    chosen = []
+    for pairs, k in zip(said, line_folds, strict=True):
+        scores = keep_odds(member(keep, int(k)).logits(vectors[[index[t] for t, _ in pairs]])[0])
+        chosen.append(pairs[int(np.argmax(scores))][1])
+    return gate_oof(chosen, line_folds, gate, embed[1])
+
+
+def told_as_kept(
+    gate: np.ndarray,
+    line_mask: np.ndarray,
+    lines: Sequence[str],
+    line_folds: np.ndarray,
+    networks: tuple[Classifier, Classifier],
+    embed: Mapping[str, Callable[[list[str]], np.ndarray]],
+) -> np.ndarray:
+    """The gate logits the keep side's thresholds read (``choose_thresholds``' ``said``): ``gate``, with
+    the chit-chat lines' (``line_mask``) read on their best clause's sentence when the keeper reads it so
+    (round 12, ``quick_extract.SENTENCE_TELL``). ``networks``: (keep, gate); ``embed``: by mode."""
+    said = np.array(gate, copy=True)
+    if SENTENCE_TELL:
+        pair = (embed["passage"], embed["query"])
+        said[line_mask] = sentence_gate_oof(lines, line_folds, *networks, pair)
+    return said
+
+
 def gate_oof(
     texts: Sequence[str],
     folds: np.ndarray,
@@ -198,6 +240,10 @@ def languages(examples: Sequence[Example]) -> dict[str, np.ndarray]:
     return {lang: langs == lang for lang in LANGUAGES}
 
 
+# What ``choose_thresholds`` gives: (keep, gate, own, tell) and the combined score per language, a report.
+Chosen = tuple[dict[str, tuple[float, float, float, float]], dict[str, tuple[float, ...]], dict[str, object]]
+
+
 @dataclass(frozen=True, slots=True)
 class Rates:
     """What the thresholds allow, per language where it differs (``train.py`` has the reasons)."""
@@ -228,18 +274,18 @@ def choose_thresholds(
     rates: Rates,
     spreads: np.ndarray | None = None,
     composed: Longer | None = None,
-) -> tuple[
-    dict[str, tuple[float, float, float, float]],
-    dict[str, tuple[float, ...]],
-    dict[str, object],
-]:
+    said: np.ndarray | None = None,
+) -> Chosen:
     """Per language, from out-of-fold scores of the gate's rows (``keep``: a row's keep log-odds, a
     chit-chat line's best clause's; ``gate``: the gate's logits; ``lines``: the chit-chat lines):
     (keep, gate, own, tell) thresholds (``_two_checks``), the combined score (a, b, c, threshold) and a
     report. With ``spreads`` (each row's best clause's ``longer.spread``) and ``composed`` (round 9) the
-    combined score weighs the clause's share of its message too: (a, b, c, threshold, d, e, f)."""
+    combined score weighs the clause's share of its message too: (a, b, c, threshold, d, e, f). ``said``
+    (round 12, ``sentence_gate_oof``): the logits the keep, tell and combined thresholds read instead of
+    ``gate``, which the gate and own thresholds read (the whole message, as retrieval does)."""
     y_gate = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
-    own, personal = gate_odds(gate)
+    own, whole = gate_odds(gate)
+    personal = gate_odds(said)[1] if said is not None else whole
     is_own = y_gate == GATE_CLASSES.index("own")
     good = trusted(examples)
     statements = np.array([e.keep == 1 for e in examples]) & good
@@ -249,7 +295,7 @@ def choose_thresholds(
     report: dict[str, object] = {}
     for lang, rows in languages(examples).items():
         told, chat = rows & statements, rows & lines
-        gate_threshold = threshold_for(personal, chat, rates.gate_fire)
+        gate_threshold = threshold_for(whole, chat, rates.gate_fire)
         own_threshold = threshold_for(own, rows & ~is_own & good, rates.own_false)
         keep_threshold, tell_threshold = _two_checks(keep, personal, told, chat, rates, lang)
         both = (keep >= keep_threshold) & (personal >= tell_threshold)
@@ -274,9 +320,9 @@ def choose_thresholds(
             "oof_chitchat_kept_combined": float((score >= cut)[chat].mean()),
             "oof_statements_kept_and_told": float(both[told].mean()),
             "oof_chitchat_kept_and_told": float(both[chat].mean()),
-            "oof_own_fired": float((personal >= gate_threshold)[rows & is_own].mean()),
+            "oof_own_fired": float((whole >= gate_threshold)[rows & is_own].mean()),
             "oof_own_as_own": float((own >= own_threshold)[rows & is_own].mean()),
-            "oof_chitchat_fired": float((personal >= gate_threshold)[chat].mean()),
+            "oof_chitchat_fired": float((whole >= gate_threshold)[chat].mean()),
         }
     return thresholds, combined, report
 

@@ -179,24 +179,40 @@ class Head:
         return [bool(s >= self.thresholds[language(t)].keep) for s, t in zip(scores, texts, strict=True)]
 
     def fact_verdicts(
-        self, passages: np.ndarray, texts: Sequence[str], message: np.ndarray, message_text: str = ""
+        self,
+        passages: np.ndarray,
+        texts: Sequence[str],
+        message: np.ndarray,
+        message_text: str | Sequence[str] = "",
     ) -> list[bool]:
         """Whether each text (a clause or sentence of one message; its passage vector a row of
-        ``passages``) is kept, given the whole message's query vector (and its text, for how small a part
-        of it each clause is): the single combined score when the head has one (``Combined``), else the
-        clause's keep threshold and the message's tell threshold."""
+        ``passages``) is kept, given the query vector of what it was said in — one vector for all, or
+        (round 12) one row per text, the vector of its own sentence — and that text (for how small a
+        part of it each clause is): the single combined score when the head has one (``Combined``),
+        else the clause's keep threshold and the message's tell threshold."""
         scores = self.keep_scores(passages)
-        told = self.gate(message)[1]
+        told = self.told(message)
+        if len(told) == 1:
+            told = np.repeat(told, len(texts))
+        around = [message_text] * len(texts) if isinstance(message_text, str) else list(message_text)
         verdicts = []
-        for score, text in zip(scores, texts, strict=True):
+        for score, text, tell, said in zip(scores, texts, told, around, strict=True):
             lang = language(text)
             if self.combined is not None:
-                share = spread(text, message_text) if message_text else 0.0
-                verdicts.append(self.combined[lang].passes(float(score), told, share))
+                share = spread(text, said) if said else 0.0
+                verdicts.append(self.combined[lang].passes(float(score), float(tell), share))
             else:
                 th = self.thresholds[lang]
-                verdicts.append(bool(score >= th.keep and told >= th.tell))
+                verdicts.append(bool(score >= th.keep and tell >= th.tell))
         return verdicts
+
+    def told(self, queries: np.ndarray) -> np.ndarray:
+        """ "Asks or tells about own life" of each row of query vectors (``gate``'s second value)."""
+        rows = np.atleast_2d(queries)
+        if self.log_odds:
+            return np.asarray(gate_odds(self.gate_w.logits(rows))[1].mean(axis=0))
+        p = self.gate_w.probabilities(rows)
+        return np.asarray(p[:, GATE_CLASSES.index("own")] + p[:, GATE_CLASSES.index("tell")])
 
     def categories(self, passages: np.ndarray) -> list[str]:
         """The category of each statement (one of ``CATEGORIES``)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -48,3 +49,51 @@ def head_rows(
     if all(len(combined[lang]) > 4 for lang in LANGUAGES):
         rows["combined_spread"] = np.array([combined[lang][4:] for lang in LANGUAGES])
     return rows
+
+
+# The columns of ``thresholds`` (keep, gate, own, tell) that belong to the keep classifier's verdict: a
+# ``--only keep`` run writes these and takes the gate's (gate, own) from the head it starts from.
+KEEP_COLUMNS = (0, 3)
+
+
+def read_arrays(path: str) -> dict[str, np.ndarray]:
+    """Every array of a head file, read into memory (the file may be overwritten next)."""
+    with np.load(path) as data:
+        return {name: np.array(data[name]) for name in data.files}
+
+
+def merge_keep(base: Mapping[str, np.ndarray], out: str, report: Mapping[str, object]) -> None:
+    """``train --only keep``: rewrite ``out`` (just written by a run whose category and gate networks are
+    ``base``'s, the arrays of the head file it started from) so that every array but ``keep_*``,
+    ``combined*`` and the keep and tell columns of ``thresholds`` is ``base``'s bit for bit (the category
+    and gate arrays, the gate and own thresholds); ``meta`` is ``base``'s with ``out``'s version and
+    sources and ``report`` as the keep's report."""
+    arrays = {name: a for name, a in base.items() if not name.startswith(("keep_", "combined"))}
+    with np.load(out) as new:
+        arrays.update({name: new[name] for name in new.files if name.startswith(("keep_", "combined"))})
+        thresholds = np.array(base["thresholds"], copy=True)
+        for column in KEEP_COLUMNS:
+            thresholds[:, column] = new["thresholds"][:, column]
+        fresh = json.loads(str(new["meta"]))
+    arrays["thresholds"] = thresholds
+    meta = json.loads(str(arrays["meta"]))
+    meta.update(version=fresh["version"], sources=fresh["sources"])
+    meta["report"] = {**meta.get("report", {}), "keep_only": dict(report)}
+    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    np.savez(out, **arrays)  # type: ignore[arg-type]
+
+
+def write_run(
+    out: str,
+    models: dict[str, Classifier],
+    rows: dict[str, np.ndarray],
+    meta: Mapping[str, Any],
+    keep_only: str | None = None,
+) -> None:
+    """The trainer's head file; with ``keep_only`` (``train --only keep``: the file the run started from)
+    every array but the keep side's as in that file (``merge_keep``; read before ``out`` is written, which
+    may be the same file)."""
+    base = read_arrays(keep_only) if keep_only else None
+    write_head(out, models, rows, meta)
+    if base is not None:
+        merge_keep(base, out, meta["report"])

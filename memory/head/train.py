@@ -38,20 +38,15 @@ from memory.head.calibrate import (
     given_networks,
     languages,
     member,
+    told_as_kept,
     trusted,
 )
 from memory.head.category_training import balanced, category_inputs, only_category, train_category
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
 from memory.head.longer import compose, long_messages
-from memory.head.model import (
-    GATE_CLASSES,
-    LANGUAGES,
-    VERSION,
-    Classifier,
-    keep_odds,
-)
-from memory.head.outputs import head_rows, save_scores, write_head
+from memory.head.model import GATE_CLASSES, LANGUAGES, VERSION, Classifier, keep_odds
+from memory.head.outputs import head_rows, save_scores, write_run
 from memory.head.world import world_examples
 from memory.model.quick_extract import candidates
 
@@ -359,6 +354,12 @@ def _networks(
     seed = int(args.seed)
     if args.networks:  # the networks of a head file (same data and seed: its members' folds are these)
         return given_networks(args.networks, passages, queries, folds, in_gate)
+    if args.only == "keep":  # a new keep network beside the category and gate of --out
+        _, w_cat, w_gate, _, gate_scores, cat_report = given_networks(
+            args.out, passages, queries, folds, in_gate
+        )
+        w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
+        return w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report
     if args.gate_only:  # its keep and category networks, a new gate (or its own gate trained on: --warm)
         w_keep, w_cat, w_old, keep_scores, _, cat_report = given_networks(
             args.gate_only, passages, queries[:0], folds, np.zeros(len(examples), dtype=bool)
@@ -444,6 +445,7 @@ def _train(args: argparse.Namespace) -> int:
     line_texts = [examples[i].text for i in line_rows]
     found = best_clause_oof(line_texts, folds[line_rows], w_keep, embed_as["passage"])
     keep_scores[line_rows], line_spreads = found
+    said = told_as_kept(gate_scores, lines[in_gate], line_texts, folds[line_rows], (w_keep, w_gate), embed_as)
     spreads, composed = None, None
     if args.longer > 0:
         spreads = np.zeros(len(gate_examples))
@@ -451,7 +453,7 @@ def _train(args: argparse.Namespace) -> int:
         made = compose(examples, folds, ~noisy, seed, args.longer)
         composed = long_messages(made, (w_keep, w_gate), embed_as["passage"], embed_as["query"])
     thresholds, combined, gate_report = choose_thresholds(
-        gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate], rates, spreads, composed
+        gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate], rates, spreads, composed, said
     )
     if args.scores:
         scores = (keep_scores[in_gate], gate_scores, lines[in_gate], spreads)
@@ -471,7 +473,8 @@ def _train(args: argparse.Namespace) -> int:
     }
     meta = {"version": VERSION, "scores": "log-odds", "sources": Counter(e.source for e in examples)}
     models = {"keep": w_keep, "category": w_cat, "gate": w_gate}
-    write_head(args.out, models, head_rows(thresholds, combined), {**meta, "report": report})
+    keep_only = (args.networks or args.out) if args.only == "keep" else None  # the rest as in that file
+    write_run(args.out, models, head_rows(thresholds, combined), {**meta, "report": report}, keep_only)
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from memory.model.quick_extract import candidates, decide, fallback_facts, head_verdicts
+import numpy as np
+
+from memory.model.quick_extract import Candidate, candidates, decide, fallback_facts, head_verdicts, said_in
 from memory.records import Fact
 from memory.text.script import restore_contents, to_simplified
 from memory.vectors.embedding import LOCAL_MODEL_KEY
@@ -47,17 +49,27 @@ class FactKeeper:
             return []
         if not head_usable(self.embedder):
             return fallback_facts(text, found, known_projects)
-        assert self.embedder is not None
-        texts = [t for candidate in found for t in candidate.texts()]
         try:
-            vectors = await self.embedder.embed_passages(texts)
-            message = await self.embedder.embed_query(text)  # retrieval embedded it already: a cache hit
+            vectors, queries = await self.head_inputs(found, text)
         except (AttributeError, TypeError):  # a wrong object passed as the embedder is a bug, not a failure
             raise
         except Exception as exc:  # an embedder failure: the fallback answers
             log.warning("[memory] the head could not embed (%s); keyword rules instead", type(exc).__name__)
             return fallback_facts(text, found, known_projects)
-        # Each clause is weighed with the whole message (``Head.fact_verdicts``): a self-statement in passing
-        # in chit-chat is not kept, a clause that plainly carries a fact is, whatever chatter is around it;
-        # what the person asked to be remembered is always kept (``decide``).
-        return decide(found, head_verdicts(found, vectors, message, text), known_projects)
+        # Each clause is weighed with the sentence it was said in (``Head.fact_verdicts``): a
+        # self-statement in passing in chit-chat is not kept, a clause that plainly carries a fact is,
+        # whatever the other sentences of the message ask or complain about; what the person asked to be
+        # remembered is always kept (``decide``).
+        return decide(found, head_verdicts(found, vectors, queries), known_projects)
+
+    async def head_inputs(self, found: list[Candidate], text: str) -> tuple[np.ndarray, np.ndarray]:
+        """What the head reads of a message's candidates: the passage vectors of their texts
+        (``Candidate.texts``, in order) and one query vector per candidate, of its sentence (round 12;
+        a message that is that one sentence as typed: the message's vector, which retrieval embedded
+        already — a cache hit)."""
+        assert self.embedder is not None
+        texts = [t for candidate in found for t in candidate.texts()]
+        vectors = await self.embedder.embed_passages(texts)
+        said = said_in(found, text)
+        queries = {s: await self.embedder.embed_query(s) for s in dict.fromkeys(said)}
+        return np.asarray(vectors), np.vstack([queries[s] for s in said])

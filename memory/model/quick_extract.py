@@ -7,10 +7,11 @@ sentence (``clauses.py`` cuts it and gives each clause its subject):
 1. what a rule can know is refused first: questions ("?", "吗"), code, secrets, greetings alone, sentences
    too short or too long to be one fact;
 2. with the shipped embedder, the learned head (``memory/head/``) decides: each clause and the sentence
-   are embedded as passages; a clause is kept when the head keeps it; when two or more clauses are kept,
-   each is a fact, otherwise the whole sentence is one when the head keeps it ("I like tea and coffee"),
-   or else the one kept clause (a complaint before it, say, is left out). The head also files
-   each fact in its category (``memory/text/category.py`` has the guide);
+   are embedded as passages, the message (or, ``SENTENCE_TELL``, the sentence) as a query
+   (``said_in``); a clause is kept when the head keeps it, weighed with what it was said in; when two
+   or more clauses are kept, each is a fact, otherwise the whole sentence is one when the head keeps
+   it ("I like tea and coffee"), or else the one kept clause (a complaint before it, say, is left
+   out). The head also files each fact in its category (``memory/text/category.py`` has the guide);
 3. without it (``--embedding none``, an OpenAI embedder, an embedder that failed), short general rules:
    a first-person statement that is not about the listener or a laugh, filed by ``category.fallback``,
    in a message that is not a turn of a conversation (``conversational``: a reply, words to the
@@ -104,6 +105,11 @@ _COURTESY = re.compile(
     r"\b(?:sorry|afraid|glad|apologi[sz]e|please|thanks?)\b|对不起|不好意思|谢谢|请问|麻烦", re.I
 )
 CONVERSATION_SENTENCES = 4
+# Round 12 (``said_in``): weigh each clause with its own sentence's "tells about one's life" instead of the
+# whole message's. Built and measured, off: with thresholds chosen on training lines read the same way it
+# keeps fewer dev tells than the whole message (memory/head/DATA_CARD.md "Round 12, keep"); with the
+# shipped thresholds it keeps many more, and DailyDialog false keeps go from 0.022 to 0.158.
+SENTENCE_TELL = False
 
 # --- single-valued attributes (supersede, not duplicate) --------------------------------------------------
 _PREDICATES = [
@@ -274,15 +280,29 @@ def quick_facts(text: str, known_projects: frozenset[str] = frozenset()) -> list
     return fallback_facts(text, candidates(text), known_projects)
 
 
+def said_in(found: Sequence[Candidate], text: str) -> list[str]:
+    """The text each candidate's clauses are weighed with (``Head.fact_verdicts``): the whole message, or
+    with ``SENTENCE_TELL`` (round 12) its own sentence as cut and cleaned — the message itself when the
+    message is that one sentence as typed, so the vector retrieval already computed is the one used."""
+    if not SENTENCE_TELL:
+        return [text] * len(found)
+    return [text if len(found) == 1 and c.sentence == text.strip() else c.sentence for c in found]
+
+
 def head_verdicts(
-    found: Sequence[Candidate], passages: np.ndarray, message: np.ndarray, text: str = ""
+    found: Sequence[Candidate], passages: np.ndarray, sentences: np.ndarray
 ) -> list[tuple[bool, str]]:
-    """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order) and the
-    whole message's query vector and text (``Head.fact_verdicts``: the clause and the message are weighed
-    together, by how small a part of the message the clause is)."""
+    """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order) and
+    the query vector of its candidate's sentence (one row per candidate; ``Head.fact_verdicts``: the
+    clause and the sentence it was said in are weighed together). Round 12: the sentence, not the whole
+    message — a fact said beside a question to the assistant or a mood in the next sentence was refused
+    because the whole message did not read as a statement about one's life (``bench.everyday_misses``:
+    most tells lost on the newest dev sets)."""
     from memory.head.model import load_head
 
     head = load_head()
     texts = [t for candidate in found for t in candidate.texts()]
-    verdicts = head.fact_verdicts(passages, texts, message, text)
+    rows = [i for i, candidate in enumerate(found) for _ in candidate.texts()]
+    said = [found[i].sentence for i in rows]
+    verdicts = head.fact_verdicts(passages, texts, np.atleast_2d(sentences)[rows], said)
     return list(zip(verdicts, head.categories(passages), strict=True))
