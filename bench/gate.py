@@ -28,7 +28,7 @@ from typing import Any
 
 from bench.dataset_format import read_jsonl
 from bench.report import emit_json, percentile, require_file, table
-from memory.retrieval.gate import asks, should_retrieve
+from memory.retrieval.gate import should_retrieve
 from memory.retrieval.question import question_focus
 
 
@@ -101,8 +101,10 @@ def learned_sample(rows: list[dict[str, Any]], corpora: Path, per_source: int) -
 
 
 async def measure_learned(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], float]:
-    """The gate with the head: the rules (learned=True), then ``Head.wants_memory`` on the query vector."""
+    """The gate with the head: the rules (learned=True), then ``Head.wants_memory`` on the query vector of
+    a message that asks (``verdict.message_asks``: the rule, then the learned question classifier)."""
     from memory.head.model import load_head
+    from memory.head.verdict import message_asks
     from memory.vectors.embedding import LocalEmbedder
 
     head, embedder = load_head(), LocalEmbedder()
@@ -115,7 +117,7 @@ async def measure_learned(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], f
             fire = should_retrieve(row["text"], learned=True)
             if fire and not should_retrieve(row["text"]):  # the keyword rules, then the head on questions
                 vector = (await embedder.embed_queries([question_focus(row["text"])]))[0]
-                fire = asks(row["text"]) and head.wants_memory(vector, row["text"])
+                fire = message_asks(vector, row["text"]) and head.wants_memory(vector, row["text"])
             fired[(row["lang"], bool(row["needs_memory"]))].append(fire)
             by_source[row.get("source", row["lang"])].append(fire)
     finally:

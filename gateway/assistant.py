@@ -38,7 +38,6 @@ from memory.model.keeper import head_usable
 from memory.pipeline.extraction import ExtractionService
 from memory.records import Retrieved
 from memory.retrieval.gate import (
-    asks,
     asks_about_themselves,
     personal_question,
     should_retrieve,
@@ -379,10 +378,10 @@ class Assistant:
                 return None
             return personal_question(text) or topic_question(text)
         keyword = should_retrieve(text, projects, topics=False)
-        wants, asks_own = verdict
-        if not (keyword or (wants and asks(text))):  # the head judges questions; telling is the rules'
+        # The head judges questions (mark or not: ``Verdict.asks``); telling is the rules'.
+        if not (keyword or (verdict.wants and verdict.asks)):
             return None
-        return (asks_own and not to_listener(text)) or personal_question(text)
+        return (verdict.asks_own and not to_listener(text)) or personal_question(text)
 
     async def _overview(self, owner: str) -> list[Retrieved]:
         """The owner's most important memories (decay score), for a question about themselves."""

@@ -2,21 +2,43 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from memory.head.asking import load_question
 from memory.head.model import load_head
+from memory.retrieval.gate import asks
 from memory.retrieval.question import question_focus
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from memory.vectors.usage import EmbeddingUse
 
 
-async def gate_verdict(embedding: EmbeddingUse, text: str) -> tuple[bool, bool] | None:
-    """(does the message ask or tell about the person's own life, does it ask about it), or None when
-    there is no query vector (no embedder, a failure, a timeout: the keyword rules decide then). The
-    vector is the one ``Retriever.rank`` asks for next (the embedder's query cache serves it twice)."""
+class Verdict(NamedTuple):
+    """What the head reads in one message's query vector."""
+
+    wants: bool  # asks or tells about the person's own life: retrieval is worth its cost
+    asks_own: bool  # asks about it: a memory that stands out may be shown
+    asks: bool  # asks something at all: the rule's mark or question word, else the learned classifier
+
+
+def message_asks(vector: np.ndarray, text: str) -> bool:
+    """The rule (``gate.asks``: a question mark, a listed question word, 吗/呢) as the cheap first yes, then
+    the learned question classifier (``asking.py``) on the query vector, when the head file has one: a
+    question typed without its mark, in words no list holds, still asks."""
+    if asks(text):
+        return True
+    question = load_question()
+    return question is not None and question.asks(vector, text)
+
+
+async def gate_verdict(embedding: EmbeddingUse, text: str) -> Verdict | None:
+    """The head's verdict, or None when there is no query vector (no embedder, a failure, a timeout: the
+    keyword rules decide then). The vector is the one ``Retriever.rank`` asks for next (the embedder's
+    query cache serves it twice)."""
     vector = await embedding.query(question_focus(text))
     if vector is None:
         return None
     head = load_head()
-    return head.wants_memory(vector, text), head.asks_own(vector, text)
+    return Verdict(head.wants_memory(vector, text), head.asks_own(vector, text), message_asks(vector, text))
