@@ -1,7 +1,7 @@
 """The loop a person lives: tell the assistant things, later ask — is the answer in the model's request?
 
     python -m bench.conversation_recall --data FILE --chitchat FILE.jsonl [--embedding none|local]
-        [--per-owner N] [--sweep] [--json]
+        [--per-owner N] [--top-k K] [--sweep] [--json]
 
 ``--data`` is the retrieval-benchmark format (``python -m bench.datasets``; for LoCoMo use
 ``--first-person``: people ask their own assistant "what did I…"). Each owner's memories go in through
@@ -21,7 +21,7 @@ a main model that only records the request it receives.
   (how the defaults in ``memory.retrieval.ranking.RelevanceFloor`` were chosen).
 
 JSON keys: ``recall``, ``n``, ``by_kind``, ``chitchat_injection_rate``, ``chitchat_n``,
-``mean_injected_chars``, ``p95_ms`` (and ``floor``, ``embedding``, ``memories``, ``load_s``).
+``mean_injected_chars``, ``p95_ms`` (and ``floor``, ``embedding``, ``top_k``, ``memories``, ``load_s``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.dataset_format import load_dataset, read_jsonl
 from bench.embedding_option import add_embedding_args, embedding_settings
-from bench.message_path import open_path
+from bench.message_path import default_top_k, open_path
 from bench.report import emit_json, percentile, require_file, table
 from bench.retrieval_quality import memory_fact
 from channels.base import InboundMessage
@@ -183,12 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chitchat", required=True, help='JSON lines {"text", "lang"} (e.g. the gate set)')
     parser.add_argument("--per-owner", type=int, default=DEFAULT_PER_OWNER, help="chit-chat lines per owner")
     parser.add_argument("--sweep", action="store_true", help="no floor; print recall/injection per floor")
+    parser.add_argument(
+        "--top-k", type=int, default=None, help="memories a question gets (default: memory.topK's default)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     add_embedding_args(parser)
     add_database_option(parser)
     args = parser.parse_args(argv)
     if args.per_owner < 0:
         parser.error("--per-owner must be 0 or more")
+    if args.top_k is not None and args.top_k < 1:
+        parser.error("--top-k must be 1 or more")
     data = load_dataset(require_file(args.data, "benchmark file"))
     chitchat = [
         r for r in read_jsonl(require_file(args.chitchat, "chit-chat file")) if not r.get("needs_memory")
@@ -201,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     floor = NO_FLOOR if args.sweep else relevance_floor(Config())  # the product's defaults
     with scratch_memory(args.database) as target:
         sent, times_ms, load_s = asyncio.run(
-            run(data, chitchat, target, embedding, per_owner=args.per_owner, floor=floor)
+            run(data, chitchat, target, embedding, per_owner=args.per_owner, floor=floor, top_k=args.top_k)
         )
     result = summarise(sent)
     result["p95_ms"] = percentile(times_ms, 95) if times_ms else 0.0
@@ -232,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             "hybrid_cosine": floor.hybrid_cosine,
         }
         result["embedding"] = args.embedding
+        result["top_k"] = args.top_k if args.top_k is not None else default_top_k()
         result["store"] = store_name(args.database)
         result["memories"] = sum(len(b["memories"]) for b in data["owners"])
         result["load_s"] = round(load_s, 3)
