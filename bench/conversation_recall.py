@@ -1,7 +1,7 @@
 """The loop a person lives: tell the assistant things, later ask — is the answer in the model's request?
 
     python -m bench.conversation_recall --data FILE --chitchat FILE.jsonl [--embedding none|local]
-        [--per-owner N] [--sweep] [--json]
+        [--per-owner N] [--top-k K] [--sweep] [--json]
 
 ``--data`` is the retrieval-benchmark format (``python -m bench.datasets``; for LoCoMo use
 ``--first-person``: people ask their own assistant "what did I…"). Each owner's memories go in through
@@ -21,7 +21,7 @@ a main model that only records the request it receives.
   (how the defaults in ``memory.retrieval.ranking.RelevanceFloor`` were chosen).
 
 JSON keys: ``recall``, ``n``, ``by_kind``, ``chitchat_injection_rate``, ``chitchat_n``,
-``mean_injected_chars``, ``p95_ms`` (and ``floor``, ``embedding``, ``memories``, ``load_s``).
+``mean_injected_chars``, ``p95_ms`` (and ``floor``, ``embedding``, ``top_k``, ``memories``, ``load_s``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
-import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -38,21 +37,16 @@ from typing import Any
 
 from bench.database_option import add_database_option, scratch_memory, store_name
 from bench.dataset_format import load_dataset, read_jsonl
-from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
+from bench.embedding_option import add_embedding_args, embedding_settings
+from bench.message_path import default_top_k, open_path
 from bench.report import emit_json, percentile, require_file, table
 from bench.retrieval_quality import memory_fact
 from channels.base import InboundMessage
 from gateway.agent import ChatRequest
 from gateway.app import relevance_floor
-from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
-from memory.engine import MemoryEngine
-from memory.model.offline_model import OfflineMemoryModel
-from memory.pipeline.buffer import ExtractionBuffer
-from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Retrieved
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
-from memory.sessions import SessionStore
 from memory.text.tokenizer import is_mostly_chinese
 from memory.vectors.embedding import EmbeddingSettings
 
@@ -62,19 +56,6 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # The grid --sweep prints (keyword match floors; hybrid match and cosine floors).
 SWEEP_MATCH = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 SWEEP_COSINE = (0.75, 0.8, 0.82, 0.84, 0.85, 0.86, 0.865, 0.87, 0.875, 0.88, 1.01)
-
-
-class RecordingModel:
-    """The main model's place in the path: keeps each request, answers "ok" (no model time measured)."""
-
-    label = "recording"
-
-    def __init__(self) -> None:
-        self.requests: list[ChatRequest] = []
-
-    async def reply(self, request: ChatRequest) -> str:
-        self.requests.append(request)
-        return "ok"
 
 
 @dataclass(slots=True)
@@ -105,76 +86,51 @@ async def run(
     *,
     per_owner: int,
     floor: RelevanceFloor,
+    top_k: int | None = None,
 ) -> tuple[list[Sent], list[float], float]:
     """Load every owner's memories, send their queries and chit-chat; returns what was sent, the
-    message-path times (ms) and the load time (s)."""
-    engine = await MemoryEngine.open(db_path)
-    embedder = attach_embedder(engine, embedding) if embedding is not None else None
-    if embedder is not None:
-        await embedder.embed_query("warm up")  # model load is start-up cost
-    model = RecordingModel()
-    # The quiet gap never passes during a run: the buffer takes each message as in the product, and
-    # extraction would only add the queries themselves as memories.
-    extraction = ExtractionService(
-        engine,
-        ExtractionBuffer(engine.store.buffer),
-        OfflineMemoryModel(),
-        ExtractionSettings(quiet_gap=86_400.0),
-    )
-    with tempfile.TemporaryDirectory() as workspace:
-        assistant = Assistant(
-            engine=engine,
-            sessions=SessionStore(engine.store.sessions),
-            chat_model=model,
-            settings=AssistantSettings(workspace=Path(workspace), floor=floor),
-            extraction=extraction,
-        )
-        sent: list[Sent] = []
-        load_s = 0.0
-        try:
-            for number, block in enumerate(data["owners"]):
-                sender = f"o{number}"
-                owner = f"{CHANNEL}:{sender}"
-                facts = [memory_fact(m) for m in block["memories"]]
-                t0 = time.perf_counter()
-                results = await engine.write_many(owner, facts)
-                load_s += time.perf_counter() - t0
-                content_of: dict[str, str] = {}
-                for fact, result in zip(facts, results, strict=True):
-                    stored = await engine.get(owner, result.id)
-                    if stored is not None and not stored.is_archived:
-                        content_of[str(fact.source_ref)] = stored.content
-                zh = is_chinese([m["content"] for m in block["memories"]])
-                lines = [c for c in chitchat if c.get("lang") == ("zh" if zh else "en")][:per_owner]
-                messages = [(q["text"], q["kind"], q["relevant"]) for q in block["queries"]]
-                messages += [(c["text"], "chitchat", []) for c in lines]
-                for index, (text, kind, relevant) in enumerate(messages):
-                    before = len(model.requests)
-                    await assistant.handle(
-                        InboundMessage(
-                            channel=CHANNEL,
-                            chat_id=sender,
-                            sender_id=sender,
-                            text=text,
-                            message_id=str(index),
-                        )
+    message-path times (ms) and the load time (s). ``top_k``: memory.topK (default: the config's)."""
+    sent: list[Sent] = []
+    load_s = 0.0
+    async with open_path(db_path, embedding, floor, top_k) as path:
+        engine, assistant, model = path.engine, path.assistant, path.model
+        for number, block in enumerate(data["owners"]):
+            sender = f"o{number}"
+            owner = f"{CHANNEL}:{sender}"
+            facts = [memory_fact(m) for m in block["memories"]]
+            t0 = time.perf_counter()
+            results = await engine.write_many(owner, facts)
+            load_s += time.perf_counter() - t0
+            content_of: dict[str, str] = {}
+            for fact, result in zip(facts, results, strict=True):
+                stored = await engine.get(owner, result.id)
+                if stored is not None and not stored.is_archived:
+                    content_of[str(fact.source_ref)] = stored.content
+            zh = is_chinese([m["content"] for m in block["memories"]])
+            lines = [c for c in chitchat if c.get("lang") == ("zh" if zh else "en")][:per_owner]
+            messages = [(q["text"], q["kind"], q["relevant"]) for q in block["queries"]]
+            messages += [(c["text"], "chitchat", []) for c in lines]
+            for index, (text, kind, relevant) in enumerate(messages):
+                before = len(model.requests)
+                await assistant.handle(
+                    InboundMessage(
+                        channel=CHANNEL,
+                        chat_id=sender,
+                        sender_id=sender,
+                        text=text,
+                        message_id=str(index),
                     )
-                    # The recalled memories' access marks are written in the background; the next message
-                    # waits for them, so whether they landed first is not a race and two runs agree.
-                    await engine.touches.flush()
-                    if len(model.requests) == before:
-                        continue  # a line the path does not answer (e.g. a command): not a measurement
-                    request = model.requests[-1]
-                    contents = [content_of[r] for r in relevant if r in content_of]
-                    sent.append(
-                        Sent(kind, contents, request, list(request.memories), is_mostly_chinese(text))
-                    )
-        finally:
-            await extraction.close()
-            if embedder is not None:
-                await embedder.close()
-            await engine.close()
-    return sent, list(assistant.memory_timing.samples_ms), load_s
+                )
+                # The recalled memories' access marks are written in the background; the next message
+                # waits for them, so whether they landed first is not a race and two runs agree.
+                await engine.touches.flush()
+                if len(model.requests) == before:
+                    continue  # a line the path does not answer (e.g. a command): not a measurement
+                request = model.requests[-1]
+                contents = [content_of[r] for r in relevant if r in content_of]
+                sent.append(Sent(kind, contents, request, list(request.memories), is_mostly_chinese(text)))
+        times_ms = list(assistant.memory_timing.samples_ms)
+    return sent, times_ms, load_s
 
 
 def summarise(sent: list[Sent]) -> dict[str, Any]:
@@ -227,12 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chitchat", required=True, help='JSON lines {"text", "lang"} (e.g. the gate set)')
     parser.add_argument("--per-owner", type=int, default=DEFAULT_PER_OWNER, help="chit-chat lines per owner")
     parser.add_argument("--sweep", action="store_true", help="no floor; print recall/injection per floor")
+    parser.add_argument(
+        "--top-k", type=int, default=None, help="memories a question gets (default: memory.topK's default)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     add_embedding_args(parser)
     add_database_option(parser)
     args = parser.parse_args(argv)
     if args.per_owner < 0:
         parser.error("--per-owner must be 0 or more")
+    if args.top_k is not None and args.top_k < 1:
+        parser.error("--top-k must be 1 or more")
     data = load_dataset(require_file(args.data, "benchmark file"))
     chitchat = [
         r for r in read_jsonl(require_file(args.chitchat, "chit-chat file")) if not r.get("needs_memory")
@@ -245,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     floor = NO_FLOOR if args.sweep else relevance_floor(Config())  # the product's defaults
     with scratch_memory(args.database) as target:
         sent, times_ms, load_s = asyncio.run(
-            run(data, chitchat, target, embedding, per_owner=args.per_owner, floor=floor)
+            run(data, chitchat, target, embedding, per_owner=args.per_owner, floor=floor, top_k=args.top_k)
         )
     result = summarise(sent)
     result["p95_ms"] = percentile(times_ms, 95) if times_ms else 0.0
@@ -276,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             "hybrid_cosine": floor.hybrid_cosine,
         }
         result["embedding"] = args.embedding
+        result["top_k"] = args.top_k if args.top_k is not None else default_top_k()
         result["store"] = store_name(args.database)
         result["memories"] = sum(len(b["memories"]) for b in data["owners"])
         result["load_s"] = round(load_s, 3)

@@ -1,7 +1,7 @@
 """Latency of the reply-path memory lookup (should_retrieve + retrieve) at N memories for one owner.
 
     python -m bench.retrieval_latency --memories N [--queries Q] [--embedding local|openai|none]
-        [--vector-cache FILE.npz] [--json]
+        [--vector-cache FILE.npz] [--k K] [--json]
 
 Builds a synthetic zh+en store in a temporary file: N memories for the measured owner plus a quarter as many
 for three other owners (noise the owner filter must skip). Chinese words are drawn from jieba's own
@@ -220,8 +220,10 @@ async def run(
     db_path: str | Path,
     embedding: EmbeddingSettings | None = None,
     vector_cache: Path | None = None,
+    k: int = 5,
 ) -> dict[str, Any]:
-    """Load the store, time inserts and queries; returns the result dictionary.
+    """Load the store, time inserts and queries; returns the result dictionary (``k``: hits a retrieval
+    returns, as ``memory.topK`` asks of the message path).
 
     ``embedding`` (None or provider "none": keyword search only) attaches the cached embedder the gateway
     uses; ``vector_cache`` is an .npz of passage vectors read before loading and extended after it.
@@ -295,7 +297,7 @@ async def run(
         warm_up = distinct_queries(corpus, owned, WARM_UP_QUERIES, exclude=set(queries))
         now = start + timedelta(days=400)
         for q in warm_up:  # warm caches the way a running gateway has them warm (not the timed texts)
-            await engine.retrieve(OWNER, q, now)
+            await engine.retrieve(OWNER, q, now, k=k)
         query_hits_before = cached.query_hits if cached is not None else 0
         if timed is not None:
             timed.ms.clear()
@@ -308,7 +310,7 @@ async def run(
             t0 = time.perf_counter()
             if should_retrieve(q):
                 fired += 1
-                await engine.retrieve(OWNER, q, now)
+                await engine.retrieve(OWNER, q, now, k=k)
             elapsed = (time.perf_counter() - t0) * 1000
             lat.append(elapsed)
             embedded_now = timed is not None and len(timed.ms) > embeds_before
@@ -324,7 +326,7 @@ async def run(
             await engine.write_many(OWNER, [fact], now=now)  # not timed (includes embedding the new text)
             t0 = time.perf_counter()
             if should_retrieve(q):
-                await engine.retrieve(OWNER, q, now)
+                await engine.retrieve(OWNER, q, now, k=k)
             after_write.append((time.perf_counter() - t0) * 1000)
         base_lat: list[float] = []
         for q in queries:
@@ -389,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, required=True, help="memories of the measured owner")
     parser.add_argument("--queries", type=int, default=500, help="timed queries (default 500)")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    parser.add_argument("--k", type=int, default=5, help="hits each retrieval returns (default 5)")
     add_embedding_args(parser)
     parser.add_argument(
         "--vector-cache",
@@ -398,16 +401,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_database_option(parser)
     args = parser.parse_args(argv)
-    if args.memories < 1 or args.queries < 1:
-        parser.error("--memories and --queries must be positive")
+    if args.memories < 1 or args.queries < 1 or args.k < 1:
+        parser.error("--memories, --queries and --k must be positive")
     try:
         settings = embedding_settings(args)
     except ValueError as exc:
         parser.error(str(exc))
     embedding = settings if settings.provider != "none" else None
     with scratch_memory(args.database, "latency.db") as target:
-        result = asyncio.run(run(args.memories, args.queries, target, embedding, args.vector_cache))
+        result = asyncio.run(run(args.memories, args.queries, target, embedding, args.vector_cache, args.k))
     result["store"] = store_name(args.database)
+    result["k"] = args.k
     hybrid = result["embedding"] != "none"
     noise = result["noise_memories"]
     print(

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -31,25 +30,22 @@ from typing import Any
 
 import numpy as np
 
-from bench.conversation_recall import CHANNEL, RecordingModel
+from bench.conversation_recall import CHANNEL
 from bench.database_option import add_database_option, scratch_memory
-from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
+from bench.embedding_option import add_embedding_args, embedding_settings
 from bench.everyday import as_dataset, load_everyday
+from bench.message_path import open_path
 from bench.report import emit_json, table
 from bench.retrieval_quality import memory_fact
 from channels.base import InboundMessage
 from gateway.app import relevance_floor
-from gateway.assistant import Assistant, AssistantSettings
+from gateway.assistant import Assistant
 from gateway.config import Config
 from memory.engine import MemoryEngine
-from memory.model.offline_model import OfflineMemoryModel
-from memory.pipeline.buffer import ExtractionBuffer
-from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Retrieved
 from memory.retrieval import rerank
 from memory.retrieval.gate import asks_about_themselves
 from memory.retrieval.question import memories_wanted
-from memory.sessions import SessionStore
 from memory.text.tokenizer import is_mostly_chinese
 from memory.vectors.embedding import EmbeddingSettings
 
@@ -122,64 +118,41 @@ async def _diagnose(
 
 async def run(data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None) -> list[dict]:
     """Every ask of the set through the message path; each miss or second place diagnosed."""
-    engine = await MemoryEngine.open(db_path)
-    embedder = attach_embedder(engine, embedding) if embedding is not None else None
-    if embedder is not None:
-        await embedder.embed_query("warm up")
-    model = RecordingModel()
-    extraction = ExtractionService(
-        engine,
-        ExtractionBuffer(engine.store.buffer),
-        OfflineMemoryModel(),
-        ExtractionSettings(quiet_gap=86_400.0),
-    )
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory() as workspace:
-        assistant = Assistant(
-            engine=engine,
-            sessions=SessionStore(engine.store.sessions),
-            chat_model=model,
-            settings=AssistantSettings(workspace=Path(workspace), floor=relevance_floor(Config())),
-            extraction=extraction,
-        )
-        try:
-            for number, block in enumerate(as_dataset(data)["owners"]):
-                sender = f"o{number}"
-                owner = f"{CHANNEL}:{sender}"
-                facts = [memory_fact(m) for m in block["memories"]]
-                results = await engine.write_many(owner, facts)
-                id_of = {str(f.source_ref): r.id for f, r in zip(facts, results, strict=True)}
-                content_of = {m["id"]: m["content"] for m in block["memories"]}
-                for index, query in enumerate(block["queries"]):
-                    before = len(model.requests)
-                    message = InboundMessage(
-                        channel=CHANNEL,
-                        chat_id=sender,
-                        sender_id=sender,
-                        text=query["text"],
-                        message_id=str(index),
-                    )
-                    await assistant.handle(message)
-                    await engine.touches.flush()
-                    if len(model.requests) == before:
-                        continue
-                    request = model.requests[-1]
-                    shown = [m.content for m in request.memories]
-                    answer = query["relevant"][0]
-                    carried = request.memory_block + "\n" + request.system
-                    recalled = content_of[answer] in carried
-                    top1 = bool(shown) and shown[0] == content_of[answer]
-                    row = {"kind": query["kind"], "ask": query["text"], "tell": content_of[answer]}
-                    row.update(recalled=recalled, top1=top1, zh=is_mostly_chinese(query["text"]))
-                    row.update(
-                        await _diagnose(engine, assistant, owner, query["text"], id_of[answer], shown, top1)
-                    )
-                    rows.append(row)
-        finally:
-            await extraction.close()
-            if embedder is not None:
-                await embedder.close()
-            await engine.close()
+    async with open_path(db_path, embedding, relevance_floor(Config())) as path:
+        engine, assistant, model = path.engine, path.assistant, path.model
+        for number, block in enumerate(as_dataset(data)["owners"]):
+            sender = f"o{number}"
+            owner = f"{CHANNEL}:{sender}"
+            facts = [memory_fact(m) for m in block["memories"]]
+            results = await engine.write_many(owner, facts)
+            id_of = {str(f.source_ref): r.id for f, r in zip(facts, results, strict=True)}
+            content_of = {m["id"]: m["content"] for m in block["memories"]}
+            for index, query in enumerate(block["queries"]):
+                before = len(model.requests)
+                message = InboundMessage(
+                    channel=CHANNEL,
+                    chat_id=sender,
+                    sender_id=sender,
+                    text=query["text"],
+                    message_id=str(index),
+                )
+                await assistant.handle(message)
+                await engine.touches.flush()
+                if len(model.requests) == before:
+                    continue
+                request = model.requests[-1]
+                shown = [m.content for m in request.memories]
+                answer = query["relevant"][0]
+                carried = request.memory_block + "\n" + request.system
+                recalled = content_of[answer] in carried
+                top1 = bool(shown) and shown[0] == content_of[answer]
+                row = {"kind": query["kind"], "ask": query["text"], "tell": content_of[answer]}
+                row.update(recalled=recalled, top1=top1, zh=is_mostly_chinese(query["text"]))
+                row.update(
+                    await _diagnose(engine, assistant, owner, query["text"], id_of[answer], shown, top1)
+                )
+                rows.append(row)
     return rows
 
 

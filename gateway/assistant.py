@@ -89,7 +89,7 @@ class AssistantSettings:
 
     workspace: Path
     history_messages: int = 20
-    top_k: int = 5
+    top_k: int = 7  # memory.topK's default (gateway/config/schema.py)
     flush_wait: float = 15.0  # /memory waits this long for the chat's pending turns to become memories
     floor: RelevanceFloor = NO_FLOOR  # what a retrieved memory needs to be injected (memory.relevanceFloor)
     notice: str | None = None  # how to configure a real model, when the offline stand-in answers

@@ -29,6 +29,8 @@ RELATIONS_WITH_VECTORS = False
 # question of its language (``rerank.centred``; the cosines kept are the query's own). Measured on every
 # dev set, LoCoMo and MADial: bench/README.md, issue 35, "rank11" — off: recall up on the dev sets, LoCoMo's
 # and MADial's loops, but bench.retrieval_quality's LoCoMo recall@5 0.6715 -> 0.6695 (3 of 1,516).
+# rank12 read them: 10 lost and 7 gained near-ties at rank 5; half the centring, or the centred vector
+# choosing the candidates only, kept no gain without a loss (bench/README.md, issue 35, "rank12").
 CENTRED_CANDIDATES = False
 
 

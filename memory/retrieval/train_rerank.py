@@ -30,7 +30,8 @@ from memory.text import tokenizer
 VERSION = "2026.11-2"
 CANDIDATES = 20
 # How many fused hits each training list holds: what retrieval hands the re-ranker at run time (its
-# ``k``, memory.topK = 5 by default; 10 for a gathering question).
+# ``k``: 5 when trained, memory.topK's default then; it is 7 now, and lists of 7 trained no better:
+# bench/README.md, issue 35, "rank12").
 TOP = 5
 # How much of the average question's direction the features' cosines lose (``rerank.centred``; 0: none).
 CENTRE_WEIGHT = 0.5
