@@ -10,6 +10,12 @@ adds what is for the category alone, so that changing it leaves the keep and gat
   arrangements of money, one's doctor or accountant, where things are kept, medication one is on, teams
   followed — config, said as "I'm …" or with a date), and ``corrections``: written labels that
   contradict the guide (``memory/text/category.py``: origin and schooling are identity), applied by text;
+* round 12 (``category_written.json``'s ``temp`` and ``decision`` lists, more ``event``): the temp
+  category had ~27 written rows a language and ~24 pseudo labels, and the model filed a state of now by
+  its topic (a phone's battery as config next to "my phone is a Huawei", a waiting room as identity next
+  to "I work at the hospital"); sentences by kind of what is true only now, and on its boundaries what
+  happened this morning (event), what is booked for a later day (decision) and a routine with a weekday
+  (config), DATA_CARD "Round 12";
 * with ``CHAT8`` (off) the identity statements typed casually of round 8 (``written.json``'s
   ``statements_chat8_*``, DATA_CARD "Round 8"), which the shipped keep/gate data do not hold.
 

@@ -8,9 +8,12 @@ the labelled sets of ``bench/data`` are labelled by:
   diet, allergies, health conditions and medication, routines and habits, hobbies kept up, devices and
   tools, household arrangements (the car, where things are kept, bills, bin day), how to be answered;
 * ``decision`` (fades slowly, to 30 %): plans, goals, intentions, decisions, appointments, things weighed;
-* ``event`` (fades to 10 %): what happened or is happening — past events, news, milestones — and facts
-  about the people and pets around them (a daughter's birthday, a friend's job, the dog's breed);
-* ``temp`` (fades to nothing): only true now ("I'm working from home today");
+* ``event`` (fades to 10 %): what happened or is happening — past events, news, milestones, trips taken,
+  what went wrong this morning — and facts about the people and pets around them (a daughter's birthday, a
+  friend's job, the dog's breed and habits);
+* ``temp`` (fades to nothing): only true now — where one is, what one is doing, how one feels, the state
+  of things today, tonight or this week ("I'm working from home today", "on the bus", "the wifi's down");
+  what is booked for a later day is a decision;
 * ``credential``: where a secret or account is kept (never the secret).
 
 With the shipped embedder the head decides; ``fallback_category`` is the keyword-only rule (short and
