@@ -76,6 +76,13 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         f"{PER_LANGUAGE}, not shipped: DATA_CARD; default 0, the round-6 score without message length)",
     )
     parser.add_argument(
+        "--sentence",
+        type=int,
+        default=0,
+        help="composed messages (a fact sentence beside chatter) per kind and language, and the combined "
+        "score weighing each clause's own sentence beside the message (round 13: DATA_CARD; default 0: off)",
+    )
+    parser.add_argument(
         "--world",
         type=int,
         default=0,

@@ -21,20 +21,23 @@ chatter of the same length, so no weighing of clause and message keeps them at t
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from memory.head.calibrate import Longer, best_clause_oof, gate_oof
+from memory.head.calibrate import Longer, best_clause_oof, gate_oof, sentence_gate_oof
 from memory.head.corpus import Example
 from memory.head.model import Classifier, gate_odds, spread
 
-__all__ = ["Composed", "compose", "long_messages", "spread"]
+__all__ = ["Composed", "compose", "long_messages", "sentence_features", "spread"]
 
 # Composed messages of each kind ("kept", "not kept") per language.
 PER_LANGUAGE = 400
 _JOINS = {"en": [". ", ", ", " ", "! ", " lol "], "zh": ["，", "。", " ", "", "！"]}
+# Round 13 (``train --sentence``): the failing shape is a fact *sentence* beside a question or a mood in
+# another sentence, so mostly joins that end a sentence (and some that do not, as people type).
+SENTENCE_JOINS = {"en": [". ", "! ", ". ", " "], "zh": ["。", "！", "。", "，", " "]}
 # Statement sources a composed message may carry (a person's label; not the dialogue clauses).
 _STATEMENTS = ("persona-", "written", "people-")
 
@@ -50,11 +53,16 @@ class Composed:
 
 
 def compose(
-    examples: Sequence[Example], folds: np.ndarray, usable: np.ndarray, seed: int, n: int = PER_LANGUAGE
+    examples: Sequence[Example],
+    folds: np.ndarray,
+    usable: np.ndarray,
+    seed: int,
+    n: int = PER_LANGUAGE,
+    joins: dict[str, list[str]] | None = None,
 ) -> list[Composed]:
     """``n`` messages with a statement inside chatter and ``n`` of chatter alone per language, each made of
     rows of one fold (``usable``: the rows that may be used — not the chit-chat rows left out as real
-    self-statements). Deterministic given the rows and the seed."""
+    self-statements), joined by ``joins`` (default ``_JOINS``). Deterministic given the rows and the seed."""
     rng = random.Random(seed)
     out: list[Composed] = []
     for lang in sorted({e.lang for e in examples}):
@@ -76,14 +84,14 @@ def compose(
                 parts = rng.sample(chat[fold], min(rng.randint(1, 3) + (1 - keep), len(chat[fold])))
                 if keep:
                     parts.insert(rng.randint(0, len(parts)), rng.choice(told[fold]))
-                out.append(Composed(_join(parts, lang, rng), lang, keep, fold))
+                out.append(Composed(_join(parts, (joins or _JOINS)[lang], rng), lang, keep, fold))
     return out
 
 
-def _join(parts: Sequence[str], lang: str, rng: random.Random) -> str:
+def _join(parts: Sequence[str], joins: Sequence[str], rng: random.Random) -> str:
     text = parts[0].strip()
     for part in parts[1:]:
-        joint = rng.choice(_JOINS[lang])
+        joint = rng.choice(joins)
         text = text.rstrip(" .。!！") + joint + part.strip() if joint.strip() else text + joint + part.strip()
     return text
 
@@ -93,11 +101,40 @@ def long_messages(
     models: tuple[Classifier, Classifier],
     embed_passages: Callable[[list[str]], np.ndarray],
     embed_queries: Callable[[list[str]], np.ndarray],
+    sentences: bool = False,
 ) -> Longer:
     """Out-of-fold features of composed messages (``compose``), each scored by the keep and gate members
-    (``models``) of the fold it was made from, which never saw any of its parts."""
+    (``models``) of the fold it was made from, which never saw any of its parts; with ``sentences`` (round
+    13) also the tell of the best clause's own sentence (``calibrate.sentence_gate_oof``)."""
     texts, made_folds = [m.text for m in made], np.array([m.fold for m in made], dtype=np.int64)
     keep, spreads = best_clause_oof(texts, made_folds, models[0], embed_passages)
     tell = gate_odds(gate_oof(texts, made_folds, models[1], embed_queries))[1]
     langs, y = np.array([m.lang for m in made]), np.array([m.keep for m in made], dtype=np.int64)
-    return Longer(langs, keep, tell, spreads, y)
+    own = None
+    if sentences:
+        pair = (embed_passages, embed_queries)
+        own = gate_odds(sentence_gate_oof(texts, made_folds, *models, pair, sentences=True))[1]
+    return Longer(langs, keep, tell, spreads, y, own)
+
+
+def sentence_features(
+    examples: Sequence[Example],
+    folds: np.ndarray,
+    usable: np.ndarray,
+    seed: int,
+    n: int,
+    lines: tuple[np.ndarray, np.ndarray, Sequence[str], np.ndarray],
+    models: tuple[Classifier, Classifier],
+    embed: Mapping[str, Callable[[list[str]], np.ndarray]],
+) -> tuple[np.ndarray, Longer]:
+    """Round 13 (``train --sentence``): (each gate row's "own or tell" log-odds read on its best clause's
+    own sentence — a statement row's own, a chit-chat line's that of the sentence its best clause was said
+    in — and ``n`` composed messages per kind and language with the same feature), all out of fold, for
+    the combined score to weigh sentence and message together. ``lines``: (the gate rows' logits, which
+    gate rows are chit-chat lines, their texts, their folds); ``embed``: by mode."""
+    gate, mask, texts, line_folds = lines
+    own = np.array(gate_odds(gate)[1], copy=True)
+    pair = (embed["passage"], embed["query"])
+    own[mask] = gate_odds(sentence_gate_oof(texts, line_folds, *models, pair, sentences=True))[1]
+    made = compose(examples, folds, usable, seed, n, SENTENCE_JOINS)
+    return own, long_messages(made, models, embed["passage"], embed["query"], sentences=True)

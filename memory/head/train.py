@@ -44,7 +44,7 @@ from memory.head.calibrate import (
 from memory.head.category_training import balanced, category_inputs, only_category, train_category
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
-from memory.head.longer import compose, long_messages
+from memory.head.longer import compose, long_messages, sentence_features
 from memory.head.model import GATE_CLASSES, LANGUAGES, VERSION, Classifier, keep_odds
 from memory.head.outputs import head_rows, save_scores, write_run
 from memory.head.world import world_examples
@@ -452,8 +452,12 @@ def _train(args: argparse.Namespace) -> int:
         spreads[lines[in_gate]] = line_spreads
         made = compose(examples, folds, ~noisy, seed, args.longer)
         composed = long_messages(made, (w_keep, w_gate), embed_as["passage"], embed_as["query"])
+    own, line_inputs = None, (gate_scores, lines[in_gate], line_texts, folds[line_rows])
+    if args.sentence > 0:  # round 13: each clause's own sentence weighed beside the message
+        given = (examples, folds, ~noisy, seed, args.sentence, line_inputs, (w_keep, w_gate), embed_as)
+        own, composed = sentence_features(*given)
     thresholds, combined, gate_report = choose_thresholds(
-        gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate], rates, spreads, composed, said
+        gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate], rates, spreads, composed, said, own
     )
     if args.scores:
         scores = (keep_scores[in_gate], gate_scores, lines[in_gate], spreads)
@@ -462,6 +466,7 @@ def _train(args: argparse.Namespace) -> int:
         "seed": seed,
         "shape": {"l2": shape.l2, "hidden": shape.hidden, "iterations": shape.iterations},
         "longer_per_language": int(args.longer),
+        "sentence_per_language": int(args.sentence),
         "world_per_language": int(args.world),
         "world_languages": list(world[1]),
         "folds": FOLDS,
