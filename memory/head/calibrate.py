@@ -301,8 +301,7 @@ def choose_thresholds(
     combined score weighs the clause's share of its message too: (a, b, c, threshold, d, e, f). ``said``
     (round 12, ``sentence_gate_oof``): the logits the keep, tell and combined thresholds read instead of
     ``gate``, which the gate and own thresholds read (the whole message, as retrieval does). ``own`` (round
-    13): each row's best clause's sentence's "own or tell" log-odds, weighed beside the message's (g, last;
-    ``composed`` with its ``own``), the length terms then zero."""
+    13): each row's sentence's "own or tell" log-odds, weighed beside the message's (g; ``_combined``)."""
     y_gate = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
     own, whole = gate_odds(gate)
     personal = gate_odds(said)[1] if said is not None else whole
@@ -322,13 +321,7 @@ def choose_thresholds(
         mine = rows & labelled
         parts = [keep[mine], personal[mine], statements[mine].astype(np.int64)]
         extra = composed.langs == lang if composed is not None else None
-        if own is not None:
-            weights = _fit_own([*parts, own[mine]], composed, extra)
-            score = combined_scores(weights, keep, personal, None, own)
-            weights = (*weights[:3], 0.0, 0.0, 0.0, weights[3])
-        else:
-            weights = _fit_with(parts, spreads[mine] if spreads is not None else None, composed, extra)
-            score = combined_scores(weights, keep, personal, spreads)
+        weights, score = _combined(parts, mine, (keep, personal, spreads, own), composed, extra)
         cut = threshold_for(score, chat, rates.tell_false[lang])
         thresholds[lang] = (keep_threshold, gate_threshold, own_threshold, tell_threshold)
         combined[lang] = (*weights[:3], cut, *weights[3:])
@@ -374,6 +367,24 @@ def _fit_with(
     if composed is not None and extra is not None:
         rows = [np.r_[p, q[extra]] for p, q in zip(rows, _features(composed), strict=True)]
     return fit_combined(*rows)
+
+
+def _combined(
+    parts: list[np.ndarray],
+    mine: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None],
+    composed: Longer | None,
+    extra: np.ndarray | None,
+) -> tuple[tuple[float, ...], np.ndarray]:
+    """(the combined weights fitted on ``parts``, the rows of ``mine``; every row's score): ``rows`` =
+    (keep, tell, spreads, own) of all rows; with ``own`` (round 13) the weights are (a, b, c, 0, 0, 0, g)."""
+    keep, personal, spreads, own = rows
+    if own is not None:
+        weights = _fit_own([*parts, own[mine]], composed, extra)
+        score = combined_scores(weights, keep, personal, None, own)
+        return (*weights[:3], 0.0, 0.0, 0.0, weights[3]), score
+    weights = _fit_with(parts, spreads[mine] if spreads is not None else None, composed, extra)
+    return weights, combined_scores(weights, keep, personal, spreads)
 
 
 def _fit_own(parts: list[np.ndarray], composed: Longer | None, extra: np.ndarray | None) -> tuple[float, ...]:

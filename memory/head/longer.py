@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory.head.calibrate import Longer, best_clause_oof, gate_oof, sentence_gate_oof
+from memory.head.calibrate import Chosen, Longer, best_clause_oof, gate_oof, member, sentence_gate_oof
 from memory.head.corpus import Example
-from memory.head.model import Classifier, gate_odds, spread
+from memory.head.model import Classifier, gate_odds, keep_odds, language, spread
+from memory.model.quick_extract import candidates, said_in
 
-__all__ = ["Composed", "compose", "long_messages", "sentence_features", "spread"]
+__all__ = ["Composed", "compose", "composed_inputs", "long_messages", "sentence_features", "spread"]
 
 # Composed messages of each kind ("kept", "not kept") per language.
 PER_LANGUAGE = 400
@@ -123,18 +124,103 @@ def sentence_features(
     usable: np.ndarray,
     seed: int,
     n: int,
-    lines: tuple[np.ndarray, np.ndarray, Sequence[str], np.ndarray],
+    lines: tuple[np.ndarray, np.ndarray, np.ndarray, Sequence[str], np.ndarray],
     models: tuple[Classifier, Classifier],
     embed: Mapping[str, Callable[[list[str]], np.ndarray]],
-) -> tuple[np.ndarray, Longer]:
-    """Round 13 (``train --sentence``): (each gate row's "own or tell" log-odds read on its best clause's
-    own sentence — a statement row's own, a chit-chat line's that of the sentence its best clause was said
-    in — and ``n`` composed messages per kind and language with the same feature), all out of fold, for
-    the combined score to weigh sentence and message together. ``lines``: (the gate rows' logits, which
-    gate rows are chit-chat lines, their texts, their folds); ``embed``: by mode."""
-    gate, mask, texts, line_folds = lines
-    own = np.array(gate_odds(gate)[1], copy=True)
-    pair = (embed["passage"], embed["query"])
-    own[mask] = gate_odds(sentence_gate_oof(texts, line_folds, *models, pair, sentences=True))[1]
+    choose: Callable[..., Chosen],
+) -> tuple[np.ndarray, np.ndarray, Longer]:
+    """Round 13 (``train --sentence``): (the gate rows' keep log-odds, their "own or tell" log-odds of the
+    sentence — a statement row's own, a chit-chat line's that of the clause it is judged by — and ``n``
+    composed messages per kind and language with the same features), all out of fold. The keeper keeps
+    a message when *any* clause passes, so a line is judged by its clause with the highest ``a·keep +
+    g·own``: a first fit (``choose``: ``calibrate.choose_thresholds`` given all but keep, composed and
+    own) on the best clause by keep, then every line and composed
+    message read again on its best clause by that score. ``lines``: (the gate rows' keep log-odds and
+    logits, which gate rows are chit-chat lines, their texts and folds)."""
+    keep, gate, mask, texts, line_folds = lines
+    keep, own = np.array(keep, copy=True), np.array(gate_odds(gate)[1], copy=True)
     made = compose(examples, folds, usable, seed, n, SENTENCE_JOINS)
-    return own, long_messages(made, models, embed["passage"], embed["query"], sentences=True)
+    plain = long_messages(made, models, embed["passage"], embed["query"])
+    tables = clause_table(texts, line_folds, models, embed)
+    made_tables = clause_table([m.text for m in made], np.array([m.fold for m in made]), models, embed)
+    line_langs = [language(t) for t in texts]
+    weights = {lang: (1.0, 0.0) for lang in ("en", "zh")}  # first: the best clause by keep alone
+    composed = plain
+    for second in (False, True):
+        if second:
+            fitted = choose(keep=keep, composed=composed, own=own)[1]
+            weights = {lang: (float(w[0]), float(w[-1])) for lang, w in fitted.items()}
+        picked = [_pick(t, weights[lang]) for t, lang in zip(tables, line_langs, strict=True)]
+        keep[mask] = [k for k, _ in picked]
+        own[mask] = [o for _, o in picked]
+        again = [_pick(t, weights[m.lang]) for t, m in zip(made_tables, made, strict=True)]
+        made_keep, made_own = np.array([k for k, _ in again]), np.array([o for _, o in again])
+        composed = Longer(plain.langs, made_keep, plain.tell, plain.spread, plain.y, made_own)
+    return keep, own, composed
+
+
+def _pick(table: np.ndarray, weights: tuple[float, float]) -> tuple[float, float]:
+    """(keep, own) of the clause with the highest ``a·keep + g·own`` (``weights``: (a, g))."""
+    row = table[int(np.argmax(table[:, 0] * weights[0] + table[:, 1] * weights[1]))]
+    return float(row[0]), float(row[1])
+
+
+def clause_table(
+    texts: Sequence[str],
+    text_folds: np.ndarray,
+    models: tuple[Classifier, Classifier],
+    embed: Mapping[str, Callable[[list[str]], np.ndarray]],
+) -> list[np.ndarray]:
+    """Per text, one row per clause (``quick_extract.candidates``): its out-of-fold keep log-odds and the
+    "own or tell" log-odds of its own sentence (``said_in``), by the members of the text's fold; a text
+    without a clause: one row (-50, the text's own tell)."""
+    said = []
+    for text in texts:
+        found = candidates(text)
+        pairs = [(t, s) for c, s in zip(found, said_in(found, text, True), strict=True) for t in c.texts()]
+        said.append(pairs or [("", text)])
+    clauses = sorted({t for pairs in said for t, _ in pairs if t})
+    sentences = sorted({s for pairs in said for _, s in pairs})
+    at, sat = {t: i for i, t in enumerate(clauses)}, {s: i for i, s in enumerate(sentences)}
+    passages, queries = embed["passage"](clauses), embed["query"](sentences)
+    keep_w, gate_w = models
+    scores = {
+        k: (
+            keep_odds(member(keep_w, k).logits(passages)[0]),
+            gate_odds(member(gate_w, k).logits(queries)[0])[1],
+        )
+        for k in sorted({int(f) for f in text_folds})
+    }
+    tables = []
+    for pairs, k in zip(said, text_folds, strict=True):
+        keep, tell = scores[int(k)]
+        tables.append(np.array([[keep[at[t]] if t else -50.0, tell[sat[s]]] for t, s in pairs]))
+    return tables
+
+
+def composed_inputs(
+    how_many: tuple[int, int],
+    base: tuple[Sequence[Example], np.ndarray, np.ndarray, int],
+    lined: tuple[np.ndarray, np.ndarray, np.ndarray, Sequence[str], np.ndarray, np.ndarray],
+    models: tuple[Classifier, Classifier],
+    embed: Mapping[str, Callable[[list[str]], np.ndarray]],
+    choose: Callable[..., Chosen],
+) -> tuple[np.ndarray | None, Longer | None, np.ndarray, np.ndarray | None]:
+    """The trainer's composed messages: (spreads, composed, the gate rows' keep log-odds, own) for
+    ``how_many`` = (``--longer``, round 9: message length; ``--sentence``, round 13: the sentence's tell,
+    ``sentence_features``); ``base``: (examples, folds, usable rows, seed); ``lined``: the gate rows' keep
+    log-odds and logits, which gate rows are chit-chat lines, their texts, folds and best clauses' spreads."""
+    examples, folds, usable, seed = base
+    keep, gate, mask, texts, line_folds, line_spreads = lined
+    spreads, composed, own = None, None, None
+    if how_many[0] > 0:
+        spreads = np.zeros(len(keep))
+        spreads[mask] = line_spreads
+        made = compose(examples, folds, usable, seed, how_many[0])
+        composed = long_messages(made, models, embed["passage"], embed["query"])
+    if how_many[1] > 0:
+        lines = (keep, gate, mask, texts, line_folds)
+        keep, own, composed = sentence_features(
+            examples, folds, usable, seed, how_many[1], lines, models, embed, choose
+        )
+    return spreads, composed, keep, own

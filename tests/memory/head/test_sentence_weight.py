@@ -63,3 +63,11 @@ def test_compose_with_sentence_joins_ends_sentences() -> None:
     assert len(told) == 20 and all("I live in town" in t for t in told)
     assert all(m.fold == 0 for m in made)
     assert any(". " in t or "! " in t for t in told)
+
+
+def test_a_line_is_judged_by_its_clause_with_the_highest_weighed_score() -> None:
+    from memory.head.longer import _pick
+
+    table = np.array([[5.0, -8.0], [3.0, 4.0], [-1.0, 5.0]])  # (keep, own tell) per clause
+    assert _pick(table, (1.0, 0.0)) == (5.0, -8.0)  # by keep alone
+    assert _pick(table, (0.2, 0.3)) == (3.0, 4.0)  # 0.6 + 1.2 beats 1.0 - 2.4 and -0.2 + 1.5
