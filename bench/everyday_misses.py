@@ -55,9 +55,12 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
     if not found:
         return {"clauses": [], "tell": None, "kept": []}
     head = load_head()
-    passages, queries = await FactKeeper(embedder).head_inputs(found, simple)
+    keeper = FactKeeper(embedder)
+    passages, queries = await keeper.head_inputs(found, simple)
+    message = await keeper.message_query(simple)  # round 13: a head that weighs both
     scores = head.keep_scores(passages)
     told = head.told(queries)
+    whole = head.told(message) if message is not None else told
     rows: list[dict[str, Any]] = []
     for i, candidate in enumerate(found):
         for t in candidate.texts():
@@ -66,10 +69,11 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
             value = None
             if comb is not None:
                 extra = (comb.d + comb.e * score + comb.f * told[i]) * spread(t, candidate.sentence)
-                value = float(comb.a * score + comb.b * told[i] + comb.c + extra - comb.threshold)
+                said = comb.g * told[i] + comb.b * whole[min(i, len(whole) - 1)]
+                value = float(comb.a * score + said + comb.c + extra - comb.threshold)
             keep_th = round(head.thresholds[lang].keep, 2)
             rows.append({"text": t, "keep": round(score, 2), "keep_th": keep_th, "margin": value})
-    kept = [f.content for f in decide(found, head_verdicts(found, passages, queries))]
+    kept = [f.content for f in decide(found, head_verdicts(found, passages, queries, message))]
     lang = language(simple)
     return {
         "clauses": rows,

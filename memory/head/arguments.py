@@ -68,13 +68,7 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         help="take the keep, category and gate networks of this head file instead of training them; "
         "only the thresholds and the combined score are chosen again (on their members' out-of-fold scores)",
     )
-    parser.add_argument(
-        "--longer",
-        type=int,
-        default=0,
-        help=f"composed long messages per kind and language for the combined score (round 9 tried "
-        f"{PER_LANGUAGE}, not shipped: DATA_CARD; default 0, the round-6 score without message length)",
-    )
+    _composed_flags(parser)
     parser.add_argument(
         "--world",
         type=int,
@@ -102,4 +96,22 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="take the keep and category networks of this head file as they are and train the gate only "
         "(round 11: a gate change measured without moving the keep classifier)",
+    )
+
+
+def _composed_flags(parser: argparse.ArgumentParser) -> None:
+    """The composed messages the combined score may be fitted on (rounds 9 and 13; off by default)."""
+    parser.add_argument(
+        "--longer",
+        type=int,
+        default=0,
+        help=f"composed long messages per kind and language for the combined score (round 9 tried "
+        f"{PER_LANGUAGE}, not shipped: DATA_CARD; default 0, the round-6 score without message length)",
+    )
+    parser.add_argument(
+        "--sentence",
+        type=int,
+        default=0,
+        help="composed messages (a fact sentence beside chatter) per kind and language, and the combined "
+        "score weighing each clause's own sentence beside the message (round 13: DATA_CARD; default 0: off)",
     )

@@ -96,15 +96,22 @@ def out_of_fold(model: Classifier, x: np.ndarray, folds: np.ndarray) -> np.ndarr
 
 
 def fit_combined(
-    keep: np.ndarray, tell: np.ndarray, y: np.ndarray, spreads: np.ndarray | None = None
+    keep: np.ndarray,
+    tell: np.ndarray,
+    y: np.ndarray,
+    spreads: np.ndarray | None = None,
+    own: np.ndarray | None = None,
 ) -> tuple[float, ...]:
     """(a, b, c) of ``a·keep + b·tell + c`` (log-odds) by a class-balanced, lightly regularised logistic
     regression (Newton's method: deterministic, converges in a few steps); with ``spread`` (round 9: how
     small a part of its message the clause is, ``longer.spread``) also (d, e, f) of ``d·s + e·keep·s +
-    f·tell·s``, so how much the message counts is learned per message length."""
+    f·tell·s``, so how much the message counts is learned per message length; with ``own`` (round 13: the
+    tell log-odds of the clause's own sentence) also its weight g, last."""
     columns = [keep, tell, np.ones(len(y))]
     if spreads is not None:
         columns += [spreads, keep * spreads, tell * spreads]
+    if own is not None:
+        columns.append(own)
     f = np.column_stack(columns)
     counts = np.bincount(y, minlength=2).astype(np.float64)
     w = (1.0 / np.maximum(counts, 1))[y]
@@ -124,13 +131,20 @@ def fit_combined(
 
 
 def combined_scores(
-    weights: Sequence[float], keep: np.ndarray, tell: np.ndarray, spreads: np.ndarray | None = None
+    weights: Sequence[float],
+    keep: np.ndarray,
+    tell: np.ndarray,
+    spreads: np.ndarray | None = None,
+    own: np.ndarray | None = None,
 ) -> np.ndarray:
+    """``model.Combined``'s score of rows: (a, b, c), with ``spreads`` (d, e, f) next, with ``own`` g last."""
     a, b, c, *rest = weights
     score = a * keep + b * tell + c
-    if rest and spreads is not None:
-        d, e, f = rest
+    if spreads is not None and len(rest) >= 3:
+        d, e, f = rest[:3]
         score = score + d * spreads + e * keep * spreads + f * tell * spreads
+    if own is not None:
+        score = score + rest[-1] * own
     return np.asarray(score)
 
 
@@ -166,14 +180,16 @@ def sentence_gate_oof(
     keep: Classifier,
     gate: Classifier,
     embed: tuple[Callable[[list[str]], np.ndarray], Callable[[list[str]], np.ndarray]],
+    sentences: bool | None = None,
 ) -> np.ndarray:
     """Round 12: each line's out-of-fold gate logits read on the sentence its best clause was said in
     (``quick_extract.said_in``; the keeper weighs a clause with its sentence, not the whole message) — the
-    line itself for a line of one sentence. ``embed``: (passages, queries)."""
+    line itself for a line of one sentence. ``embed``: (passages, queries); ``sentences``: ``said_in``'s."""
     said = []
     for line in lines:
         found = candidates(line)
-        texts = [(t, s) for c, s in zip(found, said_in(found, line), strict=True) for t in c.texts()]
+        heard = zip(found, said_in(found, line, sentences), strict=True)
+        texts = [(t, s) for c, s in heard for t in c.texts()]
         said.append(texts or [(line, line)])
     flat = sorted({t for pairs in said for t, _ in pairs})
     vectors, index = embed[0](flat), {t: i for i, t in enumerate(flat)}
@@ -264,6 +280,7 @@ class Longer:
     tell: np.ndarray
     spread: np.ndarray
     y: np.ndarray
+    own: np.ndarray | None = None  # round 13: the best clause's sentence's "own or tell" log-odds
 
 
 def choose_thresholds(
@@ -275,6 +292,7 @@ def choose_thresholds(
     spreads: np.ndarray | None = None,
     composed: Longer | None = None,
     said: np.ndarray | None = None,
+    own: np.ndarray | None = None,
 ) -> Chosen:
     """Per language, from out-of-fold scores of the gate's rows (``keep``: a row's keep log-odds, a
     chit-chat line's best clause's; ``gate``: the gate's logits; ``lines``: the chit-chat lines):
@@ -282,7 +300,8 @@ def choose_thresholds(
     report. With ``spreads`` (each row's best clause's ``longer.spread``) and ``composed`` (round 9) the
     combined score weighs the clause's share of its message too: (a, b, c, threshold, d, e, f). ``said``
     (round 12, ``sentence_gate_oof``): the logits the keep, tell and combined thresholds read instead of
-    ``gate``, which the gate and own thresholds read (the whole message, as retrieval does)."""
+    ``gate``, which the gate and own thresholds read (the whole message, as retrieval does). ``own`` (round
+    13): each row's sentence's "own or tell" log-odds, weighed beside the message's (g; ``_combined``)."""
     y_gate = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
     own, whole = gate_odds(gate)
     personal = gate_odds(said)[1] if said is not None else whole
@@ -302,8 +321,7 @@ def choose_thresholds(
         mine = rows & labelled
         parts = [keep[mine], personal[mine], statements[mine].astype(np.int64)]
         extra = composed.langs == lang if composed is not None else None
-        weights = _fit_with(parts, spreads[mine] if spreads is not None else None, composed, extra)
-        score = combined_scores(weights, keep, personal, spreads)
+        weights, score = _combined(parts, mine, (keep, personal, spreads, own), composed, extra)
         cut = threshold_for(score, chat, rates.tell_false[lang])
         thresholds[lang] = (keep_threshold, gate_threshold, own_threshold, tell_threshold)
         combined[lang] = (*weights[:3], cut, *weights[3:])
@@ -351,6 +369,34 @@ def _fit_with(
     return fit_combined(*rows)
 
 
+def _combined(
+    parts: list[np.ndarray],
+    mine: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None],
+    composed: Longer | None,
+    extra: np.ndarray | None,
+) -> tuple[tuple[float, ...], np.ndarray]:
+    """(the combined weights fitted on ``parts``, the rows of ``mine``; every row's score): ``rows`` =
+    (keep, tell, spreads, own) of all rows; with ``own`` (round 13) the weights are (a, b, c, 0, 0, 0, g)."""
+    keep, personal, spreads, own = rows
+    if own is not None:
+        weights = _fit_own([*parts, own[mine]], composed, extra)
+        score = combined_scores(weights, keep, personal, None, own)
+        return (*weights[:3], 0.0, 0.0, 0.0, weights[3]), score
+    weights = _fit_with(parts, spreads[mine] if spreads is not None else None, composed, extra)
+    return weights, combined_scores(weights, keep, personal, spreads)
+
+
+def _fit_own(parts: list[np.ndarray], composed: Longer | None, extra: np.ndarray | None) -> tuple[float, ...]:
+    """Round 13: ``fit_combined`` on (keep, tell, label, own) rows and the composed messages of the
+    language (``extra``) beside them: (a, b, c, g)."""
+    if composed is not None and extra is not None and composed.own is not None:
+        more = [composed.keep, composed.tell, composed.y, composed.own]
+        parts = [np.r_[p, q[extra]] for p, q in zip(parts, more, strict=True)]
+    keep, tell, y, own = parts
+    return fit_combined(keep, tell, y, None, own)
+
+
 def _features(composed: Longer) -> list[np.ndarray]:
     return [composed.keep, composed.tell, composed.y, composed.spread]
 
@@ -362,7 +408,10 @@ def _composed_report(
     if composed is None or extra is None or not extra.any():
         return {}
     keep, tell, y, share = (f[extra] for f in _features(composed))
-    passed = combined_scores(weights, keep, tell, share) >= cut
+    if composed.own is not None:
+        passed = combined_scores(weights, keep, tell, share, composed.own[extra]) >= cut
+    else:
+        passed = combined_scores(weights, keep, tell, share) >= cut
     return {
         "composed": int(extra.sum()),
         "oof_composed_told_kept": float(passed[y == 1].mean()),

@@ -113,10 +113,15 @@ class Combined:
     d: float = 0.0
     e: float = 0.0
     f: float = 0.0
+    # Round 13: ``+ g·own``, own the "tells about one's life" log-odds of the clause's own sentence (the
+    # message's when it is one sentence), fitted beside the message's on composed messages of a training
+    # fact sentence and chatter (``longer.compose``, ``train --sentence``). Zero: the sentence is not read.
+    g: float = 0.0
 
-    def passes(self, keep: float, tell: float, spread: float = 0.0) -> bool:
+    def passes(self, keep: float, tell: float, spread: float = 0.0, own: float | None = None) -> bool:
         extra = (self.d + self.e * keep + self.f * tell) * spread
-        return bool(self.a * keep + self.b * tell + self.c + extra >= self.threshold)
+        said = self.g * (tell if own is None else own)
+        return bool(self.a * keep + self.b * tell + self.c + extra + said >= self.threshold)
 
 
 def spread(clause: str, message: str) -> float:
@@ -162,6 +167,11 @@ class Head:
         return str(self.meta.get("version", ""))
 
     @property
+    def reads_sentences(self) -> bool:
+        """Round 13: the combined score weighs each clause's own sentence beside the whole message."""
+        return self.combined is not None and any(c.g != 0.0 for c in self.combined.values())
+
+    @property
     def log_odds(self) -> bool:
         """Round 6 on, scores and thresholds are log-odds averaged over the ensemble's members; before,
         probabilities."""
@@ -184,23 +194,26 @@ class Head:
         texts: Sequence[str],
         message: np.ndarray,
         message_text: str | Sequence[str] = "",
+        sentences: np.ndarray | None = None,
     ) -> list[bool]:
         """Whether each text (a clause or sentence of one message; its passage vector a row of
         ``passages``) is kept, given the query vector of what it was said in — one vector for all, or
         (round 12) one row per text, the vector of its own sentence — and that text (for how small a
         part of it each clause is): the single combined score when the head has one (``Combined``),
-        else the clause's keep threshold and the message's tell threshold."""
+        else the clause's keep threshold and the message's tell threshold. ``sentences`` (round 13, a head
+        that ``reads_sentences``): one query row per text, of its own sentence, weighed beside ``message``."""
         scores = self.keep_scores(passages)
         told = self.told(message)
         if len(told) == 1:
             told = np.repeat(told, len(texts))
+        own = self.told(sentences) if sentences is not None else told
         around = [message_text] * len(texts) if isinstance(message_text, str) else list(message_text)
         verdicts = []
-        for score, text, tell, said in zip(scores, texts, told, around, strict=True):
+        for score, text, tell, said, mine in zip(scores, texts, told, around, own, strict=True):
             lang = language(text)
             if self.combined is not None:
                 share = spread(text, said) if said else 0.0
-                verdicts.append(self.combined[lang].passes(float(score), float(tell), share))
+                verdicts.append(self.combined[lang].passes(float(score), float(tell), share, float(mine)))
             else:
                 th = self.thresholds[lang]
                 verdicts.append(bool(score >= th.keep and tell >= th.tell))
@@ -246,7 +259,8 @@ class Head:
 def read_head(data: Any) -> Head:
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
-    threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f)."""
+    threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f); ``combined_sentence`` (round
+    13) its g."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
     combined = None
     if "combined" in data:
@@ -254,9 +268,12 @@ def read_head(data: Any) -> Head:
         more = np.zeros((len(LANGUAGES), 3))
         if "combined_spread" in data:
             more = np.asarray(data["combined_spread"], dtype=np.float64).reshape(len(LANGUAGES), 3)
+        said = np.zeros((len(LANGUAGES), 1))
+        if "combined_sentence" in data:
+            said = np.asarray(data["combined_sentence"], dtype=np.float64).reshape(len(LANGUAGES), 1)
         combined = {
-            lang: Combined(*map(float, row), *map(float, extra))
-            for lang, row, extra in zip(LANGUAGES, weights, more, strict=True)
+            lang: Combined(*(float(v) for v in (*row, *extra, *g)))
+            for lang, row, extra, g in zip(LANGUAGES, weights, more, said, strict=True)
         }
     return Head(
         keep_w=Classifier.read(data, "keep"),

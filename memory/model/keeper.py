@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory.model.quick_extract import Candidate, candidates, decide, fallback_facts, head_verdicts, said_in
+from memory.model.quick_extract import (
+    Candidate,
+    candidates,
+    decide,
+    fallback_facts,
+    head_verdicts,
+    reads_sentences,
+    said_in,
+)
 from memory.records import Fact
 from memory.text.script import restore_contents, to_simplified
 from memory.vectors.embedding import LOCAL_MODEL_KEY
@@ -60,7 +68,14 @@ class FactKeeper:
         # self-statement in passing in chit-chat is not kept, a clause that plainly carries a fact is,
         # whatever the other sentences of the message ask or complain about; what the person asked to be
         # remembered is always kept (``decide``).
-        return decide(found, head_verdicts(found, vectors, queries), known_projects)
+        message = await self.message_query(text)
+        return decide(found, head_verdicts(found, vectors, queries, message), known_projects)
+
+    async def message_query(self, text: str) -> np.ndarray | None:
+        """The whole message's query vector when the head weighs it beside each sentence's (round 13,
+        ``Head.reads_sentences``; retrieval embedded it already: a cache hit), else None."""
+        assert self.embedder is not None
+        return np.asarray(await self.embedder.embed_query(text)) if reads_sentences() else None
 
     async def head_inputs(self, found: list[Candidate], text: str) -> tuple[np.ndarray, np.ndarray]:
         """What the head reads of a message's candidates: the passage vectors of their texts

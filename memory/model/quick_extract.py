@@ -280,29 +280,42 @@ def quick_facts(text: str, known_projects: frozenset[str] = frozenset()) -> list
     return fallback_facts(text, candidates(text), known_projects)
 
 
-def said_in(found: Sequence[Candidate], text: str) -> list[str]:
+def said_in(found: Sequence[Candidate], text: str, sentences: bool | None = None) -> list[str]:
     """The text each candidate's clauses are weighed with (``Head.fact_verdicts``): the whole message, or
-    with ``SENTENCE_TELL`` (round 12) its own sentence as cut and cleaned — the message itself when the
+    with ``SENTENCE_TELL`` (round 12) or a head that weighs both (round 13, ``Head.reads_sentences``;
+    ``sentences`` says which when given) its own sentence as cut and cleaned — the message itself when the
     message is that one sentence as typed, so the vector retrieval already computed is the one used."""
-    if not SENTENCE_TELL:
+    if not (SENTENCE_TELL or reads_sentences() if sentences is None else sentences):
         return [text] * len(found)
     return [text if len(found) == 1 and c.sentence == text.strip() else c.sentence for c in found]
 
 
+def reads_sentences() -> bool:
+    """The shipped head weighs each clause's own sentence beside the whole message (round 13)."""
+    from memory.head.model import load_head
+
+    return load_head().reads_sentences
+
+
 def head_verdicts(
-    found: Sequence[Candidate], passages: np.ndarray, sentences: np.ndarray
+    found: Sequence[Candidate], passages: np.ndarray, sentences: np.ndarray, message: np.ndarray | None = None
 ) -> list[tuple[bool, str]]:
     """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order) and
     the query vector of its candidate's sentence (one row per candidate; ``Head.fact_verdicts``: the
     clause and the sentence it was said in are weighed together). Round 12: the sentence, not the whole
     message — a fact said beside a question to the assistant or a mood in the next sentence was refused
     because the whole message did not read as a statement about one's life (``bench.everyday_misses``:
-    most tells lost on the newest dev sets)."""
+    most tells lost on the newest dev sets). ``message`` (round 13, a head that ``reads_sentences``): the
+    whole message's query vector, weighed beside each sentence's."""
     from memory.head.model import load_head
 
     head = load_head()
     texts = [t for candidate in found for t in candidate.texts()]
     rows = [i for i, candidate in enumerate(found) for _ in candidate.texts()]
     said = [found[i].sentence for i in rows]
-    verdicts = head.fact_verdicts(passages, texts, np.atleast_2d(sentences)[rows], said)
+    queries = np.atleast_2d(sentences)[rows]
+    if message is not None:
+        verdicts = head.fact_verdicts(passages, texts, np.atleast_2d(message), said, queries)
+    else:
+        verdicts = head.fact_verdicts(passages, texts, queries, said)
     return list(zip(verdicts, head.categories(passages), strict=True))
