@@ -41,6 +41,7 @@ from memory.head.calibrate import FOLDS, cross_fit, out_of_fold, threshold_for
 from memory.head.category_training import balanced
 from memory.head.corpus import SEED, chitchat_split, normalise_dailydialog
 from memory.head.model import HEAD_FILE, LANGUAGES, keep_odds
+from memory.head.outputs import save_head
 from memory.head.train import BLAS_THREADS, Shape, embed, evaluation_texts, train_mlp
 from memory.retrieval.gate import asks
 
@@ -194,7 +195,7 @@ def _write(out: str, arrays: dict[str, np.ndarray], thresholds: np.ndarray, meta
     kept.update(arrays)
     kept[f"{NAME}_thresholds"] = thresholds
     kept[f"{NAME}_meta"] = np.array(json.dumps(meta, sort_keys=True))
-    np.savez(out, **kept)
+    save_head(out, kept)
     with np.load(out, allow_pickle=False) as data:
         assert read_question(data) is not None
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from memory.head.corpus import Example, written
 from memory.head.model import CATEGORIES, VERSION, Classifier
+from memory.head.outputs import save_head
 
 # The category's self-training: persona statements get the first model's label when it is at least this
 # sure (None: no pseudo labels). Round 8 tried None: on the validation part's written labels 0.951 right
@@ -164,5 +165,5 @@ def only_category(
     meta["category_sources"] = dict(Counter(e.source for e in inputs[0] if e.category is not None))
     arrays.update(weights.arrays("category"))
     arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
-    np.savez(out, **arrays)
+    save_head(out, arrays)
     return report

@@ -15,7 +15,7 @@ from memory.model.quick_extract import quick_facts
 from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import LocalEmbedder
 
-MAX_BYTES = 2 * 1024 * 1024
+MAX_BYTES = 2_000_000  # issue 35: "a small file (≤ 2 MB)" — compressed (`outputs.save_head`)
 
 
 @pytest.fixture
