@@ -25,7 +25,6 @@ import argparse
 import csv
 import hashlib
 import json
-import os
 import random
 import re
 import sys
@@ -42,7 +41,7 @@ from memory.head.category_training import balanced
 from memory.head.corpus import SEED, chitchat_split, normalise_dailydialog
 from memory.head.model import HEAD_FILE, LANGUAGES, keep_odds
 from memory.head.outputs import save_head
-from memory.head.train import BLAS_THREADS, Shape, embed, evaluation_texts, train_mlp
+from memory.head.train import Shape, embed, evaluation_texts, fixed_blas_threads, train_mlp
 from memory.retrieval.gate import asks
 
 # Of the training texts that do not ask, at most this share may score as asking (per language, out of
@@ -222,14 +221,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _fixed_blas_threads() -> None:
-    """Run again with ``BLAS_THREADS`` BLAS threads (``train._fixed_blas_threads``: the same data give the
-    same weights only with the same thread count)."""
-    if os.environ.get("OPENBLAS_NUM_THREADS") != str(BLAS_THREADS):
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": str(BLAS_THREADS), "OMP_NUM_THREADS": str(BLAS_THREADS)}
-        os.execve(sys.executable, [sys.executable, "-m", "memory.head.asking_training", *sys.argv[1:]], env)
-
-
 if __name__ == "__main__":
-    _fixed_blas_threads()
+    fixed_blas_threads("memory.head.asking_training")
     raise SystemExit(main())

@@ -478,15 +478,15 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fixed_blas_threads() -> None:
-    """Run again with ``BLAS_THREADS`` BLAS threads: the same data give the same weights only with the same
-    thread count (round 8: sums reordered by OpenBLAS's threading flip pseudo labels), and numpy reads the
-    count once, at import."""
+def fixed_blas_threads(module: str) -> None:
+    """Run ``module`` again with ``BLAS_THREADS`` BLAS threads: the same data give the same weights only with
+    the same thread count (round 8: sums reordered by OpenBLAS's threading flip pseudo labels), and numpy
+    reads the count once, at import. Every trainer of a head array calls it first."""
     if os.environ.get("OPENBLAS_NUM_THREADS") != str(BLAS_THREADS):
         env = {**os.environ, "OPENBLAS_NUM_THREADS": str(BLAS_THREADS), "OMP_NUM_THREADS": str(BLAS_THREADS)}
-        os.execve(sys.executable, [sys.executable, "-m", "memory.head.train", *sys.argv[1:]], env)
+        os.execve(sys.executable, [sys.executable, "-m", module, *sys.argv[1:]], env)
 
 
 if __name__ == "__main__":
-    _fixed_blas_threads()
+    fixed_blas_threads("memory.head.train")
     raise SystemExit(main())
