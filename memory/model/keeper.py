@@ -64,10 +64,10 @@ class FactKeeper:
         except Exception as exc:  # an embedder failure: the fallback answers
             log.warning("[memory] the head could not embed (%s); keyword rules instead", type(exc).__name__)
             return fallback_facts(text, found, known_projects)
-        # Each clause is weighed with the sentence it was said in (``Head.fact_verdicts``): a
-        # self-statement in passing in chit-chat is not kept, a clause that plainly carries a fact is,
-        # whatever the other sentences of the message ask or complain about; what the person asked to be
-        # remembered is always kept (``decide``).
+        # Each clause is weighed with what it was said in (``Head.fact_verdicts``; ``said_in``: the whole
+        # message as shipped — its own sentence only with round 12's ``SENTENCE_TELL`` or a round-13 head,
+        # both off): a self-statement in passing in chit-chat is not kept, a clause that plainly carries a
+        # fact is; what the person asked to be remembered is always kept (``decide``).
         message = await self.message_query(text)
         return decide(found, head_verdicts(found, vectors, queries, message), known_projects)
 

@@ -301,12 +301,13 @@ def head_verdicts(
     found: Sequence[Candidate], passages: np.ndarray, sentences: np.ndarray, message: np.ndarray | None = None
 ) -> list[tuple[bool, str]]:
     """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order) and
-    the query vector of its candidate's sentence (one row per candidate; ``Head.fact_verdicts``: the
-    clause and the sentence it was said in are weighed together). Round 12: the sentence, not the whole
-    message — a fact said beside a question to the assistant or a mood in the next sentence was refused
-    because the whole message did not read as a statement about one's life (``bench.everyday_misses``:
-    most tells lost on the newest dev sets). ``message`` (round 13, a head that ``reads_sentences``): the
-    whole message's query vector, weighed beside each sentence's."""
+    one query vector per candidate, of what ``said_in`` says it was said in (``Head.fact_verdicts``: the
+    clause and that text are weighed together). As shipped that is the whole message; round 12's
+    ``SENTENCE_TELL`` (off) makes it the candidate's own sentence — a fact said beside a question to the
+    assistant or a mood in the next sentence was refused because the whole message did not read as a
+    statement about one's life (``bench.everyday_misses``: most tells lost on the newest dev sets).
+    ``message`` (round 13, a head that ``reads_sentences``; the shipped one does not): the whole
+    message's query vector, weighed beside each sentence's."""
     from memory.head.model import load_head
 
     head = load_head()
