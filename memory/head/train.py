@@ -454,7 +454,8 @@ def _train(args: argparse.Namespace) -> int:
         gate_examples, gate_keep, gate_scores, lines[in_gate], rates, spreads, composed, said, own
     )
     if args.scores:
-        save_scores(args.scores, gate_examples, (gate_keep, gate_scores, lines[in_gate], spreads), composed)
+        scored = (gate_keep, gate_scores, lines[in_gate], spreads)
+        save_scores(args.scores, gate_examples, scored, composed, own)
     report = {
         "seed": seed,
         "shape": {"l2": shape.l2, "hidden": shape.hidden, "iterations": shape.iterations},
