@@ -15,7 +15,7 @@ from memory.head.model import LANGUAGES, Classifier
 
 
 def save_scores(
-    path: str,
+    path: str | None,
     examples: list[Example],
     scores: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None],
     composed: Longer | None,
@@ -23,7 +23,9 @@ def save_scores(
 ) -> None:
     """The out-of-fold scores of the gate's rows (keep, gate, lines, spreads; with ``train --sentence``
     their sentences' tell, ``own``), with the rows, and the composed messages' features, for choosing
-    thresholds again (``memory.head.gap``)."""
+    thresholds again (``memory.head.gap``). Nothing without a ``path`` (``--scores`` not given)."""
+    if path is None:
+        return
     rows = [json.dumps([e.text, e.lang, e.source, e.keep, e.asks]) for e in examples]
     keep, gate, lines, spreads = scores
     parts = {} if composed is None else {k: getattr(composed, k) for k in Longer.__slots__}
