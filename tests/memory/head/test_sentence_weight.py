@@ -110,3 +110,17 @@ def test_the_cut_is_chosen_on_the_sentences_tell_it_was_fitted_with() -> None:
         assert abs(passed - rate) < 0.005
         assert report[lang]["oof_chitchat_kept_combined"] == passed  # type: ignore[index]
         assert g > 5 * max(abs(a), abs(b))  # the sentence's tell separates here, and is the one weighed
+
+
+def test_gap_reads_a_line_by_its_best_clause_as_the_keeper_does() -> None:
+    """``memory.head.gap``: a line passes when any clause passes (``Combined.passes``), so it is read by the
+    clause with the highest score; the summary counts lines at or above the cut."""
+    from memory.head.gap import line_scores, summary
+
+    rule = Combined(0.5, 0.2, 0.0, 1.0, g=0.3)
+    table = np.array([[4.0, -5.0], [1.0, 3.0]])  # (keep, sentence's tell) per clause
+    score, keep, tell, own = line_scores(table, 1.0, rule)
+    assert (keep, own) == (1.0, 3.0) and abs(score - (0.5 + 0.2 + 0.9 - 1.0)) < 1e-9
+    assert (score >= 0) == any(rule.passes(k, tell, own=o) for k, o in table)
+    rows = np.array([[score, keep, tell, own], [-1.0, 0.0, 0.0, 0.0]])
+    assert summary(rows)["passed"] == 0.5
