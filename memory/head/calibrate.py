@@ -303,7 +303,7 @@ def choose_thresholds(
     ``gate``, which the gate and own thresholds read (the whole message, as retrieval does). ``own`` (round
     13): each row's sentence's "own or tell" log-odds, weighed beside the message's (g; ``_combined``)."""
     y_gate = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
-    own, whole = gate_odds(gate)
+    asks_own, whole = gate_odds(gate)  # not ``own`` (the sentence's tell): round 14 found it shadowed
     personal = gate_odds(said)[1] if said is not None else whole
     is_own = y_gate == GATE_CLASSES.index("own")
     good = trusted(examples)
@@ -315,7 +315,7 @@ def choose_thresholds(
     for lang, rows in languages(examples).items():
         told, chat = rows & statements, rows & lines
         gate_threshold = threshold_for(whole, chat, rates.gate_fire)
-        own_threshold = threshold_for(own, rows & ~is_own & good, rates.own_false)
+        own_threshold = threshold_for(asks_own, rows & ~is_own & good, rates.own_false)
         keep_threshold, tell_threshold = _two_checks(keep, personal, told, chat, rates, lang)
         both = (keep >= keep_threshold) & (personal >= tell_threshold)
         mine = rows & labelled
@@ -339,7 +339,7 @@ def choose_thresholds(
             "oof_statements_kept_and_told": float(both[told].mean()),
             "oof_chitchat_kept_and_told": float(both[chat].mean()),
             "oof_own_fired": float((whole >= gate_threshold)[rows & is_own].mean()),
-            "oof_own_as_own": float((own >= own_threshold)[rows & is_own].mean()),
+            "oof_own_as_own": float((asks_own >= own_threshold)[rows & is_own].mean()),
             "oof_chitchat_fired": float((whole >= gate_threshold)[chat].mean()),
         }
     return thresholds, combined, report

@@ -15,19 +15,25 @@ from memory.head.model import LANGUAGES, Classifier
 
 
 def save_scores(
-    path: str,
+    path: str | None,
     examples: list[Example],
     scores: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None],
     composed: Longer | None,
+    own: np.ndarray | None = None,
 ) -> None:
-    """The out-of-fold scores of the gate's rows (keep, gate, lines, spreads), with the rows, and the
-    composed messages' features, for choosing thresholds again."""
+    """The out-of-fold scores of the gate's rows (keep, gate, lines, spreads; with ``train --sentence``
+    their sentences' tell, ``own``), with the rows, and the composed messages' features, for choosing
+    thresholds again (``memory.head.gap``). Nothing without a ``path`` (``--scores`` not given)."""
+    if path is None:
+        return
     rows = [json.dumps([e.text, e.lang, e.source, e.keep, e.asks]) for e in examples]
     keep, gate, lines, spreads = scores
     parts = {} if composed is None else {k: getattr(composed, k) for k in Longer.__slots__}
     more = {f"composed_{k}": v for k, v in parts.items() if v is not None}
     if spreads is not None:
         more["spreads"] = spreads
+    if own is not None:
+        more["own"] = own
     np.savez(path, keep=keep, gate=gate, lines=lines, examples=np.array(rows), **more)
 
 

@@ -453,8 +453,7 @@ def _train(args: argparse.Namespace) -> int:
     thresholds, combined, gate_report = choose_thresholds(
         gate_examples, gate_keep, gate_scores, lines[in_gate], rates, spreads, composed, said, own
     )
-    if args.scores:
-        save_scores(args.scores, gate_examples, (gate_keep, gate_scores, lines[in_gate], spreads), composed)
+    save_scores(args.scores, gate_examples, (gate_keep, gate_scores, lines[in_gate], spreads), composed, own)
     report = {
         "seed": seed,
         "shape": {"l2": shape.l2, "hidden": shape.hidden, "iterations": shape.iterations},

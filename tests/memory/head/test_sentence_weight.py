@@ -71,3 +71,56 @@ def test_a_line_is_judged_by_its_clause_with_the_highest_weighed_score() -> None
     table = np.array([[5.0, -8.0], [3.0, 4.0], [-1.0, 5.0]])  # (keep, own tell) per clause
     assert _pick(table, (1.0, 0.0)) == (5.0, -8.0)  # by keep alone
     assert _pick(table, (0.2, 0.3)) == (3.0, 4.0)  # 0.6 + 1.2 beats 1.0 - 2.4 and -0.2 + 1.5
+
+
+def _rows(n: int, rng: np.random.Generator) -> tuple[list[Example], np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` statements and ``n`` chit-chat lines per language with made-up out-of-fold scores: keep,
+    gate logits (own, tell, other) and each row's sentence's tell, which alone separates the two."""
+    examples, keep, gate, own = [], [], [], []
+    for lang in ("en", "zh"):
+        for label in (1, 0):
+            for i in range(n):
+                source = "written" if label else ("dailydialog" if lang == "en" else "lccc") + "-train"
+                examples.append(
+                    Example(f"{lang} {label} {i}", lang, source, label, None, "tell" if label else "other")
+                )
+                keep.append(rng.normal())
+                gate.append([rng.normal() - 3.0, rng.normal(), rng.normal()])
+                own.append(rng.normal() + (3.0 if label else -3.0))
+    return examples, np.array(keep), np.array(gate), np.array(own)
+
+
+def test_the_cut_is_chosen_on_the_sentences_tell_it_was_fitted_with() -> None:
+    """Round 14: ``choose_thresholds``' ``own`` (each row's sentence's tell) was shadowed by the gate's
+    "asks about own life" log-odds, so the weights and the cut were fitted on another column than the one
+    the keeper reads (held-out false keeps four times the rate chosen). The chosen cut must let through,
+    of the chit-chat lines scored as the head will score them, the rate it was chosen for."""
+    from memory.head.calibrate import Rates, choose_thresholds
+
+    examples, keep, gate, own = _rows(400, np.random.default_rng(14))
+    lines = np.array([e.source.endswith("-train") for e in examples])
+    rates = Rates({"en": 0.025, "zh": 0.03}, 0.95, 0.15, 0.01)
+    _, combined, report = choose_thresholds(examples, keep, gate, lines, rates, own=own)
+    tell = np.logaddexp(gate[:, 0], gate[:, 1]) - gate[:, 2]
+    for lang, rate in rates.tell_false.items():
+        a, b, c, cut, *_, g = combined[lang]
+        rule = Combined(a, b, c, cut, g=g)
+        chat = [i for i, e in enumerate(examples) if e.lang == lang and lines[i]]
+        passed = np.mean([rule.passes(keep[i], tell[i], own=own[i]) for i in chat])
+        assert abs(passed - rate) < 0.005
+        assert report[lang]["oof_chitchat_kept_combined"] == passed  # type: ignore[index]
+        assert g > 5 * max(abs(a), abs(b))  # the sentence's tell separates here, and is the one weighed
+
+
+def test_gap_reads_a_line_by_its_best_clause_as_the_keeper_does() -> None:
+    """``memory.head.gap``: a line passes when any clause passes (``Combined.passes``), so it is read by the
+    clause with the highest score; the summary counts lines at or above the cut."""
+    from memory.head.gap import line_scores, summary
+
+    rule = Combined(0.5, 0.2, 0.0, 1.0, g=0.3)
+    table = np.array([[4.0, -5.0], [1.0, 3.0]])  # (keep, sentence's tell) per clause
+    score, keep, tell, own = line_scores(table, 1.0, rule)
+    assert (keep, own) == (1.0, 3.0) and abs(score - (0.5 + 0.2 + 0.9 - 1.0)) < 1e-9
+    assert (score >= 0) == any(rule.passes(k, tell, own=o) for k, o in table)
+    rows = np.array([[score, keep, tell, own], [-1.0, 0.0, 0.0, 0.0]])
+    assert summary(rows)["passed"] == 0.5
