@@ -75,8 +75,9 @@ TELL_FALSE_RATE = {"en": 0.025, "zh": 0.03}
 # question (round 2: 0.04), 1 % lets 0.06 (own questions read as own: 0.88, round 2 0.87).
 OWN_FALSE_RATE = {"en": 0.01, "zh": 0.01}
 # The gate threshold: the lowest score whose fire rate on the training chit-chat lines (out of fold) stays
-# within this (per language since round 13: ``--gate-fire-rate``, ``operating.py``, DATA_CARD).
-GATE_FIRE_RATE = {"en": 0.15, "zh": 0.15}
+# within this. Per language since round 13 (``operating.py``, DATA_CARD "Round 13, gate"): Chinese 0.18, the
+# rate picked on the dev sets' asks among 0.18/0.20/0.25/0.30 (more let chit-chat questions through).
+GATE_FIRE_RATE = {"en": 0.15, "zh": 0.18}
 # Training chit-chat rows that score, on a keep model that never saw chit-chat, at least what this share
 # of the validation statements score are left out of training as real self-statements (round 5,
 # ``self_statements``).
