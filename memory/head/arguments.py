@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memory.head.longer import PER_LANGUAGE
 from memory.head.model import HEAD_FILE
+from memory.head.operating import parse_rates
 from memory.head.world import PER_LANGUAGE as WORLD_PER_LANGUAGE
 
 
@@ -58,10 +59,12 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("category", "keep"),
-        help="retrain only this network (keep: with the keep/tell thresholds, combined score); every other "
-        "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12)",
+        choices=("category", "keep", "gate-point"),
+        help="retrain only this network (keep: with the keep/tell thresholds, combined score; gate-point: "
+        "no network, only the gate and own thresholds at --gate-fire-rate/--own-false-rate, round 13); every "
+        "other array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13)",
     )
+    _gate_flags(parser)
     parser.add_argument(
         "--networks",
         default=None,
@@ -114,4 +117,19 @@ def _composed_flags(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="composed messages (a fact sentence beside chatter) per kind and language, and the combined "
         "score weighing each clause's own sentence beside the message (round 13: DATA_CARD; default 0: off)",
+    )
+
+
+def _gate_flags(parser: argparse.ArgumentParser) -> None:
+    """The gate's operating point per language (round 13, ``operating.py``; any run, or --only gate-point)."""
+    parser.add_argument(
+        "--gate-fire-rate",
+        type=parse_rates,
+        help="training chit-chat lines that make retrieval run, 'en=0.15,zh=0.25' or one rate (default "
+        "train.GATE_FIRE_RATE)",
+    )
+    parser.add_argument(
+        "--own-false-rate",
+        type=parse_rates,
+        help="other texts read as an own question, as --gate-fire-rate (default train.OWN_FALSE_RATE)",
     )

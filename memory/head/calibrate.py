@@ -266,8 +266,8 @@ class Rates:
 
     tell_false: dict[str, float]  # chit-chat lines kept
     keep_recall: float  # statements a clause's keep threshold alone keeps
-    gate_fire: float  # chit-chat lines that make retrieval run
-    own_false: float  # other texts read as a question about one's own life
+    gate_fire: dict[str, float]  # chit-chat lines that make retrieval run (per language: round 13)
+    own_false: dict[str, float]  # other texts read as a question about one's own life
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,10 +302,9 @@ def choose_thresholds(
     (round 12, ``sentence_gate_oof``): the logits the keep, tell and combined thresholds read instead of
     ``gate``, which the gate and own thresholds read (the whole message, as retrieval does). ``own`` (round
     13): each row's sentence's "own or tell" log-odds, weighed beside the message's (g; ``_combined``)."""
-    y_gate = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
-    asks_own, whole = gate_odds(gate)  # not ``own`` (the sentence's tell): round 14 found it shadowed
+    gates, gate_report = gate_thresholds(examples, gate, lines, rates)
+    whole = gate_odds(gate)[1]
     personal = gate_odds(said)[1] if said is not None else whole
-    is_own = y_gate == GATE_CLASSES.index("own")
     good = trusted(examples)
     statements = np.array([e.keep == 1 for e in examples]) & good
     labelled = (statements | lines) & good
@@ -314,8 +313,7 @@ def choose_thresholds(
     report: dict[str, object] = {}
     for lang, rows in languages(examples).items():
         told, chat = rows & statements, rows & lines
-        gate_threshold = threshold_for(whole, chat, rates.gate_fire)
-        own_threshold = threshold_for(asks_own, rows & ~is_own & good, rates.own_false)
+        gate_threshold, own_threshold = gates[lang]
         keep_threshold, tell_threshold = _two_checks(keep, personal, told, chat, rates, lang)
         both = (keep >= keep_threshold) & (personal >= tell_threshold)
         mine = rows & labelled
@@ -328,8 +326,6 @@ def choose_thresholds(
         report[lang] = {
             "statements": int(told.sum()),
             "chitchat_lines": int(chat.sum()),
-            "threshold": gate_threshold,
-            "own_threshold": own_threshold,
             "keep_threshold": keep_threshold,
             "tell_threshold": tell_threshold,
             "combined": [round(v, 4) for v in combined[lang]],
@@ -338,11 +334,36 @@ def choose_thresholds(
             "oof_chitchat_kept_combined": float((score >= cut)[chat].mean()),
             "oof_statements_kept_and_told": float(both[told].mean()),
             "oof_chitchat_kept_and_told": float(both[chat].mean()),
-            "oof_own_fired": float((whole >= gate_threshold)[rows & is_own].mean()),
-            "oof_own_as_own": float((asks_own >= own_threshold)[rows & is_own].mean()),
-            "oof_chitchat_fired": float((whole >= gate_threshold)[chat].mean()),
+            **gate_report[lang],
         }
     return thresholds, combined, report
+
+
+def gate_thresholds(
+    examples: Sequence[Example], gate: np.ndarray, lines: np.ndarray, rates: Rates
+) -> tuple[dict[str, tuple[float, float]], dict[str, dict[str, float]]]:
+    """Per language, (gate, own) thresholds from the out-of-fold gate logits ``gate`` of the gate's rows
+    (``lines``: the chit-chat lines): the gate the lowest whole-message "own or tell" score at which at most
+    ``rates.gate_fire`` of the language's lines fire, own the lowest "own" score at which at most
+    ``rates.own_false`` of its other trusted texts read as an own question; and a report of each."""
+    is_own = np.array([(e.asks or "other") == "own" for e in examples])
+    own, whole = gate_odds(gate)
+    good = trusted(examples)
+    chosen: dict[str, tuple[float, float]] = {}
+    report: dict[str, dict[str, float]] = {}
+    for lang, rows in languages(examples).items():
+        chat = rows & lines
+        gate_threshold = threshold_for(whole, chat, rates.gate_fire[lang])
+        own_threshold = threshold_for(own, rows & ~is_own & good, rates.own_false[lang])
+        chosen[lang] = (gate_threshold, own_threshold)
+        report[lang] = {
+            "threshold": gate_threshold,
+            "own_threshold": own_threshold,
+            "oof_own_fired": float((whole >= gate_threshold)[rows & is_own].mean()),
+            "oof_own_as_own": float((own >= own_threshold)[rows & is_own].mean()),
+            "oof_chitchat_fired": float((whole >= gate_threshold)[chat].mean()),
+        }
+    return chosen, report
 
 
 def _two_checks(

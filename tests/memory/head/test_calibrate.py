@@ -113,7 +113,7 @@ def test_thresholds_are_chosen_per_language_on_out_of_fold_scores() -> None:
             told = float(np.clip(rng.normal(0.7 if kind == "statement" else 0.3, 0.15), 0.01, 0.9))
             gate.append(np.log([own * 0.5 + 0.01, told, max(1 - told - own * 0.5, 0.01)]))  # logits
             lines.append(kind == "chat")
-    rates = Rates({"en": 0.02, "zh": 0.02}, 0.95, 0.15, 0.01)
+    rates = Rates({"en": 0.02, "zh": 0.02}, 0.95, {"en": 0.15, "zh": 0.15}, {"en": 0.01, "zh": 0.01})
     thresholds, combined, report = choose_thresholds(
         examples, np.array(keep), np.array(gate), np.array(lines), rates
     )

@@ -99,7 +99,7 @@ def test_the_cut_is_chosen_on_the_sentences_tell_it_was_fitted_with() -> None:
 
     examples, keep, gate, own = _rows(400, np.random.default_rng(14))
     lines = np.array([e.source.endswith("-train") for e in examples])
-    rates = Rates({"en": 0.025, "zh": 0.03}, 0.95, 0.15, 0.01)
+    rates = Rates({"en": 0.025, "zh": 0.03}, 0.95, {"en": 0.15, "zh": 0.15}, {"en": 0.01, "zh": 0.01})
     _, combined, report = choose_thresholds(examples, keep, gate, lines, rates, own=own)
     tell = np.logaddexp(gate[:, 0], gate[:, 1]) - gate[:, 2]
     for lang, rate in rates.tell_false.items():
