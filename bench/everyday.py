@@ -232,6 +232,25 @@ class TellRun:
         )
         return await self.assistant.handle(message) or ""
 
+    async def tell(self, sender: str, text: str) -> tuple[str, list[int], dict[int, tuple[str, str]]]:
+        """Say ``text`` in the "tell" chat and extract it: the reply, the ids of the owner's memories it
+        made or changed, and the owner's memories after it (``snapshot``)."""
+        owner = f"{TELL_CHANNEL}:{sender}"
+        before = await self.snapshot(owner)
+        reply = await self.say(sender, "tell", text)
+        await self.extraction.flush(owner, force=True)
+        after = await self.snapshot(owner)
+        return reply, [i for i, row in after.items() if before.get(i) != row], after
+
+    async def ask(self, sender: str, text: str, kept: list[int]) -> tuple[set[str], list[str], bool]:
+        """Ask ``text`` in the "ask" chat: what the ``kept`` memories hold now, the memories the reply's
+        request carried, and whether one of them (or the profile it was given) held a kept one."""
+        owner = f"{TELL_CHANNEL}:{sender}"
+        wanted = {c for c in [await self.current(owner, i) for i in kept] if c}
+        await self.say(sender, "ask", text)
+        shown = list(self.model.shown)
+        return wanted, shown, bool(wanted.intersection(shown)) or any(c in self.model.system for c in wanted)
+
     async def snapshot(self, owner: str) -> dict[int, tuple[str, str]]:
         """id -> (content, category) of the owner's live memories."""
         rows = await self.engine.list(owner, limit=100_000)
@@ -267,13 +286,7 @@ async def run_tell(
             try:
                 kept_ids: dict[str, list[int]] = {}
                 for pair in data["pairs"]:
-                    sender = owner_of(pair)
-                    owner = f"{TELL_CHANNEL}:{sender}"
-                    before = await run.snapshot(owner)
-                    reply = await run.say(sender, "tell", pair["tell"])
-                    await run.extraction.flush(owner, force=True)
-                    after = await run.snapshot(owner)
-                    new = [i for i, row in after.items() if before.get(i) != row]
+                    reply, new, after = await run.tell(owner_of(pair), pair["tell"])
                     kept_ids[pair["id"]] = new
                     categories = {after[i][1] for i in new}
                     outcome = Outcome(
@@ -285,13 +298,8 @@ async def run_tell(
                     outcome.acknowledged = ACKNOWLEDGEMENT.search(reply) is not None
                     outcomes.append(outcome)
                 for pair, outcome in zip(data["pairs"], outcomes, strict=True):
-                    owner = f"{TELL_CHANNEL}:{owner_of(pair)}"
-                    contents = [await run.current(owner, i) for i in kept_ids[pair["id"]]]
-                    wanted = {c for c in contents if c}
-                    await run.say(owner_of(pair), "ask", pair["ask"])
-                    shown = run.model.shown
-                    outcome.recalled = bool(wanted.intersection(shown)) or any(
-                        c in run.model.system for c in wanted
+                    wanted, shown, outcome.recalled = await run.ask(
+                        owner_of(pair), pair["ask"], kept_ids[pair["id"]]
                     )
                     outcome.top1 = bool(shown) and shown[0] in wanted
                 for line in data.get("chitchat", []):

@@ -33,7 +33,7 @@ from typing import Any
 
 from bench.database_option import scratch_memory
 from bench.embedding_option import attach_embedder
-from bench.everyday import TELL_CHANNEL, TellRun, load_everyday, owner_of
+from bench.everyday import TellRun, load_everyday, owner_of
 from bench.report import emit_json
 from memory.engine import MemoryEngine
 from memory.head.model import language, load_head, spread
@@ -112,19 +112,9 @@ async def diagnose(data: dict[str, Any], db_path: Path | str) -> list[dict[str, 
             try:
                 kept_ids: dict[str, list[int]] = {}
                 for pair in data["pairs"]:
-                    owner = f"{TELL_CHANNEL}:{owner_of(pair)}"
-                    before = await run.snapshot(owner)
-                    await run.say(owner_of(pair), "tell", pair["tell"])
-                    await run.extraction.flush(owner, force=True)
-                    after = await run.snapshot(owner)
-                    kept_ids[pair["id"]] = [i for i, row in after.items() if before.get(i) != row]
+                    _, kept_ids[pair["id"]], _ = await run.tell(owner_of(pair), pair["tell"])
                 for pair in data["pairs"]:
-                    owner = f"{TELL_CHANNEL}:{owner_of(pair)}"
-                    contents = [await run.current(owner, i) for i in kept_ids[pair["id"]]]
-                    wanted = {c for c in contents if c}
-                    await run.say(owner_of(pair), "ask", pair["ask"])
-                    shown = list(run.model.shown)
-                    recalled = bool(wanted.intersection(shown)) or any(c in run.model.system for c in wanted)
+                    wanted, shown, recalled = await run.ask(owner_of(pair), pair["ask"], kept_ids[pair["id"]])
                     steps = await replay(embedder, pair["tell"])
                     row = {
                         "id": pair["id"],
