@@ -25,6 +25,7 @@ import numpy as np
 from memory.head.train import embed, evaluation_texts
 from memory.retrieval import ranking, rerank
 from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
+from memory.retrieval.rerank_written import WRITTEN_FILE, is_written, written_pairs
 from memory.text import tokenizer
 
 VERSION = "2026.11-2"
@@ -41,6 +42,8 @@ ITERATIONS = 300
 LEARNING_RATE = 0.01
 BATCH = 1024
 VALIDATION_SHARE = 0.1
+# Copies of each written pair in the training lists (``rerank_written.py``; 1: as often as a mined pair).
+WRITTEN_REPEAT = 1
 
 
 def _fused_share(cosines: np.ndarray, matches: np.ndarray) -> np.ndarray:
@@ -62,7 +65,8 @@ def _match_shares(question: str, lines: list[str], words: dict[str, set[str]]) -
 
 
 def candidate_sets(pairs: list[Pair]) -> list[list[str]]:
-    """Each pair's candidates, the answering line first (seeded filler from other speakers' lines)."""
+    """Each pair's candidates, the answering line first (seeded filler from other speakers' lines; a
+    written pair's candidates are its person's memories alone, 17–24 of them)."""
     by_lang: dict[str, list[str]] = {}
     for pair in pairs:
         by_lang.setdefault(pair.lang, []).extend((pair.line, *pair.negatives))
@@ -72,7 +76,7 @@ def candidate_sets(pairs: list[Pair]) -> list[list[str]]:
     for pair in pairs:
         own = [pair.line, *pair.negatives]
         filler: list[str] = []
-        while len(own) + len(filler) < CANDIDATES:
+        while len(own) + len(filler) < CANDIDATES and not is_written(pair):
             line = pools[pair.lang][rng.randrange(len(pools[pair.lang]))]
             if line not in own and line not in filler:
                 filler.append(line)
@@ -208,6 +212,10 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-diagonal", action="store_true", help="no diagonal term: the features alone")
     parser.add_argument("--top", type=int, default=TOP, help="fused hits per training list")
     parser.add_argument("--centre", type=float, default=CENTRE_WEIGHT, help="centring weight (0: none)")
+    parser.add_argument("--written", default=str(WRITTEN_FILE), help="written pairs (rerank_written.py)")
+    parser.add_argument("--no-written", action="store_true", help="the persona-mined pairs alone")
+    parser.add_argument("--no-persona", action="store_true", help="the written pairs alone")
+    parser.add_argument("--written-repeat", type=int, default=WRITTEN_REPEAT, help="copies of each written pair")
     return parser.parse_args(argv)
 
 
@@ -215,8 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     root, repo = Path(args.data), Path(__file__).resolve().parents[2]
     cache = Path(args.cache) if args.cache else None
-    found = exchanges(root, evaluation_texts(root, repo))
-    pairs, report = matched_pairs(found, lambda texts: embed(texts, "passage", cache))
+    excluded = evaluation_texts(root, repo)
+    pairs: list[Pair] = []
+    report: dict[str, dict[str, float]] = {}
+    if not args.no_persona:
+        found = exchanges(root, excluded)
+        pairs, report = matched_pairs(found, lambda texts: embed(texts, "passage", cache))
+    if not args.no_written:
+        pairs += written_pairs(Path(args.written), excluded) * max(args.written_repeat, 1)
     sets = candidate_sets(pairs)
     lines = sorted({line for s in sets for line in s})
     line_vector = dict(zip(lines, embed(lines, "passage", cache), strict=True))
@@ -237,6 +251,11 @@ def main(argv: list[str] | None = None) -> int:
         "top1_fused": top1(fused[validation]),
         "top1_model": top1(learned),
     }
+    written = np.array([is_written(p) for p in pairs])[validation]
+    for name, part in (("written", written), ("mined", ~written)):
+        figures[f"{name}_pairs"] = int(part.sum())
+        figures[f"{name}_top1_fused"] = top1(fused[validation][part])
+        figures[f"{name}_top1_model"] = top1(learned[part]) if part.any() else 0.0
     by_source: dict[str, int] = {}
     for pair in pairs:
         by_source[pair.source] = by_source.get(pair.source, 0) + 1
@@ -254,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         "pairs_by_source": by_source,
         "matching": report,
         "validation": figures,
-        "data": "XPersona en/zh valid+test, Synthetic-Persona-Chat valid+test (DATA_CARD_RERANK.md)",
+        "written_repeat": 0 if args.no_written else args.written_repeat,
+        "data": "XPersona en/zh valid+test, Synthetic-Persona-Chat valid+test, rerank_written.json (DATA_CARD_RERANK.md)",
     }
     rerank.Reranker(params["w"], params["d"], params["u"], params["v"], meta, average, args.centre).save(
         args.out
