@@ -1,4 +1,4 @@
-"""Written training pairs for the re-ranker (issue 35, rank13): questions people ask an assistant about themselves.
+"""Written training pairs for the re-ranker (issue 35, rank13): what people ask an assistant about themselves.
 
 The persona-mined pairs (``rerank_pairs.py``) are small talk between strangers ("what do you do for fun?");
 the questions an assistant gets are about one's own relatives, dates, money, health and plans, asked in

@@ -28,12 +28,11 @@ from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
 from memory.retrieval.rerank_written import WRITTEN_FILE, is_written, written_pairs
 from memory.text import tokenizer
 
-VERSION = "2026.11-2"
+VERSION = "2026.12-13r"
 CANDIDATES = 20
 # How many fused hits each training list holds: what retrieval hands the re-ranker at run time (its
-# ``k``: 5 when trained, memory.topK's default then; it is 7 now, and lists of 7 trained no better:
-# bench/README.md, issue 35, "rank12").
-TOP = 5
+# ``k``, memory.topK's default 7; 2026.11-2 was trained on lists of 5: bench/README.md, issue 35, "rank13").
+TOP = 7
 # How much of the average question's direction the features' cosines lose (``rerank.centred``; 0: none).
 CENTRE_WEIGHT = 0.5
 RANK = 0
@@ -42,8 +41,9 @@ ITERATIONS = 300
 LEARNING_RATE = 0.01
 BATCH = 1024
 VALIDATION_SHARE = 0.1
-# Copies of each written pair in the training lists (``rerank_written.py``; 1: as often as a mined pair).
-WRITTEN_REPEAT = 1
+# Copies of each written pair in the training lists (``rerank_written.py``): 3 puts the 469 written
+# questions level with the ~800 mined ones (bench/README.md, issue 35, "rank13").
+WRITTEN_REPEAT = 3
 
 
 def _fused_share(cosines: np.ndarray, matches: np.ndarray) -> np.ndarray:
@@ -69,7 +69,8 @@ def candidate_sets(pairs: list[Pair]) -> list[list[str]]:
     written pair's candidates are its person's memories alone, 17–24 of them)."""
     by_lang: dict[str, list[str]] = {}
     for pair in pairs:
-        by_lang.setdefault(pair.lang, []).extend((pair.line, *pair.negatives))
+        if not is_written(pair):  # filler: the mined persona lines alone
+            by_lang.setdefault(pair.lang, []).extend((pair.line, *pair.negatives))
     pools = {lang: sorted(set(lines)) for lang, lines in by_lang.items()}
     rng = random.Random(f"{SEED}-filler")
     out: list[list[str]] = []
@@ -215,7 +216,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--written", default=str(WRITTEN_FILE), help="written pairs (rerank_written.py)")
     parser.add_argument("--no-written", action="store_true", help="the persona-mined pairs alone")
     parser.add_argument("--no-persona", action="store_true", help="the written pairs alone")
-    parser.add_argument("--written-repeat", type=int, default=WRITTEN_REPEAT, help="copies of each written pair")
+    parser.add_argument(
+        "--written-repeat", type=int, default=WRITTEN_REPEAT, help="copies of each written pair"
+    )
     return parser.parse_args(argv)
 
 
@@ -229,8 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_persona:
         found = exchanges(root, excluded)
         pairs, report = matched_pairs(found, lambda texts: embed(texts, "passage", cache))
-    if not args.no_written:
-        pairs += written_pairs(Path(args.written), excluded) * max(args.written_repeat, 1)
+    written = [] if args.no_written else written_pairs(Path(args.written), excluded)
+    by_source: dict[str, int] = {}
+    for pair in pairs + written:
+        by_source[pair.source] = by_source.get(pair.source, 0) + 1
+    pairs += written * max(args.written_repeat, 1)
     sets = candidate_sets(pairs)
     lines = sorted({line for s in sets for line in s})
     line_vector = dict(zip(lines, embed(lines, "passage", cache), strict=True))
@@ -256,9 +262,6 @@ def main(argv: list[str] | None = None) -> int:
         figures[f"{name}_pairs"] = int(part.sum())
         figures[f"{name}_top1_fused"] = top1(fused[validation][part])
         figures[f"{name}_top1_model"] = top1(learned[part]) if part.any() else 0.0
-    by_source: dict[str, int] = {}
-    for pair in pairs:
-        by_source[pair.source] = by_source.get(pair.source, 0) + 1
     meta = {
         "version": VERSION,
         "features": list(rerank.FEATURES),
@@ -274,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         "matching": report,
         "validation": figures,
         "written_repeat": 0 if args.no_written else args.written_repeat,
-        "data": "XPersona en/zh valid+test, Synthetic-Persona-Chat valid+test, rerank_written.json (DATA_CARD_RERANK.md)",
+        "data": "XPersona en/zh valid+test, Synthetic-Persona-Chat valid+test, rerank_written.json "
+        "(DATA_CARD_RERANK.md)",
     }
     rerank.Reranker(params["w"], params["d"], params["u"], params["v"], meta, average, args.centre).save(
         args.out
