@@ -222,10 +222,11 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _arguments(argv)
-    root, repo = Path(args.data), Path(__file__).resolve().parents[2]
-    cache = Path(args.cache) if args.cache else None
+def _pairs(
+    args: argparse.Namespace, root: Path, repo: Path, cache: Path | None
+) -> tuple[list[Pair], dict[str, int], dict[str, dict[str, float]]]:
+    """The training pairs (mined, then the written ones ``--written-repeat`` times), the count of each
+    source (written pairs once) and the mining report."""
     excluded = evaluation_texts(root, repo)
     pairs: list[Pair] = []
     report: dict[str, dict[str, float]] = {}
@@ -236,7 +237,40 @@ def main(argv: list[str] | None = None) -> int:
     by_source: dict[str, int] = {}
     for pair in pairs + written:
         by_source[pair.source] = by_source.get(pair.source, 0) + 1
-    pairs += written * max(args.written_repeat, 1)
+    return pairs + written * max(args.written_repeat, 1), by_source, report
+
+
+def _figures(
+    model: rerank.Reranker,
+    pairs: list[Pair],
+    validation: np.ndarray,
+    tensors_: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> dict[str, float]:
+    """Held-out top-1 of the cosine, the fusion and the model, all and by source (written, mined).
+    ``tensors_``: (query vectors, memories, features, fused) of every pair."""
+    query_vectors, memories, features, fused = (t[validation] for t in tensors_)
+    learned = np.stack(
+        [model.scores(q, m, f) for q, m, f in zip(query_vectors, memories, features, strict=True)]
+    )
+    figures: dict[str, float] = {
+        "validation_pairs": int(validation.sum()),
+        "top1_cosine": top1(features[:, :, 1]),
+        "top1_fused": top1(fused),
+        "top1_model": top1(learned),
+    }
+    written = np.array([is_written(p) for p in pairs])[validation]
+    for name, part in (("written", written), ("mined", ~written)):
+        figures[f"{name}_pairs"] = int(part.sum())
+        figures[f"{name}_top1_fused"] = top1(fused[part])
+        figures[f"{name}_top1_model"] = top1(learned[part]) if part.any() else 0.0
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    root, repo = Path(args.data), Path(__file__).resolve().parents[2]
+    cache = Path(args.cache) if args.cache else None
+    pairs, by_source, report = _pairs(args, root, repo, cache)
     sets = candidate_sets(pairs)
     lines = sorted({line for s in sets for line in s})
     line_vector = dict(zip(lines, embed(lines, "passage", cache), strict=True))
@@ -245,23 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     average = centres(pairs, query_vectors, outside)
     centring = (average, args.centre) if args.centre else None
     memories, features, fused, kept = tensors(pairs, sets, query_vectors, line_vector, args.top, centring)
-    validation = ~outside & kept
     fit = outside & kept
     params = train(query_vectors[fit], memories[fit], features[fit], args.rank, args.l2, not args.no_diagonal)
     model = rerank.Reranker(params["w"], params["d"], params["u"], params["v"], {}, average, args.centre)
-    val_q, val_m, val_f = query_vectors[validation], memories[validation], features[validation]
-    learned = np.stack([model.scores(q, m, f) for q, m, f in zip(val_q, val_m, val_f, strict=True)])
-    figures = {
-        "validation_pairs": int(validation.sum()),
-        "top1_cosine": top1(val_f[:, :, 1]),
-        "top1_fused": top1(fused[validation]),
-        "top1_model": top1(learned),
-    }
-    written = np.array([is_written(p) for p in pairs])[validation]
-    for name, part in (("written", written), ("mined", ~written)):
-        figures[f"{name}_pairs"] = int(part.sum())
-        figures[f"{name}_top1_fused"] = top1(fused[validation][part])
-        figures[f"{name}_top1_model"] = top1(learned[part]) if part.any() else 0.0
+    figures = _figures(model, pairs, ~outside & kept, (query_vectors, memories, features, fused))
     meta = {
         "version": VERSION,
         "features": list(rerank.FEATURES),
