@@ -13,7 +13,9 @@ the floor, the cut to ``k`` or the re-ranker:
 * ``k``: admitted, but ranked below the ``k`` the question gets;
 * ``budget``: among the top ``k`` but left out of the memory block;
 * ``order`` (top-1 only): shown, but another memory first — ``reranked`` says whether the fusion had it
-  first and the re-ranker moved it.
+  first and the re-ranker moved it; ``no_signal`` that neither the fact's cosine nor its keyword match
+  is above the memory shown first's (no positive weighting of the two can put it first: counted as
+  ``order_no_signal``; bench/README.md, issue 35, "rank13").
 
 For each, the fact's keyword match share, cosine, vector rank among all of the person's memories, and
 the first memory shown. Prints a table of counts per kind and language, and the misses themselves.
@@ -112,6 +114,9 @@ async def _diagnose(
     else:
         out["why"] = "order"
         out["reranked"] = out["admitted_rank"] == 1
+        shown_first = next((h for h in every if h.content == shown[0]), None)
+        if shown_first is not None:
+            out["no_signal"] = shown_first.cosine >= hit.cosine and shown_first.match >= hit.match
     out["first_shown"] = shown[0] if shown else None
     return out
 
@@ -163,6 +168,7 @@ def _counts(rows: list[dict]) -> dict[str, dict[str, int]]:
         kinds = Counter(r.get("why", "top1") for r in mine)
         kinds["n"] = len(mine)
         kinds["reranked_away"] = sum(1 for r in mine if r.get("reranked"))
+        kinds["order_no_signal"] = sum(1 for r in mine if r.get("no_signal"))
         out[lang] = dict(kinds)
     return out
 
@@ -182,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     kinds = ("top1", "order", "budget", "k", "floor", "not_candidate", "gate")
     print(
         table(
-            ["lang", "n", *kinds, "reranked_away"],
+            ["lang", "n", *kinds, "reranked_away", "order_no_signal"],
             [
-                [lang, c.get("n", 0), *(c.get(k, 0) for k in kinds), c.get("reranked_away", 0)]
+                [lang, c.get("n", 0), *(c.get(k, 0) for k in (*kinds, "reranked_away", "order_no_signal"))]
                 for lang, c in counts.items()
             ],
         )

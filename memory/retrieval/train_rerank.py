@@ -25,14 +25,14 @@ import numpy as np
 from memory.head.train import embed, evaluation_texts
 from memory.retrieval import ranking, rerank
 from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
+from memory.retrieval.rerank_written import WRITTEN_FILE, is_written, written_pairs
 from memory.text import tokenizer
 
-VERSION = "2026.11-2"
+VERSION = "2026.12-13r"
 CANDIDATES = 20
 # How many fused hits each training list holds: what retrieval hands the re-ranker at run time (its
-# ``k``: 5 when trained, memory.topK's default then; it is 7 now, and lists of 7 trained no better:
-# bench/README.md, issue 35, "rank12").
-TOP = 5
+# ``k``, memory.topK's default 7; 2026.11-2 was trained on lists of 5: bench/README.md, issue 35, "rank13").
+TOP = 7
 # How much of the average question's direction the features' cosines lose (``rerank.centred``; 0: none).
 CENTRE_WEIGHT = 0.5
 RANK = 0
@@ -41,6 +41,9 @@ ITERATIONS = 300
 LEARNING_RATE = 0.01
 BATCH = 1024
 VALIDATION_SHARE = 0.1
+# Copies of each written pair in the training lists (``rerank_written.py``): 3 puts the 469 written
+# questions level with the ~800 mined ones (bench/README.md, issue 35, "rank13").
+WRITTEN_REPEAT = 3
 
 
 def _fused_share(cosines: np.ndarray, matches: np.ndarray) -> np.ndarray:
@@ -62,17 +65,19 @@ def _match_shares(question: str, lines: list[str], words: dict[str, set[str]]) -
 
 
 def candidate_sets(pairs: list[Pair]) -> list[list[str]]:
-    """Each pair's candidates, the answering line first (seeded filler from other speakers' lines)."""
+    """Each pair's candidates, the answering line first (seeded filler from other speakers' lines; a
+    written pair's candidates are its person's memories alone, 17–24 of them)."""
     by_lang: dict[str, list[str]] = {}
     for pair in pairs:
-        by_lang.setdefault(pair.lang, []).extend((pair.line, *pair.negatives))
+        if not is_written(pair):  # filler: the mined persona lines alone
+            by_lang.setdefault(pair.lang, []).extend((pair.line, *pair.negatives))
     pools = {lang: sorted(set(lines)) for lang, lines in by_lang.items()}
     rng = random.Random(f"{SEED}-filler")
     out: list[list[str]] = []
     for pair in pairs:
         own = [pair.line, *pair.negatives]
         filler: list[str] = []
-        while len(own) + len(filler) < CANDIDATES:
+        while len(own) + len(filler) < CANDIDATES and not is_written(pair):
             line = pools[pair.lang][rng.randrange(len(pools[pair.lang]))]
             if line not in own and line not in filler:
                 filler.append(line)
@@ -208,15 +213,64 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-diagonal", action="store_true", help="no diagonal term: the features alone")
     parser.add_argument("--top", type=int, default=TOP, help="fused hits per training list")
     parser.add_argument("--centre", type=float, default=CENTRE_WEIGHT, help="centring weight (0: none)")
+    parser.add_argument("--written", default=str(WRITTEN_FILE), help="written pairs (rerank_written.py)")
+    parser.add_argument("--no-written", action="store_true", help="the persona-mined pairs alone")
+    parser.add_argument("--no-persona", action="store_true", help="the written pairs alone")
+    parser.add_argument(
+        "--written-repeat", type=int, default=WRITTEN_REPEAT, help="copies of each written pair"
+    )
     return parser.parse_args(argv)
+
+
+def _pairs(
+    args: argparse.Namespace, root: Path, repo: Path, cache: Path | None
+) -> tuple[list[Pair], dict[str, int], dict[str, dict[str, float]]]:
+    """The training pairs (mined, then the written ones ``--written-repeat`` times), the count of each
+    source (written pairs once) and the mining report."""
+    excluded = evaluation_texts(root, repo)
+    pairs: list[Pair] = []
+    report: dict[str, dict[str, float]] = {}
+    if not args.no_persona:
+        found = exchanges(root, excluded)
+        pairs, report = matched_pairs(found, lambda texts: embed(texts, "passage", cache))
+    written = [] if args.no_written else written_pairs(Path(args.written), excluded)
+    by_source: dict[str, int] = {}
+    for pair in pairs + written:
+        by_source[pair.source] = by_source.get(pair.source, 0) + 1
+    return pairs + written * max(args.written_repeat, 1), by_source, report
+
+
+def _figures(
+    model: rerank.Reranker,
+    pairs: list[Pair],
+    validation: np.ndarray,
+    tensors_: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> dict[str, float]:
+    """Held-out top-1 of the cosine, the fusion and the model, all and by source (written, mined).
+    ``tensors_``: (query vectors, memories, features, fused) of every pair."""
+    query_vectors, memories, features, fused = (t[validation] for t in tensors_)
+    learned = np.stack(
+        [model.scores(q, m, f) for q, m, f in zip(query_vectors, memories, features, strict=True)]
+    )
+    figures: dict[str, float] = {
+        "validation_pairs": int(validation.sum()),
+        "top1_cosine": top1(features[:, :, 1]),
+        "top1_fused": top1(fused),
+        "top1_model": top1(learned),
+    }
+    written = np.array([is_written(p) for p in pairs])[validation]
+    for name, part in (("written", written), ("mined", ~written)):
+        figures[f"{name}_pairs"] = int(part.sum())
+        figures[f"{name}_top1_fused"] = top1(fused[part])
+        figures[f"{name}_top1_model"] = top1(learned[part]) if part.any() else 0.0
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     root, repo = Path(args.data), Path(__file__).resolve().parents[2]
     cache = Path(args.cache) if args.cache else None
-    found = exchanges(root, evaluation_texts(root, repo))
-    pairs, report = matched_pairs(found, lambda texts: embed(texts, "passage", cache))
+    pairs, by_source, report = _pairs(args, root, repo, cache)
     sets = candidate_sets(pairs)
     lines = sorted({line for s in sets for line in s})
     line_vector = dict(zip(lines, embed(lines, "passage", cache), strict=True))
@@ -225,21 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     average = centres(pairs, query_vectors, outside)
     centring = (average, args.centre) if args.centre else None
     memories, features, fused, kept = tensors(pairs, sets, query_vectors, line_vector, args.top, centring)
-    validation = ~outside & kept
     fit = outside & kept
     params = train(query_vectors[fit], memories[fit], features[fit], args.rank, args.l2, not args.no_diagonal)
     model = rerank.Reranker(params["w"], params["d"], params["u"], params["v"], {}, average, args.centre)
-    val_q, val_m, val_f = query_vectors[validation], memories[validation], features[validation]
-    learned = np.stack([model.scores(q, m, f) for q, m, f in zip(val_q, val_m, val_f, strict=True)])
-    figures = {
-        "validation_pairs": int(validation.sum()),
-        "top1_cosine": top1(val_f[:, :, 1]),
-        "top1_fused": top1(fused[validation]),
-        "top1_model": top1(learned),
-    }
-    by_source: dict[str, int] = {}
-    for pair in pairs:
-        by_source[pair.source] = by_source.get(pair.source, 0) + 1
+    figures = _figures(model, pairs, ~outside & kept, (query_vectors, memories, features, fused))
     meta = {
         "version": VERSION,
         "features": list(rerank.FEATURES),
@@ -254,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
         "pairs_by_source": by_source,
         "matching": report,
         "validation": figures,
-        "data": "XPersona en/zh valid+test, Synthetic-Persona-Chat valid+test (DATA_CARD_RERANK.md)",
+        "written_repeat": 0 if args.no_written else args.written_repeat,
+        "data": "XPersona en/zh valid+test, Synthetic-Persona-Chat valid+test, rerank_written.json "
+        "(DATA_CARD_RERANK.md)",
     }
     rerank.Reranker(params["w"], params["d"], params["u"], params["v"], meta, average, args.centre).save(
         args.out

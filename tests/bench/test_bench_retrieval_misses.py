@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.retrieval_misses import main
+from bench.retrieval_misses import _counts, main
 
 KINDS = {"order", "budget", "k", "floor", "not_candidate", "gate"}
 TINY = {
@@ -53,3 +53,15 @@ def test_each_question_is_first_or_has_the_step_that_lost_it(
     counts = result["counts"]
     assert counts["en"]["n"] == 3 and counts["zh"]["n"] == 1
     assert sum(v for k, v in counts["en"].items() if k in KINDS | {"top1"}) == 3
+
+
+def test_order_misses_with_no_signal_for_the_answer_are_counted() -> None:
+    rows = [
+        {"kind": "en/people", "why": "order", "reranked": False, "no_signal": True},
+        {"kind": "en/people", "why": "order", "reranked": True, "no_signal": False},
+        {"kind": "en/people", "top1": True},
+        {"kind": "zh/people", "why": "floor"},
+    ]
+    counts = _counts(rows)
+    assert counts["en"]["order"] == 2 and counts["en"]["order_no_signal"] == 1
+    assert counts["en"]["reranked_away"] == 1 and counts["zh"]["order_no_signal"] == 0
