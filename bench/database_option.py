@@ -34,8 +34,11 @@ def store_name(database: str | None) -> str:
 
 
 @contextlib.contextmanager
-def scratch_memory(database: str | None, file_name: str = "bench.db") -> Iterator[str]:
-    """Where the bench's memory lives for one run: a fresh SQLite file, or a fresh PostgreSQL database."""
+def scratch_memory(
+    database: str | None, file_name: str = "bench.db", template: str | None = None
+) -> Iterator[str]:
+    """Where the bench's memory lives for one run: a fresh SQLite file, or a fresh PostgreSQL database
+    (with ``template``: a copy of that database of the server, e.g. one ``kept_memory`` loaded)."""
     if not database:
         with tempfile.TemporaryDirectory(prefix="tierclaw-bench-") as tmp:
             yield str(Path(tmp) / file_name)
@@ -43,10 +46,29 @@ def scratch_memory(database: str | None, file_name: str = "bench.db") -> Iterato
     import psycopg
 
     name = f"tierclaw_bench_{os.getpid()}_{secrets.token_hex(3)}"
+    from psycopg import sql
+
+    copy = sql.SQL(" TEMPLATE {}").format(sql.Identifier(template)) if template else sql.SQL("")
     with psycopg.connect(database, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")  # a name made here, not input
+        conn.execute(sql.SQL("CREATE DATABASE {}{}").format(sql.Identifier(name), copy))
     try:
         yield urlunsplit(urlsplit(database)._replace(path=f"/{name}"))
     finally:
         with psycopg.connect(database, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@contextlib.contextmanager
+def kept_memory(database: str, name: str) -> Iterator[str]:
+    """A new PostgreSQL database ``name`` on the server of ``database``, kept after the run (and analysed
+    then, as autovacuum would): loaded once, copied by ``scratch_memory(template=name)`` for each run that
+    measures, so alternated runs of two versions of the code start from the same rows."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = urlunsplit(urlsplit(database)._replace(path=f"/{name}"))
+    yield url
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE)")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import random
 import sys
@@ -41,7 +42,7 @@ from typing import Any
 import jieba
 import numpy as np
 
-from bench.database_option import add_database_option, scratch_memory, store_name
+from bench.database_option import add_database_option, kept_memory, scratch_memory, store_name
 from bench.embedding_option import add_embedding_args, attach_embedder, embedding_settings
 from bench.report import emit_json, percentile, table
 from bench.seed_literal import SeedLiteralIndex
@@ -127,17 +128,19 @@ class Corpus:
         self.rng = random.Random(seed)
         self.zh_words, self.zh_weights = _zh_vocabulary(20000)
         self.en_words, self.en_weights = _en_vocabulary(20000, self.rng)
+        # ``choices`` sums the weights at every call unless given these (the same draws, bit for bit):
+        # 125k memories took minutes of CPU before the first insert.
+        self._zh_cum = list(itertools.accumulate(self.zh_weights))
+        self._en_cum = list(itertools.accumulate(self.en_weights))
 
     def memory(self, i: int) -> str:
         if i % 2:
-            return (
-                "，".join(
-                    "".join(self.rng.choices(self.zh_words, self.zh_weights, k=self.rng.randint(3, 6)))
-                    for _ in range(2)
-                )
-                + f"（{i}）"
+            phrases = (
+                "".join(self.rng.choices(self.zh_words, cum_weights=self._zh_cum, k=self.rng.randint(3, 6)))
+                for _ in range(2)
             )
-        words = self.rng.choices(self.en_words, self.en_weights, k=self.rng.randint(6, 14))
+            return "，".join(phrases) + f"（{i}）"
+        words = self.rng.choices(self.en_words, cum_weights=self._en_cum, k=self.rng.randint(6, 14))
         return " ".join(words).capitalize() + f" #{i}."
 
     def query(self, memory_text: str) -> str:
@@ -221,9 +224,13 @@ async def run(
     embedding: EmbeddingSettings | None = None,
     vector_cache: Path | None = None,
     k: int = 5,
+    load: bool = True,
+    load_only: bool = False,
 ) -> dict[str, Any]:
     """Load the store, time inserts and queries; returns the result dictionary (``k``: hits a retrieval
-    returns, as ``memory.topK`` asks of the message path).
+    returns, as ``memory.topK`` asks of the message path). ``load`` False: the store already holds this
+    corpus (a copy of a ``load_only`` run's database), only the texts are drawn again; ``load_only``: stop
+    after the load.
 
     ``embedding`` (None or provider "none": keyword search only) attaches the cached embedder the gateway
     uses; ``vector_cache`` is an .npz of passage vectors read before loading and extended after it.
@@ -285,11 +292,13 @@ async def run(
                 if owner == OWNER:
                     owned.append(text)
             t0 = time.perf_counter()
-            for owner, facts in by_owner.items():
+            for owner, facts in by_owner.items() if load else ():
                 results = await engine.write_many(owner, facts, now=start)
                 inserted += len(results)
                 merged += sum(1 for r in results if r.action == "merged")
             insert_s += time.perf_counter() - t0
+        if load_only:
+            return {"memories": n, "noise_memories": n // 4, "inserts_per_s": inserted / insert_s}
         embedded = cached.misses if cached is not None else 0
         if cached is not None and vector_cache is not None and embedded:
             save_vector_cache(vector_cache, cached.model_key, known | fresh_vectors)
@@ -400,18 +409,43 @@ def main(argv: list[str] | None = None) -> int:
         "engine's embedding cache so reruns skip the model; new vectors are added to it",
     )
     add_database_option(parser)
+    parser.add_argument(
+        "--keep-loaded",
+        metavar="NAME",
+        help="with --database: load into a new database NAME on that server, analyse it, keep it and stop",
+    )
+    parser.add_argument(
+        "--from-loaded",
+        metavar="NAME",
+        help="with --database: measure on a scratch copy of database NAME (a --keep-loaded run with the "
+        "same --memories) instead of loading; the code's migrations run on the copy at open",
+    )
     args = parser.parse_args(argv)
     if args.memories < 1 or args.queries < 1 or args.k < 1:
         parser.error("--memories, --queries and --k must be positive")
+    if (args.keep_loaded or args.from_loaded) and not args.database:
+        parser.error("--keep-loaded and --from-loaded need --database")
     try:
         settings = embedding_settings(args)
     except ValueError as exc:
         parser.error(str(exc))
     embedding = settings if settings.provider != "none" else None
-    with scratch_memory(args.database, "latency.db") as target:
-        result = asyncio.run(run(args.memories, args.queries, target, embedding, args.vector_cache, args.k))
+    if args.keep_loaded:
+        with kept_memory(args.database, args.keep_loaded) as target:
+            loaded = run(args.memories, 1, target, embedding, args.vector_cache, args.k, load_only=True)
+            result = asyncio.run(loaded)
+        print(f"{args.memories} memories loaded into {args.keep_loaded}: {result['inserts_per_s']:.0f}/s")
+        if args.json:
+            emit_json(result)
+        return 0
+    with scratch_memory(args.database, "latency.db", template=args.from_loaded) as target:
+        fresh = args.from_loaded is None
+        result = asyncio.run(
+            run(args.memories, args.queries, target, embedding, args.vector_cache, args.k, load=fresh)
+        )
     result["store"] = store_name(args.database)
     result["k"] = args.k
+    result["from_loaded"] = args.from_loaded
     hybrid = result["embedding"] != "none"
     noise = result["noise_memories"]
     print(
