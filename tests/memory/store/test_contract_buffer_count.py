@@ -14,7 +14,8 @@ import psycopg
 
 from localservers import postgres_cluster as throwaway_pg
 from memory.clock import from_db, utcnow
-from memory.store import schema
+from memory.store import schema, schema_tables
+from memory.store.buffer_count import BUFFER_COUNT
 from memory.store.claim_rows import ClaimedRow
 from memory.store.copying import HasDatabase, copy_all
 from memory.store.exchange import Exchange, ExchangeTurn
@@ -136,6 +137,8 @@ async def test_a_copy_counts_the_copied_buffer(store: MemoryStore, tmp_path: Pat
         await target.close()
 
 
+# The version before the count (its migration and every later one run on the home).
+_BEFORE_COUNT = schema_tables.TEMPLATES.index(BUFFER_COUNT)
 _OLD_ROWS = (("hal", 5, 0), ("hal", 7, 0), ("hal", 100, 1), ("ida", 3, 0))  # (owner, tokens, dead)
 _OLD_BUFFER = (
     "INSERT INTO extraction_buffer (owner, channel, chat_id, sender_id, role, content, token_count, "
@@ -162,7 +165,7 @@ async def test_the_migration_counts_a_sqlite_home_with_a_buffer(tmp_path: Path) 
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        schema.migrate(conn, target=schema.SCHEMA_VERSION - 1)
+        schema.migrate(conn, target=_BEFORE_COUNT)
         conn.execute(_OLD_BUFFER)
         conn.execute(_OLD_DUE)
     finally:
@@ -179,7 +182,7 @@ async def test_the_migration_counts_a_postgres_home_with_a_buffer(
     try:
         conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
         try:
-            await pg_schema.migrate(conn, "test", target=schema.SCHEMA_VERSION - 1)
+            await pg_schema.migrate(conn, "test", target=_BEFORE_COUNT)
             await conn.execute(_OLD_BUFFER)  # type: ignore[arg-type]
             await conn.execute(_OLD_DUE)
         finally:
