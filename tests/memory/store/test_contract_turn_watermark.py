@@ -5,38 +5,17 @@ turn an extraction still waits for; and the migration moves a live buffer withou
 
 from __future__ import annotations
 
-import os
-import sqlite3
 from pathlib import Path
-
-import psycopg
 
 from localservers import postgres_cluster as throwaway_pg
 from memory.store import schema
-from memory.store.exchange import Exchange, ExchangeTurn
 from memory.store.open import open_store
-from memory.store.postgres import schema as pg_schema
 from memory.store.protocol import MemoryStore
-from memory.text import tokenizer
+from tests.memory.store.exchanges import T0, alternating
+from tests.memory.store.old_homes import old_postgres_home, old_sqlite_home
 
-T0 = "2026-01-02 03:04:05"
 LATER = "2026-03-01 00:00:00"
 BUDGET = {"token_budget": 1000, "quiet_gap_s": 3600.0}
-
-
-def _exchange(owner: str, *texts: str, at: str = T0) -> Exchange:
-    return Exchange(
-        owner=owner,
-        channel="telegram",
-        chat_id="42",
-        chat_key="telegram:42",
-        session=1,
-        created_at=at,
-        turns=[
-            ExchangeTurn("user" if n % 2 == 0 else "assistant", text, "7", tokenizer.index_text(text), 4)
-            for n, text in enumerate(texts)
-        ],
-    )
 
 
 async def _live(store: MemoryStore, owner: str) -> list[str]:
@@ -49,20 +28,20 @@ async def _take(store: MemoryStore, ids: list[int]) -> int:
 
 
 async def test_a_batch_moves_the_watermark_once(store: MemoryStore) -> None:
-    await store.exchange.write(_exchange("ann", "one", "two"), **BUDGET)
+    await store.exchange.write(alternating("ann", "one", "two"), **BUDGET)
     ids = [int(r[0]) for r in await store.buffer.oldest("ann", due_only=False)]
     assert await _live(store, "ann") == ["one", "two"]
     assert await _take(store, ids[:1]) == 1
     assert await _live(store, "ann") == ["two"]
     assert await _take(store, ids[:1]) == 0  # taken already: the batch would be written twice
-    await store.exchange.write(_exchange("ann", "three"), **BUDGET)
+    await store.exchange.write(alternating("ann", "three"), **BUDGET)
     assert await _live(store, "ann") == ["two", "three"]
     assert await store.extraction_due.counted_tokens("ann") == await store.buffer.pending_tokens("ann") == 8
     assert await store.turns.count("ann") == 3  # the text is kept once, in the conversation tier
 
 
 async def test_a_failed_turn_stays_buffered_behind_the_watermark(store: MemoryStore) -> None:
-    await store.exchange.write(_exchange("bea", "first", "second", "third"), **BUDGET)
+    await store.exchange.write(alternating("bea", "first", "second", "third"), **BUDGET)
     first, second, third = [int(r[0]) for r in await store.buffer.oldest("bea", due_only=False)]
     await store.buffer.mark_failed([first], 1, 3600.0, False, "boom")  # waits out its retry
     assert await _live(store, "bea") == ["first", "second", "third"]
@@ -84,7 +63,7 @@ async def test_turns_kept_before_an_owner_buffers_are_not_extracted(store: Memor
     await store.turns.add(
         "cy", channel="telegram", chat_id="42", role="user", content="old", search_text="old", at=T0
     )
-    await store.exchange.write(_exchange("cy", "new"), **BUDGET)
+    await store.exchange.write(alternating("cy", "new"), **BUDGET)
     assert await _live(store, "cy") == ["new"]
     claimed = await store.extraction_due.claim("dee", "r1", 60.0)  # a forced flush of an owner with no row
     await store.turns.add(
@@ -94,7 +73,7 @@ async def test_turns_kept_before_an_owner_buffers_are_not_extracted(store: Memor
 
 
 async def test_the_prune_keeps_what_extraction_waits_for(store: MemoryStore) -> None:
-    await store.exchange.write(_exchange("eve", "extracted", "failed", "waiting"), **BUDGET)
+    await store.exchange.write(alternating("eve", "extracted", "failed", "waiting"), **BUDGET)
     extracted, failed, _ = [int(r[0]) for r in await store.buffer.oldest("eve", due_only=False)]
     await store.buffer.mark_failed([failed], 5, 60.0, True, "boom")
     assert await _take(store, [extracted]) == 1
@@ -103,14 +82,14 @@ async def test_the_prune_keeps_what_extraction_waits_for(store: MemoryStore) -> 
 
 
 async def test_a_release_with_nothing_left_keeps_the_watermark(store: MemoryStore) -> None:
-    await store.exchange.write(_exchange("fin", "a"), **BUDGET)
+    await store.exchange.write(alternating("fin", "a"), **BUDGET)
     [only] = [int(r[0]) for r in await store.buffer.oldest("fin", due_only=False)]
     claimed = await store.extraction_due.claim("fin", "r1", 60.0)
     assert claimed is not None
     assert await _take(store, [only]) == 1
     await store.extraction_due.release("fin", "r1", claimed[1], claimed[0], None)
     assert await store.extraction_due.get("fin") is None and await store.extraction_due.count_due() == 0
-    await store.exchange.write(_exchange("fin", "b"), **BUDGET)
+    await store.exchange.write(alternating("fin", "b"), **BUDGET)
     assert await _live(store, "fin") == ["b"]  # "a" is not extracted again
 
 
@@ -176,7 +155,7 @@ async def _migrated_home(where: str) -> None:
         assert len(set(ids)) == 4
         assert await _take(store, ids) == 4 and await _take(store, ids) == 0
         assert await _live(store, "ann") == [] and await store.buffer.count("ann", dead=True) == 1
-        await store.exchange.write(_exchange("ann", "after"), **BUDGET)
+        await store.exchange.write(alternating("ann", "after"), **BUDGET)
         assert await _live(store, "ann") == ["after"]
     finally:
         await store.close()
@@ -186,29 +165,9 @@ _BEFORE = schema.SCHEMA_VERSION - 1
 
 
 async def test_the_migration_moves_a_sqlite_buffer(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        schema.migrate(conn, target=_BEFORE)
-        for sql in _OLD_SQL:
-            conn.execute(sql)
-    finally:
-        conn.close()
-    await _migrated_home(str(path))
+    await _migrated_home(old_sqlite_home(tmp_path / "old.db", _BEFORE, _OLD_SQL))
 
 
 async def test_the_migration_moves_a_postgres_buffer(postgres_cluster: throwaway_pg.Cluster) -> None:
-    name = f"tierclaw_watermark_{os.getpid()}"
-    throwaway_pg.admin_execute(postgres_cluster, f"CREATE DATABASE {name}")
-    url = postgres_cluster.url_for(name)
-    try:
-        conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
-        try:
-            await pg_schema.migrate(conn, "test", target=_BEFORE)
-            for sql in _OLD_SQL:
-                await conn.execute(sql)  # type: ignore[arg-type]
-        finally:
-            await conn.close()
+    async with old_postgres_home(postgres_cluster, "tierclaw_watermark", _BEFORE, _OLD_SQL) as url:
         await _migrated_home(url)
-    finally:
-        throwaway_pg.admin_execute(postgres_cluster, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
