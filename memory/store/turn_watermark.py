@@ -56,10 +56,12 @@ def pending(one_owner: bool) -> str:
     )
 
 
-# A buffer row ``b`` and a kept turn ``t`` with the same words said at the same time in the same chat.
+# A buffer row ``b`` and a kept turn ``t`` with the same words said at the same time in the same chat. The
+# chat is compared as an expression (``|| ''``) so that both stores look the turns up by owner and time
+# (``idx_turns_owner``), not by chat: 500 buffered rows of a 50,000-turn chat, SQLite 66 s -> 0.5 s.
 _SAME = (
-    "t.owner = b.owner AND t.channel = b.channel AND t.chat_id = b.chat_id AND t.role = b.role "
-    "AND t.content = b.content AND t.created_at = b.created_at"
+    "t.owner = b.owner AND t.created_at = b.created_at AND t.channel || '' = b.channel "
+    "AND t.chat_id || '' = b.chat_id AND t.role = b.role AND t.content = b.content"
 )
 # The buffer with each row's rank among the rows alike (``k``): the k-th of them is the k-th turn alike.
 _RANKED = (
