@@ -1,6 +1,8 @@
-"""The extraction buffer: every user message and reply waits here, in SQLite, until extraction succeeds.
+"""The extraction buffer: every user message and reply waits here until extraction succeeds.
 
-Rows leave the buffer only after their facts and summary are written, so a crash, a restart or a failing
+The buffer is the owner's kept turns (``conversation_turns``) after its watermark, plus turns behind it
+with a failure row (``memory/store/turn_watermark.py``): a turn's text is stored once. Turns leave the
+buffer only in the transaction that writes their facts and summary, so a crash, a restart or a failing
 memory model never loses a turn. A batch that fails is retried with exponential backoff; after
 ``max_attempts`` failures its rows become dead letters (``dead = 1``): kept, counted by ``tierclaw status``,
 re-queued by ``tierclaw memory retry``.
@@ -67,7 +69,7 @@ class ExtractionBuffer:
         content: str,
         now: datetime | None = None,
     ) -> int:
-        """Store one message; returns its buffer id."""
+        """Keep one message for extraction (a kept turn); returns its turn id."""
         if role not in ("user", "assistant"):
             raise ValueError(f"role must be 'user' or 'assistant', got {role!r}")
         return await self._rows.append(

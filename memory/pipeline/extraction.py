@@ -4,7 +4,7 @@
 Every message is written to the buffer first (``record``); extraction runs later, per owner, when one of
 three triggers fires: a quiet gap with no new message from the owner (default 3 min), the owner's buffer
 reaching the token budget (default ~6000 estimated tokens), or the daily sweep (``sweep``, scheduled by
-the gateway). Nothing here is awaited on the reply path except the buffer INSERT and the due-time push.
+the gateway). Nothing here is awaited on the reply path except the turns' INSERT and the due-time push.
 
 The first two triggers are due times in the database, not timers in this process, and an extraction runs
 under a claim on its owner (``extraction_due.py``): with several gateways on one database, an owner whose
@@ -14,8 +14,8 @@ turns reach two replicas is extracted once, by whichever replica polls first (do
 A failed call (model error, invalid JSON) leaves the turns in the buffer and schedules a retry with
 exponential backoff; after ``max_attempts`` failures the turns become dead letters. A batch commits as one
 transaction: its turns leave the buffer, its facts and its summary are written, all or none — a crash
-half-way leaves the turns buffered and nothing written. The removal comes first and is the batch's claim:
-if another run already committed some of these turns, the batch is dropped instead of written twice.
+half-way leaves the turns buffered and nothing written. The removal (``turn_watermark.py``) comes first
+and is the batch's claim: if another run already committed some of these turns, the batch is dropped.
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@
 ``SQLiteStore`` (one file, aiosqlite, WAL) is the default implementation; ``postgres.PostgresStore`` the
 second, with the same parts and results (``open.open_store`` picks one). Its parts, one table family each:
 ``memories`` (Tiers 1–2 and their references), ``search`` (full text and candidate queries), ``events``
-(Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue),
+(Tier 3), ``vectors`` (memory vectors and the content-hash cache), ``buffer`` (the extraction queue: the turns
+past each owner's watermark, and the failed ones),
 ``extraction_due`` and ``embedding_claims`` (background work claimed across replicas), ``sessions``
 (Tier 0), ``jobs`` (scheduled job runs), ``inbox`` (messages accepted, not yet answered), ``chat_holds``
 (which replica answers each chat), ``turns`` (the raw conversation), ``exchange`` (one exchange
-written to the session, the turns and the buffer at once), ``scratchpads``, ``browse_queries``
+written to the session and the turns — the buffer — at once), ``scratchpads``, ``browse_queries``
 (the memory page's reads),
 ``seen`` (a channel's dedup marks), ``page`` (the memory page's token and sessions), ``attachments``
 (voice notes, photos and files, and their bytes) and ``reminders`` (reminders and each person's time zone);

@@ -16,6 +16,7 @@ from memory import clock
 from memory.records import Memory
 from memory.store.memories import MEMORY_COLUMNS, memory_from_row
 from memory.store.sql import SqlDatabase, chunks, marks
+from memory.store.turn_watermark import pending
 
 ARCHIVED_CHOICES = ("live", "archived", "all")
 
@@ -155,8 +156,8 @@ class BrowseRows:
     async def buffered(self, owner: str, *, dead: bool, limit: int = 50) -> list[BufferedTurnRow]:
         """The owner's buffered turns, oldest first: the dead letters, or those still waiting."""
         rows = await self._db.read(
-            "SELECT id, role, content, created_at, attempts, COALESCE(last_error, '') FROM extraction_buffer "
-            "WHERE owner = ? AND dead = ? ORDER BY id LIMIT ?",
-            (owner, int(dead), limit),
+            "SELECT id, role, content, created_at, attempts, COALESCE(last_error, '') "
+            f"FROM {pending(True)} WHERE dead = ? ORDER BY id LIMIT ?",
+            (owner, owner, int(dead), limit),
         )
         return [BufferedTurnRow(int(r[0]), r[1], r[2], r[3], int(r[4]), r[5]) for r in rows]

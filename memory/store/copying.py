@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from memory.store import buffer_count
-from memory.store.sql import SqlDatabase, marks, store_clock
+from memory.store.sql import SqlDatabase, marks
 
 
 class HasDatabase(Protocol):
@@ -65,12 +64,11 @@ TABLES: tuple[Table, ...] = (
         ),
     ),
     Table(
-        "extraction_buffer",
-        _cols(
-            "id, owner, channel, chat_id, sender_id, role, content, token_count, created_at, attempts, "
-            "next_attempt_at, dead, last_error"
-        ),
+        "extraction_failures",
+        _cols("turn_id, owner, attempts, next_attempt_at, dead, last_error"),
+        ("turn_id",),
     ),
+    Table("extraction_due", _cols("owner, due_at, live_tokens, extracted_through"), ("owner",)),
     Table("chat_sessions", ("chat_key", "session_no", "started_at"), ("chat_key",)),
     Table("session_messages", _cols("id, chat_key, session_no, role, content, created_at")),
     Table("job_runs", ("job", "last_run", "last_status"), ("job",)),
@@ -85,7 +83,8 @@ TABLES: tuple[Table, ...] = (
     Table(
         "conversation_turns",
         _cols(
-            "id, owner, channel, chat_id, role, content, search_text, created_at, embedding, embedding_model"
+            "id, owner, channel, chat_id, role, content, search_text, created_at, embedding, "
+            "embedding_model, sender_id, token_count"
         ),
     ),
     Table("scratchpads", ("owner", "content", "updated_at"), ("owner",)),
@@ -127,9 +126,8 @@ async def copy_all(
     for table in TABLES:
         await _copy_table(source.db, target.db, table, totals[table.name], batch, progress)
     await _copy_superseded(source.db, target.db, batch)
-    # Due times are not copied (the copy's first start gives them), but the buffer's running counts are
-    # what they are counted from: every owner with live turns gets its row, due now, and its count.
-    await target.db.write(*buffer_count.recount(store_clock(target.db.kind)))
+    # The owners' rows are copied with their watermarks and running counts (turn_watermark.py), not
+    # their claims: nothing of the copy is being extracted.
     if target.db.kind == "postgresql":
         for table in TABLES:
             if table.has_id:

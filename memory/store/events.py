@@ -195,14 +195,13 @@ class EventRows:
         return [r[0] for r in rows]
 
     async def last_activity(self) -> dict[str, str]:
-        """Every owner with memories, events, buffered messages or kept turns -> the stored time of their
-        latest one (a memory written, changed or recalled; an event; a message)."""
+        """Every owner with memories, events or kept turns (the buffered ones among them) -> the stored
+        time of their latest one (a memory written, changed or recalled; an event; a message)."""
         rows = await self._db.read(
             "SELECT owner, MAX(at) FROM ("
             " SELECT owner, MAX(CASE WHEN updated_at > last_accessed THEN updated_at ELSE last_accessed END)"
             " AS at FROM memories GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM daily_events GROUP BY owner"
-            " UNION ALL SELECT owner, MAX(created_at) FROM extraction_buffer GROUP BY owner"
             " UNION ALL SELECT owner, MAX(created_at) FROM conversation_turns GROUP BY owner"
             ") AS latest GROUP BY owner ORDER BY owner"
         )

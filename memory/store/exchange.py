@@ -1,7 +1,8 @@
 """The SQL of one exchange of a conversation written at once: the person's words and the reply go to the
-chat's Tier 0 session (``session_messages``), the searchable conversation tier (``conversation_turns``)
-and the extraction buffer (``extraction_buffer``), and the owner's extraction due time is pushed
-(``extraction_due``) — in one unit of work, after the reply went out (issue 38, item 5).
+chat's Tier 0 session (``session_messages``) and the searchable conversation tier (``conversation_turns``,
+which is also the extraction buffer: the owner's turns past its watermark, ``turn_watermark.py``), and the
+owner's extraction due time is pushed (``extraction_due``) — in one unit of work, after the reply went out
+(issue 38, item 5).
 
 Until then the message's unanswered inbox row is its durable record (``inbox.py``): a process killed
 before this write leaves nothing of the exchange written, and the message is answered (and written) once
@@ -65,12 +66,13 @@ class ExchangeWrite:
 
     @property
     def statements(self) -> list[Part]:
-        """Every part in order, the due-time push last."""
-        return [*self.parts, *([self.due] if self.due else [])]
+        """Every part in order, the due-time push first: it locks the owner's row before the turns' ids
+        are drawn (``turn_watermark.py``)."""
+        return [*([self.due] if self.due else []), *self.parts]
 
 
 class ExchangeRows:
-    """Writes an exchange in its four places at once; ``turns_written`` is told after each write that
+    """Writes an exchange in its three places at once; ``turns_written`` is told after each write that
     added conversation turns (the PostgreSQL ranking re-reads its table size)."""
 
     def __init__(self, db: SqlDatabase, turns_written: Callable[[], None] = lambda: None) -> None:
@@ -132,23 +134,23 @@ class ExchangeRows:
             turns: list[object] = [
                 v
                 for t in e.turns
-                for v in (e.owner, e.channel, e.chat_id, t.role, t.content, t.search_text, e.created_at)
-            ]
-            buffered: list[object] = [
-                v for t in e.turns for v in (e.owner, e.channel, e.chat_id, t.sender_id, *_buffered(t, e))
+                for v in (
+                    e.owner,
+                    e.channel,
+                    e.chat_id,
+                    t.role,
+                    t.content,
+                    t.search_text,
+                    e.created_at,
+                    t.sender_id,
+                    t.token_count,
+                )
             ]
             parts.append(
                 (
                     "INSERT INTO conversation_turns (owner, channel, chat_id, role, content, search_text, "
-                    "created_at) VALUES " + _rows(7, n),
+                    "created_at, sender_id, token_count) VALUES " + _rows(9, n),
                     turns,
-                )
-            )
-            parts.append(
-                (
-                    "INSERT INTO extraction_buffer (owner, channel, chat_id, sender_id, role, content, "
-                    "token_count, created_at) VALUES " + _rows(8, n),
-                    buffered,
                 )
             )
         return parts
@@ -164,41 +166,44 @@ class ExchangeRows:
 
 
 def with_parts(prepared: ExchangeWrite, only_if: str = "") -> tuple[str, list[object]]:
-    """PostgreSQL: ``prepared`` as ``WITH`` parts (``w0``, ``w1``, …, the due-time push ``due``: one
-    column, 1 when extraction is due now) and their parameters, for one statement. ``only_if``: the
-    name of an earlier ``WITH`` part; every insert and the push write only when it returned a row (the
-    answered-mark made by this statement: ``chat_holds.answered_then_next``), else nothing (``due``
-    then yields no row)."""
-    names = [f"w{n}" for n in range(len(prepared.parts))] + (["due"] if prepared.due else [])
-    statements = [(_only_if(sql, only_if) if only_if else sql) for sql, _ in prepared.statements]
+    """PostgreSQL: ``prepared`` as ``WITH`` parts (the due-time push ``due``: one column, 1 when extraction
+    is due now; ``w0``, ``w1``, …) and their parameters, for one statement. The turns' insert reads
+    ``due`` (it inserts only when the push returned its row), so the push — and the owner's row lock —
+    comes before the turns' ids are drawn (``turn_watermark.py``). ``only_if``: the name of an earlier
+    ``WITH`` part; every insert and the push write only when it returned a row (the answered-mark made
+    by this statement: ``chat_holds.answered_then_next``), else nothing (``due`` then yields no row)."""
+    names = (["due"] if prepared.due else []) + [f"w{n}" for n in range(len(prepared.parts))]
+    statements = [_conditional(sql, only_if) for sql, _ in prepared.statements]
     sql = ", ".join(f"{name} AS ({part})" for name, part in zip(names, statements, strict=True))
     return sql, [value for _, params in prepared.statements for value in params]
 
 
-def _only_if(sql: str, name: str) -> str:
-    """One of ``ExchangeRows``'s statements made conditional on the ``WITH`` part ``name`` having rows:
-    an ``INSERT … VALUES`` becomes ``INSERT … SELECT * FROM (VALUES …) WHERE``, the due-time push (a
-    ``SELECT``) gets its ``WHERE``. Every column the values go to is text or an integer, so the values'
-    types need no casts."""
-    when = f"EXISTS (SELECT 1 FROM {name})"
+def _conditional(sql: str, only_if: str) -> str:
+    """One of ``ExchangeRows``'s statements as a ``WITH`` part: the turns' insert after the due-time push
+    (``due``), and — with ``only_if`` — every part conditional on that part having rows. An ``INSERT …
+    VALUES`` becomes ``INSERT … SELECT * FROM (VALUES …) WHERE``, the due-time push (a ``SELECT``) gets
+    its ``WHERE``. Every column the values go to is text or an integer, so the values' types need no
+    casts."""
     if sql.startswith("INSERT INTO extraction_due "):
-        return sql.replace(buffer_count.ALWAYS, f"WHERE {when}", 1)
+        when = f"WHERE EXISTS (SELECT 1 FROM {only_if})"
+        return sql.replace(buffer_count.ALWAYS, when, 1) if only_if else sql
+    if sql.startswith("INSERT INTO conversation_turns "):
+        when = "EXISTS (SELECT 1 FROM due)"
+    elif only_if:
+        when = f"EXISTS (SELECT 1 FROM {only_if})"
+    else:
+        return sql
     head, values = sql.split(" VALUES ", 1)
     return f"{head} SELECT * FROM (VALUES {values}) AS v WHERE {when}"
 
 
 async def run_in_transaction(db: SqlDatabase, prepared: ExchangeWrite) -> bool:
-    """SQLite (inside the caller's transaction): the parts one after another; whether extraction is due
-    now."""
+    """SQLite (inside the caller's transaction): the due-time push, then the inserts; whether extraction
+    is due now."""
+    rows = await db.returning(*prepared.due) if prepared.due else []
     for sql, params in prepared.parts:
         await db.write(sql, params)
-    rows = await db.returning(*prepared.due) if prepared.due else []
     return bool(rows and rows[0][0])
-
-
-def _buffered(t: ExchangeTurn, e: Exchange) -> tuple[object, ...]:
-    """The buffer row's values after the chat's and the sender's."""
-    return (t.role, t.content, t.token_count, e.created_at)
 
 
 def _rows(width: int, n: int) -> str:

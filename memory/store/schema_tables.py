@@ -43,7 +43,8 @@ each was last used (for eviction). 5 adds the durable ``inbox``; 6 ``conversatio
 kept and searchable (9: with a vector); 7 makes daily events episodes; 8 adds ``scratchpads``; then
 ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``, ``_CHANGES``, ``_CHAT_HOLDS``,
 ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``), ``_REPLY_HANDLES``, ``_FENCING`` and
-``_HOT_ROWS``, each said below, ``SEARCH_REFOLD`` (``refold.py``) and ``BUFFER_COUNT`` (``buffer_count.py``).
+``_HOT_ROWS``, each said below, ``SEARCH_REFOLD`` (``refold.py``), ``BUFFER_COUNT`` (``buffer_count.py``) and
+``TURN_WATERMARK`` (``turn_watermark.py``: the extraction buffer becomes a watermark on the kept turns).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from typing import NamedTuple
 from memory.store.buffer_count import BUFFER_COUNT
 from memory.store.refold import SEARCH_REFOLD
 from memory.store.schema_media import ATTACHMENTS, REMINDERS
+from memory.store.turn_watermark import TURN_WATERMARK
 
 
 class Types(NamedTuple):
@@ -475,6 +477,7 @@ TEMPLATES: tuple[str, ...] = (
     _HOT_ROWS,
     SEARCH_REFOLD,
     BUFFER_COUNT,
+    TURN_WATERMARK,
 )
 SCHEMA_VERSION = len(TEMPLATES)
 

@@ -214,6 +214,13 @@ class TurnRows:
         return [(int(i), bytes(b)) for i, b in rows]
 
     async def prune(self, before: str) -> int:
-        """Delete every turn older than ``before`` (retention); returns how many."""
-        cur = await self._db.write("DELETE FROM conversation_turns WHERE created_at < ?", (before,))
+        """Delete every turn older than ``before`` (retention) that no extraction waits for — none past its
+        owner's watermark, none with a failure row (a retry or a dead letter: ``turn_watermark.py``);
+        returns how many."""
+        cur = await self._db.write(
+            "DELETE FROM conversation_turns WHERE created_at < ? AND id <= COALESCE((SELECT "
+            "d.extracted_through FROM extraction_due d WHERE d.owner = conversation_turns.owner), id) "
+            "AND NOT EXISTS (SELECT 1 FROM extraction_failures f WHERE f.turn_id = conversation_turns.id)",
+            (before,),
+        )
         return int(cur.rowcount)

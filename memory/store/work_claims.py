@@ -15,42 +15,48 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory.store.sql import SqlDatabase, chunks, marks, store_clock
+from memory.store.turn_watermark import IDLE, NEWEST_TURN
 
 
 class ExtractionDueRows:
-    """``extraction_due``: one row per owner with buffered turns — when to extract next, and who is."""
+    """``extraction_due``: one row per owner whose turns were ever buffered — its watermark
+    (``turn_watermark.py``), when to extract next (``IDLE``: nothing to), and who is."""
 
     def __init__(self, db: SqlDatabase) -> None:
         self._db = db
         self._now = store_clock(db.kind)  # SQL for "the store's clock, ? seconds from now"
 
     async def push(self, owner: str, token_budget: int, quiet_gap_s: float) -> bool:
-        """Set the owner's due time after a buffered turn (``BufferRows.append``, which counted it): now
-        when the owner's running count of live buffered tokens (``buffer_count.py``) reached
-        ``token_budget``, else ``quiet_gap_s`` from now. A claim on the row stays. True when the budget
-        was reached (one statement). A row made here counts the buffer: the append before it found none to
-        add to. (An exchange pushes in its own statement: ``exchange.py``.)"""
+        """Set the owner's due time after a buffered turn (``BufferRows.append``, which counted it and made
+        the owner's row): now when the owner's running count of live buffered tokens (``buffer_count.py``)
+        reached ``token_budget``, else ``quiet_gap_s`` from now. A claim on the row stays. True when the
+        budget was reached (one statement). A row made here (no append before it) counts nothing and
+        starts its watermark at the owner's newest turn. (An exchange pushes in its own statement:
+        ``exchange.py``.)"""
         now = self._now
         hit = await self._db.insert(
-            "INSERT INTO extraction_due (owner, due_at, live_tokens) "
-            f"SELECT ?, CASE WHEN COALESCE(SUM(token_count), 0) >= ? THEN {now} ELSE {now} END, "
-            "COALESCE(SUM(token_count), 0) FROM extraction_buffer WHERE owner = ? AND dead = 0 "
+            "INSERT INTO extraction_due (owner, due_at, live_tokens, extracted_through) "
+            f"SELECT ?, {now}, 0, COALESCE(MAX(id), 0) FROM conversation_turns WHERE owner = ? "
             "ON CONFLICT(owner) DO UPDATE SET due_at = CASE WHEN extraction_due.live_tokens >= ? "
             f"THEN {now} ELSE {now} END "
             f"RETURNING CASE WHEN due_at <= {now} THEN 1 ELSE 0 END",
-            (owner, token_budget, 0.0, quiet_gap_s, owner, token_budget, 0.0, quiet_gap_s, 0.0),
+            (owner, quiet_gap_s, owner, token_budget, 0.0, quiet_gap_s, 0.0),
         )
         return bool(hit)
 
     async def ensure(self, owner: str, delay_s: float) -> bool:
         """Give an owner with buffered turns a due time ``delay_s`` from now unless it has one (a start
-        resuming the buffer leaves other replicas' due times alone); True when the row was added. A row
-        made here counts the owner's live buffered tokens (``buffer_count.py``)."""
+        resuming the buffer leaves other replicas' due times alone; an idle row gets it); True when it
+        was given. A row made here counts the owner's live stragglers (``buffer_count.py``) and starts
+        its watermark at the owner's newest turn."""
         added = await self._db.insert(
-            f"INSERT INTO extraction_due (owner, due_at, live_tokens) SELECT ?, {self._now}, "
-            "COALESCE(SUM(token_count), 0) FROM extraction_buffer WHERE owner = ? AND dead = 0 "
-            "ON CONFLICT(owner) DO NOTHING RETURNING 1",
-            (owner, delay_s, owner),
+            "INSERT INTO extraction_due (owner, due_at, live_tokens, extracted_through) "
+            f"SELECT ?, {self._now}, "
+            "COALESCE((SELECT SUM(t.token_count) FROM extraction_failures f JOIN conversation_turns t "
+            f"ON t.id = f.turn_id WHERE f.owner = ? AND f.dead = 0), 0), {NEWEST_TURN} WHERE 1 = 1 "
+            "ON CONFLICT(owner) DO UPDATE SET due_at = excluded.due_at "
+            f"WHERE extraction_due.due_at = '{IDLE}' RETURNING 1",
+            (owner, delay_s, owner, owner),
         )
         return added is not None
 
@@ -63,14 +69,15 @@ class ExtractionDueRows:
         buffered before the claimant reads the buffer, so that turn is extracted by this claim."""
         now = self._now
         rows = await self._db.returning(
-            "INSERT INTO extraction_due (owner, due_at, claimed_by, lease_until, generation) "
-            f"VALUES (?, {now}, ?, {now}, 1) ON CONFLICT(owner) DO UPDATE SET "
+            "INSERT INTO extraction_due "
+            "(owner, due_at, claimed_by, lease_until, generation, extracted_through) "
+            f"SELECT ?, {now}, ?, {now}, 1, {NEWEST_TURN} WHERE 1 = 1 ON CONFLICT(owner) DO UPDATE SET "
             "claimed_by = excluded.claimed_by, lease_until = excluded.lease_until, generation = "
             "extraction_due.generation + CASE WHEN extraction_due.claimed_by = excluded.claimed_by "
             "THEN 0 ELSE 1 END "
             f"WHERE extraction_due.claimed_by IS NULL OR extraction_due.lease_until < {now} "
             "OR extraction_due.claimed_by = excluded.claimed_by RETURNING due_at, generation",
-            (owner, 0.0, replica, lease_s, 0.0),
+            (owner, 0.0, replica, lease_s, owner, 0.0),
         )
         return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
@@ -112,14 +119,16 @@ class ExtractionDueRows:
     async def release(
         self, owner: str, replica: str, generation: int, seen_due: str, next_in_s: float | None
     ) -> None:
-        """End ``replica``'s claim after extracting: the row goes (``next_in_s`` None: nothing left) or is
+        """End ``replica``'s claim after extracting: the row goes idle (``next_in_s`` None: nothing left;
+        it stays, holding the owner's watermark: ``turn_watermark.py``) or is
         due again ``next_in_s`` seconds from now (a retry). A due time pushed by a new turn meanwhile (it
         differs from ``seen_due``) is kept: that turn is not extracted yet. A claim lost to another
         replica (another generation) is left alone."""
         mine = "owner = ? AND claimed_by = ? AND generation = ?"
         if next_in_s is None:
             cur = await self._db.write(
-                f"DELETE FROM extraction_due WHERE {mine} AND due_at = ?",
+                f"UPDATE extraction_due SET due_at = '{IDLE}', claimed_by = NULL, lease_until = NULL "
+                f"WHERE {mine} AND due_at = ?",
                 (owner, replica, generation, seen_due),
             )
         else:
@@ -135,11 +144,14 @@ class ExtractionDueRows:
             )
 
     async def get(self, owner: str) -> tuple[str, str | None, str | None] | None:
-        """(due time, holder, lease end) of the owner's row, or None."""
+        """(due time, holder, lease end) of the owner's row, or None when it has none or an idle one
+        nobody holds (nothing to extract)."""
         rows = await self._db.read(
             "SELECT due_at, claimed_by, lease_until FROM extraction_due WHERE owner = ?", (owner,)
         )
-        return (str(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
+        if not rows or (rows[0][0] == IDLE and rows[0][1] is None):
+            return None
+        return (str(rows[0][0]), rows[0][1], rows[0][2])
 
     async def counted_tokens(self, owner: str) -> int:
         """The owner's running count of live buffered tokens (``buffer_count.py``; 0 without a row): what

@@ -29,6 +29,7 @@ from localservers.feishu_server import (
     url_verification,
 )
 from localservers.openai_server import OpenAIStub, StubReply
+from memory.store.turn_watermark import pending
 from tests.support.sqlite_peek import sql
 
 SECRET = "app-secret-e2e-Hq2"
@@ -233,7 +234,7 @@ async def test_a_stranger_gets_nothing_and_leaves_no_trace(
         engine = runtime.engine
     assert sent.text == "stub reply: I am"
     assert user_turns(model) == ["I am"]
-    assert sql(engine, "SELECT count(*) FROM extraction_buffer WHERE sender_id = 'ou_mallory'") == [(0,)]
+    assert sql(engine, f"SELECT count(*) FROM {pending(False)} WHERE sender_id = 'ou_mallory'") == [(0,)]
     assert sql(engine, "SELECT content FROM session_messages WHERE content LIKE '%not on the list%'") == []
     assert 'add "ou_mallory"' in caplog.text
 

@@ -24,6 +24,7 @@ from memory.clock import utcnow
 from memory.engine import MemoryEngine
 from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.job_log import JobLog
+from memory.store.turn_watermark import pending
 from memory.text import tokenizer
 
 OWNER = "console:local"
@@ -265,7 +266,7 @@ async def test_model_failure_apologises_and_still_records_the_turn(tmp_path: Pat
             term.type("My favourite tea is genmaicha")
             assert await term.reply(1) == APOLOGY
             await runtime.loop.drain()  # the exchange goes with the answered-mark, after the send
-            rows = await runtime.engine.store.db.read("SELECT role, content FROM extraction_buffer")
+            rows = await runtime.engine.store.db.read(f"SELECT role, content FROM {pending(False)}")
             assert rows == [("user", "My favourite tea is genmaicha")]
             term.type("are you back?")
             assert (await term.reply(2)).startswith("stub reply:")

@@ -33,6 +33,7 @@ from localservers.telegram_server import (
     rate_limited,
     webhook_active,
 )
+from memory.store.turn_watermark import pending
 from tests.support.sqlite_peek import sql
 
 # PTB warns when it builds a RetryAfter (its int ``retry_after`` becomes a timedelta in v23); the channel
@@ -93,7 +94,7 @@ def visible(call_text: str) -> str:
 
 def stored(runtime: Runtime) -> dict[str, list[tuple]]:
     """Every row a message can leave behind: extraction buffer, Tier 0 session and its messages."""
-    buffer = "SELECT owner, chat_id, sender_id, role, content FROM extraction_buffer"
+    buffer = f"SELECT owner, chat_id, sender_id, role, content FROM {pending(False)} ORDER BY id"
     return {
         "buffer": sql(runtime.engine, buffer),
         "sessions": sql(runtime.engine, "SELECT chat_key FROM chat_sessions"),

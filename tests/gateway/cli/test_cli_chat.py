@@ -18,6 +18,7 @@ from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
 from memory.engine import MemoryEngine
 from memory.records import Fact
+from memory.store.turn_watermark import pending
 from memory.vectors.embedding import LOCAL_MODEL_KEY
 from tests.support import REPO
 from tests.support.waiting import PROCESS_CEILING
@@ -132,7 +133,7 @@ def test_the_offline_stand_ins_notices_stay_out_of_history_and_memory(tmp_path: 
     async def rows() -> tuple[list[str], list[str]]:
         engine = await MemoryEngine.open(tmp_path / ".tierclaw" / "data" / "memory.db")
         try:
-            buffered = await engine.store.db.read("SELECT role FROM extraction_buffer")
+            buffered = await engine.store.db.read(f"SELECT role FROM {pending(False)} ORDER BY id")
             history = await engine.store.db.read("SELECT role FROM session_messages")
             return [r[0] for r in buffered], [r[0] for r in history]
         finally:

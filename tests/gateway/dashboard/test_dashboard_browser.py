@@ -325,7 +325,7 @@ def test_episodes_by_day_the_scratchpad_and_what_was_said(page: Page, server: st
     page.get_by_role("button", name="Save note").click()
     expect(page.locator(".flash")).to_contain_text("Scratchpad saved")
     expect(note).to_have_value("- focus: the Hangzhou trip\n- next: book the train")
-    page.get_by_label("Search 2 kept conversation turns").fill("train")
+    page.get_by_label("Search 3 kept conversation turns").fill("train")  # the buffered turn is kept too
     page.get_by_role("button", name="Search turns").click()
     # The turn that says "train" first (issue 37), with the answer to it around it.
     expect(page.locator("ol.said li.hit").first).to_contain_text("Which train goes to Hangzhou?")

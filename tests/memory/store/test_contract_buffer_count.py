@@ -5,40 +5,19 @@ equals the sum it replaces, and extraction falls due at the same buffer size as 
 
 from __future__ import annotations
 
-import os
-import sqlite3
 from pathlib import Path
 from typing import cast
 
-import psycopg
-
 from localservers import postgres_cluster as throwaway_pg
 from memory.clock import from_db, utcnow
-from memory.store import schema
+from memory.store import schema_tables
+from memory.store.buffer_count import BUFFER_COUNT
 from memory.store.claim_rows import ClaimedRow
 from memory.store.copying import HasDatabase, copy_all
-from memory.store.exchange import Exchange, ExchangeTurn
 from memory.store.open import open_store
-from memory.store.postgres import schema as pg_schema
 from memory.store.protocol import MemoryStore
-from memory.text import tokenizer
-
-T0 = "2026-01-02 03:04:05"
-
-
-def _exchange(owner: str, *texts: str, tokens: int = 4) -> Exchange:
-    return Exchange(
-        owner=owner,
-        channel="telegram",
-        chat_id="42",
-        chat_key="telegram:42",
-        session=1,
-        created_at=T0,
-        turns=[
-            ExchangeTurn("user" if n % 2 == 0 else "assistant", text, "7", tokenizer.index_text(text), tokens)
-            for n, text in enumerate(texts)
-        ],
-    )
+from tests.memory.store.exchanges import T0, alternating
+from tests.memory.store.old_homes import old_postgres_home, old_sqlite_home
 
 
 async def _agrees(store: MemoryStore, owner: str) -> int:
@@ -54,11 +33,11 @@ async def _append(store: MemoryStore, owner: str, tokens: int) -> int:
 
 async def test_exchanges_count_and_fall_due_where_the_sum_did(store: MemoryStore) -> None:
     budget = {"token_budget": 10, "quiet_gap_s": 3600.0}
-    assert await store.exchange.write(_exchange("ann", "one", "two"), **budget) is False  # 8 < 10
+    assert await store.exchange.write(alternating("ann", "one", "two"), **budget) is False  # 8 < 10
     assert await _agrees(store, "ann") == 8
-    assert await store.exchange.write(_exchange("ann", "three"), **budget) is True  # 12 >= 10
+    assert await store.exchange.write(alternating("ann", "three"), **budget) is True  # 12 >= 10
     assert await _agrees(store, "ann") == 12
-    await store.exchange.write(_exchange("ben", "elsewhere"), **budget)
+    await store.exchange.write(alternating("ben", "elsewhere"), **budget)
     assert await _agrees(store, "ben") == 4 and await _agrees(store, "ann") == 12
 
 
@@ -74,7 +53,7 @@ async def test_appends_and_pushes_count_and_fall_due_where_the_sum_did(store: Me
 
 
 async def test_extraction_removal_and_dead_letters_keep_the_count(store: MemoryStore) -> None:
-    await store.exchange.write(_exchange("dot", "a", "b", "c", "d"), token_budget=100, quiet_gap_s=60)
+    await store.exchange.write(alternating("dot", "a", "b", "c", "d"), token_budget=100, quiet_gap_s=60)
     ids = [int(r[0]) for r in await store.buffer.oldest("dot", due_only=False)]
     assert await _agrees(store, "dot") == 16
     # An extraction's batch leaves in its write transaction, with the count.
@@ -116,7 +95,7 @@ async def test_requeued_dead_letters_of_an_owner_without_a_due_time_are_due_now(
 async def test_a_retried_answered_mark_counts_its_exchange_once(store: MemoryStore) -> None:
     one, _, claim = await store.inbox.add_hold_and_claim("telegram", "42", "u1", "hi", 1, "", "r1", 60.0)
     assert one is not None and isinstance(claim, ClaimedRow)
-    prepared = store.exchange.prepare(_exchange("fay", "hi", "hello"), token_budget=100, quiet_gap_s=60)
+    prepared = store.exchange.prepare(alternating("fay", "hi", "hello"), token_budget=100, quiet_gap_s=60)
     first = await store.chat_holds.answered_then_next(one, "telegram", "42", "r1", 1, exchange=prepared)
     again = await store.chat_holds.answered_then_next(one, "telegram", "42", "r1", 1, exchange=prepared)
     assert first.wrote and not again.wrote
@@ -124,7 +103,7 @@ async def test_a_retried_answered_mark_counts_its_exchange_once(store: MemorySto
 
 
 async def test_a_copy_counts_the_copied_buffer(store: MemoryStore, tmp_path: Path) -> None:
-    await store.exchange.write(_exchange("gil", "a", "b"), token_budget=100, quiet_gap_s=60)
+    await store.exchange.write(alternating("gil", "a", "b"), token_budget=100, quiet_gap_s=60)
     dead = await _append(store, "gil", 4)
     await store.buffer.mark_failed([dead], 5, 60.0, True, "boom")
     target = await open_store(str(tmp_path / "copy.db"), warm_text=False)
@@ -136,6 +115,8 @@ async def test_a_copy_counts_the_copied_buffer(store: MemoryStore, tmp_path: Pat
         await target.close()
 
 
+# The version before the count (its migration and every later one run on the home).
+_BEFORE_COUNT = schema_tables.TEMPLATES.index(BUFFER_COUNT)
 _OLD_ROWS = (("hal", 5, 0), ("hal", 7, 0), ("hal", 100, 1), ("ida", 3, 0))  # (owner, tokens, dead)
 _OLD_BUFFER = (
     "INSERT INTO extraction_buffer (owner, channel, chat_id, sender_id, role, content, token_count, "
@@ -159,31 +140,12 @@ async def _migrated_home_counts(where: str) -> None:
 
 
 async def test_the_migration_counts_a_sqlite_home_with_a_buffer(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        schema.migrate(conn, target=schema.SCHEMA_VERSION - 1)
-        conn.execute(_OLD_BUFFER)
-        conn.execute(_OLD_DUE)
-    finally:
-        conn.close()
-    await _migrated_home_counts(str(path))
+    await _migrated_home_counts(old_sqlite_home(tmp_path / "old.db", _BEFORE_COUNT, (_OLD_BUFFER, _OLD_DUE)))
 
 
 async def test_the_migration_counts_a_postgres_home_with_a_buffer(
     postgres_cluster: throwaway_pg.Cluster,
 ) -> None:
-    name = f"tierclaw_count_{os.getpid()}"
-    throwaway_pg.admin_execute(postgres_cluster, f"CREATE DATABASE {name}")
-    url = postgres_cluster.url_for(name)
-    try:
-        conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
-        try:
-            await pg_schema.migrate(conn, "test", target=schema.SCHEMA_VERSION - 1)
-            await conn.execute(_OLD_BUFFER)  # type: ignore[arg-type]
-            await conn.execute(_OLD_DUE)
-        finally:
-            await conn.close()
+    home = old_postgres_home(postgres_cluster, "tierclaw_count", _BEFORE_COUNT, (_OLD_BUFFER, _OLD_DUE))
+    async with home as url:
         await _migrated_home_counts(url)
-    finally:
-        throwaway_pg.admin_execute(postgres_cluster, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -6,28 +6,15 @@ from __future__ import annotations
 
 from memory.clock import from_db, utcnow
 from memory.store.claim_rows import ClaimedRow, parse_history
-from memory.store.exchange import Exchange, ExchangeTurn
+from memory.store.exchange import Exchange
 from memory.store.protocol import MemoryStore
-from memory.text import tokenizer
+from tests.memory.store.exchanges import T0, exchange
 
-T0 = "2026-01-02 03:04:05"
 BUDGET = {"token_budget": 1000, "quiet_gap_s": 3600.0}
 
 
 def _exchange(owner: str, *said: tuple[str, str], keep: bool = True, tokens: int = 5) -> Exchange:
-    return Exchange(
-        owner=owner,
-        channel="telegram",
-        chat_id="42",
-        chat_key="telegram:42",
-        session=1,
-        created_at=T0,
-        turns=[
-            ExchangeTurn(role, text, "7" if role == "user" else "", tokenizer.index_text(text), tokens)
-            for role, text in said
-        ],
-        keep=keep,
-    )
+    return exchange(owner, said, keep=keep, tokens=tokens)
 
 
 async def test_an_exchange_lands_in_all_four_places(store: MemoryStore) -> None:

@@ -19,7 +19,7 @@ from memory.text.dedup import norm_key
 from tests.support import REPO
 from tests.support.waiting import PROCESS_CEILING
 
-EXPECTED_TABLES = {"memories", "memories_fts", "daily_events", "extraction_buffer", "memory_refs"}
+EXPECTED_TABLES = {"memories", "memories_fts", "daily_events", "extraction_failures", "memory_refs"}
 
 
 def _sql(path: Path | str, query: str, params: tuple = ()) -> list[tuple]:
@@ -69,7 +69,7 @@ def test_migrate_to_v1_builds_old_schema(tmp_path: Path) -> None:
     _build_v1(path)
     assert _user_version(path) == 1
     tables = _tables(path)
-    assert {"memories", "memories_fts", "daily_events", "extraction_buffer"} <= tables
+    assert {"memories", "memories_fts", "daily_events", "extraction_buffer"} <= tables  # version 1's
     assert "memory_refs" not in tables
 
 
