@@ -21,8 +21,9 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
     parser.add_argument("--out", default=str(Path(__file__).with_name(HEAD_FILE)))
     parser.add_argument(
         "--tell-false-rate",
-        type=float,
-        help=f"chit-chat lines let through, both languages (default {defaults['tell_false_rate']})",
+        type=parse_rates,
+        help=f"chit-chat lines let through, 'en=0.025,zh=0.02' or one rate for both languages (default "
+        f"{defaults['tell_false_rate']})",
     )
     parser.add_argument(
         "--seed", type=int, default=defaults["seed"], help="folds, splits, initial weights (not the data)"

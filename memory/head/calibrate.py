@@ -245,9 +245,9 @@ def threshold_for(scores: np.ndarray, negatives: np.ndarray, rate: float) -> flo
 
 def trusted(examples: Sequence[Example]) -> np.ndarray:
     """Rows whose label a person gave (written sentences, persona lines, the chit-chat corpora), not the
-    dialogue clauses labelled by cosine nor round 11's templated world questions (``world.py``):
-    thresholds are chosen on these."""
-    return np.array([not e.source.startswith(("dialogue", "world-")) for e in examples])
+    dialogue clauses labelled by cosine nor round 11's templated world questions (``world.py``) nor round
+    14's composed and framed gate rows (``prodrop.py``): thresholds are chosen on these."""
+    return np.array([not e.source.startswith(("dialogue", "world-", "gate-")) for e in examples])
 
 
 def languages(examples: Sequence[Example]) -> dict[str, np.ndarray]:

@@ -105,11 +105,18 @@ def write_run(
     rows: dict[str, np.ndarray],
     meta: Mapping[str, Any],
     keep_only: str | None = None,
+    gate_only: str | None = None,
 ) -> None:
     """The trainer's head file; with ``keep_only`` (``train --only keep``: the file the run started from)
     every array but the keep side's as in that file (``merge_keep``; read before ``out`` is written, which
-    may be the same file)."""
+    may be the same file); with ``gate_only`` (``train --gate-only``: the file whose keep and category
+    networks the run took) that file's arrays the trainer does not write (the question classifier's,
+    round 14) carried over as they are."""
     base = read_arrays(keep_only) if keep_only else None
+    carried = read_arrays(gate_only) if gate_only else {}
     write_head(out, models, rows, meta)
     if base is not None:
         merge_keep(base, out, meta["report"])
+    if carried:
+        written = read_arrays(out)
+        save_head(out, {**{k: v for k, v in carried.items() if k not in written}, **written})

@@ -44,8 +44,9 @@ from memory.head.category_training import balanced, category_inputs, only_catego
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
 from memory.head.longer import composed_inputs
-from memory.head.model import GATE_CLASSES, LANGUAGES, VERSION, Classifier, keep_odds
+from memory.head.model import GATE_CLASSES, VERSION, Classifier, keep_odds
 from memory.head.outputs import head_rows, save_scores, write_run
+from memory.head.prodrop import round14_examples
 from memory.head.world import world_examples
 from memory.model.quick_extract import candidates
 
@@ -335,12 +336,13 @@ def training_examples(
     clauses = dialogue_clauses(root, mining)
     weak, weak_report = weak_labels(clauses, lambda texts: embed(texts, "passage", cache), mining)
     every += weak + (world_examples(world[0], langs=world[1]) if world[0] > 0 else [])
+    every += round14_examples([e for e in every if e.text.strip() not in banned])  # gate rows (prodrop.py)
     examples = [e for e in every if e.text.strip() not in banned]
     return examples, len(every) - len(examples), dict(weak_report)
 
 
 def _rates(args: argparse.Namespace) -> Rates:
-    tell = {lang: args.tell_false_rate for lang in LANGUAGES} if args.tell_false_rate else TELL_FALSE_RATE
+    tell = args.tell_false_rate or TELL_FALSE_RATE  # one rate or one per language (operating.parse_rates)
     fire, own = args.gate_fire_rate or GATE_FIRE_RATE, args.own_false_rate or OWN_FALSE_RATE
     return Rates(tell, KEEP_RECALL, fire, own)
 
@@ -476,8 +478,9 @@ def _train(args: argparse.Namespace) -> int:
     }
     meta = {"version": VERSION, "scores": "log-odds", "sources": Counter(e.source for e in examples)}
     models = {"keep": w_keep, "category": w_cat, "gate": w_gate}
-    keep_only = (args.networks or args.out) if args.only == "keep" else None  # the rest as in that file
-    write_run(args.out, models, head_rows(thresholds, combined), {**meta, "report": report}, keep_only)
+    # --only keep: the rest as in that file; --gate-only: the arrays the run does not write as in that file
+    kept = ((args.networks or args.out) if args.only == "keep" else None, args.gate_only or args.networks)
+    write_run(args.out, models, head_rows(thresholds, combined), {**meta, "report": report}, *kept)
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0
