@@ -28,7 +28,7 @@ from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
 from memory.retrieval.rerank_written import WRITTEN_FILE, is_written, written_pairs
 from memory.text import tokenizer
 
-VERSION = "2026.12-13r"
+VERSION = "2026.12-14r"
 CANDIDATES = 20
 # How many fused hits each training list holds: what retrieval hands the re-ranker at run time (its
 # ``k``, memory.topK's default 7; 2026.11-2 was trained on lists of 5: bench/README.md, issue 35, "rank13").
