@@ -4,9 +4,11 @@ crash — kill -9 with a backlog — loses none (gateway/inbox.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import signal
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -151,6 +153,7 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
             return StubReply(content="ok", delay=3600)  # never before the kill
         return StubReply(content="ok")
 
+    database = tmp_path / "memory.db"
     with TelegramStub() as tg, OpenAIStub(responder=model) as llm:
         config = {
             "provider": {
@@ -160,7 +163,7 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
                 "timeoutSeconds": 30,
             },
             "agent": {"model": "m", "workspace": str(tmp_path / "ws"), "maxConcurrentChats": 2},
-            "memory": {"dbPath": str(tmp_path / "memory.db"), "embedding": {"provider": "none"}},
+            "memory": {"dbPath": str(database), "embedding": {"provider": "none"}},
             "channels": {
                 "telegram": {"enabled": True, "token": tg.token, "baseUrl": tg.base_url, "allowFrom": ["*"]}
             },
@@ -192,6 +195,14 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
                 return any(o and int(o) > last_update for o in offsets)
 
             await wait_until(all_confirmed, proc, "every update confirmed")
+
+            def answers_marked() -> bool:  # the first answers sent and marked: none in flight at the kill
+                with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+                    query = "SELECT COUNT(*) FROM inbox WHERE answered_at IS NOT NULL"
+                    marked = db.execute(query).fetchone()[0]
+                return len(replied()) >= ANSWERED_BEFORE_KILL and marked >= len(replied())
+
+            await wait_until(answers_marked, proc, "the answers before the kill marked")
             assert len(replied()) < len(sent)  # a backlog: most are still waiting for the slow model
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
