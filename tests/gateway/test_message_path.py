@@ -374,6 +374,10 @@ async def test_a_short_session_lets_the_launch_catch_up_finish(tmp_path: Path) -
             await runtime.start()  # schedules the jobs and starts the catch-up
             term.type("My dog is called Pepper.")
             await term.reply(1)
+            # As `tierclaw chat` does before saving (gateway/cli/run.py): the reply is shown before the
+            # worker writes its exchange (the turns), so without the drain a starved loop can flush an
+            # empty buffer and count the two turns written a moment later as left.
+            await runtime.loop.drain()
             _, left = await runtime.save_memories(60.0)  # a ceiling: it returns when done
             assert left == 0  # extracted by the exit flush or by the caught-up sweep, whichever came first
             for job in (DAILY_JOB, WEEKLY_JOB):  # the missed jobs ran before the exit
