@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from memory.store.changes import ChangeFeed
 from memory.store.sql import SqlDatabase
-from memory.store.turn_sessions import history_order, newest
+from memory.store.turn_sessions import KEEP_MESSAGES, history_order, newest
 
 
 class SessionRows:
@@ -29,7 +29,7 @@ class SessionRows:
         channel, _, chat_id = chat_key.partition(":")
         rows_sql, params = newest(channel, chat_id, limit, session)
         rows = await self._db.read(f"SELECT s.part, s.id, s.role, s.content FROM {rows_sql}", params)
-        return [(str(r[2]), str(r[3])) for r in sorted(rows, key=history_order)]
+        return [(str(r[2]), str(r[3])) for r in sorted(rows, key=history_order)[: min(limit, KEEP_MESSAGES)]]
 
     async def append(self, chat_key: str, session: int, role: str, content: str, created_at: str) -> None:
         """Add one message to a session's own table (memory off: no kept turns)."""

@@ -42,19 +42,20 @@ def history_sql(
     kind: str, limit: int, channel: str, chat_id: str, when: str = ""
 ) -> tuple[str, tuple[object, ...]]:
     """Two columns read with a claim (issue 38, item 5: no read of its own on the reply path): the chat's
-    current Tier 0 session number and its last ``limit`` messages, a JSON array of [part, id, role,
-    content] (``turn_sessions.newest``: its kept turns of that session, then the rows of
-    ``session_messages``; ``parse_history`` sorts them; ``memory/sessions.py``); NULLs for ``limit`` 0,
-    or unless ``when`` (SQL) holds. With their parameters."""
+    current Tier 0 session number and its last messages, a JSON array of [part, id, role, content]
+    (``turn_sessions.newest``: up to ``limit`` of its kept turns of that session and of the rows of
+    ``session_messages``, in no promised order: ``parse_history`` sorts them, the first ``limit`` are the
+    history; ``memory/sessions.py``); NULLs for ``limit`` 0, or unless ``when`` (SQL) holds. With their
+    parameters."""
     if limit <= 0:
         return "NULL, NULL", ()
     session = CURRENT
     rows, rows_params = newest(channel, chat_id, limit)
     each = f"{'json_build_array' if kind == 'postgresql' else 'json_array'}(s.part, s.id, s.role, s.content)"
     if kind == "postgresql":
-        history = f"(SELECT json_agg({each} ORDER BY s.part, s.id DESC)::text FROM {rows})"
+        history = f"(SELECT json_agg({each})::text FROM {rows})"
     else:
-        history = f"(SELECT json_group_array({each}) FROM {rows})"  # in no promised order: sorted after
+        history = f"(SELECT json_group_array({each}) FROM {rows})"
     if when:
         session, history = (f"CASE WHEN {when} THEN {column} END" for column in (session, history))
     return f"{session}, {history}", (f"{channel}:{chat_id}", *rows_params)
@@ -79,8 +80,9 @@ class ClaimedRow:
 
 
 def parse_history(history: str | None, written: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
-    """``history_sql``'s messages as (role, content), newest first; ``written`` (oldest first: a claim's
-    ``written``) newer than all of them."""
+    """``history_sql``'s messages as (role, content), newest first (more than its ``limit`` may come: the
+    caller keeps the first ``limit``); ``written`` (oldest first: a claim's ``written``) newer than all of
+    them."""
     rows = sorted(json.loads(history or "[]"), key=history_order)
     return [*reversed(written), *((str(role), str(content)) for _, _, role, content in rows)]
 
