@@ -1,6 +1,7 @@
-"""One exchange of a conversation kept at once: the person's words and the reply, written to the chat's
-session (Tier 0), the conversation tier and the extraction buffer, with the owner's extraction due time —
-one statement on PostgreSQL, one transaction on SQLite (``memory/store/exchange.py``; issue 38, item 5).
+"""One exchange of a conversation kept at once: the person's words and the reply, written once to the
+conversation tier — which is also the chat's session (Tier 0: the turns carry its number) and the
+extraction buffer — with the owner's extraction due time: one statement on PostgreSQL, one transaction on
+SQLite (``memory/store/exchange.py``; issue 38, item 5). With memory off, to the session table alone.
 
 Until this write the message's unanswered inbox row is its only record (gateway/inbox.py): a process
 killed while the model answers leaves nothing half-written, and the message is answered once after the
@@ -78,7 +79,7 @@ def after_the_reply(later: Later | None) -> Iterator[None]:
 
 
 class ExchangeKeeper:
-    """Writes exchanges; ``extraction`` None (memory off): the chat's session alone."""
+    """Writes exchanges; ``extraction`` None (memory off): the chat's session table alone."""
 
     def __init__(
         self,
@@ -139,7 +140,7 @@ class ExchangeKeeper:
         )
 
         async def written(due_now: bool) -> None:
-            await self._sessions.appended(chat_key, session, len(turns))
+            await self._sessions.appended(chat_key, session, len(turns), own_table=not keep)
             if extraction is not None:
                 extraction.buffered(due_now)
 

@@ -1,8 +1,11 @@
 """Tier 0: the recent messages of each chat, in the memory database so a restart keeps the conversation.
 
 A chat (``channel:chat_id``) has a current session number; ``/new`` starts the next one, after which the
-model no longer sees the old messages (extraction has them: the buffer is separate). Old sessions and all
-but the newest ``KEEP_MESSAGES`` of a session are pruned so the table stays small over months.
+model no longer sees the old messages. With memory on a session's messages are the chat's kept turns with
+its number (``memory/store/turn_sessions.py``): one table for the turn text, the conversation tier's, so
+``/new`` deletes nothing and the history read's ``LIMIT`` (``KEEP_MESSAGES``) is the prune. With memory
+off they go to the session table, where old sessions and all but the newest ``KEEP_MESSAGES`` of a session
+are pruned so it stays small over months.
 
 The current session number is cached per chat; a ``/new`` made by another process (another gateway
 replica) reaches it through the store's change versions (``memory/store/changes.py``): that chat's
@@ -21,10 +24,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memory.clock import to_db, utcnow
+from memory.store import turn_sessions
 from memory.store.protocol import SessionRowsAPI
 
-# Messages kept per chat session (the model sees at most ``history_messages`` of them).
-KEEP_MESSAGES = 200
+# Messages of a chat session the history can show (the model sees at most ``history_messages`` of them).
+KEEP_MESSAGES = turn_sessions.KEEP_MESSAGES
 # Prune a chat every this many appended messages.
 PRUNE_EVERY = 50
 
@@ -91,21 +95,26 @@ class SessionStore:
         return list(reversed(await self._rows.recent(chat_key, session, limit)))
 
     async def append(self, chat_key: str, role: str, content: str, now: datetime | None = None) -> None:
-        """Add one message to the chat's current session."""
+        """Add one message to the chat's current session, in the session table (memory off; with memory
+        on an exchange's turns carry the session: ``memory/exchange.py``)."""
         session = await self.current(chat_key)
         await self._rows.append(chat_key, session, role, content, to_db(now or utcnow()))
         await self.appended(chat_key, session, 1)
 
-    async def appended(self, chat_key: str, session: int, count: int) -> None:
+    async def appended(self, chat_key: str, session: int, count: int, *, own_table: bool = True) -> None:
         """``count`` messages were added to the chat's ``session`` (here, or with the rest of an exchange:
-        ``memory/exchange.py``): every ``PRUNE_EVERY`` the chat keeps only its newest."""
+        ``memory/exchange.py``); ``own_table``: to the session table (memory off), where every
+        ``PRUNE_EVERY`` the chat keeps only its newest — kept turns need no prune (the read's ``LIMIT``)."""
         _spend(chat_key)
+        if not own_table:
+            return
         before, self._appends = self._appends, self._appends + count
         if before // PRUNE_EVERY != self._appends // PRUNE_EVERY:
             await self._rows.keep_newest(chat_key, session, KEEP_MESSAGES)
 
     async def new_session(self, chat_key: str, now: datetime | None = None) -> int:
-        """Start the next session of the chat; returns its number. Older sessions' messages are dropped."""
+        """Start the next session of the chat; returns its number. Older sessions leave the history (their
+        kept turns stay in the conversation tier; their rows in the session table go)."""
         await self._rows.changes.refresh(force=True)  # another replica's /new counts: one read, rare
         session = await self.current(chat_key) + 1
         await self._rows.start(chat_key, session, to_db(now or utcnow()))

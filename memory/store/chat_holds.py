@@ -202,7 +202,7 @@ class ChatHoldRows:
         the chat. ``history``: the chat's last messages read with the claim (``history_sql``); ``again``:
         a retried answered step claims what its first commit claimed (the earlier claimant kept)."""
         chat = (channel, chat_id)
-        read, read_params = history_sql(self._db.kind, history, f"{channel}:{chat_id}")
+        read, read_params = history_sql(self._db.kind, history, channel, chat_id)
         claim_set, claim_params = (_CLAIM_AGAIN_SET, (holder, holder)) if again else (_CLAIM_SET, (holder,))
         claimed = await self._db.returning(
             f"UPDATE inbox SET {claim_set} WHERE id = ({_OLDEST}) "
@@ -310,7 +310,7 @@ class ChatHoldRows:
         chat = (channel, chat_id)
         mark = (0.0, send_error, inbox_id, *chat, holder, generation)
         claim = (*chat, inbox_id, holder, holder, *chat, holder, generation, -settle_s)
-        read, read_params = history_sql("postgresql", history, f"{channel}:{chat_id}", "c.id IS NOT NULL")
+        read, read_params = history_sql("postgresql", history, channel, chat_id, "c.id IS NOT NULL")
         written, written_params = with_parts(exchange, only_if="done") if exchange else ("", [])
         due = exchange is not None and exchange.due is not None
         rows = await self._db.returning(

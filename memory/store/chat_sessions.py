@@ -1,13 +1,19 @@
-"""The SQL of Tier 0: each chat's current session and its recent messages (``memory/sessions.py``)."""
+"""The SQL of Tier 0: each chat's current session and its recent messages (``memory/sessions.py``).
+
+With memory on a session's messages are the chat's kept turns with its number (``conversation_turns``,
+``turn_sessions.py``); ``session_messages`` holds them for a gateway with memory off, and the sessions a
+migration to schema 24 could not move. The history read reads both (``turn_sessions.newest``).
+"""
 
 from __future__ import annotations
 
 from memory.store.changes import ChangeFeed
 from memory.store.sql import SqlDatabase
+from memory.store.turn_sessions import KEEP_MESSAGES, history_order, newest
 
 
 class SessionRows:
-    """``chat_sessions`` (each chat's current session) and ``session_messages`` (Tier 0)."""
+    """``chat_sessions`` (each chat's current session) and its messages (Tier 0)."""
 
     def __init__(self, db: SqlDatabase, changes: ChangeFeed) -> None:
         self._db = db
@@ -19,16 +25,14 @@ class SessionRows:
         return int(rows[0][0]) if rows else None
 
     async def recent(self, chat_key: str, session: int, limit: int) -> list[tuple[str, str]]:
-        """The last ``limit`` (role, content) of a session, newest first."""
-        rows = await self._db.read(
-            "SELECT role, content FROM session_messages WHERE chat_key = ? AND session_no = ? "
-            "ORDER BY id DESC LIMIT ?",
-            (chat_key, session, limit),
-        )
-        return [(r[0], r[1]) for r in rows]
+        """The last ``limit`` (role, content) of a session, newest first (at most ``KEEP_MESSAGES``)."""
+        channel, _, chat_id = chat_key.partition(":")
+        rows_sql, params = newest(channel, chat_id, limit, session)
+        rows = await self._db.read(f"SELECT s.part, s.id, s.role, s.content FROM {rows_sql}", params)
+        return [(str(r[2]), str(r[3])) for r in sorted(rows, key=history_order)[: min(limit, KEEP_MESSAGES)]]
 
     async def append(self, chat_key: str, session: int, role: str, content: str, created_at: str) -> None:
-        """Add one message to a session."""
+        """Add one message to a session's own table (memory off: no kept turns)."""
         await self._db.write(
             "INSERT INTO session_messages (chat_key, session_no, role, content, created_at) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -36,7 +40,8 @@ class SessionRows:
         )
 
     async def start(self, chat_key: str, session: int, started_at: str) -> None:
-        """Make ``session`` the chat's current one and drop older sessions' messages, in one transaction."""
+        """Make ``session`` the chat's current one, in one transaction: the older sessions' kept turns stay
+        (the conversation tier's, out of the history); their rows in the session table go."""
         async with self.changes.unit():
             await self.changes.bump("session", (chat_key,))
             await self._db.write(
@@ -50,7 +55,8 @@ class SessionRows:
             )
 
     async def keep_newest(self, chat_key: str, session: int, keep: int) -> None:
-        """Delete all but the newest ``keep`` messages of the chat (its current session's)."""
+        """Delete all but the newest ``keep`` rows of the chat in the session table (its current session's;
+        kept turns are not pruned here: the history read's ``LIMIT`` does it)."""
         await self._db.write(
             "DELETE FROM session_messages WHERE chat_key = ? AND id < (SELECT MIN(id) FROM "
             "(SELECT id FROM session_messages WHERE chat_key = ? AND session_no = ? "

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.clock import from_db
+from memory.store.turn_sessions import CURRENT, history_order, newest
 
 
 def take_sql(now: str, source: str) -> str:
@@ -37,26 +38,27 @@ def take_params(force: bool) -> tuple[object, ...]:
     return (int(force), 0.0, int(force))
 
 
-def history_sql(kind: str, limit: int, chat_key: str, when: str = "") -> tuple[str, tuple[object, ...]]:
+def history_sql(
+    kind: str, limit: int, channel: str, chat_id: str, when: str = ""
+) -> tuple[str, tuple[object, ...]]:
     """Two columns read with a claim (issue 38, item 5: no read of its own on the reply path): the chat's
-    current Tier 0 session number and its last ``limit`` messages, a JSON array of [id, role, content]
-    (``parse_history`` sorts them; ``memory/sessions.py``); NULLs for ``limit`` 0, or unless ``when``
-    (SQL) holds. With their parameters."""
+    current Tier 0 session number and its last messages, a JSON array of [part, id, role, content]
+    (``turn_sessions.newest``: up to ``limit`` of its kept turns of that session and of the rows of
+    ``session_messages``, in no promised order: ``parse_history`` sorts them, the first ``limit`` are the
+    history; ``memory/sessions.py``); NULLs for ``limit`` 0, or unless ``when`` (SQL) holds. With their
+    parameters."""
     if limit <= 0:
         return "NULL, NULL", ()
-    session = "COALESCE((SELECT session_no FROM chat_sessions WHERE chat_key = ?), 1)"
-    each = f"{'json_build_array' if kind == 'postgresql' else 'json_array'}(s.id, s.role, s.content)"
-    rows = (
-        "(SELECT id, role, content FROM session_messages WHERE chat_key = ? "
-        f"AND session_no = {session} ORDER BY id DESC LIMIT ?) AS s"
-    )
+    session = CURRENT
+    rows, rows_params = newest(channel, chat_id, limit)
+    each = f"{'json_build_array' if kind == 'postgresql' else 'json_array'}(s.part, s.id, s.role, s.content)"
     if kind == "postgresql":
-        history = f"(SELECT json_agg({each} ORDER BY s.id DESC)::text FROM {rows})"
+        history = f"(SELECT json_agg({each})::text FROM {rows})"
     else:
-        history = f"(SELECT json_group_array({each}) FROM {rows})"  # in no promised order: ids kept
+        history = f"(SELECT json_group_array({each}) FROM {rows})"
     if when:
         session, history = (f"CASE WHEN {when} THEN {column} END" for column in (session, history))
-    return f"{session}, {history}", (chat_key, chat_key, chat_key, limit)
+    return f"{session}, {history}", (f"{channel}:{chat_id}", *rows_params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,7 @@ class ClaimedRow:
     sent_by: str | None  # the replica that claimed it before and never marked it: its reply may be out
     media: str = ""  # its media references (JSON, "" for none: ``inbox.py``)
     session: int | None = None  # the chat's current session, read with the claim (None: not read)
-    history: str | None = None  # its last messages (JSON [[id, role, content], …]): ``history_sql``
+    history: str | None = None  # its last messages (JSON [[part, id, role, content], …]): ``history_sql``
     lease_left_s: float | None = None  # of the chat's hold when claimed, by the store's clock (None: unknown)
     # turns of the session written by the claim's own statement (an exchange written with the previous
     # message's answered-mark), which its history read cannot see: (role, content), oldest first
@@ -78,10 +80,11 @@ class ClaimedRow:
 
 
 def parse_history(history: str | None, written: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
-    """``history_sql``'s messages as (role, content), newest first; ``written`` (oldest first: a claim's
-    ``written``) newer than all of them."""
-    rows = sorted(json.loads(history or "[]"), key=lambda row: -int(row[0]))
-    return [*reversed(written), *((str(role), str(content)) for _, role, content in rows)]
+    """``history_sql``'s messages as (role, content), newest first (more than its ``limit`` may come: the
+    caller keeps the first ``limit``); ``written`` (oldest first: a claim's ``written``) newer than all of
+    them."""
+    rows = sorted(json.loads(history or "[]"), key=history_order)
+    return [*reversed(written), *((str(role), str(content)) for _, _, role, content in rows)]
 
 
 def lease_left(lease_until: object, now: object) -> float | None:

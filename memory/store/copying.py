@@ -84,7 +84,7 @@ TABLES: tuple[Table, ...] = (
         "conversation_turns",
         _cols(
             "id, owner, channel, chat_id, role, content, search_text, created_at, embedding, "
-            "embedding_model, sender_id, token_count"
+            "embedding_model, sender_id, token_count, session_no"
         ),
     ),
     Table("scratchpads", ("owner", "content", "updated_at"), ("owner",)),

@@ -1,8 +1,9 @@
 """The SQL of one exchange of a conversation written at once: the person's words and the reply go to the
-chat's Tier 0 session (``session_messages``) and the searchable conversation tier (``conversation_turns``,
-which is also the extraction buffer: the owner's turns past its watermark, ``turn_watermark.py``), and the
-owner's extraction due time is pushed (``extraction_due``) — in one unit of work, after the reply went out
-(issue 38, item 5).
+searchable conversation tier (``conversation_turns``), which is also the chat's Tier 0 session (the turns
+carry its number: ``turn_sessions.py``) and the extraction buffer (the owner's turns past its watermark,
+``turn_watermark.py``), and the owner's extraction due time is pushed (``extraction_due``) — in one unit
+of work, after the reply went out (issue 38, item 5). With memory off the words go to the session's own
+table (``session_messages``) alone.
 
 Until then the message's unanswered inbox row is its durable record (``inbox.py``): a process killed
 before this write leaves nothing of the exchange written, and the message is answered (and written) once
@@ -48,7 +49,7 @@ class Exchange:
     session: int
     created_at: str
     turns: Sequence[ExchangeTurn]
-    keep: bool = True  # False (memory off): the session alone — no conversation tier, no extraction
+    keep: bool = True  # False (memory off): the session table alone — no conversation tier, no extraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ class ExchangeWrite:
     chat_key: str
     session: int
     said: list[tuple[str, str]] = field(default_factory=list)
-    kept: bool = True  # conversation turns are among the inserts
+    kept: bool = True  # the insert is of conversation turns (False: of the session table, memory off)
 
     @property
     def statements(self) -> list[Part]:
@@ -72,8 +73,8 @@ class ExchangeWrite:
 
 
 class ExchangeRows:
-    """Writes an exchange in its three places at once; ``turns_written`` is told after each write that
-    added conversation turns (the PostgreSQL ranking re-reads its table size)."""
+    """Writes an exchange's turns and its due-time push at once; ``turns_written`` is told after each
+    write that added conversation turns (the PostgreSQL ranking re-reads its table size)."""
 
     def __init__(self, db: SqlDatabase, turns_written: Callable[[], None] = lambda: None) -> None:
         self._db = db
@@ -121,39 +122,40 @@ class ExchangeRows:
         return bool(rows and rows[0][0])
 
     def _parts(self, e: Exchange) -> list[Part]:
-        """The inserts, each one statement over every turn of the exchange."""
+        """The insert, one statement over every turn of the exchange: the kept turns with the chat's
+        session number (``turn_sessions.py``), or — memory off — the session table's rows."""
         n = len(e.turns)
-        parts: list[Part] = [
-            (
-                "INSERT INTO session_messages (chat_key, session_no, role, content, created_at) VALUES "
-                + _rows(5, n),
-                [v for t in e.turns for v in (e.chat_key, e.session, t.role, t.content, e.created_at)],
-            )
-        ]
-        if e.keep:
-            turns: list[object] = [
-                v
-                for t in e.turns
-                for v in (
-                    e.owner,
-                    e.channel,
-                    e.chat_id,
-                    t.role,
-                    t.content,
-                    t.search_text,
-                    e.created_at,
-                    t.sender_id,
-                    t.token_count,
+        if not e.keep:
+            return [
+                (
+                    "INSERT INTO session_messages (chat_key, session_no, role, content, created_at) VALUES "
+                    + _rows(5, n),
+                    [v for t in e.turns for v in (e.chat_key, e.session, t.role, t.content, e.created_at)],
                 )
             ]
-            parts.append(
-                (
-                    "INSERT INTO conversation_turns (owner, channel, chat_id, role, content, search_text, "
-                    "created_at, sender_id, token_count) VALUES " + _rows(9, n),
-                    turns,
-                )
+        turns: list[object] = [
+            v
+            for t in e.turns
+            for v in (
+                e.owner,
+                e.channel,
+                e.chat_id,
+                t.role,
+                t.content,
+                t.search_text,
+                e.created_at,
+                t.sender_id,
+                t.token_count,
+                e.session,
             )
-        return parts
+        ]
+        return [
+            (
+                "INSERT INTO conversation_turns (owner, channel, chat_id, role, content, search_text, "
+                "created_at, sender_id, token_count, session_no) VALUES " + _rows(10, n),
+                turns,
+            )
+        ]
 
     def _due(self, e: Exchange, token_budget: int, quiet_gap_s: float) -> Part:
         """The owner's due time after the exchange: now when the owner's running count of live buffered

@@ -153,7 +153,7 @@ class InboxRows:
         (stored id or None, received at, the hold's generation or None, alone in the chat, history row.)"""
         chat_key = f"{channel}:{chat_id}"
         claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
-        read, read_params = history_sql("postgresql", history, chat_key, claimable)
+        read, read_params = history_sql("postgresql", history, channel, chat_id, claimable)
         taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
         rows = await self._db.returning(
             f"WITH stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
@@ -192,7 +192,7 @@ class InboxRows:
             held = await self._db.returning(take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"), hold)
             if not held:
                 return stored, received, None, False, ()
-            read, read_params = history_sql("sqlite", history, f"{channel}:{chat_id}")
+            read, read_params = history_sql("sqlite", history, channel, chat_id)
             rows = await self._db.read(
                 f"SELECT {_ALONE.format(' AND id <> ?')}, {read}",
                 (channel, chat_id, stored, *read_params),

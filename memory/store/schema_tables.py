@@ -44,7 +44,8 @@ kept and searchable (9: with a vector); 7 makes daily events episodes; 8 adds ``
 ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``, ``_CHANGES``, ``_CHAT_HOLDS``,
 ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``), ``_REPLY_HANDLES``, ``_FENCING`` and
 ``_HOT_ROWS``, each said below, ``SEARCH_REFOLD`` (``refold.py``), ``BUFFER_COUNT`` (``buffer_count.py``) and
-``TURN_WATERMARK`` (``turn_watermark.py``: the extraction buffer becomes a watermark on the kept turns).
+``TURN_WATERMARK`` (``turn_watermark.py``: the extraction buffer becomes a watermark on the kept turns),
+``TURN_SESSIONS`` (``turn_sessions.py``: a chat's Tier 0 session becomes a number on its kept turns).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from typing import NamedTuple
 from memory.store.buffer_count import BUFFER_COUNT
 from memory.store.refold import SEARCH_REFOLD
 from memory.store.schema_media import ATTACHMENTS, REMINDERS
+from memory.store.turn_sessions import TURN_SESSIONS
 from memory.store.turn_watermark import TURN_WATERMARK
 
 
@@ -478,6 +480,7 @@ TEMPLATES: tuple[str, ...] = (
     SEARCH_REFOLD,
     BUFFER_COUNT,
     TURN_WATERMARK,
+    TURN_SESSIONS,
 )
 SCHEMA_VERSION = len(TEMPLATES)
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.store.sql import SqlDatabase, marks, qualified
+from memory.store.turn_sessions import SPARED
 from memory.text import tokenizer
 
 COLUMNS = "id, owner, channel, chat_id, role, content, created_at"
@@ -215,12 +216,14 @@ class TurnRows:
 
     async def prune(self, before: str) -> int:
         """Delete every turn older than ``before`` (retention) that no extraction waits for — none past its
-        owner's watermark, none with a failure row (a retry or a dead letter: ``turn_watermark.py``);
+        owner's watermark, none with a failure row (a retry or a dead letter: ``turn_watermark.py``) — and
+        that no chat's history may show (the newest of its current session: ``turn_sessions.SPARED``);
         returns how many."""
         cur = await self._db.write(
             "DELETE FROM conversation_turns WHERE created_at < ? AND id <= COALESCE((SELECT "
             "d.extracted_through FROM extraction_due d WHERE d.owner = conversation_turns.owner), id) "
-            "AND NOT EXISTS (SELECT 1 FROM extraction_failures f WHERE f.turn_id = conversation_turns.id)",
+            "AND NOT EXISTS (SELECT 1 FROM extraction_failures f WHERE f.turn_id = conversation_turns.id) "
+            f"AND NOT EXISTS (SELECT 1 FROM ({SPARED}) AS spared WHERE spared.id = conversation_turns.id)",
             (before,),
         )
         return int(cur.rowcount)

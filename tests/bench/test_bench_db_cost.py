@@ -57,9 +57,9 @@ def test_db_cost_measures_real_messages_and_drops_its_database(
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["store"] == "postgresql" and result["messages"] == 6
     assert result["warmup_messages"] == 5  # in warm0…warm3, before the window
-    # Every message stores its inbox row, two conversation turns (the extraction buffer too: the owner's turns
-    # past its watermark) and two history rows.
-    assert result["rows_inserted_per_msg"] >= 5
+    # Every message stores its inbox row and two conversation turns (the extraction buffer too: the owner's
+    # turns past its watermark; and the chat's session: the turns carry its number).
+    assert result["rows_inserted_per_msg"] >= 3
     assert result["transactions_per_msg"] >= 1
     # Read from /proc in 10 ms clock ticks per backend: six messages' few ms each may add no tick at all;
     # the scheduler's nanoseconds (/proc/<pid>/schedstat) are exact: the backends ran, so more than 0.

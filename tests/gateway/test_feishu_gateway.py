@@ -236,6 +236,7 @@ async def test_a_stranger_gets_nothing_and_leaves_no_trace(
     assert user_turns(model) == ["I am"]
     assert sql(engine, f"SELECT count(*) FROM {pending(False)} WHERE sender_id = 'ou_mallory'") == [(0,)]
     assert sql(engine, "SELECT content FROM session_messages WHERE content LIKE '%not on the list%'") == []
+    assert sql(engine, "SELECT content FROM conversation_turns WHERE content LIKE '%not on the list%'") == []
     assert 'add "ou_mallory"' in caplog.text
 
 

@@ -98,7 +98,11 @@ def stored(runtime: Runtime) -> dict[str, list[tuple]]:
     return {
         "buffer": sql(runtime.engine, buffer),
         "sessions": sql(runtime.engine, "SELECT chat_key FROM chat_sessions"),
-        "messages": sql(runtime.engine, "SELECT chat_key, role, content FROM session_messages"),
+        "messages": sql(  # the session's messages: its kept turns (memory on: turn_sessions.py)
+            runtime.engine,
+            "SELECT channel || ':' || chat_id, role, content FROM conversation_turns WHERE session_no > 0 "
+            "UNION ALL SELECT chat_key, role, content FROM session_messages",
+        ),
     }
 
 

@@ -134,8 +134,8 @@ def test_the_offline_stand_ins_notices_stay_out_of_history_and_memory(tmp_path: 
         engine = await MemoryEngine.open(tmp_path / ".tierclaw" / "data" / "memory.db")
         try:
             buffered = await engine.store.db.read(f"SELECT role FROM {pending(False)} ORDER BY id")
-            history = await engine.store.db.read("SELECT role FROM session_messages")
-            return [r[0] for r in buffered], [r[0] for r in history]
+            history = await engine.store.sessions.recent("console:local", 1, 20)
+            return [r[0] for r in buffered], [role for role, _ in history]
         finally:
             await engine.close()
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from localservers import postgres_cluster as throwaway_pg
-from memory.store import schema
+from memory.store import schema_tables
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
+from memory.store.turn_watermark import TURN_WATERMARK
 from tests.memory.store.exchanges import T0, alternating
 from tests.memory.store.old_homes import old_postgres_home, old_sqlite_home
 
@@ -74,6 +75,7 @@ async def test_turns_kept_before_an_owner_buffers_are_not_extracted(store: Memor
 
 async def test_the_prune_keeps_what_extraction_waits_for(store: MemoryStore) -> None:
     await store.exchange.write(alternating("eve", "extracted", "failed", "waiting"), **BUDGET)
+    await store.sessions.start("telegram:42", 2, T0)  # out of the history (its newest turns stay: below)
     extracted, failed, _ = [int(r[0]) for r in await store.buffer.oldest("eve", due_only=False)]
     await store.buffer.mark_failed([failed], 5, 60.0, True, "boom")
     assert await _take(store, [extracted]) == 1
@@ -161,7 +163,7 @@ async def _migrated_home(where: str) -> None:
         await store.close()
 
 
-_BEFORE = schema.SCHEMA_VERSION - 1
+_BEFORE = schema_tables.TEMPLATES.index(TURN_WATERMARK)  # version 22: the one before the watermark
 
 
 async def test_the_migration_moves_a_sqlite_buffer(tmp_path: Path) -> None:
