@@ -29,7 +29,6 @@ PostgreSQL's in ``postgres/schema.py``; an empty part is written ``""``.
 A shipped template is never edited: the SQLite text it renders is byte for byte what that version always
 ran, and ``tests/memory/store/test_schema_snapshots.py`` checks every version of both stores against the
 schemas they built before this file existed. A new version is a template at the end of ``TEMPLATES``.
-
 The versions: 1 is the original design's tables plus an ``owner`` on every row, ``source_ref``,
 ``subject``/``predicate``, ``superseded_by`` and a ``search_text`` column holding the jieba-segmented
 text the full-text index holds. 2 adds ``memory_refs``: every source reference a memory absorbed through
@@ -43,9 +42,8 @@ each was last used (for eviction). 5 adds the durable ``inbox``; 6 ``conversatio
 kept and searchable (9: with a vector); 7 makes daily events episodes; 8 adds ``scratchpads``; then
 ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``, ``_CHANGES``, ``_CHAT_HOLDS``,
 ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``), ``_REPLY_HANDLES``, ``_FENCING`` and
-``_HOT_ROWS``, each said below, ``SEARCH_REFOLD`` (``refold.py``), ``BUFFER_COUNT`` (``buffer_count.py``) and
-``TURN_WATERMARK`` (``turn_watermark.py``: the extraction buffer becomes a watermark on the kept turns),
-``TURN_SESSIONS`` (``turn_sessions.py``: a chat's Tier 0 session becomes a number on its kept turns).
+``_HOT_ROWS``, each said below; then in their own modules ``SEARCH_REFOLD``, ``BUFFER_COUNT``,
+``TURN_WATERMARK`` (the buffer, a watermark on the kept turns) and ``TURN_SESSIONS`` (Tier 0 on the turns).
 """
 
 from __future__ import annotations
