@@ -31,7 +31,6 @@ from datetime import datetime
 from typing import Protocol, TypeVar, cast
 
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
-from gateway.channel_parts import ChannelParts
 from gateway.chat_claims import HeldChats, LocalChats, Release
 from gateway.hold_keeper import LostChats, keep_holds
 from gateway.inbox import Chat, Claimed, DurableInbox
@@ -85,7 +84,6 @@ class ProcessLoop:
         self._limit = asyncio.Semaphore(max_concurrent)
         self.outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
         self._channels: dict[str, Channel] = {}
-        self._parts = ChannelParts()  # which optional parts each channel has, asked once
         self._chats: HeldChats | LocalChats = HeldChats(inbox) if inbox is not None else LocalChats()
         self.sweep_every = sweep_every  # seconds between sweeps for chats nobody live holds
         self._workers: dict[Chat, asyncio.Task[None]] = {}
@@ -402,12 +400,12 @@ class ProcessLoop:
         return outbound, sent
 
     def _shows_work(self, message: InboundMessage) -> bool:
-        return self._parts.has(self._channels.get(message.channel), ShowsWork)
+        return self.streams.parts.has(self._channels.get(message.channel), ShowsWork)
 
     def _working(self, message: InboundMessage) -> contextlib.AbstractAsyncContextManager[None]:
         """The channel's work-in-progress sign for this message's chat, if it has one."""
         channel = self._channels.get(message.channel)
-        if self._parts.has(channel, ShowsWork):
+        if self.streams.parts.has(channel, ShowsWork):
             try:
                 return cast(ShowsWork, channel).working(message)
             except Exception as exc:  # a broken sign must never cost the reply

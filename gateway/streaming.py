@@ -275,7 +275,7 @@ class ReplyStreams:
         self.enabled = True  # agent.stream (set by gateway/app.py)
         self._finals: dict[int, Feed] = {}  # id(reply) -> the feed its final send finishes
         self._open: set[Feed] = set()
-        self._parts = ChannelParts()  # which channels stream, asked once per channel
+        self.parts = ChannelParts()  # the channels' optional parts, asked once (the loop's too)
 
     def add(self, channel: Channel, cancel: Callable[[str], object]) -> None:
         """A channel of the loop: the person's "stop" on its platform cancels the reply being made."""
@@ -284,7 +284,7 @@ class ReplyStreams:
 
     async def open(self, channel: Channel | None, message: InboundMessage) -> Feed | None:
         """The feed of the reply to ``message``, or None when it goes out whole (see the module doc)."""
-        if not self._parts.has(channel, StreamsReplies):
+        if not self.parts.has(channel, StreamsReplies):
             return None
         streams = cast(StreamsReplies, channel)
         resume = await self._handle(message)
