@@ -133,7 +133,7 @@ async def run_mode(
         timer = None
         if runtime.engine.embedder is not None:
             timer = await time_embedder(runtime, config, query_cache=embedding.query_cache)
-        await runtime.start(schedule=False)
+        await runtime.start(schedule=False, freeze_heap=True)  # as tierclaw gateway
         ready_wait = await wait_until_embedder_ready(runtime) if timer is not None else 0.0
         # Warm-up (untimed): separate chats of the same owners, so per-owner caches are as in a running
         # gateway but the timed chats start with empty histories.

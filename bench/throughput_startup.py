@@ -57,7 +57,7 @@ async def probe(base_url: str, spawned: float, embedding: Embedding) -> dict[str
         warmed_at: list[float] = []
         try:
             opened = time.time()
-            await runtime.start(schedule=False)
+            await runtime.start(schedule=False, freeze_heap=True)  # as tierclaw gateway
             warm = getattr(runtime, "_warm_up", None)  # see wait_until_embedder_ready
             if warm is not None:
                 warm.add_done_callback(lambda _: warmed_at.append(time.time()))

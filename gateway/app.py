@@ -21,6 +21,7 @@ from channels.base import Channel, DeliversInOrder, PollsAlone, StopsReceiving
 from channels.seen import KeepsSeenMarks
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
+from gateway.heap import freeze_startup_heap
 from gateway.identity import Identities
 from gateway.inbox import DurableInbox
 from gateway.loop import ProcessLoop
@@ -233,8 +234,12 @@ class Runtime:
         runtime.backfill = backfill
         return runtime
 
-    async def start(self, *, schedule: bool = True) -> None:
-        """Resume extraction, start the loop and the channels; jobs are scheduled and caught up."""
+    async def start(self, *, schedule: bool = True, freeze_heap: bool = False) -> None:
+        """Resume extraction, start the loop and the channels; jobs are scheduled and caught up.
+
+        ``freeze_heap``: a process that keeps this runtime to its end (``tierclaw gateway``, ``tierclaw
+        chat``) moves what is alive once everything started out of the garbage collector's walks
+        (gateway/heap.py)."""
         if self.assistant.extraction is not None:
             await self.assistant.extraction.start()
         if self.backfill is not None:
@@ -259,6 +264,8 @@ class Runtime:
             channels = {c.name: c for c in self.channels}
             self.delivery = ReminderDelivery(self.engine, self.assistant.reminders, channels, replica)
             self.delivery.start()
+        if freeze_heap:
+            freeze_startup_heap()
         log.info(
             "[gateway] started: model=%s memory=%s channels=%s",
             self.models.chat.label,

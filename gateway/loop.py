@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
 from gateway.chat_claims import HeldChats, LocalChats, Release
@@ -400,14 +400,14 @@ class ProcessLoop:
         return outbound, sent
 
     def _shows_work(self, message: InboundMessage) -> bool:
-        return isinstance(self._channels.get(message.channel), ShowsWork)
+        return self.streams.parts.has(self._channels.get(message.channel), ShowsWork)
 
     def _working(self, message: InboundMessage) -> contextlib.AbstractAsyncContextManager[None]:
         """The channel's work-in-progress sign for this message's chat, if it has one."""
         channel = self._channels.get(message.channel)
-        if isinstance(channel, ShowsWork):
+        if self.streams.parts.has(channel, ShowsWork):
             try:
-                return channel.working(message)
+                return cast(ShowsWork, channel).working(message)
             except Exception as exc:  # a broken sign must never cost the reply
                 log.warning("[gateway] %s could not show work in progress: %s", message.channel, exc)
         return contextlib.nullcontext()

@@ -9,6 +9,7 @@ user's words or for instructions.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,6 +53,9 @@ class WorkspaceFiles:
 
     def __init__(self, workspace: Path, reader: Callable[[Path], list[str]] = read_workspace) -> None:
         self.workspace = workspace
+        # The files' paths as strings, joined once (a pathlib join and ``Path.stat`` on every message
+        # cost more than the ``os.stat`` itself).
+        self._paths = [os.fspath(workspace / name) for name in WORKSPACE_FILES]
         self._reader = reader
         self._key: tuple[tuple[int, int] | None, ...] | None = None
         self._parts: list[str] = []
@@ -59,7 +63,7 @@ class WorkspaceFiles:
 
     def parts(self) -> list[str]:
         """The current non-empty instruction files, in order."""
-        key = tuple(_stat_key(self.workspace / name) for name in WORKSPACE_FILES)
+        key = tuple(map(_stat_key, self._paths))
         if key != self._key:
             self._parts = self._reader(self.workspace)
             self._key = key
@@ -67,10 +71,10 @@ class WorkspaceFiles:
         return list(self._parts)
 
 
-def _stat_key(path: Path) -> tuple[int, int] | None:
+def _stat_key(path: str) -> tuple[int, int] | None:
     """What tells a changed file from an unchanged one: (size, mtime in ns); None when it is missing."""
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except OSError:
         return None
     return stat.st_size, stat.st_mtime_ns

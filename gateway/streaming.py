@@ -33,7 +33,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 from channels.base import (
     Channel,
@@ -42,6 +42,7 @@ from channels.base import (
     ReplyStream,
     StreamsReplies,
 )
+from gateway.channel_parts import ChannelParts
 from gateway.inbox import DurableInbox
 from gateway.model_turn import TextSink
 from gateway.send_fence import may_send
@@ -274,6 +275,7 @@ class ReplyStreams:
         self.enabled = True  # agent.stream (set by gateway/app.py)
         self._finals: dict[int, Feed] = {}  # id(reply) -> the feed its final send finishes
         self._open: set[Feed] = set()
+        self.parts = ChannelParts()  # the channels' optional parts, asked once (the loop's too)
 
     def add(self, channel: Channel, cancel: Callable[[str], object]) -> None:
         """A channel of the loop: the person's "stop" on its platform cancels the reply being made."""
@@ -282,13 +284,14 @@ class ReplyStreams:
 
     async def open(self, channel: Channel | None, message: InboundMessage) -> Feed | None:
         """The feed of the reply to ``message``, or None when it goes out whole (see the module doc)."""
-        if not isinstance(channel, StreamsReplies):
+        if not self.parts.has(channel, StreamsReplies):
             return None
+        streams = cast(StreamsReplies, channel)
         resume = await self._handle(message)
         if not self.enabled and not resume:
             return None
         try:
-            stream = channel.open_stream(
+            stream = streams.open_stream(
                 message, resume=resume, remember=functools.partial(self._remember, message)
             )
         except Exception as exc:  # the reply goes out whole

@@ -81,7 +81,7 @@ async def _chat(config: Config) -> int:
                 file=sys.stderr,
             )
         # Beside a running gateway (gateway/process_lock.py) the scheduled jobs are the gateway's to run.
-        await runtime.start(schedule=not gateway_running(config.db_path()))
+        await runtime.start(schedule=not gateway_running(config.db_path()), freeze_heap=True)
         await console.finished.wait()
         await runtime.loop.drain()
         await _save_memories(runtime)
@@ -255,7 +255,7 @@ async def _serve_locked(config: Config) -> int:
     try:
         if runtime.models.notice:
             print(runtime.models.notice, file=sys.stderr)
-        await runtime.start()
+        await runtime.start(freeze_heap=True)
         page = await start_page(runtime) if page_settings.enabled else None
         ops.ready()
     except ChannelError as exc:

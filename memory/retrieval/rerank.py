@@ -150,7 +150,9 @@ def rerank(
     if model is None or len(head) < 2:
         return list(hits)
     wanted = np.array([h.id for h in head], dtype=np.int64)
-    rows = np.nonzero(np.isin(ids, wanted))[0]
+    # The rows of those ids, by comparison: ``np.isin``'s checks and sort cost ~25 µs more a query at a few
+    # hundred memories (bench/README.md, "Gateway CPU", stop 51); the same rows, ascending.
+    rows = np.nonzero((ids == wanted[:, None]).any(axis=0))[0]
     position = {int(ids[r]): int(r) for r in rows}
     if len(position) < len(head):
         return list(hits)

@@ -234,3 +234,27 @@ async def test_an_unreachable_endpoint_is_named() -> None:
     with pytest.raises(ModelError) as info:
         await model.reply(request())
     assert info.value.kind == "unreachable" and "couldn't reach http://127.0.0.1" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://127.0.0.1:8080/v1",
+        "http://127.0.0.1:8080/v1/",
+        "https://api.example.com/openai/v1",
+        "http://h/",
+    ],
+)
+async def test_the_endpoint_url_is_the_one_the_sdk_joins(base_url: str) -> None:
+    """The model asks for the absolute URL (made once); the SDK would have joined the same one from the
+    path on every request."""
+    client = openai.AsyncOpenAI(api_key=SECRET_KEY, base_url=base_url)
+    try:
+        model = OpenAIChatModel(client, "chat-model")
+        joined = str(client._prepare_url("/chat/completions"))
+        assert model._completions_url() == joined
+        assert joined.endswith("/chat/completions") and "//chat" not in joined
+        client.base_url = "http://other.example/v2"  # a new base URL: the endpoint follows it
+        assert model._completions_url() == "http://other.example/v2/chat/completions"
+    finally:
+        await client.close()
