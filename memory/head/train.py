@@ -386,6 +386,18 @@ def _only_category(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write(
+    args: argparse.Namespace, models: dict[str, Classifier], rows: dict[str, np.ndarray], meta: dict[str, Any]
+) -> None:
+    """The head file of a run: with ``--only keep`` the rest as in that file; with ``--gate-only`` the arrays
+    the run does not write as in that file, and with ``--gate-languages`` (round 15) the new gate for those
+    languages only (``language_gate.own_gates``)."""
+    kept = ((args.networks or args.out) if args.only == "keep" else None, args.gate_only or args.networks)
+    write_run(args.out, models, rows, meta, *kept)
+    if args.gate_languages and args.gate_only:
+        meta["report"]["gate_languages"] = own_gates(args.gate_only, args.out, args.gate_languages.split(","))
+
+
 def _train(args: argparse.Namespace) -> int:
     """Every network, thresholds and the combined score (the default run)."""
     rates = _rates(args)
@@ -440,11 +452,7 @@ def _train(args: argparse.Namespace) -> int:
     }
     meta = {"version": VERSION, "scores": "log-odds", "sources": Counter(e.source for e in examples)}
     models = {"keep": w_keep, "category": w_cat, "gate": w_gate}
-    # --only keep: the rest as in that file; --gate-only: the arrays the run does not write as in that file
-    kept = ((args.networks or args.out) if args.only == "keep" else None, args.gate_only or args.networks)
-    write_run(args.out, models, head_rows(thresholds, combined), {**meta, "report": report}, *kept)
-    if args.gate_languages and args.gate_only:  # round 15: the new gate for these languages only
-        report["gate_languages"] = own_gates(args.gate_only, args.out, args.gate_languages.split(","))
+    _write(args, models, head_rows(thresholds, combined), {**meta, "report": report})
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0
