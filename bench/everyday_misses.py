@@ -59,8 +59,9 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
     passages, queries = await keeper.head_inputs(found, simple)
     message = await keeper.message_query(simple)  # round 13: a head that weighs both
     scores = head.keep_scores(passages)
-    told = head.told(queries)
-    whole = head.told(message) if message is not None else told
+    lang = language(simple)
+    told = head.told(queries, lang)
+    whole = head.told(message, lang) if message is not None else told
     rows: list[dict[str, Any]] = []
     for i, candidate in enumerate(found):
         for t in candidate.texts():
@@ -74,7 +75,6 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
             keep_th = round(head.thresholds[lang].keep, 2)
             rows.append({"text": t, "keep": round(score, 2), "keep_th": keep_th, "margin": value})
     kept = [f.content for f in decide(found, head_verdicts(found, passages, queries, message))]
-    lang = language(simple)
     return {
         "clauses": rows,
         "tell": round(float(told.min()), 2),

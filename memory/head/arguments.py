@@ -122,7 +122,26 @@ def _composed_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _gate_flags(parser: argparse.ArgumentParser) -> None:
-    """The gate's operating point per language (round 13, ``operating.py``; any run, or --only gate-point)."""
+    """The gate's operating point per language (round 13, ``operating.py``; any run, or --only gate-point),
+    and its rows (round 15, ``gate_training.py``)."""
+    parser.add_argument(
+        "--gate-weights",
+        default=None,
+        help="what one gate row of a source counts beside the other rows of its class, 'gate-long-=0.25' "
+        "(by the source's beginning; default gate_training.SOURCE_WEIGHTS)",
+    )
+    parser.add_argument(
+        "--gate-languages",
+        default=None,
+        help="with --gate-only: the new gate judges only these languages, 'en' (its own gate_<lang>_* "
+        "arrays and rows); the others keep that head's gate and rows (round 15, language_gate.py)",
+    )
+    parser.add_argument(
+        "--gate-rows",
+        default=None,
+        help="rows of a public source the gate sees, 'persona-en=1200' (over "
+        "gate_training.GATE_ROWS_PER_SOURCE)",
+    )
     parser.add_argument(
         "--gate-fire-rate",
         type=parse_rates,

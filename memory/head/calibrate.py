@@ -73,17 +73,34 @@ def cross_fit(
     classes: int,
     train: Trainer,
     weights: Callable[[np.ndarray, int], np.ndarray],
+    prior: np.ndarray | None = None,
 ) -> tuple[Classifier, np.ndarray]:
     """(the ensemble of one member per fold, out-of-fold logits of every row). Member k is trained on the
-    rows of ``use`` outside fold k (class weights by ``weights``) and scores the rows of fold k."""
+    rows of ``use`` outside fold k (class weights by ``weights``, shared inside a class by ``prior`` when
+    given: ``shared_by``) and scores the rows of fold k."""
     members = []
     oof = np.zeros((len(y), classes))
     for k in range(int(folds.max()) + 1):
         rows = use & (folds != k)
-        model = train(x[rows], y[rows], classes, weights(y[rows], classes))
+        w = weights(y[rows], classes)
+        if prior is not None:
+            w = shared_by(w, y[rows], prior[rows], classes)
+        model = train(x[rows], y[rows], classes, w)
         members.append(model)
         oof[folds == k] = model.logits(x[folds == k])[0]
     return Classifier.stack(members), oof
+
+
+def shared_by(weights: np.ndarray, y: np.ndarray, prior: np.ndarray, classes: int) -> np.ndarray:
+    """``weights`` with each class's total as it was, shared among the class's rows in proportion to
+    ``prior`` (round 15: a kind of row that outnumbers another in a class does not outweigh it; the
+    classes still weigh what ``weights`` gave them)."""
+    out = np.zeros(len(y))
+    for c in range(classes):
+        rows = y == c
+        if rows.any() and prior[rows].sum() > 0:
+            out[rows] = prior[rows] * weights[rows].sum() / prior[rows].sum()
+    return out
 
 
 def out_of_fold(model: Classifier, x: np.ndarray, folds: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -161,6 +161,9 @@ class Head:
     thresholds: dict[str, Thresholds]
     meta: dict[str, Any]
     combined: dict[str, Combined] | None = None
+    # Round 14: a language's own gate network (``gate_<lang>_*`` arrays), where one trained on more kinds of
+    # message served that language better and the other worse (memory/head/DATA_CARD.md, "Round 14").
+    gate_by_language: dict[str, Classifier] = field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -176,6 +179,11 @@ class Head:
         """Round 6 on, scores and thresholds are log-odds averaged over the ensemble's members; before,
         probabilities."""
         return self.meta.get("scores") == "log-odds"
+
+    def gate_for(self, lang: str | None) -> Classifier:
+        """The gate network that judges a message of ``lang``: its own when the head has one, else the
+        shared one (``None``: the shared one)."""
+        return self.gate_by_language.get(lang, self.gate_w) if lang else self.gate_w
 
     def keep_scores(self, passages: np.ndarray) -> np.ndarray:
         """How worth keeping each row of passage vectors is (log-odds, or P for an older head)."""
@@ -203,10 +211,9 @@ class Head:
         else the clause's keep threshold and the message's tell threshold. ``sentences`` (round 13, a head
         that ``reads_sentences``): one query row per text, of its own sentence, weighed beside ``message``."""
         scores = self.keep_scores(passages)
-        told = self.told(message)
-        if len(told) == 1:
-            told = np.repeat(told, len(texts))
-        own = self.told(sentences) if sentences is not None else told
+        languages = [language(t) for t in texts]
+        told = self._told_in(message, languages)
+        own = self._told_in(sentences, languages) if sentences is not None else told
         around = [message_text] * len(texts) if isinstance(message_text, str) else list(message_text)
         verdicts = []
         for score, text, tell, said, mine in zip(scores, texts, told, around, own, strict=True):
@@ -219,48 +226,63 @@ class Head:
                 verdicts.append(bool(score >= th.keep and tell >= th.tell))
         return verdicts
 
-    def told(self, queries: np.ndarray) -> np.ndarray:
-        """ "Asks or tells about own life" of each row of query vectors (``gate``'s second value)."""
+    def told(self, queries: np.ndarray, lang: str | None = None) -> np.ndarray:
+        """ "Asks or tells about own life" of each row of query vectors (``gate``'s second value), by the
+        gate network of ``lang`` (``gate_for``)."""
         rows = np.atleast_2d(queries)
+        network = self.gate_for(lang)
         if self.log_odds:
-            return np.asarray(gate_odds(self.gate_w.logits(rows))[1].mean(axis=0))
-        p = self.gate_w.probabilities(rows)
+            return np.asarray(gate_odds(network.logits(rows))[1].mean(axis=0))
+        p = network.probabilities(rows)
         return np.asarray(p[:, GATE_CLASSES.index("own")] + p[:, GATE_CLASSES.index("tell")])
+
+    def _told_in(self, queries: np.ndarray, languages: Sequence[str]) -> np.ndarray:
+        """``told`` for each of ``languages``' texts: of the one query row they were all said in, or of
+        each text's own row; each by its language's gate network."""
+        rows = np.atleast_2d(queries)
+        by_language = {lang: self.told(rows, lang) for lang in set(languages)}
+        if len(rows) == 1:
+            return np.array([by_language[lang][0] for lang in languages])
+        return np.array([by_language[lang][i] for i, lang in enumerate(languages)])
 
     def categories(self, passages: np.ndarray) -> list[str]:
         """The category of each statement (one of ``CATEGORIES``)."""
         probs = self.category_w.probabilities(passages)
         return [CATEGORIES[int(i)] for i in probs.argmax(axis=1)]
 
-    def gate(self, query: np.ndarray) -> tuple[float, float]:
-        """(asks about own life, asks or tells about own life) of one query vector: log-odds averaged over
-        the members, or probabilities for an older head."""
+    def gate(self, query: np.ndarray, lang: str | None = None) -> tuple[float, float]:
+        """(asks about own life, asks or tells about own life) of one query vector, by the gate network of
+        ``lang`` (``gate_for``): log-odds averaged over the members, or probabilities for an older head."""
+        network = self.gate_for(lang)
         if self.log_odds:
-            own, personal = gate_odds(self.gate_w.logits(query)[:, 0, :])
+            own, personal = gate_odds(network.logits(query)[:, 0, :])
             return float(own.mean()), float(personal.mean())
-        p = self.gate_w.probabilities(query)[0]
+        p = network.probabilities(query)[0]
         own_p = float(p[GATE_CLASSES.index("own")])
         return own_p, own_p + float(p[GATE_CLASSES.index("tell")])
 
     def wants_memory(self, query: np.ndarray, text: str) -> bool:
         """The message asks or tells about the person's own life: retrieval is worth its cost."""
-        return self.gate(query)[1] >= self.thresholds[language(text)].gate
+        lang = language(text)
+        return self.gate(query, lang)[1] >= self.thresholds[lang].gate
 
     def tells(self, query: np.ndarray, text: str) -> bool:
         """The whole message reads as telling (or asking) about the person's own life: a clause the keep
         classifier keeps is kept only then (a chit-chat line with a self-statement in passing is not)."""
-        return self.gate(query)[1] >= self.thresholds[language(text)].tell
+        lang = language(text)
+        return self.gate(query, lang)[1] >= self.thresholds[lang].tell
 
     def asks_own(self, query: np.ndarray, text: str) -> bool:
         """The message asks about the person's own life: a memory that stands out may be shown."""
-        return self.gate(query)[0] >= self.thresholds[language(text)].own
+        lang = language(text)
+        return self.gate(query, lang)[0] >= self.thresholds[lang].own
 
 
 def read_head(data: Any) -> Head:
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
     threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f); ``combined_sentence`` (round
-    13) its g."""
+    13) its g; ``gate_<lang>_*`` (round 14) that language's own gate network."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
     combined = None
     if "combined" in data:
@@ -282,6 +304,9 @@ def read_head(data: Any) -> Head:
         thresholds={lang: Thresholds(*map(float, row)) for lang, row in zip(LANGUAGES, rows, strict=True)},
         meta=json.loads(str(data["meta"])),
         combined=combined,
+        gate_by_language={
+            lang: Classifier.read(data, f"gate_{lang}") for lang in LANGUAGES if f"gate_{lang}_mean" in data
+        },
     )
 
 

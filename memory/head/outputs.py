@@ -111,7 +111,9 @@ def write_run(
     every array but the keep side's as in that file (``merge_keep``; read before ``out`` is written, which
     may be the same file); with ``gate_only`` (``train --gate-only``: the file whose keep and category
     networks the run took) that file's arrays the trainer does not write (the question classifier's,
-    round 14) carried over as they are."""
+    round 14) carried over as they are — but not a language's own gate (``gate_<lang>_*``): the run's new
+    gate network and thresholds are for every language. (``--only keep`` keeps it, and fits the combined
+    rows on the shared gate's scores: retrain that language's gate after it.)"""
     base = read_arrays(keep_only) if keep_only else None
     carried = read_arrays(gate_only) if gate_only else {}
     write_head(out, models, rows, meta)
@@ -119,4 +121,6 @@ def write_run(
         merge_keep(base, out, meta["report"])
     if carried:
         written = read_arrays(out)
-        save_head(out, {**{k: v for k, v in carried.items() if k not in written}, **written})
+        own_gates = tuple(f"gate_{lang}_" for lang in LANGUAGES)
+        kept = {k: v for k, v in carried.items() if k not in written and not k.startswith(own_gates)}
+        save_head(out, {**kept, **written})

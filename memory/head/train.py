@@ -36,15 +36,16 @@ from memory.head.calibrate import (
     fold_ids,
     given_networks,
     languages,
-    member,
     told_as_kept,
     trusted,
 )
 from memory.head.category_training import balanced, category_inputs, only_category, train_category
 from memory.head.corpus import SEED, Example, build
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
+from memory.head.gate_training import gate_rows, parse_table, train_gate
+from memory.head.language_gate import own_gates
 from memory.head.longer import composed_inputs
-from memory.head.model import GATE_CLASSES, VERSION, Classifier, keep_odds
+from memory.head.model import VERSION, Classifier, keep_odds
 from memory.head.outputs import head_rows, save_scores, write_run
 from memory.head.prodrop import round14_examples
 from memory.head.world import world_examples
@@ -215,37 +216,6 @@ def line_split(examples: list[Example], validation: np.ndarray) -> np.ndarray:
     return validation | clause_rows
 
 
-# Rows of each source the gate head is trained on (the rest: all of them).
-GATE_ROWS_PER_SOURCE = {
-    "lccc-train-clauses": 0,
-    "dailydialog-train-clauses": 0,
-    "written-compound": 0,
-    "persona-en": 300,
-    "persona-zh": 300,
-    "persona-zh-subjectless": 600,
-    "persona-questions-en": 200,
-    "persona-questions-zh": 200,
-    "lccc-train": 4000,
-    "dailydialog-train": 4000,
-    "dialogue-zh": 400,
-    "dialogue-en-xpersona": 200,
-    "dialogue-en-synthetic": 200,
-    "dialogue-zh-chat": 200,
-    "dialogue-en-xpersona-chat": 100,
-    "dialogue-en-synthetic-chat": 100,
-}
-
-
-def gate_rows(examples: list[Example]) -> np.ndarray:
-    """Which examples the gate head sees: every written one, the first rows of each public source."""
-    seen: Counter[str] = Counter()
-    rows = []
-    for e in examples:
-        seen[e.source] += 1
-        rows.append(seen[e.source] <= GATE_ROWS_PER_SOURCE.get(e.source, 10**9))
-    return np.array(rows)
-
-
 def train_keep(
     examples: list[Example],
     passages: np.ndarray,
@@ -261,29 +231,6 @@ def train_keep(
         passages, y, folds, ~noisy & known, 2, partial(train_mlp, seed=seed, shape=shape), balanced
     )
     return model, keep_odds(oof)
-
-
-def train_gate(
-    examples: list[Example],
-    queries: np.ndarray,
-    folds: np.ndarray,
-    noisy: np.ndarray,
-    seed: int,
-    shape: Shape = Shape(),
-    start: Classifier | None = None,
-) -> tuple[Classifier, np.ndarray]:
-    """(c) asks about one's own life / tells about it / other, on query vectors, cross-fitted on every row
-    but ``noisy``: (the ensemble, each row's out-of-fold logits). ``start``: an ensemble trained on the
-    same folds; member k goes on from its member k (which never saw fold k either)."""
-    k = len(GATE_CLASSES)
-    y = np.array([GATE_CLASSES.index(e.asks or "other") for e in examples])
-    if start is None:
-        return cross_fit(queries, y, folds, ~noisy, k, partial(train_mlp, seed=seed, shape=shape), balanced)
-    fold = iter(range(start.members))
-    warm = partial(train_mlp, seed=seed, shape=shape)
-    return cross_fit(
-        queries, y, folds, ~noisy, k, lambda *a: warm(*a, start=member(start, next(fold))), balanced
-    )
 
 
 def self_statements(
@@ -341,6 +288,11 @@ def training_examples(
     return examples, len(every) - len(examples), dict(weak_report)
 
 
+def _rows(args: argparse.Namespace) -> dict[str, int]:
+    """``--gate-rows`` over ``gate_training.GATE_ROWS_PER_SOURCE``."""
+    return parse_table(args.gate_rows, int)
+
+
 def _rates(args: argparse.Namespace) -> Rates:
     tell = args.tell_false_rate or TELL_FALSE_RATE  # one rate or one per language (operating.parse_rates)
     fire, own = args.gate_fire_rate or GATE_FIRE_RATE, args.own_false_rate or OWN_FALSE_RATE
@@ -370,14 +322,23 @@ def _networks(
         )
         start = w_old if args.warm else None
         gate_shape = Shape(shape.l2, shape.hidden, args.warm, args.warm_rate) if args.warm else shape
+        fit = partial(train_mlp, seed=seed, shape=gate_shape)
         w_gate, gate_scores = train_gate(
-            gate_examples, queries, folds[in_gate], noisy[in_gate], seed, gate_shape, start
+            gate_examples, queries, folds[in_gate], noisy[in_gate], fit, start, _weights(args)
         )
         return w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report
     w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
     w_cat, cat_report = _category(args, examples, passages, validation)
-    w_gate, gate_scores = train_gate(gate_examples, queries, folds[in_gate], noisy[in_gate], seed, shape)
+    fit = partial(train_mlp, seed=seed, shape=shape)
+    w_gate, gate_scores = train_gate(
+        gate_examples, queries, folds[in_gate], noisy[in_gate], fit, None, _weights(args)
+    )
     return w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report
+
+
+def _weights(args: argparse.Namespace) -> dict[str, float] | None:
+    """``--gate-weights`` over ``gate_training.SOURCE_WEIGHTS`` (None: the module's)."""
+    return None if not args.gate_weights else parse_table(args.gate_weights, float)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -385,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     defaults = {"seed": SEED, "l2": L2, "hidden": HIDDEN, "iterations": ITERATIONS}
     args = arguments(argv, __doc__.split("\n")[0], {**defaults, "tell_false_rate": TELL_FALSE_RATE})
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
-        return operating.run(args, _rates(args), training_examples, embed, gate_rows)
+        rows = partial(gate_rows, counts=_rows(args))
+        return operating.run(args, _rates(args), training_examples, embed, rows)
     return _only_category(args) if args.only == "category" else _train(args)
 
 
@@ -424,6 +386,18 @@ def _only_category(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write(
+    args: argparse.Namespace, models: dict[str, Classifier], rows: dict[str, np.ndarray], meta: dict[str, Any]
+) -> None:
+    """The head file of a run: with ``--only keep`` the rest as in that file; with ``--gate-only`` the arrays
+    the run does not write as in that file, and with ``--gate-languages`` (round 15) the new gate for those
+    languages only (``language_gate.own_gates``)."""
+    kept = ((args.networks or args.out) if args.only == "keep" else None, args.gate_only or args.networks)
+    write_run(args.out, models, rows, meta, *kept)
+    if args.gate_languages and args.gate_only:
+        meta["report"]["gate_languages"] = own_gates(args.gate_only, args.out, args.gate_languages.split(","))
+
+
 def _train(args: argparse.Namespace) -> int:
     """Every network, thresholds and the combined score (the default run)."""
     rates = _rates(args)
@@ -437,7 +411,7 @@ def _train(args: argparse.Namespace) -> int:
     )
     print(f"{len(examples)} training texts ({refused} refused: items of an evaluation set)")
     passages = embed([e.text for e in examples], "passage", cache)
-    in_gate = gate_rows(examples)
+    in_gate = gate_rows(examples, _rows(args))
     gate_examples = [e for e, used in zip(examples, in_gate, strict=True) if used]
     queries = embed([e.text for e in gate_examples], "query", cache)
     validation = line_split(examples, split(len(examples), seed))
@@ -478,9 +452,7 @@ def _train(args: argparse.Namespace) -> int:
     }
     meta = {"version": VERSION, "scores": "log-odds", "sources": Counter(e.source for e in examples)}
     models = {"keep": w_keep, "category": w_cat, "gate": w_gate}
-    # --only keep: the rest as in that file; --gate-only: the arrays the run does not write as in that file
-    kept = ((args.networks or args.out) if args.only == "keep" else None, args.gate_only or args.networks)
-    write_run(args.out, models, head_rows(thresholds, combined), {**meta, "report": report}, *kept)
+    _write(args, models, head_rows(thresholds, combined), {**meta, "report": report})
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

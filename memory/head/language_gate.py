@@ -1,0 +1,57 @@
+"""A gate network for some languages only (issue 35, round 15; ``train --gate-only HEAD --gate-languages
+en``): a new gate that meets its bars in one language and not in the other ships for that language alone.
+
+Why a file of its own: a gate-only run trains one gate on both languages' rows and chooses each
+language's thresholds and combined row on that language's out-of-fold scores. Those per-language parts
+are independent of the other language's, so a head can take, for the languages named, the new network
+(stored as ``gate_<lang>_*``, ``model.Head.gate_for``) with that language's row of ``thresholds`` and of
+``combined*``, and keep for every other language the earlier head's shared gate and rows bit for bit.
+Both gates' first layers are stored as float16 so that the file stays within the issue's 2 MB (the
+log-odds move by about 0.002; ``model.Classifier.read`` reads them back as float32).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+
+from memory.head.model import LANGUAGES, PARTS
+from memory.head.outputs import read_arrays, save_head
+
+# The arrays with one row per language (``outputs.head_rows``).
+ROWS = ("thresholds", "combined", "combined_spread", "combined_sentence")
+
+
+def own_gates(base: str, out: str, langs: Sequence[str]) -> dict[str, object]:
+    """Rewrite ``out`` (just written by ``train --gate-only base``) so that its gate network judges only
+    ``langs`` (as ``gate_<lang>_*``) with their rows of ``ROWS``; every other language keeps ``base``'s
+    shared gate (``gate_*``) and rows. ``base`` must have no language gate of its own."""
+    old, new = read_arrays(base), read_arrays(out)
+    if any(k.startswith(tuple(f"gate_{lang}_" for lang in LANGUAGES)) for k in old):
+        raise ValueError(f"{base} has a language's own gate already")
+    if not set(langs) <= set(LANGUAGES) or not langs:
+        raise ValueError(f"languages {list(langs)} not among {LANGUAGES}")
+    arrays = dict(new)
+    for part in PARTS:
+        arrays[f"gate_{part}"] = old[f"gate_{part}"]
+        for lang in langs:
+            arrays[f"gate_{lang}_{part}"] = new[f"gate_{part}"]
+    for name in [k for k in arrays if k == "gate_w1" or (k.startswith("gate_") and k.endswith("_w1"))]:
+        arrays[name] = np.asarray(arrays[name], dtype=np.float16)
+    for name in ROWS:
+        if name not in new and name not in old:
+            continue
+        if (name in new) != (name in old):
+            raise ValueError(f"{name} is in one head file only")
+        rows = np.array(old[name], copy=True)
+        for lang in langs:
+            rows[LANGUAGES.index(lang)] = new[name][LANGUAGES.index(lang)]
+        arrays[name] = rows
+    meta = json.loads(str(new["meta"]))
+    report: dict[str, object] = {"languages": list(langs), "others_from": base}
+    meta["report"] = {**meta.get("report", {}), "gate_languages": report}
+    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    save_head(out, arrays)
+    return report
