@@ -211,6 +211,8 @@ async def test_backfill_fills_after_notify(engine: MemoryEngine) -> None:
 
         backfill.notify()
         await wait_for(lambda: _missing(engine, 0))
+        # the pass's result is recorded when it is over, a moment after its vectors are written
+        await wait_for(lambda: _true(backfill.passes > passes))
         assert len(embedder.texts) == 5  # each memory embedded once
         assert backfill.last_result is not None and backfill.last_result.embedded == 2
     finally:
