@@ -18,6 +18,13 @@ def print_report(result: dict[str, Any]) -> None:
         "statements_per_msg",
         "round_trips_per_msg",
         "transactions_per_msg",
+        "write_transactions_per_msg",
+        "reply_path_statements_per_msg",
+        "reply_path_round_trips_per_msg",
+        "reply_path_commits_per_msg",
+        "reply_path_statement_ms_per_msg",
+        "background_statements_per_msg",
+        "background_statement_ms_per_msg",
         "rows_written_per_msg",
         "rows_inserted_per_msg",
         "rows_updated_per_msg",
@@ -41,6 +48,13 @@ def print_report(result: dict[str, Any]) -> None:
             table(
                 ["server process", "CPU ms per message (schedstat)"],
                 [[k, round(v, 3)] for k, v in result["server_cpu_exact_ms_by_process"].items()],
+            )
+        )
+    if result.get("statements_by_family"):
+        print(
+            table(
+                ["statement family (reply path unless background)", "per message"],
+                [[k, round(v, 3)] for k, v in result["statements_by_family"].items()],
             )
         )
     if result["statement_kinds"]:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memory.clock import from_db
+from memory.store.chat_next import NEXT_AFTER_LOCK
 from memory.store.claim_rows import (
     AfterAnswer,
     ClaimedRow,
@@ -102,8 +103,7 @@ def _answered_then_next_sql(now: str, read: str, exchange: str, due: bool) -> st
         f"WITH done AS ({_mark_once_sql(now)} RETURNING id), again AS ({_MARKED_BEFORE}), "
         f"{exchange + ', ' if exchange else ''}"
         "marked AS (SELECT id FROM done UNION ALL SELECT id FROM again), "
-        "nxt AS (SELECT id, received_at, platform_seq FROM inbox WHERE channel = ? AND chat_id = ? "
-        "AND answered_at IS NULL AND id <> ? ORDER BY platform_seq, id LIMIT 1), "
+        f"nxt AS ({NEXT_AFTER_LOCK}), "
         "claimed AS (UPDATE inbox SET claimed_by = ?, sending_by = CASE WHEN claimed_by = ? "
         "AND EXISTS (SELECT 1 FROM again) THEN sending_by ELSE claimed_by END "
         f"WHERE id = (SELECT id FROM nxt) AND EXISTS (SELECT 1 FROM marked) AND {_HELD_AT} "
@@ -329,7 +329,6 @@ class ChatHoldRows:
                 *chat,
                 *read_params,
             ),
-            chat_lock=f"{channel}:{chat_id}",
         )
         return _after_answer(rows[0], generation, settle_s, exchange)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory.store.chat_next import NEXT_AFTER_LOCK
 from memory.store.claim_rows import ClaimedRow, history_sql, read_extras, take_params, take_sql
 from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
 
@@ -151,17 +152,16 @@ class InboxRows:
     ) -> tuple[int | None, str, int | None, bool, Sequence[object]]:
         """``add_hold_and_claim`` on PostgreSQL: one statement after the exclusive side of the chat's lock.
         (stored id or None, received at, the hold's generation or None, alone in the chat, history row.)"""
-        chat_key = f"{channel}:{chat_id}"
         claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
         read, read_params = history_sql("postgresql", history, channel, chat_id, claimable)
         taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
         rows = await self._db.returning(
-            f"WITH stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
-            f"alone AS (SELECT {_ALONE.format('')} AS yes) "
+            f"WITH lk AS (SELECT NOT EXISTS ({NEXT_AFTER_LOCK}) AS idle), "
+            f"stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
+            f"alone AS (SELECT (SELECT idle FROM lk) AND {_ALONE.format('')} AS yes) "
             "SELECT (SELECT id FROM stored), (SELECT received_at FROM stored), "
             f"(SELECT generation FROM held), (SELECT yes FROM alone), {read}",
-            (*params, *hold, channel, chat_id, *read_params),
-            chat_lock=chat_key,
+            (channel, chat_id, 0, *params, *hold, channel, chat_id, *read_params),
         )
         stored, received, generation, alone = rows[0][:4]
         return (
@@ -222,8 +222,8 @@ class InboxRows:
         if self._db.kind == "postgresql" and claimant:
             columns += ", claimed_by"
             takeable = _TAKEABLE.format(now=self._now)
-            claim = f"CASE WHEN {_ALONE.format('')} AND {takeable} THEN ? END"
-            source = f"VALUES (?, ?, ?, ?, {self._now}, ?, ?, {claim})"
+            claim = f"CASE WHEN lk.idle AND {_ALONE.format('')} AND {takeable} THEN ? END"
+            source = f"SELECT ?, ?, ?, ?, {self._now}, ?, ?, {claim} FROM lk"
             return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", (
                 *values,
                 channel,
@@ -234,6 +234,9 @@ class InboxRows:
                 claimant,
                 claimant,
             )
+        if self._db.kind == "postgresql" and locked:  # after ``lk``: the chat's lock taken in the statement
+            source = f"SELECT ?, ?, ?, ?, {self._now}, ?, ? FROM lk"
+            return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", values
         if self._db.kind == "postgresql" and not locked:
             source = (
                 f"SELECT ?, ?, ?, ?, {self._now}, ?, ? "

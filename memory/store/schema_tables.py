@@ -43,7 +43,8 @@ kept and searchable (9: with a vector); 7 makes daily events episodes; 8 adds ``
 ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``, ``_CHANGES``, ``_CHAT_HOLDS``,
 ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``), ``_REPLY_HANDLES``, ``_FENCING`` and
 ``_HOT_ROWS``, each said below; then in their own modules ``SEARCH_REFOLD``, ``BUFFER_COUNT``,
-``TURN_WATERMARK`` (the buffer, a watermark on the kept turns) and ``TURN_SESSIONS`` (Tier 0 on the turns).
+``TURN_WATERMARK`` (the buffer, a watermark on the kept turns), ``TURN_SESSIONS`` (Tier 0 on the turns) and
+``CHAT_NEXT`` (PostgreSQL's chat lock inside the statement that needs it; nothing on SQLite).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from memory.store.buffer_count import BUFFER_COUNT
+from memory.store.chat_next import CHAT_NEXT
 from memory.store.refold import SEARCH_REFOLD
 from memory.store.schema_media import ATTACHMENTS, REMINDERS
 from memory.store.turn_sessions import TURN_SESSIONS
@@ -479,6 +481,7 @@ TEMPLATES: tuple[str, ...] = (
     BUFFER_COUNT,
     TURN_WATERMARK,
     TURN_SESSIONS,
+    CHAT_NEXT,
 )
 SCHEMA_VERSION = len(TEMPLATES)
 
