@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from bench.db_cost_paths import SPLIT_KEYS
 from bench.report import table
 
 
@@ -19,12 +20,7 @@ def print_report(result: dict[str, Any]) -> None:
         "round_trips_per_msg",
         "transactions_per_msg",
         "write_transactions_per_msg",
-        "reply_path_statements_per_msg",
-        "reply_path_round_trips_per_msg",
-        "reply_path_commits_per_msg",
-        "reply_path_statement_ms_per_msg",
-        "background_statements_per_msg",
-        "background_statement_ms_per_msg",
+        *(k for k in SPLIT_KEYS if k.endswith("_per_msg")),  # the reply path apart from background work
         "rows_written_per_msg",
         "rows_inserted_per_msg",
         "rows_updated_per_msg",
