@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from memory.store.sql import CHAT_LOCKS
 
-# Schema 25 (``schema_tables.TEMPLATES``): PostgreSQL's function; nothing on SQLite. The lock's key is
-# the one ``inbox.py``'s inserts take the shared side of: (CHAT_LOCKS, hashtext('<channel>:<chat_id>')).
-CHAT_NEXT = "{chat_next_own}"
+# Schema 25 (``schema_tables.TEMPLATES``: ``{chat_next_own}``, CHAT_NEXT): PostgreSQL's function;
+# nothing on SQLite. The lock's key is the one ``inbox.py``'s inserts take the shared side of:
+# (CHAT_LOCKS, hashtext('<channel>:<chat_id>')).
 POSTGRES = f"""
 CREATE FUNCTION tierclaw_chat_next(p_channel TEXT, p_chat TEXT, p_skip BIGINT)
     RETURNS TABLE (next_id BIGINT, next_received TEXT, next_seq BIGINT)
