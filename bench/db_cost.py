@@ -27,6 +27,12 @@ the timed window the server's own counters are read:
 
 WAL and CPU are the whole server's: run it on a server nothing else uses meanwhile.
 
+The reply path apart from background work (``bench/db_cost_paths.py`` says how each statement is told):
+``reply_path_statements_per_msg``, ``reply_path_round_trips_per_msg``, ``reply_path_commits_per_msg``,
+``reply_path_statement_ms_per_msg``, ``background_statements_per_msg``,
+``background_statement_ms_per_msg``, ``statements_by_family``; and ``write_transactions_per_msg``, the
+transaction ids the whole server assigned in the window (every write transaction, either side).
+
 Per message: ``statements``, ``transactions``, ``rows_written``, ``rows_read``, ``wal_bytes``,
 ``server_cpu_ms``, and from the last, how many messages one PostgreSQL core sustains
 (``msgs_per_s_per_core`` = 1000 / ``server_cpu_ms_per_msg``; ``msgs_per_s_per_core_exact`` from the
@@ -49,6 +55,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.database_option import add_database_option, scratch_memory
+from bench.db_cost_paths import SPLIT_KEYS, split
 from bench.db_cost_report import print_report
 from bench.embedding_option import add_embedding_args
 from bench.gateway_throughput import WARMUP_MESSAGES, BenchChannel
@@ -101,6 +108,9 @@ class Snapshot:
     exec_ms: float | None = None
     # query -> (plans, total planning ms): how often each was planned (``track_planning`` on; else 0s)
     plans: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # the next transaction id to be assigned (``pg_current_snapshot``'s xmax): its rise counts the write
+    # transactions of the whole server (a read-only transaction gets no id)
+    next_xid: int | None = None
 
 
 @dataclass(slots=True)
@@ -160,6 +170,7 @@ class Probe:
         database = {n: int(v or 0) for n, v in zip(names, row or (0,) * len(names), strict=True)}
         wal = self.conn.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')").fetchone()
         records = self.conn.execute("SELECT wal_records FROM pg_stat_wal").fetchone()
+        xid = self.conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").fetchone()
         statements, plan_ms, exec_ms = None, None, None
         plans: dict[str, tuple[int, float]] = {}
         if self.statements:
@@ -192,6 +203,7 @@ class Probe:
             plan_ms,
             exec_ms,
             plans,
+            int(xid[0]),
         )
 
 
@@ -257,6 +269,12 @@ def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> d
         "top_statements": None,
         "server_cpu_ms_per_msg": None,
         "msgs_per_s_per_core": None,
+        "write_transactions_per_msg": (
+            (after.next_xid - before.next_xid) / messages
+            if after.next_xid is not None and before.next_xid is not None
+            else None
+        ),
+        **dict.fromkeys(SPLIT_KEYS),
     }
     if after.cpu_s is not None and before.cpu_s is not None:
         cpu_ms = (after.cpu_s - before.cpu_s) * 1000.0 / messages
@@ -292,6 +310,8 @@ def per_message(before: Snapshot, after: Snapshot, messages: int, top: int) -> d
             sum(r for q, (_, r, _) in ran.items() if _kind(q) == "SELECT") / messages
         )
         out["statement_kinds"] = dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
+        planned = {q: after.plans.get(q, (0, 0.0))[1] - before.plans.get(q, (0, 0.0))[1] for q in ran}
+        out.update(split(ran, planned, messages))
         busiest = sorted(ran.items(), key=lambda kv: -kv[1][0])[:top]
         out["top_statements"] = [
             {
@@ -366,6 +386,7 @@ async def run(
             after = replace(probe.snapshot(), statements=at_end.statements, wal_bytes=at_end.wal_bytes)
             after = replace(
                 after,
+                next_xid=at_end.next_xid,
                 wal_records=at_end.wal_records,
                 cpu_s=at_end.cpu_s,
                 cpu_by_pid=at_end.cpu_by_pid,

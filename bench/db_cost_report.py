@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from bench.db_cost_paths import SPLIT_KEYS
 from bench.report import table
 
 
@@ -18,6 +19,8 @@ def print_report(result: dict[str, Any]) -> None:
         "statements_per_msg",
         "round_trips_per_msg",
         "transactions_per_msg",
+        "write_transactions_per_msg",
+        *(k for k in SPLIT_KEYS if k.endswith("_per_msg")),  # the reply path apart from background work
         "rows_written_per_msg",
         "rows_inserted_per_msg",
         "rows_updated_per_msg",
@@ -41,6 +44,13 @@ def print_report(result: dict[str, Any]) -> None:
             table(
                 ["server process", "CPU ms per message (schedstat)"],
                 [[k, round(v, 3)] for k, v in result["server_cpu_exact_ms_by_process"].items()],
+            )
+        )
+    if result.get("statements_by_family"):
+        print(
+            table(
+                ["statement family (reply path unless background)", "per message"],
+                [[k, round(v, 3)] for k, v in result["statements_by_family"].items()],
             )
         )
     if result["statement_kinds"]:

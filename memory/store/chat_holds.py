@@ -14,7 +14,10 @@ written with the answered-mark after it (``answered_then_next``; docs/scale-out.
 Claims and releases on PostgreSQL run after the exclusive side of the chat's advisory lock, whose
 shared side every insert of the chat holds until it commits (``inbox.py``): a claim sees every message
 whose insert began before it, and a release never drops the hold over a message being stored
-(docs/scale-out.md, "Platform order"). All times are the store's one clock (``sql.store_clock``).
+(docs/scale-out.md, "Platform order"). The answered step takes the lock inside its one statement
+(``chat_next.py``: the chat's next message read after the lock; a message its own snapshot cannot see
+yet is left to the next claim); a claim or a release of its own sends the lock before its statement.
+All times are the store's one clock (``sql.store_clock``).
 
 On SQLite (one process) every hold is this process's; the statements are the same.
 """
@@ -25,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memory.clock import from_db
+from memory.store.chat_next import NEXT_AFTER_LOCK
 from memory.store.claim_rows import (
     AfterAnswer,
     ClaimedRow,
@@ -102,8 +106,7 @@ def _answered_then_next_sql(now: str, read: str, exchange: str, due: bool) -> st
         f"WITH done AS ({_mark_once_sql(now)} RETURNING id), again AS ({_MARKED_BEFORE}), "
         f"{exchange + ', ' if exchange else ''}"
         "marked AS (SELECT id FROM done UNION ALL SELECT id FROM again), "
-        "nxt AS (SELECT id, received_at, platform_seq FROM inbox WHERE channel = ? AND chat_id = ? "
-        "AND answered_at IS NULL AND id <> ? ORDER BY platform_seq, id LIMIT 1), "
+        f"nxt AS ({NEXT_AFTER_LOCK}), "
         "claimed AS (UPDATE inbox SET claimed_by = ?, sending_by = CASE WHEN claimed_by = ? "
         "AND EXISTS (SELECT 1 FROM again) THEN sending_by ELSE claimed_by END "
         f"WHERE id = (SELECT id FROM nxt) AND EXISTS (SELECT 1 FROM marked) AND {_HELD_AT} "
@@ -295,7 +298,9 @@ class ChatHoldRows:
     ) -> AfterAnswer:
         """``answered``, with ``exchange`` written (the message's, after its reply went out), then
         ``next_message``, then — when nothing is left — ``release``, as one step (issue 38, item 5): on
-        PostgreSQL one statement after the chat's lock (one round trip, one commit); on SQLite, whose
+        PostgreSQL one statement that takes the chat's lock inside it (one round trip, one commit; the
+        next message as ``chat_next.py`` reads it: one stored while the lock was waited for is returned
+        as a wait, and claimed by the next ``next_message``); on SQLite, whose
         ``WITH`` cannot write, the steps in turn in one transaction.
 
         Once, whatever the retries: the exchange is written only by the step whose mark changes the row
@@ -329,7 +334,6 @@ class ChatHoldRows:
                 *chat,
                 *read_params,
             ),
-            chat_lock=f"{channel}:{chat_id}",
         )
         return _after_answer(rows[0], generation, settle_s, exchange)
 

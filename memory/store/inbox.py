@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory.store.chat_next import NEXT_AFTER_LOCK
 from memory.store.claim_rows import ClaimedRow, history_sql, read_extras, take_params, take_sql
 from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
 
@@ -113,9 +114,11 @@ class InboxRows:
         wait for (``platform_seq`` 0, or no window: a channel that delivers in order) is claimed as soon
         as it is stored.
 
-        On PostgreSQL the statement runs after the exclusive side of the chat's lock, not the shared side
-        of ``add``: every insert of the chat that began before it has committed and is seen, so an
-        earlier message is never overtaken; the claim is the hold's generation, read back, and
+        On PostgreSQL the statement takes the exclusive side of the chat's lock before its insert, inside
+        itself (``chat_next.py``), not the shared side of ``add``: every insert of the chat that began
+        before it has committed and is seen by the lock's read, and the message is claimed only when that
+        read and the statement's own snapshot both find the chat idle, so an earlier message is never
+        overtaken; the claim is the hold's generation, read back, and
         ``claimed_by`` in the row inserted (the reply's send intent: ``claim_rows.py``), set when the
         chat is takeable and the message alone in it — the take's own condition, read by the insert
         (a take of another replica committed between the two can leave it set on a message not claimed
@@ -149,19 +152,19 @@ class InboxRows:
         history: int,
         claimant: str | None,
     ) -> tuple[int | None, str, int | None, bool, Sequence[object]]:
-        """``add_hold_and_claim`` on PostgreSQL: one statement after the exclusive side of the chat's lock.
+        """``add_hold_and_claim`` on PostgreSQL: one statement, the exclusive side of the chat's lock its
+        first part (``lk``, ``chat_next.NEXT_AFTER_LOCK``).
         (stored id or None, received at, the hold's generation or None, alone in the chat, history row.)"""
-        chat_key = f"{channel}:{chat_id}"
         claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
         read, read_params = history_sql("postgresql", history, channel, chat_id, claimable)
         taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
         rows = await self._db.returning(
-            f"WITH stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
-            f"alone AS (SELECT {_ALONE.format('')} AS yes) "
+            f"WITH lk AS (SELECT NOT EXISTS ({NEXT_AFTER_LOCK}) AS idle), "
+            f"stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
+            f"alone AS (SELECT (SELECT idle FROM lk) AND {_ALONE.format('')} AS yes) "
             "SELECT (SELECT id FROM stored), (SELECT received_at FROM stored), "
             f"(SELECT generation FROM held), (SELECT yes FROM alone), {read}",
-            (*params, *hold, channel, chat_id, *read_params),
-            chat_lock=chat_key,
+            (channel, chat_id, 0, *params, *hold, channel, chat_id, *read_params),
         )
         stored, received, generation, alone = rows[0][:4]
         return (
@@ -213,17 +216,17 @@ class InboxRows:
         claimant: str | bool | None = False,
     ) -> tuple[str, tuple[object, ...]]:
         """The insert of one message (``add``), without its RETURNING; ``claimant`` (not False): its
-        statement runs after the chat's exclusive lock (``add_hold_and_claim``), so it takes no shared
-        side, and on PostgreSQL records ``claimant`` (None: nobody) as the claimant when the statement's
-        take and claim will succeed (``_TAKEABLE``, ``_ALONE``)."""
+        statement takes the chat's exclusive lock first (``add_hold_and_claim``'s ``lk``), so it takes no
+        shared side, and on PostgreSQL records ``claimant`` (None: nobody) as the claimant when the
+        statement's take and claim will succeed (``lk``'s read, ``_TAKEABLE``, ``_ALONE``)."""
         columns = "channel, chat_id, delivery_key, message, received_at, platform_seq, media"
         values: tuple[object, ...] = (channel, chat_id, delivery_key, message, 0.0, platform_seq, media)
         locked = claimant is not False
         if self._db.kind == "postgresql" and claimant:
             columns += ", claimed_by"
             takeable = _TAKEABLE.format(now=self._now)
-            claim = f"CASE WHEN {_ALONE.format('')} AND {takeable} THEN ? END"
-            source = f"VALUES (?, ?, ?, ?, {self._now}, ?, ?, {claim})"
+            claim = f"CASE WHEN lk.idle AND {_ALONE.format('')} AND {takeable} THEN ? END"
+            source = f"SELECT ?, ?, ?, ?, {self._now}, ?, ?, {claim} FROM lk"
             return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", (
                 *values,
                 channel,
@@ -234,6 +237,9 @@ class InboxRows:
                 claimant,
                 claimant,
             )
+        if self._db.kind == "postgresql" and locked:  # after ``lk``: the chat's lock taken in the statement
+            source = f"SELECT ?, ?, ?, ?, {self._now}, ?, ? FROM lk"
+            return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", values
         if self._db.kind == "postgresql" and not locked:
             source = (
                 f"SELECT ?, ?, ?, ?, {self._now}, ?, ? "

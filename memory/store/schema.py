@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from memory.store import chat_next
 from memory.store.schema_tables import SCHEMA_VERSION, SQLITE, render
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaTooNewError", "check_version", "migrate"]
@@ -105,6 +106,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "touches_own": "",
         "attachments_own": _ATTACHMENTS_FTS,
         "terms_own": "",
+        "chat_next_own": chat_next.SQLITE,
     },
 )
 

@@ -22,28 +22,27 @@ placeholder               SQLite                                PostgreSQL
 
 What differs beyond types is each store's own part, named by a lower-case placeholder (``{memories_own}``):
 full text — SQLite's FTS5 tables and their triggers, PostgreSQL's GIN indexes and the triggers that fill
-``search_tsv`` and ``memory_terms`` —, PostgreSQL's trigger functions and storage parameters, and the one
-data statement whose syntax differs (``{refs_backfill}``). SQLite's parts are in ``schema.py``,
-PostgreSQL's in ``postgres/schema.py``; an empty part is written ``""``.
+``search_tsv`` and ``memory_terms`` —, PostgreSQL's trigger functions and storage parameters, and the one data
+statement whose syntax differs (``{refs_backfill}``). SQLite's parts are in ``schema.py``, PostgreSQL's in
+``postgres/schema.py``; an empty part is written ``""``.
 
 A shipped template is never edited: the SQLite text it renders is byte for byte what that version always
 ran, and ``tests/memory/store/test_schema_snapshots.py`` checks every version of both stores against the
 schemas they built before this file existed. A new version is a template at the end of ``TEMPLATES``.
 The versions: 1 is the original design's tables plus an ``owner`` on every row, ``source_ref``,
-``subject``/``predicate``, ``superseded_by`` and a ``search_text`` column holding the jieba-segmented
-text the full-text index holds. 2 adds ``memory_refs``: every source reference a memory absorbed through
-merges. 3 adds the message path's state: retry bookkeeping on ``extraction_buffer`` (attempts, next
-try, dead letters), Tier 0 ``session_messages`` with the current session of each chat, and ``job_runs``
-(when each scheduled job last ran, so a run missed while the process was down happens at start). 4 adds
-embeddings: each memory's vector (``embedding``, little-endian float32) and the model key that made it
-(``embedding_model``: a vector is only compared with vectors of the same key), and ``embedding_cache``:
-vectors keyed by SHA-256 of the exact text + model key, with the dimension stored and checked, and when
-each was last used (for eviction). 5 adds the durable ``inbox``; 6 ``conversation_turns``, every turn
-kept and searchable (9: with a vector); 7 makes daily events episodes; 8 adds ``scratchpads``; then
-``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``, ``_CHANGES``, ``_CHAT_HOLDS``,
-``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``), ``_REPLY_HANDLES``, ``_FENCING`` and
-``_HOT_ROWS``, each said below; then in their own modules ``SEARCH_REFOLD``, ``BUFFER_COUNT``,
-``TURN_WATERMARK`` (the buffer, a watermark on the kept turns) and ``TURN_SESSIONS`` (Tier 0 on the turns).
+``subject``/``predicate``, ``superseded_by`` and a ``search_text`` column holding the jieba-segmented text the
+full-text index holds. 2 adds ``memory_refs``: every source reference a memory absorbed through merges. 3 adds
+the message path's state: retry bookkeeping on ``extraction_buffer`` (attempts, next try, dead letters), Tier
+0 ``session_messages`` with the current session of each chat, and ``job_runs`` (when each scheduled job last
+ran, so a run missed while the process was down happens at start). 4 adds embeddings: each memory's vector
+(``embedding``, little-endian float32) and the model key that made it (``embedding_model``: a vector is only
+compared with vectors of the same key), and ``embedding_cache``: vectors keyed by SHA-256 of the exact text +
+model key, with the dimension stored and checked, and when each was last used (for eviction). 5 adds the
+durable ``inbox``; 6 ``conversation_turns``, every turn kept and searchable (9: with a vector); 7 makes daily
+events episodes; 8 adds ``scratchpads``; then ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``,
+``_CHANGES``, ``_CHAT_HOLDS``, ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``),
+``_REPLY_HANDLES``, ``_FENCING`` and ``_HOT_ROWS``, each said below; then in their own modules, each saying
+what it adds, ``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS`` and ``CHAT_NEXT``.
 """
 
 from __future__ import annotations
@@ -479,6 +478,7 @@ TEMPLATES: tuple[str, ...] = (
     BUFFER_COUNT,
     TURN_WATERMARK,
     TURN_SESSIONS,
+    "{chat_next_own}",  # CHAT_NEXT: each store's own (memory/store/chat_next.py)
 )
 SCHEMA_VERSION = len(TEMPLATES)
 

@@ -87,3 +87,37 @@ def test_each_busy_statement_says_how_often_it_was_planned_in_the_window() -> No
     [busiest] = per_message(before, after, messages=2, top=1)["top_statements"]
     assert busiest["plans_per_call"] == pytest.approx(0.2)
     assert busiest["plan_ms_per_call"] == pytest.approx(0.04)
+
+
+def test_the_reply_path_is_counted_apart_from_background_work() -> None:
+    lock = "SELECT pg_advisory_xact_lock($1, hashtext($2))"
+    intake = (
+        "WITH lk AS (SELECT NOT EXISTS (SELECT next_id FROM tierclaw_chat_next($1, $2, $3)) AS idle), "
+        "stored AS (INSERT INTO inbox (channel) SELECT $4 FROM lk) SELECT 1"
+    )
+    answered = "WITH done AS (UPDATE inbox SET answered_at = $1 WHERE id = $2 RETURNING id) SELECT 1"
+    candidates = "SELECT m.id FROM memories m CROSS JOIN LATERAL (SELECT $1) x WHERE m.owner = $2"
+    touch = "UPDATE memories SET last_accessed = $1 WHERE id IN ($2, $3)"
+    sweep = "SELECT h.channel, h.chat_id, h.holder FROM chat_holds h WHERE h.channel IN ($1)"
+    ran = {lock: 0, intake: 0, answered: 0, candidates: 0, touch: 0, sweep: 0}
+    before = _snapshot(ran, inserted=0, cpu=1.0)
+    after = _snapshot(
+        {lock: 2, intake: 4, answered: 4, candidates: 6, touch: 1, sweep: 3}, inserted=0, cpu=1.0
+    )
+    before.next_xid, after.next_xid = 100, 109
+    result = per_message(before, after, messages=4, top=3)
+    assert result["reply_path_statements_per_msg"] == 4.0  # (2 + 4 + 4 + 6) / 4
+    assert result["reply_path_round_trips_per_msg"] == 3.5  # a chat lock goes with its statement
+    assert result["reply_path_commits_per_msg"] == 2.0  # the intake and the answered step write
+    assert result["background_statements_per_msg"] == 1.0  # the access mark and the sweeps
+    assert result["write_transactions_per_msg"] == 2.25  # transaction ids assigned, either side
+    assert result["statements_by_family"] == {
+        "retrieval": 1.5,
+        "intake": 1.0,
+        "answered step": 1.0,
+        "background": 1.0,
+        "chat lock": 0.5,
+    }
+    # ``_snapshot``'s statements ran 0.1 ms a call: the reply path's time apart from background work's
+    assert result["reply_path_statement_ms_per_msg"] == pytest.approx(0.4)
+    assert result["background_statement_ms_per_msg"] == pytest.approx(0.1)

@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 
+from memory.store import chat_next
 from memory.store.errors import MemoryDatabaseError
 from memory.store.schema_tables import POSTGRES, SCHEMA_VERSION, render
 
@@ -172,6 +173,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "touches_own": _TOUCHES,
         "attachments_own": _ATTACHMENTS,
         "terms_own": _TERMS,
+        "chat_next_own": chat_next.POSTGRES,
     },
 )
 

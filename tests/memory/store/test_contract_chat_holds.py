@@ -362,3 +362,25 @@ async def test_a_claim_reads_the_chats_current_history_with_it(store: MemoryStor
     assert parse_history(again.history) == [("user", "new start")]
     last = await holds.answered_then_next(two, "telegram", "c1", "r1", 1, history=3)
     assert last.released and last.next is None
+
+
+async def test_an_answered_step_racing_a_message_being_stored_keeps_the_hold_and_waits(two_replicas) -> None:
+    """The answered step takes the chat's lock inside its statement (schema 25, ``chat_next.py``): a
+    message whose insert held the lock's shared side is seen once that insert commits — the hold is not
+    let go over it — and, being newer than the statement's own snapshot, it is left to the next claim
+    (the step returns a wait), not claimed blind."""
+    intake, holder = two_replicas
+    first, generation, claimed = await holder.inbox.add_hold_and_claim(
+        "telegram", "7", "u1", "one", 1, "", "r1", LEASE
+    )
+    assert first is not None and generation == 1 and isinstance(claimed, ClaimedRow)
+    async with intake.transaction():  # another replica stores the chat's next message: not committed yet
+        stored = await intake.inbox.add("telegram", "7", "u2", "two", 2)
+        step = asyncio.create_task(holder.chat_holds.answered_then_next(first, "telegram", "7", "r1", 1))
+        await _waits_for_the_chat_lock(holder, step)
+        assert not step.done(), "the answered step decided before a message being stored committed"
+    after = await asyncio.wait_for(step, 30)  # a ceiling: a step still blocked fails, not hangs
+    assert after.marked and not after.released and isinstance(after.next, float)
+    assert await holder.chat_holds.holder("telegram", "7") == "r1"
+    following = await holder.chat_holds.next_message("telegram", "7", "r1")
+    assert isinstance(following, ClaimedRow) and following.id == stored
