@@ -51,6 +51,7 @@ TRIES = 40
 # Round 14 rows in a training run (``train.training_examples``). Off: tried and not shipped (DATA_CARD
 # "Round 14, gate" — MADial's chit-chat injection and LCCC's false keeps); True and ``train --gate-only
 # HEAD.npz`` give the variant measured there.
+# Round 16 (DATA_CARD "Round 16, gate"): full runs with English's own gate only, not shipped either.
 ON = False
 
 _ZH_DROPS = [
