@@ -123,6 +123,8 @@ def inbox_of(config: Config, engine: MemoryEngine) -> DurableInbox:
     replica = replica_id(config.gateway.replica_id)
     inbox = DurableInbox(engine.store, replica, reorder_window=config.gateway.reorder_window)
     inbox.history = config.agent.history_messages  # read with each claim: no read of its own
+    if config.memory.database_url:  # replicas share it: a takeover's claimant may only be stalled
+        inbox.in_flight_wait = inbox.lease.total_seconds()
     return inbox
 
 

@@ -4,16 +4,18 @@ and every ``sweep_every`` seconds the chats with waiting messages and no live ho
 
 A renewal that misses a chat being worked means another replica took it over — this one stalled past its
 lease (a long pause, a lost connection, SIGSTOP). That worker is stopped: its reply would be refused by
-the fence anyway (``ProcessLoop.may_send``), and the new holder answers the message. Whichever of the two
-finds the loss first says so, once per chat (``LostChats``).
+the fence anyway (``ProcessLoop.may_send``), and the new holder answers the message — unless it is marking
+a reply that went out before the stall, which the new holder waits for (gateway/in_flight.py). Whichever
+of the two finds the loss first says so, once per chat (``LostChats``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 from gateway.inbox import Chat, DurableInbox
 
@@ -25,6 +27,22 @@ class LostChats:
 
     def __init__(self) -> None:
         self._said: set[Chat] = set()
+        self._marking: set[Chat] = set()  # a worker marking a reply that went out: let it land
+
+    @contextlib.contextmanager
+    def marking(self, chat: Chat) -> Iterator[None]:
+        """While the chat's worker marks a reply that went out, a renewal that finds the chat lost does
+        not stop it: the mark of a stalled claimant counts (gateway/in_flight.py), and the worker finds
+        the loss itself right after it."""
+        self._marking.add(chat)
+        try:
+            yield
+        finally:
+            self._marking.discard(chat)
+
+    def is_marking(self, chat: Chat) -> bool:
+        """Whether the chat's worker is marking a reply that went out (``marking``)."""
+        return chat in self._marking
 
     def say(self, chat: Chat, why: str) -> None:
         """One warning line for a chat this replica lost while working it."""
@@ -94,4 +112,5 @@ async def _stop_if_lost(
     if holder is None or holder == inbox.replica or worker.done():  # the worker found it itself meanwhile
         return
     lost.say(chat, f"replica {holder} holds it now")
-    worker.cancel()
+    if not lost.is_marking(chat):
+        worker.cancel()

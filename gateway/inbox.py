@@ -91,6 +91,10 @@ class DurableInbox:
         self.monotonic: Callable[[], float] = time.monotonic  # how long a fence took (a stall): ``fence``
         self._repaired: dict[str, None] = {}  # chats whose repaired text was logged (newest last)
         self.history = 0  # messages of the chat's history read with each claim (``agent.historyMessages``)
+        # Seconds a takeover waits for a stalled claimant's mark before answering its message again
+        # (gateway/in_flight.py): the lease on a shared database (gateway/app.py), 0 when one gateway
+        # owns the store.
+        self.in_flight_wait = 0.0
 
     @property
     def _lease_s(self) -> float:
@@ -276,6 +280,10 @@ class DurableInbox:
         if following is None or isinstance(following, float):
             return after.marked, following, after.released, after.due_now
         return after.marked, self._claimed(following, asked), after.released, after.due_now
+
+    async def is_answered(self, inbox_id: int) -> bool:
+        """Whether the message is marked answered, by any replica (``gateway/in_flight.py``)."""
+        return await self._rows.is_answered(inbox_id)
 
     async def release(self, chat: Chat) -> bool:
         """Drop this replica's hold on the chat, only if nothing of it is left unanswered."""

@@ -33,6 +33,7 @@ from typing import Protocol, TypeVar, cast
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
 from gateway.chat_claims import HeldChats, LocalChats, Release
 from gateway.hold_keeper import LostChats, keep_holds
+from gateway.in_flight import answered_by_its_claimant
 from gateway.inbox import Chat, Claimed, DurableInbox
 from gateway.notices import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, notice_for
 from gateway.send_fence import fenced
@@ -262,17 +263,16 @@ class ProcessLoop:
             self._check_idle()
 
     async def _answer_one(self, claim: Claimed) -> bool:
-        """Answer one claimed message: slot, handler, the final send, then marked answered. False when
-        the chat changed hands meanwhile (nothing was sent, or the mark was refused): stop working it."""
+        """Answer one claimed message: slot, handler, the final send, then marked answered (only marked:
+        its stalled claimant answered it, gateway/in_flight.py). False when the chat changed hands."""
         message = claim.message
-        if claim.in_flight_by:
-            log.warning(
-                "[gateway] %s: message %s was claimed by replica %s, which stopped before marking it "
-                "answered: its reply may have gone out (in flight); answering it again",
-                message.chat_key,
-                message.inbox_id,
-                claim.in_flight_by,
-            )
+        inbox = self._inbox  # a takeover's claim: its claimant may have answered it, then stalled
+        if (
+            claim.in_flight_by
+            and inbox is not None
+            and await self._retrying(lambda _chat: answered_by_its_claimant(inbox, claim), claim.chat)
+        ):
+            return await self._mark_answered(claim)  # nothing sent here; the chat's next is claimed
         self._unfinished += 1
         try:
             async with self._working(message):
@@ -376,11 +376,11 @@ class ProcessLoop:
     async def _mark_answered(self, claim: Claimed, send_error: str | None = None) -> bool:
         """The message's answer (a reply, a command's answer, an apology) has gone out: it is not answered
         again. Marked right after the send, with the message's exchange: a crash in between answers it
-        twice rather than never — on Telegram a message claimed and not marked (on Feishu the repeated
-        send is dropped by its key), docs/architecture.md. Conditional on the claim's generation; False
-        when the chat changed hands since the claim."""
-        # Tried until the database answers: the chat's next claim would otherwise take this message again.
-        return await self._retrying(lambda _chat: self._chats.answered(claim, send_error), claim.chat)
+        twice rather than never (Telegram; Feishu drops the repeat by its key), docs/architecture.md. By
+        the claim's generation, or a stalled claimant's (gateway/in_flight.py); False: the chat changed
+        hands. Tried until the database answers, and not stopped by a renewal that finds the chat lost."""
+        with self._lost.marking(claim.chat):
+            return await self._retrying(lambda _chat: self._chats.answered(claim, send_error), claim.chat)
 
     def _queue_reply(
         self, message: InboundMessage, text: str, *, track: bool = True, fence: Claimed | None = None

@@ -53,15 +53,25 @@ _OLDEST = (
 )
 
 
+# Whose answered-mark counts: the holder at the claim's generation, or — the message still unanswered —
+# the replica whose claim a takeover moved to ``sending_by``: its reply went out before it stalled, and
+# the taker waits for that mark before answering again (``gateway/in_flight.py``; docs/scale-out.md,
+# "Fencing"). Only the send is fenced by the generation; a mark says what happened. Parameters: (channel,
+# chat_id, holder, generation, holder).
+_MARKER = (
+    "(EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? "
+    "AND h.generation = ?) OR (answered_at IS NULL AND sending_by = ?))"
+)
+
+
 def _mark_answered_sql(now: str) -> str:
-    """The answered-mark, fenced (``ChatHoldRows.answered`` and the first part of ``answered_then_next``):
-    only while the holder holds the chat at the claim's generation; a mark made again keeps the first
-    time and error. Parameters: (0.0, send_error, inbox_id, channel, chat_id, holder, generation)."""
+    """The answered-mark, fenced (``ChatHoldRows.answered``): by the holder at the claim's generation, or
+    by the stalled claimant a takeover found (``_MARKER``); a mark made again keeps the first time and
+    error. Parameters: (0.0, send_error, inbox_id, channel, chat_id, holder, generation, holder)."""
     return (
         f"UPDATE inbox SET answered_at = COALESCE(answered_at, {now}), send_error = "
         "CASE WHEN answered_at IS NULL THEN ? ELSE send_error END, lease_until = NULL "
-        "WHERE id = ? AND EXISTS (SELECT 1 FROM chat_holds h "
-        "WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? AND h.generation = ?)"
+        f"WHERE id = ? AND {_MARKER}"
     )
 
 
@@ -74,13 +84,12 @@ _LEASE_UNTIL = "(SELECT lease_until FROM chat_holds WHERE channel = ? AND chat_i
 
 
 # The answered-mark made once (``answered_then_next``): it changes the row only while the message is
-# unanswered and the holder holds the chat at the claim's generation, so the exchange written with it is
-# written once. Parameters: (0.0, send_error, inbox_id, channel, chat_id, holder, generation).
+# unanswered and its marker may mark it (``_MARKER``), so the exchange written with it is written once.
+# Parameters: (0.0, send_error, inbox_id, channel, chat_id, holder, generation, holder).
 def _mark_once_sql(now: str) -> str:
     return (
         f"UPDATE inbox SET answered_at = {now}, send_error = ?, lease_until = NULL "
-        "WHERE id = ? AND answered_at IS NULL AND EXISTS (SELECT 1 FROM chat_holds h "
-        "WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? AND h.generation = ?)"
+        f"WHERE id = ? AND answered_at IS NULL AND {_MARKER}"
     )
 
 
@@ -274,13 +283,15 @@ class ChatHoldRows:
         generation: int,
         send_error: str | None = None,
     ) -> bool:
-        """Mark a claimed message answered — only while ``holder`` still holds its chat at
-        ``generation``; False when the chat changed hands (its new holder answers it). Marking it again
+        """Mark a claimed message answered — while ``holder`` still holds its chat at ``generation``, or
+        while the message is unanswered and a takeover moved ``holder``'s claim to ``sending_by`` (its
+        reply went out before it stalled: ``_MARKER``); False when the chat changed hands and the
+        message is answered or claimed again by its new holder's taker. Marking it again
         under the same generation is True and changes nothing: a mark whose commit went through while
         its connection was lost is tried again by the worker, and must not read as a lost chat."""
         rows = await self._db.returning(
             f"{_mark_answered_sql(self._now)} RETURNING 1",
-            (0.0, send_error, inbox_id, channel, chat_id, holder, generation),
+            (0.0, send_error, inbox_id, channel, chat_id, holder, generation, holder),
         )
         return bool(rows)
 
@@ -308,12 +319,13 @@ class ChatHoldRows:
         its connection was lost — its commit having gone through — finds the message marked by
         ``holder`` already: it writes nothing, reports it marked, and claims again what the first
         claimed (or finds the chat let go). A mark refused (the chat changed hands) writes nothing either:
-        the chat's new holder answers the message and writes its exchange."""
+        the chat's new holder answers the message and writes its exchange. A stalled claimant's mark
+        (``_MARKER``) writes its exchange and claims and releases nothing: the chat is its taker's."""
         if self._db.kind != "postgresql":
             step = (inbox_id, channel, chat_id, holder, generation, send_error)
             return await self._answered_then_next_in_turn(step, settle_s, history, exchange)
         chat = (channel, chat_id)
-        mark = (0.0, send_error, inbox_id, *chat, holder, generation)
+        mark = (0.0, send_error, inbox_id, *chat, holder, generation, holder)
         claim = (*chat, inbox_id, holder, holder, *chat, holder, generation, -settle_s)
         read, read_params = history_sql("postgresql", history, channel, chat_id, "c.id IS NOT NULL")
         written, written_params = with_parts(exchange, only_if="done") if exchange else ("", [])
@@ -348,7 +360,7 @@ class ChatHoldRows:
         arguments."""
         inbox_id, channel, chat_id, holder, generation, send_error = mark
         async with self._db.transaction():
-            once = (0.0, send_error, inbox_id, channel, chat_id, holder, generation)
+            once = (0.0, send_error, inbox_id, channel, chat_id, holder, generation, holder)
             wrote = bool(await self._db.returning(f"{_mark_once_sql(self._now)} RETURNING 1", once))
             if not wrote and not await self._db.read(_MARKED_BEFORE, (inbox_id, holder)):
                 return AfterAnswer(False)

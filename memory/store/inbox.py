@@ -301,6 +301,14 @@ class InboxRows:
             "SELECT COUNT(*) FROM inbox WHERE answered_at IS NULL AND claimed_by = ?", (replica,)
         )
 
+    async def is_answered(self, inbox_id: int) -> bool:
+        """Whether the message is marked answered (by whichever replica: ``chat_holds._MARKER``)."""
+        return bool(
+            await self._db.scalar(
+                "SELECT COUNT(*) FROM inbox WHERE id = ? AND answered_at IS NOT NULL", (inbox_id,)
+            )
+        )
+
     async def stored_out_of_order(self) -> int:
         """Messages stored after a later message of their chat (by the platform's order): deliveries the
         claim's platform order had to put back in order. For trials (``bench.replicas``'s ``race``) and

@@ -240,6 +240,7 @@ async def test_a_reply_claimed_and_not_marked_is_answered_again_under_the_same_k
 
     with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
         b = await open_replica("b", answers)
+        b.inbox.in_flight_wait = 0.5  # b waits that long for a's mark (a stalled a would make it): none
         await _until(lambda: len(sent) == 1)
         await asyncio.wait_for(b.loop.drain(), 30)
     [(replica, answer)] = sent
@@ -397,3 +398,48 @@ async def test_a_fresh_claim_needs_no_fence_statement_and_a_stale_one_asks(repli
     await asyncio.wait_for(a.loop.drain(), 30)
     assert len(fences) == 1 and [(r, m.text) for r, m in sent] == [("a", "a:one"), ("a", "a:two")]
     assert await a.inbox.unanswered() == [] and await a.inbox.in_flight() == 0
+
+
+async def test_a_taker_waits_for_the_mark_of_the_reply_its_stalled_claimant_had_sent(
+    replicas, caplog: pytest.LogCaptureFixture
+) -> None:
+    # SIGSTOP between a reply's send and its answered-mark: the taker must not answer that message again
+    # when the claimant wakes within the wait (gateway/in_flight.py), and answers the next one in order.
+    open_replica, sent = replicas
+    wake = asyncio.Event()
+
+    async def answers(message: InboundMessage) -> str:
+        return f"{message.text}?"
+
+    a = await open_replica("a", answers)
+    renew, mark = a.inbox.renew, a.inbox.answered_then_next
+
+    async def stalled_renew(chats):  # the whole process is stopped: its keeper too
+        await wake.wait()
+        return await renew(chats)
+
+    async def stalled_mark(*args: Any, **kwargs: Any):  # ...right after its reply went out
+        await wake.wait()
+        return await mark(*args, **kwargs)
+
+    a.inbox.renew = stalled_renew  # type: ignore[method-assign]
+    a.inbox.answered_then_next = stalled_mark  # type: ignore[method-assign]
+    a.inbox.lease = timedelta(seconds=0.3)
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await _until(lambda: len(sent) == 1)  # "one?" went out from a; its mark waits for the wake
+    await _lease_runs_out(a, ("test", "c1"))
+
+    b = await open_replica("b", answers)
+    b.inbox.in_flight_wait = 60.0  # as on a shared database: a lease
+    with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
+        await b.loop.deliver(_msg("c1", "two", 2))  # b's sweep takes the chat over, claims "one", waits
+        async with asyncio.timeout(30):
+            while await b.inbox.in_flight("b") != 1:
+                await asyncio.sleep(0.02)
+        wake.set()  # a wakes and marks the reply it had sent
+        await _until(lambda: len(sent) == 2)
+        await asyncio.wait_for(b.loop.drain(), 30)
+        await asyncio.wait_for(a.loop.drain(), 30)
+    assert [(r, m.text) for r, m in sent] == [("a", "one?"), ("b", "two?")]
+    assert "was answered by replica a, which had stalled" in caplog.text
+    assert await b.inbox.unanswered() == [] and await b.inbox.in_flight("a") == 0

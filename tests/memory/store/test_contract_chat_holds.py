@@ -129,14 +129,45 @@ async def test_a_reply_is_fenced_by_the_generation_of_the_claim(store: MemorySto
     claimed = await holds.next_message("telegram", "c1", "r2")
     assert isinstance(claimed, ClaimedRow) and (claimed.id, claimed.sent_by) == (two, "r1")  # in flight
     assert (await inbox.in_flight("r1"), await inbox.in_flight("r2")) == (0, 1)  # r2's claim now
-    # r1 wakes: neither its send nor its mark of generation 1 goes through, nor can it renew
+    # r1 wakes: its send of generation 1 does not go through, nor can it renew
     assert not await holds.fence(two, "telegram", "c1", "r1", 1, 0)
-    assert not await holds.answered(two, "telegram", "c1", "r1", 1)
     assert not await holds.extend("telegram", "c1", "r1", 1, LEASE)
     assert await holds.fence(two, "telegram", "c1", "r2", 2, 0)
     assert await holds.answered(two, "telegram", "c1", "r2", 2, "NetworkError")
     assert not await holds.fence(two, "telegram", "c1", "r2", 2, 0)  # answered: nothing more to send
+    assert not await holds.answered(two, "telegram", "c1", "r1", 1)  # r1's mark: answered, not its chat
     assert await inbox.unsent(3600) == 1
+
+
+async def test_a_stalled_claimants_mark_of_the_reply_it_sent_counts_and_its_taker_goes_on(
+    store: MemoryStore,
+) -> None:
+    """r1 sent "one"'s reply, then stalled before its mark; r2 took the chat over and claimed "one" (in
+    flight from r1) and waits (gateway/in_flight.py); r1 wakes and marks it — the store takes that mark
+    from the claimant the takeover moved to ``sending_by``, and nothing else of r1's —, then r2's mark
+    of "one" claims "two"."""
+    holds, inbox = store.chat_holds, store.inbox
+    one = await inbox.add("telegram", "c1", "u1", "one", 1)
+    two = await inbox.add("telegram", "c1", "u2", "two", 2)
+    assert one is not None and two is not None
+    assert await holds.take("telegram", "c1", "r1", LEASE) == 1
+    assert isinstance(await holds.next_message("telegram", "c1", "r1"), ClaimedRow)
+    assert await holds.take("telegram", "c1", "r1", RAN_OUT) == 1
+    [(_, _, previous)] = await holds.take_waiting(["telegram"], "r2", LEASE)
+    assert previous == "r1"
+    taken = await holds.next_message("telegram", "c1", "r2")
+    assert isinstance(taken, ClaimedRow) and (taken.id, taken.sent_by) == (one, "r1")
+    assert not await inbox.is_answered(one)
+    assert not await holds.fence(one, "telegram", "c1", "r1", 1, 0)  # r1 sends nothing more
+    late = await holds.answered_then_next(one, "telegram", "c1", "r1", 1, None)
+    assert late.marked and late.wrote and not late.released  # r1's reply is the answer...
+    assert not isinstance(late.next, ClaimedRow)  # ...and it claims nothing of r2's chat
+    assert await inbox.is_answered(one) and await holds.get("telegram", "c1") == ("r2", 2)
+    assert not await inbox.is_answered(two)  # r1 claimed nothing more
+    after = await holds.answered_then_next(one, "telegram", "c1", "r2", 2, None)
+    assert after.marked and not after.wrote  # r1's mark stands; r2 wrote nothing for "one"
+    assert isinstance(after.next, ClaimedRow) and (after.next.id, after.next.sent_by) == (two, None)
+    assert not await holds.answered(two, "telegram", "c1", "r1", 1)  # never r1's claim
 
 
 async def test_renewal_keeps_only_the_holders_own_chats(store: MemoryStore) -> None:
