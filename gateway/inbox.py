@@ -313,7 +313,10 @@ class DurableInbox:
         return [((channel, chat_id), previous) for channel, chat_id, previous in taken]
 
     async def drop_holds(self) -> int:
-        """Drop every hold of this replica (it stops: what is left goes to another replica's sweep)."""
+        """Drop every hold of this replica (it stops: what is left goes to another replica's sweep), and
+        its claims of messages it did not mark: stopping on purpose, it marks none of them later, so the
+        next holder answers them without waiting for a stalled claimant (``gateway/in_flight.py``)."""
+        await self._rows.forget_claims(self.replica)
         return await self._holds.drop(self.replica)
 
     async def remember_reply(self, message: InboundMessage, handle: str) -> None:

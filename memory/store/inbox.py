@@ -301,6 +301,14 @@ class InboxRows:
             "SELECT COUNT(*) FROM inbox WHERE answered_at IS NULL AND claimed_by = ?", (replica,)
         )
 
+    async def forget_claims(self, replica: str) -> int:
+        """Forget ``replica``'s claims of messages it did not mark answered: it is stopping on purpose, so
+        no mark of its will come, and the next holder need not wait for one (``gateway/in_flight.py``)."""
+        cur = await self._db.write(
+            "UPDATE inbox SET claimed_by = NULL WHERE claimed_by = ? AND answered_at IS NULL", (replica,)
+        )
+        return int(cur.rowcount)
+
     async def is_answered(self, inbox_id: int) -> bool:
         """Whether the message is marked answered (by whichever replica: ``chat_holds._MARKER``)."""
         return bool(

@@ -415,3 +415,18 @@ async def test_an_answered_step_racing_a_message_being_stored_keeps_the_hold_and
     assert await holder.chat_holds.holder("telegram", "7") == "r1"
     following = await holder.chat_holds.next_message("telegram", "7", "r1")
     assert isinstance(following, ClaimedRow) and following.id == stored
+
+
+async def test_a_replica_stopping_on_purpose_leaves_no_claim_to_wait_for(store: MemoryStore) -> None:
+    """A graceful stop drops the holds and forgets the claims it will never mark (gateway/inbox.py
+    ``drop_holds``): the next holder's claim shows nothing in flight, so it does not wait a lease."""
+    holds, inbox = store.chat_holds, store.inbox
+    one = await inbox.add("telegram", "c1", "u1", "one", 1)
+    assert one is not None and await holds.take("telegram", "c1", "r1", LEASE) == 1
+    assert isinstance(await holds.next_message("telegram", "c1", "r1"), ClaimedRow)
+    assert await inbox.in_flight("r1") == 1
+    assert await inbox.forget_claims("r1") == 1 and await holds.drop("r1") == 1
+    assert await inbox.in_flight("r1") == 0
+    [(_, _, previous)] = await holds.take_waiting(["telegram"], "r2", LEASE)
+    taken = await holds.next_message("telegram", "c1", "r2")
+    assert previous is None and isinstance(taken, ClaimedRow) and (taken.id, taken.sent_by) == (one, None)
