@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from openai._utils._json import openapi_dumps
 
-from gateway import request_json
 from gateway.agent import ChatRequest, OpenAIChatModel
 from gateway.media.tools import SCHEMAS as ATTACHMENT_SCHEMAS
 from gateway.memory_tools import TOOL_SCHEMAS as MEMORY_SCHEMAS
@@ -69,29 +68,6 @@ def test_a_schema_changed_into_another_object_is_encoded_anew() -> None:
     first = body_bytes({"tools": [schema]})
     other = {"type": "function", "function": {"name": "b", "parameters": {"type": "object"}}}
     assert body_bytes({"tools": [other]}) == openapi_dumps({"tools": [other]}) != first
-
-
-def test_kept_message_texts_give_the_sdk_s_bytes_for_a_sliding_history(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(request_json, "MESSAGE_CHARS_KEPT", 600)  # a few messages: cleared on the way
-    monkeypatch.setattr(request_json, "_MESSAGE_JSON", {})
-    monkeypatch.setattr(request_json, "_message_chars", 0)
-    said = [
-        {"role": "user" if i % 2 == 0 else "assistant", "content": f"第{i}条 message \u2028 é {i}"}
-        for i in range(30)
-    ]
-    odd = [{"content": "key order differs", "role": "user"}, {"role": "assistant", "content": None}]
-    for end in range(1, len(said) + 1):
-        messages = [{"role": "system", "content": "You are tierclaw."}, *said[max(0, end - 8) : end]]
-        if end % 5 == 0:
-            messages[1:1] = odd
-        body = {"model": "m", "messages": messages, "temperature": 0.7}
-        assert body_bytes(body) == openapi_dumps(body)
-        assert request_json._message_chars <= request_json.MESSAGE_CHARS_KEPT
-    assert request_json._MESSAGE_JSON  # kept (the odd message's None content never is)
-    assert all(None not in dict(pairs).values() for pairs in request_json._MESSAGE_JSON)
-    assert body_bytes({"messages": []}) == openapi_dumps({"messages": []})
 
 
 def test_nan_is_refused_as_the_sdk_refuses_it() -> None:
