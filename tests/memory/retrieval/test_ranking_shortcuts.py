@@ -1,11 +1,10 @@
 """The reply path's shortcuts in ranking give what the long way gives (bench/README.md, "Gateway CPU",
 stop 52): a memory holding none of the query's words matches 0.0 at once, parsed access times are kept
-between rankings, a re-ranked hit that keeps its place is handed back as it is, and retrieval takes the
-query vector the gate's head just asked for instead of asking again."""
+between rankings, and a re-ranked hit that keeps its place is handed back as it is (retrieval taking the
+query vector the gate's head just asked for: test_hybrid_retrieval.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -13,12 +12,8 @@ import numpy as np
 import pytest
 
 from memory.clock import days_between
-from memory.engine import MemoryEngine
-from memory.records import Fact, Retrieved
+from memory.records import Retrieved
 from memory.retrieval import ranking, rerank
-from memory.vectors.cache import CachedEmbedder
-from memory.vectors.embedding import LocalEmbedder
-from tests.support.hybrid import GENEROUS_TIMEOUT
 
 
 def long_way(
@@ -83,36 +78,3 @@ def test_a_re_ranked_hit_that_keeps_its_place_is_itself_and_the_rest_get_the_sco
         assert sorted(h.id for h in ranked) == [h.id for h in hits]
         for place, h in enumerate(ranked):
             assert (h is hits[place]) == (h.id == hits[place].id)
-
-
-@pytest.fixture
-async def local(engine: MemoryEngine) -> AsyncIterator[MemoryEngine]:
-    embedder = CachedEmbedder(LocalEmbedder(), engine.store.vectors)
-    engine.embedder = embedder
-    engine.embedding.query_timeout = GENEROUS_TIMEOUT
-    try:
-        yield engine
-    finally:
-        engine.embedder = None
-        await embedder.close()
-
-
-async def test_retrieval_takes_the_vector_the_gate_just_asked_for_and_finds_the_same(
-    local: MemoryEngine,
-) -> None:
-    facts = ["My dog is called Biscuit", "I work as a nurse at the city hospital", "我在上海的一家银行上班"]
-    await local.write_many("bob", [Fact(content=c) for c in facts])
-    question = "what's my dog's name?"
-    assert local.embedding.recent(question) is None  # never asked
-    assert local.embedding.recent("   ") is None
-    embedder = local.embedder
-    assert isinstance(embedder, CachedEmbedder)
-    cold = await local.retrieve("bob", question, touch=False)  # embeds the query
-    asked = embedder.query_misses + embedder.query_hits
-    vector = await local.embedding.query(question)  # what the gate's head asks for first
-    assert vector is not None and local.embedding.recent(question) is vector
-    warm = await local.retrieve("bob", question, touch=False)
-    # The same hits by the same vector (the scores' decay moved on with the clock between the two).
-    assert [(h.id, h.cosine, h.match) for h in warm] == [(h.id, h.cosine, h.match) for h in cold]
-    assert warm[0].content == facts[0]
-    assert embedder.query_misses + embedder.query_hits == asked  # the embedder was not asked again
