@@ -164,7 +164,9 @@ def rerank(
         np.array([h.match for h in head], dtype=np.float32),
         np.array([h.score for h in head], dtype=np.float32),
     )
-    order = np.argsort(-model.scores(q, memories, features), kind="stable")
+    order = np.argsort(-model.scores(q, memories, features), kind="stable").tolist()
     scores = sorted((h.score for h in head), reverse=True)
-    ranked = [replace(head[int(i)], score=s) for i, s in zip(order, scores, strict=True)]
+    # A hit that keeps its place keeps its score: it is handed back itself (``replace``: ~6 µs a hit).
+    moved = [head[i] for i in order]
+    ranked = [h if h.score == s else replace(h, score=s) for h, s in zip(moved, scores, strict=True)]
     return ranked + list(hits[TOP:])

@@ -131,15 +131,31 @@ class Retriever:
         """
         text = question_focus(text)  # a question buried in chatter: search for the question
         embedder = self._embedding.embedder
-        vector_task = asyncio.ensure_future(self._embedding.query(text)) if embedder is not None else None
+        vector_task = self._query_vector(text)
         try:
             await self._store.changes.refresh()  # other processes' writes: projects, vectors, term statistics
-            if vector_task is not None and embedder is not None and embedder.uses_local_cores:
+            local = embedder is not None and embedder.uses_local_cores
+            if vector_task is not None and local and not vector_task.done():
                 await asyncio.wait([vector_task])
             return await self._rank_with(owner, text, now, tiers, k, min_match, floor, vector_task, related)
         finally:
             if vector_task is not None and not vector_task.done():
                 vector_task.cancel()
+
+    def _query_vector(self, text: str) -> asyncio.Future[np.ndarray | None] | None:
+        """The query's vector on its way (None without an embedder). A local model's vector the gate's
+        head has just asked for is taken as it is, already done — ``rank`` waits for a local model's
+        vector before its database work in any case, so nothing else changes; an API model's is always a
+        task, embedded while the keyword candidates are found (and ``_relations_wanted`` sees it still
+        running)."""
+        embedder = self._embedding.embedder
+        if embedder is None:
+            return None
+        if embedder.uses_local_cores and (known := self._embedding.recent(text)) is not None:
+            done: asyncio.Future[np.ndarray | None] = asyncio.get_running_loop().create_future()
+            done.set_result(known)
+            return done
+        return asyncio.ensure_future(self._embedding.query(text))
 
     async def _nearest(
         self, owner: str, query_vector: np.ndarray | None, tiers: tuple[int, ...], pool: ranking.Pool

@@ -72,6 +72,20 @@ class EmbeddingUse:
         self._recovered()
         return vectors
 
+    def recent(self, text: str) -> np.ndarray | None:
+        """The query's vector when one of the last few queries had it (what ``query`` would return at
+        once), else None: retrieval takes the vector the gate's head just asked for without a task and an
+        event-loop round trip for it (bench/README.md, "Gateway CPU", stop 52)."""
+        embedder = self.embedder
+        text = text[:MAX_QUERY_CHARS].strip()
+        if embedder is None or not text:
+            return None
+        key = (embedder.model_key, text)
+        vector = self._recent.get(key)
+        if vector is not None:
+            self._recent.move_to_end(key)
+        return vector
+
     async def query(self, text: str, timeout: float | None = None) -> np.ndarray | None:
         """The query's vector, or None (no embedder, empty text, or it failed / was too slow)."""
         embedder = self.embedder
@@ -79,9 +93,8 @@ class EmbeddingUse:
         if embedder is None or not text:
             return None
         key = (embedder.model_key, text)
-        if key in self._recent:
-            self._recent.move_to_end(key)
-            return self._recent[key]
+        if (known := self.recent(text)) is not None:
+            return known
         try:
             # asyncio.timeout, not wait_for: wait_for (3.11) can swallow the reply task's own cancel.
             async with asyncio.timeout(timeout or self.query_timeout):

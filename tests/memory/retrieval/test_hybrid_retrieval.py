@@ -528,3 +528,20 @@ async def test_memories_written_after_the_vectors_were_loaded_are_found_by_meani
     vectors = await engine.vectors.of_owner("alice")
     assert vectors is not None
     assert sorted(vectors.ids.tolist()) == sorted([*by_content.values(), new.id])
+
+
+async def test_retrieval_takes_the_vector_the_gate_just_asked_for_and_finds_the_same(
+    engine: MemoryEngine, local: Switchable
+) -> None:
+    by_content = await write_corpus(engine, "alice")
+    question = "what pet do I have?"
+    assert engine.embedding.recent(question) is None and engine.embedding.recent("   ") is None
+    cold = await engine.retrieve("alice", question, touch=False)  # embeds the query
+    vector = await engine.embedding.query(question)  # what the gate's head asks for first: kept
+    assert vector is not None and engine.embedding.recent(question) is vector
+    asked = local.query_calls
+    warm = await engine.retrieve("alice", question, touch=False)
+    assert local.query_calls == asked  # not asked again (bench/README.md, "Gateway CPU", stop 52)
+    # The same hits by the same vector (their decay moved on with the clock between the two).
+    assert [(h.id, h.cosine, h.match) for h in warm] == [(h.id, h.cosine, h.match) for h in cold]
+    assert warm[0].id == by_content[PET_EN]
