@@ -12,8 +12,8 @@ second time: ``bench.replicas`` ``in_flight_at_kill``; on Feishu the repeat is d
 
 The wait is a takeover's alone, one per chat taken over: a chat's later messages were never claimed by
 the dead or stalled replica, and a replica that stops on purpose forgets its unmarked claims as it hands
-its holds over (``DurableInbox.drop_holds``). On SQLite one gateway owns the file, so the claimant is this process's
-dead predecessor and nothing is waited for (``in_flight_wait`` 0).
+its holds over (``DurableInbox.drop_holds``). On SQLite one gateway owns the file, so the claimant is this
+process's dead predecessor and nothing is waited for (``in_flight_wait`` 0).
 """
 
 from __future__ import annotations
