@@ -252,17 +252,15 @@ class Runtime:
         if self.assistant.media is not None:
             self.assistant.media.start()
         self.loop.start()
+        await self._answer_unanswered()
+        if self.jobs is not None and schedule:
+            self.jobs.start()
+            self._catch_up = asyncio.create_task(self.jobs.catch_up(), name="jobs-catch-up")
         for channel in self.channels:
             self._one_poller(channel)
             if isinstance(channel, DeliversInOrder) and channel.delivers_in_order:
                 self.inbox.in_order.add(channel.name)  # its chats skip the reorder window
             await channel.start(self.loop.deliver)
-        # Once the channels can send (a leftover's reply must not meet a channel not started yet); a
-        # message arriving meanwhile still waits behind its chat's earlier ones (the inbox's claims).
-        await self._answer_unanswered()
-        if self.jobs is not None and schedule:
-            self.jobs.start()
-            self._catch_up = asyncio.create_task(self.jobs.catch_up(), name="jobs-catch-up")
         if self.assistant.reminders is not None:  # sends through the channels: once they are started
             replica = replica_id(self.config.gateway.replica_id)
             channels = {c.name: c for c in self.channels}
@@ -289,9 +287,8 @@ class Runtime:
         channel.may_poll = lock.acquire
 
     async def _answer_unanswered(self) -> None:
-        """As the channels start, hold the chats with messages stored earlier and not answered, so they
-        are answered first, each in order (a new message of such a chat waits behind them: the inbox's
-        claims follow the platform's order); the loop then renews its holds and takes over the chats of
+        """Before any new input, hold the chats with messages stored earlier and not answered, so they
+        are answered first, each in order; the loop then renews its holds and takes over the chats of
         replicas that died (docs/scale-out.md, "The message path"). Only this runtime's channels are
         swept: `tierclaw chat` leaves a gateway's messages to it. On SQLite one gateway owns the file, so
         every waiting chat is this one's; on PostgreSQL only those no live replica holds (or this
