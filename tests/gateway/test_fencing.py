@@ -120,6 +120,19 @@ async def _lease_runs_out(replica: Replica, chat: Chat) -> None:
     replica.inbox.monotonic = lambda: time.monotonic() + stalled
 
 
+def _stall_renewals(replica: Replica, wake: asyncio.Event) -> None:
+    """The whole process is stopped until ``wake``: its hold keeper too, which (its lease cut to 0.3 s)
+    goes to renew at once and stalls there."""
+    renew = replica.inbox.renew
+
+    async def stalled_renew(chats):
+        await wake.wait()
+        return await renew(chats)
+
+    replica.inbox.renew = stalled_renew  # type: ignore[method-assign]
+    replica.inbox.lease = timedelta(seconds=0.3)
+
+
 async def test_a_replica_that_stalls_past_its_lease_sends_nothing_when_it_wakes(
     replicas, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -134,14 +147,7 @@ async def test_a_replica_that_stalls_past_its_lease_sends_nothing_when_it_wakes(
         return f"b:{message.text}"
 
     a = await open_replica("a", stalls)
-    renew = a.inbox.renew
-
-    async def stalled_renew(chats):  # the whole process is stopped: its keeper too
-        await wake.wait()
-        return await renew(chats)
-
-    a.inbox.renew = stalled_renew  # type: ignore[method-assign]
-    a.inbox.lease = timedelta(seconds=0.3)  # its keeper goes to renew at once, and stalls there
+    _stall_renewals(a, wake)
     await a.loop.deliver(_msg("c1", "one", 1))
     await _until(lambda: ("test", "c1") in a.loop._workers)
     await _lease_runs_out(a, ("test", "c1"))
@@ -412,19 +418,14 @@ async def test_a_taker_waits_for_the_mark_of_the_reply_its_stalled_claimant_had_
         return f"{message.text}?"
 
     a = await open_replica("a", answers)
-    renew, mark = a.inbox.renew, a.inbox.answered_then_next
-
-    async def stalled_renew(chats):  # the whole process is stopped: its keeper too
-        await wake.wait()
-        return await renew(chats)
+    _stall_renewals(a, wake)
+    mark = a.inbox.answered_then_next
 
     async def stalled_mark(*args: Any, **kwargs: Any):  # ...right after its reply went out
         await wake.wait()
         return await mark(*args, **kwargs)
 
-    a.inbox.renew = stalled_renew  # type: ignore[method-assign]
     a.inbox.answered_then_next = stalled_mark  # type: ignore[method-assign]
-    a.inbox.lease = timedelta(seconds=0.3)
     await a.loop.deliver(_msg("c1", "one", 1))
     await _until(lambda: len(sent) == 1)  # "one?" went out from a; its mark waits for the wake
     await _lease_runs_out(a, ("test", "c1"))
