@@ -165,6 +165,17 @@ class DeliversInOrder(Protocol):
     def delivers_in_order(self) -> bool: ...
 
 
+@runtime_checkable
+class DropsRepeatedReplies(Protocol):
+    """Optional part of a channel whose platform posts a keyed reply once however often it is sent
+    (Feishu's ``uuid``, kept an hour; the key is the message's: ``OutboundMessage.key``): a replica that
+    answers a message again after a takeover cannot show the person a second reply, so the takeover does
+    not wait for the stalled claimant's answered-mark first (gateway/in_flight.py)."""
+
+    @property
+    def drops_repeated_replies(self) -> bool: ...
+
+
 class ReplyStream(Protocol):
     """One reply shown while the model writes it (channels/README.md, "Streamed replies").
 

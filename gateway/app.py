@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from tzlocal import get_localzone
 
-from channels.base import Channel, DeliversInOrder, PollsAlone, StopsReceiving
+from channels.base import Channel, DeliversInOrder, DropsRepeatedReplies, PollsAlone, StopsReceiving
 from channels.seen import KeepsSeenMarks
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
@@ -118,13 +118,16 @@ def relevance_floor(config: Config) -> RelevanceFloor:
     )
 
 
-def inbox_of(config: Config, engine: MemoryEngine) -> DurableInbox:
+def inbox_of(config: Config, engine: MemoryEngine, channels: Sequence[Channel] = ()) -> DurableInbox:
     """The durable inbox of this replica: its id names its chat holds; ``gateway.reorderWindow``."""
     replica = replica_id(config.gateway.replica_id)
     inbox = DurableInbox(engine.store, replica, reorder_window=config.gateway.reorder_window)
     inbox.history = config.agent.history_messages  # read with each claim: no read of its own
     if config.memory.database_url:  # replicas share it: a takeover's claimant may only be stalled
         inbox.in_flight_wait = inbox.lease.total_seconds()
+    for channel in channels:  # a repeat of a reply is dropped there: a takeover answers again at once
+        if isinstance(channel, DropsRepeatedReplies) and channel.drops_repeated_replies:
+            inbox.repeats_dropped.add(channel.name)
     return inbox
 
 
@@ -221,7 +224,7 @@ class Runtime:
                 assistant.handle,
                 max_concurrent=config.agent.max_concurrent_chats,
                 deadline=config.agent.reply_deadline,
-                inbox=inbox_of(config, engine),
+                inbox=inbox_of(config, engine, channels),
                 deadline_hint=no_answer_hint(config),
             )
             loop.streams.enabled = config.agent.stream  # replies shown while made (gateway/streaming.py)

@@ -9,6 +9,8 @@ the taker waits up to ``DurableInbox.in_flight_wait`` seconds for it before answ
 meanwhile: the taker sends nothing for it and goes on with the chat's next message, in order. Not
 answered: the claimant is taken for dead and the message is answered again (on Telegram possibly a
 second time: ``bench.replicas`` ``in_flight_at_kill``; on Feishu the repeat is dropped by its key).
+Where the platform drops every repeat (``DurableInbox.repeats_dropped``: Feishu) nothing is waited for:
+the wait could only save a reply the person would not see twice, and it costs the chat a lease.
 
 The wait is a takeover's alone, one per chat taken over: a chat's later messages were never claimed by
 the dead or stalled replica, and a replica that stops on purpose forgets its unmarked claims as it hands
@@ -37,8 +39,9 @@ async def answered_by_its_claimant(inbox: DurableInbox, claim: Claimed) -> bool:
     inbox_id = claim.message.inbox_id
     if not previous or not inbox_id:
         return False
-    if previous != inbox.replica and inbox.in_flight_wait > 0:
-        deadline = time.monotonic() + inbox.in_flight_wait
+    wait = 0.0 if claim.message.channel in inbox.repeats_dropped else inbox.in_flight_wait
+    if previous != inbox.replica and wait > 0:
+        deadline = time.monotonic() + wait
         while True:
             if await inbox.is_answered(inbox_id):
                 log.warning(

@@ -95,6 +95,9 @@ class DurableInbox:
         # (gateway/in_flight.py): the lease on a shared database (gateway/app.py), 0 when one gateway
         # owns the store.
         self.in_flight_wait = 0.0
+        # Channels whose platform drops a repeated reply (channels/base.py ``DropsRepeatedReplies``):
+        # their messages are answered again without that wait.
+        self.repeats_dropped: set[str] = set()
 
     @property
     def _lease_s(self) -> float:

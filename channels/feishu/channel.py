@@ -229,6 +229,13 @@ class FeishuChannel(FeishuMedia):
         return f"feishu {s.app_id} ({s.mode}{where})"
 
     @property
+    def drops_repeated_replies(self) -> bool:
+        """Every reply to a message carries a ``uuid`` from the message it answers (``message_uuid``; a
+        streamed card's from the card kept on the message's inbox row), and Feishu posts a repeat of one
+        within an hour once: another replica answering the message again shows nothing twice."""
+        return True
+
+    @property
     def holds_resources(self) -> bool:
         """Whether anything ``start`` made is still held (intake, bot-info task, HTTP server).
 

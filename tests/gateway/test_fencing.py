@@ -444,3 +444,43 @@ async def test_a_taker_waits_for_the_mark_of_the_reply_its_stalled_claimant_had_
     assert [(r, m.text) for r, m in sent] == [("a", "one?"), ("b", "two?")]
     assert "was answered by replica a, which had stalled" in caplog.text
     assert await b.inbox.unanswered() == [] and await b.inbox.in_flight("a") == 0
+
+
+async def test_where_the_platform_drops_repeats_the_taker_answers_again_at_once(
+    replicas, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Feishu posts a repeated reply once (DropsRepeatedReplies): the taker does not wait for the stalled
+    # claimant's mark — here a wait of an hour, which would end the test — and sends the message's
+    # answer again under the same key, then the next message, in order.
+    open_replica, sent = replicas
+    wake = asyncio.Event()
+
+    async def answers(message: InboundMessage) -> str:
+        return f"{message.text}?"
+
+    a = await open_replica("a", answers)
+    _stall_renewals(a, wake)
+    mark = a.inbox.answered_then_next
+
+    async def stalled_mark(*args: Any, **kwargs: Any):
+        await wake.wait()
+        return await mark(*args, **kwargs)
+
+    a.inbox.answered_then_next = stalled_mark  # type: ignore[method-assign]
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await _until(lambda: len(sent) == 1)
+    await _lease_runs_out(a, ("test", "c1"))
+
+    b = await open_replica("b", answers)
+    b.inbox.in_flight_wait = 3600.0
+    b.inbox.repeats_dropped = {"test"}
+    with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
+        await b.loop.deliver(_msg("c1", "two", 2))
+        await _until(lambda: len(sent) == 3)
+        await asyncio.wait_for(b.loop.drain(), 30)
+        wake.set()
+        await asyncio.wait_for(a.loop.drain(), 30)
+    assert [(r, m.text) for r, m in sent] == [("a", "one?"), ("b", "one?"), ("b", "two?")]
+    assert sent[0][1].key and sent[0][1].key == sent[1][1].key  # the platform posts it once
+    assert "which stopped before marking it answered" in caplog.text
+    assert await b.inbox.unanswered() == []

@@ -135,6 +135,7 @@ async def test_polling_answers_without_waiting_out_the_reorder_window(
     config = load_config(tmp_path / "config.json", env={})
     async with gateway(config) as runtime:
         assert runtime.inbox.in_order == {"telegram"} and runtime.inbox.reorder_window == 3600
+        assert runtime.inbox.repeats_dropped == set()  # no key Telegram drops a repeat by
         tg.push(tg.message("first"))
         tg.push(tg.message("second"))
         replies = await tg.wait_sent(2)
