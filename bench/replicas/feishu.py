@@ -11,6 +11,7 @@ messages whose Reply API was called more than once (what a person would not see)
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections import Counter
@@ -113,10 +114,28 @@ async def run_feishu(s: TrialSettings, base: Path) -> dict[str, Any]:
                 stop_all(replicas)
         result = await report("feishu", s, sent, lambda: feishu_replies(feishu), replicas, finished)
         result["reply_requests_twice"] = reply_requests_twice(feishu, {str(m) for m in sent.chat_of})
+        _keep_posts(feishu, replicas[0].log.parent / "feishu_posts.json")
     result["takeover_s"] = None if takeover is None else round(takeover, 2)
     result["in_flight_at_kill"] = flying  # Feishu drops the repeat of each: its key is the message's
     result["callback_retries"] = sender.failed_attempts
     return result
+
+
+def _keep_posts(feishu: FeishuStub, path: Path) -> None:
+    """Every message the stub posted — kind, target, type, ``uuid``, time, card — beside the replicas'
+    logs (``--workdir``): a message answered twice shows which sends made its two posts."""
+    posts = [
+        {
+            "kind": s.kind,
+            "target": s.target,
+            "msg_type": s.msg_type,
+            "uuid": s.uuid,
+            "at": s.at,
+            "card": s.card.card_id if s.card is not None else None,
+        }
+        for s in list(feishu.sent)
+    ]
+    path.write_text(json.dumps(posts), encoding="utf-8")
 
 
 async def _kill_and_restart(

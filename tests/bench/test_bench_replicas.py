@@ -4,6 +4,7 @@ forwarder, updates posted by the local Telegram server's webhook side) and the -
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -26,9 +27,10 @@ RUN_KEYS = {
 
 
 def test_one_replica_on_sqlite_answers_every_message_once_in_order_in_every_mode(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     argv = ["--database", "sqlite", "--replicas", "1", "--chats", "2", "--messages", "3", "--latency", "0"]
+    argv += ["--workdir", str(tmp_path)]
     assert main([*argv, "--no-kill", "--idle", "60", "--jobs-every", "1", "--json"]) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(report) >= {"runs", "throughput", "throughput_one", "cache_staleness"}
@@ -48,6 +50,9 @@ def test_one_replica_on_sqlite_answers_every_message_once_in_order_in_every_mode
         assert run["job_runs_duplicated"] == 0 and run["job_periods"] > 0  # jobs fired every second
         assert run["takeover_s"] is None and run["in_flight_at_kill"] is None  # nobody was killed
     assert report["throughput"] is None  # two replicas need PostgreSQL
+    posts = json.loads((tmp_path / "feishu" / "feishu_posts.json").read_text(encoding="utf-8"))
+    replies = [p for p in posts if p["kind"] == "reply"]  # kept for a double's diagnosis: each with its uuid
+    assert len(replies) == 6 and len({p["target"] for p in replies}) == 6 and all(p["uuid"] for p in replies)
     assert isinstance(report["throughput_one"], float) and report["throughput_one"] > 0
 
 
