@@ -26,6 +26,7 @@ Written for this purpose (gate17); no evaluation set opened. Deterministic given
 
 from __future__ import annotations
 
+import calendar
 import json
 import random
 import re
@@ -44,20 +45,7 @@ ON = False
 
 _SLOT = re.compile(r"\{(\w+)\}")
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|our|ours|we|us)\b", re.I)
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
+_MONTHS = [name.lower() for name in calendar.month_name[1:]]
 
 
 def dated_written() -> dict[str, Any]:
