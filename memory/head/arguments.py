@@ -137,6 +137,18 @@ def _gate_flags(parser: argparse.ArgumentParser) -> None:
         "arrays and rows); the others keep that head's gate and rows (round 15, language_gate.py)",
     )
     parser.add_argument(
+        "--round14",
+        action="store_true",
+        help="round 14's gate rows (prodrop.py: own questions without a pronoun, world frames, long "
+        "messages; as prodrop.ON = True; not shipped, DATA_CARD 'Round 14, gate')",
+    )
+    parser.add_argument(
+        "--dated",
+        action="store_true",
+        help="round 17's gate rows (dated.py: dated and scheduled statements without I/my/our as 'tell', "
+        "public dates as 'other'; as dated.ON = True; DATA_CARD 'Round 17, gate')",
+    )
+    parser.add_argument(
         "--gate-rows",
         default=None,
         help="rows of a public source the gate sees, 'persona-en=1200' (over "

@@ -52,6 +52,7 @@ TRIES = 40
 # "Round 14, gate" — MADial's chit-chat injection and LCCC's false keeps); True and ``train --gate-only
 # HEAD.npz`` give the variant measured there.
 # Round 16 (DATA_CARD "Round 16, gate"): full runs with English's own gate only, not shipped either.
+# Round 17: ``train --round14`` sets it for one run (no edit of this line needed).
 ON = False
 
 _ZH_DROPS = [

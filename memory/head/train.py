@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.head import operating
+from memory.head import dated, operating, prodrop
 from memory.head.arguments import arguments
 from memory.head.calibrate import (
     FOLDS,
@@ -41,6 +41,7 @@ from memory.head.calibrate import (
 )
 from memory.head.category_training import balanced, category_inputs, only_category, train_category
 from memory.head.corpus import SEED, Example, build
+from memory.head.dated import dated_examples
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
 from memory.head.gate_training import gate_rows, parse_table, train_gate
 from memory.head.language_gate import own_gates
@@ -284,6 +285,7 @@ def training_examples(
     weak, weak_report = weak_labels(clauses, lambda texts: embed(texts, "passage", cache), mining)
     every += weak + (world_examples(world[0], langs=world[1]) if world[0] > 0 else [])
     every += round14_examples([e for e in every if e.text.strip() not in banned])  # gate rows (prodrop.py)
+    every += dated_examples()  # round 17's gate rows (dated.py; none unless dated.ON)
     examples = [e for e in every if e.text.strip() not in banned]
     return examples, len(every) - len(examples), dict(weak_report)
 
@@ -345,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     defaults = {"seed": SEED, "l2": L2, "hidden": HIDDEN, "iterations": ITERATIONS}
     args = arguments(argv, __doc__.split("\n")[0], {**defaults, "tell_false_rate": TELL_FALSE_RATE})
+    prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)
