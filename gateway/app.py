@@ -254,6 +254,9 @@ class Runtime:
             self.backfill.start()
         if self.assistant.media is not None:
             self.assistant.media.start()
+        # Leftovers are held before the channels start (so they are answered first, in order); their
+        # workers wait for their channel to be started before answering (gateway/channel_starts.py).
+        self.loop.starts.hold(c.name for c in self.channels)
         self.loop.start()
         await self._answer_unanswered()
         if self.jobs is not None and schedule:
@@ -264,6 +267,7 @@ class Runtime:
             if isinstance(channel, DeliversInOrder) and channel.delivers_in_order:
                 self.inbox.in_order.add(channel.name)  # its chats skip the reorder window
             await channel.start(self.loop.deliver)
+            self.loop.starts.started(channel.name)
         if self.assistant.reminders is not None:  # sends through the channels: once they are started
             replica = replica_id(self.config.gateway.replica_id)
             channels = {c.name: c for c in self.channels}

@@ -28,13 +28,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Protocol, TypeVar, cast
+from typing import TypeVar, cast
 
 from channels.base import Channel, InboundMessage, OutboundMessage, ShowsWork, Undeliverable
+from gateway.channel_starts import ChannelStarts
 from gateway.chat_claims import HeldChats, LocalChats, Release
 from gateway.hold_keeper import LostChats, keep_holds
 from gateway.in_flight import answered_by_its_claimant
 from gateway.inbox import Chat, Claimed, DurableInbox
+from gateway.loop_observer import LoopObserver
 from gateway.notices import BUSY_REPLY, DEADLINE_REPLY, FAILURE_REPLY, notice_for
 from gateway.send_fence import fenced
 from gateway.streaming import Feed, ReplyStreams
@@ -46,19 +48,6 @@ Handler = Callable[[InboundMessage], Awaitable[str | None]]
 T = TypeVar("T")
 RETRY_CAP_S = 5.0  # the longest pause between tries of a database step the worker cannot skip
 TAKEN_AT_KEPT = 10_000  # intake times kept for the observer (the oldest go first)
-
-
-class LoopObserver(Protocol):
-    """Told what the loop does, for the metrics (gateway/metrics.py); must not raise or block."""
-
-    def received(self, message: InboundMessage) -> None:
-        """A message was taken in (stored first, with an inbox) or resumed at start."""
-
-    def finished(
-        self, message: InboundMessage, reply: str | None, send_error: str | None, seconds: float
-    ) -> None:
-        """Its answer went out (``reply`` None: nothing to send); ``seconds`` since it was taken in here,
-        or since it was stored when another replica took it in."""
 
 
 class ProcessLoop:
@@ -104,6 +93,7 @@ class ProcessLoop:
         self._taken_at: dict[int, float] = {}  # inbox id (or id(message)) -> when it was taken in here
         self.on_takeover: Callable[[Chat, str], None] | None = None  # a dead replica's chat taken over
         self.streams = ReplyStreams(inbox)  # replies shown while they are made (gateway/streaming.py)
+        self.starts = ChannelStarts()  # at start, the channels a leftover's worker waits for (app.py)
 
     @property
     def inbox(self) -> DurableInbox | None:
@@ -240,6 +230,7 @@ class ProcessLoop:
     async def _chat_worker(self, chat: Chat) -> None:
         """Answer the held chat's messages in order; ends when the chat is let go (nothing left) or lost."""
         try:
+            await self.starts.wait(chat[0])  # a leftover answered at start: once its channel can send
             while True:
                 self._nudged.discard(chat)
                 claimed = await self._retrying(self._chats.next, chat)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -138,3 +139,19 @@ def model() -> Iterator[OpenAIStub]:
     """The local OpenAI-compatible model server (chat completions and embeddings)."""
     with OpenAIStub() as stub:
         yield stub
+
+
+@pytest.fixture
+def ctrl_c_interrupts() -> Iterator[None]:
+    """Ctrl-C (SIGINT) reaches this process as it does in a terminal, for the test's length.
+
+    A command started in the background by a non-interactive shell (``pytest … &``, ``nohup``) inherits
+    SIGINT ignored; Python then keeps it ignored, ``asyncio.run`` installs no Ctrl-C handler, and a test
+    that raises SIGINT waits out its ceiling instead (tests/gateway/cli/test_cli_reindex.py failed so, in
+    a background run of tests/gateway). The disposition the run started with is put back afterwards."""
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
@@ -138,6 +139,7 @@ async def test_ctrl_c_at_the_prompt_drops_the_line_and_ctrl_d_leaves(tmp_path: P
     assert [m.text for m in term.received] == ["kept"]
 
 
+@pytest.mark.usefixtures("ctrl_c_interrupts")  # the handling restored is checked against the default
 async def test_ctrl_c_while_a_reply_is_made_cancels_it_and_the_chat_goes_on(tmp_path: Path) -> None:
     out = io.StringIO()
     cancelled: list[str] = []

@@ -129,6 +129,7 @@ def test_cli_reindex_embedding_error_keeps_what_was_done(
     assert len(again.texts) == 4
 
 
+@pytest.mark.usefixtures("ctrl_c_interrupts")  # also when the run was started in the background
 def test_cli_reindex_ctrl_c_says_how_far_and_resumes(
     cli_env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
