@@ -54,7 +54,9 @@ import asyncio
 import json
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import TypeVar
 
 from bench.bench_channel import BenchChannel
 from bench.database_option import add_database_option, scratch_memory, store_name
@@ -81,6 +83,8 @@ from channels.base import InboundMessage
 from gateway.app import Runtime
 from gateway.assistant import APOLOGY
 from gateway.config import load_config
+from gateway.event_loop import loop_name
+from gateway.event_loop import run as run_on_gateway_loop
 from gateway.notices import FAILURE_REPLY
 from memory.model.keeper import head_usable
 from memory.retrieval.gate import should_retrieve
@@ -243,6 +247,14 @@ async def _serial(
     return list(samples), reply_ms
 
 
+T = TypeVar("T")
+
+
+async def on_loop(work: Awaitable[T]) -> tuple[str, T]:
+    """``work``'s result with the kind of event loop it ran on ("uvloop" or "asyncio")."""
+    return loop_name(asyncio.get_running_loop()), await work
+
+
 async def run_modes(
     base_url: str,
     chats: int,
@@ -345,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.startup_probe:
         base_url, spawned = args.startup_probe
         timing = probe(base_url, float(spawned), Embedding.from_json(args.probe_embedding))
-        print(json.dumps(asyncio.run(timing)))
+        print(json.dumps(run_on_gateway_loop(timing)))
         return 0
     if args.chats < 1 or args.messages < 1:
         parser.error(f"--chats and --messages must be at least 1 (got {args.chats} and {args.messages})")
@@ -364,12 +376,15 @@ def main(argv: list[str] | None = None) -> int:
 
     with stub_server(args.stub) as base_url:
         startups = measure_startup(base_url, args.startup_runs, embedding)
-        on, off = asyncio.run(
-            run_modes(
-                base_url, args.chats, args.messages, args.memories, args.rounds, embedding, args.database
+        loop_kind, (on, off) = run_on_gateway_loop(
+            on_loop(
+                run_modes(
+                    base_url, args.chats, args.messages, args.memories, args.rounds, embedding, args.database
+                )
             )
         )
     result = summarize(on, off, startups, args.chats, embedding)
+    result["event_loop"] = loop_kind  # as tierclaw gateway runs: uvloop's when installed
     result["store"] = store_name(args.database)
     result["stub"] = args.stub
     print_report(result)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gateway.model_http import hung_up
 from gateway.model_turn import StreamedTurn, StreamFailed, TextSink, Turn, read_stream, turn_of
 from gateway.request_json import body_bytes
 from memory.records import Retrieved
@@ -211,6 +212,8 @@ class OpenAIChatModel:
             finally:  # also when the reply is cancelled midway: the connection is let go cleanly
                 await stream.close()
         except openai.OpenAIError as exc:
+            if isinstance(exc, openai.APITimeoutError) and hung_up(exc):  # refused or reset, not late
+                raise self._failure(started, "connection error", "unreachable") from None
             kind = "timeout" if isinstance(exc, openai.APITimeoutError) else error_kind(exc)
             raise self._failure(started, describe_openai_error(exc), kind) from None
         except ValueError:  # the SDK's json.loads of a 200 body (or of an event) that is not JSON
@@ -280,7 +283,9 @@ async def _read_body(response: Any, on_text: TextSink) -> Turn:
     library = importlib.import_module(type(response).__module__.partition(".")[0])
     try:
         return await read_stream(response.aiter_bytes(), StreamedTurn(), on_text)
-    except library.TimeoutException:
+    except library.TimeoutException as exc:
+        if hung_up(exc):  # the aiohttp transport's name for a connection lost midway (model_http.py)
+            raise openai.APIConnectionError(request=response.request) from None
         raise openai.APITimeoutError(request=response.request) from None
     except (library.RequestError, ssl.SSLError):
         raise openai.APIConnectionError(request=response.request) from None

@@ -52,14 +52,18 @@ class Models:
 
 
 def make_client(provider: ProviderConfig) -> AsyncOpenAI:
-    """An AsyncOpenAI client for one provider, with the configured timeout and retries."""
+    """An AsyncOpenAI client for one provider, with the configured timeout and retries, on the SDK's
+    aiohttp transport (``gateway/model_http.py``: less of the event loop's CPU a request than httpx)."""
     from openai import AsyncOpenAI
+
+    from gateway.model_http import http_client
 
     return AsyncOpenAI(
         api_key=provider.api_key.get_secret_value(),
         base_url=provider.base_url,
         timeout=provider.timeout_seconds,
         max_retries=provider.max_retries,
+        http_client=http_client(),  # None: the SDK's own httpx client
     )
 
 

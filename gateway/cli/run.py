@@ -44,12 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_configured(args: argparse.Namespace, main: Callable[[Config], Coroutine[Any, Any, int]]) -> int:
-    """Load the config, run ``main(config)`` in a fresh event loop; a bad config or database is exit 2."""
+    """Load the config, run ``main(config)`` in a fresh event loop (uvloop's when installed:
+    gateway/event_loop.py); a bad config or database is exit 2."""
     from gateway.config import ConfigError, load_config
+    from gateway.event_loop import run
     from memory.store.errors import MemoryDatabaseError
 
     try:
-        return asyncio.run(main(load_config(args.config)))
+        return run(main(load_config(args.config)))
     except (ConfigError, MemoryDatabaseError) as exc:
         print(f"tierclaw: {exc}", file=sys.stderr)
         return 2

@@ -261,6 +261,14 @@ class Head:
         own_p = float(p[GATE_CLASSES.index("own")])
         return own_p, own_p + float(p[GATE_CLASSES.index("tell")])
 
+    def verdict(self, query: np.ndarray, text: str) -> tuple[bool, bool]:
+        """(``wants_memory``, ``asks_own``) of one message from ONE pass of its gate network: the gateway
+        asks both of every message, and each alone runs the whole ensemble over the same vector."""
+        lang = language(text)
+        own, personal = self.gate(query, lang)
+        thresholds = self.thresholds[lang]
+        return personal >= thresholds.gate, own >= thresholds.own
+
     def wants_memory(self, query: np.ndarray, text: str) -> bool:
         """The message asks or tells about the person's own life: retrieval is worth its cost."""
         lang = language(text)

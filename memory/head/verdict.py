@@ -40,5 +40,5 @@ async def gate_verdict(embedding: EmbeddingUse, text: str) -> Verdict | None:
     vector = await embedding.query(question_focus(text))
     if vector is None:
         return None
-    head = load_head()
-    return Verdict(head.wants_memory(vector, text), head.asks_own(vector, text), message_asks(vector, text))
+    wants, asks_own = load_head().verdict(vector, text)  # one gate pass for both
+    return Verdict(wants, asks_own, message_asks(vector, text))
