@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gateway.model_http import hung_up
 from gateway.model_turn import StreamedTurn, StreamFailed, TextSink, Turn, read_stream, turn_of
 from gateway.request_json import body_bytes
 from memory.records import Retrieved
@@ -188,7 +187,7 @@ class OpenAIChatModel:
         the SDK raises as a connection or timeout error — raises ``ModelError``."""
         import openai
 
-        from memory.model.openai_model import describe_openai_error, error_kind
+        from memory.model.openai_model import describe_openai_error, error_kind, hung_up
 
         try:
             if on_text is None:
@@ -278,6 +277,8 @@ async def _read_body(response: Any, on_text: TextSink) -> Turn:
     """The turn streamed in ``response`` (the HTTP response); a connection that fails or times out
     midway raises the SDK's own ``APIConnectionError`` / ``APITimeoutError``, as its stream would."""
     import openai
+
+    from memory.model.openai_model import hung_up
 
     # The SDK's HTTP library (httpx, or httpx2 since openai 3) raises its own errors from the body.
     library = importlib.import_module(type(response).__module__.partition(".")[0])

@@ -10,7 +10,8 @@ bench.gateway_throughput that was ~0.5 ms less of the event loop's CPU a message
 One difference the callers make up for: the SDK's aiohttp transport reports *every* aiohttp connection
 error — a refused connection, a server that hung up midway — as httpx's ``ConnectTimeout`` (its map keeps
 the first class that matches), so the SDK raises ``APITimeoutError`` for them; ``hung_up`` tells those
-apart from a real timeout, so a refused connection is still "couldn't reach", not "no answer".
+apart from a real timeout, so a refused connection is still "couldn't reach", not "no answer" (it lives with
+``describe_openai_error`` in memory/model/openai_model.py, which the memory model's log lines use too).
 """
 
 from __future__ import annotations
@@ -36,20 +37,3 @@ def http_client() -> httpx2.AsyncClient | None:
     except (ImportError, RuntimeError) as exc:
         log.info("[gateway] the model client stays on httpx: %s", exc)
         return None
-
-
-def hung_up(exc: BaseException) -> bool:
-    """Whether a timeout error of the SDK (or of its HTTP library) is really aiohttp's connection error
-    — refused, reset, the server gone — and not a timeout (``ServerTimeoutError`` and its kinds are
-    timeouts): the cause chain is searched."""
-    import aiohttp
-
-    seen: BaseException | None = exc
-    for _ in range(8):  # the chain is SDK error -> httpx's error -> aiohttp's; a bound, never a loop
-        if seen is None:
-            return False
-        lost = isinstance(seen, aiohttp.ClientConnectionError)
-        if lost and not isinstance(seen, aiohttp.ServerTimeoutError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False

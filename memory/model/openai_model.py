@@ -33,10 +33,28 @@ T = TypeVar("T")
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
 
+def hung_up(exc: BaseException) -> bool:
+    """Whether a timeout error of the SDK (or of its HTTP library) is really aiohttp's connection error
+    — refused, reset, the server gone — and not a timeout (``ServerTimeoutError`` and its kinds are
+    timeouts): the SDK's aiohttp transport (gateway/model_http.py) reports every aiohttp connection error
+    as a timeout. The cause chain is searched."""
+    import aiohttp
+
+    seen: BaseException | None = exc
+    for _ in range(8):  # the chain is SDK error -> httpx's error -> aiohttp's; a bound, never a loop
+        if seen is None:
+            return False
+        lost = isinstance(seen, aiohttp.ClientConnectionError)
+        if lost and not isinstance(seen, aiohttp.ServerTimeoutError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def describe_openai_error(exc: BaseException) -> str:
     """A short, secret-free description of an openai SDK failure (never the server's message text)."""
     if isinstance(exc, openai.APITimeoutError):
-        return "request timed out"
+        return "connection error" if hung_up(exc) else "request timed out"
     if isinstance(exc, openai.APIConnectionError):
         return "connection error"
     if isinstance(exc, openai.APIStatusError):

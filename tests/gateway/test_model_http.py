@@ -14,10 +14,10 @@ from pydantic import SecretStr
 
 from gateway.agent import ChatRequest, ModelError, OpenAIChatModel
 from gateway.config.schema import ProviderConfig
-from gateway.model_http import hung_up
 from gateway.providers import make_client
 from localservers.openai_server import OpenAIStub, StubReply
 from localservers.openai_sse import StreamPace
+from memory.model.openai_model import hung_up
 
 SECRET = "sk-test-model-http-4242"
 

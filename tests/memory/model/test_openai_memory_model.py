@@ -399,6 +399,27 @@ def test_describe_openai_error_is_short_and_secret_free() -> None:
     assert describe_openai_error(RuntimeError(SECRET_KEY)) == "RuntimeError"
 
 
+def test_a_refused_connection_the_aiohttp_transport_calls_a_timeout_is_described_as_one() -> None:
+    # The SDK's aiohttp transport (gateway/model_http.py) raises APITimeoutError for every connection
+    # error: the memory model's log line still says what happened.
+    import aiohttp
+    import httpx2 as httpx
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+
+    def timeout_from(cause: BaseException) -> openai.APITimeoutError:
+        try:
+            try:
+                raise cause
+            except Exception as inner:
+                raise openai.APITimeoutError(request=request) from inner
+        except openai.APITimeoutError as outer:
+            return outer
+
+    assert describe_openai_error(timeout_from(aiohttp.ServerDisconnectedError())) == "connection error"
+    assert describe_openai_error(timeout_from(aiohttp.ServerTimeoutError("late"))) == "request timed out"
+
+
 # --- model_output --------------------------------------------------------------------------------------
 
 
