@@ -133,6 +133,29 @@ def _stall_renewals(replica: Replica, wake: asyncio.Event) -> None:
     replica.inbox.lease = timedelta(seconds=0.3)
 
 
+async def _stalled_after_its_send(open_replica: Open, sent: list) -> tuple[Replica, Replica, asyncio.Event]:
+    """Replica a answers "one" of chat c1, then stalls between the send and its answered-mark (and in its
+    renewals) until ``wake``; its lease has run out. Replica b, opened now, answers with the same handler."""
+    wake = asyncio.Event()
+
+    async def answers(message: InboundMessage) -> str:
+        return f"{message.text}?"
+
+    a = await open_replica("a", answers)
+    _stall_renewals(a, wake)
+    mark = a.inbox.answered_then_next
+
+    async def stalled_mark(*args: Any, **kwargs: Any):  # ...right after its reply went out
+        await wake.wait()
+        return await mark(*args, **kwargs)
+
+    a.inbox.answered_then_next = stalled_mark  # type: ignore[method-assign]
+    await a.loop.deliver(_msg("c1", "one", 1))
+    await _until(lambda: len(sent) == 1)  # "one?" went out from a; its mark waits for the wake
+    await _lease_runs_out(a, ("test", "c1"))
+    return a, await open_replica("b", answers), wake
+
+
 async def test_a_replica_that_stalls_past_its_lease_sends_nothing_when_it_wakes(
     replicas, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -412,25 +435,7 @@ async def test_a_taker_waits_for_the_mark_of_the_reply_its_stalled_claimant_had_
     # SIGSTOP between a reply's send and its answered-mark: the taker must not answer that message again
     # when the claimant wakes within the wait (gateway/in_flight.py), and answers the next one in order.
     open_replica, sent = replicas
-    wake = asyncio.Event()
-
-    async def answers(message: InboundMessage) -> str:
-        return f"{message.text}?"
-
-    a = await open_replica("a", answers)
-    _stall_renewals(a, wake)
-    mark = a.inbox.answered_then_next
-
-    async def stalled_mark(*args: Any, **kwargs: Any):  # ...right after its reply went out
-        await wake.wait()
-        return await mark(*args, **kwargs)
-
-    a.inbox.answered_then_next = stalled_mark  # type: ignore[method-assign]
-    await a.loop.deliver(_msg("c1", "one", 1))
-    await _until(lambda: len(sent) == 1)  # "one?" went out from a; its mark waits for the wake
-    await _lease_runs_out(a, ("test", "c1"))
-
-    b = await open_replica("b", answers)
+    a, b, wake = await _stalled_after_its_send(open_replica, sent)
     b.inbox.in_flight_wait = 60.0  # as on a shared database: a lease
     with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
         await b.loop.deliver(_msg("c1", "two", 2))  # b's sweep takes the chat over, claims "one", waits
@@ -453,25 +458,7 @@ async def test_where_the_platform_drops_repeats_the_taker_answers_again_at_once(
     # claimant's mark — here a wait of an hour, which would end the test — and sends the message's
     # answer again under the same key, then the next message, in order.
     open_replica, sent = replicas
-    wake = asyncio.Event()
-
-    async def answers(message: InboundMessage) -> str:
-        return f"{message.text}?"
-
-    a = await open_replica("a", answers)
-    _stall_renewals(a, wake)
-    mark = a.inbox.answered_then_next
-
-    async def stalled_mark(*args: Any, **kwargs: Any):
-        await wake.wait()
-        return await mark(*args, **kwargs)
-
-    a.inbox.answered_then_next = stalled_mark  # type: ignore[method-assign]
-    await a.loop.deliver(_msg("c1", "one", 1))
-    await _until(lambda: len(sent) == 1)
-    await _lease_runs_out(a, ("test", "c1"))
-
-    b = await open_replica("b", answers)
+    a, b, wake = await _stalled_after_its_send(open_replica, sent)
     b.inbox.in_flight_wait = 3600.0
     b.inbox.repeats_dropped = {"test"}
     with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
