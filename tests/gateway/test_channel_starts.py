@@ -11,7 +11,6 @@ said it waits or tried to send, so the test does not depend on which comes first
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from pathlib import Path
 
@@ -19,10 +18,10 @@ import pytest
 
 from channels.base import Deliver, InboundMessage, OutboundMessage
 from gateway.app import Runtime
-from gateway.config import Config, load_config
 from gateway.inbox import DurableInbox
 from localservers.openai_server import OpenAIStub
 from memory.engine import MemoryEngine
+from tests.gateway.test_shutdown import _config
 from tests.support.waiting import until
 
 WAITS = "test is not started yet"
@@ -52,23 +51,6 @@ class LateChannel:
 
     async def stop(self) -> None:
         pass
-
-
-def _config(tmp_path: Path, stub: OpenAIStub) -> Config:
-    raw = {
-        "provider": {
-            "apiKey": "sk-test-000000",
-            "baseUrl": stub.base_url,
-            "maxRetries": 0,
-            "timeoutSeconds": 60,
-        },
-        "agent": {"workspace": str(tmp_path / "ws")},
-        "memory": {"dbPath": str(tmp_path / "memory.db"), "extraction": {"quietGap": "1h"}},
-        "timezone": "UTC",
-    }
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(raw), encoding="utf-8")
-    return load_config(path, env={})
 
 
 async def test_a_waiting_message_is_answered_once_its_channel_started(
