@@ -14,13 +14,14 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from localservers.http import free_port
 
 INSTALL_HINT = "PostgreSQL server binaries not found (apt-get install postgresql)"
 
@@ -111,12 +112,6 @@ def _version_key(path: str) -> int:
         return 0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _run_as(user: str | None, argv: list[str]) -> None:
     command = ["runuser", "-u", user, "--", *argv] if user else argv
     subprocess.run(
@@ -141,16 +136,36 @@ def start_cluster(bin_dir: str, settings: str = TEST_SETTINGS) -> Cluster:
         entry = pwd.getpwnam(user)
         for path in (root, sockets):
             os.chown(path, entry.pw_uid, entry.pw_gid)
-    port = _free_port()
     initdb, pg_ctl = str(Path(bin_dir) / "initdb"), str(Path(bin_dir) / "pg_ctl")
     _run_as(
         user, [initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"]
     )
-    options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 {settings}"
-    _run_as(
-        user, [pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), *PG_CTL_WAIT, "start"]
-    )
-    return Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, pg_ctl, user, options)
+    for attempt in range(START_ATTEMPTS):
+        # The port is free when picked and released before the server binds it: another suite on the
+        # machine (two copies at once, issue 38 item 6) can take it in between. Then pick again.
+        port = free_port()
+        options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 {settings}"
+        log = root / "server.log"
+        try:
+            _run_as(user, [pg_ctl, "-D", str(data), "-o", options, "-l", str(log), *PG_CTL_WAIT, "start"])
+        except subprocess.CalledProcessError:
+            if attempt + 1 == START_ATTEMPTS or not _port_taken(log, port):
+                raise
+            continue
+        return Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", data, pg_ctl, user, options)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+START_ATTEMPTS = 3  # ports picked before giving up: each lost race is another suite's bind in a moment
+
+
+def _port_taken(log: Path, port: int) -> bool:
+    """Whether the server's log says its start failed because ``port`` was in use (and only that)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return False
+    return f"port {port}" in text and "Address already in use" in text
 
 
 TEMPLATE = "tierclaw_template"
