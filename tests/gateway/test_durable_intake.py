@@ -160,7 +160,9 @@ async def kill_9_trial(tmp_path: Path, chats: int, per_chat: int) -> tuple[int, 
                 "apiKey": "sk-test-0000",
                 "baseUrl": llm.base_url,
                 "maxRetries": 0,
-                "timeoutSeconds": 30,
+                # a ceiling the held questions never reach before the kill, however slow the machine (at
+                # 30 s a slow store could see them time out and apologise before the kill)
+                "timeoutSeconds": 600,
             },
             "agent": {"model": "m", "workspace": str(tmp_path / "ws"), "maxConcurrentChats": 2},
             "memory": {"dbPath": str(database), "embedding": {"provider": "none"}},
