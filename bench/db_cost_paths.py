@@ -32,13 +32,7 @@ _REPLY_FAMILIES: tuple[tuple[str, str, bool], ...] = (
     ("chat lock", r"^SELECT pg_advisory_xact_lock\(", False),
     ("fence", r"^SELECT \$\d+ FROM chat_holds h WHERE h\.channel\b", False),
     ("reorder wait", r"^SELECT i\.received_at, .* FROM inbox i WHERE i\.id = \(", False),
-    # schema 26: the candidates, term counts and a project's memories through functions (search_functions.py)
-    (
-        "retrieval",
-        r"^(WITH .*)?SELECT\b.* FROM (memories|memory_terms|daily_events|attachments"
-        r"|tierclaw_best_memories|tierclaw_term_docs|tierclaw_project_memories)\b",
-        False,
-    ),
+    ("retrieval", r"^(WITH .*)?SELECT\b.* FROM (memories|memory_terms|daily_events|attachments)\b", False),
     ("history", r"^SELECT\b.* FROM (conversation_turns|session_messages|chat_sessions)\b", False),
     ("profile, scratchpad", r"^SELECT\b.* FROM (scratchpads|profiles?)\b", False),
     ("cache check", r"^SELECT\b.* FROM change_clocks\b", False),

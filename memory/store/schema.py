@@ -107,7 +107,6 @@ MIGRATIONS: tuple[str, ...] = render(
         "attachments_own": _ATTACHMENTS_FTS,
         "terms_own": "",
         "chat_next_own": chat_next.SQLITE,
-        "search_functions_own": "",  # PostgreSQL's retrieval functions (postgres/search_functions.py)
     },
 )
 

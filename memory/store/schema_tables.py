@@ -42,8 +42,7 @@ durable ``inbox``; 6 ``conversation_turns``, every turn kept and searchable (9: 
 events episodes; 8 adds ``scratchpads``; then ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``,
 ``_CHANGES``, ``_CHAT_HOLDS``, ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``),
 ``_REPLY_HANDLES``, ``_FENCING`` and ``_HOT_ROWS``, each said below; then in their own modules, each saying
-what it adds, ``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS`` and
-``CHAT_NEXT``; 26 is PostgreSQL's retrieval functions (``postgres/search_functions.py``; nothing on SQLite).
+what it adds, ``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS`` and ``CHAT_NEXT``.
 """
 
 from __future__ import annotations
@@ -480,7 +479,6 @@ TEMPLATES: tuple[str, ...] = (
     TURN_WATERMARK,
     TURN_SESSIONS,
     "{chat_next_own}",  # CHAT_NEXT: each store's own (memory/store/chat_next.py)
-    "{search_functions_own}",  # PostgreSQL's retrieval reads planned once (postgres/search_functions.py)
 )
 SCHEMA_VERSION = len(TEMPLATES)
 

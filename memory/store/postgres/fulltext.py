@@ -73,27 +73,36 @@ def bm25(search_text: str, terms: Sequence[str], stats: Statistics) -> float:
     return score
 
 
-def bm25_arguments(terms: Sequence[str], stats: Statistics) -> list[object]:
-    """The server-side twin of ``bm25``'s inputs, as ``tierclaw_best_memories`` takes them
-    (``search_functions.py``): the distinct terms in order, each one's idf, k1, 1 - b, b, the average
-    length and k1 + 1.
+def bm25_join(terms: Sequence[str], stats: Statistics) -> tuple[str, list[object]]:
+    """The server-side twin of ``bm25``: ``LATERAL`` joins giving each row of the table aliased ``m`` its
+    score as ``s.score``, and their parameters (in the order the joins' placeholders appear).
 
-    The function does the same float operations in the same order as ``bm25`` over the same tokens
-    (``search_len`` is the count of ``search_text``'s space-separated tokens; every constant is computed
-    here and sent as a float8, never a SQL numeric literal; the terms summed in this order), so
-    ``ORDER BY score DESC, id LIMIT n`` picks the rows ``bm25`` and ``ranked`` would: the server sends the
-    best ``n`` instead of every match (at 100k memories one query's matches were thousands of rows, all
-    sent and scored in Python)."""
+    It does the same float operations in the same order as ``bm25`` over the same tokens (``search_len``
+    is the count of ``search_text``'s space-separated tokens; every constant is computed here and sent as
+    a float8 parameter, never a SQL numeric literal), so ``ORDER BY s.score DESC, m.id LIMIT n`` picks the
+    rows ``bm25`` and ``ranked`` would: the server sends the best ``n`` instead of every match (at 100k
+    memories one query's matches were thousands of rows, all sent and scored in Python). ``OFFSET 0``
+    keeps the planner from inlining the joins, which would split ``search_text`` again for every use of a
+    count (measured: the query took nearly twice as long)."""
     unique = list(dict.fromkeys(terms))
-    return [
-        unique,
-        [stats.idf(t) for t in unique],
-        K1,
-        1.0 - B,
-        B,
-        stats.average_length or 1.0,
-        K1 + 1.0,
-    ]
+    counts = ", ".join(
+        f"cardinality(array_positions(x.toks, CAST(? AS text))) AS f{i}" for i in range(len(unique))
+    )
+    score = " + ".join(
+        f"(CASE WHEN f.f{i} > 0 THEN CAST(? AS float8) * (f.f{i} * CAST(? AS float8)) / (f.f{i} + x.norm) "
+        "ELSE CAST(0 AS float8) END)"
+        for i in range(len(unique))
+    )
+    join = (
+        "CROSS JOIN LATERAL (SELECT string_to_array(m.search_text, ' ') AS toks, CAST(? AS float8) * "
+        "(CAST(? AS float8) + CAST(? AS float8) * m.search_len / CAST(? AS float8)) AS norm OFFSET 0) x "
+        f"CROSS JOIN LATERAL (SELECT {counts} OFFSET 0) f "
+        f"CROSS JOIN LATERAL (SELECT {score} AS score) s "
+    )
+    params: list[object] = [K1, 1.0 - B, B, stats.average_length or 1.0, *unique]
+    for term in unique:
+        params += [stats.idf(term), K1 + 1.0]
+    return join, params
 
 
 class TableSize:

@@ -28,7 +28,6 @@ import psycopg
 
 from memory.store import chat_next
 from memory.store.errors import MemoryDatabaseError
-from memory.store.postgres import search_functions
 from memory.store.schema_tables import POSTGRES, SCHEMA_VERSION, render
 
 _MIGRATION_LOCK = 0x7469_6572  # "tier": pg_advisory_lock key of migrations
@@ -175,7 +174,6 @@ MIGRATIONS: tuple[str, ...] = render(
         "attachments_own": _ATTACHMENTS,
         "terms_own": _TERMS,
         "chat_next_own": chat_next.POSTGRES,
-        "search_functions_own": search_functions.POSTGRES,
     },
 )
 

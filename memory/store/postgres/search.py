@@ -14,18 +14,22 @@ import time
 from collections.abc import Callable, Sequence
 
 from memory.store.errors import is_database_error
-from memory.store.postgres.fulltext import Statistics, TableSize, all_of, any_of, bm25, bm25_arguments, ranked
-from memory.store.postgres.search_functions import BEST_MEMORIES, PROJECT_MEMORIES, TERM_DOCS
+from memory.store.postgres.fulltext import Statistics, TableSize, all_of, any_of, bm25, bm25_join, ranked
 from memory.store.search import Candidate
 from memory.store.sql import TERM_FOLD_LOCK, SqlDatabase, marks
 
 _CANDIDATE_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, created_at, last_accessed, search_text"
 )
+_COLUMNS_M = ", ".join(f"m.{c.strip()}" for c in _CANDIDATE_COLUMNS.split(","))
 _SEARCH_TEXT = 10  # position of search_text in a candidate row
-# A document frequency is the folded count plus the deltas written since (schema version 20, ``_TERMS``),
-# read by ``search_functions.TERM_DOCS`` with how many rows were summed: a term whose deltas piled up (a
-# burst of writes and no write after it to fold them, a writer that died) has the reader fold them.
+# A document frequency: the folded count plus the deltas written since (schema version 20, ``_TERMS``).
+# With each term, how many rows were summed: a term whose deltas piled up (a burst of writes and no write
+# after it to fold them, a writer that died) has the reader fold them (``FOLD_ROWS``).
+_FREQUENCIES = (
+    "SELECT term, SUM(docs), COUNT(*) FROM (SELECT term, docs FROM memory_terms WHERE term = ANY(?) "
+    "UNION ALL SELECT term, docs FROM memory_term_deltas WHERE term = ANY(?)) AS t GROUP BY term"
+)
 FOLD_ROWS = 32
 # Folding the deltas into ``memory_terms``: one statement, by one process at a time (the others skip it
 # rather than wait: the next fold takes what they would have); the upsert in term order.
@@ -96,7 +100,7 @@ class PostgresTermIndex:
             self._df_cache_rows = self.indexed_rows
         missing = [t for t in dict.fromkeys(terms) if t not in self._df_cache]
         if missing:
-            rows = await self._db.read(TERM_DOCS, [missing])
+            rows = await self._db.read(_FREQUENCIES, [missing, missing])
             self._df_cache.update(dict.fromkeys(missing, 0) | {str(t): int(d) for t, d, _ in rows})
             if any(int(n) > FOLD_ROWS for _, _, n in rows):
                 await self.fold_terms()
@@ -127,24 +131,17 @@ class PostgresTermIndex:
         return await self._size.statistics(await self.document_frequencies(tuple(terms)))
 
     async def _best(
-        self,
-        query: str,
-        owner: str,
-        tiers: Sequence[int],
-        terms: Sequence[str],
-        limit: int,
-        created_between: tuple[str, str] | None = None,
+        self, where: str, params: Sequence[object], terms: Sequence[str], limit: int
     ) -> list[Candidate]:
-        """The owner's ``limit`` live memories of ``tiers`` matching the tsquery ``query`` (and written in
-        ``created_between`` when given) with the best bm25, best first.
+        """The ``limit`` rows matching ``where`` (over ``memories m``) with the best bm25, best first.
 
-        The server scores and cuts (``search_functions``: ``tierclaw_best_memories``, its plan made once
-        per connection); the rows it returns are scored again here with ``bm25`` (a few dozen), so
-        ``text_score`` is the very value the Python scorer gives."""
+        The server scores and cuts (``fulltext.bm25_join``); the rows it returns are scored again here
+        with ``bm25`` (a few dozen), so ``text_score`` is the very value the Python scorer gives."""
         stats = await self._statistics(terms)
-        after, before = created_between if created_between is not None else (None, None)
+        join, join_params = bm25_join(terms, stats)
         rows = await self._db.read(
-            BEST_MEMORIES, [query, owner, list(tiers), after, before, *bm25_arguments(terms, stats), limit]
+            f"SELECT {_COLUMNS_M} FROM memories m {join}WHERE {where} ORDER BY s.score DESC, m.id LIMIT ?",
+            [*join_params, *params, limit],
         )
         scores = [bm25(str(r[_SEARCH_TEXT]), terms, stats) for r in rows]
         order = ranked([(int(r[0]), s) for r, s in zip(rows, scores, strict=True)], limit)
@@ -168,7 +165,11 @@ class PostgresTermIndex:
         if created_between is not None:
             when, when_params = "AND created_at >= ? AND created_at < ? ", created_between
         if not newest_first:
-            return await self._best(any_of(terms), owner, tiers, terms, limit, created_between)
+            where = (
+                f"m.search_tsv @@ CAST(? AS tsquery) AND m.owner = ? AND m.is_archived = 0 "
+                f"AND m.tier IN ({marks(tiers)}) {when}"
+            )
+            return await self._best(where, [any_of(terms), owner, *tiers, *when_params], terms, limit)
         rows = await self._db.read(
             f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE search_tsv @@ CAST(? AS tsquery) "
             f"AND owner = ? AND is_archived = 0 AND tier IN ({marks(tiers)}) {when}ORDER BY id DESC LIMIT ?",
@@ -183,7 +184,8 @@ class PostgresTermIndex:
         """(id, content) of the owner's live memories of ``tier`` containing every term, best bm25 first."""
         if not terms:
             return []
-        best = await self._best(all_of(terms), owner, (tier,), terms, limit)
+        where = "m.search_tsv @@ CAST(? AS tsquery) AND m.owner = ? AND m.is_archived = 0 AND m.tier = ?"
+        best = await self._best(where, [all_of(terms), owner, tier], terms, limit)
         return [(c.id, c.content) for c in best]
 
     async def written_between(
@@ -201,8 +203,12 @@ class PostgresTermIndex:
     async def in_project(
         self, owner: str, project: str, tiers: tuple[int, ...], limit: int
     ) -> list[Candidate]:
-        """The most important live memories of one project partition (``tierclaw_project_memories``)."""
-        rows = await self._db.read(PROJECT_MEMORIES, (owner, list(tiers), project, limit))
+        """The most important live memories of one project partition."""
+        rows = await self._db.read(
+            f"SELECT {_CANDIDATE_COLUMNS} FROM memories WHERE owner = ? AND tier IN ({marks(tiers)}) "
+            "AND project = ? AND is_archived = 0 ORDER BY importance DESC, id DESC LIMIT ?",
+            (owner, *tiers, project, limit),
+        )
         return [Candidate._make((*r, 0.0)) for r in rows]
 
     async def by_ids(self, owner: str, ids: list[int]) -> list[Candidate]:

@@ -88,9 +88,8 @@ async def test_turn_matches_and_frequencies_are_equal(both: list[MemoryStore], q
 async def test_postgres_server_cut_keeps_what_python_bm25_ranks_first(
     both: list[MemoryStore], query: str
 ) -> None:
-    """PostgreSQL scores on the server and returns only the best ``limit`` (``tierclaw_best_memories``,
-    ``postgres/search_functions.py``); the rows it keeps must be the ones Python's bm25 puts first (best
-    score, then lowest id)."""
+    """PostgreSQL scores on the server and returns only the best ``limit`` (``fulltext.bm25_join``); the
+    rows it keeps must be the ones Python's bm25 puts first (best score, then lowest id)."""
     postgres = both[1]
     terms = list(tokenizer.query_terms(query))
     everything = await postgres.search.matches("alice", terms, tiers=(2,), limit=1000)
