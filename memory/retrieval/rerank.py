@@ -23,7 +23,7 @@ randomness at run time. Keyword-only retrieval has no vectors and is never re-ra
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
@@ -138,25 +138,25 @@ def rerank(
     ids: np.ndarray,
     matrix: np.ndarray,
     model: Reranker | None = None,
+    *,
+    positions: Mapping[int, int] | None = None,
 ) -> list[Retrieved]:
     """``hits`` (best first) with their first ``TOP`` in the model's order; the scores of those ``TOP``
     stay the ones they had, handed out again in the new order (so scores still fall down the list).
 
-    ``ids``/``matrix``: the owner's memory ids and their unit vectors (``OwnerVectors``). A hit without a
-    vector keeps the whole list as it was (nothing to score it by).
+    ``ids``/``matrix``: the owner's memory ids and their unit vectors (``OwnerVectors``); ``positions``:
+    each id's row in them when the caller keeps that map (``OwnerVectors.positions``: read once per owner
+    matrix, not found by comparison on every query). A hit without a vector keeps the whole list as it
+    was (nothing to score it by).
     """
     model = model if model is not None else load()
     head = list(hits[:TOP])
     if model is None or len(head) < 2:
         return list(hits)
-    wanted = np.array([h.id for h in head], dtype=np.int64)
-    # The rows of those ids, by comparison: ``np.isin``'s checks and sort cost ~25 µs more a query at a few
-    # hundred memories (bench/README.md, "Gateway CPU", stop 51); the same rows, ascending.
-    rows = np.nonzero((ids == wanted[:, None]).any(axis=0))[0]
-    position = {int(ids[r]): int(r) for r in rows}
-    if len(position) < len(head):
+    rows = _rows(head, ids, positions)
+    if rows is None:
         return list(hits)
-    memories = matrix[[position[h.id] for h in head]]
+    memories = matrix[rows]
     q = np.asarray(query, dtype=np.float32)
     cosines = centred((memories * q).sum(axis=1), memories, q, model.centres, model.centre_weight)
     features = candidate_features(
@@ -170,3 +170,16 @@ def rerank(
     moved = [head[i] for i in order]
     ranked = [h if h.score == s else replace(h, score=s) for h, s in zip(moved, scores, strict=True)]
     return ranked + list(hits[TOP:])
+
+
+def _rows(head: list[Retrieved], ids: np.ndarray, positions: Mapping[int, int] | None) -> list[int] | None:
+    """The row of each hit's vector in ``ids``' order (a repeated id: its last row), None when one has
+    none."""
+    if positions is None:
+        wanted = np.array([h.id for h in head], dtype=np.int64)
+        # The rows of those ids, by comparison: ``np.isin``'s checks and sort cost ~25 µs more a query at
+        # a few hundred memories (bench/README.md, "Gateway CPU", stop 51); the same rows, ascending.
+        found = np.nonzero((ids == wanted[:, None]).any(axis=0))[0]
+        positions = {int(ids[r]): int(r) for r in found}
+    rows = [positions.get(h.id) for h in head]
+    return None if None in rows else [r for r in rows if r is not None]

@@ -69,8 +69,8 @@ def _reranking(
     """The learned re-ranker of the first hybrid hits (``rerank.py``), when on and shipped."""
     if not rerank.ENABLED or query_vector is None or vectors is None or rerank.load() is None:
         return None
-    ids, matrix = vectors.ids, vectors.matrix
-    return lambda hits: rerank.rerank(hits, query_vector, ids, matrix)
+    ids, matrix, positions = vectors.ids, vectors.matrix, vectors.positions
+    return lambda hits: rerank.rerank(hits, query_vector, ids, matrix, positions=positions)
 
 
 class Retriever:

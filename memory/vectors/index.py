@@ -54,13 +54,14 @@ class OwnerVectors:
     are stacked on the next search (one copy per search that follows writes, not one per write).
     """
 
-    __slots__ = ("_ids", "_matrix", "_pending", "_tiers")
+    __slots__ = ("_ids", "_matrix", "_pending", "_positions", "_tiers")
 
     def __init__(self, ids: np.ndarray, tiers: np.ndarray, matrix: np.ndarray) -> None:
         self._ids = ids  # int64, memory ids
         self._tiers = tiers  # int8, the tier of each row (retrieve searches tier 2, search tiers 1 and 2)
         self._matrix = matrix  # (n, dim) float32, unit length rows
         self._pending: list[tuple[int, int, np.ndarray]] = []
+        self._positions: dict[int, int] | None = None  # id -> row, made on first use after a change
 
     @classmethod
     def build(cls, rows: Sequence[tuple[int, int, bytes]], dim: int | None = None) -> OwnerVectors:
@@ -94,6 +95,15 @@ class OwnerVectors:
         self._flush()
         return self._matrix
 
+    @property
+    def positions(self) -> dict[int, int]:
+        """Each memory id's row (a repeated id: its last row), made once per matrix: the re-ranker looks
+        up its hits' rows here on every hybrid query (``rerank.rerank``)."""
+        self._flush()
+        if self._positions is None:
+            self._positions = {memory_id: row for row, memory_id in enumerate(self._ids.tolist())}
+        return self._positions
+
     def __len__(self) -> int:
         return int(self._ids.shape[0]) + len(self._pending)
 
@@ -123,6 +133,7 @@ class OwnerVectors:
         self._matrix = np.vstack([base, np.stack([v for _, _, v in pending])])
         self._ids = np.concatenate([self._ids, np.asarray([i for i, _, _ in pending], dtype=np.int64)])
         self._tiers = np.concatenate([self._tiers, np.asarray([t for _, t, _ in pending], dtype=np.int8)])
+        self._positions = None
 
     def top(
         self, query: np.ndarray, n: int, tiers: tuple[int, ...] = (2,), order: np.ndarray | None = None

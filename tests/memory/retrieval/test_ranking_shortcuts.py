@@ -14,6 +14,7 @@ import pytest
 from memory.clock import days_between
 from memory.records import Retrieved
 from memory.retrieval import ranking, rerank
+from memory.vectors.index import OwnerVectors
 
 
 def long_way(
@@ -78,3 +79,33 @@ def test_a_re_ranked_hit_that_keeps_its_place_is_itself_and_the_rest_get_the_sco
         assert sorted(h.id for h in ranked) == [h.id for h in hits]
         for place, h in enumerate(ranked):
             assert (h is hits[place]) == (h.id == hits[place].id)
+
+
+def test_the_re_ranker_finds_the_same_rows_through_the_owner_s_positions_as_by_comparison() -> None:
+    model = rerank.load()
+    assert model is not None
+    rng = np.random.default_rng(7)
+    dim = model.d.shape[0]
+    unit = rng.standard_normal((9, dim)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    vectors = OwnerVectors(np.array([30, 12, 57, 41], dtype=np.int64), np.full(4, 2, dtype=np.int8), unit[:4])
+    first = vectors.positions
+    for row, memory_id in enumerate((88, 5, 19, 64, 41)):  # written later; 41 again: its last row counts
+        vectors.append(memory_id, 2, unit[4 + row])
+    assert vectors.positions is not first  # made again once the appended rows are in the matrix
+    assert vectors.positions[41] == 8 and len(vectors.positions) == 8
+    hits = [hit(i, 1.0 / (place + 1)) for place, i in enumerate((57, 41, 5, 30, 64, 12, 19))]
+    for query in (unit[2], unit[7], -unit[0]):
+        by_comparison = rerank.rerank(hits, query, vectors.ids, vectors.matrix, model)
+        by_positions = rerank.rerank(
+            hits, query, vectors.ids, vectors.matrix, model, positions=vectors.positions
+        )
+        assert by_positions == by_comparison
+        assert by_positions != hits  # the model moved some: the rows read were the hits' own
+    # A hit with no vector: the list comes back as it was, either way.
+    unknown = [*hits[:3], hit(999, 0.01)]
+    assert rerank.rerank(unknown, unit[1], vectors.ids, vectors.matrix, model) == unknown
+    assert (
+        rerank.rerank(unknown, unit[1], vectors.ids, vectors.matrix, model, positions=vectors.positions)
+        == unknown
+    )
