@@ -111,3 +111,27 @@ def test_logits_are_the_members_networks_computed_one_by_one() -> None:
     assert single.members == 1 and single.logits(vectors).shape == (1, 6, classes)
     assert np.array_equal(single.logits(vectors)[0], logits[0])
     assert np.allclose(ensemble.logits(vectors[0]), logits[:, :1, :], rtol=1e-5, atol=1e-4)  # one row
+
+
+def test_a_head_with_a_combined_score_reads_no_keep_or_tell_threshold() -> None:
+    """Why round 17 could ship either English keep threshold (DATA_CARD "Round 17, shipped"): with the
+    combined score (round 6 on) a clause is kept by it alone; the keep and tell columns of ``thresholds``
+    are only the fallback of a head without one."""
+    path = resources.files("memory.head").joinpath(HEAD_FILE)
+    with path.open("rb") as handle, np.load(handle) as data:
+        arrays = {name: np.array(data[name]) for name in data.files}
+    assert "combined" in arrays
+    moved = dict(arrays)
+    moved["thresholds"] = arrays["thresholds"] - np.array([[1e9, 0.0, 0.0, 1e9]] * 2, dtype=np.float32)
+    shipped, other = read_head(arrays), read_head(moved)
+    passages, queries = _vectors(40, seed=5), _vectors(40, seed=6)
+    texts = [EN if i % 2 else ZH for i in range(40)]
+    said = [f"{t} and more words around it" for t in texts]
+    first = shipped.fact_verdicts(passages, texts, queries, said, queries)
+    assert first == other.fact_verdicts(passages, texts, queries, said, queries)
+    assert shipped.fact_verdicts(passages, texts, queries[:1], EN) == other.fact_verdicts(
+        passages, texts, queries[:1], EN
+    )
+    assert not all(first)
+    fallback = read_head({k: v for k, v in moved.items() if not k.startswith("combined")})
+    assert all(fallback.fact_verdicts(passages, texts, queries, said, queries))  # the columns did move
