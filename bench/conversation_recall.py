@@ -1,7 +1,7 @@
 """The loop a person lives: tell the assistant things, later ask — is the answer in the model's request?
 
     python -m bench.conversation_recall --data FILE --chitchat FILE.jsonl [--embedding none|local]
-        [--per-owner N] [--top-k K] [--sweep] [--json]
+        [--per-owner N] [--top-k K] [--sweep] [--per-question FILE] [--json]
 
 ``--data`` is the retrieval-benchmark format (``python -m bench.datasets``; for LoCoMo use
 ``--first-person``: people ask their own assistant "what did I…"). Each owner's memories go in through
@@ -17,6 +17,10 @@ a main model that only records the request it receives.
   those whose request got any retrieved memory (the profile in the system prompt does not count);
   ``mean_injected_chars``: the memory block's mean length over them.
 * ``p95_ms``: the message path without the model (``Assistant.memory_timing``), over every message.
+* ``--per-question FILE``: one JSON line per message sent (``owner``, ``id``, ``kind``, ``text``,
+  ``recalled``, ``injected``, ``relevant`` ids, the memories the owner's own messages had added by then,
+  ``kept_so_far``, and the ``hits`` the request carried: id, content, score, match, cosine), so that two
+  runs (e.g. two heads) can be compared question by question.
 * ``--sweep``: runs once without a floor and prints recall and chit-chat injection for a grid of floors
   (how the defaults in ``memory.retrieval.ranking.RelevanceFloor`` were chosen).
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import time
 from collections import defaultdict
@@ -45,6 +50,7 @@ from channels.base import InboundMessage
 from gateway.agent import ChatRequest
 from gateway.app import relevance_floor
 from gateway.config import Config
+from memory.engine import MemoryEngine
 from memory.records import Retrieved
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.text.tokenizer import is_mostly_chinese
@@ -67,6 +73,11 @@ class Sent:
     request: ChatRequest
     hits: list[Retrieved] = field(default_factory=list)
     chinese: bool = False
+    owner: str = ""  # the owner's number in the file ("o0", …): with ``ident``, names the message
+    ident: str = ""  # the query's id, or "chitchat-<n>" for the n-th chit-chat line of the owner
+    text: str = ""
+    relevant_ids: list[str] = field(default_factory=list)
+    kept_so_far: int = 0  # memories the owner's own messages had added by the time this one was answered
 
     def recalled(self) -> bool:
         carried = self.request.memory_block + "\n" + self.request.system
@@ -87,9 +98,12 @@ async def run(
     per_owner: int,
     floor: RelevanceFloor,
     top_k: int | None = None,
+    track: bool = False,
 ) -> tuple[list[Sent], list[float], float]:
     """Load every owner's memories, send their queries and chit-chat; returns what was sent, the
-    message-path times (ms) and the load time (s). ``top_k``: memory.topK (default: the config's)."""
+    message-path times (ms) and the load time (s). ``top_k``: memory.topK (default: the config's);
+    ``track``: count, after each message, the memories the owner's own messages have added
+    (``Sent.kept_so_far``; off by default, it costs a count query per message)."""
     sent: list[Sent] = []
     load_s = 0.0
     async with open_path(db_path, embedding, floor, top_k) as path:
@@ -108,9 +122,10 @@ async def run(
                     content_of[str(fact.source_ref)] = stored.content
             zh = is_chinese([m["content"] for m in block["memories"]])
             lines = [c for c in chitchat if c.get("lang") == ("zh" if zh else "en")][:per_owner]
-            messages = [(q["text"], q["kind"], q["relevant"]) for q in block["queries"]]
-            messages += [(c["text"], "chitchat", []) for c in lines]
-            for index, (text, kind, relevant) in enumerate(messages):
+            messages = [(q["text"], q["kind"], q["relevant"], str(q["id"])) for q in block["queries"]]
+            messages += [(c["text"], "chitchat", [], f"chitchat-{n}") for n, c in enumerate(lines)]
+            loaded = await _live(engine, owner) if track else 0
+            for index, (text, kind, relevant, ident) in enumerate(messages):
                 before = len(model.requests)
                 await assistant.handle(
                     InboundMessage(
@@ -128,9 +143,48 @@ async def run(
                     continue  # a line the path does not answer (e.g. a command): not a measurement
                 request = model.requests[-1]
                 contents = [content_of[r] for r in relevant if r in content_of]
-                sent.append(Sent(kind, contents, request, list(request.memories), is_mostly_chinese(text)))
+                kept = await _live(engine, owner) - loaded if track else 0
+                hits = list(request.memories)
+                chinese = is_mostly_chinese(text)
+                sent.append(
+                    Sent(kind, contents, request, hits, chinese, sender, ident, text, list(relevant), kept)
+                )
         times_ms = list(assistant.memory_timing.samples_ms)
     return sent, times_ms, load_s
+
+
+async def _live(engine: MemoryEngine, owner: str) -> int:
+    """The owner's live memories (profile and tier 2)."""
+    counts = await engine.stats(owner)
+    return counts["tier1"] + counts["tier2"]
+
+
+def per_question(sent: list[Sent]) -> list[dict[str, Any]]:
+    """One row per message sent (``--per-question``): which owner and query, recalled or not, what the
+    request carried (the hits, best first)."""
+    return [
+        {
+            "owner": s.owner,
+            "id": s.ident,
+            "kind": s.kind,
+            "text": s.text,
+            "recalled": s.recalled() if s.kind != "chitchat" else None,
+            "injected": bool(s.request.memories),
+            "relevant": s.relevant_ids,
+            "kept_so_far": s.kept_so_far,
+            "hits": [
+                {
+                    "id": h.id,
+                    "content": h.content,
+                    "score": round(h.score, 4),
+                    "match": round(h.match, 4),
+                    "cosine": round(h.cosine, 4),
+                }
+                for h in s.hits
+            ],
+        }
+        for s in sent
+    ]
 
 
 def summarise(sent: list[Sent]) -> dict[str, Any]:
@@ -186,6 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--top-k", type=int, default=None, help="memories a question gets (default: memory.topK's default)"
     )
+    parser.add_argument(
+        "--per-question",
+        metavar="FILE",
+        default=None,
+        help="write one JSON line per message sent (id, kind, recalled, hits) to FILE",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     add_embedding_args(parser)
     add_database_option(parser)
@@ -206,7 +266,22 @@ def main(argv: list[str] | None = None) -> int:
     floor = NO_FLOOR if args.sweep else relevance_floor(Config())  # the product's defaults
     with scratch_memory(args.database) as target:
         sent, times_ms, load_s = asyncio.run(
-            run(data, chitchat, target, embedding, per_owner=args.per_owner, floor=floor, top_k=args.top_k)
+            run(
+                data,
+                chitchat,
+                target,
+                embedding,
+                per_owner=args.per_owner,
+                floor=floor,
+                top_k=args.top_k,
+                track=args.per_question is not None,
+            )
+        )
+    if args.per_question is not None:
+        each = per_question(sent)
+        Path(args.per_question).write_text(
+            "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in each),
+            encoding="utf-8",
         )
     result = summarise(sent)
     result["p95_ms"] = percentile(times_ms, 95) if times_ms else 0.0

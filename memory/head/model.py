@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -48,6 +50,17 @@ class Classifier:
     b1: np.ndarray
     w2: np.ndarray
     b2: np.ndarray
+    # The arrays shaped as ``logits`` multiplies them ((members, 1, d) and (members, d, k)), views built once
+    # here: rebuilding them took ~10–15 µs of every call, and the gateway calls the gate on every message.
+    _shaped: tuple[np.ndarray, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        members = int(self.w1.shape[0]) if self.w1.ndim == 3 else 1
+        parts = [np.atleast_2d(a) if a.ndim < 3 else a for a in (self.mean, self.scale, self.b1, self.b2)]
+        mean, scale, b1, b2 = (a.reshape(members, 1, -1) for a in parts)
+        w1 = self.w1.reshape(members, *self.w1.shape[-2:])
+        w2 = self.w2.reshape(members, *self.w2.shape[-2:])
+        object.__setattr__(self, "_shaped", (mean, scale, w1, b1, w2, b2))
 
     @property
     def members(self) -> int:
@@ -56,10 +69,7 @@ class Classifier:
     def logits(self, vectors: np.ndarray) -> np.ndarray:
         """(members, n, classes) logits of (n, 384) vectors, each member's."""
         x = np.atleast_2d(vectors)
-        parts = [np.atleast_2d(a) if a.ndim < 3 else a for a in (self.mean, self.scale, self.b1, self.b2)]
-        mean, scale, b1, b2 = (a.reshape(self.members, 1, -1) for a in parts)
-        w1 = self.w1.reshape(self.members, *self.w1.shape[-2:])
-        w2 = self.w2.reshape(self.members, *self.w2.shape[-2:])
+        mean, scale, w1, b1, w2, b2 = self._shaped
         z = (x[None, :, :] - mean) / scale
         return np.asarray(np.maximum(0, z @ w1 + b1) @ w2 + b2)
 
@@ -162,8 +172,10 @@ class Head:
     meta: dict[str, Any]
     combined: dict[str, Combined] | None = None
     # Round 14: a language's own gate network (``gate_<lang>_*`` arrays), where one trained on more kinds of
-    # message served that language better and the other worse (memory/head/DATA_CARD.md, "Round 14").
-    gate_by_language: dict[str, Classifier] = field(default_factory=dict)
+    # message served that language better and the other worse (memory/head/DATA_CARD.md, "Round 14"). The
+    # shipped head's are read on first use (``LanguageGates``): a process that sees one language never
+    # inflates the other's network, and ``load_head`` stays as quick as a one-gate head's.
+    gate_by_language: Mapping[str, Classifier] = field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -286,12 +298,54 @@ class Head:
         return self.gate(query, lang)[0] >= self.thresholds[lang].own
 
 
-def read_head(data: Any) -> Head:
+class LanguageGates(Mapping[str, Classifier]):
+    """The per-language gate networks of a head file, each read from the file the first time it is asked
+    for (round 17, issue 35's "loads in ≤ 50 ms"): the round-17 head carries a second gate, and reading
+    every network at load made ``load_head`` a third slower (DATA_CARD "Round 17, gate"). Which languages
+    have one is known at once (``in``, ``len``, iteration read nothing); the arrays and answers are the
+    same as an eager read's. Safe to share between threads."""
+
+    def __init__(self, languages: Sequence[str], reopen: Callable[[], AbstractContextManager[Any]]) -> None:
+        self._languages = tuple(languages)
+        self._reopen = reopen  # opens the head file again (``np.load``)
+        self._read: dict[str, Classifier] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> frozenset[str]:
+        """The languages whose network has been read so far."""
+        return frozenset(self._read)
+
+    def __getitem__(self, lang: str) -> Classifier:
+        network = self._read.get(lang)
+        if network is not None:
+            return network
+        if lang not in self._languages:
+            raise KeyError(lang)
+        with self._lock:
+            if lang not in self._read:
+                with self._reopen() as data:
+                    self._read[lang] = Classifier.read(data, f"gate_{lang}")
+            return self._read[lang]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._languages)
+
+    def __len__(self) -> int:
+        return len(self._languages)
+
+    def __contains__(self, lang: object) -> bool:
+        return lang in self._languages
+
+
+def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | None = None) -> Head:
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
     threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f); ``combined_sentence`` (round
-    13) its g; ``gate_<lang>_*`` (round 14) that language's own gate network."""
+    13) its g; ``gate_<lang>_*`` (round 14) that language's own gate network — read here, or, given
+    ``reopen`` (a way to open the same file again), on first use (``LanguageGates``)."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
+    own = [lang for lang in LANGUAGES if f"gate_{lang}_mean" in data]
     combined = None
     if "combined" in data:
         weights = np.asarray(data["combined"], dtype=np.float64).reshape(len(LANGUAGES), 4)
@@ -312,15 +366,24 @@ def read_head(data: Any) -> Head:
         thresholds={lang: Thresholds(*map(float, row)) for lang, row in zip(LANGUAGES, rows, strict=True)},
         meta=json.loads(str(data["meta"])),
         combined=combined,
-        gate_by_language={
-            lang: Classifier.read(data, f"gate_{lang}") for lang in LANGUAGES if f"gate_{lang}_mean" in data
-        },
+        gate_by_language=(
+            {lang: Classifier.read(data, f"gate_{lang}") for lang in own}
+            if reopen is None
+            else LanguageGates(own, reopen)
+        ),
     )
+
+
+@contextmanager
+def _shipped() -> Iterator[Any]:
+    """The shipped head file (``head.npz`` beside this module), opened."""
+    path = resources.files(__package__).joinpath(HEAD_FILE)
+    with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
+        yield data
 
 
 @cache
 def load_head() -> Head:
-    """The shipped head (``head.npz`` beside this module), read once per process."""
-    path = resources.files(__package__).joinpath(HEAD_FILE)
-    with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
-        return read_head(data)
+    """The shipped head, read once per process (a language's own gate network on its first use)."""
+    with _shipped() as data:
+        return read_head(data, reopen=_shipped)

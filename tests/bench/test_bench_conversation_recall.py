@@ -120,3 +120,27 @@ def test_missing_data_exits_1_with_one_line(tmp_path: Path, capsys: pytest.Captu
         main(["--data", str(tmp_path / "nope.json"), "--chitchat", str(tmp_path / "c.jsonl")])
     assert stop.value.code == 1
     assert "not found" in capsys.readouterr().err
+
+
+def test_per_question_writes_one_line_per_message_sent(
+    files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data, chat = files
+    out = tmp_path / "each.jsonl"
+    argv = ["--data", str(data), "--chitchat", str(chat), "--embedding", "none", "--json"]
+    result, _ = _run([*argv, "--per-question", str(out)], capsys)
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == result["n"] + result["chitchat_n"]
+    by_id = {(r["owner"], r["id"]): r for r in rows}
+    assert by_id[("o0", "q1")]["recalled"] is True and by_id[("o0", "q1")]["relevant"] == ["m1"]
+    assert by_id[("o0", "q3")]["recalled"] is False and by_id[("o0", "q3")]["kind"] == "multi-hop"
+    assert any("peanuts" in h["content"] for h in by_id[("o0", "q1")]["hits"])
+    assert by_id[("o1", "zq")]["text"] == "我对什么过敏？"
+    assert {r["id"] for r in rows if r["kind"] == "chitchat"} == {"chitchat-0", "chitchat-1", "chitchat-2"}
+    assert all(r["recalled"] is None for r in rows if r["kind"] == "chitchat")
+    assert sum(r["recalled"] for r in rows if r["kind"] != "chitchat") / result["n"] == result["recall"]
+    # the summary is the same with or without the file
+    again, _ = _run(argv, capsys)
+    assert {k: again[k] for k in ("recall", "n", "by_kind")} == {
+        k: result[k] for k in ("recall", "n", "by_kind")
+    }

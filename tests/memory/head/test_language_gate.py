@@ -69,6 +69,7 @@ def test_a_new_gate_for_one_language_leaves_the_other_as_it_was(tmp_path: Path) 
         after = read_head(data)
         assert data["gate_w1"].dtype == np.float16 and data["gate_en_w1"].dtype == np.float16
     assert out.stat().st_size <= 2_000_000
+    assert after.combined is not None and before.combined is not None
     assert after.thresholds["zh"] == before.thresholds["zh"] and after.combined["zh"] == before.combined["zh"]
     assert after.thresholds["en"].gate == before.thresholds["en"].gate + 1.0
     assert np.isclose(after.combined["en"].a, before.combined["en"].a + 0.5, atol=1e-5)

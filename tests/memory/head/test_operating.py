@@ -22,7 +22,7 @@ def _head_file(path: Path) -> None:
     def net(classes: int) -> Classifier:
         shapes = [(16,), (16,), (16, 8), (8,), (8, classes), (classes,)]
         members = [rng.normal(size=(5, *s)).astype(np.float32) for s in shapes]
-        members[1] = np.abs(members[1]) + 0.5  # scale
+        members[1] = (np.abs(members[1]) + 0.5).astype(np.float32)  # scale
         return Classifier(*members)
 
     models = {"keep": net(2), "category": net(len(CATEGORIES)), "gate": net(3)}
