@@ -33,7 +33,7 @@ from channels.encodable import encodable_fields
 from channels.media import MediaRef
 from memory.clock import from_db
 from memory.sessions import PrimedHistory
-from memory.store.claim_rows import ClaimedRow, parse_history
+from memory.store.claim_rows import Arrival, ClaimedRow, parse_history
 from memory.store.exchange import ExchangeWrite
 from memory.store.protocol import MemoryStore
 
@@ -43,10 +43,68 @@ KEEP_ANSWERED = timedelta(hours=48)
 # How long a replica's hold on a chat lasts without renewal: it renews every third of it, so only a
 # replica that stopped (killed, frozen, cut off from the database) loses its chats to another.
 INBOX_LEASE = timedelta(seconds=30)
+# The reorder window grows to cover the lateness seen at intake (``ReorderWindow``): to this many times the
+# latest seen, at most REORDER_WINDOW_MOST seconds, halving back towards ``gateway.reorderWindow`` every
+# REORDER_HALF_LIFE seconds without a new late arrival.
+REORDER_MARGIN = 1.5
+REORDER_WINDOW_MOST = 3.0
+REORDER_HALF_LIFE = 60.0
 Chat = tuple[str, str]  # (channel, chat_id): what a hold is on
 REPAIRED_CHATS_KEPT = 10_000  # chats remembered as already told about a repaired message
 log = logging.getLogger("tierclaw.gateway")
 _FIELDS = dataclasses.fields(InboundMessage)
+
+
+class ReorderWindow:
+    """How long a chat's next message waits for an earlier one still on its way: ``least``
+    (``gateway.reorderWindow``) while deliveries arrive in order, grown while they do not.
+
+    An intake that stores a message after a later one of its chat (the platform's order) reports how late
+    it came (``observe``: seconds on the store's clock, ``memory/store/inbox.py`` ``Arrival``). A fixed
+    window is a bet on the delivery path's delay; on a loaded system that delay grows, and an earlier
+    message stored more than the window after a later one is answered after it. So the window follows
+    what is seen: ``margin`` times the latest lateness that exceeds it, at most ``most`` seconds (a
+    message waits no longer than that whatever is seen: an earlier message later still is answered after
+    its successor), and the growth halves every ``half_life`` seconds, so a system that quietens waits
+    ``least`` again — an idle one never waits more. ``least`` 0 turns the window off, growth included.
+    Per replica, in memory: each sees the intakes it makes (behind a load balancer, its share of them)."""
+
+    def __init__(
+        self,
+        least: float,
+        *,
+        most: float = REORDER_WINDOW_MOST,
+        margin: float = REORDER_MARGIN,
+        half_life: float = REORDER_HALF_LIFE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.least = least
+        self.most = most
+        self.margin = margin
+        self.half_life = half_life
+        self.clock = clock
+        self._grown = 0.0  # the window the last growth set, above ``least``
+        self._at = 0.0  # when (``clock``)
+
+    def seconds(self) -> float:
+        """The window now."""
+        if self.least <= 0:
+            return 0.0
+        if self._grown <= self.least:
+            return self.least
+        decayed = self.least + (self._grown - self.least) * 0.5 ** (
+            (self.clock() - self._at) / self.half_life
+        )
+        return max(decayed, self.least)
+
+    def observe(self, late_by_s: float) -> bool:
+        """A message was stored ``late_by_s`` seconds after a later one of its chat; whether the window
+        grew for it."""
+        wanted = min(late_by_s * self.margin, max(self.most, self.least))
+        if self.least <= 0 or wanted <= self.seconds():
+            return False
+        self._grown, self._at = wanted, self.clock()
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +128,10 @@ class Claimed:
 
 class DurableInbox:
     """Accepted messages until they are answered, kept by the memory store (``memory/store/inbox.py``,
-    ``memory/store/chat_holds.py``). ``reorder_window``: how long a chat's newest message waits for an
-    earlier one still on its way (``gateway.reorderWindow``); ``in_order``: the channels that deliver one
-    message at a time in the platform's order (``channels.base.DeliversInOrder``), whose chats never wait."""
+    ``memory/store/chat_holds.py``). ``reorder_window``: how long a chat's newest message waits at least
+    for an earlier one still on its way (``gateway.reorderWindow``; ``reorder``: the window, grown while
+    deliveries arrive late); ``in_order``: the channels that deliver one message at a time in the
+    platform's order (``channels.base.DeliversInOrder``), whose chats never wait."""
 
     def __init__(
         self,
@@ -86,9 +145,9 @@ class DurableInbox:
         self._exchange = store.exchange
         self.replica = replica  # gateway.replicaId (gateway/replica.py)
         self.lease = lease
-        self.reorder_window = reorder_window
         self.in_order: set[str] = set()  # channels whose messages arrive in order: no reorder window
         self.monotonic: Callable[[], float] = time.monotonic  # how long a fence took (a stall): ``fence``
+        self.reorder = ReorderWindow(reorder_window, clock=lambda: self.monotonic())
         self._repaired: dict[str, None] = {}  # chats whose repaired text was logged (newest last)
         self.history = 0  # messages of the chat's history read with each claim (``agent.historyMessages``)
         # Seconds a takeover waits for a stalled claimant's mark before answering its message again
@@ -98,6 +157,15 @@ class DurableInbox:
         # Channels whose platform drops a repeated reply (channels/base.py ``DropsRepeatedReplies``):
         # their messages are answered again without that wait.
         self.repeats_dropped: set[str] = set()
+
+    @property
+    def reorder_window(self) -> float:
+        """``gateway.reorderWindow``: the least the reorder window is (``reorder``)."""
+        return self.reorder.least
+
+    @reorder_window.setter
+    def reorder_window(self, seconds: float) -> None:
+        self.reorder.least = seconds
 
     @property
     def _lease_s(self) -> float:
@@ -110,7 +178,9 @@ class DurableInbox:
         (``channels/encodable.py``): refused as it is, it would be refused at every redelivery. That is
         logged once per chat (at INFO: nothing is wrong that the operator could fix)."""
         message, row = self._row(message)
-        inbox_id = await self._rows.add(*row)
+        arrival, asked = Arrival(), self.monotonic()
+        inbox_id = await self._rows.add(*row, arrival=arrival)
+        self._arrived(message, arrival, asked)
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
     async def accept_and_hold(
@@ -122,7 +192,11 @@ class DurableInbox:
         if not hold:
             return await self.accept(message), None
         message, row = self._row(message)
-        inbox_id, generation = await self._rows.add_and_hold(*row, self.replica, self._lease_s)
+        arrival, asked = Arrival(), self.monotonic()
+        inbox_id, generation = await self._rows.add_and_hold(
+            *row, self.replica, self._lease_s, arrival=arrival
+        )
+        self._arrived(message, arrival, asked)
         if inbox_id is None:
             return None, False
         return dataclasses.replace(message, inbox_id=inbox_id), generation is not None
@@ -141,9 +215,11 @@ class DurableInbox:
         message, row = self._row(message)
         settle = self._window(message.channel)
         asked = self.monotonic()
+        arrival = Arrival()
         inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
-            *row, self.replica, self._lease_s, self.history, settle
+            *row, self.replica, self._lease_s, self.history, settle, arrival=arrival
         )
+        self._arrived(message, arrival, asked)
         if inbox_id is None:
             return None, False, None
         stored = dataclasses.replace(message, inbox_id=inbox_id)
@@ -152,9 +228,30 @@ class DurableInbox:
         return stored, True, self._claimed(claimed, asked, stored)
 
     def _window(self, channel: str) -> float:
-        """How long a message of ``channel`` waits for an earlier one still on its way (the reorder window;
-        none for a channel that delivers in order)."""
-        return 0.0 if channel in self.in_order else self.reorder_window
+        """How long a message of ``channel`` waits for an earlier one still on its way (the reorder window,
+        as grown now; none for a channel that delivers in order)."""
+        return 0.0 if channel in self.in_order else self.reorder.seconds()
+
+    def _arrived(self, message: InboundMessage, arrival: Arrival, asked: float) -> None:
+        """An intake stored ``message`` after a later one of its chat: the reorder window grows to cover
+        that (``ReorderWindow``). Said at INFO when it grew or came later than the window was — an
+        earlier message that may have been answered after a later one —, at DEBUG otherwise, with how long
+        the intake's statement took (sent at ``asked``): the rest of the lateness was spent before it."""
+        late = arrival.late_by_s
+        if late is None or message.channel in self.in_order:
+            return
+        window = self.reorder.seconds()
+        grew = self.reorder.observe(late)
+        log.log(
+            logging.INFO if grew or late > window else logging.DEBUG,
+            "[gateway] %s: a message stored %.3f s after a later one of its chat (its intake statement "
+            "took %.3f s); reorder window %.3f s%s",
+            message.chat_key,
+            late,
+            self.monotonic() - asked,
+            self.reorder.seconds(),
+            f", was {window:.3f} s" if grew else "",
+        )
 
     def _row(self, message: InboundMessage) -> tuple[InboundMessage, tuple[str, str, str, str, int, str]]:
         """The message as it is stored (text no store keeps repaired) and its inbox row's values."""
