@@ -59,15 +59,17 @@ class ReorderWindow:
     """How long a chat's next message waits for an earlier one still on its way: ``least``
     (``gateway.reorderWindow``) while deliveries arrive in order, grown while they do not.
 
-    An intake that stores a message after a later one of its chat (the platform's order) reports how late
-    it came (``observe``: seconds on the store's clock, ``memory/store/inbox.py`` ``Arrival``). A fixed
-    window is a bet on the delivery path's delay; on a loaded system that delay grows, and an earlier
-    message stored more than the window after a later one is answered after it. So the window follows
-    what is seen: ``margin`` times the latest lateness that exceeds it, at most ``most`` seconds (a
-    message waits no longer than that whatever is seen: an earlier message later still is answered after
-    its successor), and the growth halves every ``half_life`` seconds, so a system that quietens waits
-    ``least`` again — an idle one never waits more. ``least`` 0 turns the window off, growth included.
-    Per replica, in memory: each sees the intakes it makes (behind a load balancer, its share of them)."""
+    A fixed window is a bet on the delivery path's delay; on a loaded system that delay grows, and an
+    earlier message stored more than the window after a later one is answered after it. So the window
+    follows what is seen (``observe``, by ``DurableInbox`` after each intake): how long the intake's
+    statement took (a message can be that long on its way inside an intake, where no claim sees it —
+    seen at once, from the first message of a burst) and, when it stored a message after a later one of
+    its chat (the platform's order), how late that came (the store's clock: ``claim_rows.Arrival``). The
+    window is ``margin`` times the most seen, at most ``most`` seconds (a message waits no longer than
+    that whatever is seen: an earlier message later still is answered after its successor), and the
+    growth halves every ``half_life`` seconds, so a system that quietens waits ``least`` again — an idle
+    one never waits more (its intakes take milliseconds). ``least`` 0 turns the window off, growth
+    included. Per replica, in memory: each sees the intakes it makes (behind a load balancer, its share)."""
 
     def __init__(
         self,
@@ -97,10 +99,10 @@ class ReorderWindow:
         )
         return max(decayed, self.least)
 
-    def observe(self, late_by_s: float) -> bool:
-        """A message was stored ``late_by_s`` seconds after a later one of its chat; whether the window
-        grew for it."""
-        wanted = min(late_by_s * self.margin, max(self.most, self.least))
+    def observe(self, seconds: float) -> bool:
+        """A message was on its way ``seconds`` (stored that long after a later one of its chat, or its
+        intake took that long); whether the window grew for it."""
+        wanted = min(seconds * self.margin, max(self.most, self.least))
         if self.least <= 0 or wanted <= self.seconds():
             return False
         self._grown, self._at = wanted, self.clock()
@@ -233,24 +235,31 @@ class DurableInbox:
         return 0.0 if channel in self.in_order else self.reorder.seconds()
 
     def _arrived(self, message: InboundMessage, arrival: Arrival, asked: float) -> None:
-        """An intake stored ``message`` after a later one of its chat: the reorder window grows to cover
-        that (``ReorderWindow``). Said at INFO when it grew or came later than the window was — an
-        earlier message that may have been answered after a later one —, at DEBUG otherwise, with how long
-        the intake's statement took (sent at ``asked``): the rest of the lateness was spent before it."""
-        late = arrival.late_by_s
-        if late is None or message.channel in self.in_order:
+        """After the intake of ``message`` (its statement sent at ``asked``): the reorder window grows to
+        cover how long that statement took — an earlier message of any chat may be as long on its way
+        inside an intake right now, unseen by its chat's claim until its insert runs — and, when the
+        message was stored after a later one of its chat, how late it came (``ReorderWindow``). The
+        latter is said at INFO when it grew the window or came later than the window was — an earlier
+        message that may have been answered after a later one —, at DEBUG otherwise, with the statement's
+        time (the rest of the lateness was spent before it: the balancer, the HTTP server, the loop)."""
+        if not message.sequence or message.channel in self.in_order or self.reorder.least <= 0:
             return
+        took = self.monotonic() - asked
         window = self.reorder.seconds()
+        self.reorder.observe(took)
+        late = arrival.late_by_s
+        if late is None:
+            return
         grew = self.reorder.observe(late)
         log.log(
             logging.INFO if grew or late > window else logging.DEBUG,
             "[gateway] %s: a message stored %.3f s after a later one of its chat (its intake statement "
-            "took %.3f s); reorder window %.3f s%s",
+            "took %.3f s); reorder window %.3f s, was %.3f s",
             message.chat_key,
             late,
-            self.monotonic() - asked,
+            took,
             self.reorder.seconds(),
-            f", was {window:.3f} s" if grew else "",
+            window,
         )
 
     def _row(self, message: InboundMessage) -> tuple[InboundMessage, tuple[str, str, str, str, int, str]]:

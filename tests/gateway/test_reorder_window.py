@@ -137,3 +137,25 @@ async def test_an_earlier_message_late_past_the_fixed_window_is_answered_first_o
     inbox.in_order.add("telegram")
     _, _, in_order = await inbox.accept_hold_and_claim(_message("c3", 60))
     assert isinstance(in_order, Claimed)  # claimed at intake: no wait
+
+
+async def test_a_slow_intake_grows_the_window_at_once_and_a_quick_one_does_not(store: MemoryStore) -> None:
+    # Before any message is seen out of order: an intake whose statement took long says an earlier message
+    # may be as long on its way inside another intake. The clock moves only where the test moves it.
+    clock = Clock()
+    inbox = DurableInbox(store, "r1", reorder_window=LEAST)
+    inbox.monotonic = clock
+    real_add = store.inbox.add_hold_and_claim
+
+    async def slow_add(*args: object, **kwargs: object) -> object:
+        clock.now += 1.0  # this intake's statement "took" a second
+        return await real_add(*args, **kwargs)  # type: ignore[arg-type]
+
+    await inbox.accept_hold_and_claim(_message("c1", 10))  # the clock did not move: took 0 s
+    assert inbox.reorder.seconds() == LEAST
+    store.inbox.add_hold_and_claim = slow_add  # type: ignore[method-assign, assignment]
+    _, _, wait = await inbox.accept_hold_and_claim(_message("c2", 20))
+    assert wait == LEAST  # its own wait was set before it was seen slow
+    assert inbox.reorder.seconds() == pytest.approx(1.0 * inbox.reorder.margin, rel=0.05)
+    _, _, wait = await inbox.accept_hold_and_claim(_message("c3", 30))
+    assert isinstance(wait, float) and wait == pytest.approx(1.5, rel=0.05)  # the next message waits it
