@@ -88,17 +88,37 @@ class ReorderWindow:
         self.clock = clock
         self._grown = 0.0  # the window the last growth set, above ``least``
         self._at = 0.0  # when (``clock``)
+        self._pending: dict[int, float] = {}  # intakes on their way: token -> when sent (oldest first)
+        self._tokens = 0
 
     def seconds(self) -> float:
-        """The window now."""
+        """The window now: the growth seen, decayed, and ``margin`` times how long the oldest intake still
+        on its way has been (a burst's first messages: nothing has come back to be seen yet)."""
         if self.least <= 0:
             return 0.0
-        if self._grown <= self.least:
-            return self.least
-        decayed = self.least + (self._grown - self.least) * 0.5 ** (
-            (self.clock() - self._at) / self.half_life
-        )
-        return max(decayed, self.least)
+        now = self.clock()
+        window = self.least
+        if self._grown > self.least:
+            window += (self._grown - self.least) * 0.5 ** ((now - self._at) / self.half_life)
+        if self._pending:
+            waiting = now - next(iter(self._pending.values()))
+            window = max(window, min(waiting * self.margin, max(self.most, self.least)))
+        return window
+
+    def began(self) -> int:
+        """An intake's statement was sent: while it is on its way the window covers how long it has been
+        (``seconds``); a token for ``ended``."""
+        self._tokens += 1
+        self._pending[self._tokens] = self.clock()
+        return self._tokens
+
+    def ended(self, token: int) -> float:
+        """The intake ``began`` gave ``token`` is back: how long it took, which the window grows to cover
+        (``observe``)."""
+        sent = self._pending.pop(token, None)
+        took = 0.0 if sent is None else self.clock() - sent
+        self.observe(took)
+        return took
 
     def observe(self, seconds: float) -> bool:
         """A message was on its way ``seconds`` (stored that long after a later one of its chat, or its
@@ -181,9 +201,12 @@ class DurableInbox:
         (``channels/encodable.py``): refused as it is, it would be refused at every redelivery. That is
         logged once per chat (at INFO: nothing is wrong that the operator could fix)."""
         message, row = self._row(message)
-        arrival, asked = Arrival(), self.monotonic()
-        inbox_id = await self._rows.add(*row, arrival=arrival)
-        self._arrived(message, arrival, asked)
+        arrival, token = Arrival(), self.reorder.began()
+        try:
+            inbox_id = await self._rows.add(*row, arrival=arrival)
+        finally:
+            took = self.reorder.ended(token)
+        self._arrived(message, arrival, took)
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
     async def accept_and_hold(
@@ -195,11 +218,14 @@ class DurableInbox:
         if not hold:
             return await self.accept(message), None
         message, row = self._row(message)
-        arrival, asked = Arrival(), self.monotonic()
-        inbox_id, generation = await self._rows.add_and_hold(
-            *row, self.replica, self._lease_s, arrival=arrival
-        )
-        self._arrived(message, arrival, asked)
+        arrival, token = Arrival(), self.reorder.began()
+        try:
+            inbox_id, generation = await self._rows.add_and_hold(
+                *row, self.replica, self._lease_s, arrival=arrival
+            )
+        finally:
+            took = self.reorder.ended(token)
+        self._arrived(message, arrival, took)
         if inbox_id is None:
             return None, False
         return dataclasses.replace(message, inbox_id=inbox_id), generation is not None
@@ -218,11 +244,14 @@ class DurableInbox:
         message, row = self._row(message)
         settle = self._window(message.channel)
         asked = self.monotonic()
-        arrival = Arrival()
-        inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
-            *row, self.replica, self._lease_s, self.history, settle, arrival=arrival
-        )
-        self._arrived(message, arrival, asked)
+        arrival, token = Arrival(), self.reorder.began()
+        try:
+            inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
+                *row, self.replica, self._lease_s, self.history, settle, arrival=arrival
+            )
+        finally:
+            took = self.reorder.ended(token)
+        self._arrived(message, arrival, took)
         if inbox_id is None:
             return None, False, None
         stored = dataclasses.replace(message, inbox_id=inbox_id)
@@ -235,22 +264,17 @@ class DurableInbox:
         as grown now; none for a channel that delivers in order)."""
         return 0.0 if channel in self.in_order else self.reorder.seconds()
 
-    def _arrived(self, message: InboundMessage, arrival: Arrival, asked: float) -> None:
-        """After the intake of ``message`` (its statement sent at ``asked``): the reorder window grows to
-        cover how long that statement took — an earlier message of any chat may be as long on its way
-        inside an intake right now, unseen by its chat's claim until its insert runs — and, when the
-        message was stored after a later one of its chat, how late it came (``ReorderWindow``). The
-        latter is said at INFO when it grew the window or came later than the window was — an earlier
-        message that may have been answered after a later one —, at DEBUG otherwise, with the statement's
-        time (the rest of the lateness was spent before it: the balancer, the HTTP server, the loop)."""
-        if not message.sequence or message.channel in self.in_order or self.reorder.least <= 0:
-            return
-        took = self.monotonic() - asked
-        window = self.reorder.seconds()
-        self.reorder.observe(took)
+    def _arrived(self, message: InboundMessage, arrival: Arrival, took: float) -> None:
+        """After the intake of ``message`` (its statement took ``took`` s, which the window covers already:
+        ``ReorderWindow.ended``): when it was stored after a later one of its chat, the window grows to
+        cover how late it came. Said at INFO when that grew the window or came later than the window was —
+        an earlier message that may have been answered after a later one —, at DEBUG otherwise, with the
+        statement's time (the rest of the lateness was spent before it: the balancer, the HTTP server,
+        the event loop)."""
         late = arrival.late_by_s
-        if late is None:
+        if late is None or not message.sequence or message.channel in self.in_order:
             return
+        window = self.reorder.seconds()
         grew = self.reorder.observe(late)
         log.log(
             logging.INFO if grew or late > window else logging.DEBUG,

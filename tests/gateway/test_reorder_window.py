@@ -68,6 +68,13 @@ def test_the_window_grows_to_the_lateness_seen_is_capped_and_decays_back() -> No
     assert window.observe(100.0) and window.seconds() == 3.0  # never past ``most``
     clock.now += 60.0 * 40
     assert window.seconds() == pytest.approx(0.3)  # quiet again: the setting
+    # An intake on its way counts while it is (a burst's first messages: none has come back yet).
+    fresh = ReorderWindow(0.3, most=3.0, margin=2.0, half_life=60.0, clock=clock)
+    token = fresh.began()
+    assert fresh.seconds() == 0.3
+    clock.now += 0.5
+    assert fresh.seconds() == pytest.approx(1.0)  # twice the half second it has been on its way
+    assert fresh.ended(token) == pytest.approx(0.5) and fresh.seconds() == pytest.approx(1.0)  # then seen
     off = ReorderWindow(0.0, clock=clock)
     assert not off.observe(5.0) and off.seconds() == 0.0  # gateway.reorderWindow 0: no window at all
 
