@@ -9,27 +9,24 @@ what the store's clock measured, and the window's decay runs on a clock the test
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
 from channels.base import InboundMessage
 from gateway.inbox import Claimed, DurableInbox, ReorderWindow
+from memory.engine import MemoryEngine
 from memory.store.claim_rows import Arrival
-from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
 
+pytestmark = pytest.mark.both_stores
 LEAST = 0.01  # gateway.reorderWindow here: seconds
 LATE = 0.05  # at least this long after the later message, the earlier one is stored
 
 
 @pytest.fixture
-async def store(memory_db: str) -> AsyncIterator[MemoryStore]:
-    opened = await open_store(memory_db, warm_text=False)
-    try:
-        yield opened
-    finally:
-        await opened.close()
+def store(engine: MemoryEngine) -> MemoryStore:
+    """The engine's store: a SQLite file, then a fresh PostgreSQL database (``both_stores``)."""
+    return engine.store
 
 
 class Clock:
