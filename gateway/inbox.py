@@ -170,7 +170,7 @@ class DurableInbox:
         self.lease = lease
         self.in_order: set[str] = set()  # channels whose messages arrive in order: no reorder window
         self.monotonic: Callable[[], float] = time.monotonic  # how long a fence took (a stall): ``fence``
-        self.reorder = ReorderWindow(reorder_window, clock=lambda: self.monotonic())
+        self.reorder = ReorderWindow(reorder_window)  # its own clock: tests script ``monotonic``
         self._repaired: dict[str, None] = {}  # chats whose repaired text was logged (newest last)
         self.history = 0  # messages of the chat's history read with each claim (``agent.historyMessages``)
         # Seconds a takeover waits for a stalled claimant's mark before answering its message again

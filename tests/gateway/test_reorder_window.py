@@ -30,7 +30,7 @@ def store(engine: MemoryEngine) -> MemoryStore:
 
 
 class Clock:
-    """The window's decay clock (``DurableInbox.monotonic``), moved by the test."""
+    """The window's decay clock (``ReorderWindow.clock``), moved by the test."""
 
     def __init__(self) -> None:
         self.now = 1000.0
@@ -107,7 +107,7 @@ async def test_an_earlier_message_late_past_the_fixed_window_is_answered_first_o
 ) -> None:
     clock = Clock()
     inbox = DurableInbox(store, "r1", reorder_window=LEAST)
-    inbox.monotonic = clock
+    inbox.reorder.clock = clock
     inbox.reorder.margin = 1000.0  # a lateness of LATE grows the window far past any wait here
     inbox.reorder.most = 3600.0
     # The fixed window's limit: "c0"'s message 20 is claimed once it is LEAST old; 10 arrives after that.
@@ -148,7 +148,7 @@ async def test_a_slow_intake_grows_the_window_at_once_and_a_quick_one_does_not(s
     # may be as long on its way inside another intake. The clock moves only where the test moves it.
     clock = Clock()
     inbox = DurableInbox(store, "r1", reorder_window=LEAST)
-    inbox.monotonic = clock
+    inbox.reorder.clock = clock
     real_add = store.inbox.add_hold_and_claim
 
     async def slow_add(*args: object, **kwargs: object) -> object:
