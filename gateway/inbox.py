@@ -33,7 +33,7 @@ from channels.encodable import encodable_fields
 from channels.media import MediaRef
 from memory.clock import from_db
 from memory.sessions import PrimedHistory
-from memory.store.claim_rows import ClaimedRow, parse_history
+from memory.store.claim_rows import Arrival, ClaimedRow, parse_history
 from memory.store.exchange import ExchangeWrite
 from memory.store.protocol import MemoryStore
 
@@ -43,10 +43,91 @@ KEEP_ANSWERED = timedelta(hours=48)
 # How long a replica's hold on a chat lasts without renewal: it renews every third of it, so only a
 # replica that stopped (killed, frozen, cut off from the database) loses its chats to another.
 INBOX_LEASE = timedelta(seconds=30)
+# The reorder window grows to cover the delay seen at intake (``ReorderWindow``): to this many times the
+# most seen, at most REORDER_WINDOW_MOST seconds, halving back towards ``gateway.reorderWindow`` every
+# REORDER_HALF_LIFE seconds. 2: in bench.replicas's race runs a late message came up to 1.6 times as late
+# as the intake statements took then (1.5 left one run with 6 answered out of order).
+REORDER_MARGIN = 2.0
+REORDER_WINDOW_MOST = 3.0
+REORDER_HALF_LIFE = 60.0
 Chat = tuple[str, str]  # (channel, chat_id): what a hold is on
 REPAIRED_CHATS_KEPT = 10_000  # chats remembered as already told about a repaired message
 log = logging.getLogger("tierclaw.gateway")
 _FIELDS = dataclasses.fields(InboundMessage)
+
+
+class ReorderWindow:
+    """How long a chat's next message waits for an earlier one still on its way: ``least``
+    (``gateway.reorderWindow``) while deliveries arrive in order, grown while they do not.
+
+    A fixed window is a bet on the delivery path's delay; on a loaded system that delay grows, and an
+    earlier message stored more than the window after a later one is answered after it. So the window
+    follows what is seen (``observe``, by ``DurableInbox`` after each intake): how long the intake's
+    statement took (a message can be that long on its way inside an intake, where no claim sees it —
+    seen at once, from the first message of a burst) and, when it stored a message after a later one of
+    its chat (the platform's order), how late that came (the store's clock: ``claim_rows.Arrival``). The
+    window is ``margin`` times the most seen, at most ``most`` seconds (a message waits no longer than
+    that whatever is seen: an earlier message later still is answered after its successor), and the
+    growth halves every ``half_life`` seconds, so a system that quietens waits ``least`` again — an idle
+    one never waits more (its intakes take milliseconds). ``least`` 0 turns the window off, growth
+    included. Per replica, in memory: each sees the intakes it makes (behind a load balancer, its share)."""
+
+    def __init__(
+        self,
+        least: float,
+        *,
+        most: float = REORDER_WINDOW_MOST,
+        margin: float = REORDER_MARGIN,
+        half_life: float = REORDER_HALF_LIFE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.least = least
+        self.most = most
+        self.margin = margin
+        self.half_life = half_life
+        self.clock = clock
+        self._grown = 0.0  # the window the last growth set, above ``least``
+        self._at = 0.0  # when (``clock``)
+        self._pending: dict[int, float] = {}  # intakes on their way: token -> when sent (oldest first)
+        self._tokens = 0
+
+    def seconds(self) -> float:
+        """The window now: the growth seen, decayed, and ``margin`` times how long the oldest intake still
+        on its way has been (a burst's first messages: nothing has come back to be seen yet)."""
+        if self.least <= 0:
+            return 0.0
+        now = self.clock()
+        window = self.least
+        if self._grown > self.least:
+            window += (self._grown - self.least) * 0.5 ** ((now - self._at) / self.half_life)
+        if self._pending:
+            waiting = now - next(iter(self._pending.values()))
+            window = max(window, min(waiting * self.margin, max(self.most, self.least)))
+        return window
+
+    def began(self) -> int:
+        """An intake's statement was sent: while it is on its way the window covers how long it has been
+        (``seconds``); a token for ``ended``."""
+        self._tokens += 1
+        self._pending[self._tokens] = self.clock()
+        return self._tokens
+
+    def ended(self, token: int) -> float:
+        """The intake ``began`` gave ``token`` is back: how long it took, which the window grows to cover
+        (``observe``)."""
+        sent = self._pending.pop(token, None)
+        took = 0.0 if sent is None else self.clock() - sent
+        self.observe(took)
+        return took
+
+    def observe(self, seconds: float) -> bool:
+        """A message was on its way ``seconds`` (stored that long after a later one of its chat, or its
+        intake took that long); whether the window grew for it."""
+        wanted = min(seconds * self.margin, max(self.most, self.least))
+        if self.least <= 0 or wanted <= self.seconds():
+            return False
+        self._grown, self._at = wanted, self.clock()
+        return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +151,10 @@ class Claimed:
 
 class DurableInbox:
     """Accepted messages until they are answered, kept by the memory store (``memory/store/inbox.py``,
-    ``memory/store/chat_holds.py``). ``reorder_window``: how long a chat's newest message waits for an
-    earlier one still on its way (``gateway.reorderWindow``); ``in_order``: the channels that deliver one
-    message at a time in the platform's order (``channels.base.DeliversInOrder``), whose chats never wait."""
+    ``memory/store/chat_holds.py``). ``reorder_window``: how long a chat's newest message waits at least
+    for an earlier one still on its way (``gateway.reorderWindow``; ``reorder``: the window, grown while
+    deliveries arrive late); ``in_order``: the channels that deliver one message at a time in the
+    platform's order (``channels.base.DeliversInOrder``), whose chats never wait."""
 
     def __init__(
         self,
@@ -86,9 +168,9 @@ class DurableInbox:
         self._exchange = store.exchange
         self.replica = replica  # gateway.replicaId (gateway/replica.py)
         self.lease = lease
-        self.reorder_window = reorder_window
         self.in_order: set[str] = set()  # channels whose messages arrive in order: no reorder window
         self.monotonic: Callable[[], float] = time.monotonic  # how long a fence took (a stall): ``fence``
+        self.reorder = ReorderWindow(reorder_window)  # its own clock: tests script ``monotonic``
         self._repaired: dict[str, None] = {}  # chats whose repaired text was logged (newest last)
         self.history = 0  # messages of the chat's history read with each claim (``agent.historyMessages``)
         # Seconds a takeover waits for a stalled claimant's mark before answering its message again
@@ -98,6 +180,15 @@ class DurableInbox:
         # Channels whose platform drops a repeated reply (channels/base.py ``DropsRepeatedReplies``):
         # their messages are answered again without that wait.
         self.repeats_dropped: set[str] = set()
+
+    @property
+    def reorder_window(self) -> float:
+        """``gateway.reorderWindow``: the least the reorder window is (``reorder``)."""
+        return self.reorder.least
+
+    @reorder_window.setter
+    def reorder_window(self, seconds: float) -> None:
+        self.reorder.least = seconds
 
     @property
     def _lease_s(self) -> float:
@@ -110,7 +201,12 @@ class DurableInbox:
         (``channels/encodable.py``): refused as it is, it would be refused at every redelivery. That is
         logged once per chat (at INFO: nothing is wrong that the operator could fix)."""
         message, row = self._row(message)
-        inbox_id = await self._rows.add(*row)
+        arrival, token = Arrival(), self.reorder.began()
+        try:
+            inbox_id = await self._rows.add(*row, arrival=arrival)
+        finally:
+            took = self.reorder.ended(token)
+        self._arrived(message, arrival, took)
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
     async def accept_and_hold(
@@ -122,7 +218,14 @@ class DurableInbox:
         if not hold:
             return await self.accept(message), None
         message, row = self._row(message)
-        inbox_id, generation = await self._rows.add_and_hold(*row, self.replica, self._lease_s)
+        arrival, token = Arrival(), self.reorder.began()
+        try:
+            inbox_id, generation = await self._rows.add_and_hold(
+                *row, self.replica, self._lease_s, arrival=arrival
+            )
+        finally:
+            took = self.reorder.ended(token)
+        self._arrived(message, arrival, took)
         if inbox_id is None:
             return None, False
         return dataclasses.replace(message, inbox_id=inbox_id), generation is not None
@@ -141,9 +244,14 @@ class DurableInbox:
         message, row = self._row(message)
         settle = self._window(message.channel)
         asked = self.monotonic()
-        inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
-            *row, self.replica, self._lease_s, self.history, settle
-        )
+        arrival, token = Arrival(), self.reorder.began()
+        try:
+            inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
+                *row, self.replica, self._lease_s, self.history, settle, arrival=arrival
+            )
+        finally:
+            took = self.reorder.ended(token)
+        self._arrived(message, arrival, took)
         if inbox_id is None:
             return None, False, None
         stored = dataclasses.replace(message, inbox_id=inbox_id)
@@ -152,9 +260,32 @@ class DurableInbox:
         return stored, True, self._claimed(claimed, asked, stored)
 
     def _window(self, channel: str) -> float:
-        """How long a message of ``channel`` waits for an earlier one still on its way (the reorder window;
-        none for a channel that delivers in order)."""
-        return 0.0 if channel in self.in_order else self.reorder_window
+        """How long a message of ``channel`` waits for an earlier one still on its way (the reorder window,
+        as grown now; none for a channel that delivers in order)."""
+        return 0.0 if channel in self.in_order else self.reorder.seconds()
+
+    def _arrived(self, message: InboundMessage, arrival: Arrival, took: float) -> None:
+        """After the intake of ``message`` (its statement took ``took`` s, which the window covers already:
+        ``ReorderWindow.ended``): when it was stored after a later one of its chat, the window grows to
+        cover how late it came. Said at INFO when that grew the window or came later than the window was —
+        an earlier message that may have been answered after a later one —, at DEBUG otherwise, with the
+        statement's time (the rest of the lateness was spent before it: the balancer, the HTTP server,
+        the event loop)."""
+        late = arrival.late_by_s
+        if late is None or not message.sequence or message.channel in self.in_order:
+            return
+        window = self.reorder.seconds()
+        grew = self.reorder.observe(late)
+        log.log(
+            logging.INFO if grew or late > window else logging.DEBUG,
+            "[gateway] %s: a message stored %.3f s after a later one of its chat (its intake statement "
+            "took %.3f s); reorder window %.3f s, was %.3f s",
+            message.chat_key,
+            late,
+            took,
+            self.reorder.seconds(),
+            window,
+        )
 
     def _row(self, message: InboundMessage) -> tuple[InboundMessage, tuple[str, str, str, str, int, str]]:
         """The message as it is stored (text no store keeps repaired) and its inbox row's values."""

@@ -25,6 +25,9 @@ class Sent:
     order: dict[Hashable, int] = field(default_factory=dict)  # message -> its place in its chat
     accepted_at: dict[Hashable, float] = field(default_factory=dict)
     started: float = 0.0
+    # message -> (its delivery's id, the wall clock when it was first posted), where the trial records them
+    # (``race``): to read a late delivery's path against the replicas' logs
+    posted: dict[Hashable, tuple[str, float]] = field(default_factory=dict)
 
     def add(self, message: Hashable, chat: int, place: int) -> None:
         self.chat_of[message] = chat
@@ -130,6 +133,42 @@ def order_causes(
         "of_them_stored_past_window": late,
         "of_them_stored_after_the_later_answer": after_answer,
     }
+
+
+def lateness(timeline: Iterable[tuple[str, str, int, str, str | None]]) -> list[float]:
+    """Seconds each message was stored after a later message of its chat (platform order) had been, one
+    per message stored out of order (``InboxRows.timeline``'s rows): how long the reorder window had to
+    be to put it back in order."""
+    chats: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for channel, chat_id, seq, received, _ in timeline:
+        chats.setdefault((channel, chat_id), []).append((seq, from_db(received).timestamp()))
+    gaps: list[float] = []
+    for rows in chats.values():
+        rows.sort()
+        for n, (_, stored) in enumerate(rows):
+            first_later = min((later for _, later in rows[n + 1 :]), default=stored)
+            if first_later < stored:
+                gaps.append(stored - first_later)
+    return gaps
+
+
+def spread(values: Iterable[float]) -> dict[str, float | int | None]:
+    """``count``, ``p50``, ``p90``, ``p99`` and ``max`` of ``values`` (nearest rank; None when empty)."""
+    ordered = sorted(values)
+
+    def rank(q: float) -> float | None:
+        return round(ordered[min(int(q * len(ordered)), len(ordered) - 1)], 3) if ordered else None
+
+    return {"count": len(ordered), "p50": rank(0.5), "p90": rank(0.9), "p99": rank(0.99), "max": rank(1.0)}
+
+
+def answer_latencies(sent: Sent, answers: Iterable[tuple[float, Hashable]]) -> list[float]:
+    """Seconds from each message's acceptance (2xx) to its first answer, for the messages with both: what
+    the reorder window costs shows here (with the model's latency and the chat's queue)."""
+    first: dict[Hashable, float] = {}
+    for at, message in answers:
+        first.setdefault(message, at)
+    return [first[m] - at for m, at in sent.accepted_at.items() if m in first]
 
 
 async def inbox_timeline(database: str) -> list[tuple[str, str, int, str, str | None]]:

@@ -79,6 +79,7 @@ async def _send_in_pairs(tg: TelegramStub, sender: WebhookSender, s: TrialSettin
     both were accepted; chats concurrently."""
 
     async def one(message: dict[str, Any], update: dict[str, Any]) -> None:
+        sent.posted[message["message_id"]] = (str(update["update_id"]), time.time())
         await sender.deliver(update)
         sent.accepted_at[message["message_id"]] = time.monotonic()
 

@@ -14,13 +14,16 @@ from typing import Any
 
 from bench.replicas.counting import (
     Sent,
+    answer_latencies,
     count,
     duplicate_memories,
     in_flight,
     inbox_timeline,
     job_runs,
     job_runs_duplicated,
+    lateness,
     order_causes,
+    spread,
     stored_out_of_order,
 )
 from bench.replicas.gateways import Replica
@@ -93,19 +96,29 @@ async def answered_after(
     return max(first.values()) - killed if first else 0.0
 
 
-def _keep_record(sent: Sent, answers: list[tuple[float, Hashable]], path: Path) -> None:
+def _keep_record(
+    sent: Sent, answers: list[tuple[float, Hashable]], timeline: list[tuple[Any, ...]], path: Path
+) -> None:
     """What was sent and answered, beside the replicas' logs (``--workdir`` keeps it): which message was
-    lost, answered twice or out of order, to read against the logs."""
+    lost, answered twice or out of order, to read against the logs; ``inbox``: the inbox's rows
+    (``InboxRows.timeline``: chat, platform order, stored and answered on the store's clock)."""
     messages = [
         {
             "message": str(m),
             "chat": sent.chat_of[m],
             "place": sent.order[m],
             "accepted": sent.accepted_at.get(m),
+            "delivery": sent.posted.get(m, ("", None))[0],
+            "posted_wall": sent.posted.get(m, ("", None))[1],
         }
         for m in sent.chat_of
     ]
-    record = {"started": sent.started, "sent": messages, "answers": [[at, str(m)] for at, m in answers]}
+    record = {
+        "started": sent.started,
+        "sent": messages,
+        "answers": [[at, str(m)] for at, m in answers],
+        "inbox": [list(row) for row in timeline],
+    }
     path.write_text(json.dumps(record), encoding="utf-8")
 
 
@@ -122,10 +135,13 @@ async def report(
     ``in_flight_at_kill`` (the trial's own)."""
     result: dict[str, Any] = {"mode": mode, "replicas": s.replicas, "messages": s.total}
     result.update(count(sent, answers()))
-    _keep_record(sent, answers(), replicas[0].log.parent / "answers.json")
     result["duplicate_memories"], result["memories"] = await duplicate_memories(s.database)
     result["stored_out_of_order"] = await stored_out_of_order(s.database)
-    result.update(order_causes(await inbox_timeline(s.database), REORDER_WINDOW_S))
+    timeline = await inbox_timeline(s.database)
+    _keep_record(sent, answers(), timeline, replicas[0].log.parent / "answers.json")
+    result.update(order_causes(timeline, REORDER_WINDOW_S))
+    result["late_by_s"] = spread(lateness(timeline))  # how late the deliveries stored out of order were
+    result["answer_latency_s"] = spread(answer_latencies(sent, answers()))
     runs = job_runs(r.log_text() for r in replicas)
     result["job_runs_duplicated"] = job_runs_duplicated(runs)
     result["job_periods"] = len(runs)  # how many (job, period) ran at all: what the 0 above is out of

@@ -79,6 +79,22 @@ class ClaimedRow:
     written: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass
+class Arrival:
+    """What an intake saw of its own message's arrival, filled by ``InboxRows.add``, ``add_and_hold`` and
+    ``add_hold_and_claim`` when given: ``late_by_s``, how long after a later message of its chat (the
+    platform's order), still unanswered, it was stored — on the store's clock, so whichever replicas stored
+    the two —, or None (none was waiting, a redelivery, no platform order). The gateway's reorder window
+    grows to cover what it sees (``gateway/inbox.py``, ``ReorderWindow``)."""
+
+    late_by_s: float | None = None
+
+    def saw(self, received: object, later: object) -> None:
+        """Record the message's storing time against the later message's (both as stored; None: none)."""
+        if received is not None and later is not None:
+            self.late_by_s = max((from_db(str(received)) - from_db(str(later))).total_seconds(), 0.0)
+
+
 def parse_history(history: str | None, written: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
     """``history_sql``'s messages as (role, content), newest first (more than its ``limit`` may come: the
     caller keeps the first ``limit``); ``written`` (oldest first: a claim's ``written``) newer than all of

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from memory.store.claim_rows import AfterAnswer, ClaimedRow
+    from memory.store.claim_rows import AfterAnswer, Arrival, ClaimedRow
     from memory.store.exchange import ExchangeWrite
 
 
@@ -66,6 +66,8 @@ class InboxRowsAPI(Protocol):
         message: str,
         platform_seq: int = 0,
         media: str = "",
+        *,
+        arrival: Arrival | None = None,
     ) -> int | None: ...
     async def add_and_hold(
         self,
@@ -77,6 +79,8 @@ class InboxRowsAPI(Protocol):
         media: str,
         holder: str,
         lease_s: float,
+        *,
+        arrival: Arrival | None = None,
     ) -> tuple[int | None, int | None]: ...
     async def add_hold_and_claim(
         self,
@@ -90,6 +94,8 @@ class InboxRowsAPI(Protocol):
         lease_s: float,
         history: int = 0,
         settle_s: float = 0.0,
+        *,
+        arrival: Arrival | None = None,
     ) -> tuple[int | None, int | None, ClaimedRow | float | None]: ...
     async def pending(self) -> list[tuple[int, str, str]]: ...
     async def with_media(self, *, answered: bool) -> int: ...

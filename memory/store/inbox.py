@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory.store.chat_next import NEXT_AFTER_LOCK
-from memory.store.claim_rows import ClaimedRow, history_sql, read_extras, take_params, take_sql
+from memory.store.claim_rows import Arrival, ClaimedRow, history_sql, read_extras, take_params, take_sql
 from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
 
 # "no other message of the chat is unanswered" (the one just stored is not seen by its own statement).
@@ -22,6 +22,23 @@ _TAKEABLE = (
     "NOT EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND lease_until >= {now} "
     "AND holder NOT IN ('', ?))"
 )
+
+
+# The first storing time of the chat's unanswered messages later than this one in the platform's order, read
+# with this one's insert (a column of its RETURNING, so no round trip of its own; served by
+# idx_inbox_unanswered): this message arrived that long after a later one of its chat. Parameters:
+# (channel, chat_id, platform_seq).
+_LATER_STORED = (
+    "(SELECT MIN(o.received_at) FROM inbox o WHERE o.channel = ? AND o.chat_id = ? "
+    "AND o.answered_at IS NULL AND o.platform_seq > ?)"
+)
+
+
+def _later_stored(channel: str, chat_id: str, platform_seq: int) -> tuple[str, tuple[object, ...]]:
+    """``_LATER_STORED`` with its parameters; NULL for a message without a platform order."""
+    if platform_seq <= 0:
+        return "NULL", ()
+    return _LATER_STORED, (channel, chat_id, platform_seq)
 
 
 class InboxRows:
@@ -39,6 +56,8 @@ class InboxRows:
         message: str,
         platform_seq: int = 0,
         media: str = "",
+        *,
+        arrival: Arrival | None = None,
     ) -> int | None:
         """Store one message, unclaimed (the chat's holder claims it: ``chat_holds.py``), with its media
         references (``media``: JSON, "" for none); its id, or None when this delivery (channel,
@@ -48,9 +67,17 @@ class InboxRows:
         On PostgreSQL the insert holds the shared side of the chat's advisory lock until it commits, so a
         claim or a release of the chat (which take the exclusive side first) waits for it and then sees
         the row: an insert that began cannot be overtaken by its chat's next claim, whatever the order
-        the inserts commit in (docs/scale-out.md, "Platform order")."""
+        the inserts commit in (docs/scale-out.md, "Platform order"). ``arrival``: filled with how late
+        the message came after a later one of its chat (``Arrival``), read by the same statement."""
         sql, params = self._insert(channel, chat_id, delivery_key, message, platform_seq, media)
-        return await self._db.insert(sql + " RETURNING id", params)
+        if arrival is None:
+            return await self._db.insert(sql + " RETURNING id", params)
+        later, later_params = _later_stored(channel, chat_id, platform_seq)
+        rows = await self._db.returning(f"{sql} RETURNING id, received_at, {later}", (*params, *later_params))
+        if not rows:
+            return None
+        arrival.saw(rows[0][1], rows[0][2])
+        return int(rows[0][0])
 
     async def add_and_hold(
         self,
@@ -62,31 +89,40 @@ class InboxRows:
         media: str,
         holder: str,
         lease_s: float,
+        *,
+        arrival: Arrival | None = None,
     ) -> tuple[int | None, int | None]:
         """``add``, then — when the message was new — its chat held for ``holder`` as
         ``ChatHoldRows.take`` does, in one unit of work (issue 38, item 5): on PostgreSQL one statement
         (one round trip, one commit), the take a ``WITH`` part of the insert, under the insert's shared
         chat lock; on SQLite one transaction. (the message's id or None for a redelivery, the hold's
-        generation or None while another replica holds the chat)."""
+        generation or None while another replica holds the chat). ``arrival``: as ``add``'s."""
         insert, params = self._insert(channel, chat_id, delivery_key, message, platform_seq, media)
+        later, later_params = _later_stored(channel, chat_id, platform_seq)
+        returned = f"RETURNING id, received_at, {later} AS later_at"
         hold = (channel, chat_id, holder, lease_s, *take_params(False))
         if self._db.kind == "postgresql":
             taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
             rows = await self._db.returning(
-                f"WITH stored AS ({insert} RETURNING id), held AS ({taken}) "
-                "SELECT (SELECT id FROM stored), (SELECT generation FROM held)",
-                (*params, *hold),
+                f"WITH stored AS ({insert} {returned}), held AS ({taken}) "
+                "SELECT (SELECT id FROM stored), (SELECT generation FROM held), "
+                "(SELECT received_at FROM stored), (SELECT later_at FROM stored)",
+                (*params, *later_params, *hold),
             )
-            stored, generation = rows[0]
+            stored, generation, received, later_at = rows[0]
             if stored is None:
                 return None, None
+            if arrival is not None:
+                arrival.saw(received, later_at)
             return int(stored), None if generation is None else int(generation)
         async with self._db.transaction():
-            stored = await self._db.insert(insert + " RETURNING id", params)
-            if stored is None:
+            found = await self._db.returning(f"{insert} {returned}", (*params, *later_params))
+            if not found:
                 return None, None
+            if arrival is not None:
+                arrival.saw(found[0][1], found[0][2])
             rows = await self._db.returning(take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"), hold)
-        return stored, int(rows[0][0]) if rows else None
+        return int(found[0][0]), int(rows[0][0]) if rows else None
 
     async def add_hold_and_claim(
         self,
@@ -100,6 +136,8 @@ class InboxRows:
         lease_s: float,
         history: int = 0,
         settle_s: float = 0.0,
+        *,
+        arrival: Arrival | None = None,
     ) -> tuple[int | None, int | None, ClaimedRow | float | None]:
         """``add_and_hold``, and — when the hold was taken and no other message of the chat is unanswered —
         the message claimed for ``holder`` too, with ``history`` messages of the chat's history
@@ -122,7 +160,8 @@ class InboxRows:
         ``claimed_by`` in the row inserted (the reply's send intent: ``claim_rows.py``), set when the
         chat is takeable and the message alone in it — the take's own condition, read by the insert
         (a take of another replica committed between the two can leave it set on a message not claimed
-        here: its next claim reports this replica as an earlier claimant). On SQLite one transaction."""
+        here: its next claim reports this replica as an earlier claimant). On SQLite one transaction.
+        ``arrival``: as ``add``'s, read by the same statement."""
         waits = settle_s > 0 and platform_seq != 0
         claimant = None if waits else holder  # the claim is the reply's send intent: recorded in the row
         insert, params = self._insert(
@@ -130,11 +169,14 @@ class InboxRows:
         )
         hold = (channel, chat_id, holder, lease_s, *take_params(False))
         statement = self._hold_and_claim_pg if self._db.kind == "postgresql" else self._hold_and_claim_sqlite
-        stored, received, generation, alone, extras = await statement(
-            insert, params, hold, channel, chat_id, 0 if waits else history, claimant
+        later = _later_stored(channel, chat_id, platform_seq)
+        stored, received, generation, alone, extras, later_at = await statement(
+            insert, params, hold, channel, chat_id, 0 if waits else history, claimant, later
         )
         if stored is None:
             return None, None, None
+        if arrival is not None:
+            arrival.saw(received, later_at)
         if generation is None or not alone:
             return stored, generation, None
         if waits:
@@ -151,28 +193,30 @@ class InboxRows:
         chat_id: str,
         history: int,
         claimant: str | None,
-    ) -> tuple[int | None, str, int | None, bool, Sequence[object]]:
+        later: tuple[str, tuple[object, ...]],
+    ) -> tuple[int | None, str, int | None, bool, Sequence[object], object]:
         """``add_hold_and_claim`` on PostgreSQL: one statement, the exclusive side of the chat's lock its
-        first part (``lk``, ``chat_next.NEXT_AFTER_LOCK``).
-        (stored id or None, received at, the hold's generation or None, alone in the chat, history row.)"""
+        first part (``lk``, ``chat_next.NEXT_AFTER_LOCK``). (stored id or None, received at, the hold's
+        generation or None, alone in the chat, history row, ``later``'s value: ``_later_stored``.)"""
         claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
         read, read_params = history_sql("postgresql", history, channel, chat_id, claimable)
         taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
         rows = await self._db.returning(
             f"WITH lk AS (SELECT NOT EXISTS ({NEXT_AFTER_LOCK}) AS idle), "
-            f"stored AS ({insert} RETURNING id, received_at), held AS ({taken}), "
+            f"stored AS ({insert} RETURNING id, received_at, {later[0]} AS later_at), held AS ({taken}), "
             f"alone AS (SELECT (SELECT idle FROM lk) AND {_ALONE.format('')} AS yes) "
             "SELECT (SELECT id FROM stored), (SELECT received_at FROM stored), "
-            f"(SELECT generation FROM held), (SELECT yes FROM alone), {read}",
-            (channel, chat_id, 0, *params, *hold, channel, chat_id, *read_params),
+            f"(SELECT generation FROM held), (SELECT yes FROM alone), (SELECT later_at FROM stored), {read}",
+            (channel, chat_id, 0, *params, *later[1], *hold, channel, chat_id, *read_params),
         )
-        stored, received, generation, alone = rows[0][:4]
+        stored, received, generation, alone, later_at = rows[0][:5]
         return (
             None if stored is None else int(stored),
             str(received),
             None if generation is None else int(generation),
             bool(alone),
-            rows[0][4:],
+            rows[0][5:],
+            later_at,
         )
 
     async def _hold_and_claim_sqlite(
@@ -184,17 +228,20 @@ class InboxRows:
         chat_id: str,
         history: int,
         claimant: str | None,
-    ) -> tuple[int | None, str, int | None, bool, Sequence[object]]:
+        later: tuple[str, tuple[object, ...]],
+    ) -> tuple[int | None, str, int | None, bool, Sequence[object], object]:
         """``add_hold_and_claim`` on SQLite: the same steps in one transaction (same result shape); the
         claim recorded in the row once it is known to be one."""
         async with self._db.transaction():
-            found = await self._db.returning(insert + " RETURNING id, received_at", params)
+            found = await self._db.returning(
+                f"{insert} RETURNING id, received_at, {later[0]}", (*params, *later[1])
+            )
             if not found:
-                return None, "", None, False, ()
-            stored, received = int(found[0][0]), str(found[0][1])
+                return None, "", None, False, (), None
+            stored, received, later_at = int(found[0][0]), str(found[0][1]), found[0][2]
             held = await self._db.returning(take_sql(self._now, f"VALUES (?, ?, ?, {self._now}, 1)"), hold)
             if not held:
-                return stored, received, None, False, ()
+                return stored, received, None, False, (), later_at
             read, read_params = history_sql("sqlite", history, channel, chat_id)
             rows = await self._db.read(
                 f"SELECT {_ALONE.format(' AND id <> ?')}, {read}",
@@ -202,7 +249,7 @@ class InboxRows:
             )
             if rows[0][0] and claimant is not None:
                 await self._db.write("UPDATE inbox SET claimed_by = ? WHERE id = ?", (claimant, stored))
-        return stored, received, int(held[0][0]), bool(rows[0][0]), rows[0][1:]
+        return stored, received, int(held[0][0]), bool(rows[0][0]), rows[0][1:], later_at
 
     def _insert(
         self,

@@ -8,7 +8,17 @@ import argparse
 import pytest
 
 from bench.replicas.cli import database_problem, parse_args, run_failed, trial_list
-from bench.replicas.counting import Sent, count, job_runs, job_runs_duplicated, order_causes, poller
+from bench.replicas.counting import (
+    Sent,
+    answer_latencies,
+    count,
+    job_runs,
+    job_runs_duplicated,
+    lateness,
+    order_causes,
+    poller,
+    spread,
+)
 
 
 def _sent(chats: dict[int, list[int]]) -> Sent:
@@ -62,6 +72,28 @@ def test_the_database_tells_why_a_message_was_answered_out_of_order() -> None:
         "of_them_stored_past_window": 1,
         "of_them_stored_after_the_later_answer": 1,
     }
+
+
+def test_how_late_each_delivery_stored_out_of_order_was() -> None:
+    t = "2026-01-01 00:00:{:06.3f}"
+    timeline = [
+        ("telegram", "a", 1, t.format(5.0), None),  # stored 1 s after 2 (and 0.5 s after 3): 1 s
+        ("telegram", "a", 2, t.format(4.0), None),
+        ("telegram", "a", 3, t.format(4.5), None),
+        ("telegram", "b", 4, t.format(1.0), None),  # in order
+        ("telegram", "b", 5, t.format(1.25), None),
+        ("telegram", "b", 6, t.format(1.0), None),  # 5 stored 0.25 s after 6
+    ]
+    assert sorted(lateness(timeline)) == pytest.approx([0.25, 1.0])
+    assert spread([0.25, 0.5, 1.0]) == {"count": 3, "p50": 0.5, "p90": 1.0, "p99": 1.0, "max": 1.0}
+    assert spread([]) == {"count": 0, "p50": None, "p90": None, "p99": None, "max": None}
+
+
+def test_answer_latency_is_from_acceptance_to_the_first_answer() -> None:
+    sent = _sent({0: [1, 2, 3]})
+    sent.accepted_at.update({1: 10.0, 2: 10.5, 3: 11.0})  # 3 never answered: not counted
+    answers = [(10.75, 1), (11.0, 2), (12.0, 1)]
+    assert sorted(answer_latencies(sent, answers)) == pytest.approx([0.5, 0.75])
 
 
 def test_job_runs_count_each_period_over_every_replicas_log() -> None:
