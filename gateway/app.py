@@ -125,6 +125,8 @@ def inbox_of(config: Config, engine: MemoryEngine, channels: Sequence[Channel] =
     inbox.history = config.agent.history_messages  # read with each claim: no read of its own
     if config.memory.database_url:  # replicas share it: a takeover's claimant may only be stalled
         inbox.in_flight_wait = inbox.lease.total_seconds()
+    # and their intakes run at once on many connections: one still on its way is unseen by a claim
+    inbox.reorder.follows_intakes = bool(config.memory.database_url)
     for channel in channels:  # a repeat of a reply is dropped there: a takeover answers again at once
         if isinstance(channel, DropsRepeatedReplies) and channel.drops_repeated_replies:
             inbox.repeats_dropped.add(channel.name)

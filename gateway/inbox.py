@@ -70,7 +70,12 @@ class ReorderWindow:
     that whatever is seen: an earlier message later still is answered after its successor), and the
     growth halves every ``half_life`` seconds, so a system that quietens waits ``least`` again — an idle
     one never waits more (its intakes take milliseconds). ``least`` 0 turns the window off, growth
-    included. Per replica, in memory: each sees the intakes it makes (behind a load balancer, its share)."""
+    included. Per replica, in memory: each sees the intakes it makes (behind a load balancer, its share).
+
+    ``follows_intakes`` False: the intakes' own time is not followed, only lateness seen — where one
+    gateway owns the store (SQLite) its intakes and claims run one after another on the store's one
+    thread, so a claim never misses an intake still on its way; there that growth would only delay every
+    reply (``gateway/app.py`` ``inbox_of`` turns it on for a shared database)."""
 
     def __init__(
         self,
@@ -90,6 +95,7 @@ class ReorderWindow:
         self._at = 0.0  # when (``clock``)
         self._pending: dict[int, float] = {}  # intakes on their way: token -> when sent (oldest first)
         self._tokens = 0
+        self.follows_intakes = True  # whether an intake's own time grows the window (see the docstring)
 
     def seconds(self) -> float:
         """The window now: the growth seen, decayed, and ``margin`` times how long the oldest intake still
@@ -107,7 +113,9 @@ class ReorderWindow:
 
     def began(self) -> int:
         """An intake's statement was sent: while it is on its way the window covers how long it has been
-        (``seconds``); a token for ``ended``."""
+        (``seconds``); a token for ``ended`` (0: intakes are not followed)."""
+        if not self.follows_intakes:
+            return 0
         self._tokens += 1
         self._pending[self._tokens] = self.clock()
         return self._tokens
@@ -116,7 +124,9 @@ class ReorderWindow:
         """The intake ``began`` gave ``token`` is back: how long it took, which the window grows to cover
         (``observe``)."""
         sent = self._pending.pop(token, None)
-        took = 0.0 if sent is None else self.clock() - sent
+        if sent is None:  # not followed (``began`` gave 0)
+            return 0.0
+        took = self.clock() - sent
         self.observe(took)
         return took
 
@@ -276,13 +286,14 @@ class DurableInbox:
             return
         window = self.reorder.seconds()
         grew = self.reorder.observe(late)
+        took_said = f" (its intake statement took {took:.3f} s)" if self.reorder.follows_intakes else ""
         log.log(
             logging.INFO if grew or late > window else logging.DEBUG,
-            "[gateway] %s: a message stored %.3f s after a later one of its chat (its intake statement "
-            "took %.3f s); reorder window %.3f s, was %.3f s",
+            "[gateway] %s: a message stored %.3f s after a later one of its chat%s; reorder window %.3f s, "
+            "was %.3f s",
             message.chat_key,
             late,
-            took,
+            took_said,
             self.reorder.seconds(),
             window,
         )

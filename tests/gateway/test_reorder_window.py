@@ -9,10 +9,13 @@ what the store's clock measured, and the window's decay runs on a clock the test
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 from channels.base import InboundMessage
+from gateway.app import inbox_of
+from gateway.config.schema import Config
 from gateway.inbox import Claimed, DurableInbox, ReorderWindow
 from memory.engine import MemoryEngine
 from memory.store.claim_rows import Arrival
@@ -74,6 +77,29 @@ def test_the_window_grows_to_the_lateness_seen_is_capped_and_decays_back() -> No
     assert fresh.ended(token) == pytest.approx(0.5) and fresh.seconds() == pytest.approx(1.0)  # then seen
     off = ReorderWindow(0.0, clock=clock)
     assert not off.observe(5.0) and off.seconds() == 0.0  # gateway.reorderWindow 0: no window at all
+
+
+def test_where_one_gateway_owns_the_store_its_intakes_own_time_grows_nothing() -> None:
+    # SQLite: intakes and claims run one after another on the store's thread — a slow intake delayed
+    # every reply and put nothing in order. Lateness seen still grows the window.
+    clock = Clock()
+    window = ReorderWindow(0.3, most=3.0, margin=2.0, half_life=60.0, clock=clock)
+    window.follows_intakes = False
+    token = window.began()
+    clock.now += 1.0
+    assert window.seconds() == 0.3  # not while it is on its way
+    assert window.ended(token) == 0.0 and window.seconds() == 0.3  # nor once it is back
+    assert window.observe(1.0) and window.seconds() == pytest.approx(2.0)
+
+
+def test_the_gateway_follows_intakes_only_on_a_shared_database(engine: MemoryEngine, tmp_path: Path) -> None:
+    # the setting read from the configuration (``inbox_of``), whichever store the engine runs on
+    for url, follows in ((None, False), ("postgresql://replicas@db.example/tierclaw", True)):
+        memory: dict[str, object] = {"dbPath": str(tmp_path / "m.db")}
+        if url:
+            memory["databaseUrl"] = url
+        inbox = inbox_of(Config.model_validate({"memory": memory}), engine)
+        assert inbox.reorder.follows_intakes is follows
 
 
 async def test_an_intake_says_how_late_its_message_came_after_a_later_one(store: MemoryStore) -> None:
