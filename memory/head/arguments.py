@@ -149,6 +149,12 @@ def _gate_flags(parser: argparse.ArgumentParser) -> None:
         "public dates as 'other'; as dated.ON = True; DATA_CARD 'Round 17, gate')",
     )
     parser.add_argument(
+        "--own-asked",
+        action="store_true",
+        help="round 18's gate rows (own_asked.py: plain first-person questions about one's own life as "
+        "'own'; as own_asked.ON = True; DATA_CARD 'Round 18, own questions')",
+    )
+    parser.add_argument(
         "--gate-rows",
         default=None,
         help="rows of a public source the gate sees, 'persona-en=1200' (over "
