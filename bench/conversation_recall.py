@@ -139,6 +139,11 @@ async def run(
                 # The recalled memories' access marks are written in the background; the next message
                 # waits for them, so whether they landed first is not a race and two runs agree.
                 await engine.touches.flush()
+                # An extraction the message made due runs before the next message, as it would before a
+                # person's next one: without this, whether its memories are there was a race (stop 54:
+                # two runs of LoCoMo differed by a question).
+                if assistant.extraction is not None:
+                    await assistant.extraction.settle()
                 if len(model.requests) == before:
                     continue  # a line the path does not answer (e.g. a command): not a measurement
                 request = model.requests[-1]

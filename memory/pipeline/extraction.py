@@ -119,6 +119,9 @@ class ExtractionService:
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
         self._paused = False  # ``flush_all`` runs: the poll starts nothing behind it
+        # Held from claiming a due owner until its task is in ``_tasks``: ``settle`` then sees either the
+        # claim or the task, never the moment between.
+        self._claiming = asyncio.Lock()
         self._poller: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._soon: list[float] = []  # loop times when a due time set here falls due: wake the poll then
@@ -165,6 +168,16 @@ class ExtractionService:
         """Wait until no extraction task is running (tests and ``/new`` use it)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def settle(self) -> None:
+        """Extract every owner due now and wait until no extraction runs: what the poll starts within
+        ``POLL_SLACK`` of a message that filled the budget, done before the caller goes on. A person's next
+        message comes seconds later, by which time it is done; a benchmark that sends the next one at once
+        (``bench/conversation_recall.py``) calls this so every run sees the same memories."""
+        async with self._claiming:
+            while (owner := await self.due.claim_due()) is not None:
+                self._spawn(owner, force=False)
+        await self.idle()
 
     # ----------------------------------------------------------------- recording
 
@@ -288,11 +301,12 @@ class ExtractionService:
             if self._paused:
                 continue
             try:
-                while len(self._tasks) < MAX_PARALLEL and not self._paused:
-                    owner = await self.due.claim_due()
-                    if owner is None:
-                        break
-                    self._spawn(owner, force=False)
+                async with self._claiming:
+                    while len(self._tasks) < MAX_PARALLEL and not self._paused:
+                        owner = await self.due.claim_due()
+                        if owner is None:
+                            break
+                        self._spawn(owner, force=False)
                 failures = 0
             except Exception as exc:  # the database is away: the next poll tries again
                 if store_was_closed(exc):
