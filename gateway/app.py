@@ -37,7 +37,8 @@ from memory.engine import MemoryEngine
 from memory.files.file_memory import FileMemory
 from memory.model.protocol import MemoryModel
 from memory.pipeline.buffer import ExtractionBuffer
-from memory.pipeline.extraction import ExtractionService, ExtractionSettings, FlushResult
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.pipeline.extraction_results import FlushResult
 from memory.pipeline.job_log import JobLog
 from memory.retrieval.ranking import RelevanceFloor
 from memory.sessions import SessionStore

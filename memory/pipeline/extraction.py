@@ -33,6 +33,7 @@ from memory.engine import MemoryEngine
 from memory.model.protocol import Extraction, MemoryModel, Turn
 from memory.pipeline.buffer import BufferedTurn, ExtractionBuffer, OwnerBacklog
 from memory.pipeline.extraction_due import DEFAULT_LEASE, DEFAULT_POLL, DueTimes, OwnerClaim
+from memory.pipeline.extraction_results import BatchAlreadyWritten, ClaimLost, FlushResult
 from memory.records import Fact, WriteResult
 from memory.replica import default_replica
 from memory.scratchpad import fit
@@ -58,32 +59,6 @@ class ExtractionSettings:
     scratchpad: bool = False  # after each batch, let the memory model update the person's scratchpad
     lease: float = DEFAULT_LEASE  # a claim on an owner holds this long unrenewed (extraction_due.py)
     poll_interval: float = DEFAULT_POLL  # how often to look for owners due on any replica
-
-
-@dataclass(slots=True)
-class FlushResult:
-    """What one flush of an owner's buffer did."""
-
-    batches: int = 0
-    turns: int = 0
-    facts: int = 0
-    events: int = 0
-    failed: int = 0
-    dead: int = 0
-
-    def add(self, other: FlushResult) -> None:
-        """Count ``other`` into this result (several owners, several flushes)."""
-        for name in ("batches", "turns", "facts", "events", "failed", "dead"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-
-class BatchAlreadyWritten(RuntimeError):
-    """Another run committed some of this batch's turns first: writing it again would duplicate them."""
-
-
-class ClaimLost(RuntimeError):
-    """The owner's claim changed hands before the batch was written (this replica stalled past its
-    lease): the batch is not written; the replica that took it over extracts those turns."""
 
 
 class ExtractionService:
