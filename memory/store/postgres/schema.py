@@ -17,8 +17,7 @@ What PostgreSQL alone has, each for a reason:
 - ``idx_memories_superseded``: what a memory superseded, found without a scan;
 - ``tierclaw_changes`` (versions 1 to 12): a per-writer counter bumped by a trigger on memories; replaced
   in ``_CHANGES`` by the change versions both stores keep (``memory/store/changes.py``);
-- storage parameters that keep recall's access-time update cheap (``_TOUCHES``);
-- since version 26, the memories' GIN index keyed by owner (``_OWNER_SEARCH``, with ``btree_gin``).
+- storage parameters that keep recall's access-time update cheap (``_TOUCHES``).
 """
 
 from __future__ import annotations
@@ -161,29 +160,13 @@ BEGIN
 END $$;
 """
 
-# Version 26 (issue 38): the memories' full-text index keyed by owner. The candidate query (``search.py``:
-# ``search_tsv @@ … AND owner = …``) ANDed a bitmap of an owner btree with the GIN index's matches of every
-# owner (at 20 owners of 200 memories, 250–700 entries a query to keep 13–33); a two-column GIN index
-# (``owner``, ``search_tsv``) reads only the owner's entries (0.077–0.095 → 0.035 ms of index scan a
-# query there; bench/README.md, "stop 55"). A GIN index over a plain text column needs ``btree_gin``
-# (PostgreSQL's contrib, a trusted extension since 13: the database's owner may create it); where it
-# cannot be had the old index stays, and queries run as before — the migration never fails for it.
-# The two-column index serves a query on ``search_tsv`` alone too, so it replaces ``idx_memories_search``.
-_OWNER_SEARCH = """
-DO $$
-BEGIN
-    BEGIN
-        CREATE EXTENSION IF NOT EXISTS btree_gin;
-    EXCEPTION WHEN OTHERS THEN
-        RAISE NOTICE 'btree_gin not available (%): memories keep their one-column full-text index', SQLERRM;
-        RETURN;
-    END;
-    CREATE INDEX idx_memories_owner_search ON memories USING GIN (owner, search_tsv)
-        WITH (gin_pending_list_limit = 256);
-    DROP INDEX idx_memories_search;
-END $$;
-"""
-
+# Version 26 (issue 38) is SQLite's alone (``schema.py``, ``_OWNER_SEARCH``): here the candidate query
+# already visits only the owner's heap rows (a ``BitmapAnd`` of an owner B-tree and the GIN matches), and
+# what it costs is scoring them (``fulltext.bm25_join``). A GIN index over (``owner``, ``search_tsv``) with
+# ``btree_gin`` was built and measured (fts38, stop 55; pgcpu6/pgcpu7 before it): the index scan 0.077–0.095
+# → 0.035 ms a query at 20 owners, but ``bench.db_cost`` not cheaper a message (candidate statements 0.28–0.35
+# vs 0.30–0.49 ms, server CPU medians 5.13 vs 5.05 ms over three pairs; bench/README.md, "stop 55"), for an
+# extension every server must offer. Not built: the version is empty here.
 MIGRATIONS: tuple[str, ...] = render(
     POSTGRES,
     {
@@ -198,7 +181,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "attachments_own": _ATTACHMENTS,
         "terms_own": _TERMS,
         "chat_next_own": chat_next.POSTGRES,
-        "owner_search_own": _OWNER_SEARCH,
+        "owner_search_own": "",
     },
 )
 

@@ -1,6 +1,7 @@
 """Schema 26 on a database made before it (issue 38): the memories' full-text index is rebuilt keyed by
 owner, the candidates and their bm25 scores are what version 25's query gave, and the index stays whole
-through writes and FTS5's own rebuild (SQLite); PostgreSQL's owner-keyed GIN index replaces the old one."""
+through writes and FTS5's own rebuild (SQLite); PostgreSQL's version 26 is empty (``postgres/schema.py`` says
+why) and a version 25 database goes through it with its rows and index."""
 
 from __future__ import annotations
 
@@ -108,7 +109,7 @@ def test_writes_and_rebuild_keep_the_index_whole(tmp_path: Path) -> None:
     conn.close()
 
 
-async def test_postgres_version_25_gets_the_owner_index(postgres_cluster: throwaway_pg.Cluster) -> None:
+async def test_postgres_version_25_migrates_with_its_index(postgres_cluster: throwaway_pg.Cluster) -> None:
     name = f"tierclaw_v25_{os.getpid()}"
     throwaway_pg.admin_execute(postgres_cluster, f"CREATE DATABASE {name} TEMPLATE template0")
     try:
@@ -127,7 +128,7 @@ async def _postgres_from_25(url: str) -> None:
         assert await pg_schema.migrate(conn, "test") == (25, schema.SCHEMA_VERSION)
         cur = await conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'memories'")
         indexes = " ".join(r[0] for r in await cur.fetchall())
-        assert "gin (owner, search_tsv)" in indexes and "idx_memories_search " not in indexes
+        assert "idx_memories_search ON public.memories USING gin (search_tsv)" in indexes  # nothing new here
         cur = await conn.execute(
             "SELECT owner FROM memories WHERE search_tsv @@ CAST(%s AS tsquery) AND owner = %s",
             ("'tea'", "bob"),
