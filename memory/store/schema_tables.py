@@ -42,9 +42,7 @@ durable ``inbox``; 6 ``conversation_turns``, every turn kept and searchable (9: 
 events episodes; 8 adds ``scratchpads``; then ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``,
 ``_CHANGES``, ``_CHAT_HOLDS``, ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``),
 ``_REPLY_HANDLES``, ``_FENCING`` and ``_HOT_ROWS``, each said below; then in their own modules, each saying
-what it adds, ``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS`` and
-``CHAT_NEXT``; 26, each store's own, makes the memories' full-text candidates one owner's (OWNER_SEARCH,
-issue 38).
+what it adds, ``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS`` and ``CHAT_NEXT``.
 """
 
 from __future__ import annotations
@@ -480,8 +478,7 @@ TEMPLATES: tuple[str, ...] = (
     BUFFER_COUNT,
     TURN_WATERMARK,
     TURN_SESSIONS,
-    "{chat_next_own}",  # CHAT_NEXT: each store's own (memory/store/chat_next.py)
-    "{owner_search_own}",  # OWNER_SEARCH: each store's own (schema.py, postgres/schema.py)
+    *("{chat_next_own}", "{owner_search_own}"),  # each store's own: 25 chat_next.py, 26 schema.py
 )
 SCHEMA_VERSION = len(TEMPLATES)
 
