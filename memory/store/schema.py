@@ -8,7 +8,8 @@ The migrations are ``schema_tables.TEMPLATES`` (the tables of both stores, writt
 version adds is said there) in SQLite's types, with what SQLite alone has filled in below: each searchable
 table's FTS5 index (an external-content table over its ``search_text``, ``tokenize='unicode61
 remove_diacritics 0'`` over the jieba tokens as they are) and the triggers that keep it, the vocabulary
-table over the memories' index, and ``INSERT OR IGNORE`` for version 2's backfill. PostgreSQL's
+table over the memories' index (since version 26 keyed by owner: ``_OWNER_SEARCH``), and ``INSERT OR
+IGNORE`` for version 2's backfill. PostgreSQL's
 counterparts are in ``postgres/schema.py``.
 """
 
@@ -19,7 +20,7 @@ import sqlite3
 from memory.store import chat_next
 from memory.store.schema_tables import SCHEMA_VERSION, SQLITE, render
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaTooNewError", "check_version", "migrate"]
+__all__ = ["MIGRATIONS", "OWNER_SHIFT", "SCHEMA_VERSION", "SchemaTooNewError", "check_version", "migrate"]
 
 
 # Full text over memories: FTS5 over ``search_text`` and, for term statistics, its vocabulary table.
@@ -87,6 +88,63 @@ CREATE TRIGGER attachments_au AFTER UPDATE OF search_text ON attachments BEGIN
 END;
 """
 
+# Version 26 (issue 38): the memories' index keyed by owner. ``memories_fts`` held every owner's rows
+# under rowid = id, so a candidate query walked the matches of every owner (~200 a query at 20 owners of
+# 200 memories) to keep one owner's (~20). Its rowid is now ``(slot << OWNER_SHIFT) | id``, ``slot`` the
+# owner's number in ``search_owners`` (given once, never changed or reused): one owner's rows are one
+# rowid range, which FTS5 seeks to (``search.py``, ``owner_range``). The index holds the same tokens in
+# its one column, so bm25 — whole-table row count, average length, document frequencies, the row's
+# length — is bit for bit what it was (929 of 929 captured candidate lists identical, scores included;
+# ~166 → ~76 µs a query: bench/README.md, "stop 55"). The content table is a view that gives each memory
+# its index rowid, so FTS5's 'rebuild' and 'integrity-check' still work; the query itself reads no
+# content (bm25 takes lengths from the index's own docsize table). Memory ids stay below 2**40.
+OWNER_SHIFT = 40
+_OWNER_SEARCH = f"""
+DROP TRIGGER memories_ai;
+DROP TRIGGER memories_ad;
+DROP TRIGGER memories_au;
+DROP TABLE memories_vocab;
+DROP TABLE memories_fts;
+CREATE TABLE search_owners (
+    slot  INTEGER PRIMARY KEY,
+    owner TEXT    NOT NULL UNIQUE
+);
+INSERT INTO search_owners (owner) SELECT owner FROM memories GROUP BY owner ORDER BY MIN(id);
+CREATE VIEW memories_fts_rows AS
+    SELECT (o.slot << {OWNER_SHIFT}) | m.id AS fts_id, m.search_text
+    FROM memories m JOIN search_owners o ON o.owner = m.owner;
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    search_text, content='memories_fts_rows', content_rowid='fts_id',
+    tokenize='unicode61 remove_diacritics 0'
+);
+CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_fts, 'row');
+INSERT INTO memories_fts(memories_fts) VALUES ('rebuild');
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO search_owners (owner)
+        SELECT new.owner WHERE NOT EXISTS (SELECT 1 FROM search_owners WHERE owner = new.owner);
+    INSERT INTO memories_fts(rowid, search_text) VALUES (
+        ((SELECT slot FROM search_owners WHERE owner = new.owner) << {OWNER_SHIFT}) | new.id, new.search_text
+    );
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, search_text) VALUES (
+        'delete', ((SELECT slot FROM search_owners WHERE owner = old.owner) << {OWNER_SHIFT}) | old.id,
+        old.search_text
+    );
+END;
+CREATE TRIGGER memories_au AFTER UPDATE OF search_text, owner ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, search_text) VALUES (
+        'delete', ((SELECT slot FROM search_owners WHERE owner = old.owner) << {OWNER_SHIFT}) | old.id,
+        old.search_text
+    );
+    INSERT INTO search_owners (owner)
+        SELECT new.owner WHERE NOT EXISTS (SELECT 1 FROM search_owners WHERE owner = new.owner);
+    INSERT INTO memories_fts(rowid, search_text) VALUES (
+        ((SELECT slot FROM search_owners WHERE owner = new.owner) << {OWNER_SHIFT}) | new.id, new.search_text
+    );
+END;
+"""
+
 # Version 2 fills ``memory_refs`` from the references memories already had.
 _REFS_BACKFILL = """
 INSERT OR IGNORE INTO memory_refs(memory_id, ref)
@@ -107,6 +165,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "attachments_own": _ATTACHMENTS_FTS,
         "terms_own": "",
         "chat_next_own": chat_next.SQLITE,
+        "owner_search_own": _OWNER_SEARCH,
     },
 )
 

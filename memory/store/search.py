@@ -12,12 +12,22 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from memory.store.schema import OWNER_SHIFT
 from memory.store.sql import SqlDatabase, marks, qualified
 from memory.text import tokenizer
 
 _CANDIDATE_COLUMNS = (
     "id, owner, tier, project, topic, category, content, importance, created_at, last_accessed, search_text"
 )
+# One owner's rows of ``memories_fts`` (schema version 26: rowid = owner's slot << OWNER_SHIFT | id): FTS5
+# seeks to the range instead of walking every owner's matches; parameters (owner, owner). An owner
+# without a slot (no memory yet) makes both bounds NULL: nothing matches.
+_ID_BITS = (1 << OWNER_SHIFT) - 1
+_OWNER_RANGE = (
+    f"memories_fts.rowid BETWEEN (SELECT slot << {OWNER_SHIFT} FROM search_owners WHERE owner = ?) "
+    f"AND (SELECT (slot << {OWNER_SHIFT}) | {_ID_BITS} FROM search_owners WHERE owner = ?)"
+)
+_JOIN = f"FROM memories_fts JOIN memories m ON m.id = (memories_fts.rowid & {_ID_BITS}) "
 
 
 class Candidate(NamedTuple):
@@ -102,6 +112,8 @@ class TermIndex:
     ) -> list[Candidate]:
         """The owner's live memories matching any term, best bm25 first (or newest first).
 
+        Only the owner's rowid range of the index is read (``_OWNER_RANGE``); within it rowid order is id
+        order, so ``newest_first`` and bm25's ties come out as they did when the index held ids.
         ``newest_first`` is for terms that are all very common: FTS5 walks its doclist by rowid and stops
         early instead of scoring every match; bm25 then orders that sample.
         """
@@ -112,12 +124,11 @@ class TermIndex:
             when, when_params = "AND m.created_at >= ? AND m.created_at < ? ", created_between
         columns = qualified(_CANDIDATE_COLUMNS, "m")
         rows = await self._db.read(
-            f"SELECT {columns}, bm25(memories_fts) AS b "
-            "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.owner = ? AND m.is_archived = 0 "
+            f"SELECT {columns}, bm25(memories_fts) AS b {_JOIN}"
+            f"WHERE memories_fts MATCH ? AND {_OWNER_RANGE} AND m.owner = ? AND m.is_archived = 0 "
             f"AND m.tier IN ({marks(tiers)}) "
             f"{when}ORDER BY {order} LIMIT ?",
-            (tokenizer.match_expression(terms), owner, *tiers, *when_params, limit),
+            (tokenizer.match_expression(terms), owner, owner, owner, *tiers, *when_params, limit),
         )
         return [Candidate._make([*r[:-1], -float(r[-1])]) for r in rows]
 
@@ -126,10 +137,10 @@ class TermIndex:
     ) -> list[tuple[int, str]]:
         """(id, content) of the owner's live memories of ``tier`` containing every term, best bm25 first."""
         rows = await self._db.read(
-            "SELECT m.id, m.content FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.owner = ? AND m.is_archived = 0 AND m.tier = ? "
-            "ORDER BY bm25(memories_fts) LIMIT ?",
-            (" AND ".join(tokenizer.quote_term(t) for t in terms), owner, tier, limit),
+            f"SELECT m.id, m.content {_JOIN}"
+            f"WHERE memories_fts MATCH ? AND {_OWNER_RANGE} AND m.owner = ? AND m.is_archived = 0 "
+            "AND m.tier = ? ORDER BY bm25(memories_fts) LIMIT ?",
+            (" AND ".join(tokenizer.quote_term(t) for t in terms), owner, owner, owner, tier, limit),
         )
         return [(int(i), str(content)) for i, content in rows]
 

@@ -160,6 +160,13 @@ BEGIN
 END $$;
 """
 
+# Version 26 (issue 38) is SQLite's alone (``schema.py``, ``_OWNER_SEARCH``): here the candidate query
+# already visits only the owner's heap rows (a ``BitmapAnd`` of an owner B-tree and the GIN matches), and
+# what it costs is scoring them (``fulltext.bm25_join``). A GIN index over (``owner``, ``search_tsv``) with
+# ``btree_gin`` was built and measured (fts38, stop 55; pgcpu6/pgcpu7 before it): the index scan 0.077–0.095
+# → 0.035 ms a query at 20 owners, but ``bench.db_cost`` not cheaper a message (candidate statements 0.28–0.35
+# vs 0.30–0.49 ms, server CPU medians 5.13 vs 5.05 ms over three pairs; bench/README.md, "stop 55"), for an
+# extension every server must offer. Not built: the version is empty here.
 MIGRATIONS: tuple[str, ...] = render(
     POSTGRES,
     {
@@ -174,6 +181,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "attachments_own": _ATTACHMENTS,
         "terms_own": _TERMS,
         "chat_next_own": chat_next.POSTGRES,
+        "owner_search_own": "",
     },
 )
 

@@ -11,7 +11,8 @@ in them is a change to what a shipped migration does, which must never happen.
 SQLite: every ``sqlite_master`` row, its ``CREATE`` text verbatim (``ALTER TABLE … ADD COLUMN`` appends the
 column's text there, so a changed type shows), and the ``change_clock`` row.
 PostgreSQL: columns (position, type, nullability, default, identity, collation), constraints, indexes,
-triggers, functions, sequences and storage parameters, from ``pg_catalog``, and the ``change_clock`` row.
+triggers, functions (not an extension's own), extensions, sequences and storage parameters, from
+``pg_catalog``, and the ``change_clock`` row.
 """
 
 from __future__ import annotations
@@ -75,9 +76,17 @@ _PG_QUERIES: dict[str, str] = {
         SELECT tgrelid::regclass::text || '.' || tgname, pg_get_triggerdef(oid)
         FROM pg_trigger WHERE NOT tgisinternal
     """,
+    # An extension's own functions (btree_gin's, schema 26) are its version's, not tierclaw's: the
+    # extension is listed by name instead.
     "function": """
         SELECT proname, pg_get_functiondef(oid)
-        FROM pg_proc WHERE pronamespace = current_schema()::regnamespace
+        FROM pg_proc p WHERE pronamespace = current_schema()::regnamespace
+          AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
+                          AND d.objid = p.oid AND d.deptype = 'e')
+    """,
+    "extension": """
+        SELECT extname, 'in the current schema' FROM pg_extension
+        WHERE extnamespace = current_schema()::regnamespace
     """,
     "sequence": """
         SELECT c.relname, concat_ws(' ', format_type(s.seqtypid, NULL), s.seqstart, s.seqincrement,
