@@ -23,7 +23,7 @@ from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
 from gateway.heap import freeze_startup_heap
 from gateway.identity import Identities
-from gateway.inbox import DurableInbox
+from gateway.inbox import DurableInbox, ReorderWindow
 from gateway.loop import ProcessLoop
 from gateway.media.build import build_media
 from gateway.memory_tools import ToolSettings
@@ -120,9 +120,17 @@ def relevance_floor(config: Config) -> RelevanceFloor:
 
 
 def inbox_of(config: Config, engine: MemoryEngine, channels: Sequence[Channel] = ()) -> DurableInbox:
-    """The durable inbox of this replica: its id names its chat holds; ``gateway.reorderWindow``."""
+    """The durable inbox of this replica: its id names its chat holds; ``gateway.reorderWindow`` and how
+    it grows (``reorderGrowth``, ``reorderWindowMost``, ``reorderHalfLife``)."""
     replica = replica_id(config.gateway.replica_id)
-    inbox = DurableInbox(engine.store, replica, reorder_window=config.gateway.reorder_window)
+    inbox = DurableInbox(engine.store, replica)
+    gateway = config.gateway
+    inbox.reorder = ReorderWindow(
+        gateway.reorder_window,
+        most=gateway.reorder_window_most,
+        margin=gateway.reorder_growth,
+        half_life=gateway.reorder_half_life,
+    )
     inbox.history = config.agent.history_messages  # read with each claim: no read of its own
     if config.memory.database_url:  # replicas share it: a takeover's claimant may only be stalled
         inbox.in_flight_wait = inbox.lease.total_seconds()

@@ -57,6 +57,14 @@ class ChatQueues(Protocol):
         """Hold the chat again (after a release raced a new message)."""
         ...
 
+    def taking_in(self, chat: Chat) -> contextlib.AbstractContextManager[None]:
+        """Around a message's intake and ``offer``: the chat's worker claims nothing meanwhile."""
+        ...
+
+    def handed(self, chat: Chat) -> bool:
+        """Whether an intake claimed the chat's next message for its worker, not taken up yet."""
+        ...
+
     async def next(self, chat: Chat) -> Claimed | None:
         """The chat's next message to answer (claimed); None: none."""
         ...
@@ -108,6 +116,12 @@ class LocalChats:
     async def take(self, chat: Chat) -> bool:
         return True
 
+    def taking_in(self, chat: Chat) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def handed(self, chat: Chat) -> bool:
+        return False
+
     async def next(self, chat: Chat) -> Claimed | None:
         queue = self._queues.get(chat)
         return Claimed(queue.popleft()) if queue else None
@@ -143,6 +157,10 @@ class HeldChats:
         self._released: set[Chat] = set()
         self._offered: set[Chat] = set()  # chats a message was offered for since their last answered-mark
         self._later: dict[Chat, Later] = {}  # each chat's exchange kept back for its answered-mark
+        # What an intake claimed (or found to settle) for a chat whose worker here was still on it: the
+        # worker's next message (``offer``); and the intakes of each chat on their way (``taking_in``).
+        self._handed: dict[Chat, Claimed | float] = {}
+        self._taking_in: dict[Chat, tuple[int, asyncio.Event]] = {}  # how many, set when none is left
 
     @property
     def queued(self) -> int:
@@ -167,6 +185,8 @@ class HeldChats:
         chat = (message.channel, message.chat_id)
         if working:
             self._offered.add(chat)
+            if held and claimed is not None:  # its last message was answered and the chat let go meanwhile
+                self._handed[chat] = claimed
             return True
         if held is not None:
             self.forget(chat)
@@ -186,7 +206,29 @@ class HeldChats:
         self._drop_later(chat)
         self._offered.discard(chat)
 
+    @contextlib.contextmanager
+    def taking_in(self, chat: Chat) -> Iterator[None]:
+        count, done = self._taking_in.get(chat, (0, asyncio.Event()))
+        self._taking_in[chat] = (count + 1, done)
+        try:
+            yield
+        finally:
+            count, done = self._taking_in.pop(chat)
+            if count > 1:
+                self._taking_in[chat] = (count - 1, done)
+            else:
+                done.set()
+
+    def handed(self, chat: Chat) -> bool:
+        return chat in self._handed
+
     async def next(self, chat: Chat) -> Claimed | None:
+        while (taking := self._taking_in.get(chat)) is not None:  # an intake may claim for this worker
+            await taking[1].wait()
+        if chat in self._handed:  # the intake's claim is the next message (the answered step found none)
+            self._after[chat] = self._handed.pop(chat)
+            self._released.discard(chat)
+            self._offered.discard(chat)
         found = chat in self._after
         claimed = self._after.pop(chat, None)
         while True:

@@ -20,11 +20,12 @@ two commits a message, docs/scale-out.md "Two commits").
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -45,8 +46,10 @@ KEEP_ANSWERED = timedelta(hours=48)
 INBOX_LEASE = timedelta(seconds=30)
 # The reorder window grows to cover the delay seen at intake (``ReorderWindow``): to this many times the
 # most seen, at most REORDER_WINDOW_MOST seconds, halving back towards ``gateway.reorderWindow`` every
-# REORDER_HALF_LIFE seconds. 2: in bench.replicas's race runs a late message came up to 1.6 times as late
-# as the intake statements took then (1.5 left one run with 6 answered out of order).
+# REORDER_HALF_LIFE seconds — the defaults of ``gateway.reorderGrowth``, ``reorderWindowMost`` and
+# ``reorderHalfLife`` (gateway/config/schema.py; a test holds the two equal). 2: in bench.replicas's
+# race runs a late message came up to 1.6 times as late as the intake statements took then (1.5 left one
+# run with 6 answered out of order).
 REORDER_MARGIN = 2.0
 REORDER_WINDOW_MOST = 3.0
 REORDER_HALF_LIFE = 60.0
@@ -211,12 +214,8 @@ class DurableInbox:
         (``channels/encodable.py``): refused as it is, it would be refused at every redelivery. That is
         logged once per chat (at INFO: nothing is wrong that the operator could fix)."""
         message, row = self._row(message)
-        arrival, token = Arrival(), self.reorder.began()
-        try:
+        with self._intake(message) as arrival:
             inbox_id = await self._rows.add(*row, arrival=arrival)
-        finally:
-            took = self.reorder.ended(token)
-        self._arrived(message, arrival, took)
         return None if inbox_id is None else dataclasses.replace(message, inbox_id=inbox_id)
 
     async def accept_and_hold(
@@ -228,14 +227,10 @@ class DurableInbox:
         if not hold:
             return await self.accept(message), None
         message, row = self._row(message)
-        arrival, token = Arrival(), self.reorder.began()
-        try:
+        with self._intake(message) as arrival:
             inbox_id, generation = await self._rows.add_and_hold(
                 *row, self.replica, self._lease_s, arrival=arrival
             )
-        finally:
-            took = self.reorder.ended(token)
-        self._arrived(message, arrival, took)
         if inbox_id is None:
             return None, False
         return dataclasses.replace(message, inbox_id=inbox_id), generation is not None
@@ -254,20 +249,28 @@ class DurableInbox:
         message, row = self._row(message)
         settle = self._window(message.channel)
         asked = self.monotonic()
-        arrival, token = Arrival(), self.reorder.began()
-        try:
+        with self._intake(message) as arrival:
             inbox_id, generation, claimed = await self._rows.add_hold_and_claim(
                 *row, self.replica, self._lease_s, self.history, settle, arrival=arrival
             )
-        finally:
-            took = self.reorder.ended(token)
-        self._arrived(message, arrival, took)
         if inbox_id is None:
             return None, False, None
         stored = dataclasses.replace(message, inbox_id=inbox_id)
         if claimed is None or isinstance(claimed, float):
             return stored, generation is not None, claimed
         return stored, True, self._claimed(claimed, asked, stored)
+
+    @contextlib.contextmanager
+    def _intake(self, message: InboundMessage) -> Iterator[Arrival]:
+        """Around an intake's statement: the reorder window follows it while it is on its way
+        (``ReorderWindow.began``, ``ended``), and once it is back, what it saw of the message's arrival
+        (the ``Arrival`` yielded, filled by the statement) grows the window (``_arrived``)."""
+        arrival, token = Arrival(), self.reorder.began()
+        try:
+            yield arrival
+        finally:
+            took = self.reorder.ended(token)
+        self._arrived(message, arrival, took)
 
     def _window(self, channel: str) -> float:
         """How long a message of ``channel`` waits for an earlier one still on its way (the reorder window,

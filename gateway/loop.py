@@ -112,11 +112,17 @@ class ProcessLoop:
         skips it). A redelivery of a stored message is dropped here: it is answered once. Once stored, the
         message is this replica's to answer if it can hold the chat; if another replica holds it, that
         one answers it (it finds it before it can let the chat go)."""
-        held, claimed = None, None
-        if self._inbox is not None:
-            try:  # stored, held and claimed in one step, unless a worker of the chat here holds it already
-                working = (message.channel, message.chat_id) in self._workers
-                stored, held, claimed = await self._inbox.accept_hold_and_claim(message, hold=not working)
+        if self._inbox is None:
+            await self.resume(message)
+            return
+        # Stored, held and claimed in one step — also when a worker of the chat here is on it: its last
+        # message may be answered and the chat let go while this statement waits for the chat's lock,
+        # and then the claim made here is the worker's next (``HeldChats.offer``), not a hold and a
+        # claim of their own (issue 38: two commits a message). Until the claim is handed over the
+        # chat's worker claims nothing (``taking_in``): it would claim the message a second time.
+        with self._chats.taking_in((message.channel, message.chat_id)):
+            try:
+                stored, held, claimed = await self._inbox.accept_hold_and_claim(message)
             except Exception as exc:
                 if cannot_succeed_on_retry(exc):
                     raise Undeliverable(f"{type(exc).__name__}: {exc}") from exc
@@ -124,8 +130,7 @@ class ProcessLoop:
             if stored is None:
                 log.info("[gateway] %s: message delivered again, answered once", message.chat_key)
                 return
-            message = stored
-        await self.resume(message, held=held, claimed=claimed)
+            await self.resume(stored, held=held, claimed=claimed)
 
     async def resume(
         self, message: InboundMessage, *, held: bool | None = None, claimed: Claimed | float | None = None
@@ -251,6 +256,10 @@ class ProcessLoop:
                 del self._workers[chat]
                 self._nudged.discard(chat)
                 self._lost.forget(chat)
+                task = asyncio.current_task()
+                stopping = task is not None and task.cancelling()
+                if self._chats.handed(chat) and not stopping:  # an intake claimed the chat's next message
+                    self._work(chat)
             self._check_idle()
 
     async def _answer_one(self, claim: Claimed) -> bool:

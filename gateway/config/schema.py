@@ -259,6 +259,12 @@ class GatewayConfig(_Model):
     # may still be on its way (delivered over another connection): the chat is answered in the
     # platform's order if the earlier one arrives within this (docs/scale-out.md, "Platform order").
     reorder_window: Wait = 0.3
+    # How it grows while deliveries come late (gateway/inbox.py, ``ReorderWindow``): to this many times the
+    # most lateness seen, at most ``reorderWindowMost``, halving back towards ``reorderWindow`` every
+    # ``reorderHalfLife`` (2, 3 s and 60 s: bench.replicas's race runs, docs/scale-out.md "Platform order").
+    reorder_growth: float = Field(2.0, ge=1.0, le=10.0)
+    reorder_window_most: Wait = 3.0
+    reorder_half_life: Duration = 60.0
     # For trials only: this process's clock runs this far off (bench.replicas's skew trial; leases and
     # due times use the database's clock, so it changes nothing there: docs/scale-out.md, "One clock").
     clock_offset: Offset = 0.0

@@ -22,6 +22,21 @@ _TAKEABLE = (
     "NOT EXISTS (SELECT 1 FROM chat_holds WHERE channel = ? AND chat_id = ? AND lease_until >= {now} "
     "AND holder NOT IN ('', ?))"
 )
+# ``add_hold_and_claim``'s first part on PostgreSQL (``lk``): the exclusive side of the chat's lock taken
+# and the chat's unanswered messages read after it (``chat_next.py``): ``idle``, none; ``yes``, idle and
+# the hold takeable by the holder — the intake claims its message (its insert records the claim);
+# ``seen``, the statement's own snapshot, taken before the lock, finds the chat idle too. ``yes`` alone
+# decides the claim: what the lock's read finds answered is answered (a message of the chat whose insert
+# began before this statement committed before the lock was granted, so the read sees it), and an
+# answered step that committed while this statement waited for the lock leaves the chat idle — the
+# message is claimed here, not by a statement of its own (issue 38: two commits a message, always).
+# ``seen`` decides only whether the chat's history is read with the claim: the snapshot cannot see
+# the exchange that answered step wrote, so the handler reads the history itself then (a read, no
+# commit). Parameters: (channel, chat_id, 0.0, holder, channel, chat_id, channel, chat_id, 0).
+_LOCKED_IDLE = (
+    f"SELECT idle, idle AND {_TAKEABLE} AS yes, {_ALONE.format('')} AS seen "
+    f"FROM (SELECT NOT EXISTS ({NEXT_AFTER_LOCK}) AS idle) AS locked"
+)
 
 
 # The first storing time of the chat's unanswered messages later than this one in the platform's order, read
@@ -34,9 +49,12 @@ _LATER_STORED = (
 )
 
 
-def _later_stored(channel: str, chat_id: str, platform_seq: int) -> tuple[str, tuple[object, ...]]:
-    """``_LATER_STORED`` with its parameters; NULL for a message without a platform order."""
-    if platform_seq <= 0:
+def _later_stored(
+    channel: str, chat_id: str, platform_seq: int, arrival: Arrival | None
+) -> tuple[str, tuple[object, ...]]:
+    """``_LATER_STORED`` with its parameters; NULL for a message without a platform order, or when no
+    ``Arrival`` is asked for (the subquery is not run for nobody)."""
+    if platform_seq <= 0 or arrival is None:
         return "NULL", ()
     return _LATER_STORED, (channel, chat_id, platform_seq)
 
@@ -72,7 +90,7 @@ class InboxRows:
         sql, params = self._insert(channel, chat_id, delivery_key, message, platform_seq, media)
         if arrival is None:
             return await self._db.insert(sql + " RETURNING id", params)
-        later, later_params = _later_stored(channel, chat_id, platform_seq)
+        later, later_params = _later_stored(channel, chat_id, platform_seq, arrival)
         rows = await self._db.returning(f"{sql} RETURNING id, received_at, {later}", (*params, *later_params))
         if not rows:
             return None
@@ -98,7 +116,7 @@ class InboxRows:
         chat lock; on SQLite one transaction. (the message's id or None for a redelivery, the hold's
         generation or None while another replica holds the chat). ``arrival``: as ``add``'s."""
         insert, params = self._insert(channel, chat_id, delivery_key, message, platform_seq, media)
-        later, later_params = _later_stored(channel, chat_id, platform_seq)
+        later, later_params = _later_stored(channel, chat_id, platform_seq, arrival)
         returned = f"RETURNING id, received_at, {later} AS later_at"
         hold = (channel, chat_id, holder, lease_s, *take_params(False))
         if self._db.kind == "postgresql":
@@ -155,13 +173,16 @@ class InboxRows:
         On PostgreSQL the statement takes the exclusive side of the chat's lock before its insert, inside
         itself (``chat_next.py``), not the shared side of ``add``: every insert of the chat that began
         before it has committed and is seen by the lock's read, and the message is claimed only when that
-        read and the statement's own snapshot both find the chat idle, so an earlier message is never
-        overtaken; the claim is the hold's generation, read back, and
+        read finds the chat idle, so an earlier message is never overtaken — also when the chat's last
+        message was answered (and the hold let go) while this statement waited for the lock, which its
+        own snapshot cannot see: the message is claimed here all the same, with no history read (the
+        snapshot misses that answer's exchange: the handler reads the history itself), so it costs no
+        claim or hold of its own (``_LOCKED_IDLE``). The claim is the hold's generation, read back, and
         ``claimed_by`` in the row inserted (the reply's send intent: ``claim_rows.py``), set when the
         chat is takeable and the message alone in it — the take's own condition, read by the insert
         (a take of another replica committed between the two can leave it set on a message not claimed
         here: its next claim reports this replica as an earlier claimant). On SQLite one transaction.
-        ``arrival``: as ``add``'s, read by the same statement."""
+        ``arrival``: as ``add``'s, read by the same statement (only when given)."""
         waits = settle_s > 0 and platform_seq != 0
         claimant = None if waits else holder  # the claim is the reply's send intent: recorded in the row
         insert, params = self._insert(
@@ -169,7 +190,7 @@ class InboxRows:
         )
         hold = (channel, chat_id, holder, lease_s, *take_params(False))
         statement = self._hold_and_claim_pg if self._db.kind == "postgresql" else self._hold_and_claim_sqlite
-        later = _later_stored(channel, chat_id, platform_seq)
+        later = _later_stored(channel, chat_id, platform_seq, arrival)
         stored, received, generation, alone, extras, later_at = await statement(
             insert, params, hold, channel, chat_id, 0 if waits else history, claimant, later
         )
@@ -198,16 +219,24 @@ class InboxRows:
         """``add_hold_and_claim`` on PostgreSQL: one statement, the exclusive side of the chat's lock its
         first part (``lk``, ``chat_next.NEXT_AFTER_LOCK``). (stored id or None, received at, the hold's
         generation or None, alone in the chat, history row, ``later``'s value: ``_later_stored``.)"""
-        claimable = "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM alone)"
+        claimable = (
+            "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM lk) AND (SELECT seen FROM lk)"
+        )
         read, read_params = history_sql("postgresql", history, channel, chat_id, claimable)
         taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
         rows = await self._db.returning(
-            f"WITH lk AS (SELECT NOT EXISTS ({NEXT_AFTER_LOCK}) AS idle), "
-            f"stored AS ({insert} RETURNING id, received_at, {later[0]} AS later_at), held AS ({taken}), "
-            f"alone AS (SELECT (SELECT idle FROM lk) AND {_ALONE.format('')} AS yes) "
+            f"WITH lk AS ({_LOCKED_IDLE.format(now=self._now)}), "
+            f"stored AS ({insert} RETURNING id, received_at, {later[0]} AS later_at), held AS ({taken}) "
             "SELECT (SELECT id FROM stored), (SELECT received_at FROM stored), "
-            f"(SELECT generation FROM held), (SELECT yes FROM alone), (SELECT later_at FROM stored), {read}",
-            (channel, chat_id, 0, *params, *later[1], *hold, channel, chat_id, *read_params),
+            "(SELECT generation FROM held), (SELECT yes FROM lk), (SELECT later_at FROM stored), "
+            f"{read}",
+            (
+                *(channel, chat_id, 0.0, hold[2], channel, chat_id, channel, chat_id, 0),
+                *params,
+                *later[1],
+                *hold,
+                *read_params,
+            ),
         )
         stored, received, generation, alone, later_at = rows[0][:5]
         return (
@@ -265,25 +294,14 @@ class InboxRows:
         """The insert of one message (``add``), without its RETURNING; ``claimant`` (not False): its
         statement takes the chat's exclusive lock first (``add_hold_and_claim``'s ``lk``), so it takes no
         shared side, and on PostgreSQL records ``claimant`` (None: nobody) as the claimant when the
-        statement's take and claim will succeed (``lk``'s read, ``_TAKEABLE``, ``_ALONE``)."""
+        statement's take and claim will succeed (``lk``'s ``yes``: ``_LOCKED_IDLE``)."""
         columns = "channel, chat_id, delivery_key, message, received_at, platform_seq, media"
         values: tuple[object, ...] = (channel, chat_id, delivery_key, message, 0.0, platform_seq, media)
         locked = claimant is not False
         if self._db.kind == "postgresql" and claimant:
             columns += ", claimed_by"
-            takeable = _TAKEABLE.format(now=self._now)
-            claim = f"CASE WHEN lk.idle AND {_ALONE.format('')} AND {takeable} THEN ? END"
-            source = f"SELECT ?, ?, ?, ?, {self._now}, ?, ?, {claim} FROM lk"
-            return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", (
-                *values,
-                channel,
-                chat_id,
-                channel,
-                chat_id,
-                0.0,
-                claimant,
-                claimant,
-            )
+            source = f"SELECT ?, ?, ?, ?, {self._now}, ?, ?, CASE WHEN lk.yes THEN ? END FROM lk"
+            return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", (*values, claimant)
         if self._db.kind == "postgresql" and locked:  # after ``lk``: the chat's lock taken in the statement
             source = f"SELECT ?, ?, ?, ?, {self._now}, ?, ? FROM lk"
             return f"INSERT INTO inbox ({columns}) {source} ON CONFLICT DO NOTHING", values

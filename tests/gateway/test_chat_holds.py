@@ -295,3 +295,48 @@ async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(mem
         await asyncio.wait_for(loop.stop(), 60)
         await store.close()
     assert sent == [("a", "c1", "re:one"), ("a", "c1", "re:two")]
+
+
+class CountingInbox(RacingInbox):
+    """``RacingInbox`` counting the worker's own holds and claims (each a commit of its own)."""
+
+    holds_taken = 0
+    claims_asked = 0
+
+    async def hold(self, chat: tuple[str, str], *, force: bool = False) -> bool:
+        self.holds_taken += 1
+        return await super().hold(chat, force=force)
+
+    async def next_message(self, chat: tuple[str, str]):  # type: ignore[no-untyped-def]
+        self.claims_asked += 1
+        return await super().next_message(chat)
+
+
+async def test_a_message_taken_in_as_its_chat_is_let_go_costs_no_hold_or_claim_of_its_own(
+    memory_db: str,
+) -> None:
+    """The interleaving above: the message's intake, made while the chat's worker is still here, claims
+    the message (the chat was let go, so it is idle) and hands the claim to that worker — no hold and no
+    claim of the worker's own after it (issue 38: two commits a message, intake and answered step)."""
+    store = await open_store(memory_db, warm_text=False)
+    sent: list[tuple[str, str, str]] = []
+
+    async def answers(message: InboundMessage) -> str:
+        return f"re:{message.text}"
+
+    inbox = CountingInbox(store, "a", lease=LEASE)
+    loop = ProcessLoop(answers, inbox=inbox, sweep_every=3600)  # no sweep comes to the rescue
+    loop.add_channel(Recorder("a", sent))
+    inbox.loop = loop
+    inbox.late = _msg("c1", "two")
+    loop.start()
+    try:
+        await loop.deliver(_msg("c1", "one"))
+        await asyncio.wait_for(loop.drain(), 30)
+        assert await store.chat_holds.holder("test", "c1") is None  # let go after "two"
+    finally:
+        await asyncio.wait_for(loop.stop(), 60)
+        await store.close()
+    assert sent == [("a", "c1", "re:one"), ("a", "c1", "re:two")]
+    assert inbox.late is None  # "two" came as the chat was let go
+    assert (inbox.holds_taken, inbox.claims_asked) == (0, 0)

@@ -16,7 +16,14 @@ import pytest
 from channels.base import InboundMessage
 from gateway.app import inbox_of
 from gateway.config.schema import Config
-from gateway.inbox import Claimed, DurableInbox, ReorderWindow
+from gateway.inbox import (
+    REORDER_HALF_LIFE,
+    REORDER_MARGIN,
+    REORDER_WINDOW_MOST,
+    Claimed,
+    DurableInbox,
+    ReorderWindow,
+)
 from memory.engine import MemoryEngine
 from memory.store.claim_rows import Arrival
 from memory.store.protocol import MemoryStore
@@ -100,6 +107,24 @@ def test_the_gateway_follows_intakes_only_on_a_shared_database(engine: MemoryEng
             memory["databaseUrl"] = url
         inbox = inbox_of(Config.model_validate({"memory": memory}), engine)
         assert inbox.reorder.follows_intakes is follows
+
+
+def test_how_the_window_grows_is_configured(engine: MemoryEngine, tmp_path: Path) -> None:
+    memory = {"dbPath": str(tmp_path / "m.db")}
+    window = inbox_of(Config.model_validate({"memory": memory}), engine).reorder
+    assert (window.least, window.margin, window.most, window.half_life) == (
+        0.3,
+        REORDER_MARGIN,
+        REORDER_WINDOW_MOST,
+        REORDER_HALF_LIFE,
+    )  # the configuration's defaults are the window's own
+    grows = {"reorderWindow": "0.2s", "reorderGrowth": 3, "reorderWindowMost": "5s", "reorderHalfLife": "2m"}
+    window = inbox_of(Config.model_validate({"memory": memory, "gateway": grows}), engine).reorder
+    assert (window.least, window.margin, window.most, window.half_life) == (0.2, 3.0, 5.0, 120.0)
+    window.clock = clock = Clock()
+    assert window.observe(1.0) and window.seconds() == pytest.approx(3.0)  # 3 × 1 s, under the 5 s cap
+    clock.now += 120.0
+    assert window.seconds() == pytest.approx(0.2 + (3.0 - 0.2) / 2)  # one half-life later
 
 
 async def test_an_intake_says_how_late_its_message_came_after_a_later_one(store: MemoryStore) -> None:

@@ -160,6 +160,23 @@ def test_a_negative_reorder_window_is_refused(tmp_path: Path) -> None:
     assert "gateway.reorderWindow" in message and "duration" in message
 
 
+@pytest.mark.parametrize(
+    ("key", "bad", "said"),
+    [
+        ("reorderGrowth", 0.5, "expected a number >= 1.0"),
+        ("reorderGrowth", "2s", "number"),
+        ("reorderWindowMost", "-1s", "duration"),
+        ("reorderHalfLife", "0s", "greater than 0"),
+        ("reorderHalfLife", 60, "bare number"),
+    ],
+)
+def test_how_the_reorder_window_grows_refuses_bad_values(
+    tmp_path: Path, key: str, bad: Any, said: str
+) -> None:
+    message = error_of(write(tmp_path, {"gateway": {key: bad}}))
+    assert f"gateway.{key}" in message and said in message
+
+
 def test_clock_and_day_are_normalised(tmp_path: Path) -> None:
     data = {"memory": {"extraction": {"dailyFlush": "3:05"}, "compression": {"weeklyDay": "Sunday"}}}
     config = load_config(write(tmp_path, data), env={})

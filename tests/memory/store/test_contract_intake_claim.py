@@ -115,3 +115,40 @@ async def test_a_message_with_a_window_to_wait_out_is_held_and_its_wait_returned
         "feishu", "oc2", "m2", "two", 0, "", "r1", LEASE, settle_s=0.3
     )
     assert isinstance(claimed, ClaimedRow) and claimed.id == plain
+
+
+async def test_a_message_stored_while_its_chat_is_let_go_is_claimed_by_its_intake(two_replicas) -> None:
+    """The answered step of the chat's last message commits — the message marked, the hold let go — after
+    the intake's statement began and before it got the chat's lock: the intake's own snapshot still
+    sees the last message unanswered, the read after the lock does not. The intake claims its message
+    all the same (issue 38: no hold and no claim of their own after it, two commits a message), without
+    the history its snapshot would have read without that answer's exchange."""
+    worker, other = two_replicas
+    first, generation, claim = await worker.inbox.add_hold_and_claim(
+        "telegram", "7", "u1", "one", 1, "", "r1", LEASE, history=3
+    )
+    assert first is not None and isinstance(claim, ClaimedRow) and generation is not None
+    async with worker.transaction():  # the answered step, not committed yet: the chat's lock is its
+        after = await worker.chat_holds.answered_then_next(first, "telegram", "7", "r1", generation)
+        assert (after.marked, after.next, after.released) == (True, None, True)
+        intake = asyncio.create_task(
+            other.inbox.add_hold_and_claim("telegram", "7", "u2", "two", 2, "", "r1", LEASE, history=3)
+        )
+        async with asyncio.timeout(30):  # until the intake waits for the chat's lock (a ceiling, no margin)
+            while not intake.done():
+                waiting = await other.db.read(
+                    "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                )
+                if waiting[0][0]:
+                    break
+                await asyncio.sleep(0.01)
+        assert not intake.done(), "the intake did not wait for the answered step's lock"
+    second, taken, claimed = await intake
+    assert second is not None and taken == generation + 1  # the hold let go, taken again
+    assert isinstance(claimed, ClaimedRow) and (claimed.id, claimed.generation) == (second, taken)
+    assert claimed.session is None and claimed.history is None  # the handler reads the history itself
+    assert await other.chat_holds.get("telegram", "7") == ("r1", taken)
+    assert await other.inbox.in_flight("r1") == 1  # the claim (the send intent) is in the row
+    assert await other.chat_holds.fence(second, "telegram", "7", "r1", taken, 1.0)
+    done = await other.chat_holds.answered_then_next(second, "telegram", "7", "r1", taken)
+    assert (done.marked, done.next, done.released) == (True, None, True)
