@@ -155,6 +155,14 @@ def _gate_flags(parser: argparse.ArgumentParser) -> None:
         "'own'; as own_asked.ON = True; DATA_CARD 'Round 18, own questions')",
     )
     parser.add_argument(
+        "--passing",
+        action="store_true",
+        help="round 19's gate rows (passing.py: facts said in passing inside a request, a mood or a "
+        "correction "
+        "as 'tell', the same requests and moods alone as 'other'; as passing.ON = True; DATA_CARD 'Round 19, "
+        "in passing')",
+    )
+    parser.add_argument(
         "--gate-rows",
         default=None,
         help="rows of a public source the gate sees, 'persona-en=1200' (over "

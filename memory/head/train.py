@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.head import dated, operating, own_asked, prodrop
+from memory.head import dated, operating, own_asked, passing, prodrop
 from memory.head.arguments import arguments
 from memory.head.calibrate import (
     FOLDS,
@@ -49,6 +49,7 @@ from memory.head.longer import composed_inputs
 from memory.head.model import VERSION, Classifier, keep_odds
 from memory.head.outputs import head_rows, save_scores, write_run
 from memory.head.own_asked import own_asked_examples
+from memory.head.passing import passing_examples
 from memory.head.prodrop import round14_examples
 from memory.head.world import world_examples
 from memory.model.quick_extract import candidates
@@ -288,6 +289,7 @@ def training_examples(
     every += round14_examples([e for e in every if e.text.strip() not in banned])  # gate rows (prodrop.py)
     every += dated_examples()  # round 17's gate rows (dated.py; none unless dated.ON)
     every += own_asked_examples()  # round 18's gate rows (own_asked.py; none unless own_asked.ON)
+    every += passing_examples(evaluation=banned)  # round 19 (passing.py; none unless passing.ON; screened)
     examples = [e for e in every if e.text.strip() not in banned]
     return examples, len(every) - len(examples), dict(weak_report)
 
@@ -351,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     args = arguments(argv, __doc__.split("\n")[0], {**defaults, "tell_false_rate": TELL_FALSE_RATE})
     prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
+    passing.ON = passing.ON or bool(args.passing)  # round 19
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)

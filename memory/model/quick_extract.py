@@ -157,6 +157,28 @@ def _is_question(text: str) -> bool:
     )
 
 
+# Round 19 (issue 35): an English sentence that ends in a question but opens with a statement, cut from the
+# question by a comma, semicolon or dash ("we moved to Leeds in May, is there a good swimming club?"): the
+# statement before the question is judged like any sentence, the question is not. Off: measured in the
+# DATA_CARD ("Round 19, in passing").
+QUESTION_HEADS = False
+_QUESTION_TURN = re.compile(r"\s*(?:[,;]|\s[\u2014\u2013-])\s+")
+_EN_QUESTION_TURN = re.compile(rf"(?:{_EN_QUESTION.pattern[1:]}|any)\b", re.I)
+
+
+def statement_before_question(sentence: str) -> str | None:
+    """The statement that opens an English question sentence, or None (not a question, Chinese, a
+    question from its first word, no statement before the question word)."""
+    body = sentence.strip()
+    if not body.endswith("?") or _HAN.search(body) or _EN_QUESTION.match(body):
+        return None
+    for turn in _QUESTION_TURN.finditer(body):
+        if _EN_QUESTION_TURN.match(body, turn.end()):
+            head = body[: turn.start()].strip()
+            return head if _meaningful(head) else None
+    return None
+
+
 def candidates(text: str) -> list[Candidate]:
     """The sentences of a message that might state a fact, after what a rule can refuse."""
     out: list[Candidate] = []
@@ -164,6 +186,7 @@ def candidates(text: str) -> list[Candidate]:
         if len(sentence) > MAX_SENTENCE_CHARS or _CODE.search(sentence) or _SECRET.search(sentence):
             continue
         body = sentence.strip()
+        body = (statement_before_question(body) or body) if QUESTION_HEADS else body
         stripped = _ZH_REMEMBER.sub("", _EN_REMEMBER.sub("", body, count=1), count=1)
         remembered = stripped != body
         parts = tuple(p for p in clauses(stripped) if _meaningful(p) and not _is_question(p))

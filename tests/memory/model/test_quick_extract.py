@@ -193,3 +193,25 @@ def test_dictated_chinese_without_punctuation_is_cut_at_its_spaces() -> None:
     # Each clause is one of the pauses as said (the third given its subject "我"), never part of one.
     said = text.split()
     assert all(p in said or p.removeprefix("我") in said for p in parts)
+
+
+def test_a_statement_before_a_question_is_judged_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 19: "we moved to Leeds in May, is there a good swimming club?" — the statement before the
+    question word is a candidate when ``QUESTION_HEADS`` is on; a question from its first word, Chinese,
+    or a question with no statement before it never is."""
+    from memory.model import quick_extract as quick
+
+    said = "We moved to Leeds in May, is there a good swimming club nearby?"
+    assert quick.statement_before_question(said) == "We moved to Leeds in May"
+    assert quick.statement_before_question("My brother is a vet — how do I ask him for advice?") == (
+        "My brother is a vet"
+    )
+    assert quick.statement_before_question("What do I do, honestly?") is None
+    assert quick.statement_before_question("ok, what now?") is None
+    assert quick.statement_before_question("I moved to Leeds in May.") is None
+    assert quick.statement_before_question("我搬到了利兹，有什么好的游泳俱乐部?") is None
+    monkeypatch.setattr(quick, "QUESTION_HEADS", False)
+    assert quick.candidates(said) == []
+    monkeypatch.setattr(quick, "QUESTION_HEADS", True)
+    (only,) = quick.candidates(said)
+    assert only.sentence == "We moved to Leeds in May"
