@@ -4,28 +4,17 @@ the file keeps two gate networks, not three."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from memory.head.language_gate import ROWS, own_gates
-from memory.head.model import HEAD_FILE, LANGUAGES, PARTS, read_head
+from memory.head.model import LANGUAGES, PARTS, read_head
 from memory.head.outputs import read_arrays, save_head
+from tests.memory.head.test_language_gate import _arrays, _query  # the shipped head's arrays, a unit query
 
 EN, ZH = LANGUAGES.index("en"), LANGUAGES.index("zh")
-
-
-def _arrays() -> dict[str, np.ndarray]:
-    path = resources.files("memory.head").joinpath(HEAD_FILE)
-    with path.open("rb") as handle, np.load(handle) as data:
-        return {name: np.array(data[name]) for name in data.files}
-
-
-def _query(seed: int) -> np.ndarray:
-    vector = np.random.default_rng(seed).standard_normal((1, 384)).astype(np.float32)
-    return vector / np.linalg.norm(vector)
 
 
 def _with_english_gate(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
