@@ -163,6 +163,13 @@ def _gate_flags(parser: argparse.ArgumentParser) -> None:
         "in passing')",
     )
     parser.add_argument(
+        "--zh-told",
+        action="store_true",
+        help="round 19's Chinese gate rows (zh_told.py: statements without 我 and facts said in passing as "
+        "'tell', requests, complaints and public dates as 'other', own questions as 'own'; as zh_told.ON = "
+        "True; DATA_CARD 'Round 19, Chinese gate')",
+    )
+    parser.add_argument(
         "--gate-rows",
         default=None,
         help="rows of a public source the gate sees, 'persona-en=1200' (over "

@@ -26,20 +26,31 @@ ROWS = ("thresholds", "combined", "combined_spread", "combined_sentence")
 
 def own_gates(base: str, out: str, langs: Sequence[str]) -> dict[str, object]:
     """Rewrite ``out`` (just written by ``train --gate-only base``) so that its gate network judges only
-    ``langs`` (as ``gate_<lang>_*``) with their rows of ``ROWS``; every other language keeps ``base``'s
-    shared gate (``gate_*``) and rows. ``base`` must have no language gate of its own."""
+    ``langs`` with their rows of ``ROWS``; every other language keeps ``base``'s gate — the shared one
+    (``gate_*``) or its own (``gate_<lang>_*``) — and its rows bit for bit.
+
+    Where ``base`` has a language's own gate already (round 19: 2026.12-18g has English's, a run for
+    Chinese), that gate is kept as it is; a language named must not have one. When no language would be
+    left on the shared gate, the new network is stored as the shared gate (``gate_*``) rather than as a
+    third copy: ``model.Head`` reads a language without ``gate_<lang>_*`` by the shared one, so the verdicts
+    are those of a ``gate_<lang>_*`` copy while the file keeps two gate networks (2 MB; the cold load)."""
     old, new = read_arrays(base), read_arrays(out)
-    if any(k.startswith(tuple(f"gate_{lang}_" for lang in LANGUAGES)) for k in old):
-        raise ValueError(f"{base} has a language's own gate already")
     if not set(langs) <= set(LANGUAGES) or not langs:
         raise ValueError(f"languages {list(langs)} not among {LANGUAGES}")
-    arrays = dict(new)
+    owned = [lang for lang in LANGUAGES if any(k.startswith(f"gate_{lang}_") for k in old)]
+    if set(owned) & set(langs):
+        raise ValueError(f"{base} has a gate of its own for {sorted(set(owned) & set(langs))} already")
+    shared_left = [lang for lang in LANGUAGES if lang not in owned and lang not in langs]
+    arrays = {k: v for k, v in new.items() if not k.startswith(tuple(f"gate_{lang}_" for lang in LANGUAGES))}
     for part in PARTS:
-        arrays[f"gate_{part}"] = old[f"gate_{part}"]
-        for lang in langs:
-            arrays[f"gate_{lang}_{part}"] = new[f"gate_{part}"]
+        for lang in owned:  # a language's own gate of ``base``, bit for bit
+            arrays[f"gate_{lang}_{part}"] = old[f"gate_{lang}_{part}"]
+        if shared_left:  # the others keep the shared gate; the new one is each named language's own
+            arrays[f"gate_{part}"] = old[f"gate_{part}"]
+            for lang in langs:
+                arrays[f"gate_{lang}_{part}"] = new[f"gate_{part}"]
     for name in [k for k in arrays if k == "gate_w1" or (k.startswith("gate_") and k.endswith("_w1"))]:
-        arrays[name] = np.asarray(arrays[name], dtype=np.float16)
+        arrays[name] = np.asarray(arrays[name], dtype=np.float16)  # float16 of float16: the same bits
     for name in ROWS:
         if name not in new and name not in old:
             continue
@@ -50,7 +61,9 @@ def own_gates(base: str, out: str, langs: Sequence[str]) -> dict[str, object]:
             rows[LANGUAGES.index(lang)] = new[name][LANGUAGES.index(lang)]
         arrays[name] = rows
     meta = json.loads(str(new["meta"]))
-    report: dict[str, object] = {"languages": list(langs), "others_from": base}
+    stored = "shared" if not shared_left else "own"
+    report: dict[str, object] = {"languages": list(langs), "others_from": base, "kept_own": owned}
+    report["stored"] = stored
     meta["report"] = {**meta.get("report", {}), "gate_languages": report}
     arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
     save_head(out, arrays)

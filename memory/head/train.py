@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.head import dated, operating, own_asked, passing, prodrop
+from memory.head import dated, operating, own_asked, passing, prodrop, zh_told
 from memory.head.arguments import arguments
 from memory.head.calibrate import (
     FOLDS,
@@ -40,7 +40,7 @@ from memory.head.calibrate import (
     trusted,
 )
 from memory.head.category_training import balanced, category_inputs, only_category, train_category
-from memory.head.corpus import SEED, Example, build
+from memory.head.corpus import SEED, Example, build, chitchat_split
 from memory.head.dated import dated_examples
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
 from memory.head.gate_training import gate_rows, parse_table, train_gate
@@ -290,6 +290,8 @@ def training_examples(
     every += dated_examples()  # round 17's gate rows (dated.py; none unless dated.ON)
     every += own_asked_examples()  # round 18's gate rows (own_asked.py; none unless own_asked.ON)
     every += passing_examples(evaluation=banned)  # round 19 (passing.py; none unless passing.ON; screened)
+    if zh_told.ON:  # round 19's Chinese gate rows, less any near an evaluation text or a held-out LCCC line
+        every += zh_told.zh_told_examples(banned | set(chitchat_split(root, "lccc", held_out=True)))
     examples = [e for e in every if e.text.strip() not in banned]
     return examples, len(every) - len(examples), dict(weak_report)
 
@@ -354,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
     passing.ON = passing.ON or bool(args.passing)  # round 19
+    zh_told.ON = zh_told.ON or bool(args.zh_told)  # round 19
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)
