@@ -66,6 +66,7 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         "other array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13)",
     )
     _gate_flags(parser)
+    _round_row_flags(parser)
     parser.add_argument(
         "--networks",
         default=None,
@@ -121,21 +122,8 @@ def _composed_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _gate_flags(parser: argparse.ArgumentParser) -> None:
-    """The gate's operating point per language (round 13, ``operating.py``; any run, or --only gate-point),
-    and its rows (round 15, ``gate_training.py``)."""
-    parser.add_argument(
-        "--gate-weights",
-        default=None,
-        help="what one gate row of a source counts beside the other rows of its class, 'gate-long-=0.25' "
-        "(by the source's beginning; default gate_training.SOURCE_WEIGHTS)",
-    )
-    parser.add_argument(
-        "--gate-languages",
-        default=None,
-        help="with --gate-only: the new gate judges only these languages, 'en' (its own gate_<lang>_* "
-        "arrays and rows); the others keep that head's gate and rows (round 15, language_gate.py)",
-    )
+def _round_row_flags(parser: argparse.ArgumentParser) -> None:
+    """The gate rows each round wrote, off unless asked (rounds 14-19; DATA_CARD names each round)."""
     parser.add_argument(
         "--round14",
         action="store_true",
@@ -168,6 +156,23 @@ def _gate_flags(parser: argparse.ArgumentParser) -> None:
         help="round 19's Chinese gate rows (zh_told.py: statements without 我 and facts said in passing as "
         "'tell', requests, complaints and public dates as 'other', own questions as 'own'; as zh_told.ON = "
         "True; DATA_CARD 'Round 19, Chinese gate')",
+    )
+
+
+def _gate_flags(parser: argparse.ArgumentParser) -> None:
+    """The gate's operating point per language (round 13, ``operating.py``; any run, or --only gate-point),
+    and its rows (round 15, ``gate_training.py``)."""
+    parser.add_argument(
+        "--gate-weights",
+        default=None,
+        help="what one gate row of a source counts beside the other rows of its class, 'gate-long-=0.25' "
+        "(by the source's beginning; default gate_training.SOURCE_WEIGHTS)",
+    )
+    parser.add_argument(
+        "--gate-languages",
+        default=None,
+        help="with --gate-only: the new gate judges only these languages, 'en' (its own gate_<lang>_* "
+        "arrays and rows); the others keep that head's gate and rows (round 15, language_gate.py)",
     )
     parser.add_argument(
         "--gate-rows",

@@ -159,30 +159,25 @@ class InboxRows:
     ) -> tuple[int | None, int | None, ClaimedRow | float | None]:
         """``add_and_hold``, and — when the hold was taken and no other message of the chat is unanswered —
         the message claimed for ``holder`` too, with ``history`` messages of the chat's history
-        (``ChatHoldRows.next_message``): a message to an idle chat costs one round trip and one commit
-        from intake to claim (issue 38, item 5). (id or None for a redelivery, the hold's generation or
-        None, the claim or None: then the holder claims as usual.)
+        (``ChatHoldRows.next_message``): one round trip and one commit from intake to claim (issue 38,
+        item 5). Returns (id or None for a redelivery, the hold's generation or None, the claim or None:
+        then the holder claims as usual).
 
-        A message with a platform order and a reorder window (``settle_s``) is not claimed: it must wait
-        for an earlier one still on its way. Then, alone, the seconds to wait before claiming it are
-        returned instead (``settle_s``: it was stored just now), so the holder's first claim comes after
-        the window, not before it (issue 38, item 5: two round trips fewer). A message with nothing to
-        wait for (``platform_seq`` 0, or no window: a channel that delivers in order) is claimed as soon
-        as it is stored.
+        A message with a platform order and a reorder window (``settle_s``) is not claimed: it may have to
+        wait for an earlier one on its way; the seconds to wait before claiming it are returned instead,
+        so the holder's first claim comes after the window. A message with nothing to wait for is claimed
+        as soon as it is stored.
 
-        On PostgreSQL the statement takes the exclusive side of the chat's lock before its insert, inside
-        itself (``chat_next.py``), not the shared side of ``add``: every insert of the chat that began
-        before it has committed and is seen by the lock's read, and the message is claimed only when that
-        read finds the chat idle, so an earlier message is never overtaken — also when the chat's last
-        message was answered (and the hold let go) while this statement waited for the lock, which its
-        own snapshot cannot see: the message is claimed here all the same, with no history read (the
-        snapshot misses that answer's exchange: the handler reads the history itself), so it costs no
-        claim or hold of its own (``_LOCKED_IDLE``). The claim is the hold's generation, read back, and
-        ``claimed_by`` in the row inserted (the reply's send intent: ``claim_rows.py``), set when the
-        chat is takeable and the message alone in it — the take's own condition, read by the insert
-        (a take of another replica committed between the two can leave it set on a message not claimed
-        here: its next claim reports this replica as an earlier claimant). On SQLite one transaction.
-        ``arrival``: as ``add``'s, read by the same statement (only when given)."""
+        On PostgreSQL the statement takes the exclusive side of the chat's lock before its insert
+        (``chat_next.py``): every earlier insert of the chat has committed and is seen, and the message is
+        claimed only when the chat is idle, so an earlier message is never overtaken — also when the
+        chat's last message was answered while this statement waited for the lock, which its snapshot
+        cannot see: then it is claimed with no history read (the handler reads it; ``_LOCKED_IDLE``). The
+        claim is the hold's generation, read back, and ``claimed_by`` in the inserted row (the reply's
+        send intent: ``claim_rows.py``), set when the chat is takeable and the message alone in it (a take
+        of another replica committed between the two can leave it set on a message not claimed here: its
+        next claim reports this replica as an earlier claimant). On SQLite one transaction. ``arrival``:
+        as ``add``'s, read by the same statement (only when given)."""
         waits = settle_s > 0 and platform_seq != 0
         claimant = None if waits else holder  # the claim is the reply's send intent: recorded in the row
         insert, params = self._insert(
