@@ -270,8 +270,11 @@ def test_a_script_in_a_memory_is_shown_as_text_and_never_runs(page: Page, server
     cell_link = page.locator("table.memories tbody tr").first.get_by_role("link")
     cell_link.click()
     expect(page.locator(".memory-text")).to_contain_text("<script>")
-    # A round trip to the page, not a wait: an alert its parse opened blocks the page until the handler
-    # dismissed it (and recorded it), so nothing can still be on its way once this returns.
+    # The page's load event (its parse and every script it could run are over: the text above can show
+    # while the document is still "interactive", stop 55 saw it under load), then a round trip to the page:
+    # an alert its parse opened blocks the page until the handler dismissed it (and recorded it), so nothing
+    # can still be on its way once this returns.
+    page.wait_for_load_state("load")
     assert page.evaluate("() => document.readyState") == "complete"
     assert dialogs == []
     assert page.locator("main script").count() == 0
