@@ -125,6 +125,12 @@ def _composed_flags(parser: argparse.ArgumentParser) -> None:
 def _round_row_flags(parser: argparse.ArgumentParser) -> None:
     """The gate rows each round wrote, off unless asked (rounds 14-19; DATA_CARD names each round)."""
     parser.add_argument(
+        "--question-heads",
+        action="store_true",
+        help="cut the statement before a question in one sentence as the runtime does since round 19 "
+        "(quick_extract.QUESTION_HEADS); off: the cutter every shipped head was trained with",
+    )
+    parser.add_argument(
         "--round14",
         action="store_true",
         help="round 14's gate rows (prodrop.py: own questions without a pronoun, world frames, long "

@@ -52,6 +52,7 @@ from memory.head.own_asked import own_asked_examples
 from memory.head.passing import passing_examples
 from memory.head.prodrop import round14_examples
 from memory.head.world import world_examples
+from memory.model import quick_extract
 from memory.model.quick_extract import candidates
 
 BATCH = 32
@@ -357,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
     passing.ON = passing.ON or bool(args.passing)  # round 19
     zh_told.ON = zh_told.ON or bool(args.zh_told)  # round 19
+    quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)

@@ -159,9 +159,10 @@ def _is_question(text: str) -> bool:
 
 # Round 19 (issue 35): an English sentence that ends in a question but opens with a statement, cut from the
 # question by a comma, semicolon or dash ("we moved to Leeds in May, is there a good swimming club?"): the
-# statement before the question is judged like any sentence, the question is not. Off: measured in the
-# DATA_CARD ("Round 19, in passing").
-QUESTION_HEADS = False
+# statement before the question is judged like any sentence, the question is not. On since stop 55 (DATA_CARD,
+# "Round 19, in passing"). The shipped head and re-ranker were trained before it: their trainers turn it off
+# unless given --question-heads, so the commands in their metadata still rebuild them bit for bit.
+QUESTION_HEADS = True
 _QUESTION_TURN = re.compile(r"\s*(?:[,;]|\s[\u2014\u2013-])\s+")
 _EN_QUESTION_TURN = re.compile(rf"(?:{_EN_QUESTION.pattern[1:]}|any)\b", re.I)
 

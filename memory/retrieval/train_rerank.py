@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.head.train import embed, evaluation_texts
+from memory.model import quick_extract
 from memory.retrieval import ranking, rerank
 from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
 from memory.retrieval.rerank_written import WRITTEN_FILE, is_written, written_pairs
@@ -219,6 +220,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--written-repeat", type=int, default=WRITTEN_REPEAT, help="copies of each written pair"
     )
+    parser.add_argument(
+        "--question-heads",
+        action="store_true",
+        help="mine answers with the runtime's cutter (quick_extract.QUESTION_HEADS, round 19); off: the "
+        "cutter rerank.npz was trained with",
+    )
     return parser.parse_args(argv)
 
 
@@ -268,6 +275,7 @@ def _figures(
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
+    quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the pairs are mined with
     root, repo = Path(args.data), Path(__file__).resolve().parents[2]
     cache = Path(args.cache) if args.cache else None
     pairs, by_source, report = _pairs(args, root, repo, cache)
