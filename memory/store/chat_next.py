@@ -55,11 +55,12 @@ SQLITE = ""
 # reported a wait, and the worker claimed with a statement of its own — one commit and one lock more, 0–1
 # times in 200 messages (``bench.db_cost``, stop 55). Here the claim is a query of the function's own,
 # with its own snapshot, taken after the lock: it sees every message the lock's read sees. Its conditions
-# are the statement's were: the chat held by ``p_holder`` at ``p_generation``, the message out of the
-# reorder window (``p_settle`` seconds old by the store's clock, or without a platform order), ``p_go``
-# (the statement's mark was made); ``p_again`` (a retried step) keeps the earlier claimant. Returns the
-# next message (none: the chat has nothing else unanswered) and, when ``claimed``, what the claim's
-# ``RETURNING`` gave. Nothing on SQLite: one writer, whose transaction sees every committed intake.
+# are those the statement's own claim had: the chat held by ``p_holder`` at ``p_generation``, the
+# message out of the reorder window (``p_settle`` seconds old by the store's clock, or without a platform
+# order), ``p_go`` (the statement's mark was made); ``p_again`` (a retried step) keeps the earlier
+# claimant. Returns the next message (none: the chat has nothing else unanswered) and, when ``claimed``,
+# what the claim's ``RETURNING`` gave. Nothing on SQLite: one writer, whose transaction sees every
+# committed intake.
 CLAIM_POSTGRES = f"""
 CREATE FUNCTION tierclaw_chat_claim(
     p_channel TEXT, p_chat TEXT, p_skip BIGINT, p_holder TEXT, p_generation BIGINT,
