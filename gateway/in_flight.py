@@ -34,7 +34,9 @@ POLL_S = 0.25  # how often the taker looks for the stalled claimant's mark
 async def answered_by_its_claimant(inbox: DurableInbox, claim: Claimed) -> bool:
     """True when the replica that claimed the message before this takeover marked it answered within
     ``inbox.in_flight_wait`` seconds (its reply is the answer: send nothing); False — said in one line —
-    when it is to be answered again here."""
+    when it is to be answered again here. A message this replica claimed itself (its own answer cut
+    short, or a process before it under the same replica id) is no takeover: nothing is waited for, and
+    the line says so."""
     previous = claim.in_flight_by
     inbox_id = claim.message.inbox_id
     if not previous or not inbox_id:
@@ -56,6 +58,16 @@ async def answered_by_its_claimant(inbox: DurableInbox, claim: Claimed) -> bool:
             if left <= 0:
                 break
             await asyncio.sleep(min(POLL_S, left))
+    if previous == inbox.replica:  # no takeover: an answer of its own was cut short, or its predecessor's
+        log.warning(
+            "[gateway] %s: message %s was claimed before by this replica (%s) and not marked answered: an "
+            "earlier answer of it here (or by a process before this one under the same replica id) was cut "
+            "short, and its reply may have gone out (in flight); answering it again",
+            claim.message.chat_key,
+            inbox_id,
+            previous,
+        )
+        return False
     log.warning(
         "[gateway] %s: message %s was claimed by replica %s, which stopped before marking it answered: "
         "its reply may have gone out (in flight); answering it again",

@@ -15,8 +15,9 @@ Claims and releases on PostgreSQL run after the exclusive side of the chat's adv
 shared side every insert of the chat holds until it commits (``inbox.py``): a claim sees every message
 whose insert began before it, and a release never drops the hold over a message being stored
 (docs/scale-out.md, "Platform order"). The answered step takes the lock inside its one statement
-(``chat_next.py``: the chat's next message read after the lock; a message its own snapshot cannot see
-yet is left to the next claim); a claim or a release of its own sends the lock before its statement.
+(``chat_next.py``: the chat's next message read and claimed after the lock, by queries of their own,
+so a message stored while the lock was waited for is claimed too); a claim or a release of its own
+sends the lock before its statement.
 All times are the store's one clock (``sql.store_clock``).
 
 On SQLite (one process) every hold is this process's; the statements are the same.
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memory.clock import from_db
-from memory.store.chat_next import NEXT_AFTER_LOCK
+from memory.store.chat_next import CLAIM_AFTER_LOCK
 from memory.store.claim_rows import (
     AfterAnswer,
     ClaimedRow,
@@ -97,30 +98,25 @@ def _mark_once_sql(now: str) -> str:
 # whose commit had gone through (the holder's claim is the last one: a later claimant would show).
 # Parameters: (inbox_id, holder).
 _MARKED_BEFORE = "SELECT id FROM inbox WHERE id = ? AND answered_at IS NOT NULL AND claimed_by = ?"
-_HELD_AT = (
-    "EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = ? AND h.chat_id = ? AND h.holder = ? "
-    "AND h.generation = ?)"
-)
+# The claim's go (``chat_next.CLAIM_AFTER_LOCK``): the statement's mark was made, or found made before.
+_GO = "EXISTS (SELECT 1 FROM marked)"
 
 
 def _answered_then_next_sql(now: str, read: str, exchange: str, due: bool) -> str:
     """``ChatHoldRows.answered_then_next`` on PostgreSQL, data-modifying ``WITH`` parts of one statement:
     the mark made once (``done``), or found made before by this holder (``again``: a retry whose first
     commit went through); the exchange's inserts (``exchange``: its ``WITH`` parts, each conditional on
-    ``done``; ``due``: with the due-time push); the next message's claim (a retry claims again what its
-    first commit claimed, its earlier claimant kept) and the release. ``read``: ``history_sql``'s
-    columns. Columns: marked, released, the claim's five, the next's storing time, now, due, the lease's
-    end, ``read``'s two, and whether the exchange was written here."""
+    ``done``; ``due``: with the due-time push); the next message's claim, after the chat's lock by a
+    query of its own (``chat_next.CLAIM_AFTER_LOCK``: also a message stored while the lock was waited
+    for; a retry claims again what its first commit claimed, its earlier claimant kept) and the release.
+    ``read``: ``history_sql``'s columns. Columns: marked, released, the claim's five, the next's storing
+    time, now, due, the lease's end, ``read``'s two, and whether the exchange was written here."""
     return (
         f"WITH done AS ({_mark_once_sql(now)} RETURNING id), again AS ({_MARKED_BEFORE}), "
         f"{exchange + ', ' if exchange else ''}"
         "marked AS (SELECT id FROM done UNION ALL SELECT id FROM again), "
-        f"nxt AS ({NEXT_AFTER_LOCK}), "
-        "claimed AS (UPDATE inbox SET claimed_by = ?, sending_by = CASE WHEN claimed_by = ? "
-        "AND EXISTS (SELECT 1 FROM again) THEN sending_by ELSE claimed_by END "
-        f"WHERE id = (SELECT id FROM nxt) AND EXISTS (SELECT 1 FROM marked) AND {_HELD_AT} "
-        f"AND (received_at <= {now} OR platform_seq = 0) "
-        "RETURNING id, message, received_at, sending_by, media), "
+        f"nxt AS ({CLAIM_AFTER_LOCK.format(go=_GO, again='EXISTS (SELECT 1 FROM again)')}), "
+        "claimed AS (SELECT id, message, received_at, sending_by, media FROM nxt WHERE claimed), "
         f"rel AS (UPDATE chat_holds SET holder = '', lease_until = {now} WHERE channel = ? "
         "AND chat_id = ? AND holder = ? AND generation = ? AND EXISTS (SELECT 1 FROM marked) "
         "AND NOT EXISTS (SELECT 1 FROM nxt) RETURNING 1) "
@@ -310,9 +306,9 @@ class ChatHoldRows:
         """``answered``, with ``exchange`` written (the message's, after its reply went out), then
         ``next_message``, then — when nothing is left — ``release``, as one step (issue 38, item 5): on
         PostgreSQL one statement that takes the chat's lock inside it (one round trip, one commit; the
-        next message as ``chat_next.py`` reads it: one stored while the lock was waited for is returned
-        as a wait, and claimed by the next ``next_message``); on SQLite, whose
-        ``WITH`` cannot write, the steps in turn in one transaction.
+        next message read and claimed after the lock, ``chat_next.CLAIM_AFTER_LOCK``: also one stored
+        while the lock was waited for); on SQLite, whose ``WITH`` cannot write, the steps in turn in one
+        transaction.
 
         Once, whatever the retries: the exchange is written only by the step whose mark changes the row
         (the message unanswered, its chat held by ``holder`` at ``generation``). A step tried again after
@@ -326,7 +322,7 @@ class ChatHoldRows:
             return await self._answered_then_next_in_turn(step, settle_s, history, exchange)
         chat = (channel, chat_id)
         mark = (0.0, send_error, inbox_id, *chat, holder, generation, holder)
-        claim = (*chat, inbox_id, holder, holder, *chat, holder, generation, -settle_s)
+        claim = (*chat, inbox_id, holder, generation, settle_s)
         read, read_params = history_sql("postgresql", history, channel, chat_id, "c.id IS NOT NULL")
         written, written_params = with_parts(exchange, only_if="done") if exchange else ("", [])
         due = exchange is not None and exchange.due is not None

@@ -165,6 +165,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "attachments_own": _ATTACHMENTS_FTS,
         "terms_own": "",
         "chat_next_own": chat_next.SQLITE,
+        "chat_claim_own": chat_next.CLAIM_SQLITE,
         "owner_search_own": _OWNER_SEARCH,
     },
 )

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import timedelta
+from typing import TypeVar
 
 import pytest
 
@@ -275,15 +277,24 @@ class RacingInbox(DurableInbox):
             await self.loop.deliver(late)
 
 
-async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(memory_db: str) -> None:
+Racing = TypeVar("Racing", bound=RacingInbox)
+
+
+@asynccontextmanager
+async def _one_racing(
+    memory_db: str, inbox_kind: type[Racing]
+) -> AsyncIterator[tuple[MemoryStore, Racing, list[tuple[str, str, str]]]]:
+    """One replica whose inbox is ``inbox_kind`` (chat c1's message "two" taken in as the chat is let go
+    after "one"), with no sweep to come to the rescue: "one" delivered and the loop drained, then (store,
+    inbox, what was sent); the loop stopped and the store closed after."""
     store = await open_store(memory_db, warm_text=False)
     sent: list[tuple[str, str, str]] = []
 
     async def answers(message: InboundMessage) -> str:
         return f"re:{message.text}"
 
-    inbox = RacingInbox(store, "a", lease=LEASE)
-    loop = ProcessLoop(answers, inbox=inbox, sweep_every=3600)  # no sweep comes to the rescue
+    inbox = inbox_kind(store, "a", lease=LEASE)
+    loop = ProcessLoop(answers, inbox=inbox, sweep_every=3600)
     loop.add_channel(Recorder("a", sent))
     inbox.loop = loop
     inbox.late = _msg("c1", "two")
@@ -291,9 +302,15 @@ async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(mem
     try:
         await loop.deliver(_msg("c1", "one"))
         await asyncio.wait_for(loop.drain(), 30)
+        yield store, inbox, sent
     finally:
         await asyncio.wait_for(loop.stop(), 60)
         await store.close()
+
+
+async def test_a_message_taken_in_while_its_chat_is_let_go_is_still_answered(memory_db: str) -> None:
+    async with _one_racing(memory_db, RacingInbox) as (_, _, sent):
+        pass
     assert sent == [("a", "c1", "re:one"), ("a", "c1", "re:two")]
 
 
@@ -318,25 +335,8 @@ async def test_a_message_taken_in_as_its_chat_is_let_go_costs_no_hold_or_claim_o
     """The interleaving above: the message's intake, made while the chat's worker is still here, claims
     the message (the chat was let go, so it is idle) and hands the claim to that worker — no hold and no
     claim of the worker's own after it (issue 38: two commits a message, intake and answered step)."""
-    store = await open_store(memory_db, warm_text=False)
-    sent: list[tuple[str, str, str]] = []
-
-    async def answers(message: InboundMessage) -> str:
-        return f"re:{message.text}"
-
-    inbox = CountingInbox(store, "a", lease=LEASE)
-    loop = ProcessLoop(answers, inbox=inbox, sweep_every=3600)  # no sweep comes to the rescue
-    loop.add_channel(Recorder("a", sent))
-    inbox.loop = loop
-    inbox.late = _msg("c1", "two")
-    loop.start()
-    try:
-        await loop.deliver(_msg("c1", "one"))
-        await asyncio.wait_for(loop.drain(), 30)
+    async with _one_racing(memory_db, CountingInbox) as (store, inbox, sent):
         assert await store.chat_holds.holder("test", "c1") is None  # let go after "two"
-    finally:
-        await asyncio.wait_for(loop.stop(), 60)
-        await store.close()
     assert sent == [("a", "c1", "re:one"), ("a", "c1", "re:two")]
     assert inbox.late is None  # "two" came as the chat was let go
     assert (inbox.holds_taken, inbox.claims_asked) == (0, 0)

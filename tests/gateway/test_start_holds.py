@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -128,3 +129,25 @@ async def test_a_replica_restarting_under_its_own_id_answers_its_own_chats_at_on
     await again.start(schedule=False)
     await asyncio.wait_for(again.loop.drain(), 30)
     assert [m.text for m in channel.sent] == ["stub reply: asked before the restart"]
+
+
+async def test_a_replica_restarting_under_its_own_id_says_its_own_claim_was_cut_short(
+    open_replica: Open, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The message was claimed too before the restart (its send intent on record): the restarted replica
+    claims it again and answers it, and the one line it logs says the claim was its own, cut short —
+    not that another replica stopped (no takeover: gateway/in_flight.py)."""
+    before, _ = await open_replica("r1")
+    await before.inbox.accept(_message("claimed before the restart", "u1"))
+    assert await before.inbox.hold(("telegram", "7"))
+    claimed = await before.inbox.next_message(("telegram", "7"))
+    assert claimed is not None and claimed.in_flight_by is None
+
+    again, channel = await open_replica("r1")
+    with caplog.at_level(logging.WARNING, logger="tierclaw.gateway"):
+        await again.start(schedule=False)
+        await asyncio.wait_for(again.loop.drain(), 30)
+    assert [m.text for m in channel.sent] == ["stub reply: claimed before the restart"]
+    said = [r.getMessage() for r in caplog.records if "answering it again" in r.getMessage()]
+    assert len(said) == 1 and "claimed before by this replica (r1)" in said[0], said
+    assert "stopped before marking" not in said[0]

@@ -181,6 +181,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "attachments_own": _ATTACHMENTS,
         "terms_own": _TERMS,
         "chat_next_own": chat_next.POSTGRES,
+        "chat_claim_own": chat_next.CLAIM_POSTGRES,
         "owner_search_own": "",
     },
 )

@@ -62,7 +62,13 @@ class AdvisorySingleton:
         return True
 
     async def release(self) -> None:
-        """Unlock by closing the session (its locks go with it)."""
+        """Unlock, then close the session. Closing alone frees the lock only once the server's backend
+        has exited, after the close returns: an ``acquire`` right after it (this process's or another's)
+        could find the lock still held (``test_a_singleton_is_held_until_released`` failed so once under
+        load). A lost connection's lock goes with its session anyway."""
+        if self._conn is not None and not self._conn.closed:
+            with contextlib.suppress(psycopg.Error):
+                await self._conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
         await self._drop()
 
     async def _drop(self) -> None:

@@ -395,11 +395,14 @@ async def test_a_claim_reads_the_chats_current_history_with_it(store: MemoryStor
     assert last.released and last.next is None
 
 
-async def test_an_answered_step_racing_a_message_being_stored_keeps_the_hold_and_waits(two_replicas) -> None:
+async def test_an_answered_step_racing_a_message_being_stored_keeps_the_hold_and_claims_it(
+    two_replicas,
+) -> None:
     """The answered step takes the chat's lock inside its statement (schema 25, ``chat_next.py``): a
     message whose insert held the lock's shared side is seen once that insert commits — the hold is not
-    let go over it — and, being newer than the statement's own snapshot, it is left to the next claim
-    (the step returns a wait), not claimed blind."""
+    let go over it — and, though newer than the statement's own snapshot, it is claimed by the step's
+    claim after the lock (schema 27, ``tierclaw_chat_claim``; until then the step returned a wait and the
+    next claim took it, a commit more)."""
     intake, holder = two_replicas
     first, generation, claimed = await holder.inbox.add_hold_and_claim(
         "telegram", "7", "u1", "one", 1, "", "r1", LEASE
@@ -411,10 +414,10 @@ async def test_an_answered_step_racing_a_message_being_stored_keeps_the_hold_and
         await _waits_for_the_chat_lock(holder, step)
         assert not step.done(), "the answered step decided before a message being stored committed"
     after = await asyncio.wait_for(step, 30)  # a ceiling: a step still blocked fails, not hangs
-    assert after.marked and not after.released and isinstance(after.next, float)
+    assert after.marked and not after.released and isinstance(after.next, ClaimedRow)
+    assert (after.next.id, after.next.message, after.next.generation) == (stored, "two", 1)
     assert await holder.chat_holds.holder("telegram", "7") == "r1"
-    following = await holder.chat_holds.next_message("telegram", "7", "r1")
-    assert isinstance(following, ClaimedRow) and following.id == stored
+    assert await holder.inbox.in_flight("r1") == 1  # claimed: its send intent is in the row
 
 
 async def test_a_replica_stopping_on_purpose_leaves_no_claim_to_wait_for(store: MemoryStore) -> None:

@@ -152,3 +152,52 @@ async def test_a_message_stored_while_its_chat_is_let_go_is_claimed_by_its_intak
     assert await other.chat_holds.fence(second, "telegram", "7", "r1", taken, 1.0)
     done = await other.chat_holds.answered_then_next(second, "telegram", "7", "r1", taken)
     assert (done.marked, done.next, done.released) == (True, None, True)
+
+
+async def _waiting_for_a_chat_lock(db: Any, step: asyncio.Task[Any]) -> None:
+    """Until a statement waits for a chat's lock (``pg_locks``: an advisory lock not granted) — a ceiling,
+    no margin; the step must not have finished without it."""
+    async with asyncio.timeout(30):
+        while not step.done():
+            waiting = await db.read(
+                "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            )
+            if waiting[0][0]:
+                break
+            await asyncio.sleep(0.01)
+    assert not step.done(), f"the step did not wait for the chat's lock: {step.result()}"
+
+
+async def test_a_message_taken_in_as_its_chat_is_answered_is_claimed_by_the_answered_step(
+    two_replicas,
+) -> None:
+    """The other order of the test above: the intake of the chat's next message (its store, hold and
+    claim, the chat's exclusive lock taken) has not committed when the answered step of the chat's last
+    message begins, and commits while that statement waits for the lock. The statement's snapshot is
+    older than the new row, so its own ``UPDATE`` cannot claim it (before schema 27 it reported a wait,
+    and the worker claimed with a statement and a commit of its own); the claim after the lock
+    (``tierclaw_chat_claim``) does: two commits a message, whatever the order (issue 38). The plain
+    insert's case (the shared side): ``test_contract_chat_holds.py``."""
+    worker, other = two_replicas
+    first, generation, claim = await worker.inbox.add_hold_and_claim(
+        "telegram", "7", "u1", "one", 1, "", "r1", LEASE, history=3
+    )
+    assert first is not None and isinstance(claim, ClaimedRow) and generation is not None
+    async with other.transaction():  # the intake of the next message, not committed yet
+        second, taken, claimed = await other.inbox.add_hold_and_claim(
+            "telegram", "7", "u2", "two", 2, "", "r1", LEASE, history=3
+        )
+        assert (taken, claimed) == (generation, None)  # its holder's hold kept; "one" is unanswered
+        step = asyncio.create_task(
+            worker.chat_holds.answered_then_next(first, "telegram", "7", "r1", generation, history=3)
+        )
+        await _waiting_for_a_chat_lock(other.db, step)
+    after = await step
+    assert after.marked and not after.released
+    assert isinstance(after.next, ClaimedRow), f"not claimed by the answered step: {after.next}"
+    assert (after.next.id, after.next.message, after.next.generation) == (second, "two", generation)
+    assert after.next.sent_by is None and after.next.received_at
+    assert await worker.inbox.in_flight("r1") == 1  # the claim (the send intent) is in the row
+    assert await worker.chat_holds.get("telegram", "7") == ("r1", generation)
+    done = await worker.chat_holds.answered_then_next(second, "telegram", "7", "r1", generation)
+    assert (done.marked, done.next, done.released) == (True, None, True)
