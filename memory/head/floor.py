@@ -49,5 +49,6 @@ def floored(
     if share is None:
         return cut, {}
     low = floor_for(scores, positives, share)
-    report = {"cut_chitchat": cut, "cut_statements": low, "bound": "statements" if low < cut else "chitchat"}
+    report: dict[str, object] = {"cut_chitchat": cut, "cut_statements": low}
+    report["bound"] = "statements" if low < cut else "chitchat"
     return min(cut, low), report
