@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memory.head.floor import parse_floor
 from memory.head.longer import PER_LANGUAGE
 from memory.head.model import HEAD_FILE
 from memory.head.operating import parse_rates
@@ -24,6 +25,13 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
         type=parse_rates,
         help=f"chit-chat lines let through, 'en=0.025,zh=0.02' or one rate for both languages (default "
         f"{defaults['tell_false_rate']})",
+    )
+    parser.add_argument(
+        "--statement-floor",
+        type=parse_floor,
+        help="round 20: the combined cut keeps at least this share of the trusted statements out of fold, "
+        "'en=0.96,zh=0.8' (a language left out: no floor) or one share for both (default: no floor; "
+        "DATA_CARD 'Round 20')",
     )
     parser.add_argument(
         "--seed", type=int, default=defaults["seed"], help="folds, splits, initial weights (not the data)"

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.head.corpus import Example
+from memory.head.floor import floored
 from memory.head.model import (
     GATE_CLASSES,
     LANGUAGES,
@@ -285,6 +286,9 @@ class Rates:
     keep_recall: float  # statements a clause's keep threshold alone keeps
     gate_fire: dict[str, float]  # chit-chat lines that make retrieval run (per language: round 13)
     own_false: dict[str, float]  # other texts read as a question about one's own life
+    # Round 20: the share of trusted statements the combined cut (and a tell threshold) keeps at least, out
+    # of fold, per language; a language not named (or None) has no floor (``floored``).
+    statement_floor: dict[str, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +341,8 @@ def choose_thresholds(
         parts = [keep[mine], personal[mine], statements[mine].astype(np.int64)]
         extra = composed.langs == lang if composed is not None else None
         weights, score = _combined(parts, mine, (keep, personal, spreads, own), composed, extra)
-        cut = threshold_for(score, chat, rates.tell_false[lang])
+        floor = (rates.statement_floor or {}).get(lang)
+        cut, bounds = floored(threshold_for(score, chat, rates.tell_false[lang]), score, told, floor)
         thresholds[lang] = (keep_threshold, gate_threshold, own_threshold, tell_threshold)
         combined[lang] = (*weights[:3], cut, *weights[3:])
         report[lang] = {
@@ -351,6 +356,7 @@ def choose_thresholds(
             "oof_chitchat_kept_combined": float((score >= cut)[chat].mean()),
             "oof_statements_kept_and_told": float(both[told].mean()),
             "oof_chitchat_kept_and_told": float(both[chat].mean()),
+            **({"statement_floor": floor, **bounds} if bounds else {}),
             **gate_report[lang],
         }
     return thresholds, combined, report
@@ -387,11 +393,17 @@ def _two_checks(
     keep: np.ndarray, personal: np.ndarray, told: np.ndarray, chat: np.ndarray, rates: Rates, lang: str
 ) -> tuple[float, float]:
     """(keep, tell) thresholds of heads without a combined score: ``keep`` alone keeps
-    ``rates.keep_recall`` of the statements, ``tell`` with it lets ``rates.tell_false`` of the lines by."""
+    ``rates.keep_recall`` of the statements, ``tell`` with it lets ``rates.tell_false`` of the lines by —
+    and, with a statement floor (round 20), keeps at least that share of the statements ``keep`` passes."""
     keep_threshold = float(np.quantile(keep[told], 1 - rates.keep_recall))
     passing = chat & (keep >= keep_threshold)
     share = rates.tell_false[lang] * chat.sum() / max(passing.sum(), 1)
-    return keep_threshold, threshold_for(personal, passing, min(float(share), 1.0))
+    tell = threshold_for(personal, passing, min(float(share), 1.0))
+    floor = (rates.statement_floor or {}).get(lang)
+    kept = told & (keep >= keep_threshold)
+    if floor is None or not kept.any():
+        return keep_threshold, tell
+    return keep_threshold, floored(tell, personal, kept, floor)[0]
 
 
 def _fit_with(

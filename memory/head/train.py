@@ -305,7 +305,7 @@ def _rows(args: argparse.Namespace) -> dict[str, int]:
 def _rates(args: argparse.Namespace) -> Rates:
     tell = args.tell_false_rate or TELL_FALSE_RATE  # one rate or one per language (operating.parse_rates)
     fire, own = args.gate_fire_rate or GATE_FIRE_RATE, args.own_false_rate or OWN_FALSE_RATE
-    return Rates(tell, KEEP_RECALL, fire, own)
+    return Rates(tell, KEEP_RECALL, fire, own, args.statement_floor)
 
 
 def _networks(
