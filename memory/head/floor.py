@@ -22,11 +22,12 @@ def parse_floor(text: str) -> dict[str, float]:
     """``en=0.96,zh=0.8`` (a language left out has no floor) or one share for every language of
     ``LANGUAGES``: ``train --statement-floor``."""
     if "=" not in text:
-        return {lang: float(text) for lang in LANGUAGES}
-    floors = {}
-    for part in text.split(","):
-        lang, _, value = part.partition("=")
-        floors[lang.strip()] = float(value)
+        floors = {lang: float(text) for lang in LANGUAGES}
+    else:
+        floors = {}
+        for part in text.split(","):
+            lang, _, value = part.partition("=")
+            floors[lang.strip()] = float(value)
     if not set(floors) <= set(LANGUAGES) or not all(0.0 <= v <= 1.0 for v in floors.values()):
         raise ValueError(f"shares between 0 and 1 for languages of {LANGUAGES}: {text!r}")
     return floors

@@ -99,6 +99,6 @@ def test_the_option_reads_a_share_per_language_or_one_for_both() -> None:
     assert parse_floor("en=0.96,zh=0.8") == {"en": 0.96, "zh": 0.8}
     assert parse_floor("en=0.96") == {"en": 0.96}
     assert parse_floor("0.9") == {"en": 0.9, "zh": 0.9}
-    for bad in ("fr=0.9", "en=1.5"):
+    for bad in ("fr=0.9", "en=1.5", "1.5", "-0.1"):
         with pytest.raises(ValueError):
             parse_floor(bad)
