@@ -25,7 +25,9 @@ question has to find its fact among all of that person's facts.
 
 JSON keys: ``recall``, ``top1``, ``kept``, ``kept_fading``, ``false_acknowledged``, ``chitchat_injection``,
 ``chitchat_acknowledged``, ``by_lang``, ``by_kind``, ``n`` (``kept*``/``*acknowledged`` are null in ask
-mode), plus ``kept_slow_decay``, ``mode``, ``embedding``, ``store``, ``chitchat_n``, ``p95_ms``.
+mode), plus ``kept_slow_decay``, ``mode``, ``embedding``, ``store``, ``chitchat_n``, ``p95_ms``; and, for
+a set whose pairs name their forms (``tell_form``, ``ask_form``: blind14 on), ``by_tell_form`` and
+``by_ask_form`` (keys ``<lang>/<form>``, each with recall, top1, kept, n).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import re
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -142,6 +145,12 @@ class Outcome:
     slow: bool = False  # filed where it fades slowly, to 30 % (decision, solution: plans, goals)
     acknowledged: bool | None = None  # tell mode: the stand-in's reply to the statement / chit-chat
     times_ms: list[float] = field(default_factory=list)
+    forms: tuple[str, str] = ("", "")  # the pair's tell_form and ask_form, when the set names them
+
+
+def forms_of(pair: dict[str, Any] | None) -> tuple[str, str]:
+    """A pair's form of telling and of asking (blind14 on), so misses can be split by form."""
+    return (str(pair.get("tell_form") or ""), str(pair.get("ask_form") or "")) if pair else ("", "")
 
 
 async def run_ask(
@@ -159,6 +168,7 @@ async def run_ask(
         floor=relevance_floor(Config()),
     )
     outcomes: list[Outcome] = []
+    pairs = {f"q:{pair['id']}": pair for pair in data["pairs"]}
     own_lines = {lang: sum(1 for c in data.get("chitchat", []) if c["lang"] == lang) for lang in ("en", "zh")}
     seen = {"en": 0, "zh": 0}
     owner_lang = ""  # the driver sends each person's questions, then chit-chat of that person's language
@@ -173,7 +183,9 @@ async def run_ask(
         lang, kind = s.kind.split("/", 1)
         owner_lang = lang
         first = s.request.memories[0].content if s.request.memories else None
-        outcomes.append(Outcome(lang, kind, s.recalled(), first in s.relevant_contents))
+        outcome = Outcome(lang, kind, s.recalled(), first in s.relevant_contents)
+        outcome.forms = forms_of(pairs.get(s.ident))
+        outcomes.append(outcome)
     extra: dict[str, Any] = {}
     corpus = [o for o in outcomes if o.kind == "corpus"]
     for source, lang in CORPORA:
@@ -293,6 +305,7 @@ async def run_tell(
                         pair["lang"], pair["kind"], kept=bool(new), expected=pair.get("category")
                     )
                     outcome.categories = tuple(sorted(categories))
+                    outcome.forms = forms_of(pair)
                     outcome.fading = bool(categories & (MEDIUM_DECAY | FAST_DECAY))
                     outcome.slow = bool(categories & SLOW_DECAY)
                     outcome.acknowledged = ACKNOWLEDGEMENT.search(reply) is not None
@@ -336,20 +349,29 @@ def summarise(outcomes: list[Outcome], mode: str) -> dict[str, Any]:
     result = _measures(outcomes, mode)
     langs = sorted({o.lang for o in outcomes})
     result["by_lang"] = {lang: _measures([o for o in outcomes if o.lang == lang], mode) for lang in langs}
-    by_kind: dict[str, list[Outcome]] = defaultdict(list)
-    for o in outcomes:
-        if o.kind != "chitchat":
-            by_kind[o.kind].append(o)
-    result["by_kind"] = {
-        kind: {
+    result["by_kind"] = _by([o for o in outcomes if o.kind != "chitchat"], lambda o: o.kind, mode)
+    pairs = [o for o in outcomes if o.kind not in ("chitchat", "corpus")]
+    if any(o.forms[0] or o.forms[1] for o in pairs):
+        # keys "<lang>/<form>": a form's misses differ by language (bench/README.md, blind14's run)
+        result["by_tell_form"] = _by(pairs, lambda o: f"{o.lang}/{o.forms[0] or '-'}", mode)
+        result["by_ask_form"] = _by(pairs, lambda o: f"{o.lang}/{o.forms[1] or '-'}", mode)
+    return result
+
+
+def _by(pairs: list[Outcome], key: Callable[[Outcome], str], mode: str) -> dict[str, dict[str, Any]]:
+    """Recall, top-1, kept (tell mode) and n of the pairs, grouped by ``key``."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for o in pairs:
+        groups[key(o)].append(o)
+    return {
+        name: {
             "recall": _rate([o.recalled for o in group]),
             "top1": _rate([o.top1 for o in group]),
             "kept": _rate([bool(o.kept) for o in group]) if mode == "tell" else None,
             "n": len(group),
         }
-        for kind, group in sorted(by_kind.items())
+        for name, group in sorted(groups.items())
     }
-    return result
 
 
 def _measures(outcomes: list[Outcome], mode: str) -> dict[str, Any]:

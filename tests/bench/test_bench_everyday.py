@@ -41,9 +41,9 @@ TINY = {
 }
 
 
-def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str) -> dict:
+def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, data_set: dict = TINY) -> dict:
     data = tmp_path / "tiny.json"
-    data.write_text(json.dumps(TINY, ensure_ascii=False), encoding="utf-8")
+    data.write_text(json.dumps(data_set, ensure_ascii=False), encoding="utf-8")
     assert main(["--data", str(data), "--mode", mode, "--embedding", "none", "--json"]) == 0
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
@@ -65,6 +65,32 @@ def test_tell_mode_keys_and_counts(tmp_path: Path, capsys: pytest.CaptureFixture
     assert isinstance(result["kept_fading"], int) and isinstance(result["false_acknowledged"], int)
     assert isinstance(result["chitchat_acknowledged"], int) and isinstance(result["kept_slow_decay"], int)
     assert result["recall"] <= result["kept"]  # a fact not kept cannot be recalled
+
+
+@pytest.mark.parametrize("mode", ["ask", "tell"])
+def test_pairs_that_name_their_forms_are_split_by_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    assert "by_tell_form" not in _run(tmp_path, capsys, mode)  # a set without forms: no split
+    forms = [("plain:I", "direct"), ("passing", "yesno"), ("plain:I", "yesno"), ("answer", "direct")]
+    pairs = [dict(pair, tell_form=t, ask_form=a) for pair, (t, a) in zip(TINY["pairs"], forms, strict=True)]
+    result = _run(tmp_path, capsys, mode, dict(TINY, pairs=pairs))
+    assert {k: v["n"] for k, v in result["by_tell_form"].items()} == {
+        "en/plain:I": 1,
+        "en/passing": 1,
+        "zh/plain:I": 1,
+        "zh/answer": 1,
+    }
+    assert {k: v["n"] for k, v in result["by_ask_form"].items()} == {
+        "en/direct": 1,
+        "en/yesno": 1,
+        "zh/yesno": 1,
+        "zh/direct": 1,
+    }
+    recalled = sum(v["recall"] * v["n"] for v in result["by_tell_form"].values())
+    assert recalled == result["recall"] * result["n"]  # the split covers every pair once
+    if mode == "tell":
+        assert all(v["kept"] is not None for v in result["by_tell_form"].values())
 
 
 def test_acknowledgements_old_and_new_wording_are_detected() -> None:
