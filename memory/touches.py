@@ -5,8 +5,8 @@ model is asked, and the marks of the replies made meanwhile go out together.
 The writer waits ``BATCH_DELAY_S`` after the first mark of a batch before writing it, so under load one
 batch carries the marks of many replies — a few statements (one per distinct count) and one commit a
 second instead of one statement, one transaction and one commit (a WAL flush) a reply: on PostgreSQL
-~0.5 statements and ~0.5 transactions a message fewer (docs/scale-out.md, "What is in neither"). A
-quiet gateway (one reply a second or fewer) still writes one batch a reply, a second later.
+~0.5 statements and ~0.5 transactions a message fewer (docs/scale-out.md, "Planning, and what was tried
+on it"). A quiet gateway (one reply a second or fewer) still writes one batch a reply, a second later.
 
 A mark is a hint to decay, not a record: one lost to a kill -9 (at most a batch: a second of marks)
 costs a memory a little freshness, never a message or a fact. ``flush`` (at close, and in tests) writes

@@ -19,8 +19,9 @@ snapshot, so it acts only on what both agree on:
   held that row (an ``UPDATE … WHERE id = …`` finds no row it cannot see): a message stored during the
   lock's wait was reported as the next message to wait for, and the holder's next claim
   (``ChatHoldRows.next_message``) took it, a commit more. Since schema 27 its claim is a query of
-  ``tierclaw_chat_claim``, after the lock, with a snapshot of its own (``CLAIM_POSTGRES``): it claims
-  that message too. The hold is let go only when the function finds nothing left;
+  ``tierclaw_chat_claim`` (which calls ``tierclaw_chat_next`` for the lock and the read), after the lock,
+  with a snapshot of its own (``CLAIM_POSTGRES``): it claims that message too. The hold is let go only
+  when the function finds nothing left;
 - the intake claims its message when the function finds the chat idle and takeable; its own snapshot
   decides only whether the chat's history is read with the claim (``inbox.py``, ``_LOCKED_IDLE``).
 
@@ -53,15 +54,16 @@ SQLITE = ""
 # the lock too. The statement's ``UPDATE … WHERE id = …`` could not claim a message whose intake committed
 # after the statement began and before it got the chat's lock (its snapshot is older than the row): it
 # reported a wait, and the worker claimed with a statement of its own — one commit and one lock more, 0–1
-# times in 200 messages (``bench.db_cost``, stop 55). Here the claim is a query of the function's own,
-# with its own snapshot, taken after the lock: it sees every message the lock's read sees. Its conditions
-# are those the statement's own claim had: the chat held by ``p_holder`` at ``p_generation``, the
-# message out of the reorder window (``p_settle`` seconds old by the store's clock, or without a platform
-# order), ``p_go`` (the statement's mark was made); ``p_again`` (a retried step) keeps the earlier
-# claimant. Returns the next message (none: the chat has nothing else unanswered) and, when ``claimed``,
-# what the claim's ``RETURNING`` gave. Nothing on SQLite: one writer, whose transaction sees every
-# committed intake.
-CLAIM_POSTGRES = f"""
+# times in 200 messages (``bench.db_cost``, stop 55). Here the lock and the read are
+# ``tierclaw_chat_next``'s, called for both (one text of them; its read's snapshot is taken after the
+# lock), and the claim is a later query of this function's own, with its own snapshot, also taken after
+# the lock: it sees every message the lock's read sees. Its conditions are those the statement's own
+# claim had: the chat held by ``p_holder`` at ``p_generation``, the message out of the reorder window
+# (``p_settle`` seconds old by the store's clock, or without a platform order), ``p_go`` (the
+# statement's mark was made); ``p_again`` (a retried step) keeps the earlier claimant. Returns the next
+# message (none: the chat has nothing else unanswered) and, when ``claimed``, what the claim's
+# ``RETURNING`` gave. Nothing on SQLite: one writer, whose transaction sees every committed intake.
+CLAIM_POSTGRES = """
 CREATE FUNCTION tierclaw_chat_claim(
     p_channel TEXT, p_chat TEXT, p_skip BIGINT, p_holder TEXT, p_generation BIGINT,
     p_settle DOUBLE PRECISION, p_go BOOLEAN, p_again BOOLEAN
@@ -69,12 +71,9 @@ CREATE FUNCTION tierclaw_chat_claim(
     next_id BIGINT, next_received TEXT, claimed BOOLEAN, claim_body TEXT, claim_sent_by TEXT, claim_media TEXT
 ) LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock({CHAT_LOCKS}, hashtext(p_channel || ':' || p_chat));
-    SELECT i.id, i.received_at, i.platform_seq = 0 OR i.received_at <= to_char((clock_timestamp()
+    SELECT n.next_id, n.next_received, n.next_seq = 0 OR n.next_received <= to_char((clock_timestamp()
             - make_interval(secs => p_settle)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')
-        INTO next_id, next_received, claimed FROM inbox i
-        WHERE i.channel = p_channel AND i.chat_id = p_chat AND i.answered_at IS NULL AND i.id <> p_skip
-        ORDER BY i.platform_seq, i.id LIMIT 1;
+        INTO next_id, next_received, claimed FROM tierclaw_chat_next(p_channel, p_chat, p_skip) n;
     IF NOT FOUND THEN
         RETURN;
     END IF;

@@ -263,7 +263,7 @@ class RacingInbox(DurableInbox):
         await self._late_arrives(released)
         return released
 
-    async def answered_then_next(self, claim, send_error=None, exchange=None):  # type: ignore[no-untyped-def]
+    async def answered_then_next(self, claim, send_error=None, exchange=None):
         # The answered-mark lets the chat go in the same statement when nothing is left (issue 38, item 5).
         marked, following, released, due = await super().answered_then_next(claim, send_error, exchange)
         if released:
@@ -324,7 +324,7 @@ class CountingInbox(RacingInbox):
         self.holds_taken += 1
         return await super().hold(chat, force=force)
 
-    async def next_message(self, chat: tuple[str, str]):  # type: ignore[no-untyped-def]
+    async def next_message(self, chat: tuple[str, str]):
         self.claims_asked += 1
         return await super().next_message(chat)
 
