@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +70,7 @@ async def _diagnose(
     projects = await engine.known_projects(owner)
     personal = None if asks_about_themselves(text) else await assistant._wants_memory(text, projects)
     out: dict[str, Any] = {"personal": personal}
-    floor = assistant.settings.floor if personal else replace(assistant.settings.floor, hybrid_lift=0.0)
+    floor = assistant.settings.floor.for_message(bool(personal))
     k = memories_wanted(text, assistant.settings.top_k)
     enabled = rerank.ENABLED
     rerank.ENABLED = False

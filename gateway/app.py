@@ -116,6 +116,7 @@ def relevance_floor(config: Config) -> RelevanceFloor:
         floor.keyword_match_zh,
         floor.hybrid_cosine_zh,
         floor.hybrid_lift,
+        floor.other_match,
     )
 
 

@@ -13,7 +13,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from channels.base import InboundMessage
@@ -355,7 +355,7 @@ class Assistant:
             # A question about the person's own life finds its statement in other words and keeps a
             # memory that stands out; other messages the gate lets through (chatter, narrative) only get
             # memories that share their words or are close in meaning (issue 26, bench/README.md).
-            floor = self.settings.floor if personal else replace(self.settings.floor, hybrid_lift=0.0)
+            floor = self.settings.floor.for_message(bool(personal))
             hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal, later=True)
             return budget_memories(hits)
         except Exception as exc:

@@ -198,6 +198,9 @@ class RelevanceFloorConfig(_Model):
     # median cosine of the query's vector candidates stands out and is kept; 0 turns it off. Chosen with
     # bench.everyday and bench.conversation_recall (bench/README.md, "The everyday loop").
     hybrid_lift: float = Field(0.02, ge=0.0, le=1.0)
+    # For any other message the gate lets through, the keyword share a hit needs (hybrid; the larger of
+    # this and hybridMatch). Calibrated on training data only (memory/retrieval/DATA_CARD_RERANK.md).
+    other_match: float = Field(0.25, ge=0.0, le=1.0)
 
 
 class MemoryConfig(_Model):

@@ -10,7 +10,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memory.clock import from_db
@@ -63,7 +63,8 @@ class RelevanceFloor:
     floor is on the two absolute signals a hit has: ``match``, the idf-weighted share of the query's terms
     it contains, and (hybrid) ``cosine``, its vector similarity to the query. Keyword-only, a hit needs
     ``keyword_match``; hybrid, ``hybrid_match`` or ``hybrid_cosine``, or a cosine ``hybrid_lift`` above the
-    median of the query's vector candidates (``admits``).
+    median of the query's vector candidates (``admits``). ``for_message``: the lift only for a question about
+    the person's own life, and ``other_match`` as the hybrid share for any other message.
 
     Chinese queries get their own values: e5's cosines between Chinese texts sit higher than between
     English ones, and an implicit Chinese question shares few words with the memory it needs, so a match
@@ -78,6 +79,21 @@ class RelevanceFloor:
     keyword_match_zh: float = 0.0
     hybrid_cosine_zh: float = 0.0
     hybrid_lift: float = 0.0
+    other_match: float = 0.0
+
+    def for_message(self, personal: bool) -> RelevanceFloor:
+        """The floor for one message: as it is for a question about the person's own life (the gate's
+        ``asks_own``); for any other message the gate let through (chatter, a question about the world,
+        narrative) no stand-out rule, and a hybrid keyword share of at least ``other_match``.
+
+        Such a message shares a word or two with some memory far more often than it needs one: on the
+        project's written training people (``rerank_written.json``) and the training halves' chit-chat
+        questions a share up to 0.4 lost no ask and kept fewer chit-chat lines' memories
+        (memory/retrieval/DATA_CARD_RERANK.md, "The floor for other messages").
+        """
+        if personal:
+            return self
+        return replace(self, hybrid_lift=0.0, hybrid_match=max(self.hybrid_match, self.other_match))
 
     def admits(
         self, hit: Retrieved, *, hybrid: bool, chinese: bool = False, pool_median: float = 0.0

@@ -185,3 +185,26 @@ def test_a_hit_that_stands_out_from_the_pool_is_admitted_below_the_absolute_cosi
         assert not floor.admits(_hit(0.0, 0.82), hybrid=True, chinese=chinese, pool_median=0.80)
         assert not floor.admits(_hit(0.0, 0.84), hybrid=True, chinese=chinese)  # no pool: absolute only
     assert not floor.admits(_hit(0.0, 0.84), hybrid=False, pool_median=0.80)  # keyword-only: match only
+
+
+def test_a_message_not_about_the_persons_life_needs_the_other_share_and_gets_no_stand_out() -> None:
+    floor = RelevanceFloor(0.2, 0.15, 0.9, 0.2, 0.95, hybrid_lift=0.03, other_match=0.25)
+    shares_a_word = _hit(0.2, 0.82)  # one word of "what time is it in Tokyo?" in a memory, no closeness
+    own = floor.for_message(True)
+    other = floor.for_message(False)
+    assert own == floor and own.admits(shares_a_word, hybrid=True)
+    assert not other.admits(shares_a_word, hybrid=True)
+    assert other.admits(_hit(0.25), hybrid=True) and other.admits(_hit(0.0, 0.9), hybrid=True)
+    # no stand-out rule for it, in either language
+    for chinese in (False, True):
+        assert own.admits(_hit(0.0, 0.84), hybrid=True, chinese=chinese, pool_median=0.80)
+        assert not other.admits(_hit(0.0, 0.84), hybrid=True, chinese=chinese, pool_median=0.80)
+    # keyword-only is unchanged, and the other share never lowers hybrid_match
+    assert other.admits(_hit(0.2), hybrid=False)
+    assert RelevanceFloor(hybrid_match=0.5, other_match=0.25).for_message(False).hybrid_match == 0.5
+
+
+def test_the_configured_floor_asks_more_shared_words_of_other_messages() -> None:
+    floor = relevance_floor(Config())
+    assert floor.other_match > floor.hybrid_match
+    assert not floor.for_message(False).admits(_hit(floor.hybrid_match, 0.0), hybrid=True)

@@ -1,0 +1,40 @@
+"""bench.floor_other: the other share is chosen on the training outcome as its docstring says."""
+
+from __future__ import annotations
+
+from bench.floor_other import Line, outcome, sweep
+from memory.records import Retrieved
+from memory.retrieval.ranking import RelevanceFloor
+
+
+def _hit(memory_id: int, match: float, cosine: float) -> Retrieved:
+    return Retrieved(
+        memory_id, "x", 2, "_global", "_general", "event", 0.5, "2026-01-01 00:00:00", 1.0, match, cosine
+    )
+
+
+def _lines() -> list[Line]:
+    return [
+        # a question about one's own life: the lift admits its memory whatever the other share
+        Line("en", "what's my dog called?", 1, True, [_hit(1, 0.0, 0.83)], 0.80),
+        # another message that needs its memory, which shares 0.3 of its words
+        Line("en", "tell me about the Leeds trip", 2, False, [_hit(2, 0.3, 0.80)], 0.79),
+        # chit-chat sharing one word (0.2) with a memory
+        Line("en", "what time is it in Tokyo?", None, False, [_hit(3, 0.2, 0.80)], 0.79),
+        Line("zh", "东京现在几点？", None, None, [_hit(4, 0.9, 0.95)], 0.85),  # the gate refused it
+    ]
+
+
+def test_a_higher_other_share_drops_the_chat_line_then_the_needed_memory() -> None:
+    floor = RelevanceFloor(hybrid_match=0.15, hybrid_cosine=0.84, hybrid_cosine_zh=0.865, hybrid_lift=0.02)
+    low = outcome(_lines(), floor)
+    assert low["en"] == {"asks": 2, "recalled": 2, "chat": 1, "shown": 1}
+    assert low["zh"] == {"asks": 0, "recalled": 0, "chat": 1, "shown": 0}
+    mid = outcome(_lines(), RelevanceFloor(0.0, 0.15, 0.84, 0.0, 0.865, 0.02, other_match=0.25))
+    assert mid["en"]["recalled"] == 2 and mid["en"]["shown"] == 0
+    high = outcome(_lines(), RelevanceFloor(0.0, 0.15, 0.84, 0.0, 0.865, 0.02, other_match=0.35))
+    assert high["en"]["recalled"] == 1
+
+
+def test_chosen_is_the_largest_share_that_loses_no_training_ask() -> None:
+    assert sweep(_lines())["chosen"] == 0.3
