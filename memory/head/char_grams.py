@@ -51,13 +51,13 @@ def fit(rows: Sequence[np.ndarray], y: np.ndarray, bits: int = BITS) -> np.ndarr
     owner = np.repeat(np.arange(len(rows)), [len(r) for r in rows])
     positive = float(np.mean(y))
     weight = np.where(y == 1, 0.5 / max(positive, 1e-9), 0.5 / max(1 - positive, 1e-9)) / len(y)
-    w, m, v = np.zeros(size + 1), np.zeros(size + 1), np.zeros(size + 1)
+    w, m, v = (np.zeros(size + 1, dtype=np.float64) for _ in range(3))
     for t in range(1, STEPS + 1):
         z = np.bincount(owner, weights=w[index], minlength=len(rows)) + w[size]
         err = weight * (1 / (1 + np.exp(-z)) - y)
-        g = np.bincount(index, weights=err[owner], minlength=size + 1)
+        g = np.asarray(np.bincount(index, weights=err[owner], minlength=size + 1), dtype=np.float64)
         g[size] = err.sum()
-        g[:size] += L2 * w[:size]
+        g[:size] = g[:size] + L2 * w[:size]
         m = 0.9 * m + 0.1 * g
         v = 0.999 * v + 0.001 * g * g
         w -= RATE * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
@@ -75,6 +75,6 @@ def oof_scores(rows: Sequence[np.ndarray], y: np.ndarray, folds: np.ndarray, bit
     for k in sorted({int(f) for f in folds}):
         train = np.flatnonzero(folds != k)
         held = np.flatnonzero(folds == k)
-        w = fit([rows[i] for i in train], y[train], bits)
-        out[held] = scores(w, [rows[i] for i in held])
+        w = fit([rows[int(i)] for i in train], y[train], bits)
+        out[held] = scores(w, [rows[int(i)] for i in held])
     return out
