@@ -360,8 +360,9 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
     threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f); ``combined_sentence`` (round
-    13) its g; ``gate_<lang>_*`` (round 14) that language's own gate network — read here, or, given
-    ``reopen`` (a way to open the same file again), on first use (``LanguageGates``)."""
+    13) its g; ``combined_grams`` (round 21, tried) its h with ``grams_<lang>``; ``gate_<lang>_*`` (round
+    14) that language's own gate network — read here, or, given ``reopen`` (a way to open the same file
+    again), on first use (``LanguageGates``)."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
     own = [lang for lang in LANGUAGES if f"gate_{lang}_mean" in data]
     combined = None
