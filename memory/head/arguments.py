@@ -186,7 +186,8 @@ def _gate_flags(parser: argparse.ArgumentParser) -> None:
         "--gate-languages",
         default=None,
         help="with --gate-only: the new gate judges only these languages, 'en' (its own gate_<lang>_* "
-        "arrays and rows); the others keep that head's gate and rows (round 15, language_gate.py)",
+        "arrays and rows); the others keep that head's gate and rows (round 15, language_gate.py); with "
+        "--only gate-point: only these languages' gate and own thresholds are chosen again (round 21)",
     )
     parser.add_argument(
         "--gate-rows",

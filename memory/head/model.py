@@ -127,9 +127,14 @@ class Combined:
     # message's when it is one sentence), fitted beside the message's on composed messages of a training
     # fact sentence and chatter (``longer.compose``, ``train --sentence``). Zero: the sentence is not read.
     g: float = 0.0
+    # Round 21 (tried, not shipped): ``+ h·grams``, grams the message's character n-gram log-odds
+    # (``char_grams.py``, the ``grams_<lang>`` array). Zero: not read (every shipped head).
+    h: float = 0.0
 
-    def passes(self, keep: float, tell: float, spread: float = 0.0, own: float | None = None) -> bool:
-        extra = (self.d + self.e * keep + self.f * tell) * spread
+    def passes(
+        self, keep: float, tell: float, spread: float = 0.0, own: float | None = None, grams: float = 0.0
+    ) -> bool:
+        extra = (self.d + self.e * keep + self.f * tell) * spread + self.h * grams
         said = self.g * (tell if own is None else own)
         return bool(self.a * keep + self.b * tell + self.c + extra + said >= self.threshold)
 
@@ -176,6 +181,9 @@ class Head:
     # shipped head's are read on first use (``LanguageGates``): a process that sees one language never
     # inflates the other's network, and ``load_head`` stays as quick as a one-gate head's.
     gate_by_language: Mapping[str, Classifier] = field(default_factory=dict)
+    # Round 21 (tried, not shipped): a language's character n-gram weights (``grams_<lang>``), read by the
+    # combined score when its ``h`` is not zero (DATA_CARD "Round 21, Chinese tell").
+    grams_w: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -232,11 +240,21 @@ class Head:
             lang = language(text)
             if self.combined is not None:
                 share = spread(text, said) if said else 0.0
-                verdicts.append(self.combined[lang].passes(float(score), float(tell), share, float(mine)))
+                rule = self.combined[lang]
+                grams = self._grams(lang, said or text) if rule.h else 0.0
+                verdicts.append(rule.passes(float(score), float(tell), share, float(mine), grams))
             else:
                 th = self.thresholds[lang]
                 verdicts.append(bool(score >= th.keep and tell >= th.tell))
         return verdicts
+
+    def _grams(self, lang: str, message: str) -> float:
+        """The message's character n-gram log-odds (round 21, ``char_grams``)."""
+        from memory.head import char_grams
+
+        weights = self.grams_w[lang]
+        bits = int(np.log2(len(weights) - 1))
+        return float(char_grams.scores(weights, [char_grams.grams(message, bits)])[0])
 
     def told(self, queries: np.ndarray, lang: str | None = None) -> np.ndarray:
         """ "Asks or tells about own life" of each row of query vectors (``gate``'s second value), by the
@@ -342,8 +360,9 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
     threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f); ``combined_sentence`` (round
-    13) its g; ``gate_<lang>_*`` (round 14) that language's own gate network — read here, or, given
-    ``reopen`` (a way to open the same file again), on first use (``LanguageGates``)."""
+    13) its g; ``combined_grams`` (round 21, tried) its h with ``grams_<lang>``; ``gate_<lang>_*`` (round
+    14) that language's own gate network — read here, or, given ``reopen`` (a way to open the same file
+    again), on first use (``LanguageGates``)."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
     own = [lang for lang in LANGUAGES if f"gate_{lang}_mean" in data]
     combined = None
@@ -352,9 +371,11 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
         more = np.zeros((len(LANGUAGES), 3))
         if "combined_spread" in data:
             more = np.asarray(data["combined_spread"], dtype=np.float64).reshape(len(LANGUAGES), 3)
-        said = np.zeros((len(LANGUAGES), 1))
+        said = np.zeros((len(LANGUAGES), 2))
         if "combined_sentence" in data:
-            said = np.asarray(data["combined_sentence"], dtype=np.float64).reshape(len(LANGUAGES), 1)
+            said[:, 0] = np.asarray(data["combined_sentence"], dtype=np.float64).reshape(len(LANGUAGES))
+        if "combined_grams" in data:  # round 21, tried
+            said[:, 1] = np.asarray(data["combined_grams"], dtype=np.float64).reshape(len(LANGUAGES))
         combined = {
             lang: Combined(*(float(v) for v in (*row, *extra, *g)))
             for lang, row, extra, g in zip(LANGUAGES, weights, more, said, strict=True)
@@ -371,6 +392,11 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
             if reopen is None
             else LanguageGates(own, reopen)
         ),
+        grams_w={
+            lang: np.asarray(data[f"grams_{lang}"], dtype=np.float64)
+            for lang in LANGUAGES
+            if f"grams_{lang}" in data
+        },
     )
 
 

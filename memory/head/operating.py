@@ -40,12 +40,20 @@ def parse_rates(text: str) -> dict[str, float]:
     return rates
 
 
-def merge_gate(base: dict[str, np.ndarray], chosen: dict[str, tuple[float, float]], report: object) -> dict:
+def merge_gate(
+    base: dict[str, np.ndarray],
+    chosen: dict[str, tuple[float, float]],
+    report: object,
+    langs: Sequence[str] = LANGUAGES,
+) -> dict:
     """``base``'s arrays with only the gate and own columns of ``thresholds`` replaced by ``chosen``
-    (per language: gate, own) and the meta's version and ``report["gate_point"]`` set."""
+    (per language: gate, own) for ``langs`` (every other row bit for bit) and the meta's version and
+    ``report["gate_point"]`` set."""
     arrays = dict(base)
     thresholds = np.array(base["thresholds"], copy=True)
     for row, lang in enumerate(LANGUAGES):
+        if lang not in langs:
+            continue
         for column, value in zip(GATE_COLUMNS, chosen[lang], strict=True):
             thresholds[row, column] = value
     arrays["thresholds"] = thresholds
@@ -61,17 +69,30 @@ def gate_point(
     out: str,
     rows: tuple[Sequence[Example], np.ndarray, np.ndarray, np.ndarray],
     rates: Rates,
+    langs: Sequence[str] | None = None,
 ) -> dict[str, object]:
     """Write ``out``: ``networks``' head file with the gate and own thresholds chosen again at ``rates``.
-    ``rows``: the gate's training examples, their query vectors, their folds, which are chit-chat lines."""
+    ``rows``: the gate's training examples, their query vectors, their folds, which are chit-chat lines.
+
+    Round 21: each language's columns are chosen on the out-of-fold scores of the gate network that
+    language reads (``Head.gate_for``: its own ``gate_<lang>_*`` since round 15, else the shared one) —
+    a head with one language's own gate had that language's thresholds chosen on the other gate's scores
+    before. ``langs`` (``train --only gate-point --gate-languages zh``): only these rows are chosen again,
+    every other language's row bit for bit (its own gate may have been trained on rows this run does not
+    build: round 19's ``--passing`` for English)."""
     examples, queries, folds, lines = rows
     base = read_arrays(networks)
     with np.load(networks) as data:
-        gate = out_of_fold(read_head(data).gate_w, queries, folds)
-    chosen, by_language = gate_thresholds(examples, gate, lines, rates)
-    report: dict[str, object] = {**by_language, "networks": networks}
+        head = read_head(data)
+    langs = list(langs or LANGUAGES)
+    chosen: dict[str, tuple[float, float]] = {}
+    report: dict[str, object] = {"networks": networks, "languages": langs}
+    for lang in langs:
+        gate = out_of_fold(head.gate_for(lang), queries, folds)
+        picked, by_language = gate_thresholds(examples, gate, lines, rates)
+        chosen[lang], report[lang] = picked[lang], by_language[lang]
     report["rates"] = {"gate_fire": rates.gate_fire, "own_false": rates.own_false}
-    save_head(out, merge_gate(base, chosen, report))
+    save_head(out, merge_gate(base, chosen, report, langs))
     return report
 
 
@@ -93,7 +114,8 @@ def run(
     queries = embed([e.text for e in chosen], "query", cache)
     folds = fold_ids(examples, int(args.seed))[in_gate]
     lines = np.array([e.source.endswith("-train") for e in chosen])
-    report = gate_point(args.networks or args.out, args.out, (chosen, queries, folds, lines), rates)
+    langs = args.gate_languages.split(",") if args.gate_languages else None  # round 21: these rows only
+    report = gate_point(args.networks or args.out, args.out, (chosen, queries, folds, lines), rates, langs)
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

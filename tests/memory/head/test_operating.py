@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.head.calibrate import Rates, gate_thresholds
+from memory.head.calibrate import Rates, gate_thresholds, out_of_fold
 from memory.head.corpus import Example
-from memory.head.model import CATEGORIES, Classifier
+from memory.head.model import CATEGORIES, PARTS, Classifier, read_head
 from memory.head.operating import GATE_COLUMNS, GATE_POINT_VERSION, gate_point, parse_rates
-from memory.head.outputs import read_arrays, write_head
+from memory.head.outputs import read_arrays, save_head, write_head
 
 
 def _head_file(path: Path) -> None:
@@ -82,3 +82,42 @@ def test_gate_point_changes_the_gate_and_own_columns_and_nothing_else(tmp_path: 
     meta = json.loads(str(after["meta"]))
     assert meta["version"] == GATE_POINT_VERSION and meta["report"]["gate"] == "kept"
     assert meta["report"]["gate_point"]["rates"]["gate_fire"] == {"en": 0.15, "zh": 0.3}
+
+
+def _with_english_gate(path: Path) -> None:
+    """The head file of ``_head_file`` with an English gate of its own (round 15), unlike the shared one."""
+    _head_file(path)
+    arrays = read_arrays(str(path))
+    rng = np.random.default_rng(3)
+    for part in PARTS:
+        shared = arrays[f"gate_{part}"]
+        own = rng.normal(size=shared.shape).astype(shared.dtype)
+        arrays[f"gate_en_{part}"] = np.abs(own) + 0.5 if part == "scale" else own
+    save_head(str(path), arrays)
+
+
+def test_gate_point_reads_each_language_by_the_gate_it_is_judged_by(tmp_path: Path) -> None:
+    base, out = tmp_path / "base.npz", tmp_path / "out.npz"
+    _with_english_gate(base)
+    rows = _gate_rows()
+    examples, queries, folds, lines = rows
+    rates = Rates({"en": 0.02, "zh": 0.02}, 0.95, {"en": 0.15, "zh": 0.3}, {"en": 0.01, "zh": 0.02})
+    gate_point(str(base), str(out), rows, rates)
+    with np.load(base) as data:
+        head = read_head(data)
+    after = read_arrays(str(out))["thresholds"]
+    for row, lang in enumerate(("en", "zh")):
+        gate = out_of_fold(head.gate_for(lang), queries, folds)
+        expected = gate_thresholds(examples, gate, lines, rates)[0][lang]
+        assert np.allclose(after[row, list(GATE_COLUMNS)], expected), lang
+
+
+def test_gate_point_for_named_languages_keeps_the_other_rows(tmp_path: Path) -> None:
+    base, out = tmp_path / "base.npz", tmp_path / "out.npz"
+    _with_english_gate(base)
+    rates = Rates({"en": 0.02, "zh": 0.02}, 0.95, {"en": 0.3, "zh": 0.3}, {"en": 0.02, "zh": 0.02})
+    report = gate_point(str(base), str(out), _gate_rows(), rates, ["zh"])
+    before, after = read_arrays(str(base))["thresholds"], read_arrays(str(out))["thresholds"]
+    assert after[0].tobytes() == before[0].tobytes()
+    assert not np.array_equal(after[1, list(GATE_COLUMNS)], before[1, list(GATE_COLUMNS)])
+    assert report["languages"] == ["zh"] and "en" not in report
