@@ -64,7 +64,8 @@ def test_the_verdict_runs_the_gate_once_in_the_messages_language() -> None:
         shipped.meta,
         shipped.combined,
         shipped.gate_by_language,
-        passes,
+        shipped.grams_w,
+        passes=passes,
     )
     query = _queries(1)[0]
     head.verdict(query, TEXTS[0])
