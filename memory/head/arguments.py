@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from memory.head.floor import parse_floor
+from memory.head.grams_training import GRAMS_BITS
 from memory.head.longer import PER_LANGUAGE
 from memory.head.model import HEAD_FILE
 from memory.head.operating import parse_rates
@@ -68,11 +69,13 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("category", "keep", "gate-point"),
+        choices=("category", "keep", "gate-point", "grams"),
         help="retrain only this network (keep: with the keep/tell thresholds, combined score; gate-point: "
-        "no network, only the gate and own thresholds at --gate-fire-rate/--own-false-rate, round 13); every "
-        "other array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13)",
+        "no network, only the gate and own thresholds at --gate-fire-rate/--own-false-rate, round 13; grams: "
+        "no network, the --grams languages' character n-gram term and combined row, round 22); every other "
+        "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13, 22)",
     )
+    _grams_flags(parser)
     _gate_flags(parser)
     _round_row_flags(parser)
     parser.add_argument(
@@ -205,4 +208,20 @@ def _gate_flags(parser: argparse.ArgumentParser) -> None:
         "--own-false-rate",
         type=parse_rates,
         help="other texts read as an own question, as --gate-fire-rate (default train.OWN_FALSE_RATE)",
+    )
+
+
+def _grams_flags(parser: argparse.ArgumentParser) -> None:
+    """The n-gram term of a language's combined score (round 22, ``grams_training.py``; --only grams)."""
+    parser.add_argument(
+        "--grams",
+        default=None,
+        help="with --only grams: the languages whose combined score gains the n-gram term, 'zh' (round 22, "
+        "grams_training.py; the tell rate: --tell-false-rate, default grams_training.GRAMS_TELL_FALSE_RATE)",
+    )
+    parser.add_argument(
+        "--grams-bits",
+        type=int,
+        default=GRAMS_BITS,
+        help=f"with --only grams: 2^bits hashed n-gram buckets (default {GRAMS_BITS}: under 2 MB as float16)",
     )

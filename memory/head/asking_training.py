@@ -39,9 +39,10 @@ from memory.head.asking import NAME, VERSION, read_question
 from memory.head.calibrate import FOLDS, cross_fit, out_of_fold, threshold_for
 from memory.head.category_training import balanced
 from memory.head.corpus import SEED, chitchat_split, normalise_dailydialog
+from memory.head.embedding import embed, fixed_blas_threads
 from memory.head.model import HEAD_FILE, LANGUAGES, keep_odds
 from memory.head.outputs import save_head
-from memory.head.train import Shape, embed, evaluation_texts, fixed_blas_threads, train_mlp
+from memory.head.train import Shape, evaluation_texts, train_mlp
 from memory.retrieval.gate import asks
 
 # Of the training texts that do not ask, at most this share may score as asking (per language, out of

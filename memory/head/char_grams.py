@@ -69,11 +69,19 @@ def scores(w: np.ndarray, rows: Sequence[np.ndarray]) -> np.ndarray:
     return np.array([float(w[r].sum() + w[-1]) for r in rows])
 
 
-def oof_scores(rows: Sequence[np.ndarray], y: np.ndarray, folds: np.ndarray, bits: int = BITS) -> np.ndarray:
-    """Each row's score by the model fitted on the rows of the other folds (it never saw the row)."""
+def oof_scores(
+    rows: Sequence[np.ndarray],
+    y: np.ndarray,
+    folds: np.ndarray,
+    bits: int = BITS,
+    usable: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each row's score by the model fitted on the rows of the other folds (it never saw the row); only
+    ``usable`` rows (default all) are fitted on, every row is scored."""
     out = np.zeros(len(rows))
+    fitted = np.ones(len(rows), dtype=bool) if usable is None else usable
     for k in sorted({int(f) for f in folds}):
-        train = np.flatnonzero(folds != k)
+        train = np.flatnonzero((folds != k) & fitted)
         held = np.flatnonzero(folds == k)
         w = fit([rows[int(i)] for i in train], y[train], bits)
         out[held] = scores(w, [rows[int(i)] for i in held])

@@ -317,3 +317,19 @@ def chat_examples(mine: dict[str, Any], part: str = "chat") -> list[Example]:
                 ]
         out += [Example(t, lang, f"{source}-{lang}", 0, None, "other") for t in chatter]
     return out
+
+
+def evaluation_texts(root: Path, repo: Path) -> set[str]:
+    """Every tell, ask and chit-chat text of the evaluation sets (never trained on)."""
+    texts: set[str] = set()
+    for path in sorted((repo / "bench" / "data").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for pair in data.get("pairs", []):
+            texts.update((pair["tell"], pair["ask"]))
+        texts.update(line["text"] for line in data.get("chitchat", []) + data.get("rows", []))
+    locomo = json.loads((root / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
+    for sample in locomo:
+        texts.update(str(q.get("question", "")) for q in sample.get("qa", []))
+    for path in (root / "madial").glob("*.json"):
+        texts.update(line for line in path.read_text(encoding="utf-8").splitlines())
+    return {t.strip() for t in texts if t}

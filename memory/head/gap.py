@@ -78,8 +78,9 @@ def summary(rows: np.ndarray) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point: the four readings per corpus as JSON."""
+    from memory.head.embedding import embed
     from memory.head.gate_training import gate_rows
-    from memory.head.train import embed, training_examples
+    from memory.head.train import training_examples
 
     parser = argparse.ArgumentParser(prog="python -m memory.head.gap", description=__doc__.split("\n")[0])
     parser.add_argument("--head", required=True)

