@@ -131,18 +131,27 @@ def merge_grams(base: dict[str, np.ndarray], fitted: dict[str, Fitted], meta_ext
     meta["version"] = GRAMS_VERSION
     report = {lang: f.report for lang, f in fitted.items()}
     meta["report"] = {**meta.get("report", {}), "grams": {**report, **meta_extra}}
+    # How this file was made (the base's own note described the base): the command that rebuilds it.
+    meta["shipped"] = {"from": meta_extra.get("command"), "networks": meta_extra.get("networks_version")}
     arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
     return arrays
 
 
-def grams_run(networks: str, out: str, rows: GateRows, langs: list[str], bits: int, rates: dict) -> dict:
+def grams_run(
+    networks: str, out: str, rows: GateRows, langs: list[str], bits: int, rates: dict, command: str = ""
+) -> dict:
     """Write ``out``: ``networks``' head file with the n-gram term of ``langs`` (``rates``: each language's
-    tell rate); returns the report."""
+    tell rate; ``command``: the trainer's command line, recorded in the meta); returns the report."""
     unknown = [lang for lang in langs if lang not in LANGUAGES]
     if unknown:
         raise ValueError(f"--grams: languages of {LANGUAGES}, not {unknown}")
     base = read_arrays(networks)
     fitted = {lang: fit_language(rows, lang, bits, float(rates[lang])) for lang in langs}
     from_version = json.loads(str(base["meta"])).get("version")
-    save_head(out, merge_grams(base, fitted, {"networks": networks, "networks_version": from_version}))
+    save_head(
+        out,
+        merge_grams(
+            base, fitted, {"networks": networks, "networks_version": from_version, "command": command}
+        ),
+    )
     return {lang: f.report for lang, f in fitted.items()}

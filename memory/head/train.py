@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -409,25 +410,11 @@ def _prepare(args: argparse.Namespace, shape: Shape) -> Prepared:
     found = best_clause_oof(line_texts, folds[line_rows], w_keep, embed_as["passage"])
     keep_scores[line_rows], line_spreads = found
     said = told_as_kept(gate_scores, lines[in_gate], line_texts, folds[line_rows], (w_keep, w_gate), embed_as)
-    reports: dict[str, object] = {
-        "dialogues": weak_report,
-        "chitchat_self_statements": noise_report,
-        "category": cat_report,
-    }
-    networks = (w_keep, w_cat, w_gate)
+    reports: dict[str, object] = {"dialogues": weak_report, "category": cat_report}
+    reports["chitchat_self_statements"] = noise_report
+    scores = (keep_scores, gate_scores, said, line_spreads)
     return Prepared(
-        examples,
-        refused,
-        reports,
-        in_gate,
-        folds,
-        noisy,
-        lines,
-        networks,
-        keep_scores,
-        gate_scores,
-        said,
-        line_spreads,
+        examples, refused, reports, in_gate, folds, noisy, lines, (w_keep, w_cat, w_gate), *scores
     )
 
 
@@ -490,7 +477,8 @@ def _grams(args: argparse.Namespace) -> int:
     )
     langs = args.grams.split(",")
     rates = args.tell_false_rate or {lang: GRAMS_TELL_FALSE_RATE for lang in langs}
-    report = grams_run(args.networks, args.out, rows, langs, int(args.grams_bits), rates)
+    command = " ".join(["python -m memory.head.train", *sys.argv[1:]])
+    report = grams_run(args.networks, args.out, rows, langs, int(args.grams_bits), rates, command)
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

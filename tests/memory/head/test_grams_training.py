@@ -82,7 +82,7 @@ def test_it_is_fitted_only_on_the_rows_the_gate_trains_on() -> None:
 def test_grams_changes_one_row_and_adds_two_arrays(tmp_path: Path) -> None:
     base, out = tmp_path / "base.npz", tmp_path / "out.npz"
     _head_file(base)
-    report = grams_run(str(base), str(out), _rows(), ["zh"], 12, {"zh": 0.1})
+    report = grams_run(str(base), str(out), _rows(), ["zh"], 12, {"zh": 0.1}, "train --only grams")
     before, after = read_arrays(str(base)), read_arrays(str(out))
     assert set(after) == set(before) | {"grams_zh", "combined_grams"}
     for name in before:
@@ -94,6 +94,7 @@ def test_grams_changes_one_row_and_adds_two_arrays(tmp_path: Path) -> None:
     assert after["grams_zh"].dtype == np.float16 and after["combined_grams"][0] == 0.0
     meta = json.loads(str(after["meta"]))
     assert meta["version"] == GRAMS_VERSION and meta["report"]["gate"] == "kept"
+    assert meta["shipped"] == {"from": "train --only grams", "networks": "old"}
     assert (
         meta["report"]["grams"]["zh"] == report["zh"] and meta["report"]["grams"]["networks_version"] == "old"
     )
