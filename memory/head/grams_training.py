@@ -11,8 +11,8 @@ What it does, per language named by ``--grams``, on the gate's training rows as 
 (same data, seed and folds):
 
 1. the hashed character 1–3-gram logistic score (``char_grams``) of "asks or tells about one's own life"
-   against "other", learned on the language's gate rows the gate itself trains on (not the chit-chat
-   self-statements, ``train.self_statements``), each row scored by the model fitted on the other folds;
+   against "other", learned on the language's gate rows a person labelled (``GateRows.fitted_on``), each
+   row scored by the model fitted on the other folds;
 2. that score as a fourth column ``h`` beside the combined score's keep and tell columns, fitted by
    ``calibrate.fit_combined`` on the trusted statements against the chit-chat lines (the keep and tell
    log-odds those of FILE's networks out of fold, as ``choose_thresholds`` reads them), the cut the lowest
@@ -62,6 +62,13 @@ class GateRows:
     folds: np.ndarray
     usable: np.ndarray  # the rows the gate trains on (not a chit-chat self-statement)
 
+    def fitted_on(self) -> np.ndarray:
+        """The rows the n-gram is fitted on: the gate's, less the ones no person labelled (the dialogue
+        clauses labelled by cosine, round 14's composed and framed rows, templated world questions —
+        ``calibrate.trusted``): composed rows share their parts' characters across classes by construction,
+        and a weak label is the embedder's own reading, which the term is there to add to."""
+        return self.usable & trusted(self.examples)
+
 
 @dataclass(frozen=True, slots=True)
 class Fitted:
@@ -85,7 +92,8 @@ def fit_language(rows: GateRows, lang: str, bits: int, rate: float) -> Fitted:
     buckets = [char_grams.grams(rows.examples[int(i)].text, bits) for i in index]
     y = labels(rows.examples)
     grams = np.zeros(len(rows.examples))
-    grams[index] = char_grams.oof_scores(buckets, y[index], rows.folds[index], bits, rows.usable[index])
+    trained = rows.fitted_on()[index]
+    grams[index] = char_grams.oof_scores(buckets, y[index], rows.folds[index], bits, trained)
     good = trusted(rows.examples)
     statements = np.array([e.keep == 1 for e in rows.examples]) & good
     labelled = mine & (statements | rows.lines) & good
@@ -94,10 +102,8 @@ def fit_language(rows: GateRows, lang: str, bits: int, rate: float) -> Fitted:
     told, chat = mine & statements, mine & rows.lines
     score = a * rows.keep + b * rows.personal + c + h * grams
     cut = threshold_for(score, chat, rate)
-    trained = rows.usable[index]
-    weights = char_grams.fit(
-        [b_ for b_, t in zip(buckets, trained, strict=True) if t], y[index][trained], bits
-    )
+    kept = [row for row, used in zip(buckets, trained, strict=True) if used]
+    weights = char_grams.fit(kept, y[index][trained], bits)
     without = fit_combined(*parts)  # the row this language would have without the term (a check)
     report: dict[str, object] = {
         "bits": bits,

@@ -52,13 +52,15 @@ def _rows(flip_unusable: bool = False) -> GateRows:
         examples += [Example(f + tail, "zh", "written", 1, asks="tell") for f in FACTS]
         examples += [Example(c + tail, "zh", "lccc-train", 0, asks=None) for c in CHAT]
         examples += [Example(f"line {i}{tail}", "en", "dailydialog-train", 0) for i in range(4)]
+        examples += [Example(f"你呢{tail}{f}", "zh", "dialogue-zh", None, asks="tell") for f in FACTS[:2]]
     n = len(examples)
     rng = np.random.default_rng(3)
     usable = np.arange(n) % 7 != 0
-    if flip_unusable:  # the rows the gate does not train on, labelled the other way
+    weak = np.array([e.source.startswith("dialogue") for e in examples])
+    if flip_unusable:  # the rows the gate does not train on and the weak rows, labelled the other way
         examples = [
-            e if u else Example(e.text, e.lang, e.source, e.keep, asks=None if e.asks else "tell")
-            for e, u in zip(examples, usable, strict=True)
+            e if u and not w else Example(e.text, e.lang, e.source, e.keep, asks=None if e.asks else "tell")
+            for e, u, w in zip(examples, usable, weak, strict=True)
         ]
     lines = np.array([e.source.endswith("-train") for e in examples])
     keep, personal = rng.normal(size=n), rng.normal(size=n)
@@ -74,7 +76,7 @@ def test_the_term_carries_the_split_the_networks_miss() -> None:
     assert len(report["refit_without_grams"]) == 3
 
 
-def test_it_is_fitted_only_on_the_rows_the_gate_trains_on() -> None:
+def test_it_is_fitted_only_on_rows_the_gate_trains_on_and_a_person_labelled() -> None:
     one, other = fit_language(_rows(), "zh", 12, 0.1), fit_language(_rows(flip_unusable=True), "zh", 12, 0.1)
     assert np.array_equal(one.weights, other.weights)
 
