@@ -382,11 +382,17 @@ def gate_thresholds(
         report[lang] = {
             "threshold": gate_threshold,
             "own_threshold": own_threshold,
-            "oof_own_fired": float((whole >= gate_threshold)[rows & is_own].mean()),
-            "oof_own_as_own": float((own >= own_threshold)[rows & is_own].mean()),
-            "oof_chitchat_fired": float((whole >= gate_threshold)[chat].mean()),
+            "oof_own_fired": _share((whole >= gate_threshold)[rows & is_own]),
+            "oof_own_as_own": _share((own >= own_threshold)[rows & is_own]),
+            "oof_chitchat_fired": _share((whole >= gate_threshold)[chat]),
         }
     return chosen, report
+
+
+def _share(hits: np.ndarray) -> float:
+    """The share of true values; NaN, without numpy's "mean of empty slice" warning, when there are none (a
+    language without own questions among the rows)."""
+    return float(hits.mean()) if hits.size else float("nan")
 
 
 def _two_checks(
