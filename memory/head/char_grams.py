@@ -1,4 +1,5 @@
-"""Round 21 (issue 35, tried, not in the shipped head): a hashed character n-gram score for Chinese, learned
+"""Round 21 (issue 35; in the shipped head for Chinese since round 22, 2026.12-22g, fitted by
+``grams_training.py``): a hashed character n-gram score for Chinese, learned
 on the gate's training rows, as a feature the embedder misses.
 
 Why: the Chinese tell keeps 0.57 of the dev sets' statements (DATA_CARD "Round 21, Chinese tell"); on the

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-VERSION = "2026.12-20g"
+VERSION = "2026.12-22g"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
 GATE_CLASSES: tuple[str, ...] = ("own", "tell", "other")
@@ -127,8 +127,8 @@ class Combined:
     # message's when it is one sentence), fitted beside the message's on composed messages of a training
     # fact sentence and chatter (``longer.compose``, ``train --sentence``). Zero: the sentence is not read.
     g: float = 0.0
-    # Round 21 (tried, not shipped): ``+ h·grams``, grams the message's character n-gram log-odds
-    # (``char_grams.py``, the ``grams_<lang>`` array). Zero: not read (every shipped head).
+    # Round 21: ``+ h·grams``, grams the message's character n-gram log-odds (``char_grams.py``, the
+    # ``grams_<lang>`` array); shipped for Chinese since 2026.12-22g (``grams_training.py``). Zero: not read.
     h: float = 0.0
 
     def passes(
@@ -181,8 +181,8 @@ class Head:
     # shipped head's are read on first use (``LanguageGates``): a process that sees one language never
     # inflates the other's network, and ``load_head`` stays as quick as a one-gate head's.
     gate_by_language: Mapping[str, Classifier] = field(default_factory=dict)
-    # Round 21 (tried, not shipped): a language's character n-gram weights (``grams_<lang>``), read by the
-    # combined score when its ``h`` is not zero (DATA_CARD "Round 21, Chinese tell").
+    # Round 21: a language's character n-gram weights (``grams_<lang>``), read by the combined score when
+    # its ``h`` is not zero (DATA_CARD "Round 21, Chinese tell", "Round 22"; Chinese since 2026.12-22g).
     grams_w: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
@@ -360,7 +360,7 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
     threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f); ``combined_sentence`` (round
-    13) its g; ``combined_grams`` (round 21, tried) its h with ``grams_<lang>``; ``gate_<lang>_*`` (round
+    13) its g; ``combined_grams`` (rounds 21, 22) its h with ``grams_<lang>``; ``gate_<lang>_*`` (round
     14) that language's own gate network — read here, or, given ``reopen`` (a way to open the same file
     again), on first use (``LanguageGates``)."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
@@ -374,7 +374,7 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
         said = np.zeros((len(LANGUAGES), 2))
         if "combined_sentence" in data:
             said[:, 0] = np.asarray(data["combined_sentence"], dtype=np.float64).reshape(len(LANGUAGES))
-        if "combined_grams" in data:  # round 21, tried
+        if "combined_grams" in data:  # rounds 21, 22
             said[:, 1] = np.asarray(data["combined_grams"], dtype=np.float64).reshape(len(LANGUAGES))
         combined = {
             lang: Combined(*(float(v) for v in (*row, *extra, *g)))

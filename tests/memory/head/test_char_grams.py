@@ -1,7 +1,7 @@
 """Round 21's character n-gram score (``memory/head/char_grams.py``): spacing and punctuation are not
 features, it learns a split from the characters, an out-of-fold score never saw its own row, and a head
-file with ``grams_<lang>`` and ``combined_grams`` weighs it in that language's combined score (tried, not
-shipped: the shipped head has neither array)."""
+file with ``grams_<lang>`` and ``combined_grams`` weighs it in that language's combined score (the shipped
+head does for Chinese since 2026.12-22g, ``test_the_shipped_head_weighs_the_grams_in_chinese_only``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from memory.head.char_grams import fit, grams, oof_scores, scores
-from memory.head.model import CATEGORIES, Classifier, read_head
+from memory.head.grams_training import GRAMS_BITS
+from memory.head.model import CATEGORIES, Classifier, load_head, read_head
 from memory.head.outputs import read_arrays, save_head, write_head
 
 
@@ -82,3 +83,11 @@ def test_the_combined_score_reads_the_grams_only_where_the_head_weighs_them(tmp_
         False,
         False,
     ]
+
+
+def test_the_shipped_head_weighs_the_grams_in_chinese_only() -> None:
+    head = load_head()
+    assert head.combined is not None and head.combined["zh"].h > 0 and head.combined["en"].h == 0.0
+    assert set(head.grams_w) == {"zh"} and len(head.grams_w["zh"]) == (1 << GRAMS_BITS) + 1
+    told, chat = grams("我舅舅下个月搬去杭州", GRAMS_BITS), grams("哈哈你在干嘛呢", GRAMS_BITS)
+    assert scores(head.grams_w["zh"], [told])[0] > scores(head.grams_w["zh"], [chat])[0]
