@@ -35,11 +35,12 @@ import numpy as np
 from memory.head import char_grams
 from memory.head.calibrate import fit_combined, languages, threshold_for, trusted
 from memory.head.corpus import Example
-from memory.head.model import LANGUAGES
+from memory.head.model import LANGUAGES, VERSION
 from memory.head.outputs import read_arrays, save_head
 
-# The version a head file carries once a language's n-gram term is fitted here (round 22).
-GRAMS_VERSION = "2026.12-22g"
+# The version a head file carries once a language's n-gram term is fitted here: the shipped head's
+# (``model.VERSION``), which a round bumps before it trains (round 22: 2026.12-22g).
+GRAMS_VERSION = VERSION
 # 2^15 buckets stored as float16: the head file stays under the 2 MB (2^16 was 8.6 kB over; out of
 # fold 2^15 kept as many statements as 2^18 at the 0.02 rate: DATA_CARD "Round 21").
 GRAMS_BITS = 15
