@@ -153,6 +153,9 @@ def grams_run(
     if unknown:
         raise ValueError(f"--grams: languages of {LANGUAGES}, not {unknown}")
     base = read_arrays(networks)
+    for extra in ("combined_spread", "combined_sentence"):  # rounds 9 and 13's terms: not refitted here
+        if extra in base and np.any(base[extra]):
+            raise ValueError(f"--only grams refits (a, b, c) alone; {networks} has {extra} (rounds 9/13)")
     fitted = {lang: fit_language(rows, lang, bits, float(rates[lang])) for lang in langs}
     from_version = json.loads(str(base["meta"])).get("version")
     save_head(

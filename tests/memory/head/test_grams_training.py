@@ -15,7 +15,7 @@ from memory.head import char_grams
 from memory.head.corpus import Example
 from memory.head.grams_training import GRAMS_VERSION, GateRows, fit_language, grams_run
 from memory.head.model import CATEGORIES, Classifier, read_head
-from memory.head.outputs import read_arrays, write_head
+from memory.head.outputs import read_arrays, save_head, write_head
 from memory.head.train import main
 
 FACTS = [
@@ -118,3 +118,12 @@ def test_a_language_it_does_not_know_is_refused(tmp_path: Path) -> None:
 def test_the_command_needs_the_head_it_adds_to() -> None:
     with pytest.raises(SystemExit, match="--networks"):
         main(["--only", "grams", "--grams", "zh"])
+
+
+def test_a_head_with_length_or_sentence_terms_is_refused(tmp_path: Path) -> None:
+    base = tmp_path / "base.npz"
+    _head_file(base)
+    arrays = read_arrays(str(base))
+    save_head(str(base), {**arrays, "combined_spread": np.ones((2, 3), dtype=np.float32)})
+    with pytest.raises(ValueError, match="combined_spread"):
+        grams_run(str(base), str(tmp_path / "out.npz"), _rows(), ["zh"], 12, {"zh": 0.1})
