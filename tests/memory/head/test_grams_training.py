@@ -14,9 +14,10 @@ import pytest
 from memory.head import char_grams
 from memory.head.corpus import Example
 from memory.head.grams_training import GRAMS_VERSION, GateRows, fit_language, grams_run
-from memory.head.model import CATEGORIES, Classifier, read_head
-from memory.head.outputs import read_arrays, save_head, write_head
+from memory.head.model import read_head
+from memory.head.outputs import read_arrays, save_head
 from memory.head.train import main
+from tests.support.random_heads import random_head
 
 FACTS = [
     "我舅舅住在成都",
@@ -28,20 +29,6 @@ FACTS = [
 ]
 CHAT = ["你呢你呢", "是的是的哈哈", "哈哈你在干嘛", "真的假的呀", "你吃饭了吗", "好吧好吧"]
 TAILS = ("", "啦", "呢", "哦", "哈", "嘛")
-
-
-def _head_file(path: Path) -> None:
-    rng = np.random.default_rng(7)
-
-    def net(classes: int) -> Classifier:
-        shapes = [(16,), (16,), (16, 8), (8,), (8, classes), (classes,)]
-        members = [rng.normal(size=(5, *s)).astype(np.float32) for s in shapes]
-        members[1] = (np.abs(members[1]) + 0.5).astype(np.float32)
-        return Classifier(*members)
-
-    models = {"keep": net(2), "category": net(len(CATEGORIES)), "gate": net(3)}
-    rows = {"thresholds": rng.normal(size=(2, 4)), "combined": rng.normal(size=(2, 4))}
-    write_head(str(path), models, rows, {"version": "old", "sources": {}, "report": {"gate": "kept"}})
 
 
 def _rows(flip_unusable: bool = False) -> GateRows:
@@ -83,7 +70,7 @@ def test_it_is_fitted_only_on_rows_the_gate_trains_on_and_a_person_labelled() ->
 
 def test_grams_changes_one_row_and_adds_two_arrays(tmp_path: Path) -> None:
     base, out = tmp_path / "base.npz", tmp_path / "out.npz"
-    _head_file(base)
+    random_head(base)
     report = grams_run(str(base), str(out), _rows(), ["zh"], 12, {"zh": 0.1}, "train --only grams")
     before, after = read_arrays(str(base)), read_arrays(str(out))
     assert set(after) == set(before) | {"grams_zh", "combined_grams"}
@@ -110,7 +97,7 @@ def test_grams_changes_one_row_and_adds_two_arrays(tmp_path: Path) -> None:
 
 def test_a_language_it_does_not_know_is_refused(tmp_path: Path) -> None:
     base = tmp_path / "base.npz"
-    _head_file(base)
+    random_head(base)
     with pytest.raises(ValueError, match="fr"):
         grams_run(str(base), str(tmp_path / "out.npz"), _rows(), ["fr"], 12, {"fr": 0.1})
 
@@ -122,7 +109,7 @@ def test_the_command_needs_the_head_it_adds_to() -> None:
 
 def test_a_head_with_length_or_sentence_terms_is_refused(tmp_path: Path) -> None:
     base = tmp_path / "base.npz"
-    _head_file(base)
+    random_head(base)
     arrays = read_arrays(str(base))
     save_head(str(base), {**arrays, "combined_spread": np.ones((2, 3), dtype=np.float32)})
     with pytest.raises(ValueError, match="combined_spread"):

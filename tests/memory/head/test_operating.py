@@ -11,23 +11,10 @@ import pytest
 
 from memory.head.calibrate import Rates, gate_thresholds, out_of_fold
 from memory.head.corpus import Example
-from memory.head.model import CATEGORIES, PARTS, Classifier, read_head
+from memory.head.model import PARTS, read_head
 from memory.head.operating import GATE_COLUMNS, GATE_POINT_VERSION, gate_point, parse_rates
-from memory.head.outputs import read_arrays, save_head, write_head
-
-
-def _head_file(path: Path) -> None:
-    rng = np.random.default_rng(7)
-
-    def net(classes: int) -> Classifier:
-        shapes = [(16,), (16,), (16, 8), (8,), (8, classes), (classes,)]
-        members = [rng.normal(size=(5, *s)).astype(np.float32) for s in shapes]
-        members[1] = (np.abs(members[1]) + 0.5).astype(np.float32)  # scale
-        return Classifier(*members)
-
-    models = {"keep": net(2), "category": net(len(CATEGORIES)), "gate": net(3)}
-    rows = {"thresholds": rng.normal(size=(2, 4)), "combined": rng.normal(size=(2, 4))}
-    write_head(str(path), models, rows, {"version": "old", "sources": {}, "report": {"gate": "kept"}})
+from memory.head.outputs import read_arrays, save_head
+from tests.support.random_heads import random_head
 
 
 def _gate_rows(n: int = 400) -> tuple[list[Example], np.ndarray, np.ndarray, np.ndarray]:
@@ -63,7 +50,7 @@ def test_each_language_fires_on_its_own_share_of_chit_chat_lines() -> None:
 
 def test_gate_point_changes_the_gate_and_own_columns_and_nothing_else(tmp_path: Path) -> None:
     base, out = tmp_path / "base.npz", tmp_path / "out.npz"
-    _head_file(base)
+    random_head(base)
     rates = Rates({"en": 0.02, "zh": 0.02}, 0.95, {"en": 0.15, "zh": 0.3}, {"en": 0.01, "zh": 0.02})
     report = gate_point(str(base), str(out), _gate_rows(), rates)
     before, after = read_arrays(str(base)), read_arrays(str(out))
@@ -86,7 +73,7 @@ def test_gate_point_changes_the_gate_and_own_columns_and_nothing_else(tmp_path: 
 
 def _with_english_gate(path: Path) -> None:
     """The head file of ``_head_file`` with an English gate of its own (round 15), unlike the shared one."""
-    _head_file(path)
+    random_head(path)
     arrays = read_arrays(str(path))
     rng = np.random.default_rng(3)
     for part in PARTS:
