@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)
     if args.only == "grams":  # round 22: the n-gram term beside a head's networks
-        return _grams(args)
+        return _grams(args, sys.argv[1:] if argv is None else argv)
     return _only_category(args) if args.only == "category" else _train(args)
 
 
@@ -382,12 +382,21 @@ class Prepared:
     said: np.ndarray  # the gate rows' logits the keep side reads (``told_as_kept``)
     line_spreads: np.ndarray
 
+    def gate_examples(self) -> list[Example]:
+        """The rows the gate sees, in order (``in_gate``)."""
+        return [e for e, used in zip(self.examples, self.in_gate, strict=True) if used]
+
+
+def _embedders(args: argparse.Namespace) -> tuple[Path | None, dict[str, Callable[[list[str]], np.ndarray]]]:
+    """(the vector cache, an embedder per mode through it)."""
+    cache = Path(args.cache) if args.cache else None
+    return cache, {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
+
 
 def _prepare(args: argparse.Namespace, shape: Shape) -> Prepared:
     """The training rows, vectors and folds as ``args`` say, the networks (``_networks``) and their
     out-of-fold scores as the thresholds read them."""
-    cache = Path(args.cache) if args.cache else None
-    embed_as = {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
+    cache, embed_as = _embedders(args)
     seed, mining = int(args.seed), ROUND10 if args.round10 else ROUND2
     world = (int(args.world), tuple(args.world_languages.split(",")))
     examples, refused, weak_report = training_examples(
@@ -420,13 +429,11 @@ def _prepare(args: argparse.Namespace, shape: Shape) -> Prepared:
 
 def _train(args: argparse.Namespace) -> int:
     """Every network, thresholds and the combined score (the default run)."""
-    rates = _rates(args)
-    cache = Path(args.cache) if args.cache else None
-    embed_as = {mode: partial(embed, mode=mode, cache=cache) for mode in ("passage", "query")}
+    rates, embed_as = _rates(args), _embedders(args)[1]
     seed, shape = int(args.seed), Shape(float(args.l2), int(args.hidden), int(args.iterations))
     got = _prepare(args, shape)
     examples, in_gate, folds, lines = got.examples, got.in_gate, got.folds, got.lines
-    gate_examples = [e for e, used in zip(examples, in_gate, strict=True) if used]
+    gate_examples = got.gate_examples()
     line_rows = np.flatnonzero(in_gate & lines)
     line_texts = [examples[i].text for i in line_rows]
     w_keep, w_cat, w_gate = got.networks
@@ -460,7 +467,7 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _grams(args: argparse.Namespace) -> int:
+def _grams(args: argparse.Namespace, argv: list[str]) -> int:
     """``--only grams`` (round 22, ``grams_training``): the n-gram term of the ``--grams`` languages fitted
     on the networks of ``--networks`` (required: every other array of that file is kept bit for bit)."""
     if not args.networks or not args.grams:
@@ -468,7 +475,7 @@ def _grams(args: argparse.Namespace) -> int:
     got = _prepare(args, Shape())
     in_gate = got.in_gate
     rows = GateRows(
-        [e for e, used in zip(got.examples, in_gate, strict=True) if used],
+        got.gate_examples(),
         got.keep[in_gate],
         gate_odds(got.said)[1],
         got.lines[in_gate],
@@ -477,7 +484,7 @@ def _grams(args: argparse.Namespace) -> int:
     )
     langs = args.grams.split(",")
     rates = args.tell_false_rate or {lang: GRAMS_TELL_FALSE_RATE for lang in langs}
-    command = " ".join(["python -m memory.head.train", *sys.argv[1:]])
+    command = " ".join(["python -m memory.head.train", *argv])
     report = grams_run(args.networks, args.out, rows, langs, int(args.grams_bits), rates, command)
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
