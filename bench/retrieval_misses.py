@@ -208,11 +208,11 @@ async def run(data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSet
                 )
                 await assistant.handle(message)
                 await engine.touches.flush()
-                shown = len(model.requests) > before and bool(model.requests[-1].memories)
-                row = {"lang": lang, "shown": shown}
-                if shown:
-                    row.update(await _chitchat_row(engine, assistant, owner, text))
-                rows.append(row)
+                got = len(model.requests) > before and bool(model.requests[-1].memories)
+                line: dict[str, Any] = {"lang": lang, "shown": got}
+                if got:
+                    line.update(await _chitchat_row(engine, assistant, owner, text))
+                rows.append(line)
     return rows
 
 
