@@ -94,7 +94,8 @@ class RelevanceFloor:
         questions a share up to 0.4 lost no ask and kept fewer chit-chat lines' memories
         (memory/retrieval/DATA_CARD_RERANK.md, "The floor for other messages"); and one close in meaning
         to a memory about the same things ("is this shampoo any good for dandruff?" beside "I have
-        dandruff") far more often than it asks for it, so its cosine cut is its own (round 25, same card).
+        dandruff") far more often than it asks for it, so it may have a cosine cut of its own (round 25,
+        same card: off as configured — the cut the training data chose cost more answers than chatter).
         """
         if personal:
             return self
