@@ -1,4 +1,5 @@
-"""The floor for other messages (``memory.relevanceFloor.otherMatch``) calibrated on training data only.
+"""The floor for other messages (``memory.relevanceFloor.otherMatch``, ``otherCosine``, ``otherCosineZh``)
+calibrated on training data only.
 
     python -m bench.floor_other [--data ../shared/data] [--lines 40] [--embedding local] [--json]
 
@@ -12,7 +13,10 @@ Every question and line goes through the real message path's gate (``Assistant._
 retrieval without a floor; each share of ``SHARES`` is then applied with ``RelevanceFloor.admits`` to the
 same hits. Printed per language: the questions whose memory is still among the first ``k`` admitted, and
 the chit-chat lines that got any memory; ``chosen``: the largest share that loses no training question in
-either language against the configured floor (bench/README.md, issue 35, "ask35").
+either language against the configured floor (bench/README.md, issue 35, "ask35"). Then the same for the
+cosine such a message's memory needs (``COSINES``, per language, the configured share kept; chosen: the
+least cut with the fewest chit-chat lines shown of those that lose no training question — JSON
+``cosines``, ``chosen_cosine``; round 25, memory/retrieval/DATA_CARD_RERANK.md).
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ from memory.retrieval.ranking import RelevanceFloor
 from memory.retrieval.rerank_written import WRITTEN_FILE
 
 SHARES = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.8, 1.01)
+# The cosine cut for other messages (round 25), per language, the configured otherMatch kept: 0 leaves
+# hybridCosine / hybridCosineZh alone, 1.0 lets no other message in by its cosine.
+COSINES = (0.0, 0.86, 0.87, 0.88, 0.89, 0.9, 0.91, 0.92, 0.94, 1.0)
 SEED = 20261201
 CORPUS = {"en": "dailydialog", "zh": "lccc"}
 
@@ -126,7 +133,22 @@ def sweep(lines: list[Line]) -> dict[str, Any]:
     base = outcome(lines, replace(configured, other_match=0.0))
     rows = {share: outcome(lines, replace(configured, other_match=share)) for share in SHARES}
     kept = [s for s, r in rows.items() if all(r[lang]["recalled"] >= base[lang]["recalled"] for lang in r)]
-    return {"base": base, "shares": {str(s): r for s, r in rows.items()}, "chosen": max(kept, default=0.0)}
+    result = {"base": base, "shares": {str(s): r for s, r in rows.items()}, "chosen": max(kept, default=0.0)}
+    return result | cosine_sweep(lines, configured)
+
+
+def cosine_sweep(lines: list[Line], configured: RelevanceFloor) -> dict[str, Any]:
+    """Each language's cosine cut for other messages (``COSINES``, the configured share kept): the
+    outcome of each, and the least cut that shows the fewest chit-chat lines of those that lose no
+    training question of the language (0: no cut changes what the lines get)."""
+    base = outcome(lines, replace(configured, other_cosine=0.0, other_cosine_zh=0.0))
+    rows = {c: outcome(lines, replace(configured, other_cosine=c, other_cosine_zh=c)) for c in COSINES}
+    chosen = {}
+    for lang in CORPUS:
+        safe = [c for c, r in rows.items() if r[lang]["recalled"] >= base[lang]["recalled"]]
+        fewest = min(rows[c][lang]["shown"] for c in safe)
+        chosen[lang] = min(c for c in safe if rows[c][lang]["shown"] == fewest)
+    return {"cosines": {str(c): r for c, r in rows.items()}, "chosen_cosine": chosen}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,6 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     asked = ", ".join(f"{lang} {base[lang]['asks']}" for lang in CORPUS)
     chat = ", ".join(f"{lang} {base[lang]['chat']}" for lang in CORPUS)
     print(f"asks: {asked}; chit-chat lines: {chat}; chosen otherMatch {result['chosen']}")
+    rows = [
+        [c, *(r[lang][k] for lang in CORPUS for k in ("recalled", "shown"))]
+        for c, r in result["cosines"].items()
+    ]
+    print(
+        table(["otherCosine", "en asks recalled", "en chat shown", "zh asks recalled", "zh chat shown"], rows)
+    )
+    chosen = result["chosen_cosine"]
+    print(f"chosen otherCosine / otherCosineZh: {chosen['en']} / {chosen['zh']}")
     if args.json:
         emit_json(result)
     return 0

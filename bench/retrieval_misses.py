@@ -19,6 +19,13 @@ the floor, the cut to ``k`` or the re-ranker:
 
 For each, the fact's keyword match share, cosine, vector rank among all of the person's memories, and
 the first memory shown. Prints a table of counts per kind and language, and the misses themselves.
+
+Then each person's chit-chat lines of the set (after their questions, as ``bench.everyday`` sends them):
+one that got a memory is put down to the rule of the relevance floor that admitted its first admitted
+memory (``RelevanceFloor.admits``) — ``match`` (the keyword share), ``cosine`` (the absolute cosine cut)
+or ``lift`` (a cosine standing out of the pool, own-life questions only) — and whether the gate read it as
+an own-life question (``personal``). JSON ``chitchat_counts`` per language: ``n``, ``shown``, and of those
+``personal`` and each rule; ``chitchat_rows`` the lines that got memories.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from memory.records import Retrieved
 from memory.retrieval import rerank
 from memory.retrieval.gate import asks_about_themselves
 from memory.retrieval.question import memories_wanted
+from memory.retrieval.ranking import RelevanceFloor
 from memory.text.tokenizer import is_mostly_chinese
 from memory.vectors.embedding import EmbeddingSettings
 
@@ -120,8 +128,42 @@ async def _diagnose(
     return out
 
 
+def _admitting_rule(floor: RelevanceFloor, hit: Retrieved, chinese: bool, median: float, hybrid: bool) -> str:
+    """The first rule of ``RelevanceFloor.admits`` that lets ``hit`` through (keyword-only: the match)."""
+    if not hybrid or hit.match >= floor.hybrid_match:
+        return "match"
+    if hit.cosine >= (floor.hybrid_cosine_zh if chinese else floor.hybrid_cosine):
+        return "cosine"
+    return "lift" if floor.admits(hit, hybrid=True, chinese=chinese, pool_median=median) else "none"
+
+
+async def _chitchat_row(engine: MemoryEngine, assistant: Assistant, owner: str, text: str) -> dict[str, Any]:
+    """Why a chit-chat line got memories: the gate's reading and the floor's rule for its first one."""
+    projects = await engine.known_projects(owner)
+    personal = await assistant._wants_memory(text, projects)
+    floor = assistant.settings.floor.for_message(bool(personal))
+    enabled = rerank.ENABLED
+    rerank.ENABLED = False
+    try:
+        every = await engine.retrieve(owner, text, k=ALL, touch=False, related=bool(personal))
+        admitted = await engine.retrieve(owner, text, k=ALL, touch=False, floor=floor, related=bool(personal))
+    finally:
+        rerank.ENABLED = enabled
+    cosines = [h.cosine for h in every if h.cosine > 0]
+    median = float(np.median(cosines)) if cosines else 0.0
+    chinese = is_mostly_chinese(text)
+    first = admitted[0] if admitted else None
+    row: dict[str, Any] = {"chitchat": text, "personal": personal, "zh": chinese}
+    if first is not None:
+        hybrid = engine.embedding.embedder is not None
+        row.update(rule=_admitting_rule(floor, first, chinese, median, hybrid), first=first.content)
+        row.update(match=round(first.match, 3), cosine=round(first.cosine, 3), pool_median=round(median, 3))
+    return row
+
+
 async def run(data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSettings | None) -> list[dict]:
-    """Every ask of the set through the message path; each miss or second place diagnosed."""
+    """Every ask of the set through the message path; each miss or second place diagnosed; then each
+    person's chit-chat lines (rows with ``chitchat``)."""
     rows: list[dict] = []
     async with open_path(db_path, embedding, relevance_floor(Config())) as path:
         engine, assistant, model = path.engine, path.assistant, path.model
@@ -157,13 +199,38 @@ async def run(data: dict[str, Any], db_path: Path | str, embedding: EmbeddingSet
                     await _diagnose(engine, assistant, owner, query["text"], id_of[answer], shown, top1)
                 )
                 rows.append(row)
+            lang = block["queries"][0]["kind"].split("/", 1)[0] if block["queries"] else ""
+            lines = [c["text"] for c in data.get("chitchat", []) if c["lang"] == lang]
+            for index, text in enumerate(lines):
+                before = len(model.requests)
+                message = InboundMessage(
+                    channel=CHANNEL, chat_id=sender, sender_id=sender, text=text, message_id=f"c{index}"
+                )
+                await assistant.handle(message)
+                await engine.touches.flush()
+                got = len(model.requests) > before and bool(model.requests[-1].memories)
+                line: dict[str, Any] = {"lang": lang, "shown": got}
+                if got:
+                    line.update(await _chitchat_row(engine, assistant, owner, text))
+                rows.append(line)
     return rows
+
+
+def _chitchat_counts(rows: list[dict]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for lang in ("en", "zh"):
+        mine = [r for r in rows if r.get("lang") == lang]
+        shown = [r for r in mine if r["shown"]]
+        counts = Counter(r.get("rule", "none") for r in shown)
+        counts.update(n=len(mine), shown=len(shown), personal=sum(1 for r in shown if r.get("personal")))
+        out[lang] = dict(counts)
+    return out
 
 
 def _counts(rows: list[dict]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for lang in ("en", "zh"):
-        mine = [r for r in rows if r["kind"].startswith(lang + "/")]
+        mine = [r for r in rows if r.get("kind", "").startswith(lang + "/")]
         kinds = Counter(r.get("why", "top1") for r in mine)
         kinds["n"] = len(mine)
         kinds["reranked_away"] = sum(1 for r in mine if r.get("reranked"))
@@ -194,6 +261,16 @@ def main(argv: list[str] | None = None) -> int:
             ],
         )
     )
+    chat = _chitchat_counts(rows)
+    print(
+        table(
+            ["chit-chat", "n", "shown", "personal", "match", "cosine", "lift"],
+            [
+                [lang, *(c.get(k, 0) for k in ("n", "shown", "personal", "match", "cosine", "lift"))]
+                for lang, c in chat.items()
+            ],
+        )
+    )
     for r in rows:
         if "why" in r:
             signals = {
@@ -214,7 +291,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n[{r['why']}{'*' if r.get('reranked') else ''}] {r['kind']} ask: {r['ask']}")
             print(f"  tell: {r['tell']}\n  first shown: {r.get('first_shown')}\n  {signals}")
     if args.json:
-        emit_json({"counts": counts, "rows": rows})
+        asks = [r for r in rows if "kind" in r]
+        chitchat_rows = [r for r in rows if r.get("shown")]
+        emit_json({"counts": counts, "rows": asks, "chitchat_counts": chat, "chitchat_rows": chitchat_rows})
     return 0
 
 

@@ -117,6 +117,8 @@ def relevance_floor(config: Config) -> RelevanceFloor:
         floor.hybrid_cosine_zh,
         floor.hybrid_lift,
         floor.other_match,
+        floor.other_cosine,
+        floor.other_cosine_zh,
     )
 
 

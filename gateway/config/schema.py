@@ -201,6 +201,11 @@ class RelevanceFloorConfig(_Model):
     # For any other message the gate lets through, the keyword share a hit needs (hybrid; the larger of
     # this and hybridMatch). Calibrated on training data only (memory/retrieval/DATA_CARD_RERANK.md).
     other_match: float = Field(0.25, ge=0.0, le=1.0)
+    # And the cosine such a memory needs (hybrid; the larger of this and hybridCosine / hybridCosineZh).
+    # Off (0): the cut the training data chose for Chinese (0.91, python -m bench.floor_other) took MADial's
+    # recall from 0.84 to 0.12 (DATA_CARD_RERANK.md, round 25).
+    other_cosine: float = Field(0.0, ge=0.0, le=1.0)
+    other_cosine_zh: float = Field(0.0, ge=0.0, le=1.0)
 
 
 class MemoryConfig(_Model):

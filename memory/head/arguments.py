@@ -142,6 +142,12 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         "(quick_extract.QUESTION_HEADS); off: the cutter every shipped head was trained with",
     )
     parser.add_argument(
+        "--subjectless",
+        action="store_true",
+        help="read an English sentence opening with an auxiliary and no subject as a statement, as the "
+        "runtime does since round 25 (quick_extract.SUBJECTLESS_STATEMENTS); off: every shipped head's rule",
+    )
+    parser.add_argument(
         "--round14",
         action="store_true",
         help="round 14's gate rows (prodrop.py: own questions without a pronoun, world frames, long "

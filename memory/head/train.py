@@ -308,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     passing.ON = passing.ON or bool(args.passing)  # round 19
     zh_told.ON = zh_told.ON or bool(args.zh_told)  # round 19
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
+    quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)

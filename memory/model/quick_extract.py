@@ -66,11 +66,29 @@ _SECRET = re.compile(
     r"|密码|口令|密钥|令牌|验证码",
     re.I,
 )
-_EN_QUESTION = re.compile(
-    r"^(?:what|who|whom|whose|where|when|why|how|which|do|does|did|is|are|was|were|am|can|could|would|"
-    r"should|will|shall|may|have|has)\b",
-    re.I,
+# A sentence opening with a question word asks. Since round 25 (DATA_CARD) one opening with an auxiliary asks
+# only when a subject follows it (the inversion: "do you …", "is the shop …"); without one, and in a
+# contraction, it is a statement whose subject was dropped ("Did three years of night shifts", "Was in Porto
+# last week", "Can't eat shellfish"), which the head, or the fallback's first-person rule, decides as any
+# statement. The shipped head and re-ranker were trained before it: their trainers turn it off unless given
+# --subjectless, so the commands in their metadata still rebuild them bit for bit.
+SUBJECTLESS_STATEMENTS = True
+_EN_QUESTION_WORDS = r"what|who|whom|whose|where|when|why|how|which"
+_EN_AUXILIARIES = r"do|does|did|is|are|was|were|am|can|could|would|should|will|shall|may|have|has"
+_EN_SUBJECTS = (
+    r"i|you|u|we|they|he|she|it|there|this|that|these|those|one|my|your|ur|our|their|his|her|its|the|a|an|"
+    r"any|some|anyone|anybody|anything|someone|somebody|something|everyone|everybody|everything"
 )
+_EN_QUESTION = re.compile(rf"^(?:{_EN_QUESTION_WORDS}\b|(?:{_EN_AUXILIARIES})\s+(?:{_EN_SUBJECTS})\b)", re.I)
+_EN_QUESTION_ANY_AUXILIARY = re.compile(rf"^(?:{_EN_QUESTION_WORDS}|{_EN_AUXILIARIES})\b", re.I)  # before
+
+
+def _asks_from_first_word(text: str) -> bool:
+    """An English sentence that asks from its first words (``SUBJECTLESS_STATEMENTS`` says which rule)."""
+    start = _EN_QUESTION if SUBJECTLESS_STATEMENTS else _EN_QUESTION_ANY_AUXILIARY
+    return bool(start.match(text))
+
+
 _ZH_QUESTION = re.compile(r"[吗么][~～。.!！\s]*$")
 _EN_REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|don't forget|note|keep in mind)\b(?:\s+that)?[\s,:;-]*", re.I
@@ -152,8 +170,10 @@ def _meaningful(text: str) -> bool:
 
 def _is_question(text: str) -> bool:
     stripped = text.strip()
-    return stripped.endswith(("?", "？")) or bool(
-        _EN_QUESTION.match(stripped) or _ZH_QUESTION.search(stripped)
+    return (
+        stripped.endswith(("?", "？"))
+        or _asks_from_first_word(stripped)
+        or bool(_ZH_QUESTION.search(stripped))
     )
 
 
@@ -164,14 +184,14 @@ def _is_question(text: str) -> bool:
 # unless given --question-heads, so the commands in their metadata still rebuild them bit for bit.
 QUESTION_HEADS = True
 _QUESTION_TURN = re.compile(r"\s*(?:[,;]|\s[\u2014\u2013-])\s+")
-_EN_QUESTION_TURN = re.compile(rf"(?:{_EN_QUESTION.pattern[1:]}|any)\b", re.I)
+_EN_QUESTION_TURN = re.compile(rf"(?:{_EN_QUESTION_WORDS}|{_EN_AUXILIARIES}|any)\b", re.I)
 
 
 def statement_before_question(sentence: str) -> str | None:
     """The statement that opens an English question sentence, or None (not a question, Chinese, a
     question from its first word, no statement before the question word)."""
     body = sentence.strip()
-    if not body.endswith("?") or _HAN.search(body) or _EN_QUESTION.match(body):
+    if not body.endswith("?") or _HAN.search(body) or _asks_from_first_word(body):
         return None
     for turn in _QUESTION_TURN.finditer(body):
         if _EN_QUESTION_TURN.match(body, turn.end()):

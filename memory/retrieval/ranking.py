@@ -80,20 +80,32 @@ class RelevanceFloor:
     hybrid_cosine_zh: float = 0.0
     hybrid_lift: float = 0.0
     other_match: float = 0.0
+    other_cosine: float = 0.0
+    other_cosine_zh: float = 0.0
 
     def for_message(self, personal: bool) -> RelevanceFloor:
         """The floor for one message: as it is for a question about the person's own life (the gate's
         ``asks_own``); for any other message the gate let through (chatter, a question about the world,
-        narrative) no stand-out rule, and a hybrid keyword share of at least ``other_match``.
+        narrative) no stand-out rule, a hybrid keyword share of at least ``other_match`` and a cosine of
+        at least ``other_cosine`` (``other_cosine_zh`` for a Chinese query).
 
         Such a message shares a word or two with some memory far more often than it needs one: on the
         project's written training people (``rerank_written.json``) and the training halves' chit-chat
         questions a share up to 0.4 lost no ask and kept fewer chit-chat lines' memories
-        (memory/retrieval/DATA_CARD_RERANK.md, "The floor for other messages").
+        (memory/retrieval/DATA_CARD_RERANK.md, "The floor for other messages"); and one close in meaning
+        to a memory about the same things ("is this shampoo any good for dandruff?" beside "I have
+        dandruff") far more often than it asks for it, so it may have a cosine cut of its own (round 25,
+        same card: off as configured — the cut the training data chose cost more answers than chatter).
         """
         if personal:
             return self
-        return replace(self, hybrid_lift=0.0, hybrid_match=max(self.hybrid_match, self.other_match))
+        return replace(
+            self,
+            hybrid_lift=0.0,
+            hybrid_match=max(self.hybrid_match, self.other_match),
+            hybrid_cosine=max(self.hybrid_cosine, self.other_cosine),
+            hybrid_cosine_zh=max(self.hybrid_cosine_zh, self.other_cosine_zh),
+        )
 
     def admits(
         self, hit: Retrieved, *, hybrid: bool, chinese: bool = False, pool_median: float = 0.0

@@ -227,6 +227,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="mine answers with the runtime's cutter (quick_extract.QUESTION_HEADS, round 19); off: the "
         "cutter rerank.npz was trained with",
     )
+    parser.add_argument(
+        "--subjectless",
+        action="store_true",
+        help="mine answers with the runtime's question rule (round 25: "
+        "quick_extract.SUBJECTLESS_STATEMENTS); off: the rule rerank.npz was trained with",
+    )
     return parser.parse_args(argv)
 
 
@@ -277,6 +283,7 @@ def _figures(
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the pairs are mined with
+    quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule
     root, repo = Path(args.data), Path(__file__).resolve().parents[2]
     cache = Path(args.cache) if args.cache else None
     pairs, by_source, report = _pairs(args, root, repo, cache)

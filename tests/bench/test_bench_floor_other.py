@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.floor_other import Line, outcome, sweep
+from bench.floor_other import Line, cosine_sweep, outcome, sweep
 from memory.records import Retrieved
 from memory.retrieval.ranking import RelevanceFloor
 
@@ -38,3 +38,22 @@ def test_a_higher_other_share_drops_the_chat_line_then_the_needed_memory() -> No
 
 def test_chosen_is_the_largest_share_that_loses_no_training_ask() -> None:
     assert sweep(_lines())["chosen"] == 0.3
+
+
+def test_the_cosine_cut_is_chosen_per_language_on_the_training_asks() -> None:
+    """Round 25: of the cuts of ``COSINES`` that lose no training question of the language, the least
+    that shows the fewest chit-chat lines."""
+    lines = [
+        *_lines(),
+        # chit-chat close in meaning to a memory, no shared word: only the cosine admits it
+        Line("en", "is this shampoo any good?", None, False, [_hit(5, 0.0, 0.87)], 0.80),
+        # an other message that needs its memory at cosine 0.905
+        Line("en", "the Leeds thing again", 6, False, [_hit(6, 0.0, 0.905)], 0.80),
+        Line("zh", "洗发水好用吗", None, False, [_hit(7, 0.0, 0.93)], 0.85),
+    ]
+    floor = RelevanceFloor(0.0, 0.15, 0.84, 0.0, 0.865, 0.02, other_match=0.25)
+    result = cosine_sweep(lines, floor)
+    assert result["chosen_cosine"] == {"en": 0.88, "zh": 0.94}  # 0.91 would lose the Leeds memory
+    assert result["cosines"]["0.87"]["en"]["shown"] == 1 and result["cosines"]["0.88"]["en"]["shown"] == 0
+    assert result["cosines"]["0.91"]["en"]["recalled"] == result["cosines"]["0.9"]["en"]["recalled"] - 1
+    assert result["cosines"]["0.94"]["zh"]["shown"] == 0 and result["cosines"]["0.92"]["zh"]["shown"] == 1

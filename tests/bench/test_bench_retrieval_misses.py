@@ -65,3 +65,26 @@ def test_order_misses_with_no_signal_for_the_answer_are_counted() -> None:
     counts = _counts(rows)
     assert counts["en"]["order"] == 2 and counts["en"]["order_no_signal"] == 1
     assert counts["en"]["reranked_away"] == 1 and counts["zh"]["order_no_signal"] == 0
+
+
+def test_chitchat_lines_that_got_memories_are_put_down_to_the_floor_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each person's chit-chat lines follow their questions; one that got a memory names the rule of the
+    floor that admitted it (keyword-only: the match) and the gate's reading; a greeting gets none."""
+    chat = [
+        {"lang": "en", "text": "good morning!"},
+        {"lang": "en", "text": "what do you think about peanuts?"},
+        {"lang": "zh", "text": "芒果好吃吗？"},
+    ]
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps({**TINY, "chitchat": chat}, ensure_ascii=False), encoding="utf-8")
+    assert main(["--data", str(data), "--embedding", "none", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    counts = result["chitchat_counts"]
+    assert counts["en"]["n"] == 2 and counts["zh"]["n"] == 1
+    shown = {r["chitchat"]: r for r in result["chitchat_rows"]}
+    assert "good morning!" not in shown
+    assert shown["芒果好吃吗？"]["rule"] == "match" and shown["芒果好吃吗？"]["first"] == "我对芒果过敏。"
+    assert counts["zh"]["shown"] == counts["zh"]["match"] == 1
+    assert len(result["rows"]) == 4  # the questions alone

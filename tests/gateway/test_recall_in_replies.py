@@ -204,6 +204,24 @@ def test_a_message_not_about_the_persons_life_needs_the_other_share_and_gets_no_
     assert RelevanceFloor(hybrid_match=0.5, other_match=0.25).for_message(False).hybrid_match == 0.5
 
 
+def test_a_message_not_about_the_persons_life_needs_its_own_cosine_in_each_language() -> None:
+    """Round 25: ``other_cosine`` / ``other_cosine_zh`` raise the cosine cut of other messages only, and
+    never lower the configured one."""
+    floor = RelevanceFloor(
+        0.2, 0.15, 0.84, 0.2, 0.865, hybrid_lift=0.02, other_cosine=0.9, other_cosine_zh=0.92
+    )
+    close = _hit(0.0, 0.88)  # close in meaning, no shared word
+    assert floor.for_message(True).admits(close, hybrid=True)
+    assert floor.for_message(True).admits(close, hybrid=True, chinese=True)
+    other = floor.for_message(False)
+    assert not other.admits(close, hybrid=True) and not other.admits(close, hybrid=True, chinese=True)
+    assert other.admits(_hit(0.0, 0.9), hybrid=True) and not other.admits(
+        _hit(0.0, 0.91), hybrid=True, chinese=True
+    )
+    assert other.admits(_hit(0.0, 0.92), hybrid=True, chinese=True)
+    assert RelevanceFloor(hybrid_cosine=0.95, other_cosine=0.9).for_message(False).hybrid_cosine == 0.95
+
+
 def test_the_configured_floor_asks_more_shared_words_of_other_messages() -> None:
     floor = relevance_floor(Config())
     assert floor.other_match > floor.hybrid_match

@@ -215,3 +215,43 @@ def test_a_statement_before_a_question_is_judged_only_when_asked(monkeypatch: py
     monkeypatch.setattr(quick, "QUESTION_HEADS", True)
     (only,) = quick.candidates(said)
     assert only.sentence == "We moved to Leeds in May"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Did three years of night shifts at the bakery.",
+        "Was in Porto last week for a wedding",
+        "Can't eat shellfish, it makes me ill",
+        "Have two sisters and a brother",
+        "Am starting a new job on Monday",
+        "Should be home by six tonight",
+    ],
+)
+def test_a_statement_whose_subject_was_dropped_is_a_candidate(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An auxiliary first with no subject after it ("Did three years …") is a statement the head decides,
+    not a question the rules refuse; so is a contraction ("Can't …"). The trainers' rule (off) refuses it:
+    the shipped heads were trained with it."""
+    from memory.model import quick_extract as quick
+
+    assert [c.sentence for c in candidates(text)] == [text.rstrip(".")]
+    monkeypatch.setattr(quick, "SUBJECTLESS_STATEMENTS", False)
+    assert candidates(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do you know a good plumber",
+        "is the pharmacy open on Sundays",
+        "did my parcel arrive",
+        "Can u set a timer for ten minutes",
+        "Have you seen my keys",
+        "what a week",
+    ],
+)
+def test_a_question_without_its_mark_is_still_refused(text: str) -> None:
+    """A question word first, or an auxiliary followed by its subject (the inversion), asks."""
+    assert candidates(text) == []
