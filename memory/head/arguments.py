@@ -180,6 +180,14 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         "'tell', requests, complaints and public dates as 'other', own questions as 'own'; as zh_told.ON = "
         "True; DATA_CARD 'Round 19, Chinese gate')",
     )
+    parser.add_argument(
+        "--zh-regional",
+        action="store_true",
+        help="round 26's Chinese gate rows (zh_told.py + zh_regional_written.json: questions in regional "
+        "Mandarin — 四川/重庆, 东北, 湖南/湖北, 广东, 北京, 台湾 usage, casual — about one's own life as "
+        "'own', the same registers about the world as 'other'; as zh_told.REGIONAL = True, with or without "
+        "--zh-told; DATA_CARD 'Round 26, Chinese gate rows in regional Mandarin')",
+    )
 
 
 def _gate_flags(parser: argparse.ArgumentParser) -> None:

@@ -20,6 +20,14 @@ dropped by ``screened``.
 
 Written for this purpose (zh35) from general knowledge; no evaluation set opened or paraphrased.
 Deterministic given the seed; off unless ``ON`` (``train --zh-told``).
+
+Round 26 (DATA_CARD "Round 26, Chinese gate rows in regional Mandarin"): ``zh_regional_written.json``'s
+questions in regional registers — 四川/重庆, 东北, 湖南/湖北, 广东-influenced, 北方/北京, 台湾 usage
+and casual standard Mandarin: subjectless, no question mark, A-not-A (办没办, 交了没有), either/or
+(…还是…), …来着, fragments — about one's own life as "own" (``gate-zh-regional-own``) and the same
+registers about the world as "other" (``gate-zh-regional-other``), so the gate learns the question's
+subject, not the dialect word. Gate only and untrusted as round 19's rows, screened the same way; off
+unless ``REGIONAL`` (``train --zh-regional``), independent of ``ON``.
 """
 
 from __future__ import annotations
@@ -48,6 +56,12 @@ CASUAL_SHARE = 0.5
 NEAR = 0.75
 # Round 19's rows in a training run (``train.training_examples``); ``train --zh-told`` sets it.
 ON = False
+# Round 26: the regional questions, rows per label; in a training run when ``REGIONAL`` (``--zh-regional``).
+REGIONAL_WRITTEN = Path(__file__).with_name("zh_regional_written.json")
+REGIONAL_COUNTS = {"own": 200, "other": 200}
+REGIONAL = False
+# A form already ending in one of these (a 语气词 or an A-not-A's end) takes only a mark, an emoji or nothing.
+_PARTICLE_END = tuple("嗦齁吼喔哦嘛噻呢啊咧哈呀不没冇未么吗吧欸撒哇嘞咯着")
 
 _SLOT = re.compile(r"\{(\w+)\}")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -108,6 +122,38 @@ def zh_rows(seed: int = SEED) -> list[Example]:
     return rows + [Example(t, "zh", f"{SOURCE}own", None, None, "own") for t in own]
 
 
+def _asked(forms: list[str], n: int, slots: dict[str, list[str]], rng: random.Random) -> list[str]:
+    """``n`` distinct questions (fewer if the forms cannot make them), the forms taken in turn: typed
+    casually half the time — a lead (欸，/问哈，/话说) and a tail (none, ？, 哦/嘛/嘞, an emoji; after a
+    语气词 only a mark, an emoji or nothing) — else with a question mark, for "own" and "other" alike."""
+    out: dict[str, None] = {}
+    tries = 0
+    while len(out) < n and tries < n * 20:
+        text = _fill(forms[tries % len(forms)], slots, rng)
+        tries += 1
+        if rng.random() < CASUAL_SHARE:
+            tails = slots["bare_tail"] if text.endswith(_PARTICLE_END) else slots["tail"]
+            text = rng.choice(slots["lead"]) + text + rng.choice(tails)
+        else:
+            text += "？"
+        out.setdefault(text, None)
+    return list(out)
+
+
+def regional_rows(seed: int = SEED) -> list[Example]:
+    """Every round-26 row before the screen: "own" then "other", each label's forms of every register
+    interleaved so any prefix of the rows holds every register."""
+    data: dict[str, Any] = json.loads(REGIONAL_WRITTEN.read_text(encoding="utf-8"))
+    rows: list[Example] = []
+    for label, n in REGIONAL_COUNTS.items():
+        registers = list(data[label].values())
+        forms = [r[i] for i in range(max(map(len, registers))) for r in registers if i < len(r)]
+        rng = random.Random(f"{seed}-{SOURCE}regional-{label}")
+        texts = _asked(forms, n, data["slots"], rng)
+        rows += [Example(t, "zh", f"{SOURCE}regional-{label}", None, None, label) for t in texts]
+    return rows
+
+
 def _bigrams(text: str) -> set[str]:
     return {text[i : i + 2] for i in range(len(text) - 1)}
 
@@ -149,8 +195,11 @@ def screened(
     return kept, dropped
 
 
-def zh_told_examples(near: Iterable[str] = (), seed: int = SEED, on: bool | None = None) -> list[Example]:
-    """Every round-19 gate row less those near a text of ``near`` (none unless ``on``, default ``ON``)."""
-    if not (ON if on is None else on):
-        return []
-    return screened(zh_rows(seed), near)[0]
+def zh_told_examples(
+    near: Iterable[str] = (), seed: int = SEED, on: bool | None = None, regional: bool | None = None
+) -> list[Example]:
+    """Every round-19 gate row (none unless ``on``, default ``ON``) and round 26's regional questions (none
+    unless ``regional``, default ``REGIONAL``), less those near a text of ``near``."""
+    rows = zh_rows(seed) if (ON if on is None else on) else []
+    rows += regional_rows(seed) if (REGIONAL if regional is None else regional) else []
+    return screened(rows, near)[0] if rows else []
