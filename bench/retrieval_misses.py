@@ -65,6 +65,22 @@ def _place(hits: list[Retrieved], memory_id: int) -> int | None:
     return next((i for i, h in enumerate(hits, start=1) if h.id == memory_id), None)
 
 
+async def _unfloored_and_admitted(
+    engine: MemoryEngine, assistant: Assistant, owner: str, text: str, personal: bool | None
+) -> tuple[list[Retrieved], list[Retrieved]]:
+    """Every candidate of ``text`` without the floor, and those the message's floor admits; fused order,
+    the re-ranker off (so a step's loss is the step's)."""
+    floor = assistant.settings.floor.for_message(bool(personal))
+    enabled = rerank.ENABLED
+    rerank.ENABLED = False
+    try:
+        every = await engine.retrieve(owner, text, k=ALL, touch=False, related=bool(personal))
+        admitted = await engine.retrieve(owner, text, k=ALL, touch=False, floor=floor, related=bool(personal))
+    finally:
+        rerank.ENABLED = enabled
+    return every, admitted
+
+
 async def _diagnose(
     engine: MemoryEngine,
     assistant: Assistant,
@@ -78,15 +94,8 @@ async def _diagnose(
     projects = await engine.known_projects(owner)
     personal = None if asks_about_themselves(text) else await assistant._wants_memory(text, projects)
     out: dict[str, Any] = {"personal": personal}
-    floor = assistant.settings.floor.for_message(bool(personal))
     k = memories_wanted(text, assistant.settings.top_k)
-    enabled = rerank.ENABLED
-    rerank.ENABLED = False
-    try:
-        every = await engine.retrieve(owner, text, k=ALL, touch=False, related=bool(personal))
-        admitted = await engine.retrieve(owner, text, k=ALL, touch=False, floor=floor, related=bool(personal))
-    finally:
-        rerank.ENABLED = enabled
+    every, admitted = await _unfloored_and_admitted(engine, assistant, owner, text, personal)
     fused = _place(every, answer_id)
     hit = next((h for h in every if h.id == answer_id), None)
     out.update(fused_rank=fused, admitted_rank=_place(admitted, answer_id), k=k, n_candidates=len(every))
@@ -142,13 +151,7 @@ async def _chitchat_row(engine: MemoryEngine, assistant: Assistant, owner: str, 
     projects = await engine.known_projects(owner)
     personal = await assistant._wants_memory(text, projects)
     floor = assistant.settings.floor.for_message(bool(personal))
-    enabled = rerank.ENABLED
-    rerank.ENABLED = False
-    try:
-        every = await engine.retrieve(owner, text, k=ALL, touch=False, related=bool(personal))
-        admitted = await engine.retrieve(owner, text, k=ALL, touch=False, floor=floor, related=bool(personal))
-    finally:
-        rerank.ENABLED = enabled
+    every, admitted = await _unfloored_and_admitted(engine, assistant, owner, text, personal)
     cosines = [h.cosine for h in every if h.cosine > 0]
     median = float(np.median(cosines)) if cosines else 0.0
     chinese = is_mostly_chinese(text)
