@@ -239,3 +239,10 @@ def _grams_flags(parser: argparse.ArgumentParser) -> None:
         default=GRAMS_BITS,
         help=f"with --only grams: 2^bits hashed n-gram buckets (default {GRAMS_BITS}: under 2 MB as float16)",
     )
+    parser.add_argument(
+        "--grams-also",
+        type=lambda text: tuple(p for p in text.split(",") if p),
+        default=(),
+        help="with --only grams: row sources (prefixes, comma-separated, e.g. 'gate-zh-fast-') the n-gram is "
+        "fitted on besides the rows a person labelled (round 27; grams_training.GateRows.also)",
+    )

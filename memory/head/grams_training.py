@@ -62,13 +62,18 @@ class GateRows:
     lines: np.ndarray  # which rows are chit-chat lines
     folds: np.ndarray
     usable: np.ndarray  # the rows the gate trains on (not a chit-chat self-statement)
+    # Round 27 (``train --grams-also gate-zh-fast-``): sources fitted on besides the trusted rows — written
+    # forms of each class apart, whose frames (not shared parts) tell the classes apart.
+    also: tuple[str, ...] = ()
 
     def fitted_on(self) -> np.ndarray:
         """The rows the n-gram is fitted on: the gate's, less the ones no person labelled (the dialogue
         clauses labelled by cosine, round 14's composed and framed rows, templated world questions —
-        ``calibrate.trusted``): composed rows share their parts' characters across classes by construction,
-        and a weak label is the embedder's own reading, which the term is there to add to."""
-        return self.usable & trusted(self.examples)
+        ``calibrate.trusted``) unless their source begins with one of ``also``: composed rows share their
+        parts' characters across classes by construction, and a weak label is the embedder's own reading,
+        which the term is there to add to."""
+        named = np.array([bool(self.also) and e.source.startswith(self.also) for e in self.examples])
+        return self.usable & (trusted(self.examples) | named)
 
 
 @dataclass(frozen=True, slots=True)

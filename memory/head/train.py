@@ -483,6 +483,7 @@ def _grams(args: argparse.Namespace, argv: list[str]) -> int:
         got.lines[in_gate],
         got.folds[in_gate],
         ~got.noisy[in_gate],
+        args.grams_also,
     )
     langs = args.grams.split(",")
     rates = args.tell_false_rate or {lang: GRAMS_TELL_FALSE_RATE for lang in langs}

@@ -68,6 +68,31 @@ def test_it_is_fitted_only_on_rows_the_gate_trains_on_and_a_person_labelled() ->
     assert np.array_equal(one.weights, other.weights)
 
 
+def test_also_adds_the_named_sources_and_no_other() -> None:
+    rows = _rows()
+    written = [Example(f"{f}啊", "zh", "gate-zh-fast-tell", None, asks="tell") for f in FACTS]
+    composed = [Example(f"{c}啊", "zh", "gate-zh-frames", None, asks="tell") for c in CHAT]
+    examples = rows.examples + written + composed
+    n, m = len(rows.examples), len(written) + len(composed)
+
+    def grown(also: tuple[str, ...]) -> GateRows:
+        pad = np.zeros(m)
+        return GateRows(
+            examples,
+            np.concatenate([rows.keep, pad]),
+            np.concatenate([rows.personal, pad]),
+            np.concatenate([rows.lines, np.zeros(m, dtype=bool)]),
+            np.concatenate([rows.folds, np.arange(m) % 5]),
+            np.concatenate([rows.usable, np.ones(m, dtype=bool)]),
+            also,
+        )
+
+    plain, named = grown(()).fitted_on(), grown(("gate-zh-fast-",)).fitted_on()
+    assert not plain[n:].any() and np.array_equal(plain[:n], rows.fitted_on())
+    assert named[n : n + len(written)].all() and not named[n + len(written) :].any()
+    assert np.array_equal(named[:n], plain[:n])
+
+
 def test_grams_changes_one_row_and_adds_two_arrays(tmp_path: Path) -> None:
     base, out = tmp_path / "base.npz", tmp_path / "out.npz"
     random_head(base)
