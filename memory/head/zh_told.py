@@ -77,8 +77,8 @@ FAST_WRITTEN = Path(__file__).with_name("zh_fast_written.json")
 FAST_COUNTS = {"own": 200, "other_ask": 200, "tell": 300, "other_say": 300}
 FAST_LABELS = {"own": "own", "other_ask": "other", "tell": "tell", "other_say": "other"}
 FAST = False
-# The typing step (``_typed``): the share of rows it is applied to, the rate of a homophone typo (one, from
-# ``TYPOS``: the written character → the one typed) and of a tail (``TYPED_TAILS``) in a typed row.
+# The typing step (``_typed``): the share of each side's rows it is applied to, the rate of a homophone typo
+# (one, from ``TYPOS``: the written character → the one typed) and of a tail (``TYPED_TAILS``) in a typed row.
 TYPED_SHARE = 0.5
 TYPO_RATE = 0.15
 TYPED_TAIL_RATE = 0.2
@@ -215,8 +215,9 @@ def fast_written() -> dict[str, Any]:
 def fast_rows(seed: int = SEED) -> list[Example]:
     """Every round-27 row before the screen, by side (``FAST_COUNTS``: own, other_ask, tell, other_say):
     ``n`` distinct texts (fewer if the forms cannot make them), each side's groups interleaved so any prefix
-    holds every group, the forms taken in turn; ``TYPED_SHARE`` of them through ``_typed``, the rest as
-    written."""
+    holds every group, the forms taken in turn; ``TYPED_SHARE`` of each side's rows through ``_typed``
+    (every other row kept: the same share on every side, however many of a side's written texts repeat),
+    the rest as written."""
     data = fast_written()
     slots: dict[str, list[str]] = data["slots"]
     rows: list[Example] = []
@@ -229,7 +230,8 @@ def fast_rows(seed: int = SEED) -> list[Example]:
         while len(out) < n and tries < n * 20:
             text = _fill(forms[tries % len(forms)], slots, rng)
             tries += 1
-            out.setdefault(_typed(text, rng) if rng.random() < TYPED_SHARE else text, None)
+            typed = int((len(out) + 1) * TYPED_SHARE) > int(len(out) * TYPED_SHARE)  # the share of rows kept
+            out.setdefault(_typed(text, rng) if typed else text, None)
         source = f"{SOURCE}fast-{side.replace('_', '-')}"
         rows += [Example(t, "zh", source, None, None, FAST_LABELS[side]) for t in out]
     return rows

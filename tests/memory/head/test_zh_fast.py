@@ -96,6 +96,10 @@ def test_the_typing_step_is_the_same_for_every_label(monkeypatch: pytest.MonkeyP
     for source, rows in by_source(fast_rows()).items():
         assert [t for t in rows if re.search(r"[，？]", t)], source  # as written: some marks
         assert not [t for t in rows if t.endswith(MARKS)], source
+    monkeypatch.setattr(zh_told, "TYPED_SHARE", 0.5)
+    monkeypatch.setattr(zh_told, "_typed", lambda text, rng: text + "·typed")
+    for source, rows in by_source(fast_rows()).items():  # exactly half of every side's rows typed
+        assert len([t for t in rows if t.endswith("·typed")]) == len(rows) // 2, source
     monkeypatch.undo()
     for source, rows in by_source(fast_rows()).items():
         # about half typed: a tail on some, the rest as written (some marks kept)
