@@ -188,6 +188,15 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         "'own', the same registers about the world as 'other'; as zh_told.REGIONAL = True, with or without "
         "--zh-told; DATA_CARD 'Round 26, Chinese gate rows in regional Mandarin')",
     )
+    parser.add_argument(
+        "--zh-fast",
+        action="store_true",
+        help="round 27's Chinese gate rows (zh_told.py + zh_fast_written.json: messages typed fast — "
+        "spaces for commas, no question mark, digits, typos, 哈哈/yyds/zs, deadline/KPI — own questions as "
+        "'own', questions about the world as 'other', lasting facts about one's life as 'tell', moods, "
+        "reactions and requests with no lasting fact as 'other'; as zh_told.FAST = True, with or without "
+        "--zh-told and --zh-regional; DATA_CARD 'Round 27, Chinese gate rows typed fast')",
+    )
 
 
 def _gate_flags(parser: argparse.ArgumentParser) -> None:

@@ -240,7 +240,7 @@ def training_examples(
     every += dated_examples()  # round 17's gate rows (dated.py; none unless dated.ON)
     every += own_asked_examples()  # round 18's gate rows (own_asked.py; none unless own_asked.ON)
     every += passing_examples(evaluation=banned)  # round 19 (passing.py; none unless passing.ON; screened)
-    if zh_told.ON or zh_told.REGIONAL:  # rounds 19, 26 (Chinese), less rows near an evaluation/held-out text
+    if zh_told.ON or zh_told.REGIONAL or zh_told.FAST:  # rounds 19, 26, 27 (zh), screened
         every += zh_told.zh_told_examples(banned | set(chitchat_split(root, "lccc", held_out=True)))
     examples = [e for e in every if e.text.strip() not in banned]
     return examples, len(every) - len(examples), dict(weak_report)
@@ -308,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     passing.ON = passing.ON or bool(args.passing)  # round 19
     zh_told.ON = zh_told.ON or bool(args.zh_told)  # round 19
     zh_told.REGIONAL = zh_told.REGIONAL or bool(args.zh_regional)  # round 26
+    zh_told.FAST = zh_told.FAST or bool(args.zh_fast)  # round 27
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
     quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates

@@ -28,6 +28,17 @@ and casual standard Mandarin: subjectless, no question mark, A-not-A (办没办,
 registers about the world as "other" (``gate-zh-regional-other``), so the gate learns the question's
 subject, not the dialect word. Gate only and untrusted as round 19's rows, screened the same way; off
 unless ``REGIONAL`` (``train --zh-regional``), independent of ``ON``.
+
+Round 27 (DATA_CARD "Round 27, Chinese gate rows typed fast"): ``zh_fast_written.json``'s forms typed the way
+people type on a phone in a hurry — spaces for commas, no question mark, digits for money, dates and times
+(2000, 1块5, 12月6号, 60v), homophone typos, 哈哈/嗯嗯/造/酱紫/木有/肿么, pinyin initials (yyds, xswl, zs,
+dbq), English words (deadline, KPI, offer), bursts of short facts — on all four sides: own questions
+(``gate-zh-fast-own``, "own"), questions about the world (``gate-zh-fast-other-ask``, "other"), lasting facts
+about one's life (``gate-zh-fast-tell``, "tell") and the same typing with no lasting personal fact
+(``gate-zh-fast-other-say``, "other"). Half of every label's rows pass through one typing step (``_typed``),
+the same for all labels, so nothing but the subject separates them. Gate only and untrusted as round 19's
+rows, screened the same way; off unless ``FAST`` (``train --zh-fast``), independent of ``ON`` and
+``REGIONAL``.
 """
 
 from __future__ import annotations
@@ -60,6 +71,32 @@ ON = False
 REGIONAL_WRITTEN = Path(__file__).with_name("zh_regional_written.json")
 REGIONAL_COUNTS = {"own": 200, "other": 200}
 REGIONAL = False
+# Round 27: rows typed fast, per side of ``zh_fast_written.json`` (its label: ``FAST_LABELS``); in a training
+# run when ``FAST`` (``--zh-fast``).
+FAST_WRITTEN = Path(__file__).with_name("zh_fast_written.json")
+FAST_COUNTS = {"own": 200, "other_ask": 200, "tell": 300, "other_say": 300}
+FAST_LABELS = {"own": "own", "other_ask": "other", "tell": "tell", "other_say": "other"}
+FAST = False
+# The typing step (``_typed``): the share of each side's rows it is applied to, the rate of a homophone typo
+# (one, from ``TYPOS``: the written character → the one typed) and of a tail (``TYPED_TAILS``) in a typed row.
+TYPED_SHARE = 0.5
+TYPO_RATE = 0.15
+TYPED_TAIL_RATE = 0.2
+TYPOS = (
+    ("在", "再"),
+    ("再", "在"),
+    ("的", "得"),
+    ("得", "的"),
+    ("地", "的"),
+    ("做", "作"),
+    ("已经", "以经"),
+    ("哪", "那"),
+    ("那", "哪"),
+    ("吗", "嘛"),
+    ("块", "快"),
+    ("账", "帐"),
+)
+TYPED_TAILS = ("哈哈", " 哈哈哈", "嗯嗯", " 嗯嗯", "😂", " 😭", "🙏", " [捂脸]", "～", "啊")
 # A form already ending in one of these (a 语气词 or an A-not-A's end) takes only a mark, an emoji or nothing.
 _PARTICLE_END = tuple("嗦齁吼喔哦嘛噻呢啊咧哈呀不没冇未么吗吧欸撒哇嘞咯着")
 
@@ -154,6 +191,52 @@ def regional_rows(seed: int = SEED) -> list[Example]:
     return rows
 
 
+def _typed(text: str, rng: random.Random) -> str:
+    """``text`` as typed fast: commas, full stops and the like to spaces, question marks dropped, at
+    ``TYPO_RATE`` one homophone typo of ``TYPOS``, at ``TYPED_TAIL_RATE`` a 哈哈/嗯嗯/emoji tail."""
+    text = re.sub(r"\s*[，。、,！!；;～~]+\s*", " ", text)
+    text = re.sub(r"[？?]+", "", text)
+    if rng.random() < TYPO_RATE:
+        found = [(a, b) for a, b in TYPOS if a in text]
+        if found:
+            a, b = rng.choice(found)
+            i = rng.choice([m.start() for m in re.finditer(a, text)])
+            text = text[:i] + b + text[i + len(a) :]
+    if rng.random() < TYPED_TAIL_RATE:
+        text = text.rstrip() + rng.choice(TYPED_TAILS)
+    return re.sub(r" {2,}", " ", text).strip()
+
+
+def fast_written() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(FAST_WRITTEN.read_text(encoding="utf-8"))
+    return data
+
+
+def fast_rows(seed: int = SEED) -> list[Example]:
+    """Every round-27 row before the screen, by side (``FAST_COUNTS``: own, other_ask, tell, other_say):
+    ``n`` distinct texts (fewer if the forms cannot make them), each side's groups interleaved so any prefix
+    holds every group, the forms taken in turn; ``TYPED_SHARE`` of each side's rows through ``_typed``
+    (every other row kept: the same share on every side, however many of a side's written texts repeat),
+    the rest as written."""
+    data = fast_written()
+    slots: dict[str, list[str]] = data["slots"]
+    rows: list[Example] = []
+    for side, n in FAST_COUNTS.items():
+        groups = list(data[side].values())
+        forms = [g[i] for i in range(max(map(len, groups))) for g in groups if i < len(g)]
+        rng = random.Random(f"{seed}-{SOURCE}fast-{side}")
+        out: dict[str, None] = {}
+        tries = 0
+        while len(out) < n and tries < n * 20:
+            text = _fill(forms[tries % len(forms)], slots, rng)
+            tries += 1
+            typed = int((len(out) + 1) * TYPED_SHARE) > int(len(out) * TYPED_SHARE)  # the share of rows kept
+            out.setdefault(_typed(text, rng) if typed else text, None)
+        source = f"{SOURCE}fast-{side.replace('_', '-')}"
+        rows += [Example(t, "zh", source, None, None, FAST_LABELS[side]) for t in out]
+    return rows
+
+
 def _bigrams(text: str) -> set[str]:
     return {text[i : i + 2] for i in range(len(text) - 1)}
 
@@ -196,10 +279,16 @@ def screened(
 
 
 def zh_told_examples(
-    near: Iterable[str] = (), seed: int = SEED, on: bool | None = None, regional: bool | None = None
+    near: Iterable[str] = (),
+    seed: int = SEED,
+    on: bool | None = None,
+    regional: bool | None = None,
+    fast: bool | None = None,
 ) -> list[Example]:
-    """Every round-19 gate row (none unless ``on``, default ``ON``) and round 26's regional questions (none
-    unless ``regional``, default ``REGIONAL``), less those near a text of ``near``."""
+    """Every round-19 gate row (none unless ``on``, default ``ON``), round 26's regional questions (none
+    unless ``regional``, default ``REGIONAL``) and round 27's rows typed fast (none unless ``fast``, default
+    ``FAST``), less those near a text of ``near``."""
     rows = zh_rows(seed) if (ON if on is None else on) else []
     rows += regional_rows(seed) if (REGIONAL if regional is None else regional) else []
+    rows += fast_rows(seed) if (FAST if fast is None else fast) else []
     return screened(rows, near)[0] if rows else []
