@@ -166,6 +166,13 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         "'own'; as own_asked.ON = True; DATA_CARD 'Round 18, own questions')",
     )
     parser.add_argument(
+        "--en-howto",
+        action="store_true",
+        help="round 27's gate rows (own_asked.py + howto_written.json: how-to, advice and world questions "
+        "with a generic I/my as 'other', the same shapes about one's own life as told before as 'own'; as "
+        "own_asked.HOWTO = True; DATA_CARD 'Round 27, English how-to questions')",
+    )
+    parser.add_argument(
         "--passing",
         action="store_true",
         help="round 19's gate rows (passing.py: facts said in passing inside a request, a mood or a "

@@ -15,6 +15,16 @@ forms filled from its slot lists, the forms taken in turn, about a fifth typed c
 
 Written for this purpose (own35); no evaluation set opened or paraphrased. Deterministic given the seed; off
 unless ``ON`` (``train --own-asked``).
+
+Round 27 (issue 35, enhowto; DATA_CARD "Round 27, English how-to questions"): how-to, advice and world
+questions with "I"/"my"/"me"/"we" as their generic subject ("how long can I keep …", "why does my … keep …",
+"can I …", "where can I …") read as own questions, so memories were shown for small talk. ``howto_rows``
+writes both sides of that shape from ``howto_written.json``: "other" (the answer lies in the world, source
+``gate-howto-other-en``) and "own" (the same shapes, the answer in the person's own life as told before —
+pick-up times, where they put things, their bills, appointments, prescriptions, documents, numbers, routines;
+``gate-howto-own-en``); its "twins" are near pairs across the labels. Casual typing on both sides alike.
+Gate only and untrusted as above; off unless ``HOWTO`` (``train --en-howto``); screened against the
+evaluation texts with round 19's ``passing.screened``.
 """
 
 from __future__ import annotations
@@ -22,10 +32,12 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from memory.head.corpus import SEED, Example
+from memory.head.passing import _typo, screened
 
 SOURCE = "gate-own-asked-en"
 WRITTEN = Path(__file__).with_name("own_asked_written.json")
@@ -33,6 +45,13 @@ PER_LANGUAGE = 420
 CASUAL_SHARE = 0.2
 # Round 18's rows in a training run (``train.training_examples``); ``train --own-asked`` sets it.
 ON = False
+# Round 27's how-to rows, both labels (``howto_rows``); ``train --en-howto`` sets ``HOWTO``.
+HOWTO = False
+HOWTO_WRITTEN = Path(__file__).with_name("howto_written.json")
+HOWTO_COUNTS = {"own": 300, "other": 300}
+HOWTO_SOURCES = {"own": "gate-howto-own-en", "other": "gate-howto-other-en"}
+HOWTO_CASUAL_SHARE = 0.4  # on both labels alike
+HOWTO_TYPO_SHARE = 0.1
 
 _SLOT = re.compile(r"\{(\w+)\}")
 
@@ -68,8 +87,60 @@ def own_asked(seed: int = SEED, n: int = PER_LANGUAGE) -> list[Example]:
     return [Example(t, "en", SOURCE, None, None, "own") for t in out]
 
 
-def own_asked_examples(seed: int = SEED, on: bool | None = None) -> list[Example]:
-    """Every round-18 gate row (none unless ``on``, default ``ON``)."""
-    if not (ON if on is None else on):
-        return []
-    return own_asked(seed)
+def howto_written() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(HOWTO_WRITTEN.read_text(encoding="utf-8"))
+    return data
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^\w ]", " ", text.lower())).strip()
+
+
+def _typed(text: str, casual: dict[str, list[str]], rng: random.Random) -> str:
+    """Typed in a chat: mostly all lower case ("i"), else only the first letter; a lead, a tail, the
+    question mark often dropped, now and then a slip of the thumb."""
+    body = text.lower() if rng.random() < 0.7 else text[0].lower() + text[1:]
+    body = _typo(body, rng) if rng.random() < HOWTO_TYPO_SHARE / HOWTO_CASUAL_SHARE else body
+    body = body.rstrip("?") if rng.random() < 0.6 else body
+    return (rng.choice(casual["leads"]) + body + rng.choice(casual["tails"])).strip()
+
+
+def _side(forms: list[str], data: dict[str, Any], n: int, rng: random.Random, seen: set[str]) -> list[str]:
+    """``n`` texts from ``forms`` taken in turn (fewer if they cannot make them), none filled as one already
+    in ``seen`` (up to case and punctuation, before the casual typing); ``seen`` takes them in."""
+    slots: dict[str, list[str]] = data["slots"]
+    out: list[str] = []
+    tries = 0
+    while len(out) < n and tries < n * 20:
+        text = _SLOT.sub(lambda m: rng.choice(slots[m.group(1)]), forms[tries % len(forms)])
+        tries += 1
+        shown = _typed(text, data["casual"], rng) if rng.random() < HOWTO_CASUAL_SHARE else text
+        if _plain(text) not in seen:  # one row a filled form, however it is typed
+            seen.add(_plain(text))
+            out.append(shown)
+    return out
+
+
+def howto_rows(seed: int = SEED, counts: dict[str, int] | None = None) -> list[Example]:
+    """Round 27's rows: ``HOWTO_COUNTS`` distinct questions a label ("own" first, then "other"), fewer if
+    the forms cannot make them; each label's forms (its own and its side of the twins) taken in turn, the
+    slots drawn afresh, no text (up to case and punctuation) on both labels or twice."""
+    data, seen = howto_written(), set[str]()
+    rows: list[Example] = []
+    for side, label in ((1, "own"), (0, "other")):
+        forms = data["forms"][label] + [pair[side] for pair in data["twins"]]
+        rng, source = random.Random(f"{seed}-{HOWTO_SOURCES[label]}"), HOWTO_SOURCES[label]
+        texts = _side(forms, data, (counts or HOWTO_COUNTS)[label], rng, seen)
+        rows += [Example(t, "en", source, None, None, label) for t in texts]
+    return rows
+
+
+def own_asked_examples(
+    seed: int = SEED, on: bool | None = None, howto: bool | None = None, evaluation: Iterable[str] = ()
+) -> list[Example]:
+    """Every round-18 gate row (none unless ``on``, default ``ON``), then round 27's (none unless ``howto``,
+    default ``HOWTO``) less any too like an ``evaluation`` text (``passing.screened``)."""
+    rows = own_asked(seed) if (ON if on is None else on) else []
+    if HOWTO if howto is None else howto:
+        rows += screened(howto_rows(seed), evaluation)
+    return rows

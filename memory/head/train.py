@@ -238,7 +238,7 @@ def training_examples(
     every += weak + (world_examples(world[0], langs=world[1]) if world[0] > 0 else [])
     every += round14_examples([e for e in every if e.text.strip() not in banned])  # gate rows (prodrop.py)
     every += dated_examples()  # round 17's gate rows (dated.py; none unless dated.ON)
-    every += own_asked_examples()  # round 18's gate rows (own_asked.py; none unless own_asked.ON)
+    every += own_asked_examples(evaluation=banned)  # rounds 18, 27 (own_asked.py; none unless ON/HOWTO)
     every += passing_examples(evaluation=banned)  # round 19 (passing.py; none unless passing.ON; screened)
     if zh_told.ON or zh_told.REGIONAL or zh_told.FAST:  # rounds 19, 26, 27 (zh), screened
         every += zh_told.zh_told_examples(banned | set(chitchat_split(root, "lccc", held_out=True)))
@@ -305,8 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     args = arguments(argv, __doc__.split("\n")[0], {**defaults, "tell_false_rate": TELL_FALSE_RATE})
     prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
-    passing.ON = passing.ON or bool(args.passing)  # round 19
-    zh_told.ON = zh_told.ON or bool(args.zh_told)  # round 19
+    own_asked.HOWTO = own_asked.HOWTO or bool(args.en_howto)  # round 27
+    passing.ON, zh_told.ON = passing.ON or bool(args.passing), zh_told.ON or bool(args.zh_told)  # round 19
     zh_told.REGIONAL = zh_told.REGIONAL or bool(args.zh_regional)  # round 26
     zh_told.FAST = zh_told.FAST or bool(args.zh_fast)  # round 27
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
