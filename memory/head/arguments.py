@@ -78,6 +78,7 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
     _grams_flags(parser)
     _gate_flags(parser)
     _round_row_flags(parser)
+    _zh_row_flags(parser)
     parser.add_argument(
         "--networks",
         default=None,
@@ -176,10 +177,13 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         "--passing",
         action="store_true",
         help="round 19's gate rows (passing.py: facts said in passing inside a request, a mood or a "
-        "correction "
-        "as 'tell', the same requests and moods alone as 'other'; as passing.ON = True; DATA_CARD 'Round 19, "
-        "in passing')",
+        "correction as 'tell', the same requests and moods alone as 'other'; as passing.ON = True; "
+        "DATA_CARD 'Round 19, in passing')",
     )
+
+
+def _zh_row_flags(parser: argparse.ArgumentParser) -> None:
+    """The Chinese gate rows each round wrote, off unless asked (rounds 19, 26, 27)."""
     parser.add_argument(
         "--zh-told",
         action="store_true",
