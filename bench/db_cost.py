@@ -86,6 +86,8 @@ DEFAULT_MEMORIES = 200
 # WAL position and /proc are current at once.)
 STATS_SETTLE_S = 11.0
 CHAT_LOCK_QUERY = "SELECT pg_advisory_xact_lock("  # a chat's lock, as pg_stat_statements shows it
+# The scratch database's own tables (``_analyze``).
+_TABLES = "SELECT relname FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"
 
 
 @dataclass(slots=True)
@@ -438,13 +440,24 @@ async def _fold_seeded_terms(target: str) -> None:
 
 
 async def _analyze(database_url: str) -> None:
-    """``ANALYZE``: the planner statistics a home's tables have once autovacuum saw them. Without, the
-    window measured when autovacuum reached the seeded ``memories`` (docs/scale-out.md, "The buffer's
-    running count": the candidates' generic plans walked the owner's whole partition until then)."""
+    """``ANALYZE`` of the tables holding rows: the planner statistics a home's tables have once autovacuum
+    saw them. Without, the window measured when autovacuum reached the seeded ``memories`` (docs/scale-out.md,
+    "The buffer's running count": the candidates' generic plans walked the owner's whole partition until
+    then). An empty table is left as autovacuum leaves it (it analyses a table after 50 changed rows):
+    analysed empty, the inbox and the turns got generic plans that scanned them sequentially, by primary
+    key too, as the window filled them (docs/scale-out.md, "Tried and not kept", 2026-12-01)."""
     import psycopg
+    from psycopg import sql
 
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as conn:
-        await conn.execute("ANALYZE")
+        tables = await (await conn.execute(_TABLES)).fetchall()
+        for (name,) in tables:
+            table = sql.Identifier(name)
+            held = await (
+                await conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(table))
+            ).fetchone()
+            if held is not None and held[0]:
+                await conn.execute(sql.SQL("ANALYZE {}").format(table))
 
 
 def main(argv: list[str] | None = None) -> int:
