@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-VERSION = "2026.12-26g"
+VERSION = "2026.12-27g"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
 GATE_CLASSES: tuple[str, ...] = ("own", "tell", "other")
