@@ -19,6 +19,7 @@ from memory.head.calibrate import trusted
 from memory.head.own_asked import HOWTO_COUNTS, howto_rows, howto_written, own_asked_examples
 from memory.head.passing import NEAR
 from memory.head.train import evaluation_texts
+from tests.support.training_sources import stub_other_sources
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / ".." / "shared" / "data"
@@ -148,13 +149,7 @@ def test_the_flag_turns_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_trainer_passes_the_evaluation_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[set[str]] = []
-    monkeypatch.setattr(train, "evaluation_texts", lambda root, repo: {"an evaluation text"})
-    monkeypatch.setattr(train, "build", lambda root, chat8=False: [])
-    monkeypatch.setattr(train, "dialogue_clauses", lambda root, mining: [])
-    monkeypatch.setattr(train, "weak_labels", lambda clauses, embed, mining: ([], {}))
-    monkeypatch.setattr(train, "round14_examples", lambda rows: [])
-    monkeypatch.setattr(train, "dated_examples", lambda: [])
-    monkeypatch.setattr(train, "passing_examples", lambda evaluation: [])
+    stub_other_sources(monkeypatch, {"an evaluation text"})
     monkeypatch.setattr(train, "own_asked_examples", lambda evaluation: seen.append(set(evaluation)) or [])
     for flag in ("ON", "REGIONAL", "FAST"):
         monkeypatch.setattr(train.zh_told, flag, False)

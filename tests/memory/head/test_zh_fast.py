@@ -25,6 +25,7 @@ from memory.head.zh_told import (
     zh_rows,
     zh_told_examples,
 )
+from tests.support.training_sources import stub_other_sources
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / ".." / "shared" / "data"
@@ -150,15 +151,7 @@ def test_the_flag_turns_the_rows_on_in_training(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(train, "_train", lambda args: 0)
     assert train.main(["--zh-fast"]) == 0 and zh_told.FAST and not zh_told.ON and not zh_told.REGIONAL
     # training_examples adds them with rounds 19 and 26 off (every other source stubbed)
-    monkeypatch.setattr(train, "evaluation_texts", lambda root, repo: set())
-    monkeypatch.setattr(train, "build", lambda root, chat8=False: [])
-    monkeypatch.setattr(train, "dialogue_clauses", lambda root, mining: [])
-    monkeypatch.setattr(train, "weak_labels", lambda clauses, embed, mining: ([], {}))
-    monkeypatch.setattr(train, "round14_examples", lambda rows: [])
-    monkeypatch.setattr(train, "dated_examples", lambda: [])
-    monkeypatch.setattr(train, "own_asked_examples", lambda **_: [])
-    monkeypatch.setattr(train, "passing_examples", lambda evaluation: [])
-    monkeypatch.setattr(train, "chitchat_split", lambda root, name, held_out: [])
+    stub_other_sources(monkeypatch)
     examples, _, _ = train.training_examples(Path("nowhere"), None)
     assert Counter(e.source for e in examples) == Counter(
         {

@@ -15,6 +15,7 @@ from memory.head.arguments import arguments
 from memory.head.calibrate import trusted
 from memory.head.corpus import Example
 from memory.head.zh_told import REGIONAL_COUNTS, regional_rows, zh_rows, zh_told_examples
+from tests.support.training_sources import stub_other_sources
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / ".." / "shared" / "data"
@@ -87,15 +88,7 @@ def test_the_flag_turns_the_rows_on_in_training(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(train, "_train", lambda args: 0)
     assert train.main(["--zh-regional"]) == 0 and zh_told.REGIONAL and not zh_told.ON
     # training_examples adds them with round 19's rows off (every other source stubbed)
-    monkeypatch.setattr(train, "evaluation_texts", lambda root, repo: set())
-    monkeypatch.setattr(train, "build", lambda root, chat8=False: [])
-    monkeypatch.setattr(train, "dialogue_clauses", lambda root, mining: [])
-    monkeypatch.setattr(train, "weak_labels", lambda clauses, embed, mining: ([], {}))
-    monkeypatch.setattr(train, "round14_examples", lambda rows: [])
-    monkeypatch.setattr(train, "dated_examples", lambda: [])
-    monkeypatch.setattr(train, "own_asked_examples", lambda **_: [])
-    monkeypatch.setattr(train, "passing_examples", lambda evaluation: [])
-    monkeypatch.setattr(train, "chitchat_split", lambda root, name, held_out: [])
+    stub_other_sources(monkeypatch)
     examples, _, _ = train.training_examples(Path("nowhere"), None)
     assert Counter(e.source for e in examples) == {"gate-zh-regional-own": 200, "gate-zh-regional-other": 200}
     monkeypatch.setattr(zh_told, "REGIONAL", False)
