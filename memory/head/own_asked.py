@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.head.corpus import SEED, Example
-from memory.head.passing import _typo, screened
+from memory.head.passing import screened, typo
 
 SOURCE = "gate-own-asked-en"
 WRITTEN = Path(__file__).with_name("own_asked_written.json")
@@ -100,7 +100,7 @@ def _typed(text: str, casual: dict[str, list[str]], rng: random.Random) -> str:
     """Typed in a chat: mostly all lower case ("i"), else only the first letter; a lead, a tail, the
     question mark often dropped, now and then a slip of the thumb."""
     body = text.lower() if rng.random() < 0.7 else text[0].lower() + text[1:]
-    body = _typo(body, rng) if rng.random() < HOWTO_TYPO_SHARE / HOWTO_CASUAL_SHARE else body
+    body = typo(body, rng) if rng.random() < HOWTO_TYPO_SHARE / HOWTO_CASUAL_SHARE else body
     body = body.rstrip("?") if rng.random() < 0.6 else body
     return (rng.choice(casual["leads"]) + body + rng.choice(casual["tails"])).strip()
 

@@ -86,7 +86,7 @@ def _sentences_capitalised(text: str) -> str:
     return text if text[-1] in ".!?)'" else text + "."
 
 
-def _typo(text: str, rng: random.Random) -> str:
+def typo(text: str, rng: random.Random) -> str:
     """One slip of the thumb: two neighbouring letters of a longer word swapped."""
     words = text.split(" ")
     long = [i for i, w in enumerate(words) if len(w) > 4 and w.isalpha()]
@@ -103,7 +103,7 @@ def _casual(text: str, casual: dict[str, list[str]], rng: random.Random) -> str:
     """Typed in a chat: lower case, a lead, a tail, maybe a typo, no full stop."""
     lead, tail = rng.choice(casual["leads"]), rng.choice(casual["tails"])
     body = text[0].lower() + text[1:] if not text.startswith(("I ", "I'")) else text
-    body = _typo(body, rng) if rng.random() < TYPO_SHARE / CASUAL_SHARE else body
+    body = typo(body, rng) if rng.random() < TYPO_SHARE / CASUAL_SHARE else body
     return (lead + body.rstrip(".") + tail).strip()
 
 
