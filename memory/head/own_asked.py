@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.head.corpus import SEED, Example
-from memory.head.passing import screened, typo
+from memory.head.passing import plain_text, screened, typo
 
 SOURCE = "gate-own-asked-en"
 WRITTEN = Path(__file__).with_name("own_asked_written.json")
@@ -92,10 +92,6 @@ def howto_written() -> dict[str, Any]:
     return data
 
 
-def _plain(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[^\w ]", " ", text.lower())).strip()
-
-
 def _typed(text: str, casual: dict[str, list[str]], rng: random.Random) -> str:
     """Typed in a chat: mostly all lower case ("i"), else only the first letter; a lead, a tail, the
     question mark often dropped, now and then a slip of the thumb."""
@@ -115,8 +111,8 @@ def _side(forms: list[str], data: dict[str, Any], n: int, rng: random.Random, se
         text = _SLOT.sub(lambda m: rng.choice(slots[m.group(1)]), forms[tries % len(forms)])
         tries += 1
         shown = _typed(text, data["casual"], rng) if rng.random() < HOWTO_CASUAL_SHARE else text
-        if _plain(text) not in seen:  # one row a filled form, however it is typed
-            seen.add(_plain(text))
+        if plain_text(text) not in seen:  # one row a filled form, however it is typed
+            seen.add(plain_text(text))
             out.append(shown)
     return out
 

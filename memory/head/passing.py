@@ -133,20 +133,21 @@ def passing_others(seed: int = SEED, n: int = OTHER_PER_LANGUAGE) -> list[Exampl
     return [Example(t, "en", OTHER_SOURCE, None, None, "other") for t in texts]
 
 
-def _plain(text: str) -> str:
+def plain_text(text: str) -> str:
+    """Lower case, punctuation to spaces, one space between words: how the screen compares texts."""
     return re.sub(r"\s+", " ", re.sub(r"[^\w ]", " ", text.lower())).strip()
 
 
 def too_near(text: str, others: Iterable[str], cut: float = NEAR) -> str | None:
     """The first of ``others`` whose difflib ratio with ``text`` (lower case, no punctuation) is ≥ ``cut``,
     or None."""
-    return _nearest(text, [(o, _plain(o)) for o in others], cut)
+    return _nearest(text, [(o, plain_text(o)) for o in others], cut)
 
 
 def _nearest(text: str, others: list[tuple[str, str]], cut: float) -> str | None:
     """``too_near`` over (text, plain text) pairs made once. The length bound (a ratio is at most
     2·shorter/(both)) and the quick ratios skip most pairs."""
-    mine = _plain(text)
+    mine = plain_text(text)
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(mine)
     for other, plain in others:
@@ -160,7 +161,7 @@ def _nearest(text: str, others: list[tuple[str, str]], cut: float) -> str | None
 
 def screened(rows: list[Example], evaluation: Iterable[str], cut: float = NEAR) -> list[Example]:
     """``rows`` less any too like an evaluation text (``too_near``)."""
-    texts = [(t, _plain(t)) for t in evaluation]
+    texts = [(t, plain_text(t)) for t in evaluation]
     return [e for e in rows if _nearest(e.text, texts, cut) is None]
 
 

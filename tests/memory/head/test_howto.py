@@ -17,7 +17,7 @@ from memory.head import own_asked, train
 from memory.head.arguments import arguments
 from memory.head.calibrate import trusted
 from memory.head.own_asked import HOWTO_COUNTS, howto_rows, howto_written, own_asked_examples
-from memory.head.passing import NEAR
+from memory.head.passing import NEAR, plain_text
 from memory.head.train import evaluation_texts
 from tests.support.training_sources import stub_other_sources
 
@@ -29,10 +29,6 @@ ROUND18 = "e79881e4d68697df663196da5399eb6dd540626059b9f2577d23113286ad967e"
 DEFAULTS: dict[str, object] = {"seed": 1, "l2": 0, "hidden": 1, "iterations": 1, "tell_false_rate": 0.03}
 
 
-def _plain(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[^\w ]", " ", text.lower())).strip()
-
-
 def test_rows_are_deterministic_distinct_and_counted_by_label() -> None:
     rows = howto_rows()
     assert rows == howto_rows() and howto_rows(seed=7) != rows
@@ -42,7 +38,7 @@ def test_rows_are_deterministic_distinct_and_counted_by_label() -> None:
         ("gate-howto-other-en", "other"),
     }
     assert all(e.lang == "en" and e.keep is None and e.category is None for e in rows)
-    assert len({_plain(e.text) for e in rows}) == len(rows)  # none twice, none on both labels
+    assert len({plain_text(e.text) for e in rows}) == len(rows)  # none twice, none on both labels
     assert not [e.text for e in rows if "{" in e.text or "}" in e.text]  # every slot filled
     assert not trusted(rows).any()  # thresholds are still chosen on rows a person labelled
 
@@ -126,7 +122,7 @@ def test_a_row_near_an_evaluation_text_is_dropped() -> None:
     other_row = next(e for e in rows if e.asks == "other")
     near = [own_row.text.lower().rstrip("?") + " pls", "Quick q: " + other_row.text]
     assert all(
-        difflib.SequenceMatcher(None, _plain(n), _plain(r.text)).ratio() >= NEAR
+        difflib.SequenceMatcher(None, plain_text(n), plain_text(r.text)).ratio() >= NEAR
         for n, r in zip(near, (own_row, other_row), strict=True)
     )
     kept = own_asked_examples(howto=True, evaluation=near)
@@ -150,7 +146,12 @@ def test_the_flag_turns_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_trainer_passes_the_evaluation_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[set[str]] = []
     stub_other_sources(monkeypatch, {"an evaluation text"})
-    monkeypatch.setattr(train, "own_asked_examples", lambda evaluation: seen.append(set(evaluation)) or [])
+
+    def recorded(evaluation: set[str]) -> list[object]:
+        seen.append(set(evaluation))
+        return []
+
+    monkeypatch.setattr(train, "own_asked_examples", recorded)
     for flag in ("ON", "REGIONAL", "FAST"):
         monkeypatch.setattr(train.zh_told, flag, False)
     train.training_examples(Path("nowhere"), None)
@@ -162,5 +163,5 @@ def test_no_row_left_after_the_screen_is_an_evaluation_item() -> None:
     banned = evaluation_texts(DATA, REPO)
     kept = own_asked_examples(howto=True, evaluation=banned)
     assert len(kept) >= 0.85 * sum(HOWTO_COUNTS.values())
-    plain = {_plain(t) for t in banned}
-    assert not [e.text for e in kept if _plain(e.text) in plain]
+    plain = {plain_text(t) for t in banned}
+    assert not [e.text for e in kept if plain_text(e.text) in plain]
