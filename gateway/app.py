@@ -119,6 +119,9 @@ def relevance_floor(config: Config) -> RelevanceFloor:
         floor.other_match,
         floor.other_cosine,
         floor.other_cosine_zh,
+        floor.rescue_lift,
+        floor.rescue_lift_zh,
+        floor.rescue_gap,
     )
 
 

@@ -350,7 +350,7 @@ class Assistant:
             projects = await self.engine.known_projects(owner)
             personal = await self._wants_memory(text, projects)
             if personal is None:
-                return []
+                return await self._rescue(owner, text, projects)
             k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
             # A question about the person's own life finds its statement in other words and keeps a
             # memory that stands out; other messages the gate lets through (chatter, narrative) only get
@@ -361,6 +361,14 @@ class Assistant:
         except Exception as exc:
             log.error("[memory] retrieve failed for owner=%s: %s", owner, exc)
             return []
+
+    async def _rescue(self, owner: str, text: str, projects: frozenset[str]) -> list[Retrieved]:
+        """A message the head refused still gets the one memory that stands far out from the rest
+        (``RelevanceFloor.rescues``, issue 35); what a rule refuses (a greeting, thanks, a command) never
+        does, and without the shipped head nothing is rescued."""
+        if not head_usable(self.engine.embedder) or not should_retrieve(text, projects, learned=True):
+            return []
+        return await self.engine.rescue(owner, text, self.settings.floor)
 
     async def _wants_memory(self, text: str, projects: frozenset[str]) -> bool | None:
         """None when the message needs no memory, else whether it asks about the person's own life.

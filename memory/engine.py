@@ -31,7 +31,9 @@ from memory.search_refold import refold_search_text
 from memory.store import MemoryDatabaseError
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
+from memory.text.tokenizer import is_mostly_chinese
 from memory.touches import LaterTouches
+from memory.vectors.index import StandOut
 from memory.vectors.stored import StoredVectors
 from memory.vectors.usage import EmbeddingUse, MemoryEmbedder
 from memory.writes import MemoryWriter, check_owner
@@ -323,6 +325,25 @@ class MemoryEngine:
         if hits and touch:
             log.info("[memory] retrieve owner=%s hits=%d", owner, len(hits))
         return hits
+
+    async def rescue(self, owner: str, text: str, floor: RelevanceFloor) -> builtins.list[Retrieved]:
+        """The memory nearest to a message the gate refused, when it stands out as ``floor.rescues`` asks
+        (else nothing); marked used in the background like the reply path's other hits."""
+        check_owner(owner)
+        stand = await self._retriever.stand_out(owner, text)
+        if stand is None or not floor.rescues(stand.lift, stand.gap, chinese=is_mostly_chinese(text)):
+            return []
+        hit = await self._retriever.hit_of(owner, stand)
+        if hit is None:
+            return []
+        self.touches.add([hit.id])
+        log.info("[memory] rescued one memory for owner=%s (lift %.3f)", owner, stand.lift)
+        return [hit]
+
+    async def stand_out(self, owner: str, text: str) -> StandOut | None:
+        """The owner's memory nearest to ``text`` and how far it stands out (``bench.floor_rescue``)."""
+        check_owner(owner)
+        return await self._retriever.stand_out(owner, text)
 
     async def search(
         self,

@@ -206,6 +206,12 @@ class RelevanceFloorConfig(_Model):
     # recall from 0.84 to 0.12 (DATA_CARD_RERANK.md, round 25).
     other_cosine: float = Field(0.0, ge=0.0, le=1.0)
     other_cosine_zh: float = Field(0.0, ge=0.0, le=1.0)
+    # A message the gate refused still gets the memory nearest to it when that memory stands this far
+    # above the median of the person's memories (rescueLiftZh for a Chinese message; 0 turns it off) and
+    # rescueGap above the next one. Calibrated on training data only: python -m bench.floor_rescue.
+    rescue_lift: float = Field(0.0, ge=0.0, le=1.0)
+    rescue_lift_zh: float = Field(0.0, ge=0.0, le=1.0)
+    rescue_gap: float = Field(0.0, ge=0.0, le=1.0)
 
 
 class MemoryConfig(_Model):

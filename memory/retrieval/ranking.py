@@ -82,6 +82,9 @@ class RelevanceFloor:
     other_match: float = 0.0
     other_cosine: float = 0.0
     other_cosine_zh: float = 0.0
+    rescue_lift: float = 0.0
+    rescue_lift_zh: float = 0.0
+    rescue_gap: float = 0.0
 
     def for_message(self, personal: bool) -> RelevanceFloor:
         """The floor for one message: as it is for a question about the person's own life (the gate's
@@ -106,6 +109,19 @@ class RelevanceFloor:
             hybrid_cosine=max(self.hybrid_cosine, self.other_cosine),
             hybrid_cosine_zh=max(self.hybrid_cosine_zh, self.other_cosine_zh),
         )
+
+    def rescues(self, lift: float, gap: float, *, chinese: bool) -> bool:
+        """Whether a message the gate refused still gets the memory nearest to it: the memory stands
+        ``rescue_lift`` (``rescue_lift_zh``) above the median of the person's memories and ``rescue_gap``
+        above the next one (``OwnerVectors.stand_out``). A lift of 0 turns the rescue off.
+
+        The head refuses some questions about the person's own life that name nothing it learned as
+        asking (issue 35); when one memory is far nearer to such a message than all the others, the
+        message is very likely about it, while small talk is rarely that close to one memory. The cuts
+        are chosen on training data with ``python -m bench.floor_rescue`` (bench/README.md).
+        """
+        least = self.rescue_lift_zh if chinese else self.rescue_lift
+        return least > 0 and lift >= least and gap >= self.rescue_gap
 
     def admits(
         self, hit: Retrieved, *, hybrid: bool, chinese: bool = False, pool_median: float = 0.0
@@ -267,7 +283,7 @@ def rank(
     for score, row, match in order:
         if 0 < k <= len(hits):
             break
-        hit = _retrieved(row, score, match, cosines.get(row.id, 0.0))
+        hit = retrieved(row, score, match, cosines.get(row.id, 0.0))
         if floor.admits(hit, hybrid=hybrid, chinese=chinese, pool_median=median):
             hits.append(hit)
     if reorder is not None:
@@ -344,7 +360,8 @@ def match_scorer(
     return match
 
 
-def _retrieved(row: Candidate, score: float, match: float, cosine: float) -> Retrieved:
+def retrieved(row: Candidate, score: float, match: float, cosine: float) -> Retrieved:
+    """A candidate row as a hit with its scores."""
     return Retrieved(
         id=row.id,
         content=row.content,

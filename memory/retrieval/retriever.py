@@ -19,7 +19,7 @@ from memory.store.protocol import MemoryStore
 from memory.text import tokenizer
 from memory.text.timeref import find_window
 from memory.vectors.embedding import LOCAL_MODEL_KEY
-from memory.vectors.index import OwnerVectors
+from memory.vectors.index import OwnerVectors, StandOut
 from memory.vectors.owner_cache import OwnerVectorCache
 from memory.vectors.usage import EmbeddingUse
 
@@ -141,6 +141,24 @@ class Retriever:
         finally:
             if vector_task is not None and not vector_task.done():
                 vector_task.cancel()
+
+    async def stand_out(self, owner: str, text: str) -> StandOut | None:
+        """The owner's Tier 2 memory nearest to ``text`` and how far it stands out (None without a query
+        vector). No database work once the owner's vectors are loaded: the query vector is the one the
+        gate's head asked for (the embedder's query cache serves it again)."""
+        embedder = self._embedding.embedder
+        if embedder is None:
+            return None
+        query_vector = await self._embedding.query(question_focus(text))
+        if query_vector is None:
+            return None
+        return (await self._vectors.get(owner, embedder.model_key)).stand_out(query_vector)
+
+    async def hit_of(self, owner: str, stand: StandOut) -> Retrieved | None:
+        """The memory ``stand`` names as a hit (None when it is no longer live: the vectors may be a
+        moment behind another process's archive)."""
+        rows = await self._store.search.by_ids(owner, [stand.memory_id])
+        return ranking.retrieved(rows[0], stand.cosine, 0.0, stand.cosine) if rows else None
 
     def _query_vector(self, text: str) -> asyncio.Future[np.ndarray | None] | None:
         """The query's vector on its way (None without an embedder). A local model's vector the gate's

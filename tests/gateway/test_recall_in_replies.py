@@ -226,3 +226,12 @@ def test_the_configured_floor_asks_more_shared_words_of_other_messages() -> None
     floor = relevance_floor(Config())
     assert floor.other_match > floor.hybrid_match
     assert not floor.for_message(False).admits(_hit(floor.hybrid_match, 0.0), hybrid=True)
+
+
+def test_the_rescue_needs_both_the_lift_and_the_gap_of_its_language_and_is_off_at_zero() -> None:
+    floor = RelevanceFloor(rescue_lift=0.1, rescue_lift_zh=0.06, rescue_gap=0.01)
+    assert floor.rescues(0.06, 0.01, chinese=True) and not floor.rescues(0.06, 0.01, chinese=False)
+    assert floor.rescues(0.1, 0.02, chinese=False)
+    assert not floor.rescues(0.2, 0.009, chinese=True)  # a rival memory as near: no rescue
+    assert not RelevanceFloor(rescue_gap=0.01).rescues(0.5, 0.5, chinese=True)  # lift 0: off
+    assert not RelevanceFloor(rescue_lift=0.1).rescues(0.5, 0.5, chinese=True)  # per language

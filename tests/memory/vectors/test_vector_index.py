@@ -49,3 +49,32 @@ def test_stale_or_corrupt_blobs_are_left_out() -> None:
     assert vectors.ids.tolist() == [1]
     assert blob_to_vector(b"abc") is None
     assert blob_to_vector(vector_to_blob(unit(1, 0, 0)), dim=4) is None
+
+
+def test_stand_out_names_the_nearest_of_the_tier_and_its_distances() -> None:
+    vectors = build(
+        [
+            (1, 2, unit(1, 0.2, 0)),
+            (2, 2, unit(0, 1, 0)),
+            (3, 1, unit(1, 0, 0)),  # nearer, but tier 1
+            (4, 2, unit(0.5, 1, 0)),
+            (5, 2, unit(0, 0, 1)),
+        ]
+    )
+    query = unit(1, 0, 0)
+    stand = vectors.stand_out(query)
+    assert stand is not None and stand.memory_id == 1
+    cosines = sorted(float(unit(*v) @ query) for v in ((1, 0.2, 0), (0, 1, 0), (0.5, 1, 0), (0, 0, 1)))
+    assert abs(stand.cosine - cosines[-1]) < 1e-6
+    assert abs(stand.second - cosines[-2]) < 1e-6
+    assert abs(stand.median - float(np.median(cosines))) < 1e-6
+    assert stand.gap == stand.cosine - stand.second > 0
+    assert stand.lift == stand.cosine - stand.median > 0
+
+
+def test_stand_out_needs_two_memories_of_the_tier_and_the_same_width() -> None:
+    assert build([(1, 2, unit(1, 0))]).stand_out(unit(1, 0)) is None
+    assert build([(1, 2, unit(1, 0)), (2, 1, unit(0, 1))]).stand_out(unit(1, 0)) is None
+    assert build([(1, 2, unit(1, 0)), (2, 2, unit(0, 1))]).stand_out(unit(1, 0, 0)) is None
+    tie = build([(1, 2, unit(1, 0)), (2, 2, unit(1, 0))]).stand_out(unit(1, 0))
+    assert tie is not None and tie.gap == 0.0 and tie.lift == 0.0

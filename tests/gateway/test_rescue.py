@@ -1,0 +1,132 @@
+"""The rescue on the reply path (issue 35): a message the learned gate refused still gets the one memory
+that stands far out from the person's others (``RelevanceFloor.rescues``); what a rule refuses never does,
+and a lift of 0 turns it off. The shipped embedder and head, both stores."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gateway.agent import ChatRequest
+from gateway.app import relevance_floor
+from gateway.assistant import Assistant, AssistantSettings
+from gateway.config import Config
+from memory.engine import MemoryEngine
+from memory.model.offline_model import OfflineMemoryModel
+from memory.pipeline.buffer import ExtractionBuffer
+from memory.pipeline.extraction import ExtractionService, ExtractionSettings
+from memory.records import Fact
+from memory.retrieval.gate import should_retrieve
+from memory.sessions import SessionStore
+from memory.vectors.cache import CachedEmbedder
+from memory.vectors.embedding import LocalEmbedder
+
+OWNER = "telegram:1"
+SWIMMING = "我每周三晚上去游泳"
+MEMORIES = [
+    "我在一家物流公司做调度",
+    "我老公是中学体育老师",
+    "我们家的猫叫年糕",
+    "我对青霉素过敏",
+    SWIMMING,
+    "我的车是一辆白色的比亚迪",
+    "我妈住在洛阳老家",
+    "我每个月房贷四千二",
+]
+# A question typed fast, without its mark: the head reads no question about the person's life in it.
+REFUSED = "今晚游泳不"
+
+
+class RecordingModel:
+    label = "recording"
+
+    def __init__(self) -> None:
+        self.requests: list[ChatRequest] = []
+
+    async def reply(self, request: ChatRequest) -> str:
+        self.requests.append(request)
+        return "ok"
+
+
+@pytest.fixture
+async def shipped(engine: MemoryEngine) -> AsyncIterator[MemoryEngine]:
+    """The engine with the shipped embedder (the head reads only its vectors) and the memories."""
+    engine.embedder = CachedEmbedder(LocalEmbedder(), engine.store.vectors)
+    await engine.write_many(OWNER, [Fact(m) for m in MEMORIES])
+    try:
+        yield engine
+    finally:
+        await engine.embedder.close()
+
+
+@pytest.fixture
+async def bots(shipped: MemoryEngine, tmp_path: Path) -> AsyncIterator[Callable[..., Assistant]]:
+    """Assistants on the shipped engine, each with the configured floor and the given rescue cuts."""
+    made: list[Assistant] = []
+
+    def bot(**rescue: float) -> Assistant:
+        floor = replace(relevance_floor(Config()), **rescue)
+        assistant = Assistant(
+            engine=shipped,
+            sessions=SessionStore(shipped.store.sessions),
+            chat_model=RecordingModel(),
+            settings=AssistantSettings(workspace=tmp_path, floor=floor),
+            extraction=ExtractionService(
+                shipped,
+                ExtractionBuffer(shipped.store.buffer),
+                OfflineMemoryModel(),
+                ExtractionSettings(quiet_gap=3600),
+            ),
+        )
+        made.append(assistant)
+        return assistant
+
+    try:
+        yield bot
+    finally:
+        for assistant in made:
+            assert assistant.extraction is not None
+            await assistant.extraction.close()
+
+
+async def _recalled(bot: Assistant, text: str) -> list[str]:
+    return [hit.content for hit in await bot._recall(OWNER, text)]
+
+
+@pytest.mark.both_stores
+async def test_a_refused_question_gets_the_memory_that_stands_out_only_when_the_rescue_is_on(
+    shipped: MemoryEngine, bots: Callable[..., Assistant]
+) -> None:
+    projects = await shipped.known_projects(OWNER)
+    on = bots(rescue_lift_zh=0.05, rescue_gap=0.01)
+    assert await on._wants_memory(REFUSED, projects) is None  # the head refused it
+    stand = await shipped.stand_out(OWNER, REFUSED)
+    assert stand is not None and stand.lift >= 0.05 and stand.gap >= 0.01
+    assert await _recalled(on, REFUSED) == [SWIMMING]
+    # off, or a cut it does not reach, or the English cut only: nothing
+    assert await _recalled(bots(rescue_lift_zh=0.0, rescue_gap=0.01), REFUSED) == []
+    assert await _recalled(bots(rescue_lift_zh=stand.lift + 0.01), REFUSED) == []
+    assert await _recalled(bots(rescue_lift_zh=0.05, rescue_gap=stand.gap + 0.01), REFUSED) == []
+    assert await _recalled(bots(rescue_lift=0.05, rescue_lift_zh=0.0), REFUSED) == []
+
+
+async def test_what_a_rule_refuses_is_never_rescued(bots: Callable[..., Assistant]) -> None:
+    bot = bots(rescue_lift=0.001, rescue_lift_zh=0.001)
+    for text in ("你好", "谢谢", "早上好", "thanks!", "/help", "👍"):
+        assert not should_retrieve(text, frozenset(), learned=True), text
+        assert await _recalled(bot, text) == [], text
+
+
+async def test_an_archived_memory_is_not_rescued(
+    shipped: MemoryEngine, bots: Callable[..., Assistant]
+) -> None:
+    """The owner's vectors may be a moment behind an archive by another process: the row is read live."""
+    bot = bots(rescue_lift_zh=0.05)
+    stand = await shipped.stand_out(OWNER, REFUSED)
+    assert stand is not None
+    assert await shipped.archive(OWNER, stand.memory_id)
+    assert await shipped._retriever.hit_of(OWNER, stand) is None
+    assert SWIMMING not in await _recalled(bot, REFUSED)
