@@ -208,10 +208,11 @@ class RelevanceFloorConfig(_Model):
     other_cosine_zh: float = Field(0.0, ge=0.0, le=1.0)
     # A message the gate refused still gets the memory nearest to it when that memory stands this far
     # above the median of the person's memories (rescueLiftZh for a Chinese message; 0 turns it off) and
-    # rescueGap above the next one. Calibrated on training data only: python -m bench.floor_rescue.
-    rescue_lift: float = Field(0.0, ge=0.0, le=1.0)
-    rescue_lift_zh: float = Field(0.0, ge=0.0, le=1.0)
-    rescue_gap: float = Field(0.0, ge=0.0, le=1.0)
+    # rescueGap above the next one. Calibrated on training data only: python -m bench.floor_rescue
+    # (memory/retrieval/DATA_CARD_RERANK.md, "The rescue's cut").
+    rescue_lift: float = Field(0.12, ge=0.0, le=1.0)
+    rescue_lift_zh: float = Field(0.09, ge=0.0, le=1.0)
+    rescue_gap: float = Field(0.03, ge=0.0, le=1.0)
 
 
 class MemoryConfig(_Model):
