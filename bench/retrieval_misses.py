@@ -23,8 +23,9 @@ the first memory shown. Prints a table of counts per kind and language, and the 
 Then each person's chit-chat lines of the set (after their questions, as ``bench.everyday`` sends them):
 one that got a memory is put down to the rule of the relevance floor that admitted its first admitted
 memory (``RelevanceFloor.admits``) — ``match`` (the keyword share), ``cosine`` (the absolute cosine cut)
-or ``lift`` (a cosine standing out of the pool, own-life questions only) — and whether the gate read it as
-an own-life question (``personal``). JSON ``chitchat_counts`` per language: ``n``, ``shown``, and of those
+or ``lift`` (a cosine standing out of the pool, own-life questions only), or ``rescue`` (the gate refused
+it; its nearest memory stood far out, ``RelevanceFloor.rescues``) — and whether the gate read it as an
+own-life question (``personal``). JSON ``chitchat_counts`` per language: ``n``, ``shown``, and of those
 ``personal`` and each rule; ``chitchat_rows`` the lines that got memories.
 """
 
@@ -58,6 +59,7 @@ from memory.retrieval.ranking import RelevanceFloor
 from memory.text.tokenizer import is_mostly_chinese
 from memory.vectors.embedding import EmbeddingSettings
 
+CHAT_COLUMNS = ("n", "shown", "personal", "match", "cosine", "lift", "rescue")
 ALL = 200  # "every candidate": more than any person of the sets has memories
 
 
@@ -150,6 +152,10 @@ async def _chitchat_row(engine: MemoryEngine, assistant: Assistant, owner: str, 
     """Why a chit-chat line got memories: the gate's reading and the floor's rule for its first one."""
     projects = await engine.known_projects(owner)
     personal = await assistant._wants_memory(text, projects)
+    if personal is None:  # the gate refused it: only the rescue gives it a memory (``Assistant._rescue``)
+        stand = await engine.stand_out(owner, text)
+        row = {"chitchat": text, "personal": None, "zh": is_mostly_chinese(text), "rule": "rescue"}
+        return row | ({"lift": round(stand.lift, 3), "gap": round(stand.gap, 3)} if stand else {})
     floor = assistant.settings.floor.for_message(bool(personal))
     every, admitted = await _unfloored_and_admitted(engine, assistant, owner, text, personal)
     cosines = [h.cosine for h in every if h.cosine > 0]
@@ -267,11 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     chat = _chitchat_counts(rows)
     print(
         table(
-            ["chit-chat", "n", "shown", "personal", "match", "cosine", "lift"],
-            [
-                [lang, *(c.get(k, 0) for k in ("n", "shown", "personal", "match", "cosine", "lift"))]
-                for lang, c in chat.items()
-            ],
+            ["chit-chat", *CHAT_COLUMNS],
+            [[lang, *(c.get(k, 0) for k in CHAT_COLUMNS)] for lang, c in chat.items()],
         )
     )
     for r in rows:

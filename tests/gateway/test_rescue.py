@@ -130,3 +130,13 @@ async def test_an_archived_memory_is_not_rescued(
     assert await shipped.archive(OWNER, stand.memory_id)
     assert await shipped._retriever.hit_of(OWNER, stand) is None
     assert SWIMMING not in await _recalled(bot, REFUSED)
+
+
+async def test_bench_retrieval_misses_puts_a_rescued_line_down_to_the_rescue(
+    shipped: MemoryEngine, bots: Callable[..., Assistant]
+) -> None:
+    """bench.retrieval_misses names the rescue, not a floor rule, for a line the gate refused."""
+    from bench.retrieval_misses import _chitchat_row
+
+    row = await _chitchat_row(shipped, bots(rescue_lift_zh=0.05), OWNER, REFUSED)
+    assert row["rule"] == "rescue" and row["personal"] is None and row["lift"] >= 0.05
