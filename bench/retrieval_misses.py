@@ -152,17 +152,17 @@ async def _chitchat_row(engine: MemoryEngine, assistant: Assistant, owner: str, 
     """Why a chit-chat line got memories: the gate's reading and the floor's rule for its first one."""
     projects = await engine.known_projects(owner)
     personal = await assistant._wants_memory(text, projects)
+    chinese = is_mostly_chinese(text)
+    row: dict[str, Any] = {"chitchat": text, "personal": personal, "zh": chinese}
     if personal is None:  # the gate refused it: only the rescue gives it a memory (``Assistant._rescue``)
         stand = await engine.stand_out(owner, text)
-        row = {"chitchat": text, "personal": None, "zh": is_mostly_chinese(text), "rule": "rescue"}
+        row["rule"] = "rescue"
         return row | ({"lift": round(stand.lift, 3), "gap": round(stand.gap, 3)} if stand else {})
     floor = assistant.settings.floor.for_message(bool(personal))
     every, admitted = await _unfloored_and_admitted(engine, assistant, owner, text, personal)
     cosines = [h.cosine for h in every if h.cosine > 0]
     median = float(np.median(cosines)) if cosines else 0.0
-    chinese = is_mostly_chinese(text)
     first = admitted[0] if admitted else None
-    row: dict[str, Any] = {"chitchat": text, "personal": personal, "zh": chinese}
     if first is not None:
         hybrid = engine.embedding.embedder is not None
         row.update(rule=_admitting_rule(floor, first, chinese, median, hybrid), first=first.content)
