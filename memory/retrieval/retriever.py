@@ -144,16 +144,15 @@ class Retriever:
 
     async def stand_out(self, owner: str, text: str) -> StandOut | None:
         """The owner's Tier 2 memory nearest to ``text`` and how far it stands out (None without a query
-        vector). No database work once the owner's vectors are loaded but ``rank``'s rate-limited look at
-        other processes' writes; the query vector is the one the gate's head asked for (the embedder's
-        query cache serves it again)."""
+        vector). No database work once the owner's vectors are loaded (the cache looks at other processes'
+        writes at most once per interval, as for ``rank``): the query vector is the one the gate's head
+        asked for (the embedder's query cache serves it again)."""
         embedder = self._embedding.embedder
         if embedder is None:
             return None
         query_vector = await self._embedding.query(question_focus(text))
         if query_vector is None:
             return None
-        await self._store.changes.refresh()  # as ``rank``: another process's writes reach the vectors
         return (await self._vectors.get(owner, embedder.model_key)).stand_out(query_vector)
 
     async def hit_of(self, owner: str, stand: StandOut) -> Retrieved | None:

@@ -97,6 +97,23 @@ async def test_a_memory_added_on_a_is_found_by_bs_keyword_and_vector_search(pair
     assert [i for i, _ in matrix.top(hash_vector(text), 1, (2,))] == [written.id]
 
 
+async def test_a_memory_added_on_a_is_bs_stand_out_after_the_interval(pair: Pair) -> None:
+    """The rescue's nearest memory (``MemoryEngine.stand_out``) sees the other replica's writes as
+    retrieval does, though nothing else on B reads in between."""
+    owner = "alice"
+    pair.a.embedder = HashEmbedder()
+    pair.b.embedder = HashEmbedder()
+    for content in ("my sister lives in Lisbon", "I like tea"):
+        await pair.b.write(owner, Fact(content=content))
+    text = "we flew over the alps in a zeppelin"
+    before = await pair.b.stand_out(owner, text)  # B's matrix loaded without it
+    written = await pair.a.write(owner, Fact(content=text))
+    pair.later()
+    after = await pair.b.stand_out(owner, text)
+    assert before is not None and before.memory_id != written.id
+    assert after is not None and after.memory_id == written.id
+
+
 async def test_a_write_for_one_owner_leaves_other_owners_matrices_loaded(pair: Pair) -> None:
     pair.a.embedder = HashEmbedder()
     pair.b.embedder = HashEmbedder()
