@@ -330,7 +330,7 @@ class MemoryEngine:
         """The memory nearest to a message the gate refused, when it stands out as ``floor.rescues`` asks
         (else nothing); marked used in the background like the reply path's other hits."""
         check_owner(owner)
-        stand = await self._retriever.stand_out(owner, text)
+        stand = await self._retriever.stand_out(owner, text, embed=False)  # the gate's vector or none
         if stand is None or not floor.rescues(stand.lift, stand.gap, chinese=is_mostly_chinese(text)):
             return []
         hit = await self._retriever.hit_of(owner, stand)

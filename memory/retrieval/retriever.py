@@ -142,15 +142,17 @@ class Retriever:
             if vector_task is not None and not vector_task.done():
                 vector_task.cancel()
 
-    async def stand_out(self, owner: str, text: str) -> StandOut | None:
+    async def stand_out(self, owner: str, text: str, *, embed: bool = True) -> StandOut | None:
         """The owner's Tier 2 memory nearest to ``text`` and how far it stands out (None without a query
         vector). No database work once the owner's vectors are loaded (the cache looks at other processes'
-        writes at most once per interval, as for ``rank``): the query vector is the one the gate's head
-        asked for (the embedder's query cache serves it again)."""
+        writes at most once per interval, as for ``rank``). ``embed=False``: only the vector the gate's
+        head has just asked for (``EmbeddingUse.recent``) — a message whose embedding failed or timed out
+        for the gate does not wait for it a second time."""
         embedder = self._embedding.embedder
         if embedder is None:
             return None
-        query_vector = await self._embedding.query(question_focus(text))
+        focus = question_focus(text)
+        query_vector = await self._embedding.query(focus) if embed else self._embedding.recent(focus)
         if query_vector is None:
             return None
         return (await self._vectors.get(owner, embedder.model_key)).stand_out(query_vector)

@@ -20,6 +20,8 @@ from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Fact
 from memory.retrieval.gate import should_retrieve
+from memory.retrieval.question import question_focus
+from memory.retrieval.ranking import RelevanceFloor
 from memory.sessions import SessionStore
 from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import LocalEmbedder
@@ -140,3 +142,11 @@ async def test_bench_retrieval_misses_puts_a_rescued_line_down_to_the_rescue(
 
     row = await _chitchat_row(shipped, bots(rescue_lift_zh=0.05), OWNER, REFUSED)
     assert row["rule"] == "rescue" and row["personal"] is None and row["lift"] >= 0.05
+
+
+async def test_the_rescue_reads_only_the_vector_the_gate_asked_for(shipped: MemoryEngine) -> None:
+    """A message whose embedding failed or timed out for the gate is not embedded again for the rescue."""
+    floor = RelevanceFloor(rescue_lift_zh=0.05)
+    assert await shipped.rescue(OWNER, REFUSED, floor) == []  # nothing asked for its vector yet
+    await shipped.embedding.query(question_focus(REFUSED))  # what the gate's head does
+    assert [h.content for h in await shipped.rescue(OWNER, REFUSED, floor)] == [SWIMMING]
