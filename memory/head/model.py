@@ -304,12 +304,6 @@ class Head:
         lang = language(text)
         return self.gate(query, lang)[1] >= self.thresholds[lang].gate
 
-    def tells(self, query: np.ndarray, text: str) -> bool:
-        """The whole message reads as telling (or asking) about the person's own life: a clause the keep
-        classifier keeps is kept only then (a chit-chat line with a self-statement in passing is not)."""
-        lang = language(text)
-        return self.gate(query, lang)[1] >= self.thresholds[lang].tell
-
     def asks_own(self, query: np.ndarray, text: str) -> bool:
         """The message asks about the person's own life: a memory that stands out may be shown."""
         lang = language(text)
