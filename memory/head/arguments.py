@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memory.head.floor import parse_floor
 from memory.head.grams_training import GRAMS_BITS
+from memory.head.keep_also import parse_prefixes
 from memory.head.longer import PER_LANGUAGE
 from memory.head.model import HEAD_FILE
 from memory.head.operating import parse_rates
@@ -76,6 +77,14 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13, 22)",
     )
     _grams_flags(parser)
+    parser.add_argument(
+        "--keep-also",
+        type=parse_prefixes,
+        default=(),
+        help="row sources (prefixes, comma-separated, e.g. 'gate-zh-fast-tell,gate-zh-fast-other-say') whose "
+        "gate label is a keep label for the keep network only: 'tell' 1, 'other' 0, 'own' none (round 28, "
+        "keep_also.py; default none)",
+    )
     _gate_flags(parser)
     _round_row_flags(parser)
     _zh_row_flags(parser)

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory.head.model import LANGUAGES, PARTS
+from memory.head.calibrate import given_networks, out_of_fold
+from memory.head.corpus import Example
+from memory.head.model import LANGUAGES, PARTS, Classifier, read_head
 from memory.head.outputs import read_arrays, save_head
 
 # The arrays with one row per language (``outputs.head_rows``).
@@ -68,3 +70,30 @@ def own_gates(base: str, out: str, langs: Sequence[str]) -> dict[str, object]:
     arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
     save_head(out, arrays)
     return report
+
+
+def own_gate_networks(
+    path: str,
+    passages: np.ndarray,
+    queries: np.ndarray,
+    folds: np.ndarray,
+    in_gate: np.ndarray,
+    gate_examples: list[Example],
+) -> tuple[Classifier, Classifier, Classifier, np.ndarray, np.ndarray, dict[str, object]]:
+    """``calibrate.given_networks`` for ``train --only keep`` (round 28), with the gate rows of each language
+    that has a gate of its own in ``path`` (``gate_<lang>_*``) scored by that gate's members out of fold.
+
+    Why: the keep and tell thresholds and the combined rows an ``--only keep`` run chooses read the gate's
+    logits; at run time a message of such a language is judged by its own gate (``Head.gate_for``), so its
+    rows must be chosen on that gate's scores, not on the shared gate's (in 2026.12-26g/27g the shared gate
+    is Chinese's and English has its own: English's rows were otherwise fitted on the Chinese gate)."""
+    keep, category, gate, keep_scores, gate_scores, report = given_networks(
+        path, passages, queries, folds, in_gate
+    )
+    with np.load(path) as data:
+        own = read_head(data).gate_by_language
+    langs, gate_folds = np.array([e.lang for e in gate_examples]), folds[in_gate]
+    for lang, network in sorted(own.items()):
+        rows = langs == lang
+        gate_scores[rows] = out_of_fold(network, queries[rows], gate_folds[rows])
+    return keep, category, gate, keep_scores, gate_scores, {**report, "own_gates": sorted(own)}

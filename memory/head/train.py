@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.head import dated, operating, own_asked, passing, prodrop, zh_told
+from memory.head import dated, keep_also, operating, own_asked, passing, prodrop, zh_told
 from memory.head.arguments import arguments
 from memory.head.calibrate import (
     FOLDS,
@@ -43,7 +43,7 @@ from memory.head.dialogues import ROUND2, ROUND10, Mining, dialogue_clauses, kee
 from memory.head.embedding import embed, fixed_blas_threads
 from memory.head.gate_training import gate_rows, parse_table, train_gate
 from memory.head.grams_training import GRAMS_TELL_FALSE_RATE, GateRows, grams_run
-from memory.head.language_gate import own_gates
+from memory.head.language_gate import own_gate_networks, own_gates
 from memory.head.longer import composed_inputs
 from memory.head.model import VERSION, Classifier, gate_odds, keep_odds
 from memory.head.outputs import head_rows, save_scores, write_run
@@ -178,8 +178,8 @@ def train_keep(
     shape: Shape = Shape(),
 ) -> tuple[Classifier, np.ndarray]:
     """(a) worth keeping or not, on passage vectors, cross-fitted on every row but ``noisy``
-    (``calibrate.cross_fit``): (the ensemble, each row's out-of-fold log-odds of worth keeping)."""
-    y, known = keep_labels(examples)
+    (``calibrate.cross_fit``; ``keep_also.for_keep``'s labels): (the ensemble, its out-of-fold log-odds)."""
+    y, known = keep_labels(keep_also.for_keep(examples))
     model, oof = cross_fit(
         passages, y, folds, ~noisy & known, 2, partial(train_mlp, seed=seed, shape=shape), balanced
     )
@@ -266,14 +266,14 @@ def _networks(
     queries, folds, which rows the gate sees, noisy, validation)."""
     examples, gate_examples, passages, queries, folds, in_gate, noisy, validation = rows
     seed = int(args.seed)
-    if args.networks:  # the networks of a head file (same data and seed: its members' folds are these)
-        return given_networks(args.networks, passages, queries, folds, in_gate)
-    if args.only == "keep":  # a new keep network beside the category and gate of --out
-        _, w_cat, w_gate, _, gate_scores, cat_report = given_networks(
-            args.out, passages, queries, folds, in_gate
+    if args.only == "keep":  # a new keep network beside the category and gate(s) of --networks or --out
+        _, w_cat, w_gate, _, gate_scores, cat_report = own_gate_networks(
+            args.networks or args.out, passages, queries, folds, in_gate, gate_examples
         )
         w_keep, keep_scores = train_keep(examples, passages, folds, noisy, seed, shape)
         return w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report
+    if args.networks:  # the networks of a head file (same data and seed: its members' folds are these)
+        return given_networks(args.networks, passages, queries, folds, in_gate)
     if args.gate_only:  # its keep and category networks, a new gate (or its own gate trained on: --warm)
         w_keep, w_cat, w_old, keep_scores, _, cat_report = given_networks(
             args.gate_only, passages, queries[:0], folds, np.zeros(len(examples), dtype=bool)
@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     own_asked.HOWTO = own_asked.HOWTO or bool(args.en_howto)  # round 27
     passing.ON, zh_told.ON = passing.ON or bool(args.passing), zh_told.ON or bool(args.zh_told)  # round 19
     zh_told.REGIONAL = zh_told.REGIONAL or bool(args.zh_regional)  # round 26
-    zh_told.FAST = zh_told.FAST or bool(args.zh_fast)  # round 27
+    zh_told.FAST, keep_also.PREFIXES = zh_told.FAST or bool(args.zh_fast), args.keep_also  # rounds 27, 28
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
     quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
