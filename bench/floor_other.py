@@ -33,6 +33,7 @@ from typing import Any
 
 from bench.conversation_recall import CHANNEL
 from bench.embedding_option import add_embedding_args, embedding_settings
+from bench.inputs import MissingInputError, note, require_input
 from bench.message_path import open_path
 from bench.report import emit_json, table
 from bench.retrieval_quality import memory_fact
@@ -160,6 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.embedding == "none":
         parser.error("the other share is a hybrid floor: --embedding local (or openai)")
+    try:
+        require_input(Path(args.data) / "chat")  # the corpora's training halves
+    except MissingInputError as exc:
+        note(str(exc))
+        return 1
     with tempfile.TemporaryDirectory() as scratch:
         lines = asyncio.run(
             collect(Path(args.data), args.lines, embedding_settings(args), Path(scratch) / "m.db")

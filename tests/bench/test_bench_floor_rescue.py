@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
+
+from bench.floor_other import main as other_main
 from bench.floor_rescue import CROWDS, Line, outcome, sweep
+from bench.floor_rescue import main as rescue_main
 from memory.vectors.index import StandOut
 
 
@@ -51,3 +56,10 @@ def test_chosen_is_each_languages_least_lift_within_the_share_at_the_gap_that_ad
     result = sweep(_lines())
     assert result["chosen"] == {"gap": 0.01, "en": 0.06, "zh": 0.04}
     assert result["cuts"]["0.07/0.0"]["person"]["zh"]["own"] == 1
+
+
+def test_missing_data_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for main in (rescue_main, other_main):
+        assert main(["--data", str(tmp_path / "nowhere"), "--embedding", "local"]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("missing input:") and "\n" not in err
