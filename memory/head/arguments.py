@@ -77,14 +77,6 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13, 22)",
     )
     _grams_flags(parser)
-    parser.add_argument(
-        "--keep-also",
-        type=parse_prefixes,
-        default=(),
-        help="row sources (prefixes, comma-separated, e.g. 'gate-zh-fast-tell,gate-zh-fast-other-say') whose "
-        "gate label is a keep label for the keep network only: 'tell' 1, 'other' 0, 'own' none (round 28, "
-        "keep_also.py; default none)",
-    )
     _gate_flags(parser)
     _round_row_flags(parser)
     _zh_row_flags(parser)
@@ -192,7 +184,16 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _zh_row_flags(parser: argparse.ArgumentParser) -> None:
-    """The Chinese gate rows each round wrote, off unless asked (rounds 19, 26, 27)."""
+    """The Chinese gate rows each round wrote, off unless asked (rounds 19, 26, 27), and whose gate labels
+    the keep network may learn as keep labels (round 28)."""
+    parser.add_argument(
+        "--keep-also",
+        type=parse_prefixes,
+        default=(),
+        help="row sources (prefixes, comma-separated, e.g. 'gate-zh-fast-tell,gate-zh-fast-other-say') whose "
+        "gate label is a keep label for the keep network only: 'tell' 1, 'other' 0, 'own' none (round 28, "
+        "keep_also.py; default none)",
+    )
     parser.add_argument(
         "--zh-told",
         action="store_true",
