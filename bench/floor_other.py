@@ -27,9 +27,10 @@ import json
 import random
 import statistics
 import tempfile
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.conversation_recall import CHANNEL
 from bench.embedding_option import add_embedding_args, embedding_settings
@@ -53,6 +54,7 @@ SHARES = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.8, 1.01)
 COSINES = (0.0, 0.86, 0.87, 0.88, 0.89, 0.9, 0.91, 0.92, 0.94, 1.0)
 SEED = 20261201
 CORPUS = {"en": "dailydialog", "zh": "lccc"}
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -152,6 +154,22 @@ def cosine_sweep(lines: list[Line], configured: RelevanceFloor) -> dict[str, Any
     return {"cosines": {str(c): r for c, r in rows.items()}, "chosen_cosine": chosen}
 
 
+def training_lines(
+    args: argparse.Namespace, collect: Callable[..., Coroutine[Any, Any, list[T]]]
+) -> list[T] | None:
+    """A calibration's messages: ``collect(data, lines, embedding, db)`` on a scratch memory (this bench's
+    and ``bench.floor_rescue``'s), or None when the shared data is missing (one line on stderr)."""
+    try:
+        require_input(Path(args.data) / "chat")  # the corpora's training halves
+    except MissingInputError as exc:
+        note(str(exc))
+        return None
+    with tempfile.TemporaryDirectory() as scratch:
+        return asyncio.run(
+            collect(Path(args.data), args.lines, embedding_settings(args), Path(scratch) / "m.db")
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.floor_other", description=__doc__)
     parser.add_argument("--data", default="../shared/data", help="the public data (chat/ corpora)")
@@ -161,15 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.embedding == "none":
         parser.error("the other share is a hybrid floor: --embedding local (or openai)")
-    try:
-        require_input(Path(args.data) / "chat")  # the corpora's training halves
-    except MissingInputError as exc:
-        note(str(exc))
+    lines = training_lines(args, collect)
+    if lines is None:
         return 1
-    with tempfile.TemporaryDirectory() as scratch:
-        lines = asyncio.run(
-            collect(Path(args.data), args.lines, embedding_settings(args), Path(scratch) / "m.db")
-        )
     result = sweep(lines)
     rows = [["none", *(result["base"][lang][k] for lang in CORPUS for k in ("recalled", "shown"))]]
     rows += [

@@ -32,17 +32,15 @@ gap of ``GAPS`` that admits the most questions' own memories over both languages
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import random
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.conversation_recall import CHANNEL
-from bench.embedding_option import add_embedding_args, embedding_settings
-from bench.inputs import MissingInputError, note, require_input
+from bench.embedding_option import add_embedding_args
+from bench.floor_other import training_lines
 from bench.message_path import open_path
 from bench.report import emit_json, table
 from bench.retrieval_quality import memory_fact
@@ -200,15 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.embedding == "none":
         parser.error("the rescue measures vectors: --embedding local (or openai)")
-    try:
-        require_input(Path(args.data) / "chat")  # the corpora's training halves
-    except MissingInputError as exc:
-        note(str(exc))
+    lines = training_lines(args, collect)
+    if lines is None:
         return 1
-    with tempfile.TemporaryDirectory() as scratch:
-        lines = asyncio.run(
-            collect(Path(args.data), args.lines, embedding_settings(args), Path(scratch) / "m.db")
-        )
     result = sweep(lines)
     columns = ("own", "refused_own", "other", *(f"{s}_shown" for s in SOURCES))
     for crowd in CROWDS:
