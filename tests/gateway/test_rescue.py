@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.agent import ChatRequest
+from bench.message_path import RecordingModel
 from gateway.app import relevance_floor
 from gateway.assistant import Assistant, AssistantSettings
 from gateway.config import Config
@@ -40,17 +40,6 @@ MEMORIES = [
 ]
 # A question typed fast, without its mark: the head reads no question about the person's life in it.
 REFUSED = "今晚游泳不"
-
-
-class RecordingModel:
-    label = "recording"
-
-    def __init__(self) -> None:
-        self.requests: list[ChatRequest] = []
-
-    async def reply(self, request: ChatRequest) -> str:
-        self.requests.append(request)
-        return "ok"
 
 
 @pytest.fixture
