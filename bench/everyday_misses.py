@@ -58,7 +58,7 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
     keeper = FactKeeper(embedder)
     passages, queries = await keeper.head_inputs(found, simple)
     message = await keeper.message_query(simple)  # round 13: a head that weighs both
-    scores = head.keep_scores(passages)
+    scores = head.keep_scores(passages, [language(t) for c in found for t in c.texts()])
     lang = language(simple)
     told = head.told(queries, lang)
     whole = head.told(message, lang) if message is not None else told

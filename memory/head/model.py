@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-VERSION = "2026.12-27g"
+VERSION = "2026.12-29k"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
 GATE_CLASSES: tuple[str, ...] = ("own", "tell", "other")
@@ -178,12 +178,16 @@ class Head:
     combined: dict[str, Combined] | None = None
     # Round 14: a language's own gate network (``gate_<lang>_*`` arrays), where one trained on more kinds of
     # message served that language better and the other worse (memory/head/DATA_CARD.md, "Round 14"). The
-    # shipped head's are read on first use (``LanguageGates``): a process that sees one language never
+    # shipped head's are read on first use (``LanguageNetworks``): a process that sees one language never
     # inflates the other's network, and ``load_head`` stays as quick as a one-gate head's.
     gate_by_language: Mapping[str, Classifier] = field(default_factory=dict)
     # Round 21: a language's character n-gram weights (``grams_<lang>``), read by the combined score when
     # its ``h`` is not zero (DATA_CARD "Round 21, Chinese tell", "Round 22"; Chinese since 2026.12-22g).
     grams_w: Mapping[str, np.ndarray] = field(default_factory=dict)
+    # Round 29: a language's own keep network (``keep_<lang>_*`` arrays, ``language_keep.py``), where one
+    # trained on that language's written statements keeps more of its tells and the shared one serves the
+    # other language better (DATA_CARD "Round 29"). Read on first use, as the gates are.
+    keep_by_language: Mapping[str, Classifier] = field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -205,15 +209,32 @@ class Head:
         shared one (``None``: the shared one)."""
         return self.gate_by_language.get(lang, self.gate_w) if lang else self.gate_w
 
-    def keep_scores(self, passages: np.ndarray) -> np.ndarray:
-        """How worth keeping each row of passage vectors is (log-odds, or P for an older head)."""
+    def keep_for(self, lang: str | None) -> Classifier:
+        """The keep network that judges a clause of ``lang``: its own when the head has one, else the
+        shared one (``None``: the shared one)."""
+        return self.keep_by_language.get(lang, self.keep_w) if lang else self.keep_w
+
+    def keep_scores(self, passages: np.ndarray, languages: Sequence[str] | None = None) -> np.ndarray:
+        """How worth keeping each row of passage vectors is (log-odds, or P for an older head), each row by
+        the keep network of its language in ``languages`` (``keep_for``; ``None``: the shared one)."""
+        rows = np.atleast_2d(passages)
+        if languages is None or not self.keep_by_language:
+            return self._keep_scores(self.keep_w, rows)
+        langs = np.array(languages)
+        scores = np.zeros(len(rows))
+        for lang in set(languages):
+            mine = langs == lang
+            scores[mine] = self._keep_scores(self.keep_for(lang), rows[mine])
+        return scores
+
+    def _keep_scores(self, network: Classifier, passages: np.ndarray) -> np.ndarray:
         if self.log_odds:
-            return np.asarray(keep_odds(self.keep_w.logits(passages)).mean(axis=0))
-        return self.keep_w.probabilities(passages)[:, 1]
+            return np.asarray(keep_odds(network.logits(passages)).mean(axis=0))
+        return network.probabilities(passages)[:, 1]
 
     def keeps(self, passages: np.ndarray, texts: Sequence[str]) -> list[bool]:
         """Whether each text (its passage vector a row of ``passages``) is worth keeping."""
-        scores = self.keep_scores(passages)
+        scores = self.keep_scores(passages, [language(t) for t in texts])
         return [bool(s >= self.thresholds[language(t)].keep) for s, t in zip(scores, texts, strict=True)]
 
     def fact_verdicts(
@@ -230,8 +251,8 @@ class Head:
         part of it each clause is): the single combined score when the head has one (``Combined``),
         else the clause's keep threshold and the message's tell threshold. ``sentences`` (round 13, a head
         that ``reads_sentences``): one query row per text, of its own sentence, weighed beside ``message``."""
-        scores = self.keep_scores(passages)
         languages = [language(t) for t in texts]
+        scores = self.keep_scores(passages, languages)
         told = self._told_in(message, languages)
         own = self._told_in(sentences, languages) if sentences is not None else told
         around = [message_text] * len(texts) if isinstance(message_text, str) else list(message_text)
@@ -310,16 +331,20 @@ class Head:
         return self.gate(query, lang)[0] >= self.thresholds[lang].own
 
 
-class LanguageGates(Mapping[str, Classifier]):
-    """The per-language gate networks of a head file, each read from the file the first time it is asked
-    for (round 17, issue 35's "loads in ≤ 50 ms"): the round-17 head carries a second gate, and reading
-    every network at load made ``load_head`` a third slower (DATA_CARD "Round 17, gate"). Which languages
-    have one is known at once (``in``, ``len``, iteration read nothing); the arrays and answers are the
-    same as an eager read's. Safe to share between threads."""
+class LanguageNetworks(Mapping[str, Classifier]):
+    """The per-language networks of one kind (``gate``, ``keep``: the ``<kind>_<lang>_*`` arrays) of a head
+    file, each read from the file the first time it is asked for (round 17, issue 35's "loads in ≤ 50 ms"):
+    the round-17 head carries a second gate, and reading every network at load made ``load_head`` a third
+    slower (DATA_CARD "Round 17, gate"). Which languages have one is known at once (``in``, ``len``,
+    iteration read nothing); the arrays and answers are the same as an eager read's. Safe to share between
+    threads."""
 
-    def __init__(self, languages: Sequence[str], reopen: Callable[[], AbstractContextManager[Any]]) -> None:
+    def __init__(
+        self, languages: Sequence[str], reopen: Callable[[], AbstractContextManager[Any]], kind: str = "gate"
+    ) -> None:
         self._languages = tuple(languages)
         self._reopen = reopen  # opens the head file again (``np.load``)
+        self._kind = kind
         self._read: dict[str, Classifier] = {}
         self._lock = threading.Lock()
 
@@ -337,7 +362,7 @@ class LanguageGates(Mapping[str, Classifier]):
         with self._lock:
             if lang not in self._read:
                 with self._reopen() as data:
-                    self._read[lang] = Classifier.read(data, f"gate_{lang}")
+                    self._read[lang] = Classifier.read(data, f"{self._kind}_{lang}")
             return self._read[lang]
 
     def __iter__(self) -> Iterator[str]:
@@ -355,10 +380,9 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
     threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f); ``combined_sentence`` (round
     13) its g; ``combined_grams`` (rounds 21, 22) its h with ``grams_<lang>``; ``gate_<lang>_*`` (round
-    14) that language's own gate network — read here, or, given ``reopen`` (a way to open the same file
-    again), on first use (``LanguageGates``)."""
+    14) that language's own gate network, ``keep_<lang>_*`` (round 29) its own keep network — read here,
+    or, given ``reopen`` (a way to open the same file again), on first use (``LanguageNetworks``)."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
-    own = [lang for lang in LANGUAGES if f"gate_{lang}_mean" in data]
     combined = None
     if "combined" in data:
         weights = np.asarray(data["combined"], dtype=np.float64).reshape(len(LANGUAGES), 4)
@@ -381,17 +405,24 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
         thresholds={lang: Thresholds(*map(float, row)) for lang, row in zip(LANGUAGES, rows, strict=True)},
         meta=json.loads(str(data["meta"])),
         combined=combined,
-        gate_by_language=(
-            {lang: Classifier.read(data, f"gate_{lang}") for lang in own}
-            if reopen is None
-            else LanguageGates(own, reopen)
-        ),
+        gate_by_language=_own_networks(data, "gate", reopen),
+        keep_by_language=_own_networks(data, "keep", reopen),
         grams_w={
             lang: np.asarray(data[f"grams_{lang}"], dtype=np.float64)
             for lang in LANGUAGES
             if f"grams_{lang}" in data
         },
     )
+
+
+def _own_networks(
+    data: Any, kind: str, reopen: Callable[[], AbstractContextManager[Any]] | None
+) -> Mapping[str, Classifier]:
+    """The ``<kind>_<lang>_*`` networks of a head file: read now, or on first use given ``reopen``."""
+    own = [lang for lang in LANGUAGES if f"{kind}_{lang}_mean" in data]
+    if reopen is None:
+        return {lang: Classifier.read(data, f"{kind}_{lang}") for lang in own}
+    return LanguageNetworks(own, reopen, kind)
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """How the head is read (round 17): a language's own gate network is read from the file on its first use
-(``model.LanguageGates``), with the same answers as a head read at once; ``Classifier.logits`` multiplies
+(``model.LanguageNetworks``), with the same answers as a head read at once; ``Classifier.logits`` multiplies
 views shaped once, with the same numbers as the arrays reshaped per call."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.head.model import HEAD_FILE, Classifier, LanguageGates, read_head
+from memory.head.model import HEAD_FILE, Classifier, LanguageNetworks, read_head
 from memory.head.outputs import save_head
 
 EN, ZH = "where do I park the car these days?", "车现在停在哪里？"
@@ -52,7 +52,7 @@ def test_a_language_gate_is_read_on_first_use_with_the_answers_of_an_eager_read(
     with np.load(path) as data:
         lazy = read_head(data, reopen=reopen)
     gates = lazy.gate_by_language
-    assert isinstance(gates, LanguageGates)
+    assert isinstance(gates, LanguageNetworks)
     assert "en" in gates and "zh" not in gates and list(gates) == ["en"] and len(gates) == 1
     assert gates.loaded == frozenset() and opened == []
     queries = _vectors(50)
@@ -77,7 +77,7 @@ def test_threads_asking_at_once_read_a_language_gate_once(tmp_path: Path) -> Non
         with np.load(path) as data:
             yield data
 
-    gates = LanguageGates(["en"], reopen)
+    gates = LanguageNetworks(["en"], reopen)
     got: list[Classifier] = []
     threads = [threading.Thread(target=lambda: got.append(gates["en"])) for _ in range(8)]
     for thread in threads:
