@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.head.corpus import Example, written
+from memory.head.corpus import Example, read_written, written
 from memory.head.model import CATEGORIES, VERSION, Classifier
 from memory.head.outputs import save_head
 
@@ -58,8 +58,7 @@ CATEGORY_ONLY = ("written-category-", "written-chat8-")
 
 def category_written() -> dict[str, Any]:
     """The sentences and corrections written for the category classifier (``category_written.json``)."""
-    data: dict[str, Any] = json.loads(CATEGORY_WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(CATEGORY_WRITTEN)
 
 
 def corrected(examples: list[Example], corrections: dict[str, str]) -> list[Example]:

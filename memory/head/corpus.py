@@ -38,10 +38,15 @@ PEOPLE_EN = True
 CHAT_IN_CHATTER = 0
 
 
+def read_written(path: Path) -> dict[str, Any]:
+    """One file of sentences written for training (a JSON object beside the module that uses it)."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
 def written() -> dict[str, Any]:
     """The sentences written for training (``written.json``)."""
-    data: dict[str, Any] = json.loads(WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(WRITTEN)
 
 
 @dataclass(frozen=True, slots=True)

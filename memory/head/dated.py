@@ -27,13 +27,12 @@ Written for this purpose (gate17); no evaluation set opened. Deterministic given
 from __future__ import annotations
 
 import calendar
-import json
 import random
 import re
 from pathlib import Path
 from typing import Any
 
-from memory.head.corpus import SEED, Example
+from memory.head.corpus import SEED, Example, read_written
 
 SOURCE = "gate-dated-"
 WRITTEN = Path(__file__).with_name("dated_written.json")
@@ -49,8 +48,7 @@ _MONTHS = [name.lower() for name in calendar.month_name[1:]]
 
 
 def dated_written() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(WRITTEN)
 
 
 def ordinal(day: int) -> str:

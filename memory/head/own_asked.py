@@ -29,14 +29,13 @@ evaluation texts with round 19's ``passing.screened``.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memory.head.corpus import SEED, Example
+from memory.head.corpus import SEED, Example, read_written
 from memory.head.passing import plain_text, screened, typo
 
 SOURCE = "gate-own-asked-en"
@@ -57,8 +56,7 @@ _SLOT = re.compile(r"\{(\w+)\}")
 
 
 def own_asked_written() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(WRITTEN)
 
 
 def _casual(text: str, casual: dict[str, list[str]], rng: random.Random) -> str:
@@ -88,8 +86,7 @@ def own_asked(seed: int = SEED, n: int = PER_LANGUAGE) -> list[Example]:
 
 
 def howto_written() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(HOWTO_WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(HOWTO_WRITTEN)
 
 
 def _typed(text: str, casual: dict[str, list[str]], rng: random.Random) -> str:

@@ -25,14 +25,13 @@ evaluation text (difflib ratio ≥ ``NEAR``), and the trainer screens every run'
 from __future__ import annotations
 
 import difflib
-import json
 import random
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memory.head.corpus import SEED, Example
+from memory.head.corpus import SEED, Example, read_written
 
 SOURCE = "gate-passing-en"
 OTHER_SOURCE = "gate-passing-other-en"
@@ -49,8 +48,7 @@ _SLOT = re.compile(r"\{(\w+)\}")
 
 
 def passing_written() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(WRITTEN)
 
 
 class _Filler:

@@ -30,7 +30,6 @@ its twin. Deterministic given the training rows and the seed.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Sequence
@@ -38,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.head.calibrate import fold_ids
-from memory.head.corpus import SEED, Example, written
+from memory.head.corpus import SEED, Example, read_written, written
 from memory.head.world import world_examples
 
 SOURCE = "gate-"
@@ -68,8 +67,7 @@ _EN_JOINS = [", ", " ", " and ", ", ", " so "]
 
 
 def gate_written() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(WRITTEN)
 
 
 def fold_of(text: str, seed: int = SEED) -> int:

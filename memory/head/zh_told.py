@@ -52,7 +52,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memory.head.corpus import SEED, Example
+from memory.head.corpus import SEED, Example, read_written
 
 SOURCE = "gate-zh-"
 WRITTEN = Path(__file__).with_name("zh_told_written.json")
@@ -105,8 +105,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def zh_told_written() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(WRITTEN)
 
 
 def _fill(form: str, slots: dict[str, list[str]], rng: random.Random) -> str:
@@ -208,8 +207,7 @@ def _typed(text: str, rng: random.Random) -> str:
 
 
 def fast_written() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(FAST_WRITTEN.read_text(encoding="utf-8"))
-    return data
+    return read_written(FAST_WRITTEN)
 
 
 def fast_rows(seed: int = SEED) -> list[Example]:
