@@ -18,16 +18,22 @@ import numpy as np
 from memory.head.model import LANGUAGES
 
 
+def values_by_language(text: str) -> dict[str, float]:
+    """``en=0.96,zh=0.8`` as {language: value} (only the languages named), or one number for every language
+    of ``LANGUAGES``: the trainer's per-language flags (``parse_floor``, ``operating.parse_rates``)."""
+    if "=" not in text:
+        return {lang: float(text) for lang in LANGUAGES}
+    values = {}
+    for part in text.split(","):
+        lang, _, value = part.partition("=")
+        values[lang.strip()] = float(value)
+    return values
+
+
 def parse_floor(text: str) -> dict[str, float]:
     """``en=0.96,zh=0.8`` (a language left out has no floor) or one share for every language of
     ``LANGUAGES``: ``train --statement-floor``."""
-    if "=" not in text:
-        floors = {lang: float(text) for lang in LANGUAGES}
-    else:
-        floors = {}
-        for part in text.split(","):
-            lang, _, value = part.partition("=")
-            floors[lang.strip()] = float(value)
+    floors = values_by_language(text)
     if not set(floors) <= set(LANGUAGES) or not all(0.0 <= v <= 1.0 for v in floors.values()):
         raise ValueError(f"shares between 0 and 1 for languages of {LANGUAGES}: {text!r}")
     return floors

@@ -17,6 +17,7 @@ import numpy as np
 from memory.head.calibrate import Rates, fold_ids, gate_thresholds, out_of_fold
 from memory.head.corpus import Example
 from memory.head.dialogues import ROUND2, ROUND10
+from memory.head.floor import values_by_language
 from memory.head.model import LANGUAGES, read_head
 from memory.head.outputs import read_arrays, save_head
 
@@ -29,12 +30,7 @@ GATE_COLUMNS = (1, 2)
 
 def parse_rates(text: str) -> dict[str, float]:
     """``en=0.15,zh=0.25`` (or one number for both languages) as a rate per language of ``LANGUAGES``."""
-    if "=" not in text:
-        return {lang: float(text) for lang in LANGUAGES}
-    rates = {}
-    for part in text.split(","):
-        lang, _, value = part.partition("=")
-        rates[lang.strip()] = float(value)
+    rates = values_by_language(text)
     if sorted(rates) != sorted(LANGUAGES):
         raise ValueError(f"a rate for each of {LANGUAGES}: {text!r}")
     return rates
