@@ -44,11 +44,10 @@ rows, screened the same way; off unless ``FAST`` (``train --zh-fast``), independ
 from __future__ import annotations
 
 import difflib
-import json
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -126,21 +125,32 @@ def _shown(text: str, slots: dict[str, list[str]], rng: random.Random, tell: boo
     return text if text.endswith(("。", "？", "！")) else text + "。"
 
 
-def _made(forms: list[str], n: int, slots: dict[str, list[str]], rng: random.Random, label: str) -> list[str]:
-    """``n`` distinct texts (fewer if the forms cannot make them), the forms taken in turn."""
+def _distinct(
+    forms: list[str], n: int, slots: dict[str, list[str]], rng: random.Random, dress: Callable[[str], str]
+) -> list[str]:
+    """``n`` distinct texts (fewer if the forms cannot make them), the forms taken in turn, each filled
+    and then dressed as typed (``dress`` draws from the same ``rng`` after the fill)."""
     out: dict[str, None] = {}
     tries = 0
     while len(out) < n and tries < n * 20:
-        text = _fill(forms[tries % len(forms)], slots, rng)
+        text = dress(_fill(forms[tries % len(forms)], slots, rng))
         tries += 1
-        if label == "own":
-            casual = rng.random() < CASUAL_SHARE
-            lead = rng.choice(slots["lead"]) if casual else ""
-            text = lead + text + rng.choice(["？", "", "啊？", "呀", "？？", "嘞"] if casual else ["？"])
-        else:
-            text = _shown(text, slots, rng, label == "tell")
         out.setdefault(text, None)
     return list(out)
+
+
+def _made(forms: list[str], n: int, slots: dict[str, list[str]], rng: random.Random, label: str) -> list[str]:
+    """Round 19's rows of one group: questions ("own") with a casual lead and tail now and then, statements
+    shown as said (``_shown``)."""
+
+    def dress(text: str) -> str:
+        if label != "own":
+            return _shown(text, slots, rng, label == "tell")
+        casual = rng.random() < CASUAL_SHARE
+        lead = rng.choice(slots["lead"]) if casual else ""
+        return lead + text + rng.choice(["？", "", "啊？", "呀", "？？", "嘞"] if casual else ["？"])
+
+    return _distinct(forms, n, slots, rng, dress)
 
 
 def zh_rows(seed: int = SEED) -> list[Example]:
@@ -162,24 +172,20 @@ def _asked(forms: list[str], n: int, slots: dict[str, list[str]], rng: random.Ra
     """``n`` distinct questions (fewer if the forms cannot make them), the forms taken in turn: typed
     casually half the time — a lead (欸，/问哈，/话说) and a tail (none, ？, 哦/嘛/嘞, an emoji; after a
     语气词 only a mark, an emoji or nothing) — else with a question mark, for "own" and "other" alike."""
-    out: dict[str, None] = {}
-    tries = 0
-    while len(out) < n and tries < n * 20:
-        text = _fill(forms[tries % len(forms)], slots, rng)
-        tries += 1
+
+    def dress(text: str) -> str:
         if rng.random() < CASUAL_SHARE:
             tails = slots["bare_tail"] if text.endswith(_PARTICLE_END) else slots["tail"]
-            text = rng.choice(slots["lead"]) + text + rng.choice(tails)
-        else:
-            text += "？"
-        out.setdefault(text, None)
-    return list(out)
+            return rng.choice(slots["lead"]) + text + rng.choice(tails)
+        return text + "？"
+
+    return _distinct(forms, n, slots, rng, dress)
 
 
 def regional_rows(seed: int = SEED) -> list[Example]:
     """Every round-26 row before the screen: "own" then "other", each label's forms of every register
     interleaved so any prefix of the rows holds every register."""
-    data: dict[str, Any] = json.loads(REGIONAL_WRITTEN.read_text(encoding="utf-8"))
+    data = read_written(REGIONAL_WRITTEN)
     rows: list[Example] = []
     for label, n in REGIONAL_COUNTS.items():
         registers = list(data[label].values())
