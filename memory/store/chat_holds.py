@@ -116,13 +116,14 @@ def _answered_then_next_sql(now: str, read: str, exchange: str, due: bool) -> st
         f"{exchange + ', ' if exchange else ''}"
         "marked AS (SELECT id FROM done UNION ALL SELECT id FROM again), "
         f"nxt AS ({CLAIM_AFTER_LOCK.format(go=_GO, again='EXISTS (SELECT 1 FROM again)')}), "
+        "claimed AS (SELECT id, message, received_at, sending_by, media FROM nxt WHERE claimed), "
         f"rel AS (UPDATE chat_holds SET holder = '', lease_until = {now} WHERE channel = ? "
         "AND chat_id = ? AND holder = ? AND generation = ? AND EXISTS (SELECT 1 FROM marked) "
-        "AND NOT EXISTS (SELECT 1 FROM nxt) RETURNING 1 AS one) "
-        "SELECT EXISTS (SELECT 1 FROM marked), r.one IS NOT NULL, CASE WHEN n.claimed THEN n.id END, "
-        f"n.message, n.received_at, n.sending_by, n.media, n.received_at, {now}, "
-        f"{'(SELECT * FROM due)' if due else '0'}, {_LEASE_UNTIL}, {read}, EXISTS (SELECT 1 FROM done) "
-        "FROM (SELECT 1 AS one) AS one LEFT JOIN nxt n ON TRUE LEFT JOIN rel r ON TRUE"
+        "AND NOT EXISTS (SELECT 1 FROM nxt) RETURNING 1) "
+        "SELECT (SELECT COUNT(*) FROM marked), (SELECT COUNT(*) FROM rel), c.id, c.message, c.received_at, "
+        f"c.sending_by, c.media, (SELECT received_at FROM nxt), {now}, "
+        f"{'(SELECT * FROM due)' if due else '0'}, {_LEASE_UNTIL}, {read}, (SELECT COUNT(*) FROM done) "
+        "FROM (SELECT 1 AS one) AS one LEFT JOIN claimed c ON TRUE"
     )
 
 
@@ -322,7 +323,7 @@ class ChatHoldRows:
         chat = (channel, chat_id)
         mark = (0.0, send_error, inbox_id, *chat, holder, generation, holder)
         claim = (*chat, inbox_id, holder, generation, settle_s)
-        read, read_params = history_sql("postgresql", history, channel, chat_id, "n.claimed")
+        read, read_params = history_sql("postgresql", history, channel, chat_id, "c.id IS NOT NULL")
         written, written_params = with_parts(exchange, only_if="done") if exchange else ("", [])
         due = exchange is not None and exchange.due is not None
         rows = await self._db.returning(

@@ -26,12 +26,8 @@ snapshot, so it acts only on what both agree on:
   decides only whether the chat's history is read with the claim (``inbox.py``, ``_LOCKED_IDLE``).
 
 Neither race costs a statement more now; the usual message costs the lock's statement less (plan cached
-per connection by PL/pgSQL, the function's own queries not top-level statements). Since schema 28 both
-take the lock and read in fewer queries (``FOLD_POSTGRES``: ``tierclaw_chat_claim`` without the nested
-call, the intake's ``tierclaw_chat_idle``), and the history read with a claim is a function
-(``tierclaw_chat_history``) that a statement starts only when it claims.
-SQLite (one process, its write lock) needs none of this: ``SQLITE``, ``CLAIM_SQLITE`` and ``FOLD_SQLITE``
-are empty.
+per connection by PL/pgSQL, the function's own queries not top-level statements).
+SQLite (one process, its write lock) needs none of this: ``SQLITE`` and ``CLAIM_SQLITE`` are empty.
 """
 
 from __future__ import annotations
@@ -95,79 +91,13 @@ END $$;
 """
 CLAIM_SQLITE = ""
 
-# Schema 28 (``schema_tables.TEMPLATES``: ``{chat_fold_own}``, FOLD): the same lock, reads and claim in fewer
-# queries and no nested call (issue 38, the server's CPU a message). ``tierclaw_chat_claim`` takes the lock
-# and reads the next message itself instead of through ``tierclaw_chat_next`` (a function call, its
-# ``RETURN QUERY``'s tuple store and the query around it), decides the reorder window in a PL/pgSQL simple
-# expression, and checks the hold in its claim's ``UPDATE`` (one query, one fresh snapshot, as the ``EXISTS``
-# of its own had). ``tierclaw_chat_idle`` is the intake's: the lock, then whether the chat has no
-# unanswered message, a boolean — no table function, no tuple store. Every query still runs after the
-# lock with a snapshot of its own. ``tierclaw_chat_next`` stays (a replica of the version before may still
-# call it during an upgrade). Nothing on SQLite.
-_FOLD = f"""
-CREATE OR REPLACE FUNCTION tierclaw_chat_claim(
-    p_channel TEXT, p_chat TEXT, p_skip BIGINT, p_holder TEXT, p_generation BIGINT,
-    p_settle DOUBLE PRECISION, p_go BOOLEAN, p_again BOOLEAN
-) RETURNS TABLE (
-    next_id BIGINT, next_received TEXT, claimed BOOLEAN, claim_body TEXT, claim_sent_by TEXT, claim_media TEXT
-) LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    v_seq BIGINT;
-BEGIN
-    PERFORM pg_advisory_xact_lock({CHAT_LOCKS}, hashtext(p_channel || ':' || p_chat));
-    SELECT i.id, i.received_at::TEXT, i.platform_seq INTO next_id, next_received, v_seq FROM inbox i
-        WHERE i.channel = p_channel AND i.chat_id = p_chat AND i.answered_at IS NULL AND i.id <> p_skip
-        ORDER BY i.platform_seq, i.id LIMIT 1;
-    IF NOT FOUND THEN
-        RETURN;
-    END IF;
-    claimed := p_go AND (v_seq = 0 OR next_received <= to_char((clock_timestamp()
-        - make_interval(secs => p_settle)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'));
-    IF claimed THEN
-        UPDATE inbox i SET claimed_by = p_holder,
-            sending_by = CASE WHEN i.claimed_by = p_holder AND p_again THEN i.sending_by ELSE i.claimed_by END
-            WHERE i.id = next_id AND EXISTS (SELECT 1 FROM chat_holds h WHERE h.channel = p_channel
-                AND h.chat_id = p_chat AND h.holder = p_holder AND h.generation = p_generation)
-            RETURNING i.message, i.sending_by, i.media INTO claim_body, claim_sent_by, claim_media;
-        claimed := FOUND;
-    END IF;
-    RETURN NEXT;
-END $$;
-CREATE FUNCTION tierclaw_chat_idle(p_channel TEXT, p_chat TEXT)
-    RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-    PERFORM pg_advisory_xact_lock({CHAT_LOCKS}, hashtext(p_channel || ':' || p_chat));
-    RETURN NOT EXISTS (SELECT 1 FROM inbox i
-        WHERE i.channel = p_channel AND i.chat_id = p_chat AND i.answered_at IS NULL);
-END $$;
-"""
-FOLD_SQLITE = ""
-
-# Schema 28 too: a chat's history as a claim reads it (``claim_rows.history_sql``; the rows of
-# ``turn_sessions.newest``, the session number looked up once), a ``STABLE`` function: its queries read
-# with the snapshot of the statement that calls it, as the subquery it replaces did, so the turns that
-# statement inserts are not in it (``ClaimedRow.written``). Its plan is not part of the statement's: a
-# statement that does not claim (an answered step with nothing left) does not start it.
-HISTORY_POSTGRES = """
-CREATE FUNCTION tierclaw_chat_history(p_key TEXT, p_channel TEXT, p_chat TEXT, p_limit BIGINT)
-    RETURNS TEXT LANGUAGE plpgsql STABLE AS $$
-DECLARE
-    v_session INTEGER := COALESCE((SELECT c.session_no FROM chat_sessions c WHERE c.chat_key = p_key), 1);
-BEGIN
-    RETURN (SELECT json_agg(json_build_array(s.part, s.id, s.role, s.content))::text FROM (
-        SELECT * FROM (SELECT 0 AS part, t.id, t.role, t.content FROM conversation_turns t
-            WHERE t.channel = p_channel AND t.chat_id = p_chat AND t.session_no >= v_session
-            AND t.session_no <= v_session ORDER BY t.session_no DESC, t.id DESC LIMIT p_limit) AS t
-        UNION ALL SELECT * FROM (SELECT 1 AS part, m.id, m.role, m.content FROM session_messages m
-            WHERE m.chat_key = p_key AND m.session_no = v_session ORDER BY m.id DESC LIMIT p_limit) AS m
-    ) AS s);
-END $$;
-"""
-FOLD_POSTGRES = _FOLD + HISTORY_POSTGRES
-
-# An expression (PostgreSQL), the intake's (``inbox.py``): true when the chat has no unanswered message,
-# read after the chat's exclusive lock (``tierclaw_chat_idle``, schema 28); parameters (channel, chat_id).
-IDLE_AFTER_LOCK = "tierclaw_chat_idle(?, ?)"
+# A ``WITH`` part (PostgreSQL): the chat's next unanswered message other than ``?`` (0: none to skip),
+# read after the chat's exclusive lock; parameters (channel, chat_id, skip). Columns id, received_at,
+# platform_seq; no row when the chat has nothing else unanswered.
+NEXT_AFTER_LOCK = (
+    "SELECT next_id AS id, next_received AS received_at, next_seq AS platform_seq "
+    "FROM tierclaw_chat_next(?, ?, ?)"
+)
 
 # A ``WITH`` part (PostgreSQL), the answered step's (``chat_holds.py``): the chat's next unanswered message
 # other than ``?``, read after the chat's exclusive lock, and claimed by its own query when it may be

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.clock import from_db
-from memory.store.turn_sessions import CURRENT, KEEP_MESSAGES, history_order, newest
+from memory.store.turn_sessions import CURRENT, history_order, newest
 
 
 def take_sql(now: str, source: str) -> str:
@@ -49,16 +49,16 @@ def history_sql(
     parameters."""
     if limit <= 0:
         return "NULL, NULL", ()
-    session, chat_key = CURRENT, f"{channel}:{chat_id}"
-    if kind == "postgresql":  # ``chat_next.HISTORY_POSTGRES``: the same rows, started only when called
-        history = "tierclaw_chat_history(?, ?, ?, ?)"
-        rows_params: tuple[object, ...] = (chat_key, channel, chat_id, min(limit, KEEP_MESSAGES))
+    session = CURRENT
+    rows, rows_params = newest(channel, chat_id, limit)
+    each = f"{'json_build_array' if kind == 'postgresql' else 'json_array'}(s.part, s.id, s.role, s.content)"
+    if kind == "postgresql":
+        history = f"(SELECT json_agg({each})::text FROM {rows})"
     else:
-        rows, rows_params = newest(channel, chat_id, limit)
-        history = f"(SELECT json_group_array(json_array(s.part, s.id, s.role, s.content)) FROM {rows})"
+        history = f"(SELECT json_group_array({each}) FROM {rows})"
     if when:
         session, history = (f"CASE WHEN {when} THEN {column} END" for column in (session, history))
-    return f"{session}, {history}", (chat_key, *rows_params)
+    return f"{session}, {history}", (f"{channel}:{chat_id}", *rows_params)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.store.chat_next import IDLE_AFTER_LOCK
+from memory.store.chat_next import NEXT_AFTER_LOCK
 from memory.store.claim_rows import Arrival, ClaimedRow, history_sql, read_extras, take_params, take_sql
 from memory.store.sql import CHAT_LOCKS, SqlDatabase, store_clock
 
@@ -32,10 +32,10 @@ _TAKEABLE = (
 # message is claimed here, not by a statement of its own (issue 38: two commits a message, always).
 # ``seen`` decides only whether the chat's history is read with the claim: the snapshot cannot see
 # the exchange that answered step wrote, so the handler reads the history itself then (a read, no
-# commit). Parameters: (channel, chat_id, 0.0, holder, channel, chat_id, channel, chat_id).
+# commit). Parameters: (channel, chat_id, 0.0, holder, channel, chat_id, channel, chat_id, 0).
 _LOCKED_IDLE = (
     f"SELECT idle, idle AND {_TAKEABLE} AS yes, {_ALONE.format('')} AS seen "
-    f"FROM (SELECT {IDLE_AFTER_LOCK} AS idle) AS locked"
+    f"FROM (SELECT NOT EXISTS ({NEXT_AFTER_LOCK}) AS idle) AS locked"
 )
 
 
@@ -212,18 +212,21 @@ class InboxRows:
         later: tuple[str, tuple[object, ...]],
     ) -> tuple[int | None, str, int | None, bool, Sequence[object], object]:
         """``add_hold_and_claim`` on PostgreSQL: one statement, the exclusive side of the chat's lock its
-        first part (``lk``, ``chat_next.IDLE_AFTER_LOCK``). (stored id or None, received at, the hold's
+        first part (``lk``, ``chat_next.NEXT_AFTER_LOCK``). (stored id or None, received at, the hold's
         generation or None, alone in the chat, history row, ``later``'s value: ``_later_stored``.)"""
-        claimable = "h.generation IS NOT NULL AND l.yes AND l.seen"
+        claimable = (
+            "(SELECT generation FROM held) IS NOT NULL AND (SELECT yes FROM lk) AND (SELECT seen FROM lk)"
+        )
         read, read_params = history_sql("postgresql", history, channel, chat_id, claimable)
         taken = take_sql(self._now, f"SELECT ?, ?, ?, {self._now}, 1 FROM stored")
-        rows = await self._db.returning(  # each part one row at most (``held`` none, ``stored`` none)
+        rows = await self._db.returning(
             f"WITH lk AS ({_LOCKED_IDLE.format(now=self._now)}), "
             f"stored AS ({insert} RETURNING id, received_at, {later[0]} AS later_at), held AS ({taken}) "
-            f"SELECT s.id, s.received_at, h.generation, l.yes, s.later_at, {read} "
-            "FROM lk l LEFT JOIN stored s ON TRUE LEFT JOIN held h ON TRUE",
+            "SELECT (SELECT id FROM stored), (SELECT received_at FROM stored), "
+            "(SELECT generation FROM held), (SELECT yes FROM lk), (SELECT later_at FROM stored), "
+            f"{read}",
             (
-                *(channel, chat_id, 0.0, hold[2], channel, chat_id, channel, chat_id),
+                *(channel, chat_id, 0.0, hold[2], channel, chat_id, channel, chat_id, 0),
                 *params,
                 *later[1],
                 *hold,

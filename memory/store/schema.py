@@ -166,7 +166,6 @@ MIGRATIONS: tuple[str, ...] = render(
         "terms_own": "",
         "chat_next_own": chat_next.SQLITE,
         "chat_claim_own": chat_next.CLAIM_SQLITE,
-        "chat_fold_own": chat_next.FOLD_SQLITE,
         "owner_search_own": _OWNER_SEARCH,
     },
 )

@@ -182,7 +182,6 @@ MIGRATIONS: tuple[str, ...] = render(
         "terms_own": _TERMS,
         "chat_next_own": chat_next.POSTGRES,
         "chat_claim_own": chat_next.CLAIM_POSTGRES,
-        "chat_fold_own": chat_next.FOLD_POSTGRES,
         "owner_search_own": "",
     },
 )
