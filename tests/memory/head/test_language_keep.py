@@ -18,9 +18,7 @@ EN, ZH = "I moved to Leeds last spring", "我去年春天搬到了成都"
 
 
 def _shipped() -> dict[str, np.ndarray]:
-    path = resources.files("memory.head").joinpath(HEAD_FILE)
-    with path.open("rb") as handle, np.load(handle) as data:
-        return {name: np.array(data[name]) for name in data.files}
+    return read_arrays(str(resources.files("memory.head").joinpath(HEAD_FILE)))
 
 
 def _plain() -> dict[str, np.ndarray]:
@@ -51,11 +49,9 @@ def test_a_language_keep_network_scores_only_its_language(tmp_path: Path) -> Non
     out = tmp_path / "out.npz"
     report = own_keeps(str(base), str(new), ["zh"], str(out), version="test-29")
     assert report["languages"] == ["zh"]
-    with np.load(base) as data:
-        before = read_head(data)
-    with np.load(out) as data:
-        after = read_head(data)
-        assert data["keep_w1"].dtype == np.float16 and data["keep_zh_w1"].dtype == np.float16
+    before, written = read_head(read_arrays(str(base))), read_arrays(str(out))
+    after = read_head(written)
+    assert written["keep_w1"].dtype == np.float16 and written["keep_zh_w1"].dtype == np.float16
     assert after.version == "test-29" and set(after.keep_by_language) == {"zh"}
     passages = _vectors(20)
     zh = after.keep_scores(passages, ["zh"] * 20)
@@ -77,8 +73,7 @@ def test_the_verdicts_read_each_clause_by_its_own_language(tmp_path: Path) -> No
     base, new = _heads(tmp_path)
     out = tmp_path / "out.npz"
     own_keeps(str(base), str(new), ["zh"], str(out))
-    with np.load(out) as data:
-        head = read_head(data)
+    head = read_head(read_arrays(str(out)))
     passages = _vectors(2, seed=9)
     assert head.keeps(passages, [ZH, EN])[0]  # the Chinese keep network keeps everything
     shared = head.keep_scores(passages[1:])
@@ -93,8 +88,7 @@ def test_a_lazy_read_gives_an_eager_reads_answers(tmp_path: Path) -> None:
     def reopen() -> np.lib.npyio.NpzFile:
         return np.load(out)
 
-    with np.load(out) as data:
-        eager = read_head(data)
+    eager = read_head(read_arrays(str(out)))
     with np.load(out) as data:
         lazy = read_head(data, reopen=reopen)
     assert "zh" in lazy.keep_by_language and lazy.keep_by_language.loaded == frozenset()  # type: ignore[attr-defined]
