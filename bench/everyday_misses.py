@@ -36,7 +36,7 @@ from bench.embedding_option import attach_embedder
 from bench.everyday import TellRun, load_everyday, owner_of
 from bench.report import emit_json
 from memory.engine import MemoryEngine
-from memory.head.model import language, load_head, spread
+from memory.head.model import Combined, language, load_head, spread
 from memory.model.keeper import FactKeeper
 from memory.model.quick_extract import candidates, decide, head_verdicts
 from memory.text.script import to_simplified
@@ -67,19 +67,37 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
         for t in candidate.texts():
             score, lang = float(scores[len(rows)]), language(t)
             comb = head.combined[lang] if head.combined else None
-            value = None
-            if comb is not None:
-                extra = (comb.d + comb.e * score + comb.f * told[i]) * spread(t, candidate.sentence)
-                said = comb.g * told[i] + comb.b * whole[min(i, len(whole) - 1)]
-                value = float(comb.a * score + said + comb.c + extra - comb.threshold)
             keep_th = round(head.thresholds[lang].keep, 2)
-            rows.append({"text": t, "keep": round(score, 2), "keep_th": keep_th, "margin": value})
+            row: dict[str, Any] = {"text": t, "keep": round(score, 2), "keep_th": keep_th, "margin": None}
+            if comb is not None:
+                grams = head.message_grams(lang, candidate.sentence or t) if comb.h else 0.0
+                told_here = (float(told[i]), float(whole[min(i, len(whole) - 1)]))
+                row["terms"] = weighed(comb, score, told_here, spread(t, candidate.sentence), grams)
+                row["margin"] = sum(row["terms"].values()) + comb.c - comb.threshold
+            rows.append(row)
     kept = [f.content for f in decide(found, head_verdicts(found, passages, queries, message))]
     return {
         "clauses": rows,
         "tell": round(float(told.min()), 2),
         "tell_th": round(head.thresholds[lang].tell, 2),
         "kept": kept,
+    }
+
+
+def weighed(
+    comb: Combined, keep: float, told: tuple[float, float], share: float, grams: float
+) -> dict[str, float]:
+    """What each reading adds to a clause's combined score (``Combined.passes``, before ``c`` and the cut):
+    the clause's keep log-odds, the tell log-odds of its sentence and of the message, the spread terms and
+    the message's n-gram log-odds (round 22). They show which reading held a refused clause back; the kinds
+    of ``kind_of`` compare each score with a threshold of its own, which the combined score does not read
+    (and before stop 63 the margin left the n-gram term out)."""
+    own, message = told
+    return {
+        "keep": comb.a * keep,
+        "tell": comb.g * own + comb.b * message,
+        "spread": (comb.d + comb.e * keep + comb.f * message) * share,
+        "grams": comb.h * grams,
     }
 
 

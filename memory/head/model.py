@@ -262,14 +262,14 @@ class Head:
             if self.combined is not None:
                 share = spread(text, said) if said else 0.0
                 rule = self.combined[lang]
-                grams = self._grams(lang, said or text) if rule.h else 0.0
+                grams = self.message_grams(lang, said or text) if rule.h else 0.0
                 verdicts.append(rule.passes(float(score), float(tell), share, float(mine), grams))
             else:
                 th = self.thresholds[lang]
                 verdicts.append(bool(score >= th.keep and tell >= th.tell))
         return verdicts
 
-    def _grams(self, lang: str, message: str) -> float:
+    def message_grams(self, lang: str, message: str) -> float:
         """The message's character n-gram log-odds (round 21, ``char_grams``)."""
         from memory.head import char_grams
 

@@ -1,0 +1,36 @@
+"""``bench.everyday_misses.weighed``: the terms it reports add up to the combined score the head reads."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from bench.everyday_misses import weighed
+from memory.head.model import Combined
+
+RULES = [
+    Combined(a=0.2, b=0.13, c=-0.5, threshold=1.5, h=0.54),  # a Chinese row with the n-gram term
+    Combined(a=0.11, b=0.36, c=0.1, threshold=0.8, d=0.05, e=-0.02, f=0.03, g=0.2),  # spread and sentence
+]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_the_margin_of_the_terms_is_the_verdict(rule: Combined) -> None:
+    """A clause passes exactly when its terms, with ``c``, reach the cut — the n-gram term included (the
+    margin left it out before stop 63, so Chinese misses looked nearer than they were)."""
+    values = (-4.0, -0.5, 0.0, 1.2, 6.0)
+    for keep, own, message, grams in itertools.product(values, values, values, (-3.0, 0.0, 2.5)):
+        share = 0.7
+        terms = weighed(rule, keep, (own, message), share, grams)
+        margin = sum(terms.values()) + rule.c - rule.threshold
+        if abs(margin) < 1e-9:
+            continue
+        # passes() reads one tell value for the message and an own value for the sentence.
+        assert (margin >= 0) == rule.passes(keep, message, share, own, grams)
+
+
+def test_a_term_is_zero_when_its_weight_is() -> None:
+    terms = weighed(Combined(a=0.2, b=0.1, c=0.0, threshold=1.0), 3.0, (2.0, 2.0), 0.5, 4.0)
+    assert terms["grams"] == 0.0 and terms["spread"] == 0.0
+    assert terms["keep"] == pytest.approx(0.6) and terms["tell"] == pytest.approx(0.2)
