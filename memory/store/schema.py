@@ -167,6 +167,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "chat_next_own": chat_next.SQLITE,
         "chat_claim_own": chat_next.CLAIM_SQLITE,
         "owner_search_own": _OWNER_SEARCH,
+        "upkeep_own": "",  # version 28 is PostgreSQL's alone (``postgres/schema.py``, ``_UPKEEP``)
     },
 )
 

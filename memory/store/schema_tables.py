@@ -478,7 +478,7 @@ TEMPLATES: tuple[str, ...] = (
     BUFFER_COUNT,
     TURN_WATERMARK,
     TURN_SESSIONS,
-    *("{chat_next_own}", "{owner_search_own}", "{chat_claim_own}"),  # 25, 27: chat_next.py; 26: schema.py
+    *("{chat_next_own}", "{owner_search_own}", "{chat_claim_own}", "{upkeep_own}"),  # 25-28: own parts
 )
 SCHEMA_VERSION = len(TEMPLATES)
 

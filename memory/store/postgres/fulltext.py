@@ -83,15 +83,23 @@ def bm25_join(terms: Sequence[str], stats: Statistics) -> tuple[str, list[object
     rows ``bm25`` and ``ranked`` would: the server sends the best ``n`` instead of every match (at 100k
     memories one query's matches were thousands of rows, all sent and scored in Python). ``OFFSET 0``
     keeps the planner from inlining the joins, which would split ``search_text`` again for every use of a
-    count (measured: the query took nearly twice as long)."""
+    count (measured: the query took nearly twice as long).
+
+    The terms take ``padded_size`` places, the ones past them switched off by a false flag (their count
+    is 0, not looked for, and they add 0.0 after the real terms' sum): a few statement texts, not one per
+    number of terms, so each pooled connection's prepared statement can settle on a generic plan instead
+    of being planned again for every new length."""
     unique = list(dict.fromkeys(terms))
+    places = padded_size(len(unique))
     counts = ", ".join(
-        f"cardinality(array_positions(x.toks, CAST(? AS text))) AS f{i}" for i in range(len(unique))
+        f"CASE WHEN CAST(? AS boolean) THEN cardinality(array_positions(x.toks, CAST(? AS text))) ELSE 0 "
+        f"END AS f{i}"
+        for i in range(places)
     )
     score = " + ".join(
         f"(CASE WHEN f.f{i} > 0 THEN CAST(? AS float8) * (f.f{i} * CAST(? AS float8)) / (f.f{i} + x.norm) "
         "ELSE CAST(0 AS float8) END)"
-        for i in range(len(unique))
+        for i in range(places)
     )
     join = (
         "CROSS JOIN LATERAL (SELECT string_to_array(m.search_text, ' ') AS toks, CAST(? AS float8) * "
@@ -99,10 +107,23 @@ def bm25_join(terms: Sequence[str], stats: Statistics) -> tuple[str, list[object
         f"CROSS JOIN LATERAL (SELECT {counts} OFFSET 0) f "
         f"CROSS JOIN LATERAL (SELECT {score} AS score) s "
     )
-    params: list[object] = [K1, 1.0 - B, B, stats.average_length or 1.0, *unique]
+    padding = places - len(unique)
+    params: list[object] = [K1, 1.0 - B, B, stats.average_length or 1.0]
+    for term in unique:
+        params += [True, term]
+    params += [False, None] * padding
     for term in unique:
         params += [stats.idf(term), K1 + 1.0]
-    return join, params
+    return join, params + [0.0, K1 + 1.0] * padding
+
+
+def padded_size(count: int, smallest: int = 4) -> int:
+    """How many places a list of ``count`` values takes in a statement's text: ``smallest``, or the next
+    power of two (4, 8, 16, …), so the texts a query can have stay few."""
+    size = smallest
+    while size < count:
+        size *= 2
+    return size
 
 
 class TableSize:

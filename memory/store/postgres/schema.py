@@ -167,6 +167,26 @@ END $$;
 # → 0.035 ms a query at 20 owners, but ``bench.db_cost`` not cheaper a message (candidate statements 0.28–0.35
 # vs 0.30–0.49 ms, server CPU medians 5.13 vs 5.05 ms over three pairs; bench/README.md, "stop 55"), for an
 # extension every server must offer. Not built: the version is empty here.
+# Version 28 (issue 38, stop 63): fewer index entries a message. Every index a row is in gets an entry
+# at each insert and each update that is not heap-only (HOT), and an update is HOT only when no index
+# holds (or has in its predicate) a column it changes. These four served no statement of the message
+# path, and the rare ones that read them stay cheap without them at 100k rows (docs/scale-out.md,
+# "Where the server's CPU goes"):
+# - ``idx_inbox_pending`` (answered_at, id): the start's prune and ``tierclaw status``'s unsent count
+#   (a sequential scan of the inbox instead); the unanswered reads use ``idx_inbox_unanswered``;
+# - ``idx_turns_owner`` (owner, created_at): conversation search within dates (the GIN index and
+#   ``idx_turns_owner_id`` serve it);
+# - ``idx_turns_embedding`` (owner, embedding_model): an owner's turn vectors (``idx_turns_owner_id``);
+# - ``idx_chat_holds_holder``: a replica's renewals name their chats (the primary key); dropping all of a
+#   stopping replica's holds reads the table once. Without it a take and a release of a hold are HOT.
+# SQLite keeps them (its version 28 is empty).
+_UPKEEP = """
+DROP INDEX idx_inbox_pending;
+DROP INDEX idx_turns_owner;
+DROP INDEX idx_turns_embedding;
+DROP INDEX idx_chat_holds_holder;
+"""
+
 MIGRATIONS: tuple[str, ...] = render(
     POSTGRES,
     {
@@ -183,6 +203,7 @@ MIGRATIONS: tuple[str, ...] = render(
         "chat_next_own": chat_next.POSTGRES,
         "chat_claim_own": chat_next.CLAIM_POSTGRES,
         "owner_search_own": "",
+        "upkeep_own": _UPKEEP,
     },
 )
 

@@ -33,7 +33,15 @@ WORDS = [
     "rain",
 ]
 CHINESE = ["喝茶", "杭州", "西湖", "下棋", "爬山", "音乐", "弟弟", "市场"]
-QUERIES = ["green tea", "kyoto hiking", "brother market coffee", "西湖 喝茶", "piano jazz rain", "dog"]
+QUERIES = [
+    "green tea",
+    "kyoto hiking",
+    "brother market coffee",
+    "西湖 喝茶",
+    "piano jazz rain",
+    "dog",
+    "piano jazz rain garden chess",  # five terms: the candidate query's text pads them to eight places
+]
 
 
 async def _fill(store: MemoryStore) -> None:
