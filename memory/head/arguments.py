@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memory.head.char_grams import L2 as GRAMS_L2
 from memory.head.floor import parse_floor
 from memory.head.grams_training import GRAMS_BITS
 from memory.head.keep_also import parse_prefixes
@@ -268,6 +269,12 @@ def _grams_flags(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=GRAMS_BITS,
         help=f"with --only grams: 2^bits hashed n-gram buckets (default {GRAMS_BITS}: under 2 MB as float16)",
+    )
+    parser.add_argument(
+        "--grams-l2",
+        type=float,
+        default=GRAMS_L2,
+        help=f"with --only grams: the n-gram fits' weight decay (default {GRAMS_L2}, round 21's)",
     )
     parser.add_argument(
         "--grams-also",

@@ -44,9 +44,9 @@ def grams(text: str, bits: int = BITS) -> np.ndarray:
     return np.array(sorted(found), dtype=np.int64)
 
 
-def fit(rows: Sequence[np.ndarray], y: np.ndarray, bits: int = BITS) -> np.ndarray:
-    """Weights (one per bucket, the bias last) of a class-balanced, lightly regularised logistic regression
-    of ``y`` (0/1) on the rows' buckets (``grams``)."""
+def fit(rows: Sequence[np.ndarray], y: np.ndarray, bits: int = BITS, l2: float = L2) -> np.ndarray:
+    """Weights (one per bucket, the bias last) of a class-balanced, lightly regularised (``l2``, round 30's
+    ``train --grams-l2``) logistic regression of ``y`` (0/1) on the rows' buckets (``grams``)."""
     size = 1 << bits
     index = np.concatenate([*rows, np.zeros(0, dtype=np.int64)])
     owner = np.repeat(np.arange(len(rows)), [len(r) for r in rows])
@@ -58,7 +58,7 @@ def fit(rows: Sequence[np.ndarray], y: np.ndarray, bits: int = BITS) -> np.ndarr
         err = weight * (1 / (1 + np.exp(-z)) - y)
         g = np.asarray(np.bincount(index, weights=err[owner], minlength=size + 1), dtype=np.float64)
         g[size] = err.sum()
-        g[:size] = g[:size] + L2 * w[:size]
+        g[:size] = g[:size] + l2 * w[:size]
         m = 0.9 * m + 0.1 * g
         v = 0.999 * v + 0.001 * g * g
         w -= RATE * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
@@ -76,6 +76,7 @@ def oof_scores(
     folds: np.ndarray,
     bits: int = BITS,
     usable: np.ndarray | None = None,
+    l2: float = L2,
 ) -> np.ndarray:
     """Each row's score by the model fitted on the rows of the other folds (it never saw the row); only
     ``usable`` rows (default all) are fitted on, every row is scored."""
@@ -84,6 +85,6 @@ def oof_scores(
     for k in sorted({int(f) for f in folds}):
         train = np.flatnonzero((folds != k) & fitted)
         held = np.flatnonzero(folds == k)
-        w = fit([rows[int(i)] for i in train], y[train], bits)
+        w = fit([rows[int(i)] for i in train], y[train], bits, l2)
         out[held] = scores(w, [rows[int(i)] for i in held])
     return out

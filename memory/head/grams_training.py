@@ -91,15 +91,16 @@ def labels(examples: list[Example]) -> np.ndarray:
     return np.array([int((e.asks or "other") in POSITIVE) for e in examples])
 
 
-def fit_language(rows: GateRows, lang: str, bits: int, rate: float) -> Fitted:
-    """``lang``'s n-gram weights and combined row (module docstring, steps 1–3)."""
+def fit_language(rows: GateRows, lang: str, bits: int, rate: float, l2: float = char_grams.L2) -> Fitted:
+    """``lang``'s n-gram weights and combined row (module docstring, steps 1–3); ``l2`` the weight decay of
+    the n-gram's fits (``char_grams.fit``)."""
     mine = languages(rows.examples)[lang]
     index = np.flatnonzero(mine)
     buckets = [char_grams.grams(rows.examples[int(i)].text, bits) for i in index]
     y = labels(rows.examples)
     grams = np.zeros(len(rows.examples))
     trained = rows.fitted_on()[index]
-    grams[index] = char_grams.oof_scores(buckets, y[index], rows.folds[index], bits, trained)
+    grams[index] = char_grams.oof_scores(buckets, y[index], rows.folds[index], bits, trained, l2)
     good = trusted(rows.examples)
     statements = np.array([e.keep == 1 for e in rows.examples]) & good
     labelled = mine & (statements | rows.lines) & good
@@ -109,10 +110,11 @@ def fit_language(rows: GateRows, lang: str, bits: int, rate: float) -> Fitted:
     score = a * rows.keep + b * rows.personal + c + h * grams
     cut = threshold_for(score, chat, rate)
     kept = [row for row, used in zip(buckets, trained, strict=True) if used]
-    weights = char_grams.fit(kept, y[index][trained], bits)
+    weights = char_grams.fit(kept, y[index][trained], bits, l2)
     without = fit_combined(*parts)  # the row this language would have without the term (a check)
     report: dict[str, object] = {
         "bits": bits,
+        "l2": l2,
         "rate": rate,
         "rows": int(trained.sum()),
         "positive": int(y[index][trained].sum()),
@@ -150,10 +152,18 @@ def merge_grams(base: dict[str, np.ndarray], fitted: dict[str, Fitted], meta_ext
 
 
 def grams_run(
-    networks: str, out: str, rows: GateRows, langs: list[str], bits: int, rates: dict, command: str = ""
+    networks: str,
+    out: str,
+    rows: GateRows,
+    langs: list[str],
+    bits: int,
+    rates: dict,
+    command: str = "",
+    l2: float = char_grams.L2,
 ) -> dict:
     """Write ``out``: ``networks``' head file with the n-gram term of ``langs`` (``rates``: each language's
-    tell rate; ``command``: the trainer's command line, recorded in the meta); returns the report."""
+    tell rate; ``command``: the trainer's command line, recorded in the meta; ``l2``: ``fit_language``'s);
+    returns the report."""
     unknown = [lang for lang in langs if lang not in LANGUAGES]
     if unknown:
         raise ValueError(f"--grams: languages of {LANGUAGES}, not {unknown}")
@@ -161,7 +171,7 @@ def grams_run(
     for extra in ("combined_spread", "combined_sentence"):  # rounds 9 and 13's terms: not refitted here
         if extra in base and np.any(base[extra]):
             raise ValueError(f"--only grams refits (a, b, c) alone; {networks} has {extra} (rounds 9/13)")
-    fitted = {lang: fit_language(rows, lang, bits, float(rates[lang])) for lang in langs}
+    fitted = {lang: fit_language(rows, lang, bits, float(rates[lang]), l2) for lang in langs}
     from_version = json.loads(str(base["meta"])).get("version")
     save_head(
         out,

@@ -489,7 +489,7 @@ def _grams(args: argparse.Namespace, argv: list[str]) -> int:
     langs = args.grams.split(",")
     rates = args.tell_false_rate or {lang: GRAMS_TELL_FALSE_RATE for lang in langs}
     command = " ".join(["python -m memory.head.train", *argv])
-    report = grams_run(args.networks, args.out, rows, langs, int(args.grams_bits), rates, command)
+    report = grams_run(args.networks, args.out, rows, langs, args.grams_bits, rates, command, args.grams_l2)
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

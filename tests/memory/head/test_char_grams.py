@@ -30,6 +30,17 @@ def _rows() -> tuple[list[np.ndarray], np.ndarray]:
     return [grams(t, bits=12) for t in texts], y
 
 
+def test_more_weight_decay_keeps_the_split_with_smaller_weights() -> None:
+    """``l2`` (``train --grams-l2``, round 30) shrinks the weights; the split is still learned, and the
+    default is round 21's."""
+    rows, y = _rows()
+    light, heavy = fit(rows, y, bits=12), fit(rows, y, bits=12, l2=1e-2)
+    assert np.abs(heavy[:-1]).sum() < np.abs(light[:-1]).sum()
+    s = scores(heavy, rows)
+    assert s[y == 1].min() > s[y == 0].max()
+    assert np.array_equal(fit(rows, y, bits=12, l2=1e-5), light)
+
+
 def test_it_learns_the_split_from_the_characters() -> None:
     rows, y = _rows()
     w = fit(rows, y, bits=12)

@@ -106,6 +106,13 @@ def test_grams_changes_one_row_and_adds_two_arrays(tmp_path: Path) -> None:
     assert np.array_equal(after["combined"][0], before["combined"][0])  # English as it was
     assert not np.array_equal(after["combined"][1], before["combined"][1])
     assert after["grams_zh"].dtype == np.float16 and after["combined_grams"][0] == 0.0
+    assert report["zh"]["l2"] == 1e-5  # round 21's weight decay unless --grams-l2 says otherwise
+    decayed = grams_run(str(base), str(tmp_path / "l2.npz"), _rows(), ["zh"], 12, {"zh": 0.1}, "", l2=1e-2)
+    assert decayed["zh"]["l2"] == 1e-2
+    assert (
+        np.abs(read_arrays(str(tmp_path / "l2.npz"))["grams_zh"].astype(np.float64)).sum()
+        < np.abs(after["grams_zh"].astype(np.float64)).sum()
+    )
     meta = json.loads(str(after["meta"]))
     assert meta["version"] == GRAMS_VERSION and meta["report"]["gate"] == "kept"
     assert meta["shipped"] == {"from": "train --only grams", "networks": "old"}
