@@ -17,6 +17,10 @@ embedder (``candidates``, ``Head.fact_verdicts``, ``decide``) so every miss gets
 * ``stored``: the head kept a clause but no memory appeared or changed (a duplicate, a supersede, the
   buffer).
 
+The kinds compare each score with a threshold of its own, which a head with a combined row does not read;
+``held_back_by`` (stop 63) counts, per language, the lost tells that one term of the combined score
+(``weighed``: keep, tell, spread, n-gram) would have kept at its median over the kept tells.
+
 For a kept pair not recalled: ``nothing shown`` (the gate or the floor: no memory in the request) or
 ``other shown`` (memories, not this one: order or ``k``), and whether the kept text is the whole tell.
 """
@@ -30,6 +34,8 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from bench.database_option import scratch_memory
 from bench.embedding_option import attach_embedder
@@ -160,6 +166,31 @@ async def diagnose(data: dict[str, Any], db_path: Path | str) -> list[dict[str, 
     return rows
 
 
+def best_clause(steps: dict[str, Any]) -> dict[str, Any]:
+    """The clause nearest to being kept (the highest combined margin)."""
+    return max(steps["clauses"], key=lambda c: c["margin"])
+
+
+def held_back_by(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Of one language's tells lost with a clause (a combined head), how many each term alone would have
+    kept had it scored its median over the kept tells (the best clause of each): the reading that held
+    them back (stop 63: for Chinese the n-gram term, for English the tell term). A tell may count under
+    several terms; ``none``: no single term would have."""
+    weighed = [r for r in rows if r["steps"]["clauses"] and r["steps"]["clauses"][0]["margin"] is not None]
+    kept = [best_clause(r["steps"])["terms"] for r in weighed if r["kept"]]
+    if not kept:
+        return {}
+    typical = {t: float(np.median([k[t] for k in kept])) for t in kept[0]}
+    counts: Counter[str] = Counter()
+    for r in weighed:
+        if r["kept"]:
+            continue
+        clause = best_clause(r["steps"])
+        short = [t for t, v in typical.items() if clause["margin"] + max(v - clause["terms"][t], 0.0) >= 0]
+        counts.update(short or ["none"])
+    return dict(sorted(counts.items()))
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Counts of the kinds of misses per language (not kept; kept but not recalled)."""
     out: dict[str, Any] = {}
@@ -176,6 +207,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "kept_part_not_recalled": sum(
                 1 for r in mine if r["kept"] and not r["recalled"] and not r.get("kept_whole", True)
             ),
+            "held_back_by": held_back_by(mine),
         }
     return out
 

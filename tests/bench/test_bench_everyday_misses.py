@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from bench.everyday_misses import weighed
+from bench.everyday_misses import held_back_by, weighed
 from memory.head.model import Combined
 
 RULES = [
@@ -34,3 +34,20 @@ def test_a_term_is_zero_when_its_weight_is() -> None:
     terms = weighed(Combined(a=0.2, b=0.1, c=0.0, threshold=1.0), 3.0, (2.0, 2.0), 0.5, 4.0)
     assert terms["grams"] == 0.0 and terms["spread"] == 0.0
     assert terms["keep"] == pytest.approx(0.6) and terms["tell"] == pytest.approx(0.2)
+
+
+def _row(kept: bool, margin: float, **terms: float) -> dict:
+    clause = {"margin": margin, "terms": {"keep": 0.0, "tell": 0.0, "spread": 0.0, "grams": 0.0, **terms}}
+    return {"kept": kept, "steps": {"clauses": [clause]}}
+
+
+def test_held_back_by_names_the_term_that_would_have_kept_a_lost_tell() -> None:
+    kept = [_row(True, 0.5, keep=1.0, grams=3.0), _row(True, 1.0, keep=1.0, grams=3.0)]
+    lost = [
+        _row(False, -2.0, keep=1.0, grams=1.0),  # the n-gram term, at the kept median (3.0), would keep it
+        _row(False, -0.5, keep=0.5, grams=2.25),  # either term would
+        _row(False, -9.0, keep=0.0, grams=0.0),  # no single term would
+        {"kept": False, "steps": {"clauses": []}},  # refused by the rules: not weighed
+    ]
+    assert held_back_by(kept + lost) == {"grams": 2, "keep": 1, "none": 1}
+    assert held_back_by(lost) == {}  # nothing kept: no median to compare with
