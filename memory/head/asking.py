@@ -19,12 +19,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from memory.head.model import HEAD_FILE, LANGUAGES, Classifier, keep_odds, language
+from memory.head.model import LANGUAGES, Classifier, head_path, keep_odds, language, open_head
 
 NAME = "question"
 VERSION = "2026.12-12g"
@@ -62,6 +61,5 @@ def read_question(data: Any) -> QuestionHead | None:
 @cache
 def load_question() -> QuestionHead | None:
     """The shipped question classifier (``head.npz`` beside this module), read once per process."""
-    path = resources.files(__package__).joinpath(HEAD_FILE)
-    with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
+    with open_head(head_path()) as data:
         return read_question(data)

@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -425,10 +426,27 @@ def _own_networks(
     return LanguageNetworks(own, reopen, kind)
 
 
+# A head file read in place of the shipped one while ``memory.head.swap.head_file`` holds it (a tool's
+# comparison of head files in one process); empty in the gateway.
+IN_PLACE: list[Path] = []
+
+
+def head_path() -> Any:
+    """The head file ``load_head`` and ``asking.load_question`` read: ``head.npz`` beside this module, or a
+    tool's file in its place (``IN_PLACE``)."""
+    return IN_PLACE[-1] if IN_PLACE else resources.files(__package__).joinpath(HEAD_FILE)
+
+
 @contextmanager
 def _shipped() -> Iterator[Any]:
-    """The shipped head file (``head.npz`` beside this module), opened."""
-    path = resources.files(__package__).joinpath(HEAD_FILE)
+    """The head file (``head_path``), opened."""
+    with open_head(head_path()) as data:
+        yield data
+
+
+@contextmanager
+def open_head(path: Any) -> Iterator[Any]:
+    """A head file's arrays (``path``: a ``pathlib.Path`` or an importlib resource), opened without pickle."""
     with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
         yield data
 
