@@ -95,9 +95,8 @@ def weighed(
 ) -> dict[str, float]:
     """What each reading adds to a clause's combined score (``Combined.passes``, before ``c`` and the cut):
     the clause's keep log-odds, the tell log-odds of its sentence and of the message, the spread terms and
-    the message's n-gram log-odds (round 22). They show which reading held a refused clause back; the kinds
-    of ``kind_of`` compare each score with a threshold of its own, which the combined score does not read
-    (and before stop 63 the margin left the n-gram term out)."""
+    the message's n-gram log-odds (round 22). They show which reading held a refused clause back, which the
+    kinds of ``kind_of`` cannot (module docstring); before stop 63 the margin left the n-gram term out."""
     own, message = told
     return {
         "keep": comb.a * keep,
@@ -176,13 +175,13 @@ def held_back_by(rows: list[dict[str, Any]]) -> dict[str, int]:
     kept had it scored its median over the kept tells (the best clause of each): the reading that held
     them back (stop 63: for Chinese the n-gram term, for English the tell term). A tell may count under
     several terms; ``none``: no single term would have."""
-    weighed = [r for r in rows if r["steps"]["clauses"] and r["steps"]["clauses"][0]["margin"] is not None]
-    kept = [best_clause(r["steps"])["terms"] for r in weighed if r["kept"]]
+    scored = [r for r in rows if r["steps"]["clauses"] and r["steps"]["clauses"][0]["margin"] is not None]
+    kept = [best_clause(r["steps"])["terms"] for r in scored if r["kept"]]
     if not kept:
         return {}
     typical = {t: float(np.median([k[t] for k in kept])) for t in kept[0]}
     counts: Counter[str] = Counter()
-    for r in weighed:
+    for r in scored:
         if r["kept"]:
             continue
         clause = best_clause(r["steps"])
