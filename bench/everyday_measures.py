@@ -3,7 +3,9 @@
 * ``--corpora DIR`` (the shared data folder): the held-out halves of LCCC and DailyDialog
   (``memory.head.corpus.chitchat_split``: dialogues the head was never trained on), their first
   ``--corpora-lines`` lines each. Tell mode: the share of lines the offline stand-in would keep anything of
-  (``corpora_false_keeps``; issue 35: at most 0.02). Ask mode: the lines go through the message path as
+  (``corpora_false_keeps``; issue 35: at most 0.02) and, over the lines a reader judged (round 31,
+  ``memory.head.told_lines``), how many state a fact about the speaker, how many kept lines do not, and how
+  many fact lines are kept (``judged_lines``). Ask mode: the lines go through the message path as
   chit-chat of the person of their language (``corpora_injection``: the share that got memories).
 * ``head_load_ms`` (with the embedder): the median of three cold loads of the head, each in a fresh
   process that has numpy already (the gateway has: the embedder needs it) — importing
@@ -25,6 +27,7 @@ from typing import Any
 
 from bench.report import require_file
 from memory.head.corpus import chitchat_split
+from memory.head.told_lines import load_labels
 from memory.model.keeper import FactKeeper, head_usable
 from memory.text.category import fallback_category
 
@@ -42,17 +45,43 @@ def corpus_lines(root: Path, lines: int) -> list[dict[str, str]]:
 
 
 async def false_keeps(keeper: FactKeeper, rows: list[dict[str, str]]) -> dict[str, Any]:
-    """Per corpus: the share of lines of which the keeper keeps anything, and a few of them."""
+    """Per corpus: the share of lines of which the keeper keeps anything, and a few of them; and, over the
+    lines a reader judged (``memory.head.told_lines``, round 31), the shares ``judged_lines``."""
     kept: dict[str, list[bool]] = defaultdict(list)
     examples: dict[str, list[str]] = defaultdict(list)
+    labels: dict[str, list[str | None]] = defaultdict(list)
+    judged = load_labels()
     for row in rows:
         facts = await keeper.facts(row["text"])
         kept[row["source"]].append(bool(facts))
+        corpus = judged.get(row["source"])
+        labels[row["source"]].append(corpus.label(row["text"]) if corpus else None)
         if facts and len(examples[row["source"]]) < 5:
             examples[row["source"]].append(row["text"])
     return {
-        source: {"false_keeps": sum(v) / len(v), "n": len(v), "examples": examples[source]}
+        source: {
+            "false_keeps": sum(v) / len(v),
+            "n": len(v),
+            "examples": examples[source],
+            **judged_lines(v, labels[source]),
+        }
         for source, v in kept.items()
+    }
+
+
+def judged_lines(kept: list[bool], labels: list[str | None]) -> dict[str, float | int | None]:
+    """Over the lines a reader judged: ``labelled_facts`` (the share judged to state a lasting fact about
+    the speaker — what a keeper that kept exactly the facts would score as ``false_keeps``),
+    ``kept_without_fact`` (the share kept and not judged a fact; "unsure" counts against the keeper) and
+    ``facts_kept`` (the share of the fact lines kept). None where no line (or no fact line) was judged."""
+    pairs = [(k, lab) for k, lab in zip(kept, labels, strict=True) if lab is not None]
+    facts = [k for k, lab in pairs if lab == "fact"]
+    n = len(pairs)
+    return {
+        "judged": n,
+        "labelled_facts": len(facts) / n if n else None,
+        "kept_without_fact": sum(k for k, lab in pairs if lab != "fact") / n if n else None,
+        "facts_kept": sum(facts) / len(facts) if facts else None,
     }
 
 

@@ -5,7 +5,8 @@ candidates screened before the full ``bench.everyday`` runs.
         [--corpora ../shared/data] [--corpora-lines 500] [--json]
 
 Each head (``memory.head.swap.head_file``) is put every tell and chit-chat line of the sets and, with
-``--corpora``, the held-out LCCC and DailyDialog lines ``bench.everyday --corpora`` reads; a message counts
+``--corpora``, the held-out LCCC and DailyDialog lines ``bench.everyday --corpora`` reads (a line a reader
+judged also under ``<corpus>/fact``, ``/unsure`` or ``/no``, round 31); a message counts
 as kept when the keeper (``FactKeeper.facts``, the whole decision: candidates, the head's verdicts, the
 rules) keeps anything of it. No store and no recall, so it is minutes for many heads where ``bench.everyday
 --mode tell`` is minutes for one: the embedder's caches serve every head after the first. On the shipped
@@ -30,6 +31,7 @@ from bench.everyday_measures import corpus_lines
 from bench.report import emit_json, require_file
 from memory.engine import MemoryEngine
 from memory.head.swap import head_file
+from memory.head.told_lines import load_labels
 from memory.model.keeper import FactKeeper
 from memory.vectors.embedding import EmbeddingSettings
 
@@ -49,6 +51,14 @@ def messages(sets: list[Path], corpora: Path | None, lines: int) -> list[Message
     return out
 
 
+def judged_group(group: str, text: str) -> list[str]:
+    """A corpus line a reader judged also counts in ``<corpus>/fact``, ``/unsure`` or ``/no`` (round 31,
+    ``memory.head.told_lines``): kept "no" and "unsure" lines are the false keeps a fact line is not."""
+    corpus = load_labels().get(group)
+    label = corpus.label(text) if corpus else None
+    return [f"{group}/{label}"] if label else []
+
+
 async def screen(heads: list[Path], said: list[Message]) -> dict[str, Any]:
     """Per head: of each group and language, how many messages the keeper keeps anything of, and of how
     many."""
@@ -65,8 +75,9 @@ async def screen(heads: list[Path], said: list[Message]) -> dict[str, Any]:
                 with head_file(head):
                     for group, lang, text in said:
                         kept = bool(await keeper.facts(text))
-                        counts[group][lang][0] += int(kept)
-                        counts[group][lang][1] += 1
+                        for name in (group, *judged_group(group, text)):
+                            counts[name][lang][0] += int(kept)
+                            counts[name][lang][1] += 1
                 out[str(head)] = {g: {lang: tuple(v) for lang, v in by.items()} for g, by in counts.items()}
         finally:
             await embedder.close()

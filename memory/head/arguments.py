@@ -196,6 +196,15 @@ def _zh_row_flags(parser: argparse.ArgumentParser) -> None:
         "keep_also.py; default none)",
     )
     parser.add_argument(
+        "--chitchat-facts",
+        choices=("off", "drop", "tell"),
+        default="off",
+        help="the chit-chat training lines a reader judged to state a lasting fact about the speaker "
+        "(told_lines.py, chitchat_facts.json): 'tell' makes each a statement (keep 1, gate 'tell'), 'drop' "
+        "leaves it unlabelled; either way it is no longer a chit-chat line the cut counts (round 31; "
+        "default off)",
+    )
+    parser.add_argument(
         "--zh-told",
         action="store_true",
         help="round 19's Chinese gate rows (zh_told.py: statements without 我 and facts said in passing as "

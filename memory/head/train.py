@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.head import dated, keep_also, operating, own_asked, passing, prodrop, zh_told
+from memory.head import dated, keep_also, operating, own_asked, passing, prodrop, told_lines, zh_told
 from memory.head.arguments import arguments
 from memory.head.calibrate import (
     FOLDS,
@@ -232,7 +232,7 @@ def training_examples(
     labels' report)."""
     repo = Path(__file__).resolve().parents[2]
     banned = evaluation_texts(root, repo)
-    every = build(root, chat8=chat8)
+    every = told_lines.relabel(build(root, chat8=chat8))  # round 31: chit-chat lines judged facts
     clauses = dialogue_clauses(root, mining)
     weak, weak_report = weak_labels(clauses, lambda texts: embed(texts, "passage", cache), mining)
     every += weak + (world_examples(world[0], langs=world[1]) if world[0] > 0 else [])
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     args = arguments(argv, __doc__.split("\n")[0], {**defaults, "tell_false_rate": TELL_FALSE_RATE})
     prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
-    own_asked.HOWTO = own_asked.HOWTO or bool(args.en_howto)  # round 27
+    own_asked.HOWTO, told_lines.MODE = own_asked.HOWTO or bool(args.en_howto), args.chitchat_facts  # 27, 31
     passing.ON, zh_told.ON = passing.ON or bool(args.passing), zh_told.ON or bool(args.zh_told)  # round 19
     zh_told.REGIONAL = zh_told.REGIONAL or bool(args.zh_regional)  # round 26
     zh_told.FAST, keep_also.PREFIXES = zh_told.FAST or bool(args.zh_fast), args.keep_also  # rounds 27, 28

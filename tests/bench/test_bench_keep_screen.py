@@ -57,3 +57,20 @@ def test_the_held_out_lines_need_the_shared_folder(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as missing:
         main(["--head", str(SHIPPED), "--data", str(data), "--corpora", str(tmp_path / "no-shared")])
     assert missing.value.code != 0
+
+
+def test_a_judged_corpus_line_also_counts_under_its_label() -> None:
+    from bench.keep_screen import judged_group
+    from memory.head.corpus import chitchat_split
+
+    assert judged_group("tell", "I'm allergic to peanuts.") == []
+    assert judged_group("lccc", "一句谁也没读过的话 zq93") == []
+    data = Path(__file__).parents[2] / ".." / "shared" / "data"
+    if not data.is_dir():
+        pytest.skip("the shared data folder is not here")
+    first = chitchat_split(data, "dailydialog", held_out=True)[0]
+    assert judged_group("dailydialog", first) in (
+        ["dailydialog/fact"],
+        ["dailydialog/unsure"],
+        ["dailydialog/no"],
+    )
