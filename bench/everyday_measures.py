@@ -4,9 +4,10 @@
   (``memory.head.corpus.chitchat_split``: dialogues the head was never trained on), their first
   ``--corpora-lines`` lines each. Tell mode: the share of lines the offline stand-in would keep anything of
   (``corpora_false_keeps``; issue 35: at most 0.02) and, over the lines a reader judged (round 31,
-  ``memory.head.told_lines``), how many state a fact about the speaker, how many kept lines do not, and how
-  many fact lines are kept (``judged_lines``). Ask mode: the lines go through the message path as
-  chit-chat of the person of their language (``corpora_injection``: the share that got memories).
+  ``memory.head.told_lines``), the share that state a fact about the speaker, the share kept that were not
+  judged a fact, and the share of fact lines kept (``judged_lines``). Ask mode: the lines go through the
+  message path as chit-chat of the person of their language (``corpora_injection``: the share that got
+  memories).
 * ``head_load_ms`` (with the embedder): the median of three cold loads of the head, each in a fresh
   process that has numpy already (the gateway has: the embedder needs it) — importing
   ``memory.head.model`` and reading ``head.npz`` (issue 35: at most 50 ms).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memory.head import dated, keep_also, own_asked, passing, prodrop, told_lines, zh_told
 from memory.head.char_grams import L2 as GRAMS_L2
 from memory.head.floor import parse_floor
 from memory.head.grams_training import GRAMS_BITS
@@ -14,6 +15,22 @@ from memory.head.longer import PER_LANGUAGE
 from memory.head.model import HEAD_FILE
 from memory.head.operating import parse_rates
 from memory.head.world import PER_LANGUAGE as WORLD_PER_LANGUAGE
+from memory.model import quick_extract
+
+
+def round_flags(args: argparse.Namespace) -> None:
+    """Turn on, in their modules, the rows and rules the round flags name (each module's switch is off by
+    default so the shipped head's command rebuilds it; a flag turns it on, never off — ``--chitchat-facts``
+    sets ``told_lines.MODE`` to its value, "off" by default)."""
+    prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
+    own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
+    own_asked.HOWTO = own_asked.HOWTO or bool(args.en_howto)  # round 27
+    passing.ON, zh_told.ON = passing.ON or bool(args.passing), zh_told.ON or bool(args.zh_told)  # round 19
+    zh_told.REGIONAL = zh_told.REGIONAL or bool(args.zh_regional)  # round 26
+    zh_told.FAST, keep_also.PREFIXES = zh_told.FAST or bool(args.zh_fast), args.keep_also  # rounds 27, 28
+    told_lines.MODE = args.chitchat_facts  # round 31
+    quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
+    quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
 
 
 def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> argparse.Namespace:
@@ -76,6 +93,15 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         "no network, only the gate and own thresholds at --gate-fire-rate/--own-false-rate, round 13; grams: "
         "no network, the --grams languages' character n-gram term and combined row, round 22); every other "
         "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13, 22)",
+    )
+    parser.add_argument(
+        "--chitchat-facts",
+        choices=("off", "drop", "tell"),
+        default="off",
+        help="the chit-chat training lines a reader judged to state a lasting fact about the speaker "
+        "(told_lines.py, chitchat_facts.json): 'tell' makes each a statement (keep 1, gate 'tell'), 'drop' "
+        "leaves it unlabelled; either way it is no longer a chit-chat line the cut counts (round 31; "
+        "default off)",
     )
     _grams_flags(parser)
     _gate_flags(parser)
@@ -194,15 +220,6 @@ def _zh_row_flags(parser: argparse.ArgumentParser) -> None:
         help="row sources (prefixes, comma-separated, e.g. 'gate-zh-fast-tell,gate-zh-fast-other-say') whose "
         "gate label is a keep label for the keep network only: 'tell' 1, 'other' 0, 'own' none (round 28, "
         "keep_also.py; default none)",
-    )
-    parser.add_argument(
-        "--chitchat-facts",
-        choices=("off", "drop", "tell"),
-        default="off",
-        help="the chit-chat training lines a reader judged to state a lasting fact about the speaker "
-        "(told_lines.py, chitchat_facts.json): 'tell' makes each a statement (keep 1, gate 'tell'), 'drop' "
-        "leaves it unlabelled; either way it is no longer a chit-chat line the cut counts (round 31; "
-        "default off)",
     )
     parser.add_argument(
         "--zh-told",

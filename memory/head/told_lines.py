@@ -77,10 +77,12 @@ def relabel(
     examples: list[Example], mode: str | None = None, labels: dict[str, CorpusLabels] | None = None
 ) -> list[Example]:
     """``examples`` with each chit-chat training line judged "fact" (``labels``, default the shipped file's)
-    relabelled as ``mode`` (default ``MODE``) says, in place, so no other row moves (the folds and the
-    validation split are by position): ``tell`` — ``<corpus>-told``, keep 1, gate "tell"; ``drop`` —
-    ``<corpus>-fact``, no label. The clauses cut from such a line become ``<corpus>-fact-clauses`` with no
-    label."""
+    relabelled as ``mode`` (default ``MODE``) says, in place, so no other row moves (the validation split is
+    by position): ``tell`` — ``<corpus>-told``, keep 1, gate "tell"; ``drop`` — ``<corpus>-fact``, no label.
+    The clauses cut from such a line (and from no line judged otherwise) become ``<corpus>-fact-clauses``
+    with no label; the gate sees neither they nor a dropped line (``gate_training.GATE_ROWS_PER_SOURCE``).
+    A relabelled row's fold is its text's own, as any row's outside the chit-chat sources (``calibrate.
+    fold_ids``)."""
     mode = MODE if mode is None else mode
     if mode not in MODES:
         raise ValueError(f"chit-chat facts mode {mode!r}: one of {', '.join(MODES)}")
@@ -92,7 +94,9 @@ def relabel(
         for e in examples
         if (corpus := _corpus(e.source, "-train")) and labels[corpus].label(e.text) == "fact"
     }
-    pieces = {(corpus, t) for corpus, line in facts for c in candidates(line) for t in c.texts()}
+    pieces = _pieces(facts) - _pieces(
+        {(corpus, e.text) for e in examples if (corpus := _corpus(e.source, "-train"))} - facts
+    )  # a clause also cut from a line judged no ("Good morning") stays "not kept"
     told = mode == "tell"
     out = []
     for e in examples:
@@ -105,6 +109,17 @@ def relabel(
             e = replace(e, source=f"{corpus}-fact-clauses", keep=None)
         out.append(e)
     return out
+
+
+def is_told(source: str) -> bool:
+    """Whether a row is a chit-chat line ``relabel`` made a statement: the trainer reads it on its best
+    clause, as the keeper reads a message and as it reads the chit-chat lines (``train._prepare``)."""
+    return bool(_corpus(source, "-told"))
+
+
+def _pieces(lines: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Each (corpus, line)'s clauses and sentences as the keeper cuts them (``corpus.build``'s clauses)."""
+    return {(corpus, t) for corpus, line in lines for c in candidates(line) for t in c.texts()}
 
 
 def _corpus(source: str, suffix: str) -> str:

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from memory.head import dated, keep_also, operating, own_asked, passing, prodrop, told_lines, zh_told
-from memory.head.arguments import arguments
+from memory.head import keep_also, operating, told_lines, zh_told
+from memory.head.arguments import arguments, round_flags
 from memory.head.calibrate import (
     FOLDS,
     Rates,
@@ -51,7 +51,6 @@ from memory.head.own_asked import own_asked_examples
 from memory.head.passing import passing_examples
 from memory.head.prodrop import round14_examples
 from memory.head.world import world_examples
-from memory.model import quick_extract
 from memory.model.quick_extract import candidates
 
 ITERATIONS = 400
@@ -303,14 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     defaults = {"seed": SEED, "l2": L2, "hidden": HIDDEN, "iterations": ITERATIONS}
     args = arguments(argv, __doc__.split("\n")[0], {**defaults, "tell_false_rate": TELL_FALSE_RATE})
-    prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
-    own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
-    own_asked.HOWTO, told_lines.MODE = own_asked.HOWTO or bool(args.en_howto), args.chitchat_facts  # 27, 31
-    passing.ON, zh_told.ON = passing.ON or bool(args.passing), zh_told.ON or bool(args.zh_told)  # round 19
-    zh_told.REGIONAL = zh_told.REGIONAL or bool(args.zh_regional)  # round 26
-    zh_told.FAST, keep_also.PREFIXES = zh_told.FAST or bool(args.zh_fast), args.keep_also  # rounds 27, 28
-    quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
-    quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
+    round_flags(args)  # what the round flags turn on in their modules (arguments.py)
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)
@@ -378,7 +370,8 @@ class Prepared:
     in_gate: np.ndarray
     folds: np.ndarray
     noisy: np.ndarray
-    lines: np.ndarray  # which rows are chit-chat lines (all rows)
+    lines: np.ndarray  # which rows are chit-chat lines (all rows): the cut's negatives
+    scored: np.ndarray  # which rows are read on their best clause: the lines and the told lines (round 31)
     networks: tuple[Classifier, Classifier, Classifier]  # keep, category, gate
     keep: np.ndarray  # each row's keep log-odds, a line's its best clause's
     gate: np.ndarray  # the gate rows' logits
@@ -413,20 +406,24 @@ def _prepare(args: argparse.Namespace, shape: Shape) -> Prepared:
     validation = line_split(examples, split(len(examples), seed))
     chit = np.array([e.source.endswith(("-train", "-train-clauses")) for e in examples])
     lines = np.array([e.source.endswith("-train") for e in examples])
+    # Read as the keeper reads a message (best clause): the chit-chat lines and, round 31, the told ones.
+    scored = lines | np.array([told_lines.is_told(e.source) for e in examples])
     folds = fold_ids(examples, seed)
     noisy, noise_report = self_statements(examples, passages, validation, chit, seed)
     rows = (examples, gate_examples, passages, queries, folds, in_gate, noisy, validation)
     w_keep, w_cat, w_gate, keep_scores, gate_scores, cat_report = _networks(args, shape, rows)
-    line_rows = np.flatnonzero(in_gate & lines)
+    line_rows = np.flatnonzero(in_gate & scored)
     line_texts = [examples[i].text for i in line_rows]
     found = best_clause_oof(line_texts, folds[line_rows], w_keep, embed_as["passage"])
     keep_scores[line_rows], line_spreads = found
-    said = told_as_kept(gate_scores, lines[in_gate], line_texts, folds[line_rows], (w_keep, w_gate), embed_as)
+    said = told_as_kept(
+        gate_scores, scored[in_gate], line_texts, folds[line_rows], (w_keep, w_gate), embed_as
+    )
     reports: dict[str, object] = {"dialogues": weak_report, "category": cat_report}
     reports["chitchat_self_statements"] = noise_report
     scores = (keep_scores, gate_scores, said, line_spreads)
     return Prepared(
-        examples, refused, reports, in_gate, folds, noisy, lines, (w_keep, w_cat, w_gate), *scores
+        examples, refused, reports, in_gate, folds, noisy, lines, scored, (w_keep, w_cat, w_gate), *scores
     )
 
 
@@ -437,10 +434,10 @@ def _train(args: argparse.Namespace) -> int:
     got = _prepare(args, shape)
     examples, in_gate, folds, lines = got.examples, got.in_gate, got.folds, got.lines
     gate_examples = got.gate_examples()
-    line_rows = np.flatnonzero(in_gate & lines)
+    line_rows = np.flatnonzero(in_gate & got.scored)
     line_texts = [examples[i].text for i in line_rows]
     w_keep, w_cat, w_gate = got.networks
-    lined = (got.keep[in_gate], got.gate, lines[in_gate], line_texts, folds[line_rows], got.line_spreads)
+    lined = (got.keep[in_gate], got.gate, got.scored[in_gate], line_texts, folds[line_rows], got.line_spreads)
     fit = partial(choose_thresholds, gate_examples, gate=got.gate, lines=lines[in_gate], rates=rates)
     base, how_many = (examples, folds, ~got.noisy, seed), (int(args.longer), int(args.sentence))
     spreads, composed, gate_keep, own = composed_inputs(

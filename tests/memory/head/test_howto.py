@@ -19,6 +19,7 @@ from memory.head.calibrate import trusted
 from memory.head.own_asked import HOWTO_COUNTS, howto_rows, howto_written, own_asked_examples
 from memory.head.passing import NEAR, plain_text
 from memory.head.train import evaluation_texts
+from memory.model import quick_extract
 from tests.support.training_sources import stub_other_sources
 
 REPO = Path(__file__).resolve().parents[3]
@@ -135,7 +136,7 @@ def test_the_flag_turns_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
     assert arguments(["--en-howto"], "", DEFAULTS).en_howto and not arguments([], "", DEFAULTS).en_howto
     monkeypatch.setattr(own_asked, "HOWTO", False)
     for flag in ("QUESTION_HEADS", "SUBJECTLESS_STATEMENTS"):  # main sets them; put back after the test
-        monkeypatch.setattr(train.quick_extract, flag, getattr(train.quick_extract, flag))
+        monkeypatch.setattr(quick_extract, flag, getattr(quick_extract, flag))
     monkeypatch.setattr(train.operating, "run", lambda *a: 0)  # stop at the first branch: no training
     assert train.main(["--only", "gate-point", "--en-howto"]) == 0
     assert own_asked.HOWTO is True

@@ -25,6 +25,7 @@ from memory.head.zh_told import (
     zh_rows,
     zh_told_examples,
 )
+from memory.model import quick_extract
 from tests.support.training_sources import stub_other_sources
 
 REPO = Path(__file__).resolve().parents[3]
@@ -147,7 +148,7 @@ def test_the_flag_turns_the_rows_on_in_training(monkeypatch: pytest.MonkeyPatch)
     for flag in ("ON", "REGIONAL", "FAST"):
         monkeypatch.setattr(zh_told, flag, False)
     for rule in ("QUESTION_HEADS", "SUBJECTLESS_STATEMENTS"):  # main sets them: restored after the test
-        monkeypatch.setattr(train.quick_extract, rule, getattr(train.quick_extract, rule))
+        monkeypatch.setattr(quick_extract, rule, getattr(quick_extract, rule))
     monkeypatch.setattr(train, "_train", lambda args: 0)
     assert train.main(["--zh-fast"]) == 0 and zh_told.FAST and not zh_told.ON and not zh_told.REGIONAL
     # training_examples adds them with rounds 19 and 26 off (every other source stubbed)

@@ -15,6 +15,7 @@ from memory.head.arguments import arguments
 from memory.head.calibrate import trusted
 from memory.head.corpus import Example
 from memory.head.zh_told import REGIONAL_COUNTS, regional_rows, zh_rows, zh_told_examples
+from memory.model import quick_extract
 from tests.support.training_sources import stub_other_sources
 
 REPO = Path(__file__).resolve().parents[3]
@@ -84,7 +85,7 @@ def test_the_flag_turns_the_rows_on_in_training(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(zh_told, "ON", False)
     monkeypatch.setattr(zh_told, "REGIONAL", False)
     for rule in ("QUESTION_HEADS", "SUBJECTLESS_STATEMENTS"):  # main sets them: restored after the test
-        monkeypatch.setattr(train.quick_extract, rule, getattr(train.quick_extract, rule))
+        monkeypatch.setattr(quick_extract, rule, getattr(quick_extract, rule))
     monkeypatch.setattr(train, "_train", lambda args: 0)
     assert train.main(["--zh-regional"]) == 0 and zh_told.REGIONAL and not zh_told.ON
     # training_examples adds them with round 19's rows off (every other source stubbed)
