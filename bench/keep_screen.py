@@ -9,9 +9,9 @@ Each head (``memory.head.swap.head_file``) is put every tell and chit-chat line 
 judged also under ``<corpus>/fact``, ``/unsure`` or ``/no``, round 31); a message counts
 as kept when the keeper (``FactKeeper.facts``, the whole decision: candidates, the head's verdicts, the
 rules) keeps anything of it. No store and no recall, so it is minutes for many heads where ``bench.everyday
---mode tell`` is minutes for one: the embedder's caches serve every head after the first. On the shipped
-head 2026.12-29k and the 24 dev sets it gave ``bench.everyday``'s tell kept (1,475 English, 1,266 Chinese)
-and false keeps (LCCC 9, DailyDialog 10 of 500) exactly.
+--mode tell`` is minutes for one: the embedder's caches serve every head after the first. On the head
+2026.12-29k (stop 63) and the 24 dev sets it gave ``bench.everyday``'s tell kept (1,475 English, 1,266
+Chinese) and false keeps (LCCC 9, DailyDialog 10 of 500) exactly; on 2026.12-31t (stop 64), 1,568 and 1,400.
 
 Only for sets already run: a blind set is run once, by ``bench.everyday``, at the end of its round.
 """

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-VERSION = "2026.12-29k"
+VERSION = "2026.12-31t"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
 GATE_CLASSES: tuple[str, ...] = ("own", "tell", "other")

@@ -126,9 +126,12 @@ def test_the_command_line_says_what_is_wrong_in_one_line(
     assert '"languages": ["zh"]' in capsys.readouterr().out
 
 
-def test_the_shipped_head_keeps_chinese_by_its_own_network() -> None:
-    """2026.12-29k (DATA_CARD "Round 29"): Chinese clauses by ``keep_zh_*``, English by the shared one."""
+def test_the_shipped_head_keeps_both_languages_by_one_network() -> None:
+    """2026.12-31t (DATA_CARD "Round 31"): one keep network trained on both languages' rows, the chit-chat
+    lines judged facts among them, judges both again — 29k's ``keep_zh_*`` is gone; a head with one still
+    reads it (the tests above)."""
     arrays = _shipped()
     head = read_head(arrays)
-    assert set(head.keep_by_language) == {"zh"}
-    assert not np.array_equal(arrays["keep_zh_w1"], arrays["keep_w1"])
+    assert head.keep_by_language == {}
+    assert not any(k.startswith(("keep_zh_", "keep_en_")) for k in arrays)
+    assert head.keep_for("zh") is head.keep_for("en") is head.keep_w
