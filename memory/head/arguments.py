@@ -70,7 +70,21 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
     )
     parser.add_argument("--scores", default=None, help="write the out-of-fold scores to this .npz")
     _round_flags(parser)
+    _label_flags(parser)
     return parser.parse_args(argv)
+
+
+def _label_flags(parser: argparse.ArgumentParser) -> None:
+    """What the readers' judgements change in training (round 31, ``told_lines.py``)."""
+    parser.add_argument(
+        "--chitchat-facts",
+        choices=("off", "drop", "tell"),
+        default="off",
+        help="the chit-chat training lines a reader judged to state a lasting fact about the speaker "
+        "(told_lines.py, chitchat_facts.json): 'tell' makes each a statement (keep 1, gate 'tell'), 'drop' "
+        "leaves it unlabelled; either way it is no longer a chit-chat line the cut counts (round 31; "
+        "default off)",
+    )
 
 
 def _round_flags(parser: argparse.ArgumentParser) -> None:
@@ -93,15 +107,6 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         "no network, only the gate and own thresholds at --gate-fire-rate/--own-false-rate, round 13; grams: "
         "no network, the --grams languages' character n-gram term and combined row, round 22); every other "
         "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13, 22)",
-    )
-    parser.add_argument(
-        "--chitchat-facts",
-        choices=("off", "drop", "tell"),
-        default="off",
-        help="the chit-chat training lines a reader judged to state a lasting fact about the speaker "
-        "(told_lines.py, chitchat_facts.json): 'tell' makes each a statement (keep 1, gate 'tell'), 'drop' "
-        "leaves it unlabelled; either way it is no longer a chit-chat line the cut counts (round 31; "
-        "default off)",
     )
     _grams_flags(parser)
     _gate_flags(parser)
