@@ -28,7 +28,7 @@ from typing import Any
 
 from bench.report import require_file
 from memory.head.corpus import chitchat_split
-from memory.head.told_lines import load_labels
+from memory.head.told_lines import judged_label
 from memory.model.keeper import FactKeeper, head_usable
 from memory.text.category import fallback_category
 
@@ -51,12 +51,10 @@ async def false_keeps(keeper: FactKeeper, rows: list[dict[str, str]]) -> dict[st
     kept: dict[str, list[bool]] = defaultdict(list)
     examples: dict[str, list[str]] = defaultdict(list)
     labels: dict[str, list[str | None]] = defaultdict(list)
-    judged = load_labels()
     for row in rows:
         facts = await keeper.facts(row["text"])
         kept[row["source"]].append(bool(facts))
-        corpus = judged.get(row["source"])
-        labels[row["source"]].append(corpus.label(row["text"]) if corpus else None)
+        labels[row["source"]].append(judged_label(row["source"], row["text"]))
         if facts and len(examples[row["source"]]) < 5:
             examples[row["source"]].append(row["text"])
     return {

@@ -31,7 +31,7 @@ from bench.everyday_measures import corpus_lines
 from bench.report import emit_json, require_file
 from memory.engine import MemoryEngine
 from memory.head.swap import head_file
-from memory.head.told_lines import load_labels
+from memory.head.told_lines import judged_label
 from memory.model.keeper import FactKeeper
 from memory.vectors.embedding import EmbeddingSettings
 
@@ -54,8 +54,7 @@ def messages(sets: list[Path], corpora: Path | None, lines: int) -> list[Message
 def judged_group(group: str, text: str) -> list[str]:
     """A corpus line a reader judged also counts in ``<corpus>/fact``, ``/unsure`` or ``/no`` (round 31,
     ``memory.head.told_lines``): kept "no" and "unsure" lines are the false keeps a fact line is not."""
-    corpus = load_labels().get(group)
-    label = corpus.label(text) if corpus else None
+    label = judged_label(group, text)
     return [f"{group}/{label}"] if label else []
 
 

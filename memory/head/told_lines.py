@@ -73,6 +73,13 @@ def load_labels(path: Path = LABELS) -> dict[str, CorpusLabels]:
     return labels
 
 
+def judged_label(corpus: str, text: str) -> str | None:
+    """The label a reader gave ``text`` as a line of ``corpus`` ("fact", "unsure", "no"), or None for a line
+    nobody judged or a name that is not a judged corpus (the benches' groups: "tell", "chitchat", …)."""
+    labels = load_labels().get(corpus)
+    return labels.label(text) if labels else None
+
+
 def relabel(
     examples: list[Example], mode: str | None = None, labels: dict[str, CorpusLabels] | None = None
 ) -> list[Example]:
