@@ -47,7 +47,7 @@ def head_question_rows(
     """(text, asks, language, source) of the gate rows ``train`` builds with ``flags`` (its round flags, as
     one string); ``marked(text)``: whether a text held a question mark. Evaluation items are refused by
     ``training_examples`` as for the head."""
-    defaults = {"seed": 0, "l2": 0, "hidden": 0, "iterations": 0, "tell_false_rate": 0}
+    defaults: dict[str, object] = {"seed": 0, "l2": 0, "hidden": 0, "iterations": 0, "tell_false_rate": 0}
     args = arguments([*shlex.split(flags), "--data", str(root)], "head rows", defaults)
     round_flags(args)  # the rows' modules switched on as ``train`` would
     mining = ROUND10 if args.round10 else ROUND2
