@@ -26,7 +26,9 @@ import numpy as np
 from memory.head.model import LANGUAGES, Classifier, head_path, keep_odds, language, open_head
 
 NAME = "question"
-VERSION = "2026.12-12g"
+# The question arrays' version: 2026.12-12g (round 12) until round 32's retrain with the head's gate rows
+# (``asking_training --head-flags``, DATA_CARD "Round 32").
+VERSION = "2026.12-32q"
 
 
 @dataclass(frozen=True, slots=True)

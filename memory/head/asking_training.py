@@ -11,7 +11,11 @@ is told by how it ends) — the classifier must read the words, since the rule a
   their question mark;
 * ``question_written.json``: frames by kind across Chinese registers (粤语, 四川话, 东北话, 吴语, 湘语, 台湾
   国语, 普通话) and casual English, questions without a mark and statements in the same registers, filled
-  with a few fillers each (seeded).
+  with a few fillers each (seeded);
+* with ``--head-flags`` (round 32), the head's gate rows as ``memory.head.train`` builds them with those
+  round flags (``question_rows.py``): own questions said without 我/my and in regional registers, questions
+  about the world, statements about one's life, labelled by their form; the threshold is still chosen on the
+  rows above.
 
 An ensemble of ``FOLDS`` members (one per fold, ``calibrate.cross_fit``) on query vectors; the threshold
 per language is the lowest log-odds at which at most ``FALSE_RATE`` of the training texts that do not ask
@@ -42,6 +46,8 @@ from memory.head.corpus import SEED, chitchat_split, normalise_dailydialog
 from memory.head.embedding import embed, fixed_blas_threads
 from memory.head.model import HEAD_FILE, LANGUAGES, keep_odds
 from memory.head.outputs import save_head
+from memory.head.question_rows import PREFIX as HEAD_PREFIX
+from memory.head.question_rows import head_question_rows
 from memory.head.train import Shape, evaluation_texts, train_mlp
 from memory.retrieval.gate import asks
 
@@ -120,10 +126,10 @@ def written_rows(rng: random.Random) -> list[tuple[str, int, str]]:
 
 
 def training_rows(
-    root: Path, banned: set[str]
+    root: Path, banned: set[str], head: list[tuple[str, int, str, str]] | None = None
 ) -> tuple[list[str], np.ndarray, np.ndarray, Counter[str], np.ndarray]:
     """(texts without marks, asks 0/1, language, count per source, written or not), evaluation items
-    refused."""
+    refused; ``head``: the head's gate rows too (``question_rows``, round 32; each once, not weighted)."""
     rng = random.Random(SEED)
     rows: list[tuple[str, int, str, str]] = []
     daily = [row for row in _dailydialog(root) if len(row[0]) <= MAX_CHARS]
@@ -136,6 +142,7 @@ def training_rows(
     rows += [(t, int(_asked(t)), "en", "persona-turns-en") for t in en]
     rows += [(t, int(_asked(t)), "zh", "persona-turns-zh") for t in zh]
     rows += [(t, a, lang, f"written-{lang}") for t, a, lang in written_rows(rng)]
+    rows += [(t, a, lang, source) for t, a, lang, source in head or []]
     seen: set[str] = set()
     texts, labels, langs, written = [], [], [], []
     sources: Counter[str] = Counter()
@@ -160,8 +167,10 @@ def _folds(texts: list[str], seed: int) -> np.ndarray:
 def train(args: argparse.Namespace) -> dict[str, Any]:
     """Train, choose the thresholds, and write the ``question_*`` arrays into ``args.out``."""
     root, repo = Path(args.data), Path(__file__).resolve().parents[2]
-    texts, y, langs, sources, written = training_rows(root, evaluation_texts(root, repo))
-    queries = embed(texts, "query", Path(args.cache) if args.cache else None)
+    cache = Path(args.cache) if args.cache else None
+    head = head_question_rows(root, cache, args.head_flags, _asked) if args.head_flags is not None else None
+    texts, y, langs, sources, written = training_rows(root, evaluation_texts(root, repo), head)
+    queries = embed(texts, "query", cache)
     folds = _folds(texts, args.seed)
     # The written rows carry the registers no corpus has: repeated ``--written-weight`` times (each copy in
     # its text's fold, so no member sees a row it scores).
@@ -170,19 +179,29 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     fit = partial(train_mlp, seed=args.seed, shape=Shape(hidden=args.hidden, iterations=args.iterations))
     model, _ = cross_fit(x, yy, ff, np.ones(len(yy), dtype=bool), 2, fit, balanced)
     odds = keep_odds(out_of_fold(model, queries, folds))
+    # The threshold is chosen on the rows 2026.12-12g chose it on (the head's rows come last): the head's
+    # statements about one's own life are harder "does not ask" rows than chat lines, and counting them
+    # would move the operating point the rates were set for (the head's thresholds skip such rows too).
+    chosen_on = np.arange(len(texts)) < sum(n for k, n in sources.items() if not k.startswith(HEAD_PREFIX))
     thresholds, report = [], {}
     for lang in LANGUAGES:
         rows = langs == lang
-        t = threshold_for(odds, rows & (y == 0), args.false_rate.get(lang, FALSE_RATE[lang]))
+        t = threshold_for(odds, rows & (y == 0) & chosen_on, args.false_rate.get(lang, FALSE_RATE[lang]))
         thresholds.append(t)
+        mine, head = rows & chosen_on, rows & ~chosen_on
         report[lang] = {
             "threshold": round(t, 4),
-            "asks_caught": round(float((odds[rows & (y == 1)] >= t).mean()), 4),
-            "others_passed": round(float((odds[rows & (y == 0)] >= t).mean()), 4),
+            "asks_caught": round(float((odds[mine & (y == 1)] >= t).mean()), 4),
+            "others_passed": round(float((odds[mine & (y == 0)] >= t).mean()), 4),
             "rows": int(rows.sum()),
         }
+        if head.any():  # the head's rows, out of fold, at the same threshold (round 32)
+            report[lang]["head_asks_caught"] = round(float((odds[head & (y == 1)] >= t).mean()), 4)
+            report[lang]["head_others_passed"] = round(float((odds[head & (y == 0)] >= t).mean()), 4)
     meta = {"version": VERSION, "sources": dict(sources), "false_rate": args.false_rate, "oof": report}
     meta["written_weight"] = args.written_weight
+    if args.head_flags is not None:
+        meta["head_flags"] = args.head_flags
     meta.update({"seed": args.seed, "hidden": args.hidden, "iterations": args.iterations, "folds": FOLDS})
     _write(args.out, model.arrays(NAME), np.array(thresholds, dtype=np.float32), meta)
     return meta
@@ -213,6 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--written-weight", type=int, default=WRITTEN_WEIGHT, help=f"default {WRITTEN_WEIGHT}"
+    )
+    parser.add_argument(
+        "--head-flags",
+        default=None,
+        help="also the head's gate rows as memory.head.train builds them with these round flags, one string "
+        "(round 32, question_rows.py; '' for the rows every head has); off by default: 2026.12-12g's rows",
     )
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--hidden", type=int, default=64)
