@@ -128,8 +128,9 @@ def written_rows(rng: random.Random) -> list[tuple[str, int, str]]:
 def training_rows(
     root: Path, banned: set[str], head: list[tuple[str, int, str, str]] | None = None
 ) -> tuple[list[str], np.ndarray, np.ndarray, Counter[str], np.ndarray]:
-    """(texts without marks, asks 0/1, language, count per source, written or not), evaluation items
-    refused; ``head``: the head's gate rows too (``question_rows``, round 32; each once, not weighted)."""
+    """(texts without marks, asks 0/1, language, count per source, each row's source), evaluation items
+    refused as written and without their marks; ``head``: the head's gate rows too (``question_rows``,
+    round 32; each once, not weighted)."""
     rng = random.Random(SEED)
     rows: list[tuple[str, int, str, str]] = []
     daily = [row for row in _dailydialog(root) if len(row[0]) <= MAX_CHARS]
@@ -143,20 +144,21 @@ def training_rows(
     rows += [(t, int(_asked(t)), "zh", "persona-turns-zh") for t in zh]
     rows += [(t, a, lang, f"written-{lang}") for t, a, lang in written_rows(rng)]
     rows += [(t, a, lang, source) for t, a, lang, source in head or []]
-    seen: set[str] = set()
-    texts, labels, langs, written = [], [], [], []
+    # A text is trained on without its marks, so an evaluation item is refused in that form too ("morning!").
+    seen, banned_bare = set(), {unmarked(b) for b in banned}
+    texts, labels, langs, origins = [], [], [], []
     sources: Counter[str] = Counter()
     for text, label, lang, source in rows:
         bare = unmarked(text)
-        if not bare or len(bare) > MAX_CHARS or bare in seen or text.strip() in banned or bare in banned:
+        if not bare or len(bare) > MAX_CHARS or bare in seen or text.strip() in banned or bare in banned_bare:
             continue
         seen.add(bare)
         texts.append(bare)
         labels.append(label)
         langs.append(lang)
-        written.append(source.startswith("written"))
+        origins.append(source)
         sources[source] += 1
-    return texts, np.array(labels), np.array(langs), sources, np.array(written)
+    return texts, np.array(labels), np.array(langs), sources, np.array(origins)
 
 
 def _folds(texts: list[str], seed: int) -> np.ndarray:
@@ -169,7 +171,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     root, repo = Path(args.data), Path(__file__).resolve().parents[2]
     cache = Path(args.cache) if args.cache else None
     head = head_question_rows(root, cache, args.head_flags, _asked) if args.head_flags is not None else None
-    texts, y, langs, sources, written = training_rows(root, evaluation_texts(root, repo), head)
+    texts, y, langs, sources, origins = training_rows(root, evaluation_texts(root, repo), head)
+    written = np.char.startswith(origins.astype(str), "written")
     queries = embed(texts, "query", cache)
     folds = _folds(texts, args.seed)
     # The written rows carry the registers no corpus has: repeated ``--written-weight`` times (each copy in
@@ -179,25 +182,25 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     fit = partial(train_mlp, seed=args.seed, shape=Shape(hidden=args.hidden, iterations=args.iterations))
     model, _ = cross_fit(x, yy, ff, np.ones(len(yy), dtype=bool), 2, fit, balanced)
     odds = keep_odds(out_of_fold(model, queries, folds))
-    # The threshold is chosen on the rows 2026.12-12g chose it on (the head's rows come last): the head's
-    # statements about one's own life are harder "does not ask" rows than chat lines, and counting them
-    # would move the operating point the rates were set for (the head's thresholds skip such rows too).
-    chosen_on = np.arange(len(texts)) < sum(n for k, n in sources.items() if not k.startswith(HEAD_PREFIX))
+    # The threshold is chosen on the rows 2026.12-12g chose it on, not the head's: the head's statements
+    # about one's own life are harder "does not ask" rows than chat lines, and counting them would move the
+    # operating point the rates were set for (the head's thresholds skip such rows too).
+    chosen_on = ~np.char.startswith(origins.astype(str), HEAD_PREFIX)
     thresholds, report = [], {}
     for lang in LANGUAGES:
         rows = langs == lang
         t = threshold_for(odds, rows & (y == 0) & chosen_on, args.false_rate.get(lang, FALSE_RATE[lang]))
         thresholds.append(t)
-        mine, head = rows & chosen_on, rows & ~chosen_on
+        mine, theirs = rows & chosen_on, rows & ~chosen_on
         report[lang] = {
             "threshold": round(t, 4),
             "asks_caught": round(float((odds[mine & (y == 1)] >= t).mean()), 4),
             "others_passed": round(float((odds[mine & (y == 0)] >= t).mean()), 4),
             "rows": int(rows.sum()),
         }
-        if head.any():  # the head's rows, out of fold, at the same threshold (round 32)
-            report[lang]["head_asks_caught"] = round(float((odds[head & (y == 1)] >= t).mean()), 4)
-            report[lang]["head_others_passed"] = round(float((odds[head & (y == 0)] >= t).mean()), 4)
+        if theirs.any():  # the head's rows, out of fold, at the same threshold (round 32)
+            report[lang]["head_asks_caught"] = round(float((odds[theirs & (y == 1)] >= t).mean()), 4)
+            report[lang]["head_others_passed"] = round(float((odds[theirs & (y == 0)] >= t).mean()), 4)
     meta = {"version": VERSION, "sources": dict(sources), "false_rate": args.false_rate, "oof": report}
     meta["written_weight"] = args.written_weight
     if args.head_flags is not None:

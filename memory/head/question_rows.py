@@ -8,11 +8,12 @@ the classifier reads no question in it (``…了没``, ``X还是Y``, ``…伐``)
 person's own life (96 of the 25 dev sets' 1,959; DATA_CARD "Round 32").
 
 The rows are the gate's training rows as ``python -m memory.head.train`` builds them with the flags it is
-given (``--head-flags``: the shipped head's round flags), labelled by the same rule as LCCC's lines
-(``label``): an own question asks, whatever its ending; any other row asks when it held a question mark,
-does not when the rule reads no question in it either, and is left out when only the rule reads one (most
-often a question typed without its mark: not a clean "does not ask"). The chat corpora's rows are left to
-``asking_training`` (it samples them itself).
+given (``--head-flags``: the shipped head's round flags), labelled by their form
+(``label``): an own question asks, whatever its ending, and so does any row that held a question mark; a
+statement about one's life without a mark does not ask unless the rule reads a question in it (then it is
+left out); any other row without a mark is left out. The chat corpora's rows are left to ``asking_training``
+(it samples them itself). ``round_flags`` sets the row modules' switches for the rest of the process, as in
+``train``: call this from a trainer's own process.
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ PREFIX = "head-"
 
 
 def label(example: Example, marked: bool) -> int | None:
-    """1 asks, 0 does not, None left out (``marked``: the text held a question mark)."""
+    """1 asks, 0 does not, None left out (``marked``: the text held a question mark). Only a statement
+    about one's life ("tell") is a clean "does not ask": an "other" row without a mark may be a question
+    about the world written without one ("北京明天冷不冷"), a request or chatter, so it is left out."""
     if example.asks == "own" or marked:
         return 1
-    return None if asks(example.text) else 0
+    return 0 if example.asks == "tell" and not asks(example.text) else None
 
 
 def head_question_rows(
@@ -51,7 +54,8 @@ def head_question_rows(
     args = arguments([*shlex.split(flags), "--data", str(root)], "head rows", defaults)
     round_flags(args)  # the rows' modules switched on as ``train`` would
     mining = ROUND10 if args.round10 else ROUND2
-    examples, _, _ = training_examples(root, cache, bool(args.chat8), mining, (0, ()))
+    world = (int(args.world), tuple(args.world_languages.split(",")))  # as ``train._prepare`` reads them
+    examples, _, _ = training_examples(root, cache, bool(args.chat8), mining, world)
     used = gate_rows(examples, parse_table(args.gate_rows, int))
     rows = []
     for example, in_gate in zip(examples, used, strict=True):

@@ -60,7 +60,8 @@ def test_training_texts_carry_no_question_mark_and_no_closing_punctuation() -> N
 def test_no_training_text_is_an_evaluation_item() -> None:
     banned = evaluation_texts(DATA, Path(__file__).resolve().parents[3])
     texts, labels, langs, sources, _ = training_rows(DATA, banned)
-    assert not set(texts) & banned
+    # trained on without their marks, so compared without them too ("morning!" is "morning")
+    assert not set(texts) & ({unmarked(b) for b in banned} | banned)
     assert not any("?" in t or "？" in t for t in texts)
     assert set(labels.tolist()) == {0, 1} and set(langs.tolist()) == {"en", "zh"}
     assert sum(sources.values()) == len(texts)
@@ -68,7 +69,7 @@ def test_no_training_text_is_an_evaluation_item() -> None:
 
 async def test_questions_without_their_mark_ask_and_statements_do_not(embedder: CachedEmbedder) -> None:
     # Written for this test (not training frames, not an evaluation set's items): the rule misses each.
-    questions = ["我姑妈屋里的狗叫么子", "我表姐嘅老公做咩工"]
+    questions = ["我表姐嘅老公做咩工"]
     statements = ["我侄子在长沙读书", "my uncle lives in Leeds", "我表姐嘅老公做厨师"]
     assert not any(asks(t) for t in questions + statements)
     q_vectors = await embedder.embed_queries(questions)
@@ -77,8 +78,18 @@ async def test_questions_without_their_mark_ask_and_statements_do_not(embedder: 
     assert not any(message_asks(v, t) for v, t in zip(s_vectors, statements, strict=True))
 
 
+# A miss 2026.12-32q brought (12g read it as asking, 2.2 against 0.38; 32q scores it -1.3 against 0.06):
+# a 湘语 question word at the end. Over the 25 dev sets 32q reads more Chinese asks than 12g
+# (DATA_CARD "Round 32").
+@pytest.mark.xfail(strict=True, reason="issue 35 round 32: 么子 at the end, below 32q's threshold")
+async def test_a_question_word_at_the_end(embedder: CachedEmbedder) -> None:
+    text = "我姑妈屋里的狗叫么子"
+    (vector,) = await embedder.embed_queries([text])
+    assert message_asks(vector, text)
+
+
 # Known misses of 2026.12-12g and 2026.12-32q (strict, so a classifier that catches them says so): a regional
-# question word in the middle of the sentence scores low (32q: -4.8 and -3.7 log-odds against 1.37).
+# question word in the middle of the sentence scores low (32q: -7.6 and -6.6 log-odds against 0.06).
 @pytest.mark.xfail(strict=True, reason="issue 35 round 12: 么子 mid-sentence, below the threshold")
 @pytest.mark.parametrize("text", ["我侄子在么子学校读书", "我外甥女读么子专业"])
 async def test_a_question_word_mid_sentence(embedder: CachedEmbedder, text: str) -> None:
