@@ -336,5 +336,32 @@ def evaluation_texts(root: Path, repo: Path) -> set[str]:
     for sample in locomo:
         texts.update(str(q.get("question", "")) for q in sample.get("qa", []))
     for path in (root / "madial").glob("*.json"):
-        texts.update(line for line in path.read_text(encoding="utf-8").splitlines())
+        texts.update(madial_texts(path))
     return {t.strip() for t in texts if t}
+
+
+# A MADial-Bench turn: '<Name>:"utterance"\n' (bench/dataset_readers.py reads the benchmark the same way).
+_MADIAL_TURN = re.compile(r"^\s*<\w+>\s*:\s*")
+_MADIAL_QUOTES = "\"'“”‘’「」"
+
+
+def madial_texts(path: Path) -> list[str]:
+    """What a person or the assistant says in a MADial-Bench file, and its memories' events, as typed.
+
+    The files hold one JSON object a line; banning the raw lines (as this did before stop 66) banned no
+    utterance, since a training text never equals a whole JSON line."""
+    texts: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        for turn in record.get("dialogue", []):
+            spoken = _MADIAL_TURN.sub("", str(turn), count=1).strip().strip(_MADIAL_QUOTES).strip()
+            if spoken and not spoken.startswith("<"):
+                texts.append(spoken)
+        texts.extend(
+            str(memory["event"])
+            for memory in record.values()
+            if isinstance(memory, dict) and memory.get("event")
+        )
+    return texts
