@@ -29,6 +29,7 @@ def round_flags(args: argparse.Namespace) -> None:
     zh_told.REGIONAL = zh_told.REGIONAL or bool(args.zh_regional)  # round 26
     zh_told.FAST, keep_also.PREFIXES = zh_told.FAST or bool(args.zh_fast), args.keep_also  # rounds 27, 28
     told_lines.MODE = args.chitchat_facts  # round 31
+    zh_told.SAID = zh_told.SAID or bool(args.zh_said)  # round 33
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
     quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
 
@@ -249,6 +250,15 @@ def _zh_row_flags(parser: argparse.ArgumentParser) -> None:
         "'own', questions about the world as 'other', lasting facts about one's life as 'tell', moods, "
         "reactions and requests with no lasting fact as 'other'; as zh_told.FAST = True, with or without "
         "--zh-told and --zh-regional; DATA_CARD 'Round 27, Chinese gate rows typed fast')",
+    )
+    parser.add_argument(
+        "--zh-said",
+        action="store_true",
+        help="round 33's Chinese gate rows (zh_told.py + zh_said_written.json: statements in more "
+        "registers — 马来西亚/新加坡华语, 粤语, 上海话, 台湾国语, older people voice-typing, photo "
+        "captions, facts inside requests — lasting facts about one's life as 'tell', the same registers "
+        "with none as 'other'; as "
+        "zh_told.SAID = True; DATA_CARD 'Round 33, Chinese statements in more registers')",
     )
 
 

@@ -239,7 +239,7 @@ def training_examples(
     every += dated_examples()  # round 17's gate rows (dated.py; none unless dated.ON)
     every += own_asked_examples(evaluation=banned)  # rounds 18, 27 (own_asked.py; none unless ON/HOWTO)
     every += passing_examples(evaluation=banned)  # round 19 (passing.py; none unless passing.ON; screened)
-    if zh_told.ON or zh_told.REGIONAL or zh_told.FAST:  # rounds 19, 26, 27 (zh), screened
+    if zh_told.ON or zh_told.REGIONAL or zh_told.FAST or zh_told.SAID:  # rounds 19, 26, 27, 33 (zh)
         every += zh_told.zh_told_examples(banned | set(chitchat_split(root, "lccc", held_out=True)))
     examples = [e for e in every if e.text.strip() not in banned]
     return examples, len(every) - len(examples), dict(weak_report)

@@ -39,6 +39,13 @@ about one's life (``gate-zh-fast-tell``, "tell") and the same typing with no las
 the same for all labels, so nothing but the subject separates them. Gate only and untrusted as round 19's
 rows, screened the same way; off unless ``FAST`` (``train --zh-fast``), independent of ``ON`` and
 ``REGIONAL``.
+
+Round 33 (DATA_CARD "Round 33, Chinese statements in more registers"): ``zh_said_written.json``'s statements
+in registers the earlier rows never said a statement in — 马来西亚/新加坡华语, 粤语, 上海话, 台湾国语,
+四川/东北/湖南/闽南, an older person voice-typing, photo captions, facts inside requests and reminders —
+on two sides: lasting facts about one's life (``gate-zh-said-tell``, "tell") and the same registers with no
+lasting fact (``gate-zh-said-other-say``, "other"). Written as said, not through the typing step. Gate rows
+and untrusted as the others, screened the same way; off unless ``SAID`` (``train --zh-said``).
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +84,11 @@ FAST_WRITTEN = Path(__file__).with_name("zh_fast_written.json")
 FAST_COUNTS = {"own": 200, "other_ask": 200, "tell": 300, "other_say": 300}
 FAST_LABELS = {"own": "own", "other_ask": "other", "tell": "tell", "other_say": "other"}
 FAST = False
+# Round 33: statements in more registers, per side of ``zh_said_written.json`` (labels as ``FAST_LABELS``);
+# in a training run when ``SAID`` (``--zh-said``).
+SAID_WRITTEN = Path(__file__).with_name("zh_said_written.json")
+SAID_COUNTS = {"tell": 300, "other_say": 300}
+SAID = False
 # The typing step (``_typed``): the share of each side's rows it is applied to, the rate of a homophone typo
 # (one, from ``TYPOS``: the written character → the one typed) and of a tail (``TYPED_TAILS``) in a typed row.
 TYPED_SHARE = 0.5
@@ -217,26 +230,48 @@ def fast_written() -> dict[str, Any]:
 
 
 def fast_rows(seed: int = SEED) -> list[Example]:
-    """Every round-27 row before the screen, by side (``FAST_COUNTS``: own, other_ask, tell, other_say):
+    """Every round-27 row before the screen, by side (``FAST_COUNTS``: own, other_ask, tell, other_say)."""
+    return sided_rows(fast_written(), FAST_COUNTS, "fast", TYPED_SHARE, seed)
+
+
+def said_rows(seed: int = SEED) -> list[Example]:
+    """Every round-33 row before the screen, by side (``SAID_COUNTS``: tell, other_say). Its forms were
+    written with spaces between phrases, as typed on a phone; every other row of each side gets commas
+    there instead (``_punctuated``), the same on both sides."""
+    rows = sided_rows(read_written(SAID_WRITTEN), SAID_COUNTS, "said", 0.0, seed)
+    rng = random.Random(f"{seed}-{SOURCE}said-punctuated")
+    return [replace(e, text=_punctuated(e.text, rng)) if i % 2 else e for i, e in enumerate(rows)]
+
+
+def _punctuated(text: str, rng: random.Random) -> str:
+    """``text`` with a comma for each space between two Chinese characters, and a full stop at the end of
+    one in three (the reverse of ``_typed``'s first step)."""
+    text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "，", text)
+    return text + "。" if _CJK.search(text[-1:]) and rng.random() < 1 / 3 else text
+
+
+def sided_rows(
+    data: dict[str, Any], counts: dict[str, int], name: str, typed_share: float, seed: int
+) -> list[Example]:
+    """A written file's rows by side (``counts``; labels ``FAST_LABELS``), source ``gate-zh-<name>-<side>``:
     ``n`` distinct texts (fewer if the forms cannot make them), each side's groups interleaved so any prefix
-    holds every group, the forms taken in turn; ``TYPED_SHARE`` of each side's rows through ``_typed``
-    (every other row kept: the same share on every side, however many of a side's written texts repeat),
-    the rest as written."""
-    data = fast_written()
+    holds every group, the forms taken in turn; ``typed_share`` of each side's rows through ``_typed``
+    (every other row kept at 0.5: the same share on every side, however many of a side's written texts
+    repeat), the rest as written."""
     slots: dict[str, list[str]] = data["slots"]
     rows: list[Example] = []
-    for side, n in FAST_COUNTS.items():
+    for side, n in counts.items():
         groups = list(data[side].values())
         forms = [g[i] for i in range(max(map(len, groups))) for g in groups if i < len(g)]
-        rng = random.Random(f"{seed}-{SOURCE}fast-{side}")
+        rng = random.Random(f"{seed}-{SOURCE}{name}-{side}")
         out: dict[str, None] = {}
         tries = 0
         while len(out) < n and tries < n * 20:
             text = _fill(forms[tries % len(forms)], slots, rng)
             tries += 1
-            typed = int((len(out) + 1) * TYPED_SHARE) > int(len(out) * TYPED_SHARE)  # the share of rows kept
+            typed = int((len(out) + 1) * typed_share) > int(len(out) * typed_share)  # the share of rows kept
             out.setdefault(_typed(text, rng) if typed else text, None)
-        source = f"{SOURCE}fast-{side.replace('_', '-')}"
+        source = f"{SOURCE}{name}-{side.replace('_', '-')}"
         rows += [Example(t, "zh", source, None, None, FAST_LABELS[side]) for t in out]
     return rows
 
@@ -288,11 +323,14 @@ def zh_told_examples(
     on: bool | None = None,
     regional: bool | None = None,
     fast: bool | None = None,
+    said: bool | None = None,
 ) -> list[Example]:
     """Every round-19 gate row (none unless ``on``, default ``ON``), round 26's regional questions (none
-    unless ``regional``, default ``REGIONAL``) and round 27's rows typed fast (none unless ``fast``, default
-    ``FAST``), less those near a text of ``near``."""
+    unless ``regional``, default ``REGIONAL``), round 27's rows typed fast (none unless ``fast``, default
+    ``FAST``) and round 33's statements (none unless ``said``, default ``SAID``), less those near a text of
+    ``near``."""
     rows = zh_rows(seed) if (ON if on is None else on) else []
     rows += regional_rows(seed) if (REGIONAL if regional is None else regional) else []
     rows += fast_rows(seed) if (FAST if fast is None else fast) else []
+    rows += said_rows(seed) if (SAID if said is None else said) else []
     return screened(rows, near)[0] if rows else []
