@@ -54,9 +54,18 @@ _EN_SPEAKER = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've)\b", re
 # A piece that opens with a number, an ordinal or a quantifier ("first tuesday of the month", "3 months
 # now", "every other week") says when or how much of the clause before: it stays with it.
 _EN_MEASURE = re.compile(
-    r"^(?:\d|first|second|third|last|next|every|each|all|both|about|around|like|no|only|just|once|twice)\b",
+    r"^(?:\d\w*|first|second|third|last|next|every|each|all|both|about|around|like|no|only|just|once|twice)\b",
     re.I,
 )
+# A piece whose second word is a form of "be" or "have" or a modal has a subject of its own: its first word
+# ("anniversary is in May"); one whose second word is a subject pronoun opens with what that clause is about
+# ("exhaust i fitted in 2024"). Neither is the speaker's clause to complete with "I".
+_EN_VERB_NEXT = re.compile(
+    r"^\S+\s+(?:is|isn't|are|aren't|was|wasn't|were|weren't|has|hasn't|have|had|will|won't|would|can|"
+    r"can't|could|should|must|does|doesn't|did|didn't)\b",
+    re.I,
+)
+_EN_PRONOUN_NEXT = re.compile(r"^\S+\s+(?:i|i'm|im|i've|we|we're|he|she|they|you)\b", re.I)
 # A continuation describing what the clause before named ("a cat, called Pepper"), or a subordinate
 # clause that gives its reason or condition ("…, because there's less fat"): it stays with it.
 _CONTINUES = re.compile(
@@ -111,10 +120,17 @@ def _continues_as_clause(piece: str, chinese: bool) -> bool:
     """Whether a subjectless piece after the speaker's clause is a clause of its own (it then gets the
     subject): not a description of what was just named ("called Pepper"), not one word of a list ("tea
     and coffee"), not one that names the speaker itself ("叫我晓雯就行"), not a Chinese piece that opens
-    with a number or a measure ("一点都不行", "一喝就…": it says more of the clause before)."""
+    with a number or a measure ("一点都不行", "一喝就…": it says more of the clause before), not an English
+    one whose first word has a verb or a subject after it ("deadline is in May", "exhaust i fitted")."""
     if chinese:
         return "我" not in piece[:3] and _zh_opening(piece) != "m"
-    return not _CONTINUES.match(piece) and not _EN_MEASURE.match(piece) and len(piece.split()) >= 2
+    return (
+        not _CONTINUES.match(piece)
+        and not _EN_MEASURE.match(piece)
+        and not _EN_VERB_NEXT.match(piece)
+        and not _EN_PRONOUN_NEXT.match(piece)
+        and len(piece.split()) >= 2
+    )
 
 
 @lru_cache(maxsize=2048)
@@ -129,8 +145,11 @@ def _zh_opening(piece: str) -> str:
 
 def _names_its_topic(piece: str, chinese: bool) -> bool:
     """A Chinese piece that opens with a noun or a Latin word names its own subject or topic ("钱都存定期",
-    "老婆是老师", "CBA每场都看"): it is a clause as it stands, without the speaker put before it."""
-    return chinese and _zh_opening(piece).startswith(("n", "eng"))
+    "老婆是老师", "CBA每场都看"), and an English one whose first word is followed by "is", "has" or a modal
+    ("anniversary is 2nd Feb"): a clause as it stands, without the speaker put before it."""
+    if chinese:
+        return _zh_opening(piece).startswith(("n", "eng"))
+    return bool(_EN_VERB_NEXT.match(piece))
 
 
 def clauses(sentence: str) -> list[str]:

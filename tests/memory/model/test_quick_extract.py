@@ -155,6 +155,15 @@ async def test_chinese_name_supersedes_and_the_same_name_merges(engine: MemoryEn
         # When or how much of the clause before stays with it; "no" before a noun is not an answer.
         ("I play five-a-side, every other thursday", ["I play five-a-side, every other thursday"]),
         ("I want short replies, no lists", ["I want short replies, no lists"]),
+        ("we live on elm street, 4th floor", ["we live on elm street, 4th floor"]),
+        # An English piece with "is", "has" or a modal after its first word has its own subject: no "I".
+        ("We got married in 2019, deadline is in May", ["We got married in 2019", "deadline is in May"]),
+        ("I moved in June, rent has gone up", ["I moved in June", "rent has gone up"]),
+        # One with a subject pronoun after its first word is about that thing: it stays with its clause.
+        (
+            "I paid off the van and trailer we bought in 2022",
+            ["I paid off the van and trailer we bought in 2022"],
+        ),
         ("No, I live in Leeds", ["I live in Leeds"]),
         # Chinese has no space between words: a space between two Han characters is a pause, as a comma.
         ("我在杭州做后端开发 喜欢用Go", ["我在杭州做后端开发", "我喜欢用Go"]),
