@@ -82,6 +82,40 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in (p.strip().rstrip(";；").strip() for p in pieces if p) if s]
 
 
+# An English sentence of this many words or fewer with no question or exclamation mark ("4-room.", "Oppo.",
+# "40 years.") is a fragment: it says more of a sentence beside it, and kept alone it means nothing.
+FRAGMENT_WORDS = 2
+
+
+def with_fragments(sentences: list[str]) -> list[str]:
+    """``sentences`` with each English fragment (``FRAGMENT_WORDS``) glued to the sentence before it, or
+    after it when it comes first ("4-room. bought from hdb direct" → "4-room, bought from hdb direct"), so
+    the clause cut (``clauses``) keeps it with what it describes; questions are never glued."""
+    out: list[str] = []
+    pending = ""
+    for sentence in sentences:
+        fragment = _fragment(sentence)
+        if fragment and out and not _asks(out[-1]):
+            out[-1] = out[-1].rstrip(" .") + ", " + sentence.rstrip(" .")
+        elif fragment and not out:
+            pending = (pending + ", " if pending else "") + sentence.rstrip(" .")
+        elif pending and not _asks(sentence):
+            out.append(pending + ", " + sentence)
+            pending = ""
+        else:
+            out += [pending, sentence] if pending else [sentence]
+            pending = ""
+    return out + ([pending] if pending else [])
+
+
+def _fragment(sentence: str) -> bool:
+    return not _HAN.search(sentence) and not _asks(sentence) and len(sentence.split()) <= FRAGMENT_WORDS
+
+
+def _asks(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？", "!", "！"))
+
+
 def clean(clause: str) -> str:
     """The clause without leading conjunctions or markers, and without trailing punctuation."""
     text = clause.strip()

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory.model.clauses import clauses, clean, split_sentences
+from memory.model.clauses import clauses, clean, split_sentences, with_fragments
 from memory.records import GLOBAL_PROJECT, Fact
 from memory.text.category import fallback_category
 from memory.text.dedup import norm_key
@@ -203,7 +203,7 @@ def statement_before_question(sentence: str) -> str | None:
 def candidates(text: str) -> list[Candidate]:
     """The sentences of a message that might state a fact, after what a rule can refuse."""
     out: list[Candidate] = []
-    for sentence in split_sentences(text):
+    for sentence in with_fragments(split_sentences(text)):
         if len(sentence) > MAX_SENTENCE_CHARS or _CODE.search(sentence) or _SECRET.search(sentence):
             continue
         body = sentence.strip()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory.engine import MemoryEngine
-from memory.model.clauses import clauses, split_sentences
+from memory.model.clauses import clauses, split_sentences, with_fragments
 from memory.model.quick_extract import MAX_SENTENCE_CHARS, candidates, quick_facts
 
 OWNER = "alice"
@@ -264,3 +264,21 @@ def test_a_statement_whose_subject_was_dropped_is_a_candidate(
 def test_a_question_without_its_mark_is_still_refused(text: str) -> None:
     """A question word first, or an auxiliary followed by its subject (the inversion), asks."""
     assert candidates(text) == []
+
+
+def test_a_fragment_sentence_stays_with_the_sentence_it_describes() -> None:
+    """A sentence of one or two English words ("4-room.", "40 years.") kept alone means nothing: it goes
+    on the sentence before it, or the one after when it comes first; a question is never glued."""
+    assert [c.texts() for c in candidates("4-room. bought it from the council in 2009")] == [
+        ["4-room, bought it from the council in 2009"]
+    ]
+    assert [c.texts() for c in candidates("my dad's old wok finally cracked. 40 years.")] == [
+        ["my dad's old wok finally cracked, 40 years"]
+    ]
+    assert [c.texts() for c in candidates("I moved to Leeds. Why?")] == [["I moved to Leeds"]]
+    assert [c.texts() for c in candidates("I live in Lyon. I work as a nurse.")] == [
+        ["I live in Lyon"],
+        ["I work as a nurse"],
+    ]
+    # Only English: a short Chinese sentence is not glued ("四楼" is too short to be a candidate at all).
+    assert with_fragments(["我住在上海。", "四楼。"]) == ["我住在上海。", "四楼。"]
