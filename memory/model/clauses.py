@@ -73,6 +73,8 @@ _CONTINUES = re.compile(
     re.I,
 )
 _HAN = re.compile(f"[{_HAN_CLASS}]")
+# A person named in a Chinese piece: it has a subject or a person of its own, not the speaker left out.
+_ZH_PERSON = re.compile("[我你您侬他她]")
 _NOUN_TAGS = ("n", "nr", "ns", "nt", "nz", "ng")
 
 
@@ -138,7 +140,7 @@ def _zh_speaker_subject(text: str) -> bool:
     words = [(w.word, w.flag) for w in jieba.posseg.cut(text[:12])]
     if not words or words[0][0] not in ("我", "我们", "咱", "咱们"):
         return False
-    if len(words) > 1 and words[1][0] == "家":  # "我们家在三楼": the home is the subject
+    if len(words) > 1 and words[1][0] in ("家", "的"):  # "我们家在三楼", "我的手机…": theirs is the subject
         return False
     return len(words) < 2 or not words[1][1].startswith(_NOUN_TAGS) or words[1][0] in ("家里",)
 
@@ -154,10 +156,16 @@ def _continues_as_clause(piece: str, chinese: bool) -> bool:
     """Whether a subjectless piece after the speaker's clause is a clause of its own (it then gets the
     subject): not a description of what was just named ("called Pepper"), not one word of a list ("tea
     and coffee"), not one that names the speaker itself ("叫我晓雯就行"), not a Chinese piece that opens
-    with a number or a measure ("一点都不行", "一喝就…": it says more of the clause before), not an English
-    one whose first word has a verb or a subject after it ("deadline is in May", "exhaust i fitted")."""
+    with a number or a measure ("一点都不行", "一喝就…", "三月份": it says more of the clause before), not
+    one with a person of its own ("一般是我飞过去", "侬看好伐") or opening with 是 ("是搬宝安"), not an
+    English one whose first word has a verb or a subject after it ("deadline is in May", "exhaust i
+    fitted")."""
     if chinese:
-        return "我" not in piece[:3] and _zh_opening(piece) != "m"
+        return (
+            not _ZH_PERSON.search(piece)
+            and not piece.startswith("是")
+            and not _zh_opening(piece).startswith("m")
+        )
     return (
         not _CONTINUES.match(piece)
         and not _EN_MEASURE.match(piece)

@@ -149,6 +149,12 @@ async def test_chinese_name_supersedes_and_the_same_name_merges(engine: MemoryEn
         # One that opens with a number or measure says more of the clause before.
         ("我不喝咖啡，一点都不行", ["我不喝咖啡，一点都不行"]),
         ("我们家在五楼，没有电梯", ["我们家在五楼，没有电梯"]),
+        ("我在上海上班，三月份搬过来的", ["我在上海上班，三月份搬过来的"]),
+        # "我的…" is the speaker's thing, not the speaker: what follows is about it, not "我用了四年".
+        ("我的手机是三星的，用了四年还没坏", ["我的手机是三星的，用了四年还没坏"]),
+        # A piece with a person of its own, or one opening with 是, is not the speaker's clause to complete.
+        ("我们一个月见一次，一般是我飞过去", ["我们一个月见一次，一般是我飞过去"]),
+        ("我说错了，是下周三", ["我说错了，是下周三"]),
         # A reason stays with its clause; a list glued on keeps its "and".
         ("I cycle to work, because parking is a pain", ["I cycle to work, because parking is a pain"]),
         ("I grow beans, peas, and carrots", ["I grow beans, peas, and carrots"]),
