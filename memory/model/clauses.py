@@ -4,7 +4,8 @@ A message holds sentences; a sentence may hold several statements ("I live in Ly
 "我在杭州做后端开发，喜欢用Go"). ``clauses`` cuts a sentence at commas, semicolons, "and"/"but" and a space
 between two Han characters (written Chinese has none between words: it is a pause), and
 gives each clause its subject: one that starts without a subject after a clause whose subject is the
-speaker ("I"/"我") gets it ("I work as a nurse", "我喜欢用Go"); one that starts without a subject after a
+speaker gets it as that clause named them ("I work as a nurse", "我喜欢用Go", "we bought a van"); one that
+starts without a subject after a
 clause about someone else stays glued to it ("My wife is a nurse and loves hiking", "我女儿叫小雨，今年五岁").
 A Chinese piece that opens with a noun names its own topic ("我不炒股，钱都存定期" → "钱都存定期",
 not "我钱都存定期"); one that opens with a number or measure goes on the clause before
@@ -146,10 +147,16 @@ def _zh_speaker_subject(text: str) -> bool:
 
 
 def _speaker(clause: str) -> str | None:
-    """ "I"/"我" when the clause's subject is the speaker alone, else None."""
+    """The speaker as the clause names them — "I"/"我", or "we"/"我们"/"咱们" — when the clause's subject is
+    the speaker, else None: what a following clause that leaves its subject out is given."""
     if _HAN.search(clause[:2]):
-        return "我" if _zh_speaker_subject(clause) else None
-    return "I" if _EN_SPEAKER.match(clause) else None
+        return (
+            next(p for p in ("我们", "咱们", "咱", "我") if clause.startswith(p))
+            if _zh_speaker_subject(clause)
+            else None
+        )
+    found = _EN_SPEAKER.match(clause)
+    return None if found is None else ("we" if found[0].lower().startswith("we") else "I")
 
 
 def _continues_as_clause(piece: str, chinese: bool) -> bool:
@@ -194,6 +201,14 @@ def _names_its_topic(piece: str, chinese: bool) -> bool:
     return bool(_EN_VERB_NEXT.match(piece))
 
 
+def _given(subject: str, chinese: bool) -> str:
+    """The subject put before a piece: the speaker as the clause before named them, in the piece's
+    language ("we" after "we moved…", "我们" after "我们住…"; "I"/"我" across languages)."""
+    if chinese:
+        return subject if _HAN.search(subject) else "我"
+    return subject + " " if not _HAN.search(subject) else "I "
+
+
 def clauses(sentence: str) -> list[str]:
     """The clauses of one sentence, each clean and with a subject (see the module docstring)."""
     parts = _BREAK.split(sentence.strip())
@@ -216,7 +231,7 @@ def clauses(sentence: str) -> list[str]:
         elif subject is not None and _names_its_topic(piece, chinese):
             out.append(piece)
         elif subject is not None and _continues_as_clause(piece, chinese):
-            out.append(("我" if chinese else "I ") + piece)
+            out.append(_given(subject, chinese) + piece)
         else:
             # Glued as said: a list keeps its "and" ("fruit, vegetables, and chicken").
             out[-1] = out[-1] + separator + said.strip().rstrip(" ,，、;；:：-.。!！~～")

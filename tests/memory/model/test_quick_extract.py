@@ -150,6 +150,9 @@ async def test_chinese_name_supersedes_and_the_same_name_merges(engine: MemoryEn
         ("我不喝咖啡，一点都不行", ["我不喝咖啡，一点都不行"]),
         ("我们家在五楼，没有电梯", ["我们家在五楼，没有电梯"]),
         ("我在上海上班，三月份搬过来的", ["我在上海上班，三月份搬过来的"]),
+        # The subject given is the speaker as the clause before named them: "we", "我们".
+        ("we moved to Leeds and bought a van", ["we moved to Leeds", "we bought a van"]),
+        ("我们住在城东，养了两只猫", ["我们住在城东", "我们养了两只猫"]),
         # "我的…" is the speaker's thing, not the speaker: what follows is about it, not "我用了四年".
         ("我的手机是三星的，用了四年还没坏", ["我的手机是三星的，用了四年还没坏"]),
         # A piece with a person of its own, or one opening with 是, is not the speaker's clause to complete.
