@@ -5,8 +5,8 @@ A message holds sentences; a sentence may hold several statements ("I live in Ly
 between two Han characters (written Chinese has none between words: it is a pause), and
 gives each clause its subject: one that starts without a subject after a clause whose subject is the
 speaker gets it as that clause named them ("I work as a nurse", "我喜欢用Go", "we bought a van"); one that
-starts without a subject after a
-clause about someone else stays glued to it ("My wife is a nurse and loves hiking", "我女儿叫小雨，今年五岁").
+starts without a subject after a clause about someone else stays glued to it ("My wife is a nurse and loves
+hiking", "我女儿叫小雨，今年五岁").
 A Chinese piece that opens with a noun names its own topic ("我不炒股，钱都存定期" → "钱都存定期",
 not "我钱都存定期"); one that opens with a number or measure goes on the clause before
 ("我不能喝酒，一喝就起疹子").
