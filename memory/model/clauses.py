@@ -88,19 +88,21 @@ def split_sentences(text: str) -> list[str]:
 # An English sentence of this many words or fewer with no question or exclamation mark ("4-room.", "Oppo.",
 # "40 years.") is a fragment: it says more of a sentence beside it, and kept alone it means nothing.
 FRAGMENT_WORDS = 2
+_DIGIT = re.compile(r"\d")
 
 
 def with_fragments(sentences: list[str]) -> list[str]:
-    """``sentences`` with each English fragment (``FRAGMENT_WORDS``) glued to the sentence before it, or
-    after it when it comes first ("4-room. bought from hdb direct" → "4-room, bought from hdb direct"), so
-    the clause cut (``clauses``) keeps it with what it describes; questions are never glued."""
+    """``sentences`` with each English fragment (``FRAGMENT_WORDS``) glued to the sentence after it ("4-room.
+    bought from hdb direct" → "4-room, bought from hdb direct"), or, when it holds a number, to the one before
+    it ("the wok cracked. 40 years."), so the clause cut (``clauses``) keeps it with what it describes. A
+    question is never glued; a fragment with nothing after it ("lol.") stays as it was, on its own."""
     out: list[str] = []
     pending = ""
     for sentence in sentences:
         fragment = _fragment(sentence)
-        if fragment and out and not _asks(out[-1]):
+        if fragment and _DIGIT.search(sentence) and out and not pending and not _asks(out[-1]):
             out[-1] = out[-1].rstrip(" .") + ", " + sentence.rstrip(" .")
-        elif fragment and not out:
+        elif fragment:
             pending = (pending + ", " if pending else "") + sentence.rstrip(" .")
         elif pending and not _asks(sentence):
             out.append(pending + ", " + sentence)

@@ -277,7 +277,8 @@ def test_a_question_without_its_mark_is_still_refused(text: str) -> None:
 
 def test_a_fragment_sentence_stays_with_the_sentence_it_describes() -> None:
     """A sentence of one or two English words ("4-room.", "40 years.") kept alone means nothing: it goes
-    on the sentence before it, or the one after when it comes first; a question is never glued."""
+    on the sentence after it, or, with a number, the one before; a question is never glued, and a laugh
+    at the end is not glued onto the statement before it."""
     assert [c.texts() for c in candidates("4-room. bought it from the council in 2009")] == [
         ["4-room, bought it from the council in 2009"]
     ]
@@ -285,6 +286,8 @@ def test_a_fragment_sentence_stays_with_the_sentence_it_describes() -> None:
         ["my dad's old wok finally cracked, 40 years"]
     ]
     assert [c.texts() for c in candidates("I moved to Leeds. Why?")] == [["I moved to Leeds"]]
+    assert [c.texts() for c in candidates("I moved to Leeds in May. lol")] == [["I moved to Leeds in May"]]
+    assert with_fragments(["I moved to Leeds.", "lol."]) == ["I moved to Leeds.", "lol"]
     assert [c.texts() for c in candidates("I live in Lyon. I work as a nurse.")] == [
         ["I live in Lyon"],
         ["I work as a nurse"],
