@@ -44,8 +44,9 @@ Round 33 (DATA_CARD "Round 33, Chinese statements in more registers"): ``zh_said
 in registers the earlier rows never said a statement in — 马来西亚/新加坡华语, 粤语, 上海话, 台湾国语,
 四川/东北/湖南/闽南, an older person voice-typing, photo captions, facts inside requests and reminders —
 on two sides: lasting facts about one's life (``gate-zh-said-tell``, "tell") and the same registers with no
-lasting fact (``gate-zh-said-other-say``, "other"). Written as said, not through the typing step. Gate rows
-and untrusted as the others, screened the same way; off unless ``SAID`` (``train --zh-said``).
+lasting fact (``gate-zh-said-other-say``, "other"). Written with spaces between phrases as typed, not through
+the typing step; every other row with commas there (``_punctuated``). Gate rows and untrusted as the others,
+screened the same way; off unless ``SAID`` (``train --zh-said``).
 """
 
 from __future__ import annotations
