@@ -16,7 +16,10 @@ the chit-chat lines that got any memory; ``chosen``: the largest share that lose
 either language against the configured floor (bench/README.md, issue 35, "ask35"). Then the same for the
 cosine such a message's memory needs (``COSINES``, per language, the configured share kept; chosen: the
 least cut with the fewest chit-chat lines shown of those that lose no training question — JSON
-``cosines``, ``chosen_cosine``; round 25, memory/retrieval/DATA_CARD_RERANK.md).
+``cosines``, ``chosen_cosine``; round 25, memory/retrieval/DATA_CARD_RERANK.md). Then how far above the
+median cosine of the query's candidates such a message's memory must stand (``LIFTS``, per language, the
+configured share and cosine kept; chosen: the largest lift that loses no training question of the language
+— JSON ``lifts``, ``chosen_lift``; round 34, same card).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ SHARES = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.8, 1.01)
 # The cosine cut for other messages (round 25), per language, the configured otherMatch kept: 0 leaves
 # hybridCosine / hybridCosineZh alone, 1.0 lets no other message in by its cosine.
 COSINES = (0.0, 0.86, 0.87, 0.88, 0.89, 0.9, 0.91, 0.92, 0.94, 1.0)
+# The stand-out lift a memory of an other message needs (round 34), per language; 0 asks none.
+LIFTS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08)
 SEED = 20261201
 CORPUS = {"en": "dailydialog", "zh": "lccc"}
 T = TypeVar("T")
@@ -137,7 +142,7 @@ def sweep(lines: list[Line]) -> dict[str, Any]:
     rows = {share: outcome(lines, replace(configured, other_match=share)) for share in SHARES}
     kept = [s for s, r in rows.items() if all(r[lang]["recalled"] >= base[lang]["recalled"] for lang in r)]
     result = {"base": base, "shares": {str(s): r for s, r in rows.items()}, "chosen": max(kept, default=0.0)}
-    return result | cosine_sweep(lines, configured)
+    return result | cosine_sweep(lines, configured) | lift_sweep(lines, configured)
 
 
 def cosine_sweep(lines: list[Line], configured: RelevanceFloor) -> dict[str, Any]:
@@ -152,6 +157,17 @@ def cosine_sweep(lines: list[Line], configured: RelevanceFloor) -> dict[str, Any
         fewest = min(rows[c][lang]["shown"] for c in safe)
         chosen[lang] = min(c for c in safe if rows[c][lang]["shown"] == fewest)
     return {"cosines": {str(c): r for c, r in rows.items()}, "chosen_cosine": chosen}
+
+
+def lift_sweep(lines: list[Line], configured: RelevanceFloor) -> dict[str, Any]:
+    """Each language's stand-out lift for other messages' memories (``LIFTS``, the configured share and
+    cosine kept): the outcome of each, and the largest that loses no training question of the language."""
+    rows = {x: outcome(lines, replace(configured, other_lift=x, other_lift_zh=x)) for x in LIFTS}
+    base = rows[0.0]
+    chosen = {}
+    for lang in CORPUS:
+        chosen[lang] = max(x for x, r in rows.items() if r[lang]["recalled"] >= base[lang]["recalled"])
+    return {"lifts": {str(x): r for x, r in rows.items()}, "chosen_lift": chosen}
 
 
 def training_lines(
@@ -204,6 +220,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     chosen = result["chosen_cosine"]
     print(f"chosen otherCosine / otherCosineZh: {chosen['en']} / {chosen['zh']}")
+    lifts = result["lifts"].items()
+    rows = [[x, *(r[lang][k] for lang in CORPUS for k in ("recalled", "shown"))] for x, r in lifts]
+    print(
+        table(["otherLift", "en asks recalled", "en chat shown", "zh asks recalled", "zh chat shown"], rows)
+    )
+    chosen = result["chosen_lift"]
+    print(f"chosen otherLift / otherLiftZh: {chosen['en']} / {chosen['zh']}")
     if args.json:
         emit_json(result)
     return 0

@@ -122,6 +122,8 @@ def relevance_floor(config: Config) -> RelevanceFloor:
         floor.rescue_lift,
         floor.rescue_lift_zh,
         floor.rescue_gap,
+        floor.other_lift,
+        floor.other_lift_zh,
     )
 
 

@@ -213,6 +213,12 @@ class RelevanceFloorConfig(_Model):
     rescue_lift: float = Field(0.12, ge=0.0, le=1.0)
     rescue_lift_zh: float = Field(0.09, ge=0.0, le=1.0)
     rescue_gap: float = Field(0.03, ge=0.0, le=1.0)
+    # And, hybrid, however it is admitted, a memory for any other message must stand this far above the
+    # median cosine of the query's vector candidates (otherLiftZh for a Chinese message; 0 turns it off).
+    # Calibrated on training data only: python -m bench.floor_other (DATA_CARD_RERANK.md, round 34). Off
+    # for Chinese: the cut the training data chose (0.03) cost the dev sets 34 Chinese answers.
+    other_lift: float = Field(0.02, ge=0.0, le=1.0)
+    other_lift_zh: float = Field(0.0, ge=0.0, le=1.0)
 
 
 class MemoryConfig(_Model):

@@ -85,6 +85,11 @@ class RelevanceFloor:
     rescue_lift: float = 0.0
     rescue_lift_zh: float = 0.0
     rescue_gap: float = 0.0
+    other_lift: float = 0.0
+    other_lift_zh: float = 0.0
+    # Set by ``for_message`` for a message that does not ask about the person's own life: the hit must
+    # also stand ``other_lift`` (``other_lift_zh``) above the median of the query's vector candidates.
+    other: bool = False
 
     def for_message(self, personal: bool) -> RelevanceFloor:
         """The floor for one message: as it is for a question about the person's own life (the gate's
@@ -99,11 +104,16 @@ class RelevanceFloor:
         to a memory about the same things ("is this shampoo any good for dandruff?" beside "I have
         dandruff") far more often than it asks for it, so it may have a cosine cut of its own (round 25,
         same card: off as configured — the cut the training data chose cost more answers than chatter).
+        Whichever admits it, such a memory must also stand ``other_lift`` (``other_lift_zh``) above the
+        median cosine of the query's candidates (round 34, same card): a line that shares a word with
+        one memory ("can cats eat chicken?" beside "Mum's cat is a ginger tom") is rarely nearer to it
+        in meaning than to the person's other memories, a question that needs it is.
         """
         if personal:
             return self
         return replace(
             self,
+            other=True,
             hybrid_lift=0.0,
             hybrid_match=max(self.hybrid_match, self.other_match),
             hybrid_cosine=max(self.hybrid_cosine, self.other_cosine),
@@ -137,8 +147,16 @@ class RelevanceFloor:
             stands_out = (
                 self.hybrid_lift > 0 and pool_median > 0 and hit.cosine - pool_median >= self.hybrid_lift
             )
+            if self.other and not self._lifted_for_other(hit, chinese, pool_median):
+                return False
             return hit.match >= self.hybrid_match or hit.cosine >= cosine or stands_out
         return hit.match >= (self.keyword_match_zh if chinese else self.keyword_match)
+
+    def _lifted_for_other(self, hit: Retrieved, chinese: bool, pool_median: float) -> bool:
+        """Whether a hit for another message stands far enough above the query's candidates (no lift
+        asked, or no candidates' median to measure it by: yes)."""
+        least = self.other_lift_zh if chinese else self.other_lift
+        return least <= 0 or pool_median <= 0 or hit.cosine - pool_median >= least
 
 
 NO_FLOOR = RelevanceFloor()

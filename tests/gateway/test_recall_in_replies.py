@@ -222,6 +222,25 @@ def test_a_message_not_about_the_persons_life_needs_its_own_cosine_in_each_langu
     assert RelevanceFloor(hybrid_cosine=0.95, other_cosine=0.9).for_message(False).hybrid_cosine == 0.95
 
 
+def test_a_memory_for_another_message_must_stand_out_in_each_language_however_admitted() -> None:
+    """Round 34: ``other_lift`` / ``other_lift_zh``: a hit for a message not about the person's life must
+    stand that far above the median of the query's candidates, by the shared words or by the cosine;
+    the person's own questions and keyword-only retrieval are unchanged, and 0 turns it off."""
+    floor = RelevanceFloor(0.2, 0.15, 0.84, 0.2, 0.865, other_match=0.25, other_lift=0.02, other_lift_zh=0.03)
+    shares, near = _hit(0.5, 0.81), _hit(0.0, 0.9)
+    own, other = floor.for_message(True), floor.for_message(False)
+    for chinese, least in ((False, 0.02), (True, 0.03)):
+        for hit in (shares, near):
+            median = hit.cosine - least - 1e-6
+            assert other.admits(hit, hybrid=True, chinese=chinese, pool_median=median)
+            assert not other.admits(hit, hybrid=True, chinese=chinese, pool_median=median + 0.005)
+            assert own.admits(hit, hybrid=True, chinese=chinese, pool_median=median + 0.005)
+    assert other.admits(shares, hybrid=False, pool_median=0.85)  # keyword-only: no vectors, no lift
+    assert not floor.other and other.other
+    off = RelevanceFloor(0.2, 0.15, 0.84, 0.2, 0.865, other_match=0.25).for_message(False)
+    assert off.admits(shares, hybrid=True, pool_median=0.85)
+
+
 def test_the_configured_floor_asks_more_shared_words_of_other_messages() -> None:
     floor = relevance_floor(Config())
     assert floor.other_match > floor.hybrid_match
