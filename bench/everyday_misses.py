@@ -44,7 +44,7 @@ from bench.report import emit_json
 from memory.engine import MemoryEngine
 from memory.head.model import Combined, language, load_head, spread
 from memory.model.keeper import FactKeeper
-from memory.model.quick_extract import candidates, decide, head_verdicts
+from memory.model.quick_extract import candidates, decide, head_verdicts, said_in
 from memory.text.script import to_simplified
 from memory.vectors.embedding import EmbeddingSettings
 from memory.vectors.usage import MemoryEmbedder
@@ -68,6 +68,7 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
     lang = language(simple)
     told = head.told(queries, lang)
     whole = head.told(message, lang) if message is not None else told
+    said = said_in(found, simple)
     rows: list[dict[str, Any]] = []
     for i, candidate in enumerate(found):
         for t in candidate.texts():
@@ -76,12 +77,12 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
             keep_th = round(head.thresholds[lang].keep, 2)
             row: dict[str, Any] = {"text": t, "keep": round(score, 2), "keep_th": keep_th, "margin": None}
             if comb is not None:
-                grams = head.message_grams(lang, candidate.sentence or t) if comb.h else 0.0
+                grams = head.message_grams(lang, said[i] or t) if comb.h else 0.0
                 told_here = (float(told[i]), float(whole[min(i, len(whole) - 1)]))
-                row["terms"] = weighed(comb, score, told_here, spread(t, candidate.sentence), grams)
+                row["terms"] = weighed(comb, score, told_here, spread(t, said[i]), grams)
                 row["margin"] = sum(row["terms"].values()) + comb.c - comb.threshold
             rows.append(row)
-    kept = [f.content for f in decide(found, head_verdicts(found, passages, queries, message))]
+    kept = [f.content for f in decide(found, head_verdicts(found, passages, queries, message, said=said))]
     return {
         "clauses": rows,
         "tell": round(float(told.min()), 2),

@@ -69,7 +69,8 @@ class FactKeeper:
         # both off): a self-statement in passing in chit-chat is not kept, a clause that plainly carries a
         # fact is; what the person asked to be remembered is always kept (``decide``).
         message = await self.message_query(text)
-        return decide(found, head_verdicts(found, vectors, queries, message), known_projects)
+        said = said_in(found, text)
+        return decide(found, head_verdicts(found, vectors, queries, message, said=said), known_projects)
 
     async def message_query(self, text: str) -> np.ndarray | None:
         """The whole message's query vector when the head weighs it beside each sentence's (round 13,

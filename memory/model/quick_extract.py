@@ -342,7 +342,12 @@ def reads_sentences() -> bool:
 
 
 def head_verdicts(
-    found: Sequence[Candidate], passages: np.ndarray, sentences: np.ndarray, message: np.ndarray | None = None
+    found: Sequence[Candidate],
+    passages: np.ndarray,
+    sentences: np.ndarray,
+    message: np.ndarray | None = None,
+    *,
+    said: Sequence[str],
 ) -> list[tuple[bool, str]]:
     """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order) and
     one query vector per candidate, of what ``said_in`` says it was said in (``Head.fact_verdicts``: the
@@ -351,16 +356,18 @@ def head_verdicts(
     assistant or a mood in the next sentence was refused because the whole message did not read as a
     statement about one's life (``bench.everyday_misses``: most tells lost on the newest dev sets).
     ``message`` (round 13, a head that ``reads_sentences``; the shipped one does not): the whole
-    message's query vector, weighed beside each sentence's."""
+    message's query vector, weighed beside each sentence's. ``said``: ``said_in``'s text of each candidate,
+    whose character n-grams the combined score reads — the text of its query vector, as the n-gram term was
+    fitted on whole training messages (until stop 67 it read the candidate's own sentence)."""
     from memory.head.model import load_head
 
     head = load_head()
     texts = [t for candidate in found for t in candidate.texts()]
     rows = [i for i, candidate in enumerate(found) for _ in candidate.texts()]
-    said = [found[i].sentence for i in rows]
+    around = [said[i] for i in rows]
     queries = np.atleast_2d(sentences)[rows]
     if message is not None:
-        verdicts = head.fact_verdicts(passages, texts, np.atleast_2d(message), said, queries)
+        verdicts = head.fact_verdicts(passages, texts, np.atleast_2d(message), around, queries)
     else:
-        verdicts = head.fact_verdicts(passages, texts, queries, said)
+        verdicts = head.fact_verdicts(passages, texts, queries, around)
     return list(zip(verdicts, head.categories(passages), strict=True))

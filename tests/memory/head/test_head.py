@@ -3,15 +3,17 @@ embedder's vectors, and the fact keeper falls back to the keyword rules without 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from importlib import resources
 
 import numpy as np
 import pytest
 
 from memory.engine import MemoryEngine
-from memory.head.model import CATEGORIES, HEAD_FILE, VERSION, load_head, read_head
+from memory.head import model
+from memory.head.model import CATEGORIES, HEAD_FILE, VERSION, Head, load_head, read_head
 from memory.model.keeper import FactKeeper, head_usable
-from memory.model.quick_extract import quick_facts
+from memory.model.quick_extract import candidates, quick_facts
 from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import LocalEmbedder
 
@@ -155,3 +157,30 @@ async def test_a_memory_written_by_hand_is_filed_as_extraction_files_it(embedder
     assert await file_category(text, embedder) == load_head().categories(vector)[0]
     assert await file_category(text, None) == category_for(text)  # no embedder: the keyword rule
     assert await file_category("the wifi password is on the fridge", embedder) == "credential"
+
+
+@dataclass(frozen=True, slots=True)
+class _Listening(Head):
+    """The shipped head, noting the texts its n-gram term reads (a list: the dataclass is frozen)."""
+
+    heard: list[str] | None = None
+
+    def message_grams(self, lang: str, message: str) -> float:
+        assert self.heard is not None
+        self.heard.append(message)
+        return Head.message_grams(self, lang, message)
+
+
+async def test_the_n_gram_term_reads_the_whole_message_it_was_fitted_on(
+    embedder: CachedEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Chinese n-gram term was fitted on whole training messages; a clause of a message of several
+    sentences is weighed with the whole message's n-grams, as with its query vector (``said_in``)."""
+    text = "周末一般在家躺着。我家猫叫团子，三岁了"
+    assert len({c.sentence for c in candidates(text)} - {text}) >= 1  # its clauses' sentences are not it
+    shipped = load_head()
+    heard: list[str] = []
+    listening = _Listening(**{f.name: getattr(shipped, f.name) for f in fields(Head)}, heard=heard)
+    monkeypatch.setattr(model, "load_head", lambda: listening)
+    await FactKeeper(embedder).facts(text)
+    assert heard and set(heard) == {text}
