@@ -136,8 +136,9 @@ def outcome(lines: list[Line], floor: RelevanceFloor) -> dict[str, dict[str, int
 
 
 def sweep(lines: list[Line]) -> dict[str, Any]:
-    """Each share's outcome, and the largest share that loses no training question."""
-    configured = relevance_floor(Config())
+    """Each share's outcome, and the largest share that loses no training question. The share and the
+    cosine are swept without the lift (chosen before it, round 34), the lift with both as configured."""
+    configured = replace(relevance_floor(Config()), other_lift=0.0, other_lift_zh=0.0)
     base = outcome(lines, replace(configured, other_match=0.0))
     rows = {share: outcome(lines, replace(configured, other_match=share)) for share in SHARES}
     kept = [s for s, r in rows.items() if all(r[lang]["recalled"] >= base[lang]["recalled"] for lang in r)]

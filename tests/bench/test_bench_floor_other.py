@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.floor_other import Line, cosine_sweep, outcome, sweep
+from bench.floor_other import Line, cosine_sweep, lift_sweep, outcome, sweep
 from memory.records import Retrieved
 from memory.retrieval.ranking import RelevanceFloor
 
@@ -57,3 +57,22 @@ def test_the_cosine_cut_is_chosen_per_language_on_the_training_asks() -> None:
     assert result["cosines"]["0.87"]["en"]["shown"] == 1 and result["cosines"]["0.88"]["en"]["shown"] == 0
     assert result["cosines"]["0.91"]["en"]["recalled"] == result["cosines"]["0.9"]["en"]["recalled"] - 1
     assert result["cosines"]["0.94"]["zh"]["shown"] == 0 and result["cosines"]["0.92"]["zh"]["shown"] == 1
+
+
+def test_the_lift_is_the_largest_per_language_that_loses_no_training_ask() -> None:
+    """Round 34: a memory for an other message must stand the lift above the candidates' median; an
+    own-life question's floor is not touched; a language without training asks takes the largest."""
+    lines = [
+        Line(
+            "en", "what's my dog called?", 1, True, [_hit(1, 0.0, 0.83)], 0.80
+        ),  # own: the lift is not asked
+        Line("en", "remind me of the Leeds hotel", 2, False, [_hit(2, 0.4, 0.845)], 0.79),  # stands 0.055 out
+        Line("en", "can cats eat chicken?", None, False, [_hit(3, 0.5, 0.80)], 0.79),  # shares a word, 0.01
+        Line("zh", "猫能吃鸡肉吗", None, False, [_hit(4, 0.5, 0.90)], 0.85),
+    ]
+    result = lift_sweep(lines, RelevanceFloor(0.0, 0.15, 0.84, 0.0, 0.865, 0.02, other_match=0.25))
+    assert result["chosen_lift"] == {"en": 0.05, "zh": 0.08}
+    lifts = result["lifts"]
+    assert lifts["0.01"]["en"]["shown"] == 1 and lifts["0.02"]["en"]["shown"] == 0
+    assert lifts["0.05"]["en"]["recalled"] == 2 and lifts["0.06"]["en"]["recalled"] == 1
+    assert lifts["0.04"]["zh"]["shown"] == 1 and lifts["0.06"]["zh"]["shown"] == 0
