@@ -125,8 +125,11 @@ def outcome(lines: list[Line], floor: RelevanceFloor) -> dict[str, dict[str, int
             continue  # the gate refused it: nothing shown whatever the floor
         mine = floor.for_message(line.personal)
         chinese = line.lang == "zh"
+        pool = sum(h.cosine > 0 for h in line.hits)
         admitted = [
-            h.id for h in line.hits if mine.admits(h, hybrid=True, chinese=chinese, pool_median=line.median)
+            h.id
+            for h in line.hits
+            if mine.admits(h, hybrid=True, chinese=chinese, pool_median=line.median, pool=pool)
         ]
         if line.answer is None:
             counts["shown"] += bool(admitted)

@@ -9,7 +9,9 @@ the floor, the cut to ``k`` or the re-ranker:
 * ``gate``: the gate refused the message (no retrieval at all);
 * ``not_candidate``: the fact is not among the ranked candidates (no keyword match, no vector hit above
   ``ranking.DENSE_MIN_COSINE`` among the ``DENSE_CANDIDATES`` nearest);
-* ``floor``: a candidate the relevance floor refused;
+* ``floor``: a candidate the relevance floor refused (``other_lift``: a message not read as an own-life
+  question, whose fact the floor's share or cosine let in but which did not stand ``otherLift`` above the
+  query's candidates; round 34);
 * ``k``: admitted, but ranked below the ``k`` the question gets;
 * ``budget``: among the top ``k`` but left out of the memory block;
 * ``order`` (top-1 only): shown, but another memory first — ``reranked`` says whether the fusion had it
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +127,7 @@ async def _diagnose(
     elif fused is None:
         out["why"] = "not_candidate"
     elif out["admitted_rank"] is None:
-        out["why"] = "floor"
+        out["why"] = "other_lift" if _lift_alone_refused(assistant, hit, text, personal, every) else "floor"
     elif out["admitted_rank"] > k:
         out["why"] = "k"
     elif not shown or hit is None or hit.content not in shown:
@@ -137,6 +140,22 @@ async def _diagnose(
             out["no_signal"] = shown_first.cosine >= hit.cosine and shown_first.match >= hit.match
     out["first_shown"] = shown[0] if shown else None
     return out
+
+
+def _lift_alone_refused(
+    assistant: Assistant, hit: Retrieved | None, text: str, personal: bool | None, every: list[Retrieved]
+) -> bool:
+    """Whether only ``otherLift`` kept ``hit`` out: an other message's floor without it lets the hit in."""
+    if hit is None or personal is not False:
+        return False
+    cosines = [h.cosine for h in every if h.cosine > 0]
+    median = float(np.median(cosines)) if cosines else 0.0
+    floor = assistant.settings.floor.for_message(False)
+    unlifted = replace(floor, other_lift=0.0, other_lift_zh=0.0)
+    chinese = is_mostly_chinese(text)
+    return unlifted.admits(hit, hybrid=True, chinese=chinese, pool_median=median) and not floor.admits(
+        hit, hybrid=True, chinese=chinese, pool_median=median, pool=len(cosines)
+    )
 
 
 def _admitting_rule(floor: RelevanceFloor, hit: Retrieved, chinese: bool, median: float, hybrid: bool) -> str:
@@ -260,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     with scratch_memory(args.database) as db_path:
         rows = asyncio.run(run(data, db_path, embedding))
     counts = _counts(rows)
-    kinds = ("top1", "order", "budget", "k", "floor", "not_candidate", "gate")
+    kinds = ("top1", "order", "budget", "k", "floor", "other_lift", "not_candidate", "gate")
     print(
         table(
             ["lang", "n", *kinds, "reranked_away", "order_no_signal"],

@@ -354,7 +354,8 @@ class Assistant:
             k = memories_wanted(text, self.settings.top_k)  # more for "how many…", "哪些…"
             # A question about the person's own life finds its statement in other words and keeps a
             # memory that stands out; other messages the gate lets through (chatter, narrative) only get
-            # memories that share their words or are close in meaning (issue 26, bench/README.md).
+            # memories that share their words or are close in meaning (issue 26, bench/README.md), and
+            # stand ``otherLift`` above the query's candidates (``RelevanceFloor.for_message``).
             floor = self.settings.floor.for_message(bool(personal))
             hits = await self.engine.retrieve(owner, text, k=k, floor=floor, related=personal, later=True)
             return budget_memories(hits)

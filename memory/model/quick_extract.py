@@ -358,7 +358,8 @@ def head_verdicts(
     ``message`` (round 13, a head that ``reads_sentences``; the shipped one does not): the whole
     message's query vector, weighed beside each sentence's. ``said``: ``said_in``'s text of each candidate,
     whose character n-grams the combined score reads — the text of its query vector, as the n-gram term was
-    fitted on whole training messages (until stop 67 it read the candidate's own sentence)."""
+    fitted on whole training messages (until stop 67 it read the candidate's own sentence) — and which the
+    clause's ``spread`` is measured in (round 9's terms; zero in the shipped head)."""
     from memory.head.model import load_head
 
     head = load_head()

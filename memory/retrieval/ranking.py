@@ -54,6 +54,11 @@ DENSE_CANDIDATES = 50
 DENSE_MIN_COSINE = 0.75
 
 
+# The fewest vector candidates whose median a hit for an other message is measured against
+# (``RelevanceFloor.other_lift``): a person with fewer memories near the message is not held to it.
+OTHER_LIFT_MIN_POOL = 5
+
+
 @dataclass(frozen=True, slots=True)
 class RelevanceFloor:
     """How relevant a hit must be to be injected into a reply (``memory.relevanceFloor``).
@@ -63,8 +68,9 @@ class RelevanceFloor:
     floor is on the two absolute signals a hit has: ``match``, the idf-weighted share of the query's terms
     it contains, and (hybrid) ``cosine``, its vector similarity to the query. Keyword-only, a hit needs
     ``keyword_match``; hybrid, ``hybrid_match`` or ``hybrid_cosine``, or a cosine ``hybrid_lift`` above the
-    median of the query's vector candidates (``admits``). ``for_message``: the lift only for a question about
-    the person's own life, and ``other_match`` as the hybrid share for any other message.
+    median of the query's vector candidates (``admits``). ``for_message``: that lift only for a question about
+    the person's own life; for any other message ``other_match`` as the hybrid share, and however a hit is
+    admitted it must stand ``other_lift`` above that median (a veto, not a way in).
 
     Chinese queries get their own values: e5's cosines between Chinese texts sit higher than between
     English ones, and an implicit Chinese question shares few words with the memory it needs, so a match
@@ -134,7 +140,13 @@ class RelevanceFloor:
         return least > 0 and lift >= least and gap >= self.rescue_gap
 
     def admits(
-        self, hit: Retrieved, *, hybrid: bool, chinese: bool = False, pool_median: float = 0.0
+        self,
+        hit: Retrieved,
+        *,
+        hybrid: bool,
+        chinese: bool = False,
+        pool_median: float = 0.0,
+        pool: int | None = None,
     ) -> bool:
         """Whether ``hit`` is relevant enough for a retrieval in this mode, for a query in this language.
 
@@ -147,16 +159,21 @@ class RelevanceFloor:
             stands_out = (
                 self.hybrid_lift > 0 and pool_median > 0 and hit.cosine - pool_median >= self.hybrid_lift
             )
-            if self.other and not self._lifted_for_other(hit, chinese, pool_median):
+            if self.other and not self._lifted_for_other(hit, chinese, pool_median, pool):
                 return False
             return hit.match >= self.hybrid_match or hit.cosine >= cosine or stands_out
         return hit.match >= (self.keyword_match_zh if chinese else self.keyword_match)
 
-    def _lifted_for_other(self, hit: Retrieved, chinese: bool, pool_median: float) -> bool:
-        """Whether a hit for another message stands far enough above the query's candidates (no lift
-        asked, or no candidates' median to measure it by: yes)."""
+    def _lifted_for_other(self, hit: Retrieved, chinese: bool, pool_median: float, pool: int | None) -> bool:
+        """Whether a hit for another message stands far enough above the query's candidates: yes when no
+        lift is asked, or there is no median to measure it by — none, or one of fewer than
+        ``OTHER_LIFT_MIN_POOL`` candidates (``pool``; None: not known), which is the hit's own cosine or
+        its neighbour's. A memory without a vector yet (the backfill fills it) has cosine 0: not shown
+        for such a message until it has one."""
         least = self.other_lift_zh if chinese else self.other_lift
-        return least <= 0 or pool_median <= 0 or hit.cosine - pool_median >= least
+        if least <= 0 or pool_median <= 0 or (pool is not None and pool < OTHER_LIFT_MIN_POOL):
+            return True
+        return hit.cosine - pool_median >= least
 
 
 NO_FLOOR = RelevanceFloor()
@@ -302,7 +319,7 @@ def rank(
         if 0 < k <= len(hits):
             break
         hit = retrieved(row, score, match, cosines.get(row.id, 0.0))
-        if floor.admits(hit, hybrid=hybrid, chinese=chinese, pool_median=median):
+        if floor.admits(hit, hybrid=hybrid, chinese=chinese, pool_median=median, pool=len(cosines)):
             hits.append(hit)
     if reorder is not None:
         return reorder(hits[:k])

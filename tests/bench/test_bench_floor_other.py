@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.floor_other import Line, cosine_sweep, lift_sweep, outcome, sweep
+from bench.floor_other import LIFTS, Line, cosine_sweep, lift_sweep, outcome, sweep
 from memory.records import Retrieved
 from memory.retrieval.ranking import RelevanceFloor
 
@@ -37,7 +37,9 @@ def test_a_higher_other_share_drops_the_chat_line_then_the_needed_memory() -> No
 
 
 def test_chosen_is_the_largest_share_that_loses_no_training_ask() -> None:
-    assert sweep(_lines())["chosen"] == 0.3
+    result = sweep(_lines())
+    assert result["chosen"] == 0.3
+    assert set(result["lifts"]) == {str(x) for x in LIFTS} and set(result["chosen_lift"]) == {"en", "zh"}
 
 
 def test_the_cosine_cut_is_chosen_per_language_on_the_training_asks() -> None:
@@ -62,13 +64,18 @@ def test_the_cosine_cut_is_chosen_per_language_on_the_training_asks() -> None:
 def test_the_lift_is_the_largest_per_language_that_loses_no_training_ask() -> None:
     """Round 34: a memory for an other message must stand the lift above the candidates' median; an
     own-life question's floor is not touched; a language without training asks takes the largest."""
+
+    def pool(hit: Retrieved, median: float) -> list[Retrieved]:
+        """The hit among others at the median, none admitted: a pool whose median the lift is read from."""
+        return [hit, *(_hit(100 + i, 0.0, median) for i in range(4))]
+
     lines = [
-        Line(
-            "en", "what's my dog called?", 1, True, [_hit(1, 0.0, 0.83)], 0.80
-        ),  # own: the lift is not asked
-        Line("en", "remind me of the Leeds hotel", 2, False, [_hit(2, 0.4, 0.845)], 0.79),  # stands 0.055 out
-        Line("en", "can cats eat chicken?", None, False, [_hit(3, 0.5, 0.80)], 0.79),  # shares a word, 0.01
-        Line("zh", "猫能吃鸡肉吗", None, False, [_hit(4, 0.5, 0.90)], 0.85),
+        # a question about one's own life: the lift is not asked of it
+        Line("en", "what's my dog called?", 1, True, pool(_hit(1, 0.0, 0.83), 0.80), 0.80),
+        # an other message whose memory stands 0.055 out, and chit-chat sharing a word, 0.01 out
+        Line("en", "remind me of the Leeds hotel", 2, False, pool(_hit(2, 0.4, 0.845), 0.79), 0.79),
+        Line("en", "can cats eat chicken?", None, False, pool(_hit(3, 0.5, 0.80), 0.79), 0.79),
+        Line("zh", "猫能吃鸡肉吗", None, False, pool(_hit(4, 0.5, 0.90), 0.85), 0.85),
     ]
     result = lift_sweep(lines, RelevanceFloor(0.0, 0.15, 0.84, 0.0, 0.865, 0.02, other_match=0.25))
     assert result["chosen_lift"] == {"en": 0.05, "zh": 0.08}

@@ -22,7 +22,7 @@ from memory.pipeline.buffer import ExtractionBuffer
 from memory.pipeline.extraction import ExtractionService, ExtractionSettings
 from memory.records import Fact, Retrieved
 from memory.retrieval.gate import asks_about_themselves
-from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
+from memory.retrieval.ranking import NO_FLOOR, OTHER_LIFT_MIN_POOL, RelevanceFloor
 from memory.sessions import SessionStore
 
 OWNER = "telegram:1"
@@ -239,6 +239,18 @@ def test_a_memory_for_another_message_must_stand_out_in_each_language_however_ad
     assert not floor.other and other.other
     off = RelevanceFloor(0.2, 0.15, 0.84, 0.2, 0.865, other_match=0.25).for_message(False)
     assert off.admits(shares, hybrid=True, pool_median=0.85)
+    # nothing to measure the lift by: no median, or a pool too small for its median to be another's
+    assert other.admits(shares, hybrid=True, pool_median=0.0)
+    assert other.admits(shares, hybrid=True, pool_median=0.85, pool=OTHER_LIFT_MIN_POOL - 1)
+    assert not other.admits(shares, hybrid=True, pool_median=0.85, pool=OTHER_LIFT_MIN_POOL)
+
+
+def test_the_configured_lift_is_english_only_and_read_from_the_config() -> None:
+    floor = relevance_floor(Config())
+    assert (floor.other_lift, floor.other_lift_zh) == (0.02, 0.0)
+    chosen = Config.model_validate({"memory": {"relevanceFloor": {"otherLift": 0.04, "otherLiftZh": 0.03}}})
+    assert (relevance_floor(chosen).other_lift, relevance_floor(chosen).other_lift_zh) == (0.04, 0.03)
+    assert relevance_floor(chosen).rescue_gap == floor.rescue_gap  # the fields before them stay in place
 
 
 def test_the_configured_floor_asks_more_shared_words_of_other_messages() -> None:
