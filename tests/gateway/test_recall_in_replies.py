@@ -247,9 +247,9 @@ def test_a_memory_for_another_message_must_stand_out_in_each_language_however_ad
 
 def test_the_configured_lift_is_english_only_and_read_from_the_config() -> None:
     floor = relevance_floor(Config())
-    assert (floor.other_lift, floor.other_lift_zh) == (0.02, 0.0)
-    chosen = Config.model_validate({"memory": {"relevanceFloor": {"otherLift": 0.04, "otherLiftZh": 0.03}}})
-    assert (relevance_floor(chosen).other_lift, relevance_floor(chosen).other_lift_zh) == (0.04, 0.03)
+    assert (floor.other_lift, floor.other_lift_zh) == (0.04, 0.0)
+    chosen = Config.model_validate({"memory": {"relevanceFloor": {"otherLift": 0.05, "otherLiftZh": 0.03}}})
+    assert (relevance_floor(chosen).other_lift, relevance_floor(chosen).other_lift_zh) == (0.05, 0.03)
     assert relevance_floor(chosen).rescue_gap == floor.rescue_gap  # the fields before them stay in place
 
 
