@@ -153,6 +153,7 @@ class RelevanceFloor:
         ``pool_median``: the median cosine of the query's vector candidates. A hit whose cosine stands
         ``hybrid_lift`` above it stands out from the rest of the person's memories: the gate has already
         decided memory is wanted, and on the bundled model an absolute cut sits on a cliff (issue 26).
+        ``pool``: how many candidates that median is of (an other message's lift, ``_lifted_for_other``).
         """
         if hybrid:
             cosine = self.hybrid_cosine_zh if chinese else self.hybrid_cosine
