@@ -44,7 +44,7 @@ from bench.report import emit_json
 from memory.engine import MemoryEngine
 from memory.head.model import Combined, language, load_head, spread
 from memory.model.keeper import FactKeeper
-from memory.model.quick_extract import candidates, decide, head_verdicts, said_in
+from memory.model.quick_extract import candidates, decide, head_verdicts
 from memory.text.script import to_simplified
 from memory.vectors.embedding import EmbeddingSettings
 from memory.vectors.usage import MemoryEmbedder
@@ -62,13 +62,12 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
         return {"clauses": [], "tell": None, "kept": []}
     head = load_head()
     keeper = FactKeeper(embedder)
-    passages, queries = await keeper.head_inputs(found, simple)
+    passages, queries, said = await keeper.head_inputs(found, simple)
     message = await keeper.message_query(simple)  # round 13: a head that weighs both
     scores = head.keep_scores(passages, [language(t) for c in found for t in c.texts()])
     lang = language(simple)
     told = head.told(queries, lang)
     whole = head.told(message, lang) if message is not None else told
-    said = said_in(found, simple)
     rows: list[dict[str, Any]] = []
     for i, candidate in enumerate(found):
         for t in candidate.texts():

@@ -58,7 +58,7 @@ class FactKeeper:
         if not head_usable(self.embedder):
             return fallback_facts(text, found, known_projects)
         try:
-            vectors, queries = await self.head_inputs(found, text)
+            vectors, queries, said = await self.head_inputs(found, text)
         except (AttributeError, TypeError):  # a wrong object passed as the embedder is a bug, not a failure
             raise
         except Exception as exc:  # an embedder failure: the fallback answers
@@ -69,7 +69,6 @@ class FactKeeper:
         # both off): a self-statement in passing in chit-chat is not kept, a clause that plainly carries a
         # fact is; what the person asked to be remembered is always kept (``decide``).
         message = await self.message_query(text)
-        said = said_in(found, text)
         return decide(found, head_verdicts(found, vectors, queries, message, said=said), known_projects)
 
     async def message_query(self, text: str) -> np.ndarray | None:
@@ -78,14 +77,16 @@ class FactKeeper:
         assert self.embedder is not None
         return np.asarray(await self.embedder.embed_query(text)) if reads_sentences() else None
 
-    async def head_inputs(self, found: list[Candidate], text: str) -> tuple[np.ndarray, np.ndarray]:
+    async def head_inputs(
+        self, found: list[Candidate], text: str
+    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """What the head reads of a message's candidates: the passage vectors of their texts
-        (``Candidate.texts``, in order) and one query vector per candidate, of its sentence (round 12;
-        a message that is that one sentence as typed: the message's vector, which retrieval embedded
-        already — a cache hit)."""
+        (``Candidate.texts``, in order), one query vector per candidate, and the text each is of —
+        ``said_in``'s: the whole message as shipped, whose vector retrieval embedded already (a cache
+        hit); its sentence with round 12's ``SENTENCE_TELL``."""
         assert self.embedder is not None
         texts = [t for candidate in found for t in candidate.texts()]
         vectors = await self.embedder.embed_passages(texts)
         said = said_in(found, text)
         queries = {s: await self.embedder.embed_query(s) for s in dict.fromkeys(said)}
-        return np.asarray(vectors), np.vstack([queries[s] for s in said])
+        return np.asarray(vectors), np.vstack([queries[s] for s in said]), said
