@@ -6,7 +6,9 @@ Every ``ask`` of the set goes through the real message path as ``bench.everyday 
 one that misses its fact, or shows another memory first, is then looked at again, step by step, without
 the floor, the cut to ``k`` or the re-ranker:
 
-* ``gate``: the gate refused the message (no retrieval at all);
+* ``gate``: the gate refused the message (no retrieval at all) and the rescue did not take its nearest
+  memory; the row holds what the rescue read (``lift``, ``gap``, ``nearest``: that memory is the answer,
+  counted as ``gate_nearest``) and ``gate_margin``, the head's log-odds less its cut (round 35);
 * ``not_candidate``: the fact is not among the ranked candidates (no keyword match, no vector hit above
   ``ranking.DENSE_MIN_COSINE`` among the ``DENSE_CANDIDATES`` nearest);
 * ``floor``: a candidate the relevance floor refused (``other_lift``: a message not read as an own-life
@@ -54,6 +56,7 @@ from gateway.app import relevance_floor
 from gateway.assistant import Assistant
 from gateway.config import Config
 from memory.engine import MemoryEngine
+from memory.head.verdict import gate_margin
 from memory.records import Retrieved
 from memory.retrieval import rerank
 from memory.retrieval.gate import asks_about_themselves
@@ -62,6 +65,9 @@ from memory.retrieval.ranking import RelevanceFloor
 from memory.text.tokenizer import is_mostly_chinese
 from memory.vectors.embedding import EmbeddingSettings
 
+# Counts beside the kinds of miss: order misses the re-ranker made or no signal can undo, gate misses whose
+# nearest memory is the answer (what a rescue could reach).
+EXTRA_COUNTS = ("reranked_away", "order_no_signal", "gate_nearest")
 CHAT_COLUMNS = ("n", "shown", "personal", "match", "cosine", "lift", "rescue")
 ALL = 200  # "every candidate": more than any person of the sets has memories
 
@@ -124,6 +130,7 @@ async def _diagnose(
         pass
     elif personal is None:
         out["why"] = "gate"
+        out.update(await _refused_signals(engine, owner, text, answer_id))
     elif fused is None:
         out["why"] = "not_candidate"
     elif out["admitted_rank"] is None:
@@ -139,6 +146,20 @@ async def _diagnose(
         if shown_first is not None:
             out["no_signal"] = shown_first.cosine >= hit.cosine and shown_first.match >= hit.match
     out["first_shown"] = shown[0] if shown else None
+    return out
+
+
+async def _refused_signals(engine: MemoryEngine, owner: str, text: str, answer_id: int) -> dict[str, Any]:
+    """What a rescue of a refused question reads (``RelevanceFloor.rescues``): its nearest memory's ``lift``
+    and ``gap``, whether that memory is the answer, and ``gate_margin`` (the head's log-odds less its cut:
+    how near the gate came to letting it in). Empty without vectors (keyword-only)."""
+    out: dict[str, Any] = {}
+    stand = await engine.stand_out(owner, text)
+    if stand is not None:
+        out.update(lift=round(stand.lift, 3), gap=round(stand.gap, 3), nearest=stand.memory_id == answer_id)
+    margin = await gate_margin(engine.embedding, text) if engine.embedding.embedder is not None else None
+    if margin is not None:
+        out["gate_margin"] = round(margin, 2)
     return out
 
 
@@ -263,6 +284,7 @@ def _counts(rows: list[dict]) -> dict[str, dict[str, int]]:
         kinds["n"] = len(mine)
         kinds["reranked_away"] = sum(1 for r in mine if r.get("reranked"))
         kinds["order_no_signal"] = sum(1 for r in mine if r.get("no_signal"))
+        kinds["gate_nearest"] = sum(1 for r in mine if r.get("why") == "gate" and r.get("nearest"))
         out[lang] = dict(kinds)
     return out
 
@@ -282,9 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     kinds = ("top1", "order", "budget", "k", "floor", "other_lift", "not_candidate", "gate")
     print(
         table(
-            ["lang", "n", *kinds, "reranked_away", "order_no_signal"],
+            ["lang", "n", *kinds, *EXTRA_COUNTS],
             [
-                [lang, c.get("n", 0), *(c.get(k, 0) for k in (*kinds, "reranked_away", "order_no_signal"))]
+                [lang, c.get("n", 0), *(c.get(k, 0) for k in (*kinds, *EXTRA_COUNTS))]
                 for lang, c in counts.items()
             ],
         )
@@ -311,6 +333,10 @@ def main(argv: list[str] | None = None) -> int:
                     "answer_cosine",
                     "best_cosine",
                     "personal",
+                    "lift",
+                    "gap",
+                    "nearest",
+                    "gate_margin",
                 )
             }
             print(f"\n[{r['why']}{'*' if r.get('reranked') else ''}] {r['kind']} ask: {r['ask']}")

@@ -321,6 +321,13 @@ class Head:
         thresholds = self.thresholds[lang]
         return personal >= thresholds.gate, own >= thresholds.own
 
+    def gate_margin(self, query: np.ndarray, text: str) -> float:
+        """How far the reading "asks or tells about the person's own life" stands above its language's
+        cut (negative: refused): how near the gate came to letting a refused message in
+        (``bench.retrieval_misses``)."""
+        lang = language(text)
+        return self.gate(query, lang)[1] - self.thresholds[lang].gate
+
     def wants_memory(self, query: np.ndarray, text: str) -> bool:
         """The message asks or tells about the person's own life: retrieval is worth its cost."""
         lang = language(text)

@@ -42,3 +42,9 @@ async def gate_verdict(embedding: EmbeddingUse, text: str) -> Verdict | None:
         return None
     wants, asks_own = load_head().verdict(vector, text)  # one gate pass for both
     return Verdict(wants, asks_own, message_asks(vector, text))
+
+
+async def gate_margin(embedding: EmbeddingUse, text: str) -> float | None:
+    """``Head.gate_margin`` of the message's query vector (the one the gate read), or None without one."""
+    vector = await embedding.query(question_focus(text))
+    return None if vector is None else load_head().gate_margin(vector, text)

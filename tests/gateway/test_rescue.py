@@ -139,3 +139,27 @@ async def test_the_rescue_reads_only_the_vector_the_gate_asked_for(shipped: Memo
     assert await shipped.rescue(OWNER, REFUSED, floor) == []  # nothing asked for its vector yet
     await shipped.embedding.query(question_focus(REFUSED))  # what the gate's head does
     assert [h.content for h in await shipped.rescue(OWNER, REFUSED, floor)] == [SWIMMING]
+
+
+async def test_bench_retrieval_misses_gives_a_refused_question_what_the_rescue_read(
+    shipped: MemoryEngine, bots: Callable[..., Assistant]
+) -> None:
+    """A question the gate refused (and the rescue did not take) carries its nearest memory's lift and gap,
+    whether that memory is the answer, and how far below its cut the head read it (round 35)."""
+    from bench.retrieval_misses import _diagnose
+    from memory.head.model import load_head
+
+    swimming = next(m.id for m in await shipped.list(OWNER) if m.content == SWIMMING)
+    row = await _diagnose(shipped, bots(), OWNER, REFUSED, swimming, shown=[], first=False)
+    stand = await shipped.stand_out(OWNER, REFUSED)
+    assert stand is not None and stand.memory_id == swimming
+    assert row["why"] == "gate" and row["nearest"] is True
+    assert row["lift"] == round(stand.lift, 3) and row["gap"] == round(stand.gap, 3)
+    query = await shipped.embedding.query(question_focus(REFUSED))
+    assert query is not None
+    margin = load_head().gate_margin(query, REFUSED)
+    assert margin < 0 and row["gate_margin"] == round(margin, 2)  # refused: below the cut
+    other = next(m.id for m in await shipped.list(OWNER) if m.content != SWIMMING)
+    assert (await _diagnose(shipped, bots(), OWNER, REFUSED, other, shown=[], first=False))[
+        "nearest"
+    ] is False
