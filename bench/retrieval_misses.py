@@ -6,8 +6,8 @@ Every ``ask`` of the set goes through the real message path as ``bench.everyday 
 one that misses its fact, or shows another memory first, is then looked at again, step by step, without
 the floor, the cut to ``k`` or the re-ranker:
 
-* ``gate``: the gate refused the message (no retrieval at all) and the rescue did not take its nearest
-  memory; the row holds what the rescue read (``lift``, ``gap``, ``nearest``: that memory is the answer,
+* ``gate``: the gate refused the message (no retrieval; the rescue took no memory, or not the answer);
+  the row holds what the rescue read (``lift``, ``gap``, ``nearest``: that memory is the answer,
   counted as ``gate_nearest``) and ``gate_margin``, the head's log-odds less its cut (round 35);
 * ``not_candidate``: the fact is not among the ranked candidates (no keyword match, no vector hit above
   ``ranking.DENSE_MIN_COSINE`` among the ``DENSE_CANDIDATES`` nearest);

@@ -323,8 +323,8 @@ class Head:
 
     def gate_margin(self, query: np.ndarray, text: str) -> float:
         """How far the reading "asks or tells about the person's own life" stands above its language's
-        cut (negative: refused): how near the gate came to letting a refused message in
-        (``bench.retrieval_misses``)."""
+        cut, in the head's units (log-odds since round 6; negative: refused): how near the gate came to
+        letting a refused message in (``bench.retrieval_misses``)."""
         lang = language(text)
         return self.gate(query, lang)[1] - self.thresholds[lang].gate
 
