@@ -57,6 +57,7 @@ from gateway.assistant import Assistant
 from gateway.config import Config
 from memory.engine import MemoryEngine
 from memory.head.verdict import gate_margin
+from memory.model.keeper import head_usable
 from memory.records import Retrieved
 from memory.retrieval import rerank
 from memory.retrieval.gate import asks_about_themselves
@@ -152,12 +153,12 @@ async def _diagnose(
 async def _refused_signals(engine: MemoryEngine, owner: str, text: str, answer_id: int) -> dict[str, Any]:
     """What a rescue of a refused question reads (``RelevanceFloor.rescues``): its nearest memory's ``lift``
     and ``gap``, whether that memory is the answer, and ``gate_margin`` (the head's log-odds less its cut:
-    how near the gate came to letting it in). Empty without vectors (keyword-only)."""
+    how near the gate came to letting it in; only for the vectors the head reads). Empty without vectors."""
     out: dict[str, Any] = {}
     stand = await engine.stand_out(owner, text)
     if stand is not None:
         out.update(lift=round(stand.lift, 3), gap=round(stand.gap, 3), nearest=stand.memory_id == answer_id)
-    margin = await gate_margin(engine.embedding, text) if engine.embedding.embedder is not None else None
+    margin = await gate_margin(engine.embedding, text) if head_usable(engine.embedder) else None
     if margin is not None:
         out["gate_margin"] = round(margin, 2)
     return out

@@ -330,8 +330,7 @@ class Head:
 
     def wants_memory(self, query: np.ndarray, text: str) -> bool:
         """The message asks or tells about the person's own life: retrieval is worth its cost."""
-        lang = language(text)
-        return self.gate(query, lang)[1] >= self.thresholds[lang].gate
+        return self.gate_margin(query, text) >= 0
 
     def asks_own(self, query: np.ndarray, text: str) -> bool:
         """The message asks about the person's own life: a memory that stands out may be shown."""
