@@ -42,6 +42,7 @@ from bench.embedding_option import attach_embedder
 from bench.everyday import TellRun, load_everyday, owner_of
 from bench.report import emit_json
 from memory.engine import MemoryEngine
+from memory.head.latent_terms import message_score
 from memory.head.model import Combined, language, load_head, spread
 from memory.model.keeper import FactKeeper
 from memory.model.quick_extract import candidates, decide, head_verdicts
@@ -63,6 +64,7 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
     head = load_head()
     keeper = FactKeeper(embedder)
     passages, queries, said = await keeper.head_inputs(found, simple)
+    latents = await keeper.message_latents(said)  # round 36: a head that reads them
     message = await keeper.message_query(simple)  # round 13: a head that weighs both
     scores = head.keep_scores(passages, [language(t) for c in found for t in c.texts()])
     lang = language(simple)
@@ -77,11 +79,13 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
             row: dict[str, Any] = {"text": t, "keep": round(score, 2), "keep_th": keep_th, "margin": None}
             if comb is not None:
                 grams = head.message_grams(lang, said[i] or t) if comb.h else 0.0
+                latent = message_score(head.latent_w.get(lang), latents, said[i] or t) if comb.k else 0.0
                 told_here = (float(told[i]), float(whole[min(i, len(whole) - 1)]))
-                row["terms"] = weighed(comb, score, told_here, spread(t, said[i]), grams)
+                row["terms"] = weighed(comb, score, told_here, spread(t, said[i]), (grams, latent))
                 row["margin"] = sum(row["terms"].values()) + comb.c - comb.threshold
             rows.append(row)
-    kept = [f.content for f in decide(found, head_verdicts(found, passages, queries, message, said=said))]
+    verdicts = head_verdicts(found, passages, queries, message, said=said, latents=latents)
+    kept = [f.content for f in decide(found, verdicts)]
     return {
         "clauses": rows,
         "tell": round(float(told.min()), 2),
@@ -91,18 +95,21 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
 
 
 def weighed(
-    comb: Combined, keep: float, told: tuple[float, float], share: float, grams: float
+    comb: Combined, keep: float, told: tuple[float, float], share: float, terms: tuple[float, float]
 ) -> dict[str, float]:
     """What each reading adds to a clause's combined score (``Combined.passes``, before ``c`` and the cut):
     the clause's keep log-odds, the tell log-odds of its sentence and of the message, the spread terms and
-    the message's n-gram log-odds (round 22). They show which reading held a refused clause back, which the
-    kinds of ``kind_of`` cannot (module docstring); before stop 63 the margin left the n-gram term out."""
+    the message's n-gram and latent-term log-odds (``terms``; rounds 22, 36). They show which reading held
+    a refused clause back, which the kinds of ``kind_of`` cannot (module docstring); before stop 63 the
+    margin left the n-gram term out."""
     own, message = told
+    grams, latent = terms
     return {
         "keep": comb.a * keep,
         "tell": comb.g * own + comb.b * message,
         "spread": (comb.d + comb.e * keep + comb.f * message) * share,
         "grams": comb.h * grams,
+        "latent": comb.k * latent,
     }
 
 

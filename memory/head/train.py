@@ -44,6 +44,7 @@ from memory.head.embedding import embed, fixed_blas_threads
 from memory.head.gate_training import gate_rows, parse_table, train_gate
 from memory.head.grams_training import GRAMS_TELL_FALSE_RATE, GateRows, grams_run
 from memory.head.language_gate import own_gate_networks, own_gates
+from memory.head.latent_training import latent_run
 from memory.head.longer import composed_inputs
 from memory.head.model import VERSION, Classifier, gate_odds, keep_odds
 from memory.head.outputs import head_rows, save_scores, write_run
@@ -306,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "gate-point":  # round 13: only the gate and own thresholds, at per-language rates
         rows = partial(gate_rows, counts=_rows(args))
         return operating.run(args, _rates(args), training_examples, embed, rows)
-    if args.only == "grams":  # round 22: the n-gram term beside a head's networks
+    if args.only in ("grams", "latent"):  # rounds 22, 36: a term beside a head's networks
         return _grams(args, sys.argv[1:] if argv is None else argv)
     return _only_category(args) if args.only == "category" else _train(args)
 
@@ -468,10 +469,14 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _grams(args: argparse.Namespace, argv: list[str]) -> int:
-    """``--only grams`` (round 22, ``grams_training``): the n-gram term of the ``--grams`` languages fitted
-    on the networks of ``--networks`` (required: every other array of that file is kept bit for bit)."""
-    if not args.networks or not args.grams:
-        raise SystemExit("--only grams needs --networks FILE (the head it adds to) and --grams LANGS (zh)")
+    """``--only grams`` (round 22, ``grams_training``) or ``--only latent`` (round 36, ``latent_training``):
+    the term of the ``--grams``/``--latent`` languages fitted on the networks of ``--networks`` (required:
+    every other array of that file is kept bit for bit)."""
+    langs = args.grams if args.only == "grams" else args.latent
+    if not args.networks or not langs:
+        raise SystemExit(
+            f"--only {args.only} needs --networks FILE (the head it adds to) and --{args.only} LANGS"
+        )
     got = _prepare(args, Shape())
     in_gate = got.in_gate
     rows = GateRows(
@@ -483,10 +488,13 @@ def _grams(args: argparse.Namespace, argv: list[str]) -> int:
         ~got.noisy[in_gate],
         args.grams_also,
     )
-    langs = args.grams.split(",")
-    rates = args.tell_false_rate or {lang: GRAMS_TELL_FALSE_RATE for lang in langs}
     command = " ".join(["python -m memory.head.train", *argv])
-    report = grams_run(args.networks, args.out, rows, langs, args.grams_bits, rates, command, args.grams_l2)
+    if args.only == "latent":
+        report = latent_run(args, rows, command)
+    else:
+        rates = args.tell_false_rate or {lang: GRAMS_TELL_FALSE_RATE for lang in langs.split(",")}
+        bits, l2 = args.grams_bits, args.grams_l2
+        report = grams_run(args.networks, args.out, rows, langs.split(","), bits, rates, command, l2)
     print(json.dumps(report, indent=1, sort_keys=True))
     print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes)")
     return 0

@@ -20,12 +20,14 @@ from memory.model.quick_extract import (
     decide,
     fallback_facts,
     head_verdicts,
+    reads_latent,
     reads_sentences,
     said_in,
 )
 from memory.records import Fact
 from memory.text.script import restore_contents, to_simplified
-from memory.vectors.embedding import LOCAL_MODEL_KEY
+from memory.vectors.embedding import LOCAL_MODEL_KEY, EmbeddingError
+from memory.vectors.usage import LatentTerms
 
 if TYPE_CHECKING:
     from memory.vectors.usage import MemoryEmbedder
@@ -59,6 +61,7 @@ class FactKeeper:
             return fallback_facts(text, found, known_projects)
         try:
             vectors, queries, said = await self.head_inputs(found, text)
+            latents = await self.message_latents(said)
         except (AttributeError, TypeError):  # a wrong object passed as the embedder is a bug, not a failure
             raise
         except Exception as exc:  # an embedder failure: the fallback answers
@@ -69,13 +72,25 @@ class FactKeeper:
         # both off): a self-statement in passing in chit-chat is not kept, a clause that plainly carries a
         # fact is; what the person asked to be remembered is always kept (``decide``).
         message = await self.message_query(text)
-        return decide(found, head_verdicts(found, vectors, queries, message, said=said), known_projects)
+        verdicts = head_verdicts(found, vectors, queries, message, said=said, latents=latents)
+        return decide(found, verdicts, known_projects)
 
     async def message_query(self, text: str) -> np.ndarray | None:
         """The whole message's query vector when the head weighs it beside each sentence's (round 13,
         ``Head.reads_sentences``; retrieval embedded it already: a cache hit), else None."""
         assert self.embedder is not None
         return np.asarray(await self.embedder.embed_query(text)) if reads_sentences() else None
+
+    async def message_latents(self, said: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]] | None:
+        """The latent terms of each text the clauses were said in, when the head reads them (round 36,
+        ``Head.reads_latent``: one more forward pass per message, here in extraction), else None. An
+        embedder without them fails as an embedder does: the fallback answers."""
+        if not reads_latent():
+            return None
+        if not isinstance(self.embedder, LatentTerms):
+            raise EmbeddingError(f"embedder {getattr(self.embedder, 'model_key', '?')} gives no latent terms")
+        unique = list(dict.fromkeys(said))
+        return dict(zip(unique, await self.embedder.latent_terms(unique), strict=True))
 
     async def head_inputs(
         self, found: list[Candidate], text: str

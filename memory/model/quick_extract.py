@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -341,6 +341,13 @@ def reads_sentences() -> bool:
     return load_head().reads_sentences
 
 
+def reads_latent() -> bool:
+    """The shipped head weighs the message's latent terms (round 36: ``FactKeeper.message_latents``)."""
+    from memory.head.model import load_head
+
+    return load_head().reads_latent
+
+
 def head_verdicts(
     found: Sequence[Candidate],
     passages: np.ndarray,
@@ -348,6 +355,7 @@ def head_verdicts(
     message: np.ndarray | None = None,
     *,
     said: Sequence[str],
+    latents: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> list[tuple[bool, str]]:
     """(keep, category) of each text of ``found`` from its passage vector (rows in ``texts`` order) and
     one query vector per candidate, of what ``said_in`` says it was said in (``Head.fact_verdicts``: the
@@ -359,7 +367,8 @@ def head_verdicts(
     message's query vector, weighed beside each sentence's. ``said``: ``said_in``'s text of each candidate,
     whose character n-grams the combined score reads — the text of its query vector, as the n-gram term was
     fitted on whole training messages (until stop 67 it read the candidate's own sentence) — and which the
-    clause's ``spread`` is measured in (round 9's terms; zero in the shipped head)."""
+    clause's ``spread`` is measured in (round 9's terms; zero in the shipped head). ``latents`` (round 36,
+    a head that ``reads_latent``): each ``said`` text's latent terms, read beside the n-grams."""
     from memory.head.model import load_head
 
     head = load_head()
@@ -368,7 +377,7 @@ def head_verdicts(
     around = [said[i] for i in rows]
     queries = np.atleast_2d(sentences)[rows]
     if message is not None:
-        verdicts = head.fact_verdicts(passages, texts, np.atleast_2d(message), around, queries)
+        verdicts = head.fact_verdicts(passages, texts, np.atleast_2d(message), around, queries, latents)
     else:
-        verdicts = head.fact_verdicts(passages, texts, queries, around)
+        verdicts = head.fact_verdicts(passages, texts, queries, around, latents=latents)
     return list(zip(verdicts, head.categories(passages), strict=True))

@@ -28,6 +28,7 @@ import numpy as np
 
 from memory.clock import to_db, utcnow
 from memory.vectors.index import blob_to_vector, vector_to_blob
+from memory.vectors.usage import LatentTerms
 
 if TYPE_CHECKING:
     from memory.store.protocol import VectorRowsAPI
@@ -121,6 +122,13 @@ class CachedEmbedder:
         """Close the inner embedder and drop the query LRU (the engine belongs to the caller)."""
         self._queries.clear()
         await self._inner.close()
+
+    async def latent_terms(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The inner embedder's latent terms of ``texts`` (``usage.LatentTerms``), not cached: only
+        extraction reads them, once per message; ``EmbeddingError`` when the inner embedder has none."""
+        if not isinstance(self._inner, LatentTerms):
+            raise _embedding_error(f"embedder {self.model_key} gives no latent terms")
+        return await self._inner.latent_terms(texts)
 
     # ----------------------------------------------------------------- passages (persistent)
 

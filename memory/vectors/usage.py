@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -42,6 +42,14 @@ class MemoryEmbedder(Protocol):
     async def embed_query(self, text: str) -> np.ndarray: ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class LatentTerms(Protocol):
+    """An embedder that also gives each text's sparse latent terms (``LocalEmbedder``, ``CachedEmbedder``):
+    what the learned head's keep score reads beside the vectors (``memory/head/latent_terms.py``)."""
+
+    async def latent_terms(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]: ...
 
 
 # How many recent query vectors ``EmbeddingUse.query`` keeps (the chats being answered at once).

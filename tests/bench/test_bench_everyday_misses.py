@@ -11,6 +11,7 @@ from memory.head.model import Combined
 
 RULES = [
     Combined(a=0.2, b=0.13, c=-0.5, threshold=1.5, h=0.54),  # a Chinese row with the n-gram term
+    Combined(a=0.15, b=0.1, c=0.2, threshold=1.2, h=0.3, k=0.7),  # and the latent term (round 36)
     Combined(a=0.11, b=0.36, c=0.1, threshold=0.8, d=0.05, e=-0.02, f=0.03, g=0.2),  # spread and sentence
 ]
 
@@ -18,21 +19,22 @@ RULES = [
 @pytest.mark.parametrize("rule", RULES)
 def test_the_margin_of_the_terms_is_the_verdict(rule: Combined) -> None:
     """A clause passes exactly when its terms, with ``c``, reach the cut — the n-gram term included (the
-    margin left it out before stop 63, so Chinese misses looked nearer than they were)."""
+    margin left it out before stop 63, so Chinese misses looked nearer than they were) and the latent one."""
     values = (-4.0, -0.5, 0.0, 1.2, 6.0)
-    for keep, own, message, grams in itertools.product(values, values, values, (-3.0, 0.0, 2.5)):
+    kinds = itertools.product(values, values, values, (-3.0, 0.0, 2.5), (-2.0, 1.5))
+    for keep, own, message, grams, latent in kinds:
         share = 0.7
-        terms = weighed(rule, keep, (own, message), share, grams)
+        terms = weighed(rule, keep, (own, message), share, (grams, latent))
         margin = sum(terms.values()) + rule.c - rule.threshold
         if abs(margin) < 1e-9:
             continue
         # passes() reads one tell value for the message and an own value for the sentence.
-        assert (margin >= 0) == rule.passes(keep, message, share, own, grams)
+        assert (margin >= 0) == rule.passes(keep, message, share, own, grams, latent)
 
 
 def test_a_term_is_zero_when_its_weight_is() -> None:
-    terms = weighed(Combined(a=0.2, b=0.1, c=0.0, threshold=1.0), 3.0, (2.0, 2.0), 0.5, 4.0)
-    assert terms["grams"] == 0.0 and terms["spread"] == 0.0
+    terms = weighed(Combined(a=0.2, b=0.1, c=0.0, threshold=1.0), 3.0, (2.0, 2.0), 0.5, (4.0, 5.0))
+    assert terms["grams"] == 0.0 and terms["spread"] == 0.0 and terms["latent"] == 0.0
     assert terms["keep"] == pytest.approx(0.6) and terms["tell"] == pytest.approx(0.2)
 
 
