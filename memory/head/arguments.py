@@ -106,9 +106,8 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         choices=("category", "keep", "gate-point", "grams", "latent"),
         help="retrain only this network (keep: with the keep/tell thresholds, combined score; gate-point: "
         "no network, only the gate and own thresholds at --gate-fire-rate/--own-false-rate, round 13; grams: "
-        "no network, the --grams languages' character n-gram term and combined row, round 22; latent: the "
-        "--latent languages' latent term and combined row, round 36); every other "
-        "array of the file --networks (default --out) is kept bit for bit (rounds 11, 12, 13, 22)",
+        "no network, the --grams languages' n-gram term and combined row, round 22; latent: round 36's, "
+        "--latent); every other array of --networks (default --out) is kept bit for bit (rounds 11-36)",
     )
     _grams_flags(parser)
     _gate_flags(parser)

@@ -469,25 +469,16 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _grams(args: argparse.Namespace, argv: list[str]) -> int:
-    """``--only grams`` (round 22, ``grams_training``) or ``--only latent`` (round 36, ``latent_training``):
-    the term of the ``--grams``/``--latent`` languages fitted on the networks of ``--networks`` (required:
-    every other array of that file is kept bit for bit)."""
+    """``--only grams`` (round 22) or ``--only latent`` (round 36): the term of the ``--grams``/``--latent``
+    languages fitted on ``--networks``' networks (every other array of that file is kept bit for bit)."""
     langs = args.grams if args.only == "grams" else args.latent
     if not args.networks or not langs:
-        raise SystemExit(
-            f"--only {args.only} needs --networks FILE (the head it adds to) and --{args.only} LANGS"
-        )
+        raise SystemExit(f"--only {args.only} needs --networks FILE and --{args.only} LANGS")
     got = _prepare(args, Shape())
     in_gate = got.in_gate
-    rows = GateRows(
-        got.gate_examples(),
-        got.keep[in_gate],
-        gate_odds(got.said)[1],
-        got.lines[in_gate],
-        got.folds[in_gate],
-        ~got.noisy[in_gate],
-        args.grams_also,
-    )
+    lines, folds, usable = got.lines[in_gate], got.folds[in_gate], ~got.noisy[in_gate]
+    said = gate_odds(got.said)[1]
+    rows = GateRows(got.gate_examples(), got.keep[in_gate], said, lines, folds, usable, args.grams_also)
     command = " ".join(["python -m memory.head.train", *argv])
     if args.only == "latent":
         report = latent_run(args, rows, command)
