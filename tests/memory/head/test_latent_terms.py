@@ -16,14 +16,15 @@ from memory.head.corpus import Example
 from memory.head.grams_training import GateRows
 from memory.head.latent_terms import BITS, features, message_score, nonzero, score
 from memory.head.latent_training import MIN_ROWS, common_terms, fit_language
-from memory.head.model import CATEGORIES, HEAD_FILE, Classifier, load_head, read_head
-from memory.head.outputs import read_arrays, save_head, write_head
+from memory.head.model import HEAD_FILE, load_head, read_head
+from memory.head.outputs import read_arrays, save_head
 from memory.head.swap import head_file
 from memory.model.keeper import FactKeeper
 from memory.vectors.cache import CachedEmbedder
 from memory.vectors.embedding import EmbeddingError, LocalEmbedder
 from memory.vectors.usage import LatentTerms
 from tests.support.hash_embedder import HashEmbedder
+from tests.support.random_heads import random_head
 
 SIZE = 1 << BITS
 SHIPPED = str(Path(__file__).parents[3] / "memory" / "head" / HEAD_FILE)
@@ -91,20 +92,11 @@ def test_a_score_reads_log_values_and_the_bias() -> None:
 
 
 def _head_file(tmp_path: Path, weights: np.ndarray) -> Path:
-    rng = np.random.default_rng(7)
-
-    def net(classes: int) -> Classifier:
-        shapes = [(16,), (16,), (16, 8), (8,), (8, classes), (classes,)]
-        members = [rng.normal(size=(5, *s)).astype(np.float32) for s in shapes]
-        members[1] = (np.abs(members[1]) + 0.5).astype(np.float32)
-        return Classifier(*members)
-
-    models = {"keep": net(2), "category": net(len(CATEGORIES)), "gate": net(3)}
-    rows = {"thresholds": np.zeros((2, 4)), "combined": np.array([[0.0, 0.0, 0.0, 0.5]] * 2)}
+    """A random head whose combined rows are zero but for the cut (0.5), English reading the latent term."""
     path = tmp_path / "head.npz"
-    write_head(str(path), models, rows, {"version": "t", "sources": {}, "scores": "log-odds"})
-    latent = {"latent_en": weights.astype(np.float16), "combined_latent": np.array([1.0, 0.0])}
-    save_head(str(path), {**read_arrays(str(path)), **latent})
+    random_head(path)
+    combined = {"combined": np.array([[0.0, 0.0, 0.0, 0.5]] * 2), "combined_latent": np.array([1.0, 0.0])}
+    save_head(str(path), {**read_arrays(str(path)), **combined, "latent_en": weights.astype(np.float16)})
     return path
 
 
