@@ -20,8 +20,10 @@ from memory.model import quick_extract
 
 def round_flags(args: argparse.Namespace) -> None:
     """Turn on, in their modules, the rows and rules the round flags name (each module's switch is off by
-    default so the shipped head's command rebuilds it; a flag turns it on, never off — ``--chitchat-facts``
-    sets ``told_lines.MODE`` to its value, "off" by default)."""
+    default so the shipped head's command rebuilds it). A round's switch is turned on, never off; these take
+    the flag's value instead: ``--chitchat-facts`` (``told_lines.MODE``, "off" by default), ``--keep-also``
+    (``keep_also.PREFIXES``, replaced, not added to) and the cutter's ``QUESTION_HEADS`` and
+    ``SUBJECTLESS_STATEMENTS`` (off unless their flags are given, whatever the module says)."""
     prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
     own_asked.HOWTO = own_asked.HOWTO or bool(args.en_howto)  # round 27

@@ -56,6 +56,8 @@ from memory.retrieval.gate import asks
 # head's own gate verdict, which still has to read it as about the person's own life. English is stricter:
 # the rule already knows how an English question begins, and at 5 % the dev sets' English chit-chat that
 # the head lets through rose ("whats the capital of …", "explain … like im 5"; DATA_CARD "Round 12, gate").
+# These are round 12's rates, the recipe without flags; the shipped 32q arrays were written with
+# ``--false-rate en=0.01,zh=0.10`` (the command in DATA_CARD "Round 32").
 FALSE_RATE = {"en": 0.01, "zh": 0.05}
 # Seeded samples of the persona dialogues' turns, per source, and of DailyDialog's training half; texts
 # longer than ``MAX_CHARS`` are left out (a question without its mark is a short message; the embedding

@@ -36,7 +36,7 @@ from memory.head import char_grams
 from memory.head.calibrate import fit_combined, languages, threshold_for, trusted
 from memory.head.corpus import Example
 from memory.head.model import LANGUAGES, VERSION
-from memory.head.outputs import read_arrays, save_head
+from memory.head.outputs import read_arrays, save_head, term_meta
 
 # The version a head file carries once a language's n-gram term is fitted here: the shipped head's
 # (``model.VERSION``), which a round bumps before it trains (round 22: 2026.12-22g).
@@ -151,13 +151,8 @@ def merge_grams(base: dict[str, np.ndarray], fitted: dict[str, Fitted], meta_ext
             h[row] = fitted[lang].h
             arrays[f"grams_{lang}"] = fitted[lang].weights.astype(np.float16)
     arrays["combined"], arrays["combined_grams"] = combined, h
-    meta = json.loads(str(base["meta"]))
-    meta["version"] = GRAMS_VERSION
     report = {lang: f.report for lang, f in fitted.items()}
-    meta["report"] = {**meta.get("report", {}), "grams": {**report, **meta_extra}}
-    # How this file was made (the base's own note described the base): the command that rebuilds it.
-    meta["shipped"] = {"from": meta_extra.get("command"), "networks": meta_extra.get("networks_version")}
-    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    arrays["meta"] = term_meta(base, GRAMS_VERSION, "grams", {**report, **meta_extra})
     return arrays
 
 

@@ -34,7 +34,7 @@ from memory.head.calibrate import fit_combined, languages, threshold_for, truste
 from memory.head.embedding import latent
 from memory.head.grams_training import GateRows, oof_grams
 from memory.head.model import LANGUAGES, VERSION
-from memory.head.outputs import read_arrays, save_head
+from memory.head.outputs import read_arrays, save_head, term_meta
 
 # A term kept only where this many of the language's fitted rows have it (the probe's floor, DATA_CARD
 # "Probe 35").
@@ -167,14 +167,8 @@ def merge_latent(base: dict[str, np.ndarray], fitted: dict[str, Fitted], meta_ex
             h[row], k[row] = fitted[lang].h, fitted[lang].k
             arrays[f"latent_{lang}"] = fitted[lang].weights.astype(np.float16)
     arrays["combined"], arrays["combined_grams"], arrays["combined_latent"] = combined, h, k
-    meta = json.loads(str(base["meta"]))
-    meta["version"] = VERSION
-    meta["report"] = {
-        **meta.get("report", {}),
-        "latent": {**{k: f.report for k, f in fitted.items()}, **meta_extra},
-    }
-    meta["shipped"] = {"from": meta_extra.get("command"), "networks": meta_extra.get("networks_version")}
-    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    report = {lang: f.report for lang, f in fitted.items()}
+    arrays["meta"] = term_meta(base, VERSION, "latent", {**report, **meta_extra})
     return arrays
 
 

@@ -124,3 +124,14 @@ def write_run(
         own_gates = tuple(f"gate_{lang}_" for lang in LANGUAGES)
         kept = {k: v for k, v in carried.items() if k not in written and not k.startswith(own_gates)}
         save_head(out, {**kept, **written})
+
+
+def term_meta(base: Mapping[str, np.ndarray], version: str, term: str, report: dict[str, Any]) -> np.ndarray:
+    """``base``'s meta with a new ``version`` and ``report[term]`` set to ``report`` (a rewrite of one term of
+    a head file, ``--only grams`` or ``--only latent``); its ``shipped`` note names the command in ``report``
+    (the base's own note described the base): what rebuilds this file."""
+    meta = json.loads(str(base["meta"]))
+    meta["version"] = version
+    meta["report"] = {**meta.get("report", {}), term: report}
+    meta["shipped"] = {"from": report.get("command"), "networks": report.get("networks_version")}
+    return np.array(json.dumps(meta, sort_keys=True))

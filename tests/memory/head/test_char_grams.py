@@ -11,8 +11,9 @@ import numpy as np
 
 from memory.head.char_grams import fit, grams, oof_scores, scores
 from memory.head.grams_training import GRAMS_BITS
-from memory.head.model import CATEGORIES, Classifier, load_head, read_head
-from memory.head.outputs import read_arrays, save_head, write_head
+from memory.head.model import load_head, read_head
+from memory.head.outputs import read_arrays, save_head
+from tests.support.random_heads import random_head
 
 
 def test_spaces_and_punctuation_are_not_features() -> None:
@@ -62,27 +63,18 @@ def test_an_out_of_fold_score_never_saw_its_row() -> None:
 
 
 def test_the_combined_score_reads_the_grams_only_where_the_head_weighs_them(tmp_path: Path) -> None:
-    rng = np.random.default_rng(7)
-
-    def net(classes: int) -> Classifier:
-        shapes = [(16,), (16,), (16, 8), (8,), (8, classes), (classes,)]
-        members = [rng.normal(size=(5, *s)).astype(np.float32) for s in shapes]
-        members[1] = (np.abs(members[1]) + 0.5).astype(np.float32)
-        return Classifier(*members)
-
-    models = {"keep": net(2), "category": net(len(CATEGORIES)), "gate": net(3)}
-    rows = {"thresholds": np.zeros((2, 4)), "combined": np.array([[0.0, 0.0, 0.0, 0.5]] * 2)}
     path = tmp_path / "head.npz"
-    write_head(str(path), models, rows, {"version": "t", "sources": {}, "scores": "log-odds"})
+    random_head(path)
     rows_, y = _rows()
     weights = fit(rows_, y, bits=12)
-    arrays = read_arrays(str(path))
-    save_head(str(path), {**arrays, "grams_zh": weights, "combined_grams": np.array([0.0, 1.0])})
+    combined = {"thresholds": np.zeros((2, 4)), "combined": np.array([[0.0, 0.0, 0.0, 0.5]] * 2)}
+    grams_rows = {"grams_zh": weights, "combined_grams": np.array([0.0, 1.0])}
+    save_head(str(path), {**read_arrays(str(path)), **combined, **grams_rows})
     with np.load(path) as data:
         head = read_head(data)
         plain = read_head({k: data[k] for k in data.files if "grams" not in k})
     assert head.combined is not None and head.combined["zh"].h == 1.0 and head.combined["en"].h == 0.0
-    vectors = rng.normal(size=(2, 16)).astype(np.float32)
+    vectors = np.random.default_rng(7).normal(size=(2, 16)).astype(np.float32)
     texts = ["我表哥住在成都", "哈哈你呢"]
     verdicts = [
         head.fact_verdicts(vectors[i : i + 1], [t], vectors[i : i + 1], t)[0] for i, t in enumerate(texts)
