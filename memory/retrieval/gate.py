@@ -70,11 +70,18 @@ _EN_RECALL = re.compile(
     re.I,
 )
 _ZH_RECALL = re.compile("记得|提醒我|忘了|说过|上次|之前|以前|昨天|前几天|上周|上个月|去年")
+# Question words begin an English question, also with the contraction typed without its apostrophe
+# ("whats", "wheres", "howd": chat's casual register). Chinese asks by a question word or particle, or by
+# the perfective yes/no form at the end ("办了没", "买好了没有", "到咗未": a done-verb, then 没/没有/未).
 _EN_ASKS = re.compile(
-    r"\?|^\s*(?:what|when|where|who|whom|whose|which|why|how|am|do|did|does|is|are|have|has|was|were|can|should)\b",
+    r"\?|^\s*(?:(?:what|when|where|who|why|how)(?:s|d)?|whom|whose|which|am|do|did|does|is|are|have|has|"
+    r"was|were|can|should)\b",
     re.I,
 )
-_ZH_ASKS = re.compile(r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有")
+_ZH_ASKS = re.compile(
+    r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|"
+    r"[了过完好咗](?:没有?|未)[\s啊呀呢嘛啦哦咯哈]*$"
+)
 # The listener addressed ("what are your plans?", "你呢？"), and suggestions ("shall we…?", "why don't we…?").
 _LISTENER = re.compile(r"\b(?:you|your|yours|you're|you've|you'd)\b|你|您", re.I)
 _SUGGESTION = re.compile(
