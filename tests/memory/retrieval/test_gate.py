@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory.retrieval.gate import (
+    asks,
     asks_about_themselves,
     personal_question,
     should_retrieve,
@@ -164,3 +165,52 @@ def test_a_question_about_what_was_just_said_or_to_the_listener_is_no_topic(text
 def test_keyword_only_fires_on_what_the_person_told_before(text: str) -> None:
     # The commonest recall question: asked of the listener, but about what the person said.
     assert should_retrieve(text) and not to_listener(text) and personal_question(text)
+
+
+# Written for this test: questions typed without their mark in a form a grammar names.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "车险续了没",
+        "表姐的签证下来了没有啊",
+        "寄给外婆的包裹到咗未",
+        "舅舅喝不喝白酒",
+        "外婆的药换没换",
+        "明早的会取消伐",
+        "我的社保转过来冇",
+        "侄女能喝牛奶不",
+        "表哥读的是会计还是金融",
+        "我舅妈姓么子",
+        "外婆生日咋过",
+        "whats my landlord called",
+        "wheres the spare fob",
+        "since when have i had the scooter",
+        "my cousin lives where again",
+        "the gym membership cancelled or not",
+        "I forget which bin goes out tonight",
+        "remind me what the boiler code is",
+        "tell me my cousin's new address",
+    ],
+)
+def test_a_question_typed_without_its_mark_in_a_common_form_asks(text: str) -> None:
+    assert asks(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我还没",
+        "车险已经续好了",
+        "表姐没有签证",
+        "不错不错",
+        "不对不对，是周三",
+        "我才不",
+        "whatever you think",
+        "however long it takes",
+        "whoa",
+        "remind me friday to call the plumber",
+        "tell me a joke",
+    ],
+)
+def test_a_statement_with_those_words_does_not_ask(text: str) -> None:
+    assert not asks(text)
