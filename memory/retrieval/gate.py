@@ -73,13 +73,15 @@ _ZH_RECALL = re.compile("记得|提醒我|忘了|说过|上次|之前|以前|昨
 # How a question is formed, not what it is about (whether it is about the person's own life is the head's
 # call). English: a question mark; a question word first, also typed without its apostrophe ("whats",
 # "howd"), or after a preposition ("since when", "at what age"); a question word last ("living where",
-# "how much again"); "… or not"; a question inside a sentence after forgetting or wondering ("I forget
-# where …", "not sure whether …"); asking to be told ("remind me what …", "tell me my …").
+# "how much again"; not "no matter what", "that's where"); "… or not"; a question inside a sentence after
+# forgetting or wondering ("I forget where …", "not sure whether …"); asking to be told ("remind me what …",
+# "tell me my …").
 _EN_ASKS = re.compile(
     r"\?|^\s*(?:(?:what|when|where|who|why|how)(?:s|d)?|whom|whose|which|am|do|did|does|is|are|have|has|"
     r"was|were|can|should)\b"
     r"|^\s*(?:at|in|on|for|since|until|till|by|from|with|to)\s+(?:what|which|when|where|who|whom|how)\b"
-    r"|\b(?:what|where|when|which|who|how much|how many|how long)(?:\s+(?:again|now|already))?[\s.!]*$"
+    r"|(?<!\bmatter )(?<!\bthat's )(?<!\bthats )\b(?:what|where|when|which|who|how much|how many|how long)"
+    r"(?:\s+(?:again|now|already))?[\s.!]*$"
     r"|\bor not\b[\s.!]*$"
     r"|\b(?:forget|forgot|forgotten|remember|recall|mind|wonder|wondering|sure)\s+"
     r"(?:what|where|when|which|who|whose|how|whether|if)\b"
@@ -87,13 +89,14 @@ _EN_ASKS = re.compile(
     r"(?:what|where|when|which|who|whose|how|whether|if|my|our)\b",
     re.I,
 )
-# Chinese: a mark; a question word or particle (regional ones too: 么子, 咋, 伐, 冇); the A-not-A form in the
-# last clause ("吃不吃辣", "换没换"; not "不错不错"); a done-verb then 没/没有/未 at the end ("办了没",
-# "到咗未"); a verb then 不 at the end ("能吃辣不"); "A 还是 B" in the last clause.
+# Chinese: a mark; a question word or particle (regional ones too: 么子, 伐, 冇; 咋 before a verb, not "不咋"
+# "not much" nor Cantonese's closing 咋); the A-not-A form in the last clause ("吃不吃辣", "换没换"; not
+# "不错不错"); a done-verb then 没/没有/未 at the end ("办了没", "到咗未"); a verb then 不 at the end ("能吃辣
+# 不"); "A 还是 B" in the last clause (also read, wrongly, in a statement with 还是 "still": "还是那么多").
 _ZH_CLAUSE_END = r"[^，,。.!！;；\s]*$"
 _ZH_TAIL = r"[\s啊呀呢嘛啦哦咯哈]*$"
 _ZH_ASKS = re.compile(
-    r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|咋"
+    r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|(?<!不)咋(?![，,。.!！;；\s]|$)"
     r"|(?<!不)([^\W\d_不没])[不没]\1"
     + _ZH_CLAUSE_END
     + r"|(?:伐|冇|[了过完好咗](?:没有?|未)|[^\W\d_不没也都还就才并]不)"
