@@ -90,20 +90,20 @@ _EN_ASKS = re.compile(
     re.I,
 )
 # Chinese: a mark; a question word or particle (regional ones too: 么子, 伐, 冇; 咋 before a verb, not "不咋"
-# "not much" nor Cantonese's closing 咋; Cantonese 有冇, 咩, 乜, 点样/点解, 定系 "or", 边 "which/where"
-# before a measure word or after 喺/去/住); the A-not-A form in the last clause ("吃不吃辣", "换没换",
-# Cantonese "食唔食"; not "不错不错"); a done-verb then 没/没有/未 at the end ("办了没", "到咗未", "退咗钱
-# 未"); a verb then 不 at the end ("能吃辣不"); "A 还是 B" in the last clause (also read, wrongly, in a
-# statement with 还是 "still": "还是那么多").
+# or "没咋" "not much", "咋咋呼呼", nor Cantonese's closing 咋; Cantonese 有冇, 咩, 乜, 点样/点解, 定系
+# "or", 边 "which/where" before a measure word or after 喺/去/住); the A-not-A form in the last clause
+# ("吃不吃辣", "换没换", Cantonese "食唔食"; not "不错不错"); a done-verb then 没/没有/未 at the end ("办了
+# 没", "到咗未", "退咗钱未"); a verb then 不 at the end ("能吃辣不"; not "我不", a refusal); "A 还是 B" in
+# the last clause (also read, wrongly, in a statement with 还是 "still": "还是那么多").
 _ZH_CLAUSE_END = r"[^，,。.!！;；\s]*$"
 _ZH_TAIL = r"[\s啊呀呢嘛啦哦咯哈]*$"
 _ZH_ASKS = re.compile(
-    r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|(?<!不)咋(?![，,。.!！;；\s]|$)"
+    r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|(?<![不没咋])咋(?![咋，,。.!！;；\s]|$)"
     r"|有冇|咩|乜|点样|点解|点算|定系|边(?:度|个|间|位|款|样|处|条|只|张|部|日|次|份|种|啲|科|所)|[喺去住]边"
     + _ZH_TAIL
     + r"|(?<![不唔])([^\W\d_不没唔])[不没唔]\1"
     + _ZH_CLAUSE_END
-    + r"|(?:伐|冇|[了过完好咗掂](?:没有?|未)|咗[^，,。.!！;；\s]*未|[^\W\d_不没也都还就才并]不)"
+    + r"|(?:伐|冇|[了过完好咗掂](?:没有?|未)|咗[^，,。.!！;；\s]*未|[^\W\d_不没也都还就才并我你他她它们]不)"
     + _ZH_TAIL
     + r"|[^\W\d_，,。.!！;；\s]还是[^，,。.!！;；\s]+$"
 )
