@@ -74,8 +74,8 @@ _ZH_RECALL = re.compile("记得|提醒我|忘了|说过|上次|之前|以前|昨
 # call). English: a question mark; a question word first, also typed without its apostrophe ("whats",
 # "howd"), or after a preposition ("since when", "at what age"); a question word last ("living where",
 # "how much again"; not "no matter what", "that's where"); "… or not"; a question inside a sentence after
-# forgetting or wondering ("I forget where …", "not sure whether …"); asking to be told ("remind me what …",
-# "tell me my …").
+# forgetting or wondering ("I forget where …", "not sure whether …", Scots "cannae mind what …", not "keep in
+# mind when …"); asking to be told ("remind me what …", "tell me my …").
 _EN_ASKS = re.compile(
     r"\?|^\s*(?:(?:what|when|where|who|why|how)(?:s|d)?|whom|whose|which|am|do|did|does|is|are|have|has|"
     r"was|were|can|should)\b"
@@ -83,7 +83,7 @@ _EN_ASKS = re.compile(
     r"|(?<!\bmatter )(?<!\bthat's )(?<!\bthats )\b(?:what|where|when|which|who|how much|how many|how long)"
     r"(?:\s+(?:again|now|already))?[\s.!]*$"
     r"|\bor not\b[\s.!]*$"
-    r"|\b(?:forget|forgot|forgotten|remember|recall|mind|wonder|wondering|sure)\s+"
+    r"|\b(?:forget|forgot|forgotten|remember|recall|(?<!\bin )mind|wonder|wondering|sure)\s+"
     r"(?:what|where|when|which|who|whose|how|whether|if)\b"
     r"|^\s*(?:pls |please )?(?:remind|tell|give) me(?: again)?\s+"
     r"(?:what|where|when|which|who|whose|how|whether|if|my|our)\b",

@@ -223,6 +223,7 @@ def test_a_question_typed_without_its_mark_in_a_common_form_asks(text: str) -> N
         "一杯奶茶要四十蚊咋",
         "whatever you think",
         "I'm going to the wedding no matter what",
+        "keep in mind when the bins go out it's a Tuesday",
         "the big oak by the gate, that's where",
         "however long it takes",
         "whoa",
