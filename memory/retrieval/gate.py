@@ -95,7 +95,8 @@ _EN_ASKS = re.compile(
 # ("吃不吃辣", "换没换", Cantonese "食唔食"; not "不错不错"); a done-verb then 没/没有/未 at the end ("办了
 # 没", "到咗未", "退咗钱未"); a verb then 不 at the end ("能吃辣不"; not "我不", a refusal); "A 还是 B" in
 # the last clause (also read, wrongly, in a statement with 还是 "still": "还是那么多").
-_ZH_CLAUSE_END = r"[^，,。.!！;；\s]*$"
+_ZH_CLAUSE_CHAR = r"[^，,。.!！;；\s]"  # a character inside one clause: no comma, stop or space
+_ZH_CLAUSE_END = _ZH_CLAUSE_CHAR + "*$"
 _ZH_TAIL = r"[\s啊呀呢嘛啦哦咯哈]*$"
 _ZH_ASKS = re.compile(
     r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|(?<![不没咋])咋(?![咋，,。.!！;；\s]|$)"
@@ -103,9 +104,13 @@ _ZH_ASKS = re.compile(
     + _ZH_TAIL
     + r"|(?<![不唔])([^\W\d_不没唔])[不没唔]\1"
     + _ZH_CLAUSE_END
-    + r"|(?:伐|冇|[了过完好咗掂](?:没有?|未)|咗[^，,。.!！;；\s]*未|[^\W\d_不没也都还就才并我你他她它们]不)"
+    + r"|(?:伐|冇|[了过完好咗掂](?:没有?|未)|咗"
+    + _ZH_CLAUSE_CHAR
+    + r"*未|[^\W\d_不没也都还就才并我你他她它们]不)"
     + _ZH_TAIL
-    + r"|[^\W\d_，,。.!！;；\s]还是[^，,。.!！;；\s]+$"
+    + r"|[^\W\d_，,。.!！;；\s]还是"
+    + _ZH_CLAUSE_CHAR
+    + "+$"
 )
 # The listener addressed ("what are your plans?", "你呢？"), and suggestions ("shall we…?", "why don't we…?").
 _LISTENER = re.compile(r"\b(?:you|your|yours|you're|you've|you'd)\b|你|您", re.I)
