@@ -176,7 +176,8 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         "--question-heads",
         action="store_true",
         help="cut the statement before a question in one sentence as the runtime does since round 19 "
-        "(quick_extract.QUESTION_HEADS); off: the cutter every shipped head was trained with",
+        "(English) and round 38 (Chinese; quick_extract.QUESTION_HEADS); off: the cutter every shipped head "
+        "was trained with",
     )
     parser.add_argument(
         "--subjectless",

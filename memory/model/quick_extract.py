@@ -33,6 +33,7 @@ import numpy as np
 
 from memory.model.clauses import clauses, clean, split_sentences, with_fragments
 from memory.records import GLOBAL_PROJECT, Fact
+from memory.retrieval.gate import asks
 from memory.text.category import fallback_category
 from memory.text.dedup import norm_key
 
@@ -182,21 +183,43 @@ def _is_question(text: str) -> bool:
 # statement before the question is judged like any sentence, the question is not. On since stop 55 (DATA_CARD,
 # "Round 19, in passing"). The shipped head and re-ranker were trained before it: their trainers turn it off
 # unless given --question-heads, so the commands in their metadata still rebuild them bit for bit.
+# Round 38: the same for a Chinese sentence ("汤圆又胖了，现在14斤，要不要给它换猫粮？"): the clauses
+# before the first one the question rule reads as asking (``gate.asks``) are the statement.
 QUESTION_HEADS = True
 _QUESTION_TURN = re.compile(r"\s*(?:[,;]|\s[\u2014\u2013-])\s+")
 _EN_QUESTION_TURN = re.compile(rf"(?:{_EN_QUESTION_WORDS}|{_EN_AUXILIARIES}|any)\b", re.I)
+_ZH_QUESTION_TURN = re.compile(r"\s*[，,；;]\s*|\s+")
 
 
 def statement_before_question(sentence: str) -> str | None:
-    """The statement that opens an English question sentence, or None (not a question, Chinese, a
-    question from its first word, no statement before the question word)."""
+    """The statement that opens a question sentence, or None (not a question, a question from its first
+    word or first clause, no statement before the question)."""
     body = sentence.strip()
-    if not body.endswith("?") or _HAN.search(body) or _asks_from_first_word(body):
+    if _HAN.search(body):
+        return _zh_statement_before_question(body)
+    if not body.endswith("?") or _asks_from_first_word(body):
         return None
     for turn in _QUESTION_TURN.finditer(body):
         if _EN_QUESTION_TURN.match(body, turn.end()):
             head = body[: turn.start()].strip()
             return head if _meaningful(head) else None
+    return None
+
+
+def _zh_statement_before_question(body: str) -> str | None:
+    """A Chinese question sentence's clauses before the first clause that asks: a question word or form
+    anywhere in it (``gate.asks``), not only at the end, since a Chinese question keeps its word in
+    place ("术前要饿多久"); None when the first clause already asks."""
+    if not _is_question(body):
+        return None
+    start = 0
+    for turn in [*_ZH_QUESTION_TURN.finditer(body), None]:
+        end = turn.start() if turn else len(body)
+        piece = body[start:end]
+        if piece and (asks(piece) or _is_question(piece)):
+            head = body[:start].rstrip(" ，,；;")
+            return head if start and _meaningful(head) else None
+        start = turn.end() if turn else start
     return None
 
 

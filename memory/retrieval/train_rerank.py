@@ -224,8 +224,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--question-heads",
         action="store_true",
-        help="mine answers with the runtime's cutter (quick_extract.QUESTION_HEADS, round 19); off: the "
-        "cutter rerank.npz was trained with",
+        help="mine answers with the runtime's cutter (quick_extract.QUESTION_HEADS, rounds 19 and 38); off: "
+        "the cutter rerank.npz was trained with",
     )
     parser.add_argument(
         "--subjectless",

@@ -215,8 +215,8 @@ def test_dictated_chinese_without_punctuation_is_cut_at_its_spaces() -> None:
 
 def test_a_statement_before_a_question_is_judged_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     """Round 19: "we moved to Leeds in May, is there a good swimming club?" — the statement before the
-    question word is a candidate when ``QUESTION_HEADS`` is on; a question from its first word, Chinese,
-    or a question with no statement before it never is."""
+    question word is a candidate when ``QUESTION_HEADS`` is on; a question from its first word or a
+    question with no statement before it never is."""
     from memory.model import quick_extract as quick
 
     said = "We moved to Leeds in May, is there a good swimming club nearby?"
@@ -227,12 +227,39 @@ def test_a_statement_before_a_question_is_judged_only_when_asked(monkeypatch: py
     assert quick.statement_before_question("What do I do, honestly?") is None
     assert quick.statement_before_question("ok, what now?") is None
     assert quick.statement_before_question("I moved to Leeds in May.") is None
-    assert quick.statement_before_question("我搬到了利兹，有什么好的游泳俱乐部?") is None
     monkeypatch.setattr(quick, "QUESTION_HEADS", False)
     assert quick.candidates(said) == []
     monkeypatch.setattr(quick, "QUESTION_HEADS", True)
     (only,) = quick.candidates(said)
     assert only.sentence == "We moved to Leeds in May"
+
+
+@pytest.mark.parametrize(
+    ("said", "statement"),
+    [
+        ("我们上个月搬到了苏州，附近有什么好的游泳馆？", "我们上个月搬到了苏州"),
+        # the question word stays in place, mid-clause: the first clause that asks ends the statement
+        ("我家狗十岁了，是不是该换老年狗粮了，换哪种好？", "我家狗十岁了"),
+        ("老婆下个月生日，送她什么好", None),  # no mark, no 吗: the sentence is not a question at all
+        ("我們搬到台中了 附近有什麼好吃的？", "我們搬到台中了"),  # Traditional, a space for the comma
+        ("你吃饭了吗，要不要一起去？", None),  # a question from the first clause
+        ("要不要给猫换减肥猫粮？", None),
+        ("好的，那明天见？", None),  # too short to be a statement
+    ],
+)
+def test_a_chinese_statement_before_a_question(
+    monkeypatch: pytest.MonkeyPatch, said: str, statement: str | None
+) -> None:
+    """Round 38: a Chinese question sentence that opens with a statement keeps the statement as a
+    candidate (the question words of ``gate.asks`` mark where the question starts); off with
+    ``QUESTION_HEADS``, as the shipped head's trainers run the cutter."""
+    from memory.model import quick_extract as quick
+
+    assert quick.statement_before_question(said) == statement
+    if statement is not None:
+        assert [c.sentence for c in quick.candidates(said)] == [statement]
+        monkeypatch.setattr(quick, "QUESTION_HEADS", False)
+        assert quick.candidates(said) == []
 
 
 @pytest.mark.parametrize(
