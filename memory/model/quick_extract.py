@@ -58,9 +58,13 @@ IMPORTANCE = {"identity": 1.0, "config": 0.8, "credential": 0.9, "decision": 0.8
 REMEMBER_IMPORTANCE = 0.8
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# Code: braces, operators, a call or an ASCII index ("a[i]"; not a chat app's text emoji after Chinese,
+# "寻不到了[捂脸]", which WeChat and Feishu write in brackets), a keyword or prompt first, an assignment,
+# a tag.
 _CODE = re.compile(
-    r"[{}]|=>|==|!=|:=|->|\w\(\)|\w\[\w*\]|^\s*(?:def|class|import|from|return|func|var|let|const|"
-    r"select|sudo|pip|npm|git)\s|^\s*[$#>]\s|\w=\w|^\s*[\w.]+\s*=\s*\S|</?\w+>"
+    r"[{}]|=>|==|!=|:=|->|\w\(\)|[A-Za-z0-9_]\[[A-Za-z0-9_]*\]"
+    r"|^\s*(?:def|class|import|from|return|func|var|let|const|select|sudo|pip|npm|git)\s"
+    r"|^\s*[$#>]\s|\w=\w|^\s*[\w.]+\s*=\s*\S|</?\w+>"
 )
 _SECRET = re.compile(
     r"\b(?:password|passwd|passcode|pin|api[ _-]?key|token|secret|private key)s?\b"

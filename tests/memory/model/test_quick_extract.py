@@ -59,6 +59,17 @@ def test_questions_the_listener_laughs_secrets_code_and_other_subjects_are_not_k
     assert quick_facts(text) == []
 
 
+def test_a_chat_apps_text_emoji_is_not_code_but_an_index_is() -> None:
+    """WeChat and Feishu write their emoji as a bracketed word ("[捂脸]"): after a Chinese clause it once
+    read as an index ("a[i]") and the whole sentence was refused as code (round 38)."""
+    from memory.model import quick_extract as quick
+
+    said = "我家闺女这次月考进了四十名[大哭]"
+    assert [c.sentence for c in quick.candidates(said)] == [said]
+    assert quick.candidates("x = arr[0] 这行报错了") == []
+    assert quick.candidates("我这行 print(items[i]) 报错了") == []
+
+
 @pytest.mark.parametrize(
     "text",
     [
