@@ -216,14 +216,14 @@ def _zh_statement_before_question(body: str) -> str | None:
     place ("术前要饿多久"); None when the first clause already asks."""
     if not _is_question(body):
         return None
-    start = 0
-    for turn in [*_ZH_QUESTION_TURN.finditer(body), None]:
-        end = turn.start() if turn else len(body)
+    turns = list(_ZH_QUESTION_TURN.finditer(body))
+    starts = [0, *(turn.end() for turn in turns)]
+    ends = [*(turn.start() for turn in turns), len(body)]
+    for start, end in zip(starts, ends, strict=True):
         piece = body[start:end]
         if piece and (asks(piece) or _is_question(piece)):
             head = body[:start].rstrip(" ，,；;")
             return head if start and _meaningful(head) else None
-        start = turn.end() if turn else start
     return None
 
 
