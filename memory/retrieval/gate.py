@@ -93,8 +93,9 @@ _EN_ASKS = re.compile(
 # or "没咋" "not much", "咋咋呼呼", nor Cantonese's closing 咋; Cantonese 有冇, 咩, 乜, 点样/点解, 定系
 # "or", 边 "which/where" before a measure word or after 喺/去/住); the A-not-A form in the last clause
 # ("吃不吃辣", "换没换", Cantonese "食唔食"; not "不错不错"); a done-verb then 没/没有/未 at the end ("办了
-# 没", "到咗未", "退咗钱未"); a verb then 不 at the end ("能吃辣不"; not "我不", a refusal); "A 还是 B" in
-# the last clause (also read, wrongly, in a statement with 还是 "still": "还是那么多").
+# 没", "到咗未", "退咗钱未"; southwestern Mandarin's 没得 for 没有: "整好了没得"); a verb then 不 at the end
+# ("能吃辣不"; not "我不", a refusal); "A 还是 B" in the last clause (also read, wrongly, in a statement with
+# 还是 "still": "还是那么多").
 _ZH_CLAUSE_CHAR = r"[^，,。.!！;；\s]"  # a character inside one clause: no comma, stop or space
 _ZH_CLAUSE_END = _ZH_CLAUSE_CHAR + "*$"
 _ZH_TAIL = r"[\s啊呀呢嘛啦哦咯哈]*$"
@@ -104,7 +105,7 @@ _ZH_ASKS = re.compile(
     + _ZH_TAIL
     + r"|(?<![不唔])([^\W\d_不没唔])[不没唔]\1"
     + _ZH_CLAUSE_END
-    + r"|(?:伐|冇|[了过完好咗掂](?:没有?|未)|咗"
+    + r"|(?:伐|冇|[了过完好咗掂](?:没[有得]?|未)|咗"
     + _ZH_CLAUSE_CHAR
     + r"*未|[^\W\d_不没也都还就才并我你他她它们]不)"
     + _ZH_TAIL
