@@ -8,10 +8,11 @@ is told by how it ends) — the classifier must read the words, since the rule a
   labelled by its dialogue act (2 = question), the corpus's own human labels;
 * LCCC, the training half: a line asks when it held a question mark;
 * turns of the persona dialogues (XPersona Zh, Synthetic-Persona-Chat), a seeded sample, labelled by
-  their question mark;
-* ``question_written.json``: frames by kind across Chinese registers (粤语, 四川话, 东北话, 吴语, 湘语, 台湾
-  国语, 普通话) and casual English, questions without a mark and statements in the same registers, filled
-  with a few fillers each (seeded);
+  their question mark; as for LCCC, a text without a mark that the rule reads as asking is left out
+  (``clean_label``; the persona turns since round 39);
+* ``question_written.json``: frames by kind across Chinese registers (粤语, 四川话, 东北话, 吴语, 湘语,
+  云南/贵州话, 台湾国语, 普通话) and casual English, questions without a mark and statements in
+  the same registers, filled with a few fillers each (seeded);
 * with ``--head-flags`` (round 32), the head's gate rows as ``memory.head.train`` builds them with those
   round flags (``question_rows.py``): own questions said without 我/my and in regional registers, questions
   about the world, statements about one's life, labelled by their form; the threshold is still chosen on the
@@ -82,6 +83,13 @@ def _asked(text: str) -> bool:
     return bool(_MARKS.search(text))
 
 
+def clean_label(text: str) -> bool:
+    """Whether a line's mark is a clean label: it holds one, or the rule reads no question in it. A line
+    without a mark that the rule reads as asking (a question word, 吗/呢 at the end) is most often a question
+    typed without its mark: not a clean "does not ask"."""
+    return _asked(text) or not asks(text)
+
+
 def _dailydialog(root: Path) -> list[tuple[str, int]]:
     """(turn, asks) of DailyDialog's training half, asks by the corpus's dialogue act (2 = question)."""
     lines = (root / "chat" / "dailydialog_dialogues_test.txt").read_text(encoding="utf-8").splitlines()
@@ -137,11 +145,12 @@ def training_rows(
     rows: list[tuple[str, int, str, str]] = []
     daily = [row for row in _dailydialog(root) if len(row[0]) <= MAX_CHARS]
     rows += [(t, a, "en", "dailydialog-train") for t, a in sorted(rng.sample(daily, DAILYDIALOG_TURNS))]
-    # An LCCC line without a mark that the rule reads as asking (a question word, 吗/呢 at the end) is most
-    # often a question typed without its mark: not a clean "does not ask", so left out.
-    lccc = [t for t in chitchat_split(root, "lccc", held_out=False) if _asked(t) or not asks(t)]
+    # LCCC's lines are labelled by their mark: a line that is not a clean label is left out.
+    lccc = list(filter(clean_label, chitchat_split(root, "lccc", held_out=False)))
     rows += [(t, int(_asked(t)), "zh", "lccc-train") for t in lccc]
-    en, zh = _persona_turns(root, rng)
+    # The persona turns are labelled by their mark as LCCC's lines are, so a turn without one that the rule
+    # reads as asking is left out the same way (round 39).
+    en, zh = (list(filter(clean_label, turns)) for turns in _persona_turns(root, rng))
     rows += [(t, int(_asked(t)), "en", "persona-turns-en") for t in en]
     rows += [(t, int(_asked(t)), "zh", "persona-turns-zh") for t in zh]
     rows += [(t, a, lang, f"written-{lang}") for t, a, lang in written_rows(rng)]

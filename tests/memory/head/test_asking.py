@@ -12,7 +12,7 @@ import pytest
 
 from memory.engine import MemoryEngine
 from memory.head.asking import NAME, VERSION, load_question, read_question
-from memory.head.asking_training import training_rows, unmarked
+from memory.head.asking_training import clean_label, training_rows, unmarked
 from memory.head.model import HEAD_FILE
 from memory.head.train import evaluation_texts
 from memory.head.verdict import message_asks
@@ -54,6 +54,12 @@ def test_training_texts_carry_no_question_mark_and_no_closing_punctuation() -> N
     assert unmarked("where does she work?") == "where does she work"
     assert unmarked("你家狗叫什么？？") == "你家狗叫什么"
     assert unmarked("I live in Lyon.") == "I live in Lyon"
+
+
+def test_a_line_labelled_by_its_mark_is_left_out_when_it_asks_without_one() -> None:
+    # LCCC's lines and the persona turns are labelled by their mark (round 39: the persona turns too).
+    assert clean_label("你吃了吗？") and clean_label("我在长沙上班") and clean_label("I work in Leeds")
+    assert not clean_label("你吃了吗") and not clean_label("where do you work")
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
