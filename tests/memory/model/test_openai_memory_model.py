@@ -6,6 +6,7 @@ import json
 import logging
 from types import SimpleNamespace
 
+import httpx
 import openai
 import pytest
 
@@ -395,7 +396,12 @@ def test_completion_text_tolerates_malformed_responses() -> None:
 
 
 def test_describe_openai_error_is_short_and_secret_free() -> None:
-    assert describe_openai_error(openai.APIConnectionError(request=None)) == "connection error"  # type: ignore[arg-type]
+    # A real request: openai 3.60 reads its headers when the error is made (request=None no longer works).
+    url = "http://127.0.0.1:9/v1/chat/completions"
+    request = httpx.Request("POST", url, headers={"Authorization": f"Bearer {SECRET_KEY}"})
+    error = openai.APIConnectionError(request=request)
+    assert describe_openai_error(error) == "connection error"
+    assert SECRET_KEY not in describe_openai_error(error)
     assert describe_openai_error(RuntimeError(SECRET_KEY)) == "RuntimeError"
 
 
