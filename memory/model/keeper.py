@@ -26,6 +26,7 @@ from memory.model.quick_extract import (
 )
 from memory.records import Fact
 from memory.text.script import restore_contents, to_simplified
+from memory.text.text_emoji import without_text_emoji
 from memory.vectors.embedding import LOCAL_MODEL_KEY, EmbeddingError
 from memory.vectors.usage import LatentTerms
 
@@ -50,8 +51,10 @@ class FactKeeper:
         self.embedder = embedder
 
     async def facts(self, text: str, known_projects: frozenset[str] = frozenset()) -> list[Fact]:
-        """The lasting facts of ``text`` (``quick_extract.py``), found as Simplified, kept as typed."""
-        return restore_contents(await self._facts(to_simplified(text), known_projects), text)
+        """The lasting facts of ``text`` (``quick_extract.py``), found as Simplified, kept as typed — without
+        a chat app's text emoji ("旺财三岁了[捂脸]", ``text.text_emoji``)."""
+        typed = without_text_emoji(text)
+        return restore_contents(await self._facts(to_simplified(typed), known_projects), typed)
 
     async def _facts(self, text: str, known_projects: frozenset[str]) -> list[Fact]:
         found = candidates(text)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from memory.text.script import to_simplified
+from memory.text.text_emoji import without_text_emoji
 from memory.text.tokenizer import STOP_WORDS
 
 # Messages shorter than this (characters, stripped) never need memory (the seed: len < 5); Chinese says
@@ -142,8 +143,9 @@ def asks_about_themselves(text: str) -> bool:
 
 def _prose(text: str) -> str | None:
     """The message without fenced code, or None when nothing in it can need memory (too short, a greeting,
-    thanks, an acknowledgement, emoji alone, a command, mostly code)."""
-    stripped = text.strip()
+    thanks, an acknowledgement, emoji alone — a chat app's text emoji too, "谢谢[抱拳]" — a command, mostly
+    code)."""
+    stripped = without_text_emoji(text).strip()
     if len(stripped) < (ZH_MIN_CHARS if _HAN.search(stripped) else MIN_CHARS) or stripped.startswith("/"):
         return None
     bare = _NOT_WORDS.sub(" ", stripped.lower()).strip()

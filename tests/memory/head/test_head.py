@@ -140,6 +140,18 @@ async def test_without_the_embedder_or_when_it_fails_the_keyword_rules_answer() 
     assert [(f.content, f.category) for f in await broken.facts(text)] == expected
 
 
+async def test_a_fact_is_kept_without_the_text_emoji_beside_it(embedder: CachedEmbedder) -> None:
+    """WeChat and Feishu write their emoji as codes in the text (memory/text/text_emoji.py): the fact is
+    judged and kept as if the code were not there, by the head and by the keyword rules alike — an
+    English code is no longer read as code's index, which lost the whole sentence."""
+    for keeper in (FactKeeper(embedder), FactKeeper(None)):
+        for plain in ("我家的狗叫旺财，今年三岁了", "I live in Lyon and work as a nurse"):
+            expected = [(f.content, f.category) for f in await keeper.facts(plain)]
+            assert expected, plain
+            with_emoji = plain + ("[Smile]" if plain.isascii() else "[捂脸]")
+            assert [(f.content, f.category) for f in await keeper.facts(with_emoji)] == expected
+
+
 def test_another_vector_space_never_reaches_the_head() -> None:
     class Api:
         model_key = "openai:text-embedding-3-small"

@@ -28,6 +28,10 @@ NOTHING_TO_RECALL = [
     "早上好",
     "😂😂😂",
     "👍",
+    "谢谢[抱拳]",  # a chat app's text emoji: thanks, emoji alone (memory/text/text_emoji.py)
+    "[捂脸][捂脸]",
+    "thanks[Smile]",
+    "ok [ThumbsUp]",
     "/memory",
     "/forget 3",
     "```python\nprint(1)\n```",
