@@ -35,6 +35,17 @@ def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _cutter_switches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trainer's ``main`` sets the cutter's switches for the rest of its process (``memory/head/arguments
+    .round_flags``): each is put back after every test, so no test sees the cutter another test's trainer
+    left behind."""
+    from memory.model import quick_extract
+
+    for switch in ("QUESTION_HEADS", "SUBJECTLESS_STATEMENTS", "SECRET_WHEREABOUTS"):
+        monkeypatch.setattr(quick_extract, switch, getattr(quick_extract, switch))
+
+
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[throwaway_pg.Cluster]:
     """A PostgreSQL server for the session: ``TEST_POSTGRES_URL``, or one started from the installed

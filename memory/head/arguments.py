@@ -22,8 +22,9 @@ def round_flags(args: argparse.Namespace) -> None:
     """Turn on, in their modules, the rows and rules the round flags name (each module's switch is off by
     default so the shipped head's command rebuilds it). A round's switch is turned on, never off; these take
     the flag's value instead: ``--chitchat-facts`` (``told_lines.MODE``, "off" by default), ``--keep-also``
-    (``keep_also.PREFIXES``, replaced, not added to) and the cutter's ``QUESTION_HEADS`` and
-    ``SUBJECTLESS_STATEMENTS`` (off unless their flags are given, whatever the module says)."""
+    (``keep_also.PREFIXES``, replaced, not added to) and the cutter's ``QUESTION_HEADS``,
+    ``SUBJECTLESS_STATEMENTS`` and ``SECRET_WHEREABOUTS`` (off unless their flags are given, whatever the
+    module says)."""
     prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
     own_asked.HOWTO = own_asked.HOWTO or bool(args.en_howto)  # round 27
@@ -34,6 +35,7 @@ def round_flags(args: argparse.Namespace) -> None:
     zh_told.SAID = zh_told.SAID or bool(args.zh_said)  # round 33
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
     quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
+    quick_extract.SECRET_WHEREABOUTS = bool(args.secret_whereabouts)  # and its secret rule (round 40)
 
 
 def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> argparse.Namespace:
@@ -184,6 +186,12 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="read an English sentence opening with an auxiliary and no subject as a statement, as the "
         "runtime does since round 25 (quick_extract.SUBJECTLESS_STATEMENTS); off: every shipped head's rule",
+    )
+    parser.add_argument(
+        "--secret-whereabouts",
+        action="store_true",
+        help="refuse a sentence naming a secret only when it holds the value, as the runtime does since "
+        "round 40 (quick_extract.SECRET_WHEREABOUTS); off: every shipped head's rule (any such sentence)",
     )
     parser.add_argument(
         "--round14",

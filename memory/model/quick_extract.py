@@ -34,7 +34,7 @@ import numpy as np
 from memory.model.clauses import clauses, clean, split_sentences, with_fragments
 from memory.records import GLOBAL_PROJECT, Fact
 from memory.retrieval.gate import asks
-from memory.text.category import fallback_category
+from memory.text.category import CREDENTIAL, fallback_category, names_secret
 from memory.text.dedup import norm_key
 
 __all__ = [
@@ -66,9 +66,32 @@ _CODE = re.compile(
     r"|^\s*(?:def|class|import|from|return|func|var|let|const|select|sudo|pip|npm|git)\s"
     r"|^\s*[$#>]\s|\w=\w|^\s*[\w.]+\s*=\s*\S|</?\w+>"
 )
+# A secret named. Before round 40 any sentence naming one was refused (``_SECRET``, the shipped head's and
+# re-ranker's cutter). Since then (``SECRET_WHEREABOUTS``; bench/README "Issue 35, round 40") only a sentence
+# holding its value is (``holds_secret``): where a secret is kept is a fact like any other — "the wifi
+# password is on the fridge", "密码写在蓝本子最后一页", filed ``credential`` — as the memory model is told
+# (``prompts._SECRET_RULE``). Its trainers turn it off unless given --secret-whereabouts, so the commands in
+# the shipped arrays' metadata still rebuild them bit for bit.
+SECRET_WHEREABOUTS = True
 _SECRET = re.compile(
     r"\b(?:password|passwd|passcode|pin|api[ _-]?key|token|secret|private key)s?\b"
     r"|密码|口令|密钥|令牌|验证码",
+    re.I,
+)
+# The names, without the words that are mostly something else ("a rolling pin", "keep it secret").
+_SECRET_NAME = re.compile(
+    r"\b(?:password|passwd|passcode|api[ _-]?key|access key|token|client secret|secret key|private key)s?\b"
+    r"|\bpins?\b(?=\s*(?:is|was|code|number|[:=：]|\d))|\bPINs?\b|密码|口令|密钥|令牌|验证码",
+    re.I,
+)
+# What follows a name when the sentence holds the value: a colon, a token with a digit straight after it
+# ("PIN 4821", "密码123456"), or a copula before anything but where it is kept ("is hunter2", "是 Chen590314",
+# "是我的生日"; not "is on the fridge", "is written in …"). Cautious on purpose: a value is never kept.
+_SECRET_VALUE = re.compile(
+    r"^\s*[:=：]|^\s*[\"'“‘]?[^\s\"'”’]*\d"
+    r"|^[^.,;!?，。；！？]{0,24}?\b(?:is|was|are|were)\s+"
+    r"(?!(?:on|in|at|under|behind|inside|written|saved|stored|kept|taped|stuck|somewhere|hidden)\b)"
+    r"|^[^，。,.;；!！?？]{0,8}?(?:是|为|[:：=])",
     re.I,
 )
 # A sentence opening with a question word asks. Since round 25 (DATA_CARD) one opening with an auxiliary asks
@@ -168,6 +191,14 @@ class Candidate:
         return [*self.parts, self.sentence] if len(self.parts) > 1 else list(self.parts)
 
 
+def holds_secret(sentence: str) -> bool:
+    """Whether a rule refuses ``sentence`` as a secret: it names one and holds its value (``_SECRET_VALUE``),
+    or, with ``SECRET_WHEREABOUTS`` off, it names one at all."""
+    if not SECRET_WHEREABOUTS:
+        return bool(_SECRET.search(sentence))
+    return any(_SECRET_VALUE.search(sentence[m.end() :]) for m in _SECRET_NAME.finditer(sentence))
+
+
 def _meaningful(text: str) -> bool:
     least = MIN_MEANINGFUL_HAN if _HAN.search(text) else MIN_MEANINGFUL_CHARS
     return sum(ch.isalnum() for ch in text) >= least
@@ -231,7 +262,7 @@ def candidates(text: str) -> list[Candidate]:
     """The sentences of a message that might state a fact, after what a rule can refuse."""
     out: list[Candidate] = []
     for sentence in with_fragments(split_sentences(text)):
-        if len(sentence) > MAX_SENTENCE_CHARS or _CODE.search(sentence) or _SECRET.search(sentence):
+        if len(sentence) > MAX_SENTENCE_CHARS or _CODE.search(sentence) or holds_secret(sentence):
             continue
         body = sentence.strip()
         body = (statement_before_question(body) or body) if QUESTION_HEADS else body
@@ -298,6 +329,8 @@ def _fact(content: str, category: str, remembered: bool, known_projects: frozens
     predicate = _predicate(content)
     if predicate is not None:
         category = "identity"  # one's name, home, workplace, birthday, age: who the person is
+    elif names_secret(content):
+        category = CREDENTIAL  # where a secret is kept, as a memory written by hand is filed (head/filing.py)
     importance = IMPORTANCE.get(category, 0.5)
     if remembered and category == "event":
         importance = REMEMBER_IMPORTANCE

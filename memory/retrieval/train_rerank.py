@@ -233,6 +233,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="mine answers with the runtime's question rule (round 25: "
         "quick_extract.SUBJECTLESS_STATEMENTS); off: the rule rerank.npz was trained with",
     )
+    parser.add_argument(
+        "--secret-whereabouts",
+        action="store_true",
+        help="mine answers with the runtime's secret rule (round 40: quick_extract.SECRET_WHEREABOUTS); "
+        "off: the rule rerank.npz was trained with",
+    )
     return parser.parse_args(argv)
 
 
@@ -284,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the pairs are mined with
     quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule
+    quick_extract.SECRET_WHEREABOUTS = bool(args.secret_whereabouts)  # and its secret rule
     root, repo = Path(args.data), Path(__file__).resolve().parents[2]
     cache = Path(args.cache) if args.cache else None
     pairs, by_source, report = _pairs(args, root, repo, cache)

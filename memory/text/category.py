@@ -87,7 +87,14 @@ def fallback_category(text: str) -> str:
     return EVENT
 
 
+def names_secret(text: str) -> bool:
+    """Whether ``text`` names a secret (a password, a key, 密码 …): a memory that does is where one is kept,
+    filed ``credential`` by every path that keeps one (a value is never kept: ``quick_extract.holds_secret``
+    and the memory model's prompt)."""
+    return bool(_SECRET.search(text))
+
+
 def category_for(text: str) -> str:
     """The category of a memory written without one: a secret's whereabouts → credential, else the
     keyword-only rule."""
-    return CREDENTIAL if _SECRET.search(text) else fallback_category(text)
+    return CREDENTIAL if names_secret(text) else fallback_category(text)

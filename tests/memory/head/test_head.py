@@ -152,6 +152,23 @@ async def test_a_fact_is_kept_without_the_text_emoji_beside_it(embedder: CachedE
             assert [(f.content, f.category) for f in await keeper.facts(with_emoji)] == expected
 
 
+async def test_where_a_secret_is_kept_is_kept_as_a_credential_and_its_value_never(
+    embedder: CachedEmbedder,
+) -> None:
+    """Round 40 (``quick_extract.holds_secret``): the head keeps where a password is, filed ``credential``
+    as a memory written by hand is (``head/filing.py``); a sentence with the value is refused before it."""
+    whereabouts = (
+        "I wrote the wifi password on a sticky note under the router",
+        "我把wifi密码贴在路由器背面了",
+    )
+    for keeper in (FactKeeper(embedder), FactKeeper(None)):
+        for text in whereabouts:
+            facts = await keeper.facts(text)
+            assert facts and all(f.category == "credential" for f in facts), (text, facts)
+        for text in ("Remember that my bank PIN is 4821", "记住：我的支付宝密码是 abc12345"):
+            assert await keeper.facts(text) == []
+
+
 def test_another_vector_space_never_reaches_the_head() -> None:
     class Api:
         model_key = "openai:text-embedding-3-small"

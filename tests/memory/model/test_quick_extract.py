@@ -332,3 +332,47 @@ def test_a_fragment_sentence_stays_with_the_sentence_it_describes() -> None:
     ]
     # Only English: a short Chinese sentence is not glued ("四楼" is too short to be a candidate at all).
     assert with_fragments(["我住在上海。", "四楼。"]) == ["我住在上海。", "四楼。"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My password is hunter2",
+        "my pin is 4821",
+        "bank PIN: 4821",
+        "the api key is sk-abc",
+        "the password is the name of my first dog",  # a copula before anything but a place: cautious
+        "随申办的密码是 Chen590314",
+        "家里的wifi密码是我的生日",
+        "验证码834211",
+    ],
+)
+def test_a_sentence_holding_a_secrets_value_is_refused(text: str) -> None:
+    from memory.model import quick_extract as quick
+
+    assert quick.holds_secret(text)
+    assert quick.candidates(text) == [] and quick.candidates("Remember that " + text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The wifi password is written on the fridge",
+        "my student portal password is saved in chrome on my laptop",
+        "all my passwords are in bitwarden",
+        "家里wifi密码贴在路由器背面",
+        "支付宝密码写在红本子最后一页",
+        "I keep my nan's rolling pin on the top shelf",  # not a secret's name at all
+        "we never tell anybody yet so keep it secret",
+    ],
+)
+def test_where_a_secret_is_kept_is_a_fact_like_any_other(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 40: only a value is refused (``SECRET_WHEREABOUTS``); the memory model is told the same
+    (``prompts._SECRET_RULE``). Off, as the shipped head's trainers run the cutter, every sentence naming a
+    secret is refused — "pin" and "secret" as any word too."""
+    from memory.model import quick_extract as quick
+
+    assert not quick.holds_secret(text)
+    assert [c.sentence for c in quick.candidates(text)] == [text]
+    monkeypatch.setattr(quick, "SECRET_WHEREABOUTS", False)
+    assert quick.holds_secret(text) and quick.candidates(text) == []
