@@ -86,8 +86,9 @@ def _asked(text: str) -> bool:
 def clean_label(text: str) -> bool:
     """Whether a line's mark is a clean label: it holds one, or the rule reads no question in it. A line
     without a mark that the rule reads as asking (a question word, 吗/呢 at the end) is most often a question
-    typed without its mark: not a clean "does not ask"."""
-    return _asked(text) or not asks(text)
+    typed without its mark: not a clean "does not ask". Since round 40 the rule reads the line as it is
+    trained on (``unmarked``): "你吃了吗！" is trained as "你吃了吗", which asks (the "！" hid it before)."""
+    return _asked(text) or not asks(unmarked(text))
 
 
 def _dailydialog(root: Path) -> list[tuple[str, int]]:

@@ -60,6 +60,8 @@ def test_a_line_labelled_by_its_mark_is_left_out_when_it_asks_without_one() -> N
     # LCCC's lines and the persona turns are labelled by their mark (round 39: the persona turns too).
     assert clean_label("你吃了吗？") and clean_label("我在长沙上班") and clean_label("I work in Leeds")
     assert not clean_label("你吃了吗") and not clean_label("where do you work")
+    # The rule reads the line as the classifier is trained on it, without its closing punctuation.
+    assert not any(clean_label(line) for line in ("你吃了吗！", "车险续了没。", "今朝落雨伐…"))
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="the shared data folder is not here")
