@@ -37,9 +37,10 @@ def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _cutter_switches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A trainer's ``main`` sets the cutter's switches for the rest of its process (``memory/head/arguments
-    .round_flags``): each is put back after every test, so no test sees the cutter another test's trainer
-    left behind."""
+    """A trainer's entry point sets the cutter's switches for the rest of its process (``memory/head/
+    arguments.round_flags``, ``memory/retrieval/train_rerank.main``: the clause cutter, question rule and
+    secret rule a head is trained with). A command ends its process; a test calling one in the suite's
+    process must not leave them changed, so each is put back after every test."""
     from memory.model import quick_extract
 
     for switch in ("QUESTION_HEADS", "SUBJECTLESS_STATEMENTS", "SECRET_WHEREABOUTS"):

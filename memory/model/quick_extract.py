@@ -34,7 +34,7 @@ import numpy as np
 from memory.model.clauses import clauses, clean, split_sentences, with_fragments
 from memory.records import GLOBAL_PROJECT, Fact
 from memory.retrieval.gate import asks
-from memory.text.category import CREDENTIAL, fallback_category, names_secret
+from memory.text.category import CREDENTIAL, SECRET_NAME, fallback_category, names_secret
 from memory.text.dedup import norm_key
 
 __all__ = [
@@ -78,22 +78,29 @@ _SECRET = re.compile(
     r"|密码|口令|密钥|令牌|验证码",
     re.I,
 )
-# The names, without the words that are mostly something else ("a rolling pin", "keep it secret").
-_SECRET_NAME = re.compile(
-    r"\b(?:password|passwd|passcode|api[ _-]?key|access key|token|client secret|secret key|private key)s?\b"
-    r"|\bpins?\b(?=\s*(?:is|was|code|number|[:=：]|\d))|\bPINs?\b|密码|口令|密钥|令牌|验证码",
+# What says a sentence holds a secret's value (``holds_secret``), cautious on purpose — a value is never
+# kept: an ASCII token of four or more with a digit anywhere ("hunter2", "BT-4471x", "4471"); after the
+# name a colon, an equals sign or a dash, "to" or 改成/设成 ("changed it to …"), 是/为 in its clause, or a
+# copula before anything but where it is kept ("is hunter2", "'s still sunflower"; not "is on the fridge",
+# "is written in …"); before the name a copula ("hunter2 is my password", "sunflower是我的wifi密码").
+_VALUE_TOKEN = re.compile(r"(?<![\w!@#$%^&*+.-])(?=[\w!@#$%^&*+.-]{4,})[A-Za-z!@#$%^&*_+.-]*\d", re.A)
+_PLACE = (
+    r"(?:all\s+|both\s+|still\s+|now\s+|also\s+|just\s+)?(?:on|in|at|under|underneath|behind|inside|next|by|"
+    r"beside|with|above|below|near|written|saved|stored|kept|taped|stuck|printed|hidden|noted|jotted)\b"
+)
+_VALUE_AFTER = re.compile(
+    rf"[:：=＝]|\s[-–—]+\s|(?<!next )\bto\b|改成|换成|设成|设为|改为|换为|^[^，。,.;；!！?？]{{0,8}}?[是为]"
+    rf"|(?:\b(?:is|was|are|were)|['’]s)\s+(?!{_PLACE})",
     re.I,
 )
-# What follows a name when the sentence holds the value: a colon, a token with a digit straight after it
-# ("PIN 4821", "密码123456"), or a copula before anything but where it is kept ("is hunter2", "是 Chen590314",
-# "是我的生日"; not "is on the fridge", "is written in …"). Cautious on purpose: a value is never kept.
-_SECRET_VALUE = re.compile(
-    r"^\s*[:=：]|^\s*[\"'“‘]?[^\s\"'”’]*\d"
-    r"|^[^.,;!?，。；！？]{0,24}?\b(?:is|was|are|were)\s+"
-    r"(?!(?:on|in|at|under|behind|inside|written|saved|stored|kept|taped|stuck|somewhere|hidden)\b)"
-    r"|^[^，。,.;；!！?？]{0,8}?(?:是|为|[:：=])",
+_VALUE_BEFORE = re.compile(
+    r"(?:\b(?:is|was|are)|['’]s)\s+(?:(?:my|our|the|his|her|their|your)\s+)?(?:[\w-]+\s+){0,3}$"
+    r"|是[^，。！？,.!?\s]{0,8}$",
     re.I,
 )
+# Where it is kept, after the name: a sentence naming a secret is kept only when it says so.
+_WHEREABOUTS = re.compile(rf"\b{_PLACE}|[在到里]|上面|下面|背面|后面|底下|夹层", re.I)
+
 # A sentence opening with a question word asks. Since round 25 (DATA_CARD) one opening with an auxiliary asks
 # only when a subject follows it (the inversion: "do you …", "is the shop …"); without one, and in a
 # contraction, it is a statement whose subject was dropped ("Did three years of night shifts", "Was in Porto
@@ -192,11 +199,18 @@ class Candidate:
 
 
 def holds_secret(sentence: str) -> bool:
-    """Whether a rule refuses ``sentence`` as a secret: it names one and holds its value (``_SECRET_VALUE``),
-    or, with ``SECRET_WHEREABOUTS`` off, it names one at all."""
+    """Whether a rule refuses ``sentence`` as a secret: it names one (``category.SECRET_NAME``) and does not
+    plainly say only where it is kept — a sign of a value anywhere (``_VALUE_*``) or no place after the name
+    refuses it. With ``SECRET_WHEREABOUTS`` off, any sentence naming one (the trainers' old rule)."""
     if not SECRET_WHEREABOUTS:
         return bool(_SECRET.search(sentence))
-    return any(_SECRET_VALUE.search(sentence[m.end() :]) for m in _SECRET_NAME.finditer(sentence))
+    name = SECRET_NAME.search(sentence)
+    if name is None:
+        return False
+    before, after = sentence[: name.start()], sentence[name.end() :]
+    if _VALUE_TOKEN.search(sentence) or _VALUE_BEFORE.search(before) or _VALUE_AFTER.search(after):
+        return True
+    return not _WHEREABOUTS.search(after)
 
 
 def _meaningful(text: str) -> bool:

@@ -34,7 +34,16 @@ IDENTITY, CONFIG, DECISION, EVENT, TEMP, CREDENTIAL = (
     "credential",
 )
 
-_SECRET = re.compile(r"\b(?:password|passcode|pin code|api key|token|secret)s?\b|密码|口令|密钥", re.I)
+# A secret's name: one list for filing (``category_for``, ``quick_extract._fact``) and for the offline
+# keeper's refusal of a value (``quick_extract.holds_secret``) — not the words that are mostly something
+# else ("a rolling pin", "keep it secret"); "PIN" in capitals (beside Han too: "银行卡PIN是…"),
+# lower case only as one's or a card's, before what a PIN is said with ("my pin is …").
+SECRET_NAME = re.compile(
+    r"(?i:\b(?:pass(?:word|wd|code|phrase)|pwd?|pin (?:code|number)|api[ _-]?key|access key|private key"
+    r"|token|client secret|secret key|(?:door|gate|alarm|safe|lock) code)s?\b"
+    r"|(?:^|\b(?:my|our|the|bank|card|atm|sim|phone|debit|credit)\s+)pins?(?=\s*(?:is|was|['’]s|[:=：]|\d)))"
+    r"|(?<![A-Za-z])PINs?(?![A-Za-z])|密码|口令|密钥|令牌|验证码|门禁码|开锁码"
+)
 # Checked in order; the first that matches files the statement.
 _FALLBACK: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -91,7 +100,7 @@ def names_secret(text: str) -> bool:
     """Whether ``text`` names a secret (a password, a key, 密码 …): a memory that does is where one is kept,
     filed ``credential`` by every path that keeps one (a value is never kept: ``quick_extract.holds_secret``
     and the memory model's prompt)."""
-    return bool(_SECRET.search(text))
+    return bool(SECRET_NAME.search(text))
 
 
 def category_for(text: str) -> str:

@@ -14,13 +14,15 @@ from __future__ import annotations
 import re
 
 # A code: one to four Han characters (WeChat's and Feishu's Chinese names: 微笑, 捂脸, 快哭了), or an English
-# name of two to sixteen letters opening with a capital.
-_TEXT_EMOJI = re.compile(r"\[(?:[\u3400-\u4dbf\u4e00-\u9fff]{1,4}|[A-Z][A-Za-z]{1,15})\]")
+# name of two to sixteen letters opening with a capital; not a Markdown link's text ("[Acme](https://…)").
+# A name a person puts in brackets ("我叫[小明]") reads as a code too: rare in chat, where 【】 and “” are the
+# brackets people type, against the codes in nearly every WeChat and Feishu conversation.
+_TEXT_EMOJI = re.compile(r"\[(?:[\u3400-\u4dbf\u4e00-\u9fff]{1,4}|[A-Z][A-Za-z]{1,15})\](?!\()")
 
 
 def _gap(match: re.Match[str]) -> str:
-    """What a code leaves: a space between two words ("Rex[Smile]and" → "Rex and"), else nothing, so no space
-    stands before punctuation or at either end."""
+    """What a code leaves: a space between two words ("Rex[Smile]and" → "Rex and"), else nothing
+    ("谢谢[抱拳]！" → "谢谢！"); spaces the person typed around it stay."""
     text, start, end = match.string, match.start(), match.end()
     before = text[start - 1] if start else ""
     after = text[end] if end < len(text) else ""

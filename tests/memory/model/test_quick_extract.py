@@ -345,6 +345,16 @@ def test_a_fragment_sentence_stays_with_the_sentence_it_describes() -> None:
         "随申办的密码是 Chen590314",
         "家里的wifi密码是我的生日",
         "验证码834211",
+        "PIN是4471",
+        "hunter2 is my password",  # the value before the name
+        "sunflower是我的wifi密码",
+        "I changed my wifi password to sunflower",
+        "我把支付宝密码改成 sunflower 了",
+        "my password's still sunflower",
+        "wifi password sunflower",  # no place said: cautious
+        "our wifi password is on the fridge: sunflower",
+        "the wifi password is under the router and it is sunflower",
+        "the wifi password's on the router, it's BT-4471x",  # a second sentence glued on
     ],
 )
 def test_a_sentence_holding_a_secrets_value_is_refused(text: str) -> None:
@@ -362,6 +372,8 @@ def test_a_sentence_holding_a_secrets_value_is_refused(text: str) -> None:
         "all my passwords are in bitwarden",
         "家里wifi密码贴在路由器背面",
         "支付宝密码写在红本子最后一页",
+        "the router password is printed on the back, next to the serial",
+        "银行卡密码记在蓝色本子第3页",
         "I keep my nan's rolling pin on the top shelf",  # not a secret's name at all
         "we never tell anybody yet so keep it secret",
     ],

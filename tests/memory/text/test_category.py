@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory.retrieval.decay import CATEGORIES
-from memory.text.category import category_for, fallback_category
+from memory.text.category import category_for, fallback_category, names_secret
 
 
 @pytest.mark.parametrize(
@@ -32,6 +32,25 @@ from memory.text.category import category_for, fallback_category
 )
 def test_the_fallback_files_by_the_guide(text: str, category: str) -> None:
     assert category_for(text) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("My bank PIN is in the blue notebook", True),
+        ("银行卡PIN记在本子上", True),  # capitals beside Han
+        ("the door code is on the fob", True),
+        ("门禁码贴在门口", True),
+        ("my pin is in my wallet", True),
+        ("I keep my nan's rolling pin on the top shelf", False),
+        ("we never tell anybody yet so keep it secret", False),
+        ("the pin on my badge is broken", False),
+    ],
+)
+def test_a_secrets_name_is_one_list_for_filing_and_refusing(text: str, named: bool) -> None:
+    """``names_secret`` files a credential and ``quick_extract.holds_secret`` reads the same names."""
+    assert names_secret(text) is named
+    assert (category_for(text) == "credential") is named
 
 
 def test_anything_else_is_an_event_and_every_answer_is_a_known_category() -> None:

@@ -31,6 +31,7 @@ def test_a_chat_apps_text_emoji_comes_out(typed: str, expected: str) -> None:
         "x = a[i] + b[N]",  # an index: lower case or one letter
         "see [1] and [2]",
         "[a link](https://example.com)",
+        "I work at [Acme](https://acme.com)",  # a Markdown link's text, even when it reads like a code
         "[这是一个很长的括号说明]",  # five Han or more: a note in brackets, not an emoji's name
         "I live in Lyon",
     ],
