@@ -400,8 +400,7 @@ def test_describe_openai_error_is_short_and_secret_free() -> None:
     url = "http://127.0.0.1:9/v1/chat/completions"
     request = httpx.Request("POST", url, headers={"Authorization": f"Bearer {SECRET_KEY}"})
     error = openai.APIConnectionError(request=request)
-    assert describe_openai_error(error) == "connection error"
-    assert SECRET_KEY not in describe_openai_error(error)
+    assert describe_openai_error(error) == "connection error"  # the key the request carried is not in it
     assert describe_openai_error(RuntimeError(SECRET_KEY)) == "RuntimeError"
 
 
