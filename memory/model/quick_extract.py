@@ -116,12 +116,21 @@ _EN_SUBJECTS = (
 )
 _EN_QUESTION = re.compile(rf"^(?:{_EN_QUESTION_WORDS}\b|(?:{_EN_AUXILIARIES})\s+(?:{_EN_SUBJECTS})\b)", re.I)
 _EN_QUESTION_ANY_AUXILIARY = re.compile(rf"^(?:{_EN_QUESTION_WORDS}|{_EN_AUXILIARIES})\b", re.I)  # before
+# Since round 40, under the same switch: a request to be reminded ("can u remind me kumi's c5 is due in feb")
+# is read as "remind me …" is, not as a question — unless what follows asks ("can you remind me what the
+# boiler code is").
+_EN_REMIND_REQUEST = re.compile(
+    rf"^(?:can|could|would|will)\s+(?:you|u|ye)\s+(?:please\s+|pls\s+|plz\s+)?remind me\b"
+    rf"(?![\s,]*(?:{_EN_QUESTION_WORDS}|if|whether)\b)",
+    re.I,
+)
 
 
 def _asks_from_first_word(text: str) -> bool:
     """An English sentence that asks from its first words (``SUBJECTLESS_STATEMENTS`` says which rule)."""
-    start = _EN_QUESTION if SUBJECTLESS_STATEMENTS else _EN_QUESTION_ANY_AUXILIARY
-    return bool(start.match(text))
+    if not SUBJECTLESS_STATEMENTS:
+        return bool(_EN_QUESTION_ANY_AUXILIARY.match(text))
+    return bool(_EN_QUESTION.match(text)) and not _EN_REMIND_REQUEST.match(text)
 
 
 _ZH_QUESTION = re.compile(r"[吗么][~～。.!！\s]*$")

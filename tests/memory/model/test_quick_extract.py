@@ -388,3 +388,16 @@ def test_where_a_secret_is_kept_is_a_fact_like_any_other(text: str, monkeypatch:
     assert [c.sentence for c in quick.candidates(text)] == [text]
     monkeypatch.setattr(quick, "SECRET_WHEREABOUTS", False)
     assert quick.holds_secret(text) and quick.candidates(text) == []
+
+
+def test_a_request_to_be_reminded_is_read_as_remind_me_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round 40, under ``SUBJECTLESS_STATEMENTS``: "can u remind me <fact>" is not the inversion "can u …?"
+    (it was refused as a question; "remind me <fact>" never was), unless what follows asks."""
+    from memory.model import quick_extract as quick
+
+    request = "can u remind me kumi's c5 is due in feb at the frankton vet"
+    asking = ("can you remind me what the boiler code is", "could you remind me, when is the MOT due")
+    assert [c.sentence for c in quick.candidates(request)] == [request]
+    assert all(quick.candidates(text) == [] for text in asking)
+    monkeypatch.setattr(quick, "SUBJECTLESS_STATEMENTS", False)  # the shipped head's trainers' rule
+    assert quick.candidates(request) == []
