@@ -118,10 +118,10 @@ _EN_QUESTION = re.compile(rf"^(?:{_EN_QUESTION_WORDS}\b|(?:{_EN_AUXILIARIES})\s+
 _EN_QUESTION_ANY_AUXILIARY = re.compile(rf"^(?:{_EN_QUESTION_WORDS}|{_EN_AUXILIARIES})\b", re.I)  # before
 # Since round 40, under the same switch: a request to be reminded ("can u remind me kumi's c5 is due in feb")
 # is read as "remind me …" is, not as a question — unless what follows asks ("can you remind me what the
-# boiler code is").
+# boiler code is", "… of my netflix login", "… about the MOT").
 _EN_REMIND_REQUEST = re.compile(
     rf"^(?:can|could|would|will)\s+(?:you|u|ye)\s+(?:please\s+|pls\s+|plz\s+)?remind me\b"
-    rf"(?![\s,]*(?:{_EN_QUESTION_WORDS}|if|whether)\b)",
+    rf"(?![\s,]*(?:{_EN_QUESTION_WORDS}|if|whether|of|about)\b)",
     re.I,
 )
 

@@ -396,7 +396,11 @@ def test_a_request_to_be_reminded_is_read_as_remind_me_is(monkeypatch: pytest.Mo
     from memory.model import quick_extract as quick
 
     request = "can u remind me kumi's c5 is due in feb at the frankton vet"
-    asking = ("can you remind me what the boiler code is", "could you remind me, when is the MOT due")
+    asking = (
+        "can you remind me what the boiler code is",
+        "could you remind me, when is the MOT due",
+        "can you remind me of my netflix login",
+    )
     assert [c.sentence for c in quick.candidates(request)] == [request]
     assert all(quick.candidates(text) == [] for text in asking)
     monkeypatch.setattr(quick, "SUBJECTLESS_STATEMENTS", False)  # the shipped head's trainers' rule
