@@ -83,7 +83,7 @@ class MemoryEngine:
         rows does not pay ~0.7 s for it)."""
         engine = cls(await open_store(str(path), create=create, warm_text=warm_text))
         try:
-            await refold_search_text(engine.store)  # a home indexed before Traditional read as Simplified
+            await refold_search_text(engine.store)  # a home indexed by an older tokenizer (Chinese)
         except BaseException:
             await engine.store.close()
             raise

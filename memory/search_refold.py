@@ -1,4 +1,5 @@
-"""Re-indexing a home indexed before Traditional Chinese was folded to Simplified (issue 35).
+"""Re-indexing a home indexed before Traditional Chinese was folded to Simplified, or before an unknown
+Chinese word was indexed with its pairs of characters (issue 35).
 
 Since ``memory/text/script.py`` the tokenizer reads Traditional as Simplified, so "我養了一隻貓" indexed by
 an older tierclaw (its tokens then: ``一隻 貓``…) is not found by "猫" today. The schema version that adds
@@ -7,8 +8,10 @@ the engine walks what is left of them here, ``BATCH_ROWS`` rows by id per transa
 committed with its marker, so a stopped start resumes where it was and a walked home reads one empty
 table.
 
-Only rows whose search text holds a Traditional character are rewritten (every other row's text is already
-what the tokenizer makes of it), and each from what it is made of, as it would be written today: a
+The version ``SEARCH_REINDEX`` marks every table again for the pairs (``tokenizer.search_words``: a name
+jieba cut whole, "邢桂琴", found by "桂琴"). Only rows whose search text holds a Han character are read again
+(an English row's text is already what the tokenizer makes of it), and a row is rewritten when its text as
+it would be written today differs, from what it is made of: a
 memory's content (``memory/writes.py``), a turn's words and the words of the turn before it in its chat
 (``memory/conversation.py``), an event's summary, goal and entities (``memory/event_log.py``), an
 attachment's name, caption, description, transcription and text (``memory/attachments.py``). Folding the
@@ -16,10 +19,11 @@ stored tokens instead is not enough: jieba cuts Traditional text elsewhere ("臺
 ``台湾``).
 
 Why at open and not in the background: it is done once per home and the reply path must not find half a
-home; rows without Traditional cost a read and a string scan, the Traditional ones jieba again (what a big
-home costs is measured in bench/README, issue 35).
+home; an English row costs a read and a string scan, a Chinese row jieba again (what a big home costs is
+measured in bench/README, issue 35, rounds on Traditional Chinese and 41).
 
-Vectors: the local model reads Simplified too (``vectors/embedding._clean_for_engine``), which matters
+Vectors (of a row that held Traditional; the pairs change no vector): the local model reads Simplified too
+(``vectors/embedding._clean_for_engine``), which matters
 (blind7, ask hybrid, zh recall 0.750 with the embedder reading Traditional, 0.827 folded), so a rewritten
 memory loses its local vector and the vector cache its rows for that text: the embedding backfill makes
 them again, in the background (``vectors/reindex.py``). A turn's vector is left as it was (it embeds its
@@ -37,7 +41,7 @@ from typing import Any
 from memory.attachments import search_text as attachment_search_text
 from memory.store.protocol import MemoryStore
 from memory.text.script import to_simplified
-from memory.text.tokenizer import index_text
+from memory.text.tokenizer import has_han, index_text
 from memory.vectors.cache import PASSAGE_SUFFIX, text_hash
 from memory.vectors.embedding import LOCAL_MODEL_KEY
 
@@ -78,7 +82,7 @@ async def refold_search_text(store: MemoryStore, batch: int = BATCH_ROWS) -> int
             rewritten += count
     if rewritten:
         log.info(
-            "[memory] %d rows re-indexed with Traditional Chinese read as Simplified in %.1fs",
+            "[memory] %d rows of Chinese re-indexed as the tokenizer reads them today in %.1fs",
             rewritten,
             time.monotonic() - started,
         )
@@ -86,22 +90,24 @@ async def refold_search_text(store: MemoryStore, batch: int = BATCH_ROWS) -> int
 
 
 async def _batch(store: MemoryStore, table: str, after: int, batch: int) -> tuple[bool, int, int]:
-    """One transaction: the next ``batch`` rows after id ``after`` rewritten where they hold Traditional,
-    the marker moved past them (dropped at the end). Returns (walked to the end, last id, rows rewritten)."""
+    """One transaction: the next ``batch`` rows after id ``after`` rewritten where they hold Chinese
+    indexed otherwise than today, the marker moved past them (dropped at the end). Returns (walked to
+    the end, last id, rows rewritten)."""
     async with store.transaction():
         texts = await store.refold.texts(table, after, batch)
-        traditional = {i: old for i, old in texts if to_simplified(old) != old}
-        sources = await store.refold.sources(table, list(traditional))
-        changed = [(i, traditional[i], _new(table, src)) for i, src in sources.items()]
+        chinese = {i: old for i, old in texts if has_han(old)}
+        sources = await store.refold.sources(table, list(chinese))
+        changed = [(i, chinese[i], _new(table, src)) for i, src in sources.items()]
         changed = [(i, old, new) for i, old, new in changed if new != old]
         if changed:
             await store.refold.rewrite(table, changed)
-        if changed and table == "memories":
+        folded = [(i, old) for i, old, _ in changed if to_simplified(old) != old]
+        if folded and table == "memories":
             # The local model reads Simplified now: its vectors of these texts are made again by the
             # backfill (an API model's are kept: its input is not folded).
-            hashes = [text_hash(str(sources[i][0])) for i, _, _ in changed]
+            hashes = [text_hash(str(sources[i][0])) for i, _ in folded]
             local = (LOCAL_MODEL_KEY, LOCAL_MODEL_KEY + PASSAGE_SUFFIX)
-            await store.refold.forget_vectors([i for i, _, _ in changed], hashes, local)
+            await store.refold.forget_vectors([i for i, _ in folded], hashes, local)
         if len(texts) < batch:
             await store.refold.finished(table)
             return True, after, len(changed)

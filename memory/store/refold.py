@@ -1,9 +1,11 @@
-"""The rows a re-index of Traditional Chinese walks (issue 35): the marker table and its SQL.
+"""The rows a re-index of Chinese search text walks (issue 35): the marker table and its SQL.
 
 Since ``memory/text/script.py`` the tokenizer indexes and searches Traditional Chinese as Simplified, so a
 row indexed by an older tierclaw (the tokens jieba made of "我們去了臺灣": ``臺 灣的``…) is not found by a
 query of today (``台湾``). The schema version ``SEARCH_REFOLD`` adds ``search_refold``: for each searchable
-table, the id up to which its rows were re-indexed; a table's row is dropped once it is walked.
+table, the id up to which its rows were re-indexed; a table's row is dropped once it is walked. Since round
+41 the tokenizer also indexes an unknown Han word's pairs of characters (``tokenizer.search_words``): the
+version ``SEARCH_REINDEX`` marks every table again, from its first row.
 ``memory/search_refold.py`` walks them (it knows how each table's search text is made); here are the
 reads and writes it needs, one batch by id at a time, so each batch is one short transaction.
 
@@ -19,19 +21,25 @@ from typing import Any
 
 from memory.store.sql import SqlDatabase, marks
 
-__all__ = ["SEARCH_REFOLD", "TABLES", "RefoldRows"]
+__all__ = ["SEARCH_REFOLD", "SEARCH_REINDEX", "TABLES", "RefoldRows"]
 
 # The tables whose ``search_text`` the tokenizer made, in the order they are walked.
 TABLES = ("memories", "conversation_turns", "daily_events", "attachments")
 
-SEARCH_REFOLD = """
-CREATE TABLE search_refold (
-    part     {TEXT}   PRIMARY KEY,
-    after_id {BIGINT} NOT NULL DEFAULT 0
-);
+_MARK_ALL = """
 INSERT INTO search_refold (part, after_id) VALUES
     ('memories', 0), ('conversation_turns', 0), ('daily_events', 0), ('attachments', 0);
 """
+SEARCH_REFOLD = (
+    """
+CREATE TABLE search_refold (
+    part     {TEXT}   PRIMARY KEY,
+    after_id {BIGINT} NOT NULL DEFAULT 0
+);"""
+    + _MARK_ALL
+)
+# Every table walked again from its first row, a walk an older tierclaw left half done included.
+SEARCH_REINDEX = "\nDELETE FROM search_refold;" + _MARK_ALL
 
 # What each table's search text is made of, for the rows that are rewritten (``search_refold.py`` says
 # how): a turn's own words and those of the turn before it in its chat.

@@ -42,7 +42,8 @@ durable ``inbox``; 6 ``conversation_turns``, every turn kept and searchable (9: 
 events episodes; 8 adds ``scratchpads``; then ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``,
 ``_CHANGES``, ``_CHAT_HOLDS``, ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``),
 ``_REPLY_HANDLES``, ``_FENCING`` and ``_HOT_ROWS``, each said below; then in their own modules, each saying
-what it adds, ``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS`` and ``CHAT_NEXT``.
+what it adds, ``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS`` and ``CHAT_NEXT``;
+29 is ``SEARCH_REINDEX``.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from memory.store.buffer_count import BUFFER_COUNT
-from memory.store.refold import SEARCH_REFOLD
+from memory.store.refold import SEARCH_REFOLD, SEARCH_REINDEX
 from memory.store.schema_media import ATTACHMENTS, REMINDERS
 from memory.store.turn_sessions import TURN_SESSIONS
 from memory.store.turn_watermark import TURN_WATERMARK
@@ -479,6 +480,7 @@ TEMPLATES: tuple[str, ...] = (
     TURN_WATERMARK,
     TURN_SESSIONS,
     *("{chat_next_own}", "{owner_search_own}", "{chat_claim_own}", "{upkeep_own}"),  # 25-28: own parts
+    SEARCH_REINDEX,
 )
 SCHEMA_VERSION = len(TEMPLATES)
 

@@ -6,7 +6,14 @@ long ones), stem English words (Snowball), and store the space-joined tokens in 
 ``unicode61`` tokenizer then only splits on those spaces. Because the index holds exactly the tokens
 this module makes, a term's document frequency can be read from the index's vocabulary table.
 
-Query terms come from the same segmentation minus stop words, and every term is emitted as a quoted
+A Han word jieba does not know is indexed and searched with its pairs of characters too
+(``search_words``): jieba's HMM cuts an unknown name or word whole, and differently as the sentence
+around it changes ("我老伴儿邢桂琴" → ``邢桂琴``, "桂琴多大岁数了" → ``桂琴``), so a question that names it in
+part, or in full where the memory names it in part, would share no term with it. A word jieba knows is
+already cut into the known words inside it by search mode. Changing this changes what is indexed: a home
+indexed before is re-indexed when it is opened (``memory/search_refold.py``).
+
+Query terms come from the same words minus stop words, and every term is emitted as a quoted
 FTS5 string, so no user text is ever interpreted as FTS syntax (``OR``, ``NEAR(``, ``*``, ``-``...).
 """
 
@@ -34,6 +41,7 @@ MAX_QUERY_TERMS = 24
 # Runs of letters/digits/Han, the same units FTS5's unicode61 tokenizer keeps ("_" and "-" split).
 _WORD_RUN = re.compile(r"[^\W_]+", re.UNICODE)
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HAN_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{3,}")  # paired when unknown
 _init_lock = threading.Lock()
 _jieba: Any = None  # the jieba module once its dictionary is loaded
 
@@ -104,12 +112,24 @@ def _segmented(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def search_words(text: str) -> list[str]:
+    """The words of ``text`` as searched: ``segment``'s, each Han word of three or more characters that is
+    not in jieba's dictionary followed by its pairs of characters (the module docstring says why)."""
+    jieba = warm_up()
+    out: list[str] = []
+    for word in segment(text):
+        out.append(word)
+        if _HAN_WORD.fullmatch(word) and not jieba.dt.FREQ.get(word):
+            out.extend(word[i : i + 2] for i in range(len(word) - 1))
+    return out
+
+
 @lru_cache(maxsize=4096)
 def index_text(text: str) -> str:
     """The string stored in the FTS column for ``text``: its stemmed tokens joined by single spaces.
 
     Cached: a memory written again (a merge, an import run twice) is not stemmed again."""
-    return " ".join(stem(t) for t in segment(text))
+    return " ".join(stem(t) for t in search_words(text))
 
 
 def has_han(text: str) -> bool:
@@ -136,7 +156,7 @@ def query_tokens(text: str) -> tuple[str, ...]:
 def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> tuple[str, ...]:
     """Distinct stemmed content-word terms of a query, in order of appearance, stop words removed."""
     seen: dict[str, None] = {}
-    for tok in segment(text[:MAX_QUERY_CHARS]):
+    for tok in search_words(text[:MAX_QUERY_CHARS]):
         if tok in STOP_WORDS:
             continue
         # A lone Latin letter or digit is noise ("s" of "it's", "2" of a list number).
