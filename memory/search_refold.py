@@ -9,9 +9,13 @@ committed with its marker, so a stopped start resumes where it was and a walked 
 table.
 
 The version ``SEARCH_REINDEX`` marks every table again for the pairs (``tokenizer.search_words``: a name
-jieba cut whole, "邢桂琴", found by "桂琴"). Only rows whose search text holds a Han character are read again
-(an English row's text is already what the tokenizer makes of it), and a row is rewritten when its text as
-it would be written today differs, from what it is made of: a
+jieba cut whole, "邢桂琴", found by "桂琴"): a row whose search text holds a Han character and no Traditional
+gains the pairs of the unknown words it holds (``tokenizer.with_pairs``, no jieba again: its words are what
+the tokenizer made of it, and a turn keeps the words of a turn before it that retention has deleted since);
+an English row is already what the tokenizer makes of it.
+
+A row whose search text holds a Traditional character is rewritten from what it is made of, as it would be
+written today: a
 memory's content (``memory/writes.py``), a turn's words and the words of the turn before it in its chat
 (``memory/conversation.py``), an event's summary, goal and entities (``memory/event_log.py``), an
 attachment's name, caption, description, transcription and text (``memory/attachments.py``). Folding the
@@ -19,8 +23,8 @@ stored tokens instead is not enough: jieba cuts Traditional text elsewhere ("臺
 ``台湾``).
 
 Why at open and not in the background: it is done once per home and the reply path must not find half a
-home; an English row costs a read and a string scan, a Chinese row jieba again (what a big home costs is
-measured in bench/README, issue 35, rounds on Traditional Chinese and 41).
+home; a row costs a read and a string scan, a Traditional one jieba again (what a big home costs is
+measured in bench/README, issue 35, the Traditional fold and round 41).
 
 Vectors (of a row that held Traditional; the pairs change no vector): the local model reads Simplified too
 (``vectors/embedding._clean_for_engine``), which matters
@@ -41,7 +45,7 @@ from typing import Any
 from memory.attachments import search_text as attachment_search_text
 from memory.store.protocol import MemoryStore
 from memory.text.script import to_simplified
-from memory.text.tokenizer import has_han, index_text
+from memory.text.tokenizer import has_han, index_text, with_pairs
 from memory.vectors.cache import PASSAGE_SUFFIX, text_hash
 from memory.vectors.embedding import LOCAL_MODEL_KEY
 
@@ -95,25 +99,37 @@ async def _batch(store: MemoryStore, table: str, after: int, batch: int) -> tupl
     the end, last id, rows rewritten)."""
     async with store.transaction():
         texts = await store.refold.texts(table, after, batch)
-        chinese = {i: old for i, old in texts if has_han(old)}
-        sources = await store.refold.sources(table, list(chinese))
-        changed = [(i, chinese[i], _new(table, src)) for i, src in sources.items()]
-        changed = [(i, old, new) for i, old, new in changed if new != old]
+        traditional = {i: old for i, old in texts if to_simplified(old) != old}
+        sources = await store.refold.sources(table, list(traditional))
+        changed = [(i, traditional[i], _new(table, src)) for i, src in sources.items()]
+        # Every other Chinese row only gains its pairs, from the words it holds: a turn keeps the words
+        # of a turn before it that retention has since deleted.
+        changed += [(i, old, with_pairs(old)) for i, old in texts if i not in traditional and has_han(old)]
+        # In id order, as every replica walking the same batch writes it (no two lock rows crosswise).
+        changed = sorted((i, old, new) for i, old, new in changed if new != old)
         if changed:
             await store.refold.rewrite(table, changed)
-        folded = [(i, old) for i, old, _ in changed if to_simplified(old) != old]
-        if folded and table == "memories":
-            # The local model reads Simplified now: its vectors of these texts are made again by the
-            # backfill (an API model's are kept: its input is not folded).
-            hashes = [text_hash(str(sources[i][0])) for i, _ in folded]
-            local = (LOCAL_MODEL_KEY, LOCAL_MODEL_KEY + PASSAGE_SUFFIX)
-            await store.refold.forget_vectors([i for i, _ in folded], hashes, local)
+        if table == "memories":
+            await _forget_folded_vectors(store, [i for i, _, _ in changed if i in sources], sources)
         if len(texts) < batch:
             await store.refold.finished(table)
             return True, after, len(changed)
         last = texts[-1][0]
         await store.refold.passed(table, last)
         return False, last, len(changed)
+
+
+async def _forget_folded_vectors(
+    store: MemoryStore, ids: list[int], sources: dict[int, tuple[Any, ...]]
+) -> None:
+    """The local model reads Simplified now: the vectors of the memories of ``ids`` told in Traditional (by
+    their content, not their search text, whose pairs may read as Traditional) are made again by the
+    backfill (an API model's are kept: its input is not folded)."""
+    folded = [i for i in ids if to_simplified(str(sources[i][0])) != str(sources[i][0])]
+    if folded:
+        hashes = [text_hash(str(sources[i][0])) for i in folded]
+        local = (LOCAL_MODEL_KEY, LOCAL_MODEL_KEY + PASSAGE_SUFFIX)
+        await store.refold.forget_vectors(folded, hashes, local)
 
 
 def _new(table: str, source: tuple[Any, ...]) -> str:

@@ -11,7 +11,7 @@ A Han word jieba does not know is indexed and searched with its pairs of charact
 around it changes ("我老伴儿邢桂琴" → ``邢桂琴``, "桂琴多大岁数了" → ``桂琴``), so a question that names it in
 part, or in full where the memory names it in part, would share no term with it. A word jieba knows is
 already cut into the known words inside it by search mode. Changing this changes what is indexed: a home
-indexed before is re-indexed when it is opened (``memory/search_refold.py``).
+indexed before is re-indexed when it is opened (``memory/search_refold.py``; ``with_pairs``).
 
 Query terms come from the same words minus stop words, and every term is emitted as a quoted
 FTS5 string, so no user text is ever interpreted as FTS syntax (``OR``, ``NEAR(``, ``*``, ``-``...).
@@ -113,15 +113,33 @@ def _segmented(text: str) -> tuple[str, ...]:
 
 
 def search_words(text: str) -> list[str]:
-    """The words of ``text`` as searched: ``segment``'s, each Han word of three or more characters that is
-    not in jieba's dictionary followed by its pairs of characters (the module docstring says why)."""
+    """The words of ``text`` as searched: ``segment``'s, then the pairs of characters of each Han word of
+    three or more characters that jieba's dictionary lacks (the module docstring says why). The pairs come
+    after all the words, so two words side by side stay side by side (``ranking``'s phrase bonus reads
+    ``query_tokens``, which has no pairs) and a query cut at ``MAX_QUERY_TERMS`` loses pairs first."""
+    words = segment(text)
+    return words + unknown_pairs(words)
+
+
+def unknown_pairs(words: list[str]) -> list[str]:
+    """The pairs of characters of the unknown Han words among ``words``, each once and none that is
+    already one of them ("哈哈哈哈" gives 哈哈 once)."""
     jieba = warm_up()
-    out: list[str] = []
-    for word in segment(text):
-        out.append(word)
+    have = set(words)
+    pairs: dict[str, None] = {}
+    for word in dict.fromkeys(words):
         if _HAN_WORD.fullmatch(word) and not jieba.dt.FREQ.get(word):
-            out.extend(word[i : i + 2] for i in range(len(word) - 1))
-    return out
+            pairs.update((word[i : i + 2], None) for i in range(len(word) - 1) if word[i : i + 2] not in have)
+    return list(pairs)
+
+
+def with_pairs(search_text: str) -> str:
+    """A search text stored before the pairs (its words as ``index_text`` made them then) with the pairs
+    of its unknown words added, as ``index_text`` would add them: what a home indexed before is given
+    (``memory/search_refold.py``) without reading its rows' sources again."""
+    words = search_text.split()
+    pairs = unknown_pairs(words)
+    return " ".join([*words, *pairs]) if pairs else search_text
 
 
 @lru_cache(maxsize=4096)

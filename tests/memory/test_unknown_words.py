@@ -3,8 +3,9 @@
 jieba cuts an unknown name whole, and differently as the sentence around it changes: "我老伴儿邢桂琴" gives
 ``邢桂琴``, "桂琴多大岁数了" gives ``桂琴``, so keyword search found no memory for the question. The tokenizer
 now indexes and searches such a word with its pairs of characters (``tokenizer.search_words``). A home
-indexed before is re-indexed when it is opened (the migration ``SEARCH_REINDEX``), and only its Chinese rows
-whose search text changes are rewritten, their vectors kept. Fails on the code before round 41.
+indexed before is re-indexed when it is opened (the migration ``SEARCH_REINDEX``): its Chinese rows gain the
+pairs of the words they hold (a turn keeps a deleted turn's words), their vectors kept. Fails on the code
+before round 41.
 """
 
 from __future__ import annotations
@@ -50,9 +51,16 @@ async def _found(engine: MemoryEngine, query: str) -> list[str]:
 
 
 def test_an_unknown_word_is_searched_with_its_pairs() -> None:
-    assert tokenizer.segment(WIFE).count("邢桂琴") == 1 and "桂琴" not in tokenizer.segment(WIFE)
-    assert {"邢桂琴", "邢桂", "桂琴"} <= set(tokenizer.index_text(WIFE).split())
+    words = tokenizer.segment(WIFE)
+    assert words.count("邢桂琴") == 1 and "桂琴" not in words
+    # The pairs come after every word: two words side by side stay so (the phrase bonus reads them).
+    assert tokenizer.index_text(WIFE).split() == [*words, "邢桂", "桂琴"]
     assert {"隋立军", "立军"} <= set(tokenizer.query_terms("隋立军电话多少"))
+    # Each pair once, none that is already a word; a stored text gains exactly what index_text adds.
+    repeated = tokenizer.search_words("邢桂琴说邢桂琴来了")
+    assert repeated.count("桂琴") == 1 and repeated.count("邢桂琴") == 2
+    assert tokenizer.with_pairs(_before_pairs(WIFE)) == tokenizer.index_text(WIFE)
+    assert tokenizer.with_pairs(tokenizer.index_text(WIFE)) == tokenizer.index_text(WIFE)
     # A word jieba knows is cut as it was: only its known parts, no pairs.
     for known in ("老伴儿", "五大连池", "三十多年"):
         assert tokenizer.search_words(known) == tokenizer.segment(known)
@@ -104,14 +112,31 @@ async def test_a_home_indexed_before_the_pairs_is_found_once_opened(memory_url: 
             row = NewRow(norm_key(text), _before_pairs(text), now, vector=blob, vector_model=LOCAL_MODEL_KEY)
             ids[text] = await store.memories.insert(OWNER, Fact(text, importance=0.6), row)
         assert not await store.search.matches(OWNER, ["桂琴"], tiers=(2,), limit=5)
+        # A turn indexed with the words of the turn before it, which retention has deleted since.
+        answer, deleted_question = "她今天来了", "隋立军的媳妇叫啥"
+        turn_id = await store.turns.add(
+            OWNER,
+            channel="cli",
+            chat_id="c",
+            role="user",
+            content=answer,
+            search_text=f"{_before_pairs(answer)} {_before_pairs(deleted_question)}",
+            at=now,
+        )
     await _mark_reindex_pending(target)
     store = await open_store(target)
     try:
-        # Only the two rows with an unknown word are rewritten (the other Chinese rows are read, not
-        # written; the English row is not read), in batches of two, the marker moved with each.
-        assert await refold_search_text(store, batch=2) == 2
+        # Only the rows with an unknown word are rewritten (the other Chinese rows are read, not written),
+        # in batches of two, the marker moved with each; a second walk finds nothing to do.
+        assert await refold_search_text(store, batch=2) == 3
         assert await store.refold.pending() == {}
         assert not await store.vectors.missing(LOCAL_MODEL_KEY)  # the pairs change no vector
+        await store.close()
+        await _mark_reindex_pending(target)
+        store = await open_store(target)
+        assert await refold_search_text(store, batch=2) == 0
+        turns = await store.turns.matches(OWNER, ["立军"], since=None, until=None, limit=5)
+        assert [row.id for row, _, _ in turns] == [turn_id]  # the deleted question's words kept, paired
     finally:
         await store.close()
     async with await MemoryEngine.open(target) as engine:
