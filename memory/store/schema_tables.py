@@ -41,9 +41,8 @@ model key, with the dimension stored and checked, and when each was last used (f
 durable ``inbox``; 6 ``conversation_turns``, every turn kept and searchable (9: with a vector); 7 makes daily
 events episodes; 8 adds ``scratchpads``; then ``_GATEWAY_STATE``, ``_COORDINATION``, ``_EXTRACTION_CLAIMS``,
 ``_CHANGES``, ``_CHAT_HOLDS``, ``_HOT_TOUCHES``, attachments and reminders (``schema_media.py``),
-``_REPLY_HANDLES``, ``_FENCING`` and ``_HOT_ROWS``, each said below; then in their own modules, each saying
-what it adds, ``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS`` and ``CHAT_NEXT``;
-29 is ``SEARCH_REINDEX``.
+``_REPLY_HANDLES``, ``_FENCING`` and ``_HOT_ROWS``, each said below; then, each said in its own module,
+``SEARCH_REFOLD``, ``BUFFER_COUNT``, ``TURN_WATERMARK``, ``TURN_SESSIONS``, ``CHAT_NEXT``, ``SEARCH_REINDEX``.
 """
 
 from __future__ import annotations
@@ -479,8 +478,7 @@ TEMPLATES: tuple[str, ...] = (
     BUFFER_COUNT,
     TURN_WATERMARK,
     TURN_SESSIONS,
-    *("{chat_next_own}", "{owner_search_own}", "{chat_claim_own}", "{upkeep_own}"),  # 25-28: own parts
-    SEARCH_REINDEX,
+    *("{chat_next_own}", "{owner_search_own}", "{chat_claim_own}", "{upkeep_own}", SEARCH_REINDEX),
 )
 SCHEMA_VERSION = len(TEMPLATES)
 
