@@ -8,12 +8,10 @@ its rows are found. Fails on the code before ``memory/text/script.py``.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
-import psycopg
 import pytest
 
 from memory.clock import to_db, utcnow
@@ -28,6 +26,7 @@ from memory.text import tokenizer
 from memory.text.dedup import norm_key
 from memory.vectors.cache import PASSAGE_SUFFIX, CachedEmbedder, text_hash
 from memory.vectors.embedding import LOCAL_MODEL_KEY, LocalEmbedder
+from tests.memory import search_homes
 
 pytestmark = pytest.mark.both_stores
 
@@ -46,13 +45,9 @@ def _old_index_text(text: str) -> str:
     return " ".join(tokenizer.stem(t) for t in tokens)
 
 
-def _target(memory_url: str, tmp_path: Path) -> str:
-    return memory_url or str(tmp_path / "memory.db")
-
-
 @pytest.fixture
 async def home(memory_url: str, tmp_path: Path) -> AsyncIterator[MemoryEngine]:
-    engine = await MemoryEngine.open(_target(memory_url, tmp_path))
+    engine = await MemoryEngine.open(search_homes.target(memory_url, tmp_path))
     try:
         for text in [TOLD_TRADITIONAL, TOLD_SIMPLIFIED, *OTHERS]:
             await engine.write(OWNER, Fact(text, importance=0.6), embed=False)
@@ -62,7 +57,7 @@ async def home(memory_url: str, tmp_path: Path) -> AsyncIterator[MemoryEngine]:
 
 
 async def _found(engine: MemoryEngine, query: str) -> list[str]:
-    return [hit.content for hit in await engine.retrieve(OWNER, query, k=3, touch=False)]
+    return await search_homes.found(engine, OWNER, query)
 
 
 async def test_keyword_only_each_script_finds_the_other(home: MemoryEngine) -> None:
@@ -89,19 +84,11 @@ async def test_hybrid_each_script_finds_the_other(home: MemoryEngine) -> None:
 
 async def _mark_refold_pending(target: str) -> None:
     """What the migration that adds ``search_refold`` leaves in a home an older tierclaw wrote."""
-    statement = next(s for s in SEARCH_REFOLD.split(";") if "INSERT" in s)
-    if target.startswith("postgresql"):
-        async with await psycopg.AsyncConnection.connect(target, autocommit=True) as conn:
-            await conn.execute(statement.encode())
-    else:
-        conn = sqlite3.connect(target)
-        with conn:
-            conn.execute(statement)
-        conn.close()
+    await search_homes.run_statements(target, [next(s for s in SEARCH_REFOLD.split(";") if "INSERT" in s)])
 
 
 async def test_a_home_indexed_before_folding_is_found_once_reopened(memory_url: str, tmp_path: Path) -> None:
-    target = _target(memory_url, tmp_path)
+    target = search_homes.target(memory_url, tmp_path)
     now = to_db(utcnow())
     turn = "我們上週去了臺灣的夜市"
     event = "去醫院看了牙醫"

@@ -10,12 +10,10 @@ before round 41.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
-import psycopg
 import pytest
 
 from memory.clock import to_db, utcnow
@@ -28,6 +26,7 @@ from memory.store.refold import SEARCH_REINDEX
 from memory.text import tokenizer
 from memory.text.dedup import norm_key
 from memory.vectors.embedding import LOCAL_MODEL_KEY
+from tests.memory import search_homes
 
 pytestmark = pytest.mark.both_stores
 
@@ -42,12 +41,8 @@ def _before_pairs(text: str) -> str:
     return " ".join(tokenizer.stem(t) for t in tokenizer.segment(text))
 
 
-def _target(memory_url: str, tmp_path: Path) -> str:
-    return memory_url or str(tmp_path / "memory.db")
-
-
 async def _found(engine: MemoryEngine, query: str) -> list[str]:
-    return [hit.content for hit in await engine.retrieve(OWNER, query, k=3, touch=False)]
+    return await search_homes.found(engine, OWNER, query)
 
 
 def test_an_unknown_word_is_searched_with_its_pairs() -> None:
@@ -71,7 +66,7 @@ def test_an_unknown_word_is_searched_with_its_pairs() -> None:
 
 @pytest.fixture
 async def home(memory_url: str, tmp_path: Path) -> AsyncIterator[MemoryEngine]:
-    engine = await MemoryEngine.open(_target(memory_url, tmp_path))
+    engine = await MemoryEngine.open(search_homes.target(memory_url, tmp_path))
     try:
         for text in [WIFE, SON, *OTHERS]:
             await engine.write(OWNER, Fact(text, importance=0.6), embed=False)
@@ -88,21 +83,11 @@ async def test_a_name_is_found_by_its_given_name(home: MemoryEngine) -> None:
 
 async def _mark_reindex_pending(target: str) -> None:
     """What the migration ``SEARCH_REINDEX`` leaves in a home an older tierclaw wrote."""
-    statements = [s for s in SEARCH_REINDEX.split(";") if s.strip()]
-    if target.startswith("postgresql"):
-        async with await psycopg.AsyncConnection.connect(target, autocommit=True) as server:
-            for statement in statements:
-                await server.execute(statement.encode())
-        return
-    conn = sqlite3.connect(target)
-    with conn:
-        for statement in statements:
-            conn.execute(statement)
-    conn.close()
+    await search_homes.run_statements(target, [s for s in SEARCH_REINDEX.split(";") if s.strip()])
 
 
 async def test_a_home_indexed_before_the_pairs_is_found_once_opened(memory_url: str, tmp_path: Path) -> None:
-    target = _target(memory_url, tmp_path)
+    target = search_homes.target(memory_url, tmp_path)
     now = to_db(utcnow())
     blob = np.ones(4, dtype=np.float32).tobytes()
     async with await MemoryEngine.open(target) as engine:
