@@ -69,8 +69,8 @@ def _language_rule(who: str, written: str) -> str:
 
 
 _SECRET_RULE = (
-    "Never copy a secret value (password, API key, token, private key, verification code) into the"
-    " output: record only that it exists and where it is kept."
+    "Never copy a secret value (password, API key, token, private key, verification code, the answer to"
+    " a security question) into the output: record only that it exists and where it is kept."
 )
 
 _DATA_RULE = (

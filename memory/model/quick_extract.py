@@ -100,6 +100,8 @@ _VALUE_BEFORE = re.compile(
 )
 # Where it is kept, after the name: a sentence naming a secret is kept only when it says so.
 _WHEREABOUTS = re.compile(rf"\b{_PLACE}|[在到里]|上面|下面|背面|后面|底下|夹层", re.I)
+# A token right after a place word names the place, not a value: "all my passwords are in 1Password".
+_AT_PLACE = re.compile(rf"\b{_PLACE}\s+(?:(?:my|our|the|a|an|his|her|their)\s+)?$", re.I)
 
 # A sentence opening with a question word asks. Since round 25 (DATA_CARD) one opening with an auxiliary asks
 # only when a subject follows it (the inversion: "do you …", "is the shop …"); without one, and in a
@@ -217,9 +219,15 @@ def holds_secret(sentence: str) -> bool:
     if name is None:
         return False
     before, after = sentence[: name.start()], sentence[name.end() :]
-    if _VALUE_TOKEN.search(sentence) or _VALUE_BEFORE.search(before) or _VALUE_AFTER.search(after):
+    if _value_token(sentence) or _VALUE_BEFORE.search(before) or _VALUE_AFTER.search(after):
         return True
     return not _WHEREABOUTS.search(after)
+
+
+def _value_token(sentence: str) -> bool:
+    """Whether ``sentence`` holds a token that may be a secret's value (``_VALUE_TOKEN``), other than one
+    that names where it is kept (``_AT_PLACE``)."""
+    return any(not _AT_PLACE.search(sentence[: m.start()]) for m in _VALUE_TOKEN.finditer(sentence))
 
 
 def _meaningful(text: str) -> bool:

@@ -37,12 +37,14 @@ IDENTITY, CONFIG, DECISION, EVENT, TEMP, CREDENTIAL = (
 # A secret's name: one list for filing (``category_for``, ``quick_extract._fact``) and for the offline
 # keeper's refusal of a value (``quick_extract.holds_secret``) — not the words that are mostly something
 # else ("a rolling pin", "keep it secret"); "PIN" in capitals (beside Han too: "银行卡PIN是…"),
-# lower case only as one's or a card's, before what a PIN is said with ("my pin is …").
+# lower case only as one's or a card's, before what a PIN is said with ("my pin is …"). The answer to a
+# security question opens an account as a password does ("my security answer is …", 密保答案): a secret too.
 SECRET_NAME = re.compile(
     r"(?i:\b(?:pass(?:word|wd|code|phrase)|pwd?|pin (?:code|number)|api[ _-]?key|access key|private key"
-    r"|token|client secret|secret key|(?:door|gate|alarm|safe|lock) code)s?\b"
+    r"|token|client secret|secret key|(?:door|gate|alarm|safe|lock) code"
+    r"|(?:security|secret) (?:question|answer)|memorable (?:word|answer|info(?:rmation)?))s?\b"
     r"|(?:^|\b(?:my|our|the|bank|card|atm|sim|phone|debit|credit)\s+)pins?(?=\s*(?:is|was|['’]s|[:=：]|\d)))"
-    r"|(?<![A-Za-z])PINs?(?![A-Za-z])|密码|口令|密钥|令牌|验证码|门禁码|开锁码"
+    r"|(?<![A-Za-z])PINs?(?![A-Za-z])|密码|口令|密钥|令牌|验证码|门禁码|开锁码|密保"
 )
 # Checked in order; the first that matches files the statement.
 _FALLBACK: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -390,6 +390,31 @@ def test_where_a_secret_is_kept_is_a_fact_like_any_other(text: str, monkeypatch:
     assert quick.holds_secret(text) and quick.candidates(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("my security answer is fluffy", True),
+        ("the answer to my security question is Whiskers", True),
+        ("my memorable word for the bank is sunflower", True),
+        ("密保问题的答案是小白", True),
+        ("my security questions are written in the back of my diary", False),
+        ("all my passwords are in 1Password", False),  # a token right after a place names the place
+        ("the wifi password is saved in the 1Password app", False),
+        ("passwords are in 1Password, the master one is hunter22", True),  # a value elsewhere still refuses
+        ("the pin is on the back of the card, 4471", True),
+    ],
+)
+def test_a_security_answer_is_a_secret_and_a_place_named_with_digits_is_not_a_value(
+    text: str, refused: bool
+) -> None:
+    """A security question's answer opens an account as a password does, so it is refused as a value; a
+    password manager named with a digit ("1Password") is where the secrets are, not one of them."""
+    from memory.model import quick_extract as quick
+
+    assert quick.holds_secret(text) is refused
+    assert (quick.candidates(text) == []) is refused
+
+
 def test_a_request_to_be_reminded_is_read_as_remind_me_is(monkeypatch: pytest.MonkeyPatch) -> None:
     """Round 40, under ``SUBJECTLESS_STATEMENTS``: "can u remind me <fact>" is not the inversion "can u …?"
     (it was refused as a question; "remind me <fact>" never was), unless what follows asks."""

@@ -45,6 +45,9 @@ def test_the_fallback_files_by_the_guide(text: str, category: str) -> None:
         ("I keep my nan's rolling pin on the top shelf", False),
         ("we never tell anybody yet so keep it secret", False),
         ("the pin on my badge is broken", False),
+        ("my security answers are in the blue notebook", True),  # they open an account as a password does
+        ("密保答案写在红本子上", True),
+        ("airport security was slow today", False),
     ],
 )
 def test_a_secrets_name_is_one_list_for_filing_and_refusing(text: str, named: bool) -> None:
