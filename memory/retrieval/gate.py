@@ -76,7 +76,8 @@ _ZH_RECALL = re.compile("记得|提醒我|忘了|说过|上次|之前|以前|昨
 # "howd"), or after a preposition ("since when", "at what age"); a question word last ("living where",
 # "how much again"; not "no matter what", "that's where"); "… or not"; a question inside a sentence after
 # forgetting or wondering ("I forget where …", "not sure whether …", Scots "cannae mind what …", not "keep in
-# mind when …"); asking to be told ("remind me what …", "tell me my …").
+# mind when …"); asking to be told ("remind me what …", "tell me my …", "remind me of Jo's …") or to have
+# one's own thing looked up ("pull up my …", "show me our …").
 _EN_ASKS = re.compile(
     r"\?|^\s*(?:(?:what|when|where|who|why|how)(?:s|d)?|whom|whose|which|am|do|did|does|is|are|have|has|"
     r"was|were|can|should)\b"
@@ -86,8 +87,8 @@ _EN_ASKS = re.compile(
     r"|\bor not\b[\s.!]*$"
     r"|\b(?:forget|forgot|forgotten|remember|recall|(?<!\bin )mind|wonder|wondering|sure)\s+"
     r"(?:what|where|when|which|who|whose|how|whether|if)\b"
-    r"|^\s*(?:pls |please )?(?:remind|tell|give) me(?: again)?\s+"
-    r"(?:what|where|when|which|who|whose|how|whether|if|my|our)\b",
+    r"|^\s*(?:pls |please )?(?:(?:remind|tell|give|show|send|find|get) me(?: again)?\s+(?:of\s+|about\s+)?"
+    r"|(?:pull|look|bring|dig) up\s+)(?:what|where|when|which|who|whose|how|whether|if|my|our|[\w-]+['’]s)\b",
     re.I,
 )
 # Chinese: a mark; a question word or particle (regional ones too: 么子, 伐, 冇; 咋 before a verb, not "不咋"

@@ -201,6 +201,11 @@ def test_keyword_only_fires_on_what_the_person_told_before(text: str) -> None:
         "I forget which bin goes out tonight",
         "remind me what the boiler code is",
         "tell me my cousin's new address",
+        "tell me Corey's work rotation again",  # one's own thing named by whose it is
+        "remind me of my locker code",
+        "pls tell me about our lease",
+        "pull up my operator number for me",  # looked up, not told
+        "look up Dad's NHS number",
     ],
 )
 def test_a_question_typed_without_its_mark_in_a_common_form_asks(text: str) -> None:
@@ -236,6 +241,9 @@ def test_a_question_typed_without_its_mark_in_a_common_form_asks(text: str) -> N
         "whoa",
         "remind me friday to call the plumber",
         "tell me a joke",
+        "remind me to ring Jo's mum",
+        "pull up the weather",
+        "I told mum's friend about it",
     ],
 )
 def test_a_statement_with_those_words_does_not_ask(text: str) -> None:
