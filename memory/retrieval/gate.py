@@ -97,12 +97,13 @@ _EN_ASKS = re.compile(
 # ("吃不吃辣", "换没换", Cantonese "食唔食"; not "不错不错"); a done-verb then 没/没有/未 at the end ("办了
 # 没", "到咗未", "退咗钱未"; southwestern Mandarin's 没得 for 没有: "整好了没得"); a verb then 不 at the end
 # ("能吃辣不"; not "我不", a refusal); "A 还是 B" in the last clause (also read, wrongly, in a statement with
-# 还是 "still": "还是那么多").
+# 还是 "still": "还是那么多"); asking first to be told or to have it looked up ("跟我说一下…", "告诉我…",
+# "帮我查下…"; not "提醒我…", which mostly sets a reminder).
 _ZH_CLAUSE_CHAR = r"[^，,。.!！;；\s]"  # a character inside one clause: no comma, stop or space
 _ZH_CLAUSE_END = _ZH_CLAUSE_CHAR + "*$"
 _ZH_TAIL = r"[\s啊呀呢嘛啦哦咯哈]*$"
 _ZH_ASKS = re.compile(
-    r"[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|(?<![不没咋])咋(?![咋，,。.!！;；\s]|$)"
+    r"^\s*(?:你|请|麻烦你?)?再?(?:[跟给]我说(?:说|一下|一哈|下)|告诉我|帮我查)|[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|(?<![不没咋])咋(?![咋，,。.!！;；\s]|$)"
     r"|有冇|咩|乜|点样|点解|点算|定系|边(?:度|个|间|位|款|样|处|条|只|张|部|日|次|份|种|啲|科|所)|[喺去住]边"
     + _ZH_TAIL
     + r"|(?<![不唔])([^\W\d_不没唔])[不没唔]\1"

@@ -206,6 +206,9 @@ def test_keyword_only_fires_on_what_the_person_told_before(text: str) -> None:
         "pls tell me about our lease",
         "pull up my operator number for me",  # looked up, not told
         "look up Dad's NHS number",
+        "给我说一下我最爱吃的那家肥肠粉",  # asking first to be told, or to have it looked up
+        "告訴我阿強的電話",
+        "帮我查下物业费一年交好多",
     ],
 )
 def test_a_question_typed_without_its_mark_in_a_common_form_asks(text: str) -> None:
@@ -244,6 +247,9 @@ def test_a_question_typed_without_its_mark_in_a_common_form_asks(text: str) -> N
         "remind me to ring Jo's mum",
         "pull up the weather",
         "I told mum's friend about it",
+        "提醒我明天交电费",  # sets a reminder
+        "帮我写个周报",
+        "跟我说话的那个人是我表哥",
     ],
 )
 def test_a_statement_with_those_words_does_not_ask(text: str) -> None:
