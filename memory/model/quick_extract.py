@@ -100,8 +100,11 @@ _VALUE_BEFORE = re.compile(
 )
 # Where it is kept, after the name: a sentence naming a secret is kept only when it says so.
 _WHEREABOUTS = re.compile(rf"\b{_PLACE}|[在到里]|上面|下面|背面|后面|底下|夹层", re.I)
-# A token right after a place word names the place, not a value: "all my passwords are in 1Password".
-_AT_PLACE = re.compile(rf"\b{_PLACE}\s+(?:(?:my|our|the|a|an|his|her|their)\s+)?$", re.I)
+# A product named with a digit right after a place word is where secrets are kept, not one of them ("all my
+# passwords are in 1Password", "密码都存在1Password里"); a number there still is one ("ends in 2024", "type in
+# 4471").
+_AT_PLACE = re.compile(rf"(?:\b{_PLACE}\s+(?:(?:my|our|the|a|an|his|her|their)\s+)?|[在到]\s*)$", re.I)
+_PRODUCT = re.compile(r"\d+[A-Za-z]{3,}(?![A-Za-z0-9])")
 
 # A sentence opening with a question word asks. Since round 25 (DATA_CARD) one opening with an auxiliary asks
 # only when a subject follows it (the inversion: "do you …", "is the shop …"); without one, and in a
@@ -225,9 +228,12 @@ def holds_secret(sentence: str) -> bool:
 
 
 def _value_token(sentence: str) -> bool:
-    """Whether ``sentence`` holds a token that may be a secret's value (``_VALUE_TOKEN``), other than one
-    that names where it is kept (``_AT_PLACE``)."""
-    return any(not _AT_PLACE.search(sentence[: m.start()]) for m in _VALUE_TOKEN.finditer(sentence))
+    """Whether ``sentence`` holds a token that may be a secret's value (``_VALUE_TOKEN``), other than a
+    product's name where it is kept (``_AT_PLACE``, ``_PRODUCT``)."""
+    return any(
+        not (_PRODUCT.match(sentence, m.start()) and _AT_PLACE.search(sentence[: m.start()]))
+        for m in _VALUE_TOKEN.finditer(sentence)
+    )
 
 
 def _meaningful(text: str) -> bool:

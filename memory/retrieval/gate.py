@@ -88,7 +88,8 @@ _EN_ASKS = re.compile(
     r"|\b(?:forget|forgot|forgotten|remember|recall|(?<!\bin )mind|wonder|wondering|sure)\s+"
     r"(?:what|where|when|which|who|whose|how|whether|if)\b"
     r"|^\s*(?:pls |please )?(?:(?:remind|tell|give|show|send|find|get) me(?: again)?\s+(?:of\s+|about\s+)?"
-    r"|(?:pull|look|bring|dig) up\s+)(?:what|where|when|which|who|whose|how|whether|if|my|our|[\w-]+['’]s)\b",
+    r"|(?:pull|look) up\s+)(?:what|where|when|which|who|whose|how|whether|if|my|our"
+    r"|(?!(?:it|that|there|here|he|she|this|what|who|where|let)['’]s)[\w-]+['’]s)\b",
     re.I,
 )
 # Chinese: a mark; a question word or particle (regional ones too: 么子, 伐, 冇; 咋 before a verb, not "不咋"
@@ -97,13 +98,13 @@ _EN_ASKS = re.compile(
 # ("吃不吃辣", "换没换", Cantonese "食唔食"; not "不错不错"); a done-verb then 没/没有/未 at the end ("办了
 # 没", "到咗未", "退咗钱未"; southwestern Mandarin's 没得 for 没有: "整好了没得"); a verb then 不 at the end
 # ("能吃辣不"; not "我不", a refusal); "A 还是 B" in the last clause (also read, wrongly, in a statement with
-# 还是 "still": "还是那么多"); asking first to be told or to have it looked up ("跟我说一下…", "告诉我…",
-# "帮我查下…"; not "提醒我…", which mostly sets a reminder).
+# 还是 "still": "还是那么多"); asking first to be told or to have it looked up ("跟我说一下…", "给我说说…",
+# "帮我查下…"; not "提醒我…", which mostly sets a reminder, nor "告诉我妈了", "帮我查了下", "跟我说下周…").
 _ZH_CLAUSE_CHAR = r"[^，,。.!！;；\s]"  # a character inside one clause: no comma, stop or space
 _ZH_CLAUSE_END = _ZH_CLAUSE_CHAR + "*$"
 _ZH_TAIL = r"[\s啊呀呢嘛啦哦咯哈]*$"
 _ZH_ASKS = re.compile(
-    r"^\s*(?:你|请|麻烦你?)?再?(?:[跟给]我说(?:说|一下|一哈|下)|告诉我|帮我查)|[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|(?<![不没咋])咋(?![咋，,。.!！;；\s]|$)"
+    r"^\s*(?:你|请|麻烦你?)?再?(?:[跟给]我说(?:说|一下|一哈|下(?![周午个次礼星月]))|帮我查(?![了出过到完]))|[?？]|[吗呢么]\s*$|什么|啥|哪|谁|几|多少|多大|多久|是不是|有没有|么子|(?<![不没咋])咋(?![咋，,。.!！;；\s]|$)"
     r"|有冇|咩|乜|点样|点解|点算|定系|边(?:度|个|间|位|款|样|处|条|只|张|部|日|次|份|种|啲|科|所)|[喺去住]边"
     + _ZH_TAIL
     + r"|(?<![不唔])([^\W\d_不没唔])[不没唔]\1"
@@ -115,6 +116,14 @@ _ZH_ASKS = re.compile(
     + r"|[^\W\d_，,。.!！;；\s]还是"
     + _ZH_CLAUSE_CHAR
     + "+$"
+)
+# Asking to be told or to have something looked up, before what is asked about (``personal_question``; "remind
+# me" is not one: what one is reminded of is one's own).
+_REQUEST_OPENER = re.compile(
+    r"^\s*(?:pls |please )?(?:(?:tell|give|show|send|find|get) me(?: again)?\s+(?:about\s+)?"
+    r"|(?:pull|look) up\s+)"
+    r"|^\s*(?:你|请|麻烦你?)?再?(?:[跟给]我说(?:说|一下|一哈|下)|帮我查(?:查|一下|一哈|下)?)",
+    re.I,
 )
 # The listener addressed ("what are your plans?", "你呢？"), and suggestions ("shall we…?", "why don't we…?").
 _LISTENER = re.compile(r"\b(?:you|your|yours|you're|you've|you'd)\b|你|您", re.I)
@@ -215,12 +224,15 @@ def _short_question(prose: str) -> bool:
 
 def personal_question(text: str) -> bool:
     """Keyword-only: a short question about the person's own life ("can I eat prawns?", "my boss?",
-    "我老板？"), not one to the listener. With the embedder the head answers this (``Head.asks_own``)."""
+    "我老板？"), not one to the listener. With the embedder the head answers this (``Head.asks_own``). The
+    "me" of a request to be told is who is told, not what is asked about ("tell me Einstein's birthday",
+    "帮我查下明天天气"): it counts only when the rest speaks of the person ("tell me my cousin's address")."""
     prose = to_simplified(text).strip()
+    topic = _REQUEST_OPENER.sub("", prose, count=1)
     if _HAN.search(prose):
         short = len(_HAN.findall(prose)) <= PERSONAL_QUESTION_HAN and not to_listener(prose)
-        return short and bool(_ZH_ASKS.search(prose) and _ZH_FIRST_PERSON.search(prose))
-    return _short_question(prose) and bool(_EN_ASKS.search(prose) and _EN_FIRST_PERSON.search(prose))
+        return short and bool(_ZH_ASKS.search(prose) and _ZH_FIRST_PERSON.search(topic))
+    return _short_question(prose) and bool(_EN_ASKS.search(prose) and _EN_FIRST_PERSON.search(topic))
 
 
 def topic_question(text: str) -> bool:

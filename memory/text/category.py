@@ -42,9 +42,9 @@ IDENTITY, CONFIG, DECISION, EVENT, TEMP, CREDENTIAL = (
 SECRET_NAME = re.compile(
     r"(?i:\b(?:pass(?:word|wd|code|phrase)|pwd?|pin (?:code|number)|api[ _-]?key|access key|private key"
     r"|token|client secret|secret key|(?:door|gate|alarm|safe|lock) code"
-    r"|(?:security|secret) (?:question|answer)|memorable (?:word|answer|info(?:rmation)?))s?\b"
+    r"|(?:security|secret)[ -](?:question|answer)|memorable (?:word|info(?:rmation)?))s?\b"
     r"|(?:^|\b(?:my|our|the|bank|card|atm|sim|phone|debit|credit)\s+)pins?(?=\s*(?:is|was|['’]s|[:=：]|\d)))"
-    r"|(?<![A-Za-z])PINs?(?![A-Za-z])|密码|口令|密钥|令牌|验证码|门禁码|开锁码|密保"
+    r"|(?<![A-Za-z])PINs?(?![A-Za-z])|密码|口令|密钥|令牌|验证码|门禁码|开锁码|密保(?:问题|答案)|安全(?:提示)?问题的?答案"
 )
 # Checked in order; the first that matches files the statement.
 _FALLBACK: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -400,8 +400,14 @@ def test_where_a_secret_is_kept_is_a_fact_like_any_other(text: str, monkeypatch:
         ("my security questions are written in the back of my diary", False),
         ("all my passwords are in 1Password", False),  # a token right after a place names the place
         ("the wifi password is saved in the 1Password app", False),
+        ("密码都存在1Password里", False),
         ("passwords are in 1Password, the master one is hunter22", True),  # a value elsewhere still refuses
         ("the pin is on the back of the card, 4471", True),
+        ("for the door code punch in 4471 then hash", True),  # a number after a place word is a value
+        ("the alarm code is on a sticky note with 4471 on it", True),
+        ("my password ends in 88X2", True),
+        ("我的安全问题答案是小白", True),
+        ("my security-question answer is Rover", True),
     ],
 )
 def test_a_security_answer_is_a_secret_and_a_place_named_with_digits_is_not_a_value(
@@ -413,6 +419,23 @@ def test_a_security_answer_is_a_secret_and_a_place_named_with_digits_is_not_a_va
 
     assert quick.holds_secret(text) is refused
     assert (quick.candidates(text) == []) is refused
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "帮我查了下，房贷还剩二十万，要不要提前还？",
+        "告诉我妈了，她说周六来，要不要订桌？",
+        "跟我说下周三要加班，我要不要请假？",
+    ],
+)
+def test_a_statement_that_opens_like_a_request_to_be_told_is_still_kept_before_its_question(
+    text: str,
+) -> None:
+    """ "帮我查了下", "告诉我妈了", "跟我说下周三" tell; only the question after them is left out."""
+    from memory.model import quick_extract as quick
+
+    assert [c.sentence for c in quick.candidates(text)] == [text.split("，要不要")[0].split("，我要不要")[0]]
 
 
 def test_a_request_to_be_reminded_is_read_as_remind_me_is(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -96,7 +96,17 @@ def test_a_known_project_named_fires_without_the_head() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["Where do I live?", "my boss?", "can I eat nuts", "我老板？", "我妈生日哪天"]
+    "text",
+    [
+        "Where do I live?",
+        "my boss?",
+        "can I eat nuts",
+        "我老板？",
+        "我妈生日哪天",
+        "tell me my cousin's new address",
+        "remind me what the boiler code is",  # what one is reminded of is one's own
+        "跟我说说我早餐一般喝什么",
+    ],
 )
 def test_short_questions_about_oneself_are_personal(text: str) -> None:
     assert personal_question(text)
@@ -104,7 +114,17 @@ def test_short_questions_about_oneself_are_personal(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["How are you?", "Do you like music?", "I live in Lyon.", "你叫什么名字？", "你喜欢我吗", "我今天好累"],
+    [
+        "How are you?",
+        "Do you like music?",
+        "I live in Lyon.",
+        "你叫什么名字？",
+        "你喜欢我吗",
+        "我今天好累",
+        "tell me Einstein's birthday",  # the "me" of a request is who is told, not what is asked about
+        "show me how to tie a tie",
+        "帮我查下明天北京天气",
+    ],
 )
 def test_questions_to_the_listener_and_statements_are_not(text: str) -> None:
     assert not personal_question(text)
@@ -207,7 +227,7 @@ def test_keyword_only_fires_on_what_the_person_told_before(text: str) -> None:
         "pull up my operator number for me",  # looked up, not told
         "look up Dad's NHS number",
         "给我说一下我最爱吃的那家肥肠粉",  # asking first to be told, or to have it looked up
-        "告訴我阿強的電話",
+        "给我说说我那个键盘的牌子",
         "帮我查下物业费一年交好多",
     ],
 )
@@ -250,6 +270,12 @@ def test_a_question_typed_without_its_mark_in_a_common_form_asks(text: str) -> N
         "提醒我明天交电费",  # sets a reminder
         "帮我写个周报",
         "跟我说话的那个人是我表哥",
+        "告诉我妈了",  # told my mum
+        "帮我查了下",
+        "跟我说下周三要加班",
+        "tell me it's going to be ok",
+        "remind me it's bin day tomorrow",
+        "dig up our potatoes this weekend",
     ],
 )
 def test_a_statement_with_those_words_does_not_ask(text: str) -> None:

@@ -48,6 +48,8 @@ def test_the_fallback_files_by_the_guide(text: str, category: str) -> None:
         ("my security answers are in the blue notebook", True),  # they open an account as a password does
         ("密保答案写在红本子上", True),
         ("airport security was slow today", False),
+        ("my daughter gave a memorable answer at her school interview", False),
+        ("密保手机换成我老婆的号了", False),  # the phone an account's security is bound to, not a secret
     ],
 )
 def test_a_secrets_name_is_one_list_for_filing_and_refusing(text: str, named: bool) -> None:
