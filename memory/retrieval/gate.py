@@ -117,11 +117,13 @@ _ZH_ASKS = re.compile(
     + _ZH_CLAUSE_CHAR
     + "+$"
 )
-# Asking to be told or to have something looked up, before what is asked about (``personal_question``; "remind
-# me" is not one: what one is reminded of is one's own).
+# Asking to be told or to have something looked up, before what is asked about (``personal_question``). Not
+# "remind me": what one is reminded of is one's own; nor "tell me who/what …", read as one's own since
+# round 37 ("Tell me who the lake property belongs to").
 _REQUEST_OPENER = re.compile(
-    r"^\s*(?:pls |please )?(?:(?:tell|give|show|send|find|get) me(?: again)?\s+(?:about\s+)?"
-    r"|(?:pull|look) up\s+)"
+    r"^\s*(?:pls |please )?(?:(?:tell|give) me(?: again)?\s+(?:about\s+)?"
+    r"(?!(?:what|where|when|which|who|whose|how|whether|if)\b)"
+    r"|(?:show|send|find|get) me(?: again)?\s+(?:about\s+)?|(?:pull|look) up\s+)"
     r"|^\s*(?:你|请|麻烦你?)?再?(?:[跟给]我说(?:说|一下|一哈|下)|帮我查(?:查|一下|一哈|下)?)",
     re.I,
 )

@@ -105,6 +105,7 @@ def test_a_known_project_named_fires_without_the_head() -> None:
         "我妈生日哪天",
         "tell me my cousin's new address",
         "remind me what the boiler code is",  # what one is reminded of is one's own
+        "Tell me who the lake property belongs to.",
         "跟我说说我早餐一般喝什么",
     ],
 )
