@@ -398,7 +398,7 @@ def test_where_a_secret_is_kept_is_a_fact_like_any_other(text: str, monkeypatch:
         ("my memorable word for the bank is sunflower", True),
         ("密保问题的答案是小白", True),
         ("my security questions are written in the back of my diary", False),
-        ("all my passwords are in 1Password", False),  # a token right after a place names the place
+        ("all my passwords are in 1Password", False),  # a product named with a digit after a place word
         ("the wifi password is saved in the 1Password app", False),
         ("密码都存在1Password里", False),
         ("passwords are in 1Password, the master one is hunter22", True),  # a value elsewhere still refuses
@@ -422,20 +422,20 @@ def test_a_security_answer_is_a_secret_and_a_place_named_with_digits_is_not_a_va
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "statement"),
     [
-        "帮我查了下，房贷还剩二十万，要不要提前还？",
-        "告诉我妈了，她说周六来，要不要订桌？",
-        "跟我说下周三要加班，我要不要请假？",
+        ("帮我查了下，房贷还剩二十万，要不要提前还？", "帮我查了下，房贷还剩二十万"),
+        ("告诉我妈了，她说周六来，要不要订桌？", "告诉我妈了，她说周六来"),
+        ("跟我说下周三要加班，我要不要请假？", "跟我说下周三要加班"),
     ],
 )
 def test_a_statement_that_opens_like_a_request_to_be_told_is_still_kept_before_its_question(
-    text: str,
+    text: str, statement: str
 ) -> None:
     """ "帮我查了下", "告诉我妈了", "跟我说下周三" tell; only the question after them is left out."""
     from memory.model import quick_extract as quick
 
-    assert [c.sentence for c in quick.candidates(text)] == [text.split("，要不要")[0].split("，我要不要")[0]]
+    assert [c.sentence for c in quick.candidates(text)] == [statement]
 
 
 def test_a_request_to_be_reminded_is_read_as_remind_me_is(monkeypatch: pytest.MonkeyPatch) -> None:
