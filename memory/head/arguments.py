@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memory.head import dated, keep_also, own_asked, passing, prodrop, told_lines, zh_told
+from memory.head import asked_back, dated, keep_also, own_asked, passing, prodrop, told_lines, zh_told
 from memory.head.char_grams import L2 as GRAMS_L2
 from memory.head.floor import parse_floor
 from memory.head.grams_training import GRAMS_BITS
@@ -28,6 +28,7 @@ def round_flags(args: argparse.Namespace) -> None:
     prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
     own_asked.HOWTO = own_asked.HOWTO or bool(args.en_howto)  # round 27
+    asked_back.ON = asked_back.ON or bool(args.asked_back)  # round 43
     passing.ON, zh_told.ON = passing.ON or bool(args.passing), zh_told.ON or bool(args.zh_told)  # round 19
     zh_told.REGIONAL = zh_told.REGIONAL or bool(args.zh_regional)  # round 26
     zh_told.FAST, keep_also.PREFIXES = zh_told.FAST or bool(args.zh_fast), args.keep_also  # rounds 27, 28
@@ -210,6 +211,12 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="round 18's gate rows (own_asked.py: plain first-person questions about one's own life as "
         "'own'; as own_asked.ON = True; DATA_CARD 'Round 18, own questions')",
+    )
+    parser.add_argument(
+        "--asked-back",
+        action="store_true",
+        help="round 43's gate rows (asked_back.py: XPersona's Chinese questions to the listener asked of "
+        "oneself, as 'own'; as asked_back.ON = True; DATA_CARD 'Round 43')",
     )
     parser.add_argument(
         "--en-howto",

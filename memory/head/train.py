@@ -24,6 +24,7 @@ import numpy as np
 
 from memory.head import keep_also, operating, told_lines, zh_told
 from memory.head.arguments import arguments, round_flags
+from memory.head.asked_back import asked_back_examples
 from memory.head.calibrate import (
     FOLDS,
     Rates,
@@ -240,6 +241,7 @@ def training_examples(
     every += dated_examples()  # round 17's gate rows (dated.py; none unless dated.ON)
     every += own_asked_examples(evaluation=banned)  # rounds 18, 27 (own_asked.py; none unless ON/HOWTO)
     every += passing_examples(evaluation=banned)  # round 19 (passing.py; none unless passing.ON; screened)
+    every += asked_back_examples(root, evaluation=banned)  # round 43 (asked_back.py; none unless ON)
     if zh_told.ON or zh_told.REGIONAL or zh_told.FAST or zh_told.SAID:  # rounds 19, 26, 27, 33 (zh)
         every += zh_told.zh_told_examples(banned | set(chitchat_split(root, "lccc", held_out=True)))
     examples = [e for e in every if e.text.strip() not in banned]
