@@ -20,19 +20,18 @@ texts (``passing.screened``). Deterministic; off unless ``ON`` (``train --asked-
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from memory.head.corpus import SEED, Example
+from memory.head.dialogues import xpersona_pairs
 from memory.head.passing import screened
 
 SOURCE = "gate-asked-back-zh"
 # Round 43's rows in a training run (``train.training_examples``); ``train --asked-back`` sets it.
 ON = False
-SPLITS = ("valid", "test")
 # The question is the dialogue turn's last clause, this long in characters.
 SHORTEST, LONGEST = 5, 30
 # Of the "你的" questions, the share asked without any pronoun ("孩子几岁？").
@@ -49,14 +48,11 @@ _NOT_A_LIFE = re.compile(
 def listener_questions(root: Path) -> list[str]:
     """The last clause of each dialogue turn that asks the listener something ("…。你有宠物吗？")."""
     out: dict[str, None] = {}
-    for split in SPLITS:
-        path = root / "persona" / f"xpersona_Zh_persona_split_{split}_human_annotated.json"
-        for item in json.loads(path.read_text("utf-8")):
-            for turn in item["dialogue"]:
-                for text in turn:
-                    last = _LAST_CLAUSE.split(text.strip())[-1].replace(" ", "")
-                    if "你" in last and last.endswith(("？", "?")) and SHORTEST <= len(last) < LONGEST:
-                        out[last] = None
+    for _, first, second in xpersona_pairs(root, "zh"):  # the valid and test splits
+        for text in (first, second):
+            last = _LAST_CLAUSE.split(text.strip())[-1].replace(" ", "")
+            if "你" in last and last.endswith(("？", "?")) and SHORTEST <= len(last) < LONGEST:
+                out[last] = None
     return list(out)
 
 
