@@ -28,7 +28,8 @@ Then each person's chit-chat lines of the set (after their questions, as ``bench
 one that got a memory is put down to the rule of the relevance floor that admitted its first admitted
 memory (``RelevanceFloor.admits``) — ``match`` (the keyword share), ``cosine`` (the absolute cosine cut)
 or ``lift`` (a cosine standing out of the pool, own-life questions only), or ``rescue`` (the gate refused
-it; its nearest memory stood far out, ``RelevanceFloor.rescues``) — and whether the gate read it as an
+it; its nearest memory stood far out, ``RelevanceFloor.rescues``), or ``named`` (the gate refused it; it names
+someone its memories name, ``MemoryEngine.recall_named``, round 44) — and whether the gate read it as an
 own-life question (``personal``). JSON ``chitchat_counts`` per language: ``n``, ``shown``, and of those
 ``personal`` and each rule; ``chitchat_rows`` the lines that got memories.
 """
@@ -63,13 +64,14 @@ from memory.retrieval import rerank
 from memory.retrieval.gate import asks_about_themselves
 from memory.retrieval.question import memories_wanted
 from memory.retrieval.ranking import RelevanceFloor
+from memory.text.names import person_names
 from memory.text.tokenizer import is_mostly_chinese
 from memory.vectors.embedding import EmbeddingSettings
 
 # Counts beside the kinds of miss: order misses the re-ranker made or no signal can undo, gate misses whose
 # nearest memory is the answer (what a rescue could reach).
 EXTRA_COUNTS = ("reranked_away", "order_no_signal", "gate_nearest")
-CHAT_COLUMNS = ("n", "shown", "personal", "match", "cosine", "lift", "rescue")
+CHAT_COLUMNS = ("n", "shown", "personal", "match", "cosine", "lift", "rescue", "named")
 ALL = 200  # "every candidate": more than any person of the sets has memories
 
 
@@ -196,6 +198,13 @@ async def _chitchat_row(engine: MemoryEngine, assistant: Assistant, owner: str, 
     chinese = is_mostly_chinese(text)
     row: dict[str, Any] = {"chitchat": text, "personal": personal, "zh": chinese}
     if personal is None:  # the gate refused it: only the rescue gives it a memory (``Assistant._rescue``)
+        names = person_names(text)
+        k = memories_wanted(text, assistant.settings.top_k)
+        if names and await engine.recall_named(
+            owner, text, names, k=k, floor=assistant.settings.floor, touch=False
+        ):
+            row["rule"] = "named"  # its first way: memories that name whom the line names
+            return row | {"names": list(names)}
         stand = await engine.stand_out(owner, text)
         row["rule"] = "rescue"
         return row | ({"lift": round(stand.lift, 3), "gap": round(stand.gap, 3)} if stand else {})

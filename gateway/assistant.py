@@ -47,6 +47,7 @@ from memory.retrieval.gate import (
 from memory.retrieval.question import budget_memories, memories_wanted
 from memory.retrieval.ranking import NO_FLOOR, RelevanceFloor
 from memory.sessions import SessionStore
+from memory.text.names import person_names
 from memory.text.token_count import estimate_tokens
 from memory.text.wording import is_chinese, speaks_chinese
 
@@ -369,6 +370,12 @@ class Assistant:
         does, and without the shipped head nothing is rescued."""
         if not head_usable(self.engine.embedder) or not should_retrieve(text, projects, learned=True):
             return []
+        names = person_names(text)
+        if names:  # someone of the person's asked after by name (memory/text/names.py)
+            k = memories_wanted(text, self.settings.top_k)
+            named = await self.engine.recall_named(owner, text, names, k=k, floor=self.settings.floor)
+            if named:
+                return budget_memories(named)
         return await self.engine.rescue(owner, text, self.settings.floor)
 
     async def _wants_memory(self, text: str, projects: frozenset[str]) -> bool | None:

@@ -31,6 +31,7 @@ from memory.search_refold import refold_search_text
 from memory.store import MemoryDatabaseError
 from memory.store.open import open_store
 from memory.store.protocol import MemoryStore
+from memory.text.names import names_any
 from memory.text.tokenizer import is_mostly_chinese
 from memory.touches import LaterTouches
 from memory.vectors.index import StandOut
@@ -339,6 +340,30 @@ class MemoryEngine:
         self.touches.add([hit.id])
         log.info("[memory] rescued one memory for owner=%s (lift %.3f)", owner, stand.lift)
         return [hit]
+
+    async def recall_named(
+        self,
+        owner: str,
+        text: str,
+        names: tuple[str, ...],
+        *,
+        k: int,
+        floor: RelevanceFloor,
+        touch: bool = True,
+    ) -> builtins.list[Retrieved]:
+        """For a message the gate refused that names someone (``memory/text/names.py``): the hits the reply
+        path would give a question about the person's own life when one of them names whom the message
+        names (the name says the message is about the person's people; the others answer it: "翠萍生日"
+        beside "我老伴儿叫孙翠萍" and "老伴儿生日是腊月初八"), else none; marked used in the background like
+        the reply path's other hits (``touch=False``: not at all)."""
+        check_owner(owner)
+        hits = await self.retrieve(owner, text, k=k, floor=floor, related=True, touch=False)
+        if not any(names_any(hit.content, names) for hit in hits):
+            return []
+        if touch:
+            self.touches.add([hit.id for hit in hits])
+            log.info("[memory] a refused message names someone its memories name, owner=%s", owner)
+        return hits
 
     async def stand_out(self, owner: str, text: str) -> StandOut | None:
         """The owner's memory nearest to ``text`` and how far it stands out (``bench.floor_rescue``)."""

@@ -38,6 +38,11 @@ MEMORIES = [
     "我妈住在洛阳老家",
     "我每个月房贷四千二",
 ]
+# Round 44: someone of the person's, named in a memory, asked after by name in a question the head refuses.
+WIFE = "我老伴儿叫孙翠萍"
+WIFE_BIRTHDAY = "老伴儿生日是腊月初八"
+SON = "大儿子国栋在大连开出租"
+NAMED = [WIFE, WIFE_BIRTHDAY, SON]
 # A question typed fast, without its mark: the head reads no question about the person's life in it.
 REFUSED = "今晚游泳不"
 
@@ -46,7 +51,7 @@ REFUSED = "今晚游泳不"
 async def shipped(engine: MemoryEngine) -> AsyncIterator[MemoryEngine]:
     """The engine with the shipped embedder (the head reads only its vectors) and the memories."""
     engine.embedder = CachedEmbedder(LocalEmbedder(), engine.store.vectors)
-    await engine.write_many(OWNER, [Fact(m) for m in MEMORIES])
+    await engine.write_many(OWNER, [Fact(m) for m in [*MEMORIES, *NAMED]])
     try:
         yield engine
     finally:
@@ -163,3 +168,30 @@ async def test_bench_retrieval_misses_gives_a_refused_question_what_the_rescue_r
     assert (await _diagnose(shipped, bots(), OWNER, REFUSED, other, shown=[], first=False))[
         "nearest"
     ] is False
+
+
+@pytest.mark.both_stores
+async def test_a_refused_question_naming_someone_gets_the_memories_that_name_them(
+    shipped: MemoryEngine, bots: Callable[..., Assistant]
+) -> None:
+    """Round 44 (``memory/text/names.py``): with the stand-out rescue off, a question the head refused that
+    names one of the person's people by name gets what a question about the person's own life gets, when a
+    memory names them too: the answer need not name them ("老伴儿生日…")."""
+    bot = bots(rescue_lift=0.0, rescue_lift_zh=0.0)
+    projects = await shipped.known_projects(OWNER)
+    for text, memory in (("翠萍生日", WIFE_BIRTHDAY), ("国栋几岁了", SON), ("國棟手機號", SON)):
+        assert await bot._wants_memory(text, projects) is None, text  # the head refused it
+        assert memory in await _recalled(bot, text), text
+    # a name no memory holds, or a famous one the dictionary knows: nothing
+    for text in ("王建国是谁", "周杰伦新歌好听吗"):
+        assert await bot._wants_memory(text, projects) is None, text
+        assert await _recalled(bot, text) == [], text
+
+
+async def test_bench_retrieval_misses_puts_a_named_line_down_to_the_name(
+    shipped: MemoryEngine, bots: Callable[..., Assistant]
+) -> None:
+    from bench.retrieval_misses import _chitchat_row
+
+    row = await _chitchat_row(shipped, bots(rescue_lift_zh=0.0), OWNER, "翠萍生日")
+    assert row["rule"] == "named" and row["names"] == ["翠萍"] and row["personal"] is None
