@@ -365,9 +365,11 @@ class Assistant:
             return []
 
     async def _rescue(self, owner: str, text: str, projects: frozenset[str]) -> list[Retrieved]:
-        """A message the head refused still gets the one memory that stands far out from the rest
-        (``RelevanceFloor.rescues``, issue 35); what a rule refuses (a greeting, thanks, a command) never
-        does, and without the shipped head nothing is rescued."""
+        """A message the head refused that names one of the person's people (``memory/text/names.py``) gets
+        what a question about their own life gets, when a memory names them too (round 44); any other still
+        gets the one memory that stands far out from the rest (``RelevanceFloor.rescues``, issue 35). What a
+        rule refuses (a greeting, thanks, a command) never does, and without the shipped head nothing is
+        rescued."""
         if not head_usable(self.engine.embedder) or not should_retrieve(text, projects, learned=True):
             return []
         names = person_names(text)

@@ -7,8 +7,9 @@ A name the person has told about is the plainest sign a message is about their l
 really a person's, and really theirs. The first is jieba's part-of-speech model (its HMM tags a word it
 does not know as a person's name, ``nr``) and its dictionary: a word the dictionary holds is a common word
 or a famous name (乌龟, 米粉, 詹姆斯, which the model also tags ``nr``), not one only this person uses. The
-second is the memories themselves: the assistant injects only memories that name the same person, read
-the same way (``names_any``, ``MemoryEngine.recall_named``). English is left to the gate, which reads
+second is the memories themselves: the message gets memory as a question about the person's own life does
+only when one of those memories names the same person, read the same way (``names_any``,
+``MemoryEngine.recall_named``). English is left to the gate, which reads
 capitalised names already.
 """
 
@@ -19,8 +20,8 @@ from memory.text.script import to_simplified
 
 # jieba's tag for a person's name.
 _PERSON = "nr"
-# A name is two characters or more: jieba tags single characters nr in surnames and in ordinary words
-# ("老栾" → 老 + 栾), and one character is found inside too many memories by accident.
+# A name is two characters or more: jieba tags single characters nr too (a surname after 老 or 小), and one
+# character is found inside too many memories by accident.
 MIN_NAME_CHARS = 2
 
 
@@ -30,7 +31,7 @@ def person_names(text: str) -> tuple[str, ...]:
     if not tokenizer.has_han(text):
         return ()
     jieba = tokenizer.warm_up()
-    from jieba import posseg  # a part-of-speech table beside the dictionary: ~0.3 s the first time
+    from jieba import posseg  # loaded with the dictionary by ``tokenizer.warm_up``
 
     names: dict[str, None] = {}
     for pair in posseg.lcut(to_simplified(text)):

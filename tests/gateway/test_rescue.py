@@ -171,7 +171,7 @@ async def test_bench_retrieval_misses_gives_a_refused_question_what_the_rescue_r
 
 
 @pytest.mark.both_stores
-async def test_a_refused_question_naming_someone_gets_the_memories_that_name_them(
+async def test_a_refused_question_naming_someone_gets_memory_when_a_memory_names_them(
     shipped: MemoryEngine, bots: Callable[..., Assistant]
 ) -> None:
     """Round 44 (``memory/text/names.py``): with the stand-out rescue off, a question the head refused that
