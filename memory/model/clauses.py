@@ -7,6 +7,9 @@ gives each clause its subject: one that starts without a subject after a clause 
 speaker gets it as that clause named them ("I work as a nurse", "我喜欢用Go", "we bought a van"); one that
 starts without a subject after a clause about someone else stays glued to it ("My wife is a nurse and loves
 hiking", "我女儿叫小雨，今年五岁").
+An English piece that only says more of the clause before — where, when, what else ("…, in January",
+"…, anything by Jo Nesbø", "…, leaving dec 22"), or one word alone — stays with it; a word before "and I…"
+is part of that clause's subject ("Glen and I both go"). A title ("Dr.") ends no sentence.
 A Chinese piece that opens with a noun names its own topic ("我不炒股，钱都存定期" → "钱都存定期",
 not "我钱都存定期"); one that opens with a number or measure goes on the clause before
 ("我不能喝酒，一喝就起疹子").
@@ -73,16 +76,39 @@ _CONTINUES = re.compile(
     r"^(?:called|named|who|which|whose|aged|because|cause|since|as|if|unless|until|though|although|when)\b",
     re.I,
 )
+# A piece that opens with a preposition, an indefinite pronoun or a word in -ing says where, when or what
+# more of the clause before ("…, in January", "…, anything by Jo Nesbø", "…, leaving dec 22"): closed
+# classes of English words, not a clause for the speaker to be put before ("I in January").
+_EN_ATTACHED = re.compile(
+    r"^(?:in|on|at|for|from|with|without|by|to|into|onto|near|after|before|during|till|til|over|under|"
+    r"through|across|via|per|off|out|up|down|inside|outside|behind|beside|between|among|against|toward|"
+    r"towards|around|of|than|except|including|especially|particularly|anything|anyone|anybody|something|"
+    r"someone|somebody|nothing|nobody|everything|everyone|everybody|none|"
+    r"(?!(?:bring|swing|sting|cling|fling|sling|string|spring|thing|wring)\b)[a-z]{2,}ing)\b",
+    re.I,
+)
 _HAN = re.compile(f"[{_HAN_CLASS}]")
 # A person named in a Chinese piece: it has a subject or a person of its own, not the speaker left out.
 _ZH_PERSON = re.compile("[我你您侬他她]")
 _NOUN_TAGS = ("n", "nr", "ns", "nt", "nz", "ng")
 
 
+# A title before a name ends in a full stop that ends no sentence ("our doctor is Dr. Nwosu"). "St." and
+# "Jr." are left out: they end sentences too ("I live on Elm St.").
+_TITLE = re.compile(r"(?:^|\s)(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.$")
+
+
 def split_sentences(text: str) -> list[str]:
-    """The message's sentences (fenced code removed), trimmed, separators and empty pieces dropped."""
-    pieces = _SPLIT.split(_FENCE.sub("\n", text))
-    return [s for s in (p.strip().rstrip(";；").strip() for p in pieces if p) if s]
+    """The message's sentences (fenced code removed), trimmed, separators and empty pieces dropped; a piece
+    ending in a title ("Dr.") goes on with the next one."""
+    out: list[str] = []
+    for piece in _SPLIT.split(_FENCE.sub("\n", text)):
+        sentence = (piece or "").strip().rstrip(";；").strip()
+        if sentence and out and _TITLE.search(out[-1]):
+            out[-1] = out[-1] + " " + sentence
+        elif sentence:
+            out.append(sentence)
+    return out
 
 
 # An English sentence of this many words or fewer with no question or exclamation mark ("4-room.", "Oppo.",
@@ -178,6 +204,7 @@ def _continues_as_clause(piece: str, chinese: bool) -> bool:
     return (
         not _CONTINUES.match(piece)
         and not _EN_MEASURE.match(piece)
+        and not _EN_ATTACHED.match(piece)
         and not _EN_VERB_NEXT.match(piece)
         and not _EN_PRONOUN_NEXT.match(piece)
         and len(piece.split()) >= 2
@@ -203,37 +230,56 @@ def _names_its_topic(piece: str, chinese: bool) -> bool:
     return bool(_EN_VERB_NEXT.match(piece))
 
 
-def _given(subject: str, chinese: bool) -> str:
+def _given(subject: str, chinese: bool, piece: str) -> str:
     """The subject put before a piece: the speaker as the clause before named them, in the piece's
-    language ("we" after "we moved…", "我们" after "我们住…"; "I"/"我" across languages)."""
+    language ("we" after "we moved…", "我们" after "我们住…"; "I"/"我" across languages), with "have"
+    before "been" ("I've been doing it 6 yrs", not "I been…")."""
     if chinese:
         return subject if _HAN.search(subject) else "我"
-    return subject + " " if not _HAN.search(subject) else "I "
+    english = subject if not _HAN.search(subject) else "I"
+    return english + ("'ve " if piece.lower().startswith("been ") else " ")
+
+
+def _lone_word(piece: str) -> bool:
+    """An English piece of one word ("Glen", "EveryDollar"): alone it is no clause."""
+    return not _HAN.search(piece) and len(piece.split()) == 1
+
+
+def _compound(piece: str, separator: str, following: str) -> bool:
+    """A lone English word, "and", then a clause with a subject of its own: the word is part of that
+    subject ("Glen and I both go to her", "mum and I"), so the three are one clause."""
+    return (
+        _lone_word(piece)
+        and separator.strip().lower() == "and"
+        and bool(_EN_OWN_SUBJECT.match(following))
+        and not _lone_word(following)
+    )
 
 
 def clauses(sentence: str) -> list[str]:
     """The clauses of one sentence, each clean and with a subject (see the module docstring)."""
     parts = _BREAK.split(sentence.strip())
-    raw, separators = parts[0::2], parts[1::2]
-    pieces = [clean(p) for p in raw]
-    first = next((i for i, p in enumerate(pieces) if p), None)
-    if first is None:
-        return []
-    out = [pieces[first]]
-    subject = _speaker(pieces[first])
-    for separator, piece, said in zip(
-        separators[first:], pieces[first + 1 :], raw[first + 1 :], strict=False
-    ):
-        if not piece:
-            continue
+    # (the separator before it, the piece clean, the piece as said), empty pieces dropped
+    said_pieces = zip(["", *parts[1::2]], (clean(p) for p in parts[0::2]), parts[0::2], strict=True)
+    rest = [(separator, piece, said) for separator, piece, said in said_pieces if piece]
+    out: list[str] = []
+    subject: str | None = None
+    lead = ""  # a lone word and "and" that open the next clause's subject ("Glen and ")
+    for n, (separator, piece, said) in enumerate(rest):
         chinese = bool(_HAN.search(piece[:1]))
-        if (_ZH_OWN_SUBJECT if chinese else _EN_OWN_SUBJECT).match(piece):
-            out.append(piece)
+        after = rest[n + 1] if n + 1 < len(rest) else None
+        if not chinese and after is not None and _compound(piece, after[0], after[1]):
+            lead += piece + after[0]
+        elif not out or (
+            (_ZH_OWN_SUBJECT if chinese else _EN_OWN_SUBJECT).match(piece) and not _lone_word(piece)
+        ):
+            out.append(lead + piece)
+            lead = ""
             subject = _speaker(piece) or subject
         elif subject is not None and _names_its_topic(piece, chinese):
             out.append(piece)
         elif subject is not None and _continues_as_clause(piece, chinese):
-            out.append(_given(subject, chinese) + piece)
+            out.append(_given(subject, chinese, piece) + piece)
         else:
             # Glued as said: a list keeps its "and" ("fruit, vegetables, and chicken").
             out[-1] = out[-1] + separator + said.strip().rstrip(" ,，、;；:：-.。!！~～")

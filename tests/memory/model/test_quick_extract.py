@@ -102,6 +102,15 @@ def test_split_keeps_dotted_names_and_numbers_whole() -> None:
     assert split_sentences("I use Node.js 3.5 daily. Done") == ["I use Node.js 3.5 daily.", "Done"]
 
 
+def test_a_title_before_a_name_ends_no_sentence() -> None:
+    """Round 45: "Dr." before a name is not the end of a sentence; "St." may be, so it still splits."""
+    assert split_sentences("Our vet is Dr. Shah on Mill Road. She is kind.") == [
+        "Our vet is Dr. Shah on Mill Road.",
+        "She is kind.",
+    ]
+    assert split_sentences("I live on Elm St. It is quiet.") == ["I live on Elm St.", "It is quiet."]
+
+
 def test_repeated_sentence_gives_one_fact() -> None:
     assert len(quick_facts("I like tea. I like tea!")) == 1
 
@@ -191,6 +200,26 @@ async def test_chinese_name_supersedes_and_the_same_name_merges(engine: MemoryEn
         ("我女儿叫小雨 今年五岁", ["我女儿叫小雨 今年五岁"]),
         # A space beside a Latin word is not a pause ("我喜欢 Go 语言").
         ("我喜欢 Go 语言", ["我喜欢 Go 语言"]),
+        # Round 45: a piece opening with a preposition, an indefinite pronoun or an -ing word says more of
+        # the clause before; it is not given the speaker ("I in March", "I anything by…", "I coming back…").
+        ("I joined the gym near work, in March", ["I joined the gym near work, in March"]),
+        (
+            "I read a lot of fantasy, anything by Robin Hobb",
+            ["I read a lot of fantasy, anything by Robin Hobb"],
+        ),
+        (
+            "we fly to Oslo on the 3rd, coming back the 10th",
+            ["we fly to Oslo on the 3rd, coming back the 10th"],
+        ),
+        # "been" after the speaker's clause is "I've been" ("we've been"), not "I been".
+        ("I teach piano, been doing it since 2015", ["I teach piano", "I've been doing it since 2015"]),
+        # One word alone is no clause: it stays with the clause before, or opens the next one's subject.
+        ("I got a new phone, Pixel, last week", ["I got a new phone, Pixel, last week"]),
+        ("tom and i are moving to Bath", ["tom and i are moving to Bath"]),
+        (
+            "Our dentist is on Mill Road, Priya and I both see him",
+            ["Our dentist is on Mill Road", "Priya and I both see him"],
+        ),
     ],
 )
 def test_clauses_are_whole_clean_and_have_their_subject(sentence: str, parts: list[str]) -> None:
