@@ -8,8 +8,9 @@ speaker gets it as that clause named them ("I work as a nurse", "我喜欢用Go"
 starts without a subject after a clause about someone else stays glued to it ("My wife is a nurse and loves
 hiking", "我女儿叫小雨，今年五岁").
 An English piece that only says more of the clause before — where, when, what else ("…, in January",
-"…, anything by Jo Nesbø", "…, leaving dec 22"), or one word alone — stays with it; a word before "and I…"
-is part of that clause's subject ("Glen and I both go"). A title ("Dr.") ends no sentence.
+"…, anything by Jo Nesbø", "…, leaving dec 22"), or one word alone — stays with it; words before "and I…"
+are part of that clause's subject ("Glen and I both go", "me, Chisom and Kunmi have…"). A title ("Dr.")
+ends no sentence.
 A Chinese piece that opens with a noun names its own topic ("我不炒股，钱都存定期" → "钱都存定期",
 not "我钱都存定期"); one that opens with a number or measure goes on the clause before
 ("我不能喝酒，一喝就起疹子").
@@ -245,15 +246,17 @@ def _lone_word(piece: str) -> bool:
     return not _HAN.search(piece) and len(piece.split()) == 1
 
 
-def _compound(piece: str, separator: str, following: str) -> bool:
-    """A lone English word, "and", then a clause with a subject of its own: the word is part of that
-    subject ("Glen and I both go to her", "mum and I"), so the three are one clause."""
-    return (
-        _lone_word(piece)
-        and separator.strip().lower() == "and"
-        and bool(_EN_OWN_SUBJECT.match(following))
-        and not _lone_word(following)
-    )
+def _opens_subject(rest: list[tuple[str, str, str]], n: int) -> bool:
+    """Whether piece ``n`` of ``rest`` (separator, piece, as said) is a lone English word that opens the
+    subject of a clause after it: "and" then a clause with a subject of its own ("Glen and I both go to
+    her", "mum and I…"), or a comma or "and" then another such word ("me, Chisom and Kunmi have…")."""
+    if n + 1 >= len(rest) or not _lone_word(rest[n][1]):
+        return False
+    separator, following, _ = rest[n + 1]
+    joins = separator.strip().lower()
+    if joins == "and" and _EN_OWN_SUBJECT.match(following) and not _lone_word(following):
+        return True
+    return joins in (",", "and") and _opens_subject(rest, n + 1)
 
 
 def clauses(sentence: str) -> list[str]:
@@ -267,9 +270,8 @@ def clauses(sentence: str) -> list[str]:
     lead = ""  # a lone word and "and" that open the next clause's subject ("Glen and ")
     for n, (separator, piece, said) in enumerate(rest):
         chinese = bool(_HAN.search(piece[:1]))
-        after = rest[n + 1] if n + 1 < len(rest) else None
-        if not chinese and after is not None and _compound(piece, after[0], after[1]):
-            lead += piece + after[0]
+        if not chinese and _opens_subject(rest, n):
+            lead += piece + rest[n + 1][0]
         elif not out or (
             (_ZH_OWN_SUBJECT if chinese else _EN_OWN_SUBJECT).match(piece) and not _lone_word(piece)
         ):

@@ -216,6 +216,7 @@ async def test_chinese_name_supersedes_and_the_same_name_merges(engine: MemoryEn
         # One word alone is no clause: it stays with the clause before, or opens the next one's subject.
         ("I got a new phone, Pixel, last week", ["I got a new phone, Pixel, last week"]),
         ("tom and i are moving to Bath", ["tom and i are moving to Bath"]),
+        ("me, Ana and Luis share a flat in Porto", ["me, Ana and Luis share a flat in Porto"]),
         (
             "Our dentist is on Mill Road, Priya and I both see him",
             ["Our dentist is on Mill Road", "Priya and I both see him"],
