@@ -45,7 +45,7 @@ from memory.engine import MemoryEngine
 from memory.head.latent_terms import message_score
 from memory.head.model import Combined, language, load_head, spread
 from memory.model.keeper import FactKeeper
-from memory.model.quick_extract import candidates, decide, head_verdicts
+from memory.model.quick_extract import candidates, decide, head_verdicts, worded_questions
 from memory.text.script import to_simplified
 from memory.vectors.embedding import EmbeddingSettings
 from memory.vectors.usage import MemoryEmbedder
@@ -58,11 +58,12 @@ async def replay(embedder: MemoryEmbedder, text: str) -> dict[str, Any]:
     clauses with their keep scores and combined margins, the tell score of each clause's sentence (the
     lowest of the message's as ``tell``), and what ``decide`` keeps (the head only; no store)."""
     simple = to_simplified(text)
-    found = candidates(simple)
+    keeper = FactKeeper(embedder)
+    worded = worded_questions(simple)  # round 46: those the gate reads as told are judged as statements
+    found = candidates(simple, await keeper.told(worded)) if worded else candidates(simple)
     if not found:
         return {"clauses": [], "tell": None, "kept": []}
     head = load_head()
-    keeper = FactKeeper(embedder)
     passages, queries, said = await keeper.head_inputs(found, simple)
     latents = await keeper.message_latents(said)  # round 36: a head that reads them
     message = await keeper.message_query(simple)  # round 13: a head that weighs both

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from memory.head.asking import load_question
-from memory.head.model import load_head
+from memory.head.model import GATE_CLASSES, language, load_head
 from memory.retrieval.gate import asks
 from memory.retrieval.question import question_focus
 
@@ -48,3 +48,12 @@ async def gate_margin(embedding: EmbeddingUse, text: str) -> float | None:
     """``Head.gate_margin`` of the message's query vector (the one the gate read), or None without one."""
     vector = await embedding.query(question_focus(text))
     return None if vector is None else load_head().gate_margin(vector, text)
+
+
+def reads_as_told(vector: np.ndarray, text: str) -> bool:
+    """Whether the gate network of ``text``'s language reads its query vector as telling about the person's
+    own life rather than asking about it or anything else ("tell" is its likeliest class). Round 46: the
+    extraction's check of a sentence a rule reads as a question only from its first words
+    (``quick_extract.worded_questions``); no threshold of its own, so nothing was tuned on a dev set."""
+    probabilities = load_head().gate_for(language(text)).probabilities(vector)[0]
+    return int(probabilities.argmax()) == GATE_CLASSES.index("tell")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory.head.verdict import reads_as_told
 from memory.model.quick_extract import (
     Candidate,
     candidates,
@@ -23,6 +24,7 @@ from memory.model.quick_extract import (
     reads_latent,
     reads_sentences,
     said_in,
+    worded_questions,
 )
 from memory.records import Fact
 from memory.text.script import restore_contents, to_simplified
@@ -58,11 +60,15 @@ class FactKeeper:
 
     async def _facts(self, text: str, known_projects: frozenset[str]) -> list[Fact]:
         found = candidates(text)
-        if not found:
+        worded = worded_questions(text)
+        if not (found or worded):
             return []
         if not head_usable(self.embedder):
             return fallback_facts(text, found, known_projects)
         try:
+            found = candidates(text, await self.told(worded)) if worded else found
+            if not found:
+                return []
             vectors, queries, said = await self.head_inputs(found, text)
             latents = await self.message_latents(said)
         except (AttributeError, TypeError):  # a wrong object passed as the embedder is a bug, not a failure
@@ -77,6 +83,14 @@ class FactKeeper:
         message = await self.message_query(text)
         verdicts = head_verdicts(found, vectors, queries, message, said=said, latents=latents)
         return decide(found, verdicts, known_projects)
+
+    async def told(self, worded: list[str]) -> frozenset[str]:
+        """Of the sentences a rule reads as asking only from their first words (``worded_questions``), those
+        the head's gate reads as telling about one's own life (``verdict.reads_as_told``): "did my masters in
+        Glasgow" is judged as a statement is, "did my sister ring" stays a question (round 46)."""
+        assert self.embedder is not None
+        told = [s for s in worded if reads_as_told(np.asarray(await self.embedder.embed_query(s)), s)]
+        return frozenset(told)
 
     async def message_query(self, text: str) -> np.ndarray | None:
         """The whole message's query vector when the head weighs it beside each sentence's (round 13,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,7 @@ __all__ = [
     "fallback_facts",
     "quick_facts",
     "split_sentences",
+    "worded_questions",
 ]
 
 # Sentences longer than this are narratives or pastes, not one fact.
@@ -121,6 +122,8 @@ _EN_SUBJECTS = (
 )
 _EN_QUESTION = re.compile(rf"^(?:{_EN_QUESTION_WORDS}\b|(?:{_EN_AUXILIARIES})\s+(?:{_EN_SUBJECTS})\b)", re.I)
 _EN_QUESTION_ANY_AUXILIARY = re.compile(rf"^(?:{_EN_QUESTION_WORDS}|{_EN_AUXILIARIES})\b", re.I)  # before
+# Round 46: "do" asks before a pronoun ("did I …"); before a noun phrase it may ask or be the verb itself.
+_EN_DO_NOUN_FIRST = re.compile(r"^(?:do|does|did)\s+(?:my|our|the|a|an|his|her|their|this|that|some)\b", re.I)
 # Since round 40, under the same switch: a request to be reminded ("can u remind me kumi's c5 is due in feb")
 # is read as "remind me …" is, not as a question — unless what follows asks ("can you remind me what the
 # boiler code is", "… of my netflix login", "… about the MOT").
@@ -241,13 +244,14 @@ def _meaningful(text: str) -> bool:
     return sum(ch.isalnum() for ch in text) >= least
 
 
-def _is_question(text: str) -> bool:
+def _is_marked_question(text: str) -> bool:
+    """A question by its mark alone: "?" or 吗/么 at the end, whatever its first words."""
     stripped = text.strip()
-    return (
-        stripped.endswith(("?", "？"))
-        or _asks_from_first_word(stripped)
-        or bool(_ZH_QUESTION.search(stripped))
-    )
+    return stripped.endswith(("?", "？")) or bool(_ZH_QUESTION.search(stripped))
+
+
+def _is_question(text: str) -> bool:  # by its mark or its first words
+    return _is_marked_question(text) or _asks_from_first_word(text.strip())
 
 
 # Round 19 (issue 35): an English sentence that ends in a question but opens with a statement, cut from the
@@ -295,21 +299,37 @@ def _zh_statement_before_question(body: str) -> str | None:
     return None
 
 
-def candidates(text: str) -> list[Candidate]:
-    """The sentences of a message that might state a fact, after what a rule can refuse."""
-    out: list[Candidate] = []
+def _statements(text: str) -> Iterator[tuple[str, str]]:
+    """Each sentence of a message that a rule does not refuse outright (too long, code, a secret's value),
+    as (what it says once a question after it and "remember that" are cut off, as typed)."""
     for sentence in with_fragments(split_sentences(text)):
         if len(sentence) > MAX_SENTENCE_CHARS or _CODE.search(sentence) or holds_secret(sentence):
             continue
         body = sentence.strip()
         body = (statement_before_question(body) or body) if QUESTION_HEADS else body
-        stripped = _ZH_REMEMBER.sub("", _EN_REMEMBER.sub("", body, count=1), count=1)
-        remembered = stripped != body
-        parts = tuple(p for p in clauses(stripped) if _meaningful(p) and not _is_question(p))
-        if not parts or _is_question(stripped):
+        yield _ZH_REMEMBER.sub("", _EN_REMEMBER.sub("", body, count=1), count=1), body
+
+
+def worded_questions(text: str) -> list[str]:
+    """The sentences of ``text`` the rule reads as asking only from a "do" before a noun phrase, with no
+    mark (``_EN_DO_NOUN_FIRST``); the keeper lets the head's gate read each (round 46,
+    ``verdict.reads_as_told``) and gives those told to ``candidates``."""
+    stated = [s for s, _ in _statements(text) if _EN_DO_NOUN_FIRST.match(s.strip())]
+    return [s for s in stated if not _is_marked_question(s) and _asks_from_first_word(s.strip())]
+
+
+def candidates(text: str, told: frozenset[str] = frozenset()) -> list[Candidate]:
+    """The sentences of a message that might state a fact, after what a rule can refuse. ``told``: of
+    ``worded_questions``, those the head read as statements; they, and their clauses, are refused as
+    questions only by a mark."""
+    out: list[Candidate] = []
+    for stated, body in _statements(text):
+        asks = _is_marked_question if stated in told else _is_question
+        parts = tuple(p for p in clauses(stated) if _meaningful(p) and not asks(p))
+        if not parts or asks(stated):
             continue
-        whole = parts[0] if len(parts) == 1 else clean(stripped).rstrip(" .。!！~～")
-        out.append(Candidate(whole, parts, remembered))
+        whole = parts[0] if len(parts) == 1 else clean(stated).rstrip(" .。!！~～")
+        out.append(Candidate(whole, parts, stated != body))
     return out
 
 

@@ -213,3 +213,14 @@ async def test_the_n_gram_term_reads_the_whole_message_it_was_fitted_on(
     monkeypatch.setattr(model, "load_head", lambda: listening)
     await FactKeeper(embedder).facts(text)
     assert heard and set(heard) == {text}
+
+
+async def test_a_statement_that_opens_like_a_question_is_read_by_the_gate(embedder: CachedEmbedder) -> None:
+    """Round 46: a sentence the rule reads as asking only from its first words is kept when the head's gate
+    reads it as telling (``verdict.reads_as_told``), and stays a question when it reads it as asking."""
+    keeper = FactKeeper(embedder)
+    for text in ("did my apprenticeship at a garage in Derby", "did my masters in Glasgow, finished in 2016"):
+        assert [f.content for f in await keeper.facts(text)] == [text]
+    for text in ("did my sister ring", "did the plumber come today", "does my insurance cover flood damage"):
+        assert await keeper.facts(text) == [], text
+    assert await FactKeeper(None).facts("did my apprenticeship at a garage in Derby") == []

@@ -483,3 +483,23 @@ def test_a_request_to_be_reminded_is_read_as_remind_me_is(monkeypatch: pytest.Mo
     assert all(quick.candidates(text) == [] for text in asking)
     monkeypatch.setattr(quick, "SUBJECTLESS_STATEMENTS", False)  # the shipped head's trainers' rule
     assert quick.candidates(request) == []
+
+
+def test_a_sentence_asking_only_by_its_first_words_waits_for_the_head() -> None:
+    """Round 46: "did my masters in Glasgow" reads like "did my sister ring" to the rule; without a mark it
+    hands such sentences ("do" before a noun phrase) to the keeper (``worded_questions``), and one the head
+    read as told is refused as a question only by a mark — each clause of it too."""
+    from memory.model import quick_extract as quick
+
+    text = "did my masters in Glasgow, finished in 2016. Did the plumber come? is the van booked. did I"
+    worded = quick.worded_questions(
+        text
+    )  # other auxiliaries, and "do" before a pronoun, ask: not handed over
+    assert worded == ["did my masters in Glasgow, finished in 2016."]
+    assert quick.candidates(text) == []
+    told = quick.candidates(text, frozenset(worded[:1]))
+    assert [(c.sentence, c.parts) for c in told] == [
+        ("did my masters in Glasgow, finished in 2016", ("did my masters in Glasgow, finished in 2016",))
+    ]
+    assert quick.worded_questions("I did my masters in Glasgow. Did the plumber come?") == []
+    assert quick.candidates("did my sister ring?", frozenset(["did my sister ring?"])) == []
