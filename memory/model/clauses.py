@@ -104,7 +104,7 @@ def split_sentences(text: str) -> list[str]:
     ending in a title ("Dr.") goes on with the next one."""
     out: list[str] = []
     for piece in _SPLIT.split(_FENCE.sub("\n", text)):
-        sentence = (piece or "").strip().rstrip(";；").strip()
+        sentence = piece.strip().rstrip(";；").strip()
         if sentence and out and _TITLE.search(out[-1]):
             out[-1] = out[-1] + " " + sentence
         elif sentence:
