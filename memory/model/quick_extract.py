@@ -79,11 +79,11 @@ _SECRET = re.compile(
     r"|密码|口令|密钥|令牌|验证码",
     re.I,
 )
-# What says a sentence holds a secret's value (``holds_secret``), cautious on purpose — a value is never
-# kept: an ASCII token of four or more with a digit anywhere ("hunter2", "BT-4471x", "4471"); after the
-# name a colon, an equals sign or a dash, "to" or 改成/设成 ("changed it to …"), 是/为 in its clause, or a
-# copula before anything but where it is kept ("is hunter2", "'s still sunflower"; not "is on the fridge",
-# "is written in …"); before the name a copula ("hunter2 is my password", "sunflower是我的wifi密码").
+# What says a sentence holds a secret's value (``holds_secret``), cautious on purpose — a value is never kept:
+# an ASCII token of four or more with a digit ("hunter2", "4471"); after the name a colon, "=", a dash, "to",
+# 改成/设成, 是/为 in its clause, or a copula before anything but a place ("is hunter2", "'s still sunflower";
+# not "is on the fridge"); before it a copula ("hunter2 is my password", "是我的密码"). "'s" is "is"
+# after the name or a pronoun, or before a determiner; not a possessive ("on Kedar's email"; round 47).
 _VALUE_TOKEN = re.compile(r"(?<![\w!@#$%^&*+.-])(?=[\w!@#$%^&*+.-]{4,})[A-Za-z!@#$%^&*_+.-]*\d", re.A)
 _PLACE = (
     r"(?:all\s+|both\s+|still\s+|now\s+|also\s+|just\s+)?(?:on|in|at|under|underneath|behind|inside|next|by|"
@@ -91,12 +91,12 @@ _PLACE = (
 )
 _VALUE_AFTER = re.compile(
     rf"[:：=＝]|\s[-–—]+\s|(?<!next )\bto\b|改成|换成|设成|设为|改为|换为|^[^，。,.;；!！?？]{{0,8}}?[是为]"
-    rf"|(?:\b(?:is|was|are|were)|['’]s)\s+(?!{_PLACE})",
+    rf"|(?:\b(?:is|was|are|were)|(?:^|\b(?:it|that|this|which))['’]s)\s+(?!{_PLACE})",
     re.I,
 )
 _VALUE_BEFORE = re.compile(
-    r"(?:\b(?:is|was|are)|['’]s)\s+(?:(?:my|our|the|his|her|their|your)\s+)?(?:[\w-]+\s+){0,3}$"
-    r"|是[^，。！？,.!?\s]{0,8}$",
+    r"(?:\b(?:is|was|are)\s+(?:(?:my|our|the|his|her|their|your)\s+)?|['’]s\s+(?:my|our|the|his|her|their|your)\s+)"
+    r"(?:[\w-]+\s+){0,3}$|是[^，。！？,.!?\s]{0,8}$",
     re.I,
 )
 # Where it is kept, after the name: a sentence naming a secret is kept only when it says so.

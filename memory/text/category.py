@@ -38,13 +38,17 @@ IDENTITY, CONFIG, DECISION, EVENT, TEMP, CREDENTIAL = (
 # keeper's refusal of a value (``quick_extract.holds_secret``) — not the words that are mostly something
 # else ("a rolling pin", "keep it secret"); "PIN" in capitals (beside Han too: "银行卡PIN是…"),
 # lower case only as one's or a card's, before what a PIN is said with ("my pin is …"). The answer to a
-# security question opens an account as a password does ("my security answer is …", 密保答案): a secret too.
+# security question opens an account as a password does ("my security answer is …", 密保答案): a secret too;
+# so does a login, the noun ("my netflix login is …", 登录账号; round 47) — not the verb ("I login at 9",
+# "to log in", "登录").
 SECRET_NAME = re.compile(
     r"(?i:\b(?:pass(?:word|wd|code|phrase)|pwd?|pin (?:code|number)|api[ _-]?key|access key|private key"
+    r"|(?<!\bi )(?<!\bwe )(?<!\bto )log-?in|logon|credential"
     r"|token|client secret|secret key|(?:door|gate|alarm|safe|lock) code"
     r"|(?:security|secret)[ -](?:question|answer)|memorable (?:word|info(?:rmation)?))s?\b"
     r"|(?:^|\b(?:my|our|the|bank|card|atm|sim|phone|debit|credit)\s+)pins?(?=\s*(?:is|was|['’]s|[:=：]|\d)))"
     r"|(?<![A-Za-z])PINs?(?![A-Za-z])|密码|口令|密钥|令牌|验证码|门禁码|开锁码|密保(?:问题|答案)|安全(?:提示)?问题的?答案"
+    r"|登[录陆](?:账号|帐号|名|信息)"
 )
 # Checked in order; the first that matches files the statement.
 _FALLBACK: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -385,6 +385,9 @@ def test_a_fragment_sentence_stays_with_the_sentence_it_describes() -> None:
         "our wifi password is on the fridge: sunflower",
         "the wifi password is under the router and it is sunflower",
         "the wifi password's on the router, it's BT-4471x",  # a second sentence glued on
+        "my netflix login is dave.smith@example.com / Hunter22!",  # a login is a secret (round 47)
+        "sunflower's our wifi password",  # "'s" before a determiner is "is"
+        "我的淘宝登录账号是13812345678",
     ],
 )
 def test_a_sentence_holding_a_secrets_value_is_refused(text: str) -> None:
@@ -445,6 +448,27 @@ def test_a_security_answer_is_a_secret_and_a_place_named_with_digits_is_not_a_va
 ) -> None:
     """A security question's answer opens an account as a password does, so it is refused as a value; a
     password manager named with a digit ("1Password") is where the secrets are, not one of them."""
+    from memory.model import quick_extract as quick
+
+    assert quick.holds_secret(text) is refused
+    assert (quick.candidates(text) == []) is refused
+
+
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("my sister's netflix login is in the shared notes app", False),
+        ("the council tax login is on Dave's email, not mine", False),
+        ("my sister's wifi password is on the fridge", False),
+        ("sunflower's our wifi password", True),
+        ("the netflix login is on the fridge and it's hunter22", True),
+        ("my netflix login's dave.smith@example.com", True),
+    ],
+)
+def test_a_login_is_a_secret_and_a_possessive_is_not_a_copula(text: str, refused: bool) -> None:
+    """Round 47: a login opens an account as a password does (``category.SECRET_NAME``); "'s" reads as "is"
+    only after the name or a pronoun, or before a determiner — "my sister's netflix login" names whose login
+    it is, and says no value."""
     from memory.model import quick_extract as quick
 
     assert quick.holds_secret(text) is refused

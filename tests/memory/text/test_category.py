@@ -50,6 +50,12 @@ def test_the_fallback_files_by_the_guide(text: str, category: str) -> None:
         ("airport security was slow today", False),
         ("my daughter gave a memorable answer at her school interview", False),
         ("密保手机换成我老婆的号了", False),  # the phone an account's security is bound to, not a secret
+        ("my bank login is on a post-it in the desk drawer", True),  # a login opens an account (round 47)
+        ("my credentials for the VPN are in the IT email", True),
+        ("淘宝登录账号记在蓝本子上", True),
+        ("I login at 9 every morning", False),  # the verb, not the noun
+        ("remember to log in to the portal before Friday", False),
+        ("每天登录签到领积分", False),
     ],
 )
 def test_a_secrets_name_is_one_list_for_filing_and_refusing(text: str, named: bool) -> None:
