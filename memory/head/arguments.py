@@ -6,7 +6,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memory.head import asked_back, dated, keep_also, own_asked, passing, prodrop, told_lines, zh_told
+from memory.head import (
+    asked_back,
+    category_training,
+    dated,
+    keep_also,
+    own_asked,
+    passing,
+    prodrop,
+    told_lines,
+    zh_told,
+)
 from memory.head.char_grams import L2 as GRAMS_L2
 from memory.head.floor import parse_floor
 from memory.head.grams_training import GRAMS_BITS
@@ -34,6 +44,7 @@ def round_flags(args: argparse.Namespace) -> None:
     zh_told.FAST, keep_also.PREFIXES = zh_told.FAST or bool(args.zh_fast), args.keep_also  # rounds 27, 28
     told_lines.MODE = args.chitchat_facts  # round 31
     zh_told.SAID = zh_told.SAID or bool(args.zh_said)  # round 33
+    category_training.BOUNDARIES = category_training.BOUNDARIES or bool(args.category_boundaries)  # round 47
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
     quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
     quick_extract.SECRET_WHEREABOUTS = bool(args.secret_whereabouts)  # and its secret rule (round 40)
@@ -99,6 +110,12 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         "--chat8",
         action="store_true",
         help="also the round-8 sentences (written.json *_chat8_*; not in the shipped head, DATA_CARD)",
+    )
+    parser.add_argument(
+        "--category-boundaries",
+        action="store_true",
+        help="round 47's category-only sentences (category_boundaries_written.json: facts about one's people "
+        "and pets, routines and plans, where an account is kept; DATA_CARD 'Round 47, category')",
     )
     parser.add_argument(
         "--round10",

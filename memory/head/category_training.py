@@ -50,6 +50,13 @@ MEMBERS = 5
 Fit = Callable[[np.ndarray, np.ndarray, int, np.ndarray, int], Classifier]
 
 CATEGORY_WRITTEN = Path(__file__).with_name("category_written.json")
+# Round 47 (DATA_CARD "Round 47, category"): sentences on the boundaries the category network confused on the
+# dev sets — facts about one's people and pets (event) filed as identity or config, routines against plans,
+# where an account is kept against where things are kept — in several registers; source
+# ``written-category-boundary-<lang>``; off unless ``BOUNDARIES`` (``train --category-boundaries``), so
+# the commands of earlier heads rebuild them.
+BOUNDARIES_WRITTEN = Path(__file__).with_name("category_boundaries_written.json")
+BOUNDARIES = False
 # Round 8's casual identity statements in the category's data too (round 11 tried it: with a single
 # network English identity on categories.json 0.81 with them, 0.94 without; DATA_CARD "Round 11, category").
 CHAT8 = False
@@ -72,12 +79,16 @@ def corrected(examples: list[Example], corrections: dict[str, str]) -> list[Exam
 
 
 def extra_examples(mine: dict[str, Any], chat8: bool | None = None) -> list[Example]:
-    """The category-only statements (source ``written-category-<lang>``, and ``written-chat8-<lang>``
-    for round 8's identity statements when ``chat8``)."""
+    """The category-only statements (source ``written-category-<lang>``; ``written-chat8-<lang>`` for
+    round 8's identity statements when ``chat8``; ``written-category-boundary-<lang>`` when
+    ``BOUNDARIES``, round 47)."""
     out: list[Example] = []
+    boundaries = read_written(BOUNDARIES_WRITTEN) if BOUNDARIES else {}
     for lang in ("en", "zh"):
         for category, texts in mine.get(f"statements_{lang}", {}).items():
             out += [Example(t, lang, f"written-category-{lang}", 1, category, "tell") for t in texts]
+        for category, texts in boundaries.get(f"statements_{lang}", {}).items():
+            out += [Example(t, lang, f"written-category-boundary-{lang}", 1, category, "tell") for t in texts]
         if CHAT8 if chat8 is None else chat8:
             for category, texts in written().get(f"statements_chat8_{lang}", {}).items():
                 out += [Example(t, lang, f"written-chat8-{lang}", 1, category, "tell") for t in texts]

@@ -100,9 +100,32 @@ def test_category_inputs_add_own_sentences_but_no_evaluation_item_nor_a_row_twic
     }
 
 
+def test_round_47s_boundary_sentences_join_only_under_their_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``train --category-boundaries`` (``BOUNDARIES``) adds round 47's sentences, under their own source;
+    without it the rows are the earlier heads' (their commands rebuild them)."""
+    mine = training.category_written()
+    before = training.extra_examples(mine)
+    assert all(e.source.startswith("written-category-") for e in before)
+    assert not any(e.source.startswith("written-category-boundary-") for e in before)
+    monkeypatch.setattr(training, "BOUNDARIES", True)
+    after = training.extra_examples(mine)
+    added = [e for e in after if e not in before]
+    assert len(after) == len(before) + len(added) and all(e in after for e in before)
+    assert {e.source for e in added} == {"written-category-boundary-en", "written-category-boundary-zh"}
+    boundary = added
+    assert {e.category for e in boundary} <= set(CATEGORIES)
+    # what the round wrote most of: a fact about one's people filed as an event, not as who one is
+    people = [e for e in boundary if e.category == "event"]
+    assert len(people) > len([e for e in boundary if e.category == "identity"])
+
+
 def test_no_category_sentence_is_an_item_of_a_labelled_set() -> None:
     mine = training.category_written()
     written = {t for key in ("statements_en", "statements_zh") for ts in mine[key].values() for t in ts}
+    boundaries = json.loads(training.BOUNDARIES_WRITTEN.read_text(encoding="utf-8"))
+    written |= {
+        t for key in ("statements_en", "statements_zh") for ts in boundaries[key].values() for t in ts
+    }
     written |= set(mine["corrections"])
     items: set[str] = set()
     for path in sorted((REPO / "bench" / "data").glob("*.json")):
