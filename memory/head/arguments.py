@@ -92,7 +92,14 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
 
 
 def _label_flags(parser: argparse.ArgumentParser) -> None:
-    """What the readers' judgements change in training (round 31, ``told_lines.py``)."""
+    """What changes the training labels: the readers' judgements (round 31, ``told_lines.py``) and the
+    category's sentences written on its boundaries (round 47, ``category_training.BOUNDARIES``)."""
+    parser.add_argument(
+        "--category-boundaries",
+        action="store_true",
+        help="round 47's category-only sentences (category_boundaries_written.json: facts about one's people "
+        "and pets, routines and plans, where an account is kept; DATA_CARD 'Round 47, category')",
+    )
     parser.add_argument(
         "--chitchat-facts",
         choices=("off", "drop", "tell"),
@@ -110,12 +117,6 @@ def _round_flags(parser: argparse.ArgumentParser) -> None:
         "--chat8",
         action="store_true",
         help="also the round-8 sentences (written.json *_chat8_*; not in the shipped head, DATA_CARD)",
-    )
-    parser.add_argument(
-        "--category-boundaries",
-        action="store_true",
-        help="round 47's category-only sentences (category_boundaries_written.json: facts about one's people "
-        "and pets, routines and plans, where an account is kept; DATA_CARD 'Round 47, category')",
     )
     parser.add_argument(
         "--round10",
