@@ -98,7 +98,7 @@ def _label_flags(parser: argparse.ArgumentParser) -> None:
         "--category-boundaries",
         action="store_true",
         help="round 47's category-only sentences (category_boundaries_written.json: facts about one's people "
-        "and pets, routines and plans, where an account is kept; DATA_CARD 'Round 47, category')",
+        "and pets, one's own arrangements, routines and plans; DATA_CARD 'Round 47, category')",
     )
     parser.add_argument(
         "--chitchat-facts",

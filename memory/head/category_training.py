@@ -51,8 +51,8 @@ Fit = Callable[[np.ndarray, np.ndarray, int, np.ndarray, int], Classifier]
 
 CATEGORY_WRITTEN = Path(__file__).with_name("category_written.json")
 # Round 47 (DATA_CARD "Round 47, category"): sentences on the boundaries the category network confused on the
-# dev sets — facts about one's people and pets (event) filed as identity or config, routines against plans,
-# where an account is kept against where things are kept — in several registers; source
+# dev sets — facts about one's people and pets (event) filed as identity or config, one's own arrangements
+# (config) against what happened (event), routines against plans — in several registers; source
 # ``written-category-boundary-<lang>``; off unless ``BOUNDARIES`` (``train --category-boundaries``), so
 # the commands of earlier heads rebuild them.
 BOUNDARIES_WRITTEN = Path(__file__).with_name("category_boundaries_written.json")
