@@ -85,10 +85,12 @@ def extra_examples(mine: dict[str, Any], chat8: bool | None = None) -> list[Exam
     out: list[Example] = []
     boundaries = read_written(BOUNDARIES_WRITTEN) if BOUNDARIES else {}
     for lang in ("en", "zh"):
-        for category, texts in mine.get(f"statements_{lang}", {}).items():
-            out += [Example(t, lang, f"written-category-{lang}", 1, category, "tell") for t in texts]
-        for category, texts in boundaries.get(f"statements_{lang}", {}).items():
-            out += [Example(t, lang, f"written-category-boundary-{lang}", 1, category, "tell") for t in texts]
+        for source, rows in (
+            (f"written-category-{lang}", mine),
+            (f"written-category-boundary-{lang}", boundaries),
+        ):
+            for category, texts in rows.get(f"statements_{lang}", {}).items():
+                out += [Example(t, lang, source, 1, category, "tell") for t in texts]
         if CHAT8 if chat8 is None else chat8:
             for category, texts in written().get(f"statements_chat8_{lang}", {}).items():
                 out += [Example(t, lang, f"written-chat8-{lang}", 1, category, "tell") for t in texts]

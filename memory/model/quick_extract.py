@@ -94,9 +94,9 @@ _VALUE_AFTER = re.compile(
     rf"|(?:\b(?:is|was|are|were)|(?:^|\b(?:it|that|this|which))['’]s)\s+(?!{_PLACE})",
     re.I,
 )
+_DETERMINER = r"(?:my|our|the|his|her|their|your)\s+"
 _VALUE_BEFORE = re.compile(
-    r"(?:\b(?:is|was|are)\s+(?:(?:my|our|the|his|her|their|your)\s+)?|['’]s\s+(?:my|our|the|his|her|their|your)\s+)"
-    r"(?:[\w-]+\s+){0,3}$|是[^，。！？,.!?\s]{0,8}$",
+    rf"(?:\b(?:is|was|are)\s+(?:{_DETERMINER})?|['’]s\s+{_DETERMINER})(?:[\w-]+\s+){{0,3}}$|是[^，。！？,.!?\s]{{0,8}}$",
     re.I,
 )
 # Where it is kept, after the name: a sentence naming a secret is kept only when it says so.

@@ -120,10 +120,13 @@ def test_round_47s_boundary_sentences_join_only_under_their_switch(monkeypatch: 
 
 def test_no_category_sentence_is_an_item_of_a_labelled_set() -> None:
     mine = training.category_written()
-    written = {t for key in ("statements_en", "statements_zh") for ts in mine[key].values() for t in ts}
     boundaries = json.loads(training.BOUNDARIES_WRITTEN.read_text(encoding="utf-8"))
-    written |= {
-        t for key in ("statements_en", "statements_zh") for ts in boundaries[key].values() for t in ts
+    written = {
+        t
+        for rows in (mine, boundaries)
+        for key in ("statements_en", "statements_zh")
+        for ts in rows[key].values()
+        for t in ts
     }
     written |= set(mine["corrections"])
     items: set[str] = set()
