@@ -38,13 +38,14 @@ def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _cutter_switches(monkeypatch: pytest.MonkeyPatch) -> None:
     """A trainer's entry point sets the cutter's switches for the rest of its process (``memory/head/
-    arguments.round_flags``, ``memory/retrieval/train_rerank.main``: the clause cutter, question rule and
-    secret rule a head is trained with). A command ends its process; a test calling one in the suite's
-    process must not leave them changed, so each is put back after every test."""
-    from memory.model import quick_extract
+    arguments.round_flags``, ``memory/retrieval/train_rerank.main``: the clause cutter, question rule, secret
+    rule and clause subjects a head is trained with). A command ends its process; a test calling one in the
+    suite's process must not leave them changed, so each is put back after every test."""
+    from memory.model import clauses, quick_extract
 
     for switch in ("QUESTION_HEADS", "SUBJECTLESS_STATEMENTS", "SECRET_WHEREABOUTS"):
         monkeypatch.setattr(quick_extract, switch, getattr(quick_extract, switch))
+    monkeypatch.setattr(clauses, "WHOLE_CONTINUATIONS", clauses.WHOLE_CONTINUATIONS)
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from memory.head.longer import PER_LANGUAGE
 from memory.head.model import HEAD_FILE
 from memory.head.operating import parse_rates
 from memory.head.world import PER_LANGUAGE as WORLD_PER_LANGUAGE
-from memory.model import quick_extract
+from memory.model import clauses, quick_extract
 
 
 def round_flags(args: argparse.Namespace) -> None:
@@ -33,8 +33,8 @@ def round_flags(args: argparse.Namespace) -> None:
     default so the shipped head's command rebuilds it). A round's switch is turned on, never off; these take
     the flag's value instead: ``--chitchat-facts`` (``told_lines.MODE``, "off" by default), ``--keep-also``
     (``keep_also.PREFIXES``, replaced, not added to) and the cutter's ``QUESTION_HEADS``,
-    ``SUBJECTLESS_STATEMENTS`` and ``SECRET_WHEREABOUTS`` (off unless their flags are given, whatever the
-    module says)."""
+    ``SUBJECTLESS_STATEMENTS`` and ``SECRET_WHEREABOUTS`` and the clauses' ``WHOLE_CONTINUATIONS`` (off unless
+    their flags are given, whatever the module says)."""
     prodrop.ON, dated.ON = prodrop.ON or bool(args.round14), dated.ON or bool(args.dated)  # rounds 14, 17
     own_asked.ON = own_asked.ON or bool(args.own_asked)  # round 18
     own_asked.HOWTO = own_asked.HOWTO or bool(args.en_howto)  # round 27
@@ -48,6 +48,7 @@ def round_flags(args: argparse.Namespace) -> None:
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the head is trained with
     quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule (round 25)
     quick_extract.SECRET_WHEREABOUTS = bool(args.secret_whereabouts)  # and its secret rule (round 40)
+    clauses.WHOLE_CONTINUATIONS = bool(args.whole_continuations)  # and the clauses' subjects (round 48)
 
 
 def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> argparse.Namespace:
@@ -88,6 +89,7 @@ def arguments(argv: list[str] | None, doc: str, defaults: dict[str, object]) -> 
     parser.add_argument("--scores", default=None, help="write the out-of-fold scores to this .npz")
     _round_flags(parser)
     _label_flags(parser)
+    _cutter_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -191,8 +193,9 @@ def _composed_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _round_row_flags(parser: argparse.ArgumentParser) -> None:
-    """The gate rows each round wrote, off unless asked (rounds 14-19; DATA_CARD names each round)."""
+def _cutter_flags(parser: argparse.ArgumentParser) -> None:
+    """The runtime's cutter rules a head may be trained with (``round_flags`` sets them); each off unless
+    asked, the cutter every shipped head was trained with."""
     parser.add_argument(
         "--question-heads",
         action="store_true",
@@ -212,6 +215,17 @@ def _round_row_flags(parser: argparse.ArgumentParser) -> None:
         help="refuse a sentence naming a secret only when it holds the value, as the runtime does since "
         "round 40 (quick_extract.SECRET_WHEREABOUTS); off: every shipped head's rule (any such sentence)",
     )
+    parser.add_argument(
+        "--whole-continuations",
+        action="store_true",
+        help="keep a piece going on about someone else, or opening with a number in words or 'not', with the "
+        "clause before, as the runtime does since round 48 (clauses.WHOLE_CONTINUATIONS); off: every shipped "
+        "head's cutter",
+    )
+
+
+def _round_row_flags(parser: argparse.ArgumentParser) -> None:
+    """The gate rows each round wrote, off unless asked (rounds 14-19; DATA_CARD names each round)."""
     parser.add_argument(
         "--round14",
         action="store_true",

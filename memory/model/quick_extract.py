@@ -17,24 +17,23 @@ sentence (``clauses.py`` cuts it and gives each clause its subject):
    in a message that is not a turn of a conversation (``conversational``: a reply, words to the
    listener, an apology or thanks, more than four sentences).
 
-"Remember that …" is always kept. A fact's ``content`` is the clean clause as the user wrote it; a few
-single-valued attributes (name, where one lives, works, was born, one's age) get ``subject="user"`` and a
-predicate, so that "I moved to Paris" supersedes "I live in Berlin" through the engine's write path.
+"Remember that …" is always kept. A fact's ``content`` is the clean clause as the user wrote it
+(``fact_fields.fact_of`` gives it its importance, project and, for a single-valued attribute, a predicate).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from memory.model.clauses import clauses, clean, split_sentences, with_fragments
-from memory.records import GLOBAL_PROJECT, Fact
+from memory.model.fact_fields import fact_of
+from memory.records import Fact
 from memory.retrieval.gate import asks
-from memory.text.category import CREDENTIAL, SECRET_NAME, fallback_category, names_secret
+from memory.text.category import SECRET_NAME, fallback_category
 from memory.text.dedup import norm_key
 
 __all__ = [
@@ -53,10 +52,6 @@ MAX_SENTENCE_CHARS = 200
 # Fewer letters/digits than this say nothing lasting ("ok"); three Han characters can ("我吃素").
 MIN_MEANINGFUL_CHARS = 4
 MIN_MEANINGFUL_HAN = 3
-
-USER = "user"
-IMPORTANCE = {"identity": 1.0, "config": 0.8, "credential": 0.9, "decision": 0.8, "event": 0.5, "temp": 0.2}
-REMEMBER_IMPORTANCE = 0.8
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Code: braces, operators, a call or an ASCII index ("a[i]"; not a chat app's text emoji after Chinese,
@@ -181,25 +176,6 @@ CONVERSATION_SENTENCES = 4
 # shipped thresholds it keeps many more, and DailyDialog false keeps go from 0.022 to 0.158.
 SENTENCE_TELL = False
 
-# --- single-valued attributes (supersede, not duplicate) --------------------------------------------------
-_PREDICATES = [
-    ("name", re.compile(r"^(?:my name(?:'s| is)|i'm called|call me)\b|^我(?:的名字)?叫|^叫我", re.I)),
-    (
-        "lives_in",
-        re.compile(
-            r"^(?:i|we) (?:live|moved|have moved|'ve moved|relocated) (?:in|to)\b"
-            r"|^我们?(?:现在)?(?:住在|搬到)",
-            re.I,
-        ),
-    ),
-    (
-        "works_at",
-        re.compile(r"^i (?:work|am working|'m working) (?:at|for)\b|^我在.{1,12}(?:工作|上班)$", re.I),
-    ),
-    ("birthday", re.compile(r"^my birthday(?:'s| is)\b|^i was born on\b|^我(?:的)?生日是", re.I)),
-    ("age", re.compile(r"^i(?:'m| am) \d{1,3}(?: years old)?$|^我今年\S{1,4}岁?$", re.I)),
-]
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -260,7 +236,9 @@ def _is_question(text: str) -> bool:  # by its mark or its first words
 # "Round 19, in passing"). The shipped head and re-ranker were trained before it: their trainers turn it off
 # unless given --question-heads, so the commands in their metadata still rebuild them bit for bit.
 # Round 38: the same for a Chinese sentence ("汤圆又胖了，现在14斤，要不要给它换猫粮？"): the clauses
-# before the first one the question rule reads as asking (``gate.asks``) are the statement.
+# before the first one the question rule reads as asking (``gate.asks``) are the statement. Round 48: also an
+# English sentence that opens with a question or request and goes on, after a comma, with a statement
+# (``statement_after_question``).
 QUESTION_HEADS = True
 _QUESTION_TURN = re.compile(r"\s*(?:[,;]|\s[\u2014\u2013-])\s+")
 _EN_QUESTION_TURN = re.compile(rf"(?:{_EN_QUESTION_WORDS}|{_EN_AUXILIARIES}|any)\b", re.I)
@@ -280,6 +258,21 @@ def statement_before_question(sentence: str) -> str | None:
             head = body[: turn.start()].strip()
             return head if _meaningful(head) else None
     return None
+
+
+def statement_after_question(sentence: str) -> str | None:
+    """What an English sentence says after a question or request it opens with, cut off by a comma, semicolon
+    or dash, when it ends without a question mark ("can you add up the bills, Bord Gáis was 312 for Oct"): the
+    head judges it like any statement (round 48). None otherwise; "did my degree in Carlow, …" is
+    ``worded_questions``' to read."""
+    body = sentence.strip()
+    if _HAN.search(body) or body.endswith("?") or _EN_DO_NOUN_FIRST.match(body):
+        return None
+    if not _asks_from_first_word(body):
+        return None
+    turn = _QUESTION_TURN.search(body)
+    tail = body[turn.end() :].strip() if turn else ""
+    return tail if _meaningful(tail) else None
 
 
 def _zh_statement_before_question(body: str) -> str | None:
@@ -306,7 +299,8 @@ def _statements(text: str) -> Iterator[tuple[str, str]]:
         if len(sentence) > MAX_SENTENCE_CHARS or _CODE.search(sentence) or holds_secret(sentence):
             continue
         body = sentence.strip()
-        body = (statement_before_question(body) or body) if QUESTION_HEADS else body
+        if QUESTION_HEADS:
+            body = statement_before_question(body) or statement_after_question(body) or body
         yield _ZH_REMEMBER.sub("", _EN_REMEMBER.sub("", body, count=1), count=1), body
 
 
@@ -360,47 +354,6 @@ def _fallback_keeps(text: str) -> bool:
     return not _CHATTER.search(text)
 
 
-def _predicate(text: str) -> str | None:
-    for name, pattern in _PREDICATES:
-        if pattern.search(text):
-            return name
-    return None
-
-
-def _project_in(sentence: str, known_projects: frozenset[str]) -> str | None:
-    """The longest known project named in the sentence (a whole word for Latin names)."""
-    lowered = unicodedata.normalize("NFKC", sentence).lower()
-    for name in sorted(known_projects, key=lambda p: (-len(p), p)):
-        low = name.lower().strip()
-        if not low or low == GLOBAL_PROJECT:
-            continue
-        if low.isascii():
-            if re.search(rf"(?<![\w-]){re.escape(low)}(?![\w-])", lowered):
-                return name
-        elif low in lowered:
-            return name
-    return None
-
-
-def _fact(content: str, category: str, remembered: bool, known_projects: frozenset[str]) -> Fact:
-    predicate = _predicate(content)
-    if predicate is not None:
-        category = "identity"  # one's name, home, workplace, birthday, age: who the person is
-    elif names_secret(content):
-        category = CREDENTIAL  # where a secret is kept, as a memory written by hand is filed (head/filing.py)
-    importance = IMPORTANCE.get(category, 0.5)
-    if remembered and category == "event":
-        importance = REMEMBER_IMPORTANCE
-    return Fact(
-        content=content,
-        project=_project_in(content, known_projects) or GLOBAL_PROJECT,
-        category=category,
-        importance=importance,
-        subject=USER if predicate else None,
-        predicate=predicate,
-    )
-
-
 def decide(
     found: Sequence[Candidate],
     verdicts: Sequence[tuple[bool, str]] | None,
@@ -432,7 +385,7 @@ def decide(
             key = norm_key(content)
             if key not in seen:
                 seen.add(key)
-                facts.append(_fact(content, category, candidate.remembered, known_projects))
+                facts.append(fact_of(content, category, candidate.remembered, known_projects))
     return facts
 
 

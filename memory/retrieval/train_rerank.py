@@ -24,7 +24,7 @@ import numpy as np
 
 from memory.head.embedding import embed
 from memory.head.train import evaluation_texts
-from memory.model import quick_extract
+from memory.model import clauses, quick_extract
 from memory.retrieval import ranking, rerank
 from memory.retrieval.rerank_pairs import SEED, Pair, exchanges, matched_pairs
 from memory.retrieval.rerank_written import WRITTEN_FILE, is_written, written_pairs
@@ -239,6 +239,12 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="mine answers with the runtime's secret rule (round 40: quick_extract.SECRET_WHEREABOUTS); "
         "off: the rule rerank.npz was trained with",
     )
+    parser.add_argument(
+        "--whole-continuations",
+        action="store_true",
+        help="mine answers with the runtime's clause subjects (round 48: clauses.WHOLE_CONTINUATIONS); off: "
+        "the cutter rerank.npz was trained with",
+    )
     return parser.parse_args(argv)
 
 
@@ -291,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     quick_extract.QUESTION_HEADS = bool(args.question_heads)  # the cutter the pairs are mined with
     quick_extract.SUBJECTLESS_STATEMENTS = bool(args.subjectless)  # and its question rule
     quick_extract.SECRET_WHEREABOUTS = bool(args.secret_whereabouts)  # and its secret rule
+    clauses.WHOLE_CONTINUATIONS = bool(args.whole_continuations)  # and the clauses' subjects (round 48)
     root, repo = Path(args.data), Path(__file__).resolve().parents[2]
     cache = Path(args.cache) if args.cache else None
     pairs, by_source, report = _pairs(args, root, repo, cache)
