@@ -112,7 +112,7 @@ SUBJECTLESS_STATEMENTS = True
 _EN_QUESTION_WORDS = r"what|who|whom|whose|where|when|why|how|which"
 _EN_AUXILIARIES = r"do|does|did|is|are|was|were|am|can|could|would|should|will|shall|may|have|has"
 _EN_SUBJECTS = (
-    r"i|you|u|we|they|he|she|it|there|this|that|these|those|one|my|your|ur|our|their|his|her|its|the|a|an|"
+    r"i|you|u|ye|we|they|he|she|it|there|this|that|these|those|one|my|your|ur|our|their|his|her|its|the|a|an|"
     r"any|some|anyone|anybody|anything|someone|somebody|something|everyone|everybody|everything"
 )
 _EN_QUESTION = re.compile(rf"^(?:{_EN_QUESTION_WORDS}\b|(?:{_EN_AUXILIARIES})\s+(?:{_EN_SUBJECTS})\b)", re.I)

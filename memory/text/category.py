@@ -34,7 +34,7 @@ IDENTITY, CONFIG, DECISION, EVENT, TEMP, CREDENTIAL = (
     "credential",
 )
 
-# A secret's name: one list for filing (``category_for``, ``quick_extract._fact``) and for the offline
+# A secret's name: one list for filing (``category_for``, ``fact_fields.fact_of``) and for the offline
 # keeper's refusal of a value (``quick_extract.holds_secret``) — not the words that are mostly something
 # else ("a rolling pin", "keep it secret"); "PIN" in capitals (beside Han too: "银行卡PIN是…"),
 # lower case only as one's or a card's, before what a PIN is said with ("my pin is …"). The answer to a
