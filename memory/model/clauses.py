@@ -255,8 +255,8 @@ def _given(subject: str, chinese: bool, piece: str) -> str:
     return english + ("'ve " if piece.lower().startswith("been ") else " ")
 
 
-def _speaker_goes_on(clause: str, chinese: bool, *, topic: bool) -> bool:
-    """Whether the speaker named before ``clause`` (one with a subject of its own that is not the speaker,
+def _speaker_goes_on(chinese: bool, *, topic: bool) -> bool:
+    """Whether the speaker named before a clause (one with a subject of its own that is not the speaker,
     or, ``topic``, one that names its topic) is still who a subjectless piece after it is about. Round 48
     (``WHOLE_CONTINUATIONS``): no after a subject of its own ("it's Thursday nights, finishes in June");
     after a topic, no in English ("gluten is a hard no, even a crumb…") but yes in Chinese, whose pieces
@@ -300,10 +300,10 @@ def clauses(sentence: str) -> list[str]:
         ):
             out.append(lead + piece)
             lead = ""
-            subject = _speaker(piece) or (subject if _speaker_goes_on(piece, chinese, topic=False) else None)
+            subject = _speaker(piece) or (subject if _speaker_goes_on(chinese, topic=False) else None)
         elif subject is not None and _names_its_topic(piece, chinese):
             out.append(piece)
-            subject = subject if _speaker_goes_on(piece, chinese, topic=True) else None
+            subject = subject if _speaker_goes_on(chinese, topic=True) else None
         elif subject is not None and _continues_as_clause(piece, chinese):
             out.append(_given(subject, chinese, piece) + piece)
         else:
