@@ -30,7 +30,7 @@ import numpy as np
 
 from memory.head.latent_terms import message_score
 
-VERSION = "2026.12-47c"
+VERSION = "2026.12-49k"
 HEAD_FILE = "head.npz"
 CATEGORIES: tuple[str, ...] = ("identity", "config", "decision", "event", "temp")
 GATE_CLASSES: tuple[str, ...] = ("own", "tell", "other")
