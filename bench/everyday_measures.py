@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import require_file
-from memory.head.corpus import chitchat_split
+from memory.head.corpus import CHAT_CORPORA, distinct_lines
 from memory.head.told_lines import judged_label
 from memory.model.keeper import FactKeeper, head_usable
 from memory.text.category import fallback_category
 
-CORPORA = (("lccc", "zh"), ("dailydialog", "en"))
+CORPORA = CHAT_CORPORA
 
 
 def corpus_lines(root: Path, lines: int) -> list[dict[str, str]]:
@@ -40,7 +40,7 @@ def corpus_lines(root: Path, lines: int) -> list[dict[str, str]]:
     "source"}``)."""
     out: list[dict[str, str]] = []
     for corpus, lang in CORPORA:
-        texts = list(dict.fromkeys(chitchat_split(root, corpus, held_out=True)))[:lines]
+        texts = distinct_lines(root, corpus, held_out=True)[:lines]
         out += [{"text": t, "lang": lang, "source": corpus} for t in texts]
     return out
 

@@ -81,6 +81,10 @@ def _dialogues_dailydialog(root: Path) -> list[list[str]]:
     return [[normalise_dailydialog(t) for t in line.split("__eou__") if t.strip()] for line in lines]
 
 
+# Each chit-chat corpus and the language of its lines (training's negatives, the bench's false keeps).
+CHAT_CORPORA: tuple[tuple[str, str], ...] = (("lccc", "zh"), ("dailydialog", "en"))
+
+
 def chitchat_split(root: Path, corpus: str, held_out: bool) -> list[str]:
     """Lines of LCCC ("lccc") or DailyDialog ("dailydialog"): the held-out first half of the dialogues, or
     the second half, which training may use."""
@@ -88,6 +92,12 @@ def chitchat_split(root: Path, corpus: str, held_out: bool) -> list[str]:
     half = len(dialogues) // 2
     part = dialogues[:half] if held_out else dialogues[half:]
     return [t for d in part for t in d if t]
+
+
+def distinct_lines(root: Path, corpus: str, held_out: bool) -> list[str]:
+    """``chitchat_split``'s lines without repeats, in order: every reader of a corpus counts lines this way,
+    so "the first 500 held-out lines" are the same lines for the bench, ``gap`` and ``held_cut``."""
+    return list(dict.fromkeys(chitchat_split(root, corpus, held_out)))
 
 
 def persona_statements(root: Path) -> tuple[list[str], list[str]]:
@@ -184,8 +194,8 @@ def build(
     q_en, q_zh = listener_questions(root)
     out += [Example(t, "en", "persona-questions-en", 0, None, "other") for t in q_en[:300]]
     out += [Example(t, "zh", "persona-questions-zh", 0, None, "other") for t in q_zh[:300]]
-    for corpus, lang in (("lccc", "zh"), ("dailydialog", "en")):
-        lines = list(dict.fromkeys(chitchat_split(root, corpus, held_out=False)))
+    for corpus, lang in CHAT_CORPORA:
+        lines = distinct_lines(root, corpus, held_out=False)
         random.Random(f"{SEED}-{corpus}").shuffle(lines)
         out += [Example(t, lang, f"{corpus}-train", 0, None, "other") for t in lines[:chitchat_per_corpus]]
         # What the keeper judges of a chit-chat line: each clause, and the sentence (quick_extract.py).

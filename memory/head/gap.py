@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.head.calibrate import fold_ids
-from memory.head.corpus import SEED, chitchat_split
+from memory.head.corpus import CHAT_CORPORA, SEED, distinct_lines
 from memory.head.longer import clause_table
 from memory.head.model import Combined, Head, gate_odds, read_head
 
@@ -97,10 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     folds = fold_ids(examples, SEED)
     seen = gate_rows(examples)
     report: dict[str, object] = {"head": args.head}
-    for corpus, lang in (("lccc", "zh"), ("dailydialog", "en")):
+    for corpus, lang in CHAT_CORPORA:
         rows = [i for i, e in enumerate(examples) if e.source == f"{corpus}-train" and seen[i]]
         train = [examples[i].text for i in rows]
-        held = list(dict.fromkeys(chitchat_split(root, corpus, held_out=True)))[: args.lines]
+        held = distinct_lines(root, corpus, held_out=True)[: args.lines]
         rule = head.combined[lang]
         spread_folds = np.arange(len(held)) % head.gate_w.members
         report[corpus] = {

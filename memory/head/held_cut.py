@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory.head.corpus import chitchat_split
+from memory.head.corpus import CHAT_CORPORA, distinct_lines
 from memory.head.model import LANGUAGES
 from memory.head.outputs import save_head
 from memory.head.swap import head_file
@@ -40,7 +40,6 @@ from memory.head.swap import head_file
 if TYPE_CHECKING:
     from memory.model.keeper import FactKeeper
 
-CORPORA = {"zh": "lccc", "en": "dailydialog"}
 SKIP = 1000  # the held-out lines a reader judged (``told_lines``) and bench.everyday measures come first
 TOLERANCE = 1e-3  # how near the smallest passing shift the bisection ends (log-odds units)
 SPAN = 4.0  # the shifts searched: the cut ± SPAN
@@ -51,11 +50,11 @@ Arrays = dict[str, np.ndarray]
 
 def held_lines(root: Path, lang: str, skip: int = SKIP, lines: int = 2000) -> list[str]:
     """The distinct held-out lines of ``lang``'s corpus from ``skip`` on, at most ``lines``."""
-    texts = list(dict.fromkeys(chitchat_split(root, CORPORA[lang], held_out=True)))
-    return texts[skip : skip + lines]
+    corpus = next(name for name, of in CHAT_CORPORA if of == lang)
+    return distinct_lines(root, corpus, held_out=True)[skip : skip + lines]
 
 
-def shifted(arrays: dict[str, np.ndarray], lang: str, shift: float) -> dict[str, np.ndarray]:
+def shifted(arrays: Arrays, lang: str, shift: float) -> Arrays:
     """``arrays`` with ``lang``'s combined cut moved by ``shift`` (higher: fewer clauses kept)."""
     combined = np.asarray(arrays["combined"], dtype=np.float64).reshape(len(LANGUAGES), 4).copy()
     combined[LANGUAGES.index(lang), 3] += shift
@@ -89,8 +88,8 @@ async def kept_share(head: Path, lines: list[str], keeper: FactKeeper) -> float:
 
 
 async def choose(
-    arrays: dict[str, np.ndarray], lines: dict[str, list[str]], rates: dict[str, float], like: Path | None
-) -> tuple[dict[str, np.ndarray], dict[str, dict[str, float]]]:
+    arrays: Arrays, lines: dict[str, list[str]], rates: dict[str, float], like: Path | None
+) -> tuple[Arrays, dict[str, dict[str, float]]]:
     """Each language's cut moved to its rate (``like``'s share on the same lines where given); the new
     arrays and, per language, the rate, the shift and the shares before and after."""
     from memory.engine import MemoryEngine
